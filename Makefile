@@ -1,0 +1,39 @@
+# Phalanx — every target does its own set-up on a fresh machine (venv, pip, apt when root).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+APT_PACKAGES := graphviz mlir-22-tools
+
+.PHONY: help setup demo test bench lint antlr clean
+
+help: ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+setup: $(STAMP) ## install system packages (as root) and the venv with phalanx in it
+	@bash .ci/apt-deps $(APT_PACKAGES)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+demo: setup ## compile and simulate examples/transpose.phx on ideal:16, report in out/demo/
+	$(BIN)/phalanx run examples/transpose.phx --target ideal:16 --report out/demo
+	@echo "report written to out/demo/ (report.json, report.md, schedule.svg)"
+
+test: setup ## run the test suite
+	$(BIN)/python -m pytest tests
+
+bench: setup ## run the benchmarks, results in bench/results.json
+	$(BIN)/python bench/run.py --out bench/results.json
+
+lint: setup ## ruff over the package and tests
+	$(BIN)/ruff check .
+
+antlr: ## regenerate the ANTLR parser (comes with the language issue)
+	@echo "the ANTLR grammar is not part of the project yet"; exit 1
+
+clean: ## remove the venv and outputs
+	rm -rf $(VENV) out .pytest_cache

@@ -1,0 +1,3 @@
+"""Phalanx: an HPF-style language and compiler for collective communication."""
+
+__version__ = "0.1.0"

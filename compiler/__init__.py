@@ -1,0 +1,1 @@
+"""Phalanx compiler: semantics, communication sets, recognition, IR, passes, schedules."""

@@ -1,0 +1,105 @@
+"""The compiler driver: source text to a schedule plan, keeping the IR of every stage.
+
+parse -> check -> dist IR -> recognize-collectives -> coll IR
+      -> lower-coll-to-sched{target, algorithm} -> verify-schedule -> sched IR -> Plan
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from xdsl.dialects.builtin import ModuleOp
+
+from phalanx.compiler.ir.build import module_from_program
+from phalanx.compiler.ir.dialects import coll, make_context
+from phalanx.compiler.ir.dialects.sched import ScheduleOp, plan_from_module
+from phalanx.compiler.ir.passes import PASSES
+from phalanx.compiler.ir.transforms.recognize_collectives import collective_from_op
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import Plan, Schedule
+from phalanx.compiler.semantics import AssignStmt, CheckedProgram, check
+from phalanx.compiler.target import Target, resolve
+from phalanx.grammar import ast
+from phalanx.grammar.diagnostics import PhalanxError, error_at, usage_error
+from phalanx.grammar.parser import parse, parse_file
+
+
+@dataclass(frozen=True)
+class Candidate:
+    algorithm: str
+    predicted_time_s: float
+
+
+@dataclass
+class Compiled:
+    """Everything a run or a report needs about one compiled program."""
+
+    ast: ast.Module
+    program: CheckedProgram
+    target_spec: str
+    target: Target
+    collectives: list[Collective]
+    assignments: list[AssignStmt]  # by collective index
+    candidates: list[list[Candidate]]  # by collective index
+    stages: dict[str, ModuleOp]  # "dist", "coll", "sched"
+    plan: Plan
+
+    @property
+    def schedules(self) -> list[Schedule]:
+        return [s for s in self.plan.steps if isinstance(s, Schedule)]
+
+
+def load(source_or_path: str | Path, file: str | None = None) -> ast.Module:
+    """Parse a program given as a path or (when it contains a newline) as source text."""
+    if isinstance(source_or_path, Path) or "\n" not in source_or_path:
+        return parse_file(source_or_path)
+    return parse(source_or_path, file or "<input>")
+
+
+def _resolve_target(program: CheckedProgram, spec: str | None) -> tuple[str, Target]:
+    if spec is not None:
+        return spec, resolve(spec)
+    if program.target_spec is None:
+        raise usage_error(f"{program.file} declares no target and none was given",
+                          "add `target ideal:16` to the program or pass --target SPEC")
+    try:
+        return program.target_spec, resolve(program.target_spec)
+    except PhalanxError as exc:  # a bad spec in the program is a program error, with a place
+        d = exc.diagnostic
+        raise error_at(program.target_loc, d.message, program.source, d.hint) from None
+
+
+def compile_program(source_or_path: str | Path, target: str | None = None,
+                    algorithm: str = "auto", file: str | None = None) -> Compiled:
+    """Compile a program; `algorithm` is `auto`, one name, or `KIND=ALG,...`."""
+    module = load(source_or_path, file)
+    program = check(module)
+    spec, machine = _resolve_target(program, target)
+    for procs in program.processors.values():
+        if procs.count > machine.nnodes:
+            raise error_at(procs.loc, f"processor arrangement '{procs.name}' has {procs.count} "
+                           f"processors but target '{spec}' has {machine.nnodes} nodes",
+                           program.source, f"use at most {machine.nnodes} processors or a "
+                           "larger target")
+    ctx = make_context()
+    stages = {"dist": module_from_program(program)}
+    stages["dist"].verify()
+    stages["coll"] = stages["dist"].clone()
+    PASSES["recognize-collectives"]().apply(ctx, stages["coll"])
+    stages["sched"] = stages["coll"].clone()
+    PASSES["lower-coll-to-sched"](target=spec, algorithm=algorithm).apply(ctx, stages["sched"])
+    PASSES["verify-schedule"]().apply(ctx, stages["sched"])
+    stages["sched"].verify()
+    collectives = [collective_from_op(op) for op in stages["coll"].ops
+                   if isinstance(op, coll.CollectiveOp)]
+    candidates = [[Candidate(a, machine.predict_time_s(c, a)) for a in machine.algorithms(c.kind)]
+                  for c in collectives]
+    assignments = [s for s in program.statements if isinstance(s, AssignStmt)]
+    plan = plan_from_module(stages["sched"], max(program.nprocs, 1))
+    return Compiled(module, program, spec, machine, collectives, assignments, candidates,
+                    stages, plan)
+
+
+def chosen_algorithms(compiled: Compiled) -> list[str]:
+    return [op.algorithm.data for op in compiled.stages["sched"].ops if isinstance(op, ScheduleOp)]

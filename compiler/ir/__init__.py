@@ -1,0 +1,1 @@
+"""Phalanx's MLIR intermediate representation, built with xDSL: dialects, passes, printing."""

@@ -1,0 +1,1 @@
+"""Rewrites from one dialect to the next."""

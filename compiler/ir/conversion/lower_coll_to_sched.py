@@ -1,0 +1,63 @@
+"""`lower-coll-to-sched{target=...,algorithm=...}`: schedule every collective for a target.
+
+Input: a module whose communication is `coll` ops (after recognize-collectives).
+Output: each `coll` op replaced by a `sched.schedule` from the target's generator for
+the chosen algorithm (`auto`: least predicted time); each `dist.compute` replaced by a
+`sched.compute`. The target resolves through the registry, never an import.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from phalanx.compiler.ir.build import processors_from_module
+from phalanx.compiler.ir.dialects import coll, dist, sched
+from phalanx.compiler.ir.transforms.recognize_collectives import collective_from_op
+from phalanx.compiler.schedule import ComputeStep
+from phalanx.compiler.target import resolve
+from phalanx.grammar.diagnostics import usage_error
+
+
+def parse_algorithm_option(text: str) -> dict[str, str]:
+    """`direct` (every kind) or `alltoall=direct,sparse=direct` -> {kind: algorithm}."""
+    choices: dict[str, str] = {}
+    for part in filter(None, text.split(",")):
+        kind, eq, alg = part.partition("=")
+        if eq:
+            if not kind or not alg:
+                raise usage_error(f"bad algorithm choice '{part}'", "write KIND=ALG, e.g. alltoall=direct")
+            choices[kind.strip()] = alg.strip()
+        else:
+            choices["*"] = part.strip()
+    return choices
+
+
+@dataclass(frozen=True)
+class LowerCollToSched(ModulePass):
+    name = "lower-coll-to-sched"
+
+    target: str = "ideal:16"
+    algorithm: str = "auto"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = resolve(self.target)
+        choices = parse_algorithm_option(self.algorithm)
+        procs = processors_from_module(op)
+        for child in list(op.ops):
+            if isinstance(child, coll.CollectiveOp):
+                c = collective_from_op(child)
+                algorithm = target.choose(c, choices.get(c.kind, choices.get("*", "auto")))
+                new = sched.schedule_to_ir(target.generate(c, algorithm))
+            elif isinstance(child, dist.ComputeOp):
+                step = ComputeStep(child.label.data, procs[child.onto.data].count,
+                                   child.cost_s.value.data, child.line.value.data)
+                new = sched.compute_to_ir(step)
+            else:
+                continue
+            child.parent_block().insert_op_before(new, child)
+            child.detach()
+            child.erase()

@@ -1,0 +1,187 @@
+"""The `dist` dialect: the declarations and statements of a Phalanx program.
+
+It records what the source says (processor arrangements, distributed arrays,
+assignments between them, compute steps) before any communication is worked out.
+Every attribute is a builtin attribute held in the attribute dictionary, so the
+generic form is readable by real `mlir-opt --allow-unregistered-dialect`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    I64,
+    ArrayAttr,
+    DenseArrayBase,
+    Float64Type,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    f64,
+    i64,
+)
+from xdsl.ir import Dialect
+from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition, traits_def
+from xdsl.traits import SymbolOpInterface
+from xdsl.utils.exceptions import VerifyException
+
+
+def _positive_dims(op: IRDLOperation, dims: tuple[int, ...]) -> None:
+    if not dims or any(d < 1 for d in dims):
+        raise VerifyException(f"'{op.name}' shape must be non-empty and positive, got {list(dims)}")
+
+
+@irdl_op_definition
+class ProcessorsOp(IRDLOperation):
+    """`processors P(4, 4)`: a named arrangement of processors."""
+
+    name = "dist.processors"
+
+    sym_name = attr_def(StringAttr)
+    shape = attr_def(DenseArrayBase[I64])
+    line = attr_def(IntegerAttr[I64])
+
+    # Processor and array names share one scope; the module's symbol table checks it.
+    traits = traits_def(SymbolOpInterface())
+
+    def __init__(self, sym_name: str, shape: Sequence[int], line: int = 0) -> None:
+        super().__init__(
+            attributes={
+                "sym_name": StringAttr(sym_name),
+                "shape": DenseArrayBase.from_list(i64, list(shape)),
+                "line": IntegerAttr(line, i64),
+            }
+        )
+
+    @property
+    def dims(self) -> tuple[int, ...]:
+        return self.shape.get_values()
+
+    @property
+    def nprocs(self) -> int:
+        n = 1
+        for d in self.dims:
+            n *= d
+        return n
+
+    def verify_(self) -> None:
+        _positive_dims(self, self.dims)
+
+
+@irdl_op_definition
+class ArrayOp(IRDLOperation):
+    """`real A(64, 64) distribute (BLOCK, *) onto P`: a distributed array."""
+
+    name = "dist.array"
+
+    sym_name = attr_def(StringAttr)
+    shape = attr_def(DenseArrayBase[I64])
+    elem_type = attr_def(StringAttr)
+    # One entry per dimension: "BLOCK", "CYCLIC", "CYCLIC(4)", "*".
+    distribution = attr_def(ArrayAttr[StringAttr])
+    onto = attr_def(StringAttr)
+    line = attr_def(IntegerAttr[I64])
+
+    traits = traits_def(SymbolOpInterface())
+
+    def __init__(
+        self,
+        sym_name: str,
+        shape: Sequence[int],
+        elem_type: str,
+        distribution: Sequence[str],
+        onto: str,
+        line: int = 0,
+    ) -> None:
+        super().__init__(
+            attributes={
+                "sym_name": StringAttr(sym_name),
+                "shape": DenseArrayBase.from_list(i64, list(shape)),
+                "elem_type": StringAttr(elem_type),
+                "distribution": ArrayAttr([StringAttr(d) for d in distribution]),
+                "onto": StringAttr(onto),
+                "line": IntegerAttr(line, i64),
+            }
+        )
+
+    @property
+    def dims(self) -> tuple[int, ...]:
+        return self.shape.get_values()
+
+    @property
+    def dist_formats(self) -> tuple[str, ...]:
+        return tuple(d.data for d in self.distribution.data)
+
+    def verify_(self) -> None:
+        _positive_dims(self, self.dims)
+        if len(self.dist_formats) != len(self.dims):
+            raise VerifyException(
+                f"'{self.name}' @{self.sym_name.data}: {len(self.dist_formats)} distribution "
+                f"entries for {len(self.dims)} dimensions"
+            )
+
+
+@irdl_op_definition
+class AssignOp(IRDLOperation):
+    """`B = A` or `B = transpose(A)`: copy `src` into `dst`, redistributing as needed.
+
+    `perm[d]` is the source dimension that feeds destination dimension d
+    (the identity for a copy, reversed for a transpose).
+    """
+
+    name = "dist.assign"
+
+    dst = attr_def(StringAttr)
+    src = attr_def(StringAttr)
+    perm = attr_def(DenseArrayBase[I64])
+    line = attr_def(IntegerAttr[I64])
+
+    def __init__(self, dst: str, src: str, perm: Sequence[int] = (0,), line: int = 0) -> None:
+        super().__init__(
+            attributes={
+                "dst": StringAttr(dst),
+                "src": StringAttr(src),
+                "perm": DenseArrayBase.from_list(i64, list(perm)),
+                "line": IntegerAttr(line, i64),
+            }
+        )
+
+    @property
+    def perm_values(self) -> tuple[int, ...]:
+        return self.perm.get_values()
+
+    def verify_(self) -> None:
+        if sorted(self.perm_values) != list(range(len(self.perm_values))):
+            raise VerifyException(f"'{self.name}' perm {list(self.perm_values)} is not a permutation")
+
+
+@irdl_op_definition
+class ComputeOp(IRDLOperation):
+    """`compute "label" on P cost T`: every processor of `onto` is busy for `cost_s`."""
+
+    name = "dist.compute"
+
+    label = attr_def(StringAttr)
+    onto = attr_def(StringAttr)
+    cost_s = attr_def(FloatAttr[Float64Type])
+    line = attr_def(IntegerAttr[I64])
+
+    def __init__(self, label: str, onto: str, cost_s: float, line: int = 0) -> None:
+        super().__init__(
+            attributes={
+                "label": StringAttr(label),
+                "onto": StringAttr(onto),
+                "cost_s": FloatAttr(float(cost_s), f64),
+                "line": IntegerAttr(line, i64),
+            }
+        )
+
+    def verify_(self) -> None:
+        if self.cost_s.value.data < 0:
+            raise VerifyException(
+                f"'{self.name}' cost_s must be >= 0, got {self.cost_s.value.data}"
+            )
+
+
+Dist = Dialect("dist", [ProcessorsOp, ArrayOp, AssignOp, ComputeOp], [])

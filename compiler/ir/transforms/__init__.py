@@ -1,0 +1,1 @@
+"""Rewrites inside one dialect."""

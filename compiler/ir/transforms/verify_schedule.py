@@ -1,0 +1,29 @@
+"""`verify-schedule`: reject a `sched` module whose schedules are malformed.
+
+Input and output: a module with `sched.schedule` ops; unchanged when valid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import VerifyException
+
+from phalanx.compiler.ir.dialects import sched
+from phalanx.compiler.verify import schedule_problems
+
+
+@dataclass(frozen=True)
+class VerifySchedule(ModulePass):
+    name = "verify-schedule"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for child in op.ops:
+            if isinstance(child, sched.ScheduleOp):
+                problems = schedule_problems(sched.schedule_from_ir(child))
+                if problems:
+                    raise VerifyException(f"schedule of collective {child.collective.value.data}: "
+                                          + "; ".join(problems[:5]))

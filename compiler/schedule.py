@@ -1,0 +1,81 @@
+"""Plain-data schedules: what a target's generator produces and what the runtime executes.
+
+A schedule is a list of phases; a phase is a set of transfers. Node p in phase k
+sends the transfers whose `src` is p and waits for those whose `dst` is p. The
+`sched` dialect (compiler/ir/dialects/sched.py) is the IR form of the same data;
+`schedule_to_ir` / `schedule_from_ir` convert both ways without loss.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+SYNC_KINDS = ("local", "barrier")
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """One message: `nbytes` of block (origin, final) moving from `src` to `dst`.
+
+    `origin` and `final` name the block of the collective's communication set:
+    the bytes that processor `origin` holds for processor `final`.
+    """
+
+    src: int
+    dst: int
+    nbytes: int
+    origin: int
+    final: int
+
+
+@dataclass(frozen=True)
+class Phase:
+    """Sends and receives that run together; `sync` says how nodes enter the next phase.
+
+    local: a node starts the next phase once its own sends and receives are done.
+    barrier: every node waits for all nodes to finish the phase (target's barrier cost).
+    A well-formed schedule receives each transfer in the phase that sends it; the two
+    lists are kept apart so that the IR (and a test) can express any placement.
+    """
+
+    sends: tuple[Transfer, ...]
+    recvs: tuple[Transfer, ...]
+    sync: str = "local"
+
+    @staticmethod
+    def of(transfers: tuple[Transfer, ...] | list[Transfer], sync: str = "local") -> Phase:
+        """A phase that sends and receives the same transfers."""
+        transfers = tuple(transfers)
+        return Phase(transfers, transfers, sync)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A lowered collective: which algorithm, on how many nodes, in which phases."""
+
+    collective: int  # index of the collective within the program
+    kind: str
+    algorithm: str
+    nprocs: int
+    phases: tuple[Phase, ...]
+    src: str = ""  # source array name
+    dst: str = ""  # destination array name
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class ComputeStep:
+    """`compute "label" on P cost T`: every node of the arrangement is busy for `cost_s`."""
+
+    label: str
+    nprocs: int
+    cost_s: float
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The executable form of a compiled program: compute steps and schedules in order."""
+
+    nprocs: int
+    steps: tuple[ComputeStep | Schedule, ...] = field(default_factory=tuple)

@@ -1,0 +1,137 @@
+"""The target interface the compiler and runtime see, and the registry targets/ fills.
+
+A target spec is `name` or `name:args`: a positional size (`16`, `8x8`) and
+`key=value` overrides of the machine's parameters (`ideal:16,alpha_us=20`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import Schedule
+from phalanx.grammar.diagnostics import usage_error
+
+
+class Target(ABC):
+    """A machine: its parameters, schedule generators, cost model and network model."""
+
+    name: str
+    params: Any  # a frozen dataclass, one field per parameter with its seed citation
+    nnodes: int
+
+    @property
+    def spec(self) -> str:
+        return f"{self.name}:{self.nnodes}"
+
+    @abstractmethod
+    def algorithms(self, kind: str) -> tuple[str, ...]:
+        """Algorithms this target can lower `kind` with (without `auto`)."""
+
+    @abstractmethod
+    def generate(self, coll: Collective, algorithm: str) -> Schedule:
+        """The schedule of `coll` by `algorithm`."""
+
+    @abstractmethod
+    def predict_time_s(self, coll: Collective, algorithm: str) -> float:
+        """The cost model's time for `coll` by `algorithm` (what `auto` minimises)."""
+
+    @abstractmethod
+    def lower_bound_s(self, coll: Collective) -> float:
+        """No schedule on this machine can move `coll` faster."""
+
+    @abstractmethod
+    def build_network(self, engine: Any) -> Any:
+        """The runtime's network model on `engine` (see runtime/network.py)."""
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "params": {"nodes": self.nnodes,
+                                              **dataclasses.asdict(self.params)}}
+
+    def choose(self, coll: Collective, algorithm: str = "auto") -> str:
+        """Resolve `auto` to the algorithm with the least predicted time."""
+        known = self.algorithms(coll.kind)
+        if algorithm == "auto":
+            return min(known, key=lambda a: (self.predict_time_s(coll, a), known.index(a)))
+        if algorithm not in known:
+            raise usage_error(f"algorithm '{algorithm}' cannot lower a {coll.kind} on "
+                              f"target '{self.name}'", "choose one of: auto, " + ", ".join(known))
+        return algorithm
+
+
+@dataclass(frozen=True)
+class TargetEntry:
+    name: str
+    summary: str
+    factory: Callable[[str | None, dict[str, str]], Target]
+    example: str
+
+
+TARGETS: dict[str, TargetEntry] = {}
+
+
+def register(entry: TargetEntry) -> None:
+    TARGETS[entry.name] = entry
+
+
+def parse_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
+    """Split `name:size,key=value,...` into its parts."""
+    name, _, rest = spec.strip().partition(":")
+    positional: str | None = None
+    overrides: dict[str, str] = {}
+    for part in filter(None, rest.split(",")):
+        key, eq, value = part.partition("=")
+        if eq:
+            overrides[key.strip()] = value.strip()
+        elif positional is None:
+            positional = part.strip()
+        else:
+            raise usage_error(f"target spec '{spec}' has two sizes ('{positional}', '{part}')",
+                              "give one size, then key=value overrides")
+    return name, positional, overrides
+
+
+def resolve(spec: str) -> Target:
+    """The Target of a spec; a UsageError that lists the known targets otherwise."""
+    name, positional, overrides = parse_spec(spec)
+    entry = TARGETS.get(name)
+    if entry is None:
+        known = ", ".join(sorted(TARGETS)) or "none registered"
+        raise usage_error(f"unknown target '{name}' in spec '{spec}'",
+                          f"known targets: {known} (see `phalanx targets`)")
+    return entry.factory(positional, overrides)
+
+
+def parse_count(spec_name: str, positional: str | None, default: int | None = None) -> int:
+    """A node count such as `16`; a clear error otherwise."""
+    if positional is None:
+        if default is not None:
+            return default
+        raise usage_error(f"target '{spec_name}' needs a node count", f"write e.g. {spec_name}:16")
+    if not positional.isdigit() or int(positional) < 1:
+        raise usage_error(f"bad node count '{positional}' for target '{spec_name}'",
+                          f"write a positive integer, e.g. {spec_name}:16")
+    return int(positional)
+
+
+def with_overrides(params: Any, overrides: dict[str, str], target: str) -> Any:
+    """Replace fields of a params dataclass from `key=value` strings (non-negative numbers)."""
+    fields = {f.name: f for f in dataclasses.fields(params)}
+    changes: dict[str, float] = {}
+    for key, text in overrides.items():
+        if key not in fields:
+            raise usage_error(f"unknown parameter '{key}' for target '{target}'",
+                              "known parameters: " + ", ".join(fields))
+        try:
+            value = float(text)
+        except ValueError:
+            raise usage_error(f"parameter {key}={text!r} of target '{target}' is not a number",
+                              f"write e.g. {key}=1.5") from None
+        if not value >= 0 or value == float("inf"):
+            raise usage_error(f"parameter {key}={text} of target '{target}' must be a finite "
+                              "number >= 0")
+        changes[key] = value
+    return dataclasses.replace(params, **changes)

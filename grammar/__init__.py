@@ -1,0 +1,1 @@
+"""Phalanx front end: grammar, AST and diagnostics."""

@@ -1,0 +1,90 @@
+"""The Phalanx abstract syntax tree: frozen dataclasses, each node with its source location.
+
+No semantic checks happen here; compiler/semantics.py does them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from phalanx.grammar.diagnostics import SourceLoc
+
+
+@dataclass(frozen=True)
+class TargetDecl:
+    spec: str
+    loc: SourceLoc
+
+
+@dataclass(frozen=True)
+class ProcessorsDecl:
+    name: str
+    shape: tuple[int, ...]
+    loc: SourceLoc
+
+
+@dataclass(frozen=True)
+class DimDist:
+    """One dimension's distribution: BLOCK, CYCLIC, CYCLIC(k), BLOCK(k) or `*`."""
+
+    kind: str  # as written, upper-cased: "BLOCK", "CYCLIC", "*" or an unknown word
+    block: int | None
+    loc: SourceLoc
+
+    def __str__(self) -> str:
+        return self.kind if self.block is None else f"{self.kind}({self.block})"
+
+
+@dataclass(frozen=True)
+class ArrayDecl:
+    name: str
+    shape: tuple[int, ...]
+    elem_type: str
+    dist: tuple[DimDist, ...]
+    onto: str
+    loc: SourceLoc
+    elem_type_loc: SourceLoc
+    onto_loc: SourceLoc
+
+
+@dataclass(frozen=True)
+class Compute:
+    label: str
+    onto: str
+    cost: float
+    unit: str
+    loc: SourceLoc
+    onto_loc: SourceLoc
+    unit_loc: SourceLoc
+
+
+@dataclass(frozen=True)
+class NameRef:
+    name: str
+    loc: SourceLoc
+
+
+@dataclass(frozen=True)
+class Call:
+    func: str
+    arg: NameRef
+    loc: SourceLoc
+
+
+@dataclass(frozen=True)
+class Assign:
+    dst: NameRef
+    src: NameRef | Call
+    loc: SourceLoc
+
+
+Statement = TargetDecl | ProcessorsDecl | ArrayDecl | Compute | Assign
+
+
+@dataclass(frozen=True)
+class Module:
+    """A whole .phx file."""
+
+    file: str
+    source: str
+    statements: tuple[Statement, ...]

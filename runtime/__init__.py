@@ -1,0 +1,1 @@
+"""Phalanx runtime: event engine, schedule interpreter, data movement, reports."""

@@ -1,0 +1,225 @@
+"""A small discrete-event engine in the style of SimPy.
+
+The core is a heap of (time, priority, sequence, event); the sequence number makes
+runs deterministic. Processes are generators that yield events. Resources are FIFO
+queues of requests: contention lives there, not in the loop. When the heap runs dry
+while processes still wait, `run` raises Deadlock with the cycle of waiting resources.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Callable, Generator, Iterable
+
+URGENT, NORMAL = 0, 1
+
+
+class Event:
+    """Something that happens once; callbacks run when it is processed."""
+
+    def __init__(self, engine: Engine, what: str = ""):
+        self.engine = engine
+        self.what = what  # for deadlock reports
+        self.callbacks: list[Callable[[Event], None]] | None = []
+        self.triggered = False
+        self.value: Any = None
+
+    def succeed(self, value: Any = None, delay: float = 0.0) -> Event:
+        if self.triggered:
+            raise RuntimeError(f"event {self.what!r} triggered twice")
+        self.triggered = True
+        self.value = value
+        self.engine._schedule(self, delay, NORMAL)
+        return self
+
+    @property
+    def processed(self) -> bool:
+        return self.callbacks is None
+
+
+class Process(Event):
+    """Runs a generator; the process itself is an event that fires when it returns."""
+
+    def __init__(self, engine: Engine, body: Generator[Event, Any, Any], name: str):
+        super().__init__(engine, name)
+        self.name = name
+        self.body = body
+        self.waiting_on: Event | None = None
+        start = Event(engine, f"start {name}")
+        start.callbacks.append(self._resume)
+        start.succeed()
+        engine.live.add(self)
+
+    def _resume(self, event: Event) -> None:
+        self.engine.active = self
+        try:
+            nxt = self.body.send(event.value)
+        except StopIteration as stop:
+            self.waiting_on = None
+            self.engine.live.discard(self)
+            self.succeed(stop.value)
+            return
+        finally:
+            self.engine.active = None
+        self.waiting_on = nxt
+        if nxt.processed:
+            # Already happened: resume at once (same time, in order).
+            again = Event(self.engine, nxt.what)
+            again.callbacks.append(self._resume)
+            again.succeed(nxt.value)
+        else:
+            nxt.callbacks.append(self._resume)
+
+
+class Resource:
+    """A unit-capacity resource (a port, a link) with a FIFO queue of requests."""
+
+    def __init__(self, engine: Engine, name: str):
+        self.engine = engine
+        self.name = name
+        self.holder: Process | None = None
+        self.queue: deque[tuple[Event, Process | None]] = deque()
+        self.busy_s = 0.0
+        self._since = 0.0
+
+    def request(self) -> Event:
+        event = Event(self.engine, f"request {self.name}")
+        event.resource = self  # type: ignore[attr-defined]
+        owner = self.engine.active
+        if self.holder is None and not self.queue:
+            self._grant(event, owner)
+        else:
+            self.queue.append((event, owner))
+        return event
+
+    def _grant(self, event: Event, owner: Process | None) -> None:
+        self.holder = owner
+        self._since = self.engine.now
+        event.succeed(self)
+
+    def release(self) -> None:
+        self.busy_s += self.engine.now - self._since
+        self.holder = None
+        if self.queue:
+            self._grant(*self.queue.popleft())
+
+
+@dataclass
+class Deadlock(Exception):
+    """Processes wait forever; `cycle` lists the waits that close a loop."""
+
+    cycle: list[str]
+    blocked: list[str]
+
+    def __str__(self) -> str:
+        if self.cycle:
+            return "deadlock: " + " -> ".join(self.cycle)
+        return "deadlock: nothing left to run; blocked: " + "; ".join(self.blocked[:8])
+
+
+class Engine:
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._heap: list[tuple[float, int, int, Event]] = []
+        self._seq = 0
+        self.active: Process | None = None
+        self.live: set[Process] = set()
+        self.events_processed = 0
+
+    def _schedule(self, event: Event, delay: float, priority: int) -> None:
+        heapq.heappush(self._heap, (self.now + delay, priority, self._seq, event))
+        self._seq += 1
+
+    def event(self, what: str = "") -> Event:
+        return Event(self, what)
+
+    def timeout(self, delay_s: float, what: str = "timeout") -> Event:
+        if delay_s < 0:
+            raise ValueError(f"negative delay {delay_s}")
+        return Event(self, what).succeed(None, delay_s)
+
+    def process(self, body: Generator[Event, Any, Any], name: str) -> Process:
+        return Process(self, body, name)
+
+    def all_of(self, events: Iterable[Event], what: str = "all of") -> Event:
+        events = list(events)
+        done = Event(self, what)
+        done.waits_for = events  # type: ignore[attr-defined]
+        remaining = [e for e in events if not e.processed]
+        if not remaining:
+            return done.succeed()
+        count = [len(remaining)]
+
+        def one_done(_: Event) -> None:
+            count[0] -= 1
+            if count[0] == 0:
+                done.succeed()
+
+        for e in remaining:
+            e.callbacks.append(one_done)
+        return done
+
+    def run(self, max_events: int | None = None) -> None:
+        while self._heap:
+            self.now, _, _, event = heapq.heappop(self._heap)
+            callbacks, event.callbacks = event.callbacks, None
+            for callback in callbacks:
+                callback(event)
+            self.events_processed += 1
+            if max_events is not None and self.events_processed >= max_events:
+                raise RuntimeError(f"stopped after {max_events} events")
+        if self.live:
+            raise find_deadlock(self.live)
+
+
+def find_deadlock(live: set[Process]) -> Deadlock:
+    """Build the wait-for graph (process -> resource -> holder, or -> awaited sender)."""
+    waits: dict[str, list[tuple[str, str]]] = {}
+    for proc in sorted(live, key=lambda p: p.name):
+        waits[proc.name] = _blockers(proc.waiting_on)
+    blocked = [f"{name} waits for " + (", ".join(f"{w} ({why})" for w, why in ws) or "nothing")
+               for name, ws in waits.items()]
+    return Deadlock(_find_cycle(waits), blocked)
+
+
+def _blockers(event: Event | None) -> list[tuple[str, str]]:
+    """(process name, reason) pairs that `event` waits on."""
+    if event is None:
+        return []
+    resource = getattr(event, "resource", None)
+    if resource is not None:
+        return [(resource.holder.name, f"holds {resource.name}")] if resource.holder else []
+    if hasattr(event, "waits_for"):
+        out: list[tuple[str, str]] = []
+        for e in event.waits_for:
+            if e.processed:
+                continue
+            if isinstance(e, Process):
+                out.append((e.name, f"{e.name} unfinished"))
+            else:
+                out.extend(_blockers(e))
+        return out
+    producer = getattr(event, "producer", None)
+    return [(producer, event.what)] if producer else []
+
+
+def _find_cycle(waits: dict[str, list[tuple[str, str]]]) -> list[str]:
+    """A cycle in the wait-for graph as 'a waits for b: reason' steps."""
+    for start in waits:
+        path: list[tuple[str, str]] = []
+        seen = {start: 0}
+        node = start
+        while True:
+            nexts = [(w, why) for w, why in waits.get(node, []) if w in waits]
+            if not nexts:
+                break
+            nxt, why = nexts[0]
+            path.append((node, why))
+            if nxt in seen:
+                loop = path[seen[nxt]:]
+                return [f"{a} waits on {why}" for a, why in loop] + [loop[0][0]]
+            seen[nxt] = len(path)
+            node = nxt
+    return []

@@ -1,0 +1,101 @@
+"""`ideal:P` — P fully connected nodes, each with one full-duplex network port.
+
+Not a machine of the seeds: the reference machine that the others are compared with.
+Port model (the simulator, runtime resources): a message from s to d first holds s's
+send port for the start-up time alpha, then holds both s's send port and d's receive
+port for beta * m. So a node sends one message at a time and receives one at a time;
+two messages into one receive port serialise their beta * m parts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from phalanx.compiler.algorithms import GENERIC_ALGORITHMS
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import Schedule, Transfer
+from phalanx.compiler.target import Target, TargetEntry, parse_count, register, with_overrides
+from phalanx.runtime.engine import Engine, Resource
+
+
+@dataclass(frozen=True)
+class IdealParams:
+    # Defaults chosen as a round, late-1990s-cluster-like reference, not from a seed.
+    alpha_us: float = 10.0  # per-message start-up, holds the sender's port
+    beta_us_per_byte: float = 0.01  # 100 MB/s per port direction
+    copy_us_per_byte: float = 0.0  # local copies are free on the reference machine
+    barrier_us: float = 0.0  # barrier after the last arrival
+
+
+class IdealNetwork:
+    def __init__(self, engine: Engine, params: IdealParams, nnodes: int):
+        self.engine = engine
+        self.params = params
+        self.send_ports = [Resource(engine, f"node {i} send port") for i in range(nnodes)]
+        self.recv_ports = [Resource(engine, f"node {i} receive port") for i in range(nnodes)]
+
+    def transfer(self, t: Transfer):
+        out_port, in_port = self.send_ports[t.src], self.recv_ports[t.dst]
+        yield out_port.request()
+        yield self.engine.timeout(self.params.alpha_us * 1e-6, "start-up")
+        yield in_port.request()
+        yield self.engine.timeout(self.params.beta_us_per_byte * 1e-6 * t.nbytes, "wire")
+        in_port.release()
+        out_port.release()
+
+    def copy_time_s(self, nbytes: int) -> float:
+        return self.params.copy_us_per_byte * 1e-6 * nbytes
+
+    def barrier_time_s(self, nnodes: int) -> float:
+        return self.params.barrier_us * 1e-6
+
+    def resources(self) -> list[Resource]:
+        return self.send_ports + self.recv_ports
+
+
+class IdealTarget(Target):
+    name = "ideal"
+
+    def __init__(self, nnodes: int, params: IdealParams):
+        self.nnodes = nnodes
+        self.params = params
+
+    def algorithms(self, kind: str) -> tuple[str, ...]:
+        return ("direct",) if kind in ("alltoall", "sparse") else ()
+
+    def generate(self, coll: Collective, algorithm: str) -> Schedule:
+        return GENERIC_ALGORITHMS[algorithm](coll)
+
+    def message_time_s(self, nbytes: int) -> float:
+        return (self.params.alpha_us + self.params.beta_us_per_byte * nbytes) * 1e-6
+
+    def predict_time_s(self, coll: Collective, algorithm: str) -> float:
+        """Phases run back to back; each lasts as long as its largest message."""
+        schedule = self.generate(coll, algorithm)
+        total = 0.0
+        for phase in schedule.phases:
+            sizes = [t.nbytes for t in phase.sends if t.src != t.dst]
+            copies = [t.nbytes for t in phase.sends if t.src == t.dst]
+            total += max([self.message_time_s(b) for b in sizes] +
+                         [self.params.copy_us_per_byte * 1e-6 * b for b in copies] + [0.0])
+        return total
+
+    def lower_bound_s(self, coll: Collective) -> float:
+        """Injection bound: the busiest port must carry its bytes, plus one start-up."""
+        m = coll.network_matrix
+        busiest = int(max(m.sum(axis=1).max(), m.sum(axis=0).max())) if m.size else 0
+        if busiest == 0:
+            return 0.0
+        return (self.params.alpha_us + self.params.beta_us_per_byte * busiest) * 1e-6
+
+    def build_network(self, engine: Engine) -> IdealNetwork:
+        return IdealNetwork(engine, self.params, self.nnodes)
+
+
+def make_ideal(positional: str | None, overrides: dict[str, str]) -> IdealTarget:
+    nnodes = parse_count("ideal", positional, default=16)
+    return IdealTarget(nnodes, with_overrides(IdealParams(), overrides, "ideal"))
+
+
+register(TargetEntry("ideal", "P fully connected nodes, one full-duplex port each, "
+                     "message time alpha + beta*m", make_ideal, "ideal:16,alpha_us=20"))

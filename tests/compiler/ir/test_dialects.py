@@ -1,0 +1,163 @@
+"""The dist / coll / sched dialects: construction, verifiers, and lossless round-trips."""
+
+from __future__ import annotations
+
+import pytest
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, i64
+from xdsl.utils.exceptions import VerifyException
+
+from phalanx.compiler.ir.dialects import ALL_DIALECTS, coll, dist, make_context, sched
+from phalanx.compiler.ir.printing import parse_module, print_generic
+from phalanx.compiler.schedule import ComputeStep, Phase, Plan, Schedule, Transfer
+
+
+def odd_schedule() -> Schedule:
+    """Sends and receives of phase 0 differ; phase 2 is empty."""
+    a, b, c = Transfer(0, 1, 8, 0, 1), Transfer(1, 2, 16, 1, 2), Transfer(2, 0, 4, 2, 0)
+    return Schedule(
+        collective=3,
+        kind="sparse",
+        algorithm="store-forward",
+        nprocs=3,
+        phases=(Phase((a, b), (b,), "local"), Phase((c,), (a, c), "barrier"), Phase((), ())),
+        src="A",
+        dst="B",
+        line=12,
+    )
+
+
+def test_context_knows_all_dialects() -> None:
+    ctx = make_context()
+    assert [d.name for d in ALL_DIALECTS] == ["dist", "coll", "sched"]
+    for op_name in ("dist.array", "coll.alltoall", "sched.phase", "builtin.module"):
+        assert ctx.get_optional_op(op_name) is not None
+
+
+def test_schedule_round_trip_keeps_sends_and_recvs_apart() -> None:
+    s = odd_schedule()
+    op = sched.schedule_to_ir(s)
+    op.verify()
+    assert [len(p.sends) for p in op.phases] == [2, 1, 0]
+    assert [len(p.recvs) for p in op.phases] == [1, 2, 0]
+    assert sched.schedule_from_ir(op) == s
+
+
+def test_schedule_round_trip_through_text() -> None:
+    s = odd_schedule()
+    text = print_generic(ModuleOp([sched.schedule_to_ir(s)]))
+    module = parse_module(text)
+    (op,) = module.ops
+    assert isinstance(op, sched.ScheduleOp)
+    assert sched.schedule_from_ir(op) == s
+
+
+def test_compute_round_trip() -> None:
+    c = ComputeStep("fft rows", 16, 1.2345678901234567e-7, line=4)
+    assert sched.compute_from_ir(sched.compute_to_ir(c)) == c
+
+
+def test_plan_from_module_keeps_order_and_skips_dist() -> None:
+    s = odd_schedule()
+    c1, c2 = ComputeStep("a", 3, 0.5, 1), ComputeStep("b", 3, 0.25, 20)
+    module = ModuleOp(
+        [
+            dist.ProcessorsOp("P", [3], line=1),
+            sched.compute_to_ir(c1),
+            dist.AssignOp("B", "A", line=12),
+            sched.schedule_to_ir(s),
+            sched.compute_to_ir(c2),
+        ]
+    )
+    module.verify()
+    plan = sched.plan_from_module(parse_module(print_generic(module)), 3)
+    assert plan == Plan(3, (c1, s, c2))
+    assert sched.plan_from_module(sched.plan_to_module(plan), 3) == plan
+
+
+def test_plan_from_module_rejects_unlowered_collective() -> None:
+    module = ModuleOp([coll.AlltoallOp.uniform(0, "A", "B", 2, 8)])
+    with pytest.raises(ValueError, match=r"'coll\.alltoall'.*lower it"):
+        sched.plan_from_module(module, 2)
+
+
+def test_phase_rejects_bad_sync_kind() -> None:
+    s = odd_schedule()
+    op = sched.schedule_to_ir(s)
+    op.phases[1].attributes["sync"] = StringAttr("eventually")
+    with pytest.raises(
+        VerifyException, match="sync must be one of local, barrier, got 'eventually'"
+    ):
+        op.verify()
+
+
+def test_bad_sync_kind_in_text_is_rejected() -> None:
+    text = print_generic(ModuleOp([sched.schedule_to_ir(odd_schedule())])).replace(
+        'sync = "barrier"', 'sync = "global"'
+    )
+    with pytest.raises(VerifyException, match="got 'global'"):
+        parse_module(text)
+    parse_module(text, verify=False)  # parsing alone does not judge
+
+
+def test_schedule_rejects_out_of_order_phase_and_bad_processor() -> None:
+    op = sched.schedule_to_ir(odd_schedule())
+    op.phases[2].attributes["index"] = op.phases[1].attributes["index"]
+    with pytest.raises(VerifyException, match="phase at position 2 has index 1"):
+        op.verify()
+    bad = Schedule(0, "sparse", "direct", 2, (Phase.of([Transfer(0, 5, 1, 0, 5)]),))
+    with pytest.raises(VerifyException, match=r"dst = 5 outside 0\.\.1"):
+        sched.schedule_to_ir(bad).verify()
+
+
+def test_phase_must_sit_in_a_schedule() -> None:
+    module = ModuleOp([sched.PhaseOp(0, "local")])
+    with pytest.raises(VerifyException, match=r"expects parent op 'sched\.schedule'"):
+        module.verify()
+
+
+def test_coll_helpers_give_python_values() -> None:
+    op = coll.AlltoallOp.uniform(1, "A", "B", 3, 64, line=9)
+    op.verify()
+    assert op.kind == "alltoall"
+    assert op.byte_matrix_rows() == [[0, 64, 64], [64, 0, 64], [64, 64, 0]]
+    assert op.total_bytes() == 6 * 64
+    assert op.python_attrs()["block_bytes"] == 64
+    sp = coll.SparseOp(2, "C", "D", [[5, 1], [0, 7]], line=3)
+    sp.verify()
+    assert (sp.kind, sp.nprocs_value, sp.total_bytes()) == ("sparse", 2, 1)
+    with pytest.raises(ValueError, match="row 1 has 1 entries"):
+        coll.SparseOp(0, "A", "B", [[1, 2], [3]])
+
+
+def test_coll_rejects_wrong_byte_matrix_length() -> None:
+    op = coll.SparseOp(0, "A", "B", [[0, 1], [1, 0]])
+    op.attributes["byte_matrix"] = DenseArrayBase.from_list(i64, [0, 1, 1])
+    with pytest.raises(
+        VerifyException, match=r"byte_matrix has 3 entries, expected nprocs\*\*2 = 4"
+    ):
+        op.verify()
+    text = (
+        '"coll.alltoall"() {collective = 0 : i64, src = "A", dst = "B", nprocs = 2 : i64, '
+        "byte_matrix = array<i64: 0, 1, 1, 0, 5>, line = 1 : i64, block_bytes = 1 : i64} : () -> ()"
+    )
+    with pytest.raises(VerifyException, match="byte_matrix has 5 entries"):
+        parse_module(text)
+
+
+def test_dist_ops() -> None:
+    p = dist.ProcessorsOp("P", [4, 2], line=1)
+    a = dist.ArrayOp("A", [64, 64], "float64", ["BLOCK", "CYCLIC(4)"], "P", line=2)
+    module = ModuleOp([p, a, dist.AssignOp("B", "A", line=3), dist.ComputeOp("k", "P", 1e-3, 4)])
+    module.verify()
+    assert (p.dims, p.nprocs) == ((4, 2), 8)
+    assert (a.dims, a.dist_formats) == ((64, 64), ("BLOCK", "CYCLIC(4)"))
+    with pytest.raises(VerifyException, match="1 distribution entries for 2 dimensions"):
+        dist.ArrayOp("A", [8, 8], "float64", ["*"], "P").verify()
+
+
+def test_dist_names_share_one_scope() -> None:
+    module = ModuleOp(
+        [dist.ProcessorsOp("A", [2]), dist.ArrayOp("A", [4], "float64", ["BLOCK"], "A")]
+    )
+    with pytest.raises(VerifyException, match=r"Redefinition of symbol \"A\""):
+        module.verify()
