@@ -1,0 +1,226 @@
+"""The `phalanx` command line: compile, run, sweep, targets, algorithms.
+
+Exit codes: 0 success, 1 program errors (with file:line:col), 2 usage errors,
+3 a run that did not verify, 70 an internal error (reported without a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from phalanx import targets  # noqa: F401  (fills the target registry)
+from phalanx.compiler.driver import Compiled, chosen_algorithms, compile_program
+from phalanx.compiler.ir.printing import print_generic
+from phalanx.compiler.target import TARGETS, resolve
+from phalanx.grammar.diagnostics import PhalanxError, usage_error
+from phalanx.runtime.dot import schedule_to_dot
+
+EMITS = ("ast", "dist", "coll", "sched", "mlir", "dot", "json")
+KINDS = ("alltoall", "sparse")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse's own errors: exit 2 with a hint
+        self.print_usage(sys.stderr)
+        raise usage_error(message, f"see `{self.prog} --help`")
+
+
+def _ast_json(node: Any) -> Any:
+    if dataclasses.is_dataclass(node):
+        out = {"node": type(node).__name__}
+        for f in dataclasses.fields(node):
+            if f.name != "source":
+                out[f.name] = _ast_json(getattr(node, f.name))
+        return out
+    if isinstance(node, (tuple, list)):
+        return [_ast_json(x) for x in node]
+    return node
+
+
+def compile_json(compiled: Compiled) -> dict[str, Any]:
+    algs = chosen_algorithms(compiled)
+    return {
+        "program": compiled.program.file,
+        "target": compiled.target.describe() | {"spec": compiled.target_spec},
+        "collectives": [{
+            "line": c.line, "kind": c.kind, "nprocs": c.nprocs, "block_bytes": c.block_bytes,
+            "total_bytes": c.total_bytes, "algorithm": alg,
+            "phases": len(compiled.schedules[i].phases),
+            "lower_bound_s": compiled.target.lower_bound_s(c),
+            "candidates": [dataclasses.asdict(x) for x in compiled.candidates[i]],
+        } for i, (c, alg) in enumerate(zip(compiled.collectives, algs))],
+    }
+
+
+def _emit(compiled: Compiled, what: str) -> str:
+    if what == "ast":
+        return json.dumps(_ast_json(compiled.ast), indent=1) + "\n"
+    if what in ("dist", "coll", "sched"):
+        return str(compiled.stages[what]) + "\n"
+    if what == "mlir":
+        return print_generic(compiled.stages["sched"])
+    if what == "dot":
+        return schedule_to_dot(compiled.schedules, compiled.program.file)
+    return json.dumps(compile_json(compiled), indent=2) + "\n"
+
+
+def _write(text: str, out: str | None) -> None:
+    if out is None:
+        sys.stdout.write(text)
+        return
+    try:
+        Path(out).write_text(text)
+    except OSError as exc:
+        raise usage_error(f"cannot write '{out}': {exc}", "choose a writable path for -o") from None
+
+
+def _algorithm_option(values: list[str] | None) -> str:
+    return ",".join(values) if values else "auto"
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    compiled = compile_program(args.program, args.target, _algorithm_option(args.algorithm))
+    _write(_emit(compiled, args.emit), args.output)
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from phalanx.runtime.report import write_report
+    from phalanx.runtime.simulate import simulate
+
+    if args.backend != "sim":
+        raise usage_error(f"backend '{args.backend}' is not available yet",
+                          "use --backend sim (the built-in simulator)")
+    compiled = compile_program(args.program, args.target, _algorithm_option(args.algorithm))
+    result = simulate(compiled, args.seed)
+    if args.report:
+        write_report(result, args.report)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        print(f"{compiled.program.file} on {compiled.target_spec}: total "
+              f"{result.total_time_s * 1e3:.6f} ms, verified: {result.verified}")
+        for c in result.collectives:
+            print(f"  line {c.line}: {c.kind} by {c.algorithm}, {c.phases} phases, "
+                  f"{c.time_s * 1e3:.6f} ms, efficiency {c.efficiency:.3f}")
+            for problem in c.problems:
+                print(f"    problem: {problem}")
+        if args.report:
+            print(f"report written to {args.report}/")
+    return 0 if result.verified else 3
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from phalanx.runtime.sweep import parse_sizes, sweep
+
+    data = sweep(args.target, args.collective, parse_sizes(args.sizes), args.algorithm, args.seed)
+    if args.report:
+        Path(args.report).mkdir(parents=True, exist_ok=True)
+        (Path(args.report) / "report.json").write_text(json.dumps(data, indent=2) + "\n")
+    if args.json:
+        print(json.dumps(data, indent=2))
+    else:
+        print(f"{args.collective} on {args.target}")
+        print(f"{'algorithm':<16}{'block bytes':>12}{'time (ms)':>14}{'efficiency':>12}"
+              f"{'MB/s':>12}")
+        for r in data["results"]:
+            print(f"{r['algorithm']:<16}{r['block_bytes']:>12}{r['time_s'] * 1e3:>14.6f}"
+                  f"{r['efficiency']:>12.3f}{r['aggregate_bandwidth_Bps'] / 1e6:>12.1f}")
+    return 0 if all(r["verified"] for r in data["results"]) else 3
+
+
+def cmd_targets(args: argparse.Namespace) -> int:
+    entries = [{"name": e.name, "summary": e.summary, "example": e.example}
+               for e in sorted(TARGETS.values(), key=lambda e: e.name)]
+    if args.json:
+        print(json.dumps({"targets": entries}, indent=2))
+    else:
+        for e in entries:
+            print(f"{e['name']:<10} {e['summary']}  (e.g. {e['example']})")
+    return 0
+
+
+def cmd_algorithms(args: argparse.Namespace) -> int:
+    specs = [args.target] if args.target else [e.example for e in TARGETS.values()]
+    table = {}
+    for spec in specs:
+        machine = resolve(spec)
+        table[spec] = {kind: ["auto", *machine.algorithms(kind)] for kind in KINDS}
+    if args.json:
+        print(json.dumps({"algorithms": table}, indent=2))
+    else:
+        for spec, kinds in table.items():
+            print(spec)
+            for kind, algs in kinds.items():
+                print(f"  {kind:<10} {', '.join(algs)}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="phalanx", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def program_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("program", help="a .phx program")
+        p.add_argument("--target", help="target SPEC, e.g. ideal:16 (default: the program's)")
+        p.add_argument("--algorithm", action="append", metavar="KIND=ALG",
+                       help="algorithm for a collective kind, or one name for all (default auto)")
+
+    p = sub.add_parser("compile", help="compile a program and print one stage")
+    program_args(p)
+    p.add_argument("--emit", choices=EMITS, default="sched")
+    p.add_argument("-o", "--output", help="write to this file instead of stdout")
+    p.set_defaults(func=cmd_compile)
+
+    p = sub.add_parser("run", help="compile and simulate a program")
+    program_args(p)
+    p.add_argument("--backend", default="sim", help="sim (built-in simulator)")
+    p.add_argument("--json", action="store_true", help="print the JSON result")
+    p.add_argument("--report", metavar="DIR", help="write report.json, report.md, schedule.svg")
+    p.add_argument("--seed", type=int, default=0, help="seed of the payload data")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("sweep", help="one collective over message sizes and algorithms")
+    p.add_argument("--target", required=True)
+    p.add_argument("--collective", required=True)
+    p.add_argument("--sizes", required=True, help="e.g. 64,512,2K,16K,64K")
+    p.add_argument("--algorithm", default="all", help="one algorithm, auto, or all")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--report", metavar="DIR")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("targets", help="list the targets")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_targets)
+
+    p = sub.add_parser("algorithms", help="list the algorithms per collective kind")
+    p.add_argument("--target")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_algorithms)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return args.func(args)
+    except PhalanxError as exc:
+        print(exc.diagnostic.render(), file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("phalanx: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # an internal error: say so plainly, without a traceback
+        print(f"phalanx: internal error: {type(exc).__name__}: {exc}\n"
+              "hint: this is a bug in Phalanx; please report it with the program", file=sys.stderr)
+        return 70
+
+
+if __name__ == "__main__":
+    sys.exit(main())
