@@ -113,10 +113,14 @@ class Deadlock(Exception):
     cycle: list[str]
     blocked: list[str]
 
-    def __str__(self) -> str:
+    @property
+    def description(self) -> str:
         if self.cycle:
-            return "deadlock: " + " -> ".join(self.cycle)
-        return "deadlock: nothing left to run; blocked: " + "; ".join(self.blocked[:8])
+            return " -> ".join(self.cycle)
+        return "nothing left to run; blocked: " + "; ".join(self.blocked[:8])
+
+    def __str__(self) -> str:
+        return "deadlock: " + self.description
 
 
 class Engine:

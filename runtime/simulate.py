@@ -89,7 +89,7 @@ def simulate(compiled: Compiled, seed: int = 0) -> RunResult:
     try:
         execution = Interpreter(compiled.plan, network, engine, data).run()
     except Deadlock as dead:
-        raise PhalanxError(Diagnostic(f"the schedule deadlocks: {dead}",
+        raise PhalanxError(Diagnostic(f"the schedule deadlocks: {dead.description}",
                                       hint="blocked: " + "; ".join(dead.blocked[:6]))) from None
     except ScheduleError as bad:
         raise PhalanxError(Diagnostic(f"the schedule is invalid: {bad}")) from None

@@ -1,0 +1,58 @@
+"""Shared fixtures: paths, a CLI runner and a compiler for inline programs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import phalanx.targets  # noqa: F401  (fills the target registry)
+from phalanx.cli import main
+from phalanx.compiler.driver import compile_program
+from phalanx.grammar.diagnostics import PhalanxError
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+
+
+@pytest.fixture
+def examples() -> Path:
+    return EXAMPLES
+
+
+class CliResult:
+    def __init__(self, code: int, out: str, err: str):
+        self.code, self.out, self.err = code, out, err
+
+    def json(self):
+        return json.loads(self.out)
+
+
+@pytest.fixture
+def cli(capsys):
+    def run(*argv: str) -> CliResult:
+        code = main(list(argv))
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return run
+
+
+def compile_text(source: str, target: str | None = None, algorithm: str = "auto",
+                 file: str = "t.phx"):
+    return compile_program(source, target=target, algorithm=algorithm, file=file)
+
+
+def error_of(source: str, target: str | None = None, file: str = "t.phx") -> str:
+    """The rendered diagnostic of a program that must fail to compile."""
+    with pytest.raises(PhalanxError) as info:
+        compile_text(source, target, file=file)
+    return info.value.diagnostic.render()
+
+
+HEADER = """target ideal:16
+processors P(16)
+array A(256, 256) of float64 distribute (BLOCK, *) onto P
+array B(256, 256) of float64 distribute (*, BLOCK) onto P
+"""

@@ -1,0 +1,116 @@
+"""Simulated runs: the engine against the closed form, contention, deadlock, data checks."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from conftest import HEADER, compile_text
+
+from phalanx.compiler.schedule import Phase, Plan, Schedule
+from phalanx.grammar.diagnostics import PhalanxError
+from phalanx.runtime.simulate import simulate
+
+ALPHA, BETA = 10e-6, 0.01e-6
+
+
+def test_transpose_matches_closed_form(examples):
+    result = simulate(compile_text((examples / "transpose.phx").read_text()))
+    c = result.collectives[0]
+    closed_form = 15 * (ALPHA + BETA * 2048)
+    assert result.verified and c.verified and c.kind == "alltoall"
+    assert c.time_s == pytest.approx(closed_form, rel=1e-9)
+    assert result.total_time_s == pytest.approx(1.5e-3 + closed_form, rel=1e-9)
+    assert c.efficiency == pytest.approx(c.lower_bound_s / c.time_s)
+    assert c.aggregate_bandwidth_Bps == pytest.approx(16 * 15 * 2048 / c.time_s)
+
+
+@pytest.mark.parametrize("n", [3, 5, 6, 8])
+def test_closed_form_on_other_sizes_and_transposes(n):
+    source = (f"target ideal:{n}\nprocessors P({n})\n"
+              f"array A({4 * n}, {2 * n}) of complex128 distribute (BLOCK, *) onto P\n"
+              f"array B({2 * n}, {4 * n}) of complex128 distribute (BLOCK, *) onto P\n"
+              "B = transpose(A)\n")
+    result = simulate(compile_text(source), seed=3)
+    m = 4 * 2 * 16  # a 2x4 (or 4x2) tile of complex128
+    assert result.verified
+    assert result.collectives[0].time_s == pytest.approx((n - 1) * (ALPHA + BETA * m), rel=1e-9)
+
+
+def with_schedule(compiled, schedule: Schedule):
+    steps = tuple(schedule if isinstance(s, Schedule) else s for s in compiled.plan.steps)
+    return dataclasses.replace(compiled, plan=Plan(compiled.plan.nprocs, steps))
+
+
+def move_transfer(schedule: Schedule, src: int, dst: int, to_phase: int, sync: str) -> Schedule:
+    phases = [list(p.sends) for p in schedule.phases]
+    for sends in phases:
+        for t in list(sends):
+            if (t.src, t.dst) == (src, dst):
+                sends.remove(t)
+                phases[to_phase].append(t)
+    return dataclasses.replace(schedule, phases=tuple(Phase.of(s, sync) for s in phases))
+
+
+@pytest.mark.parametrize("sync", ["barrier", "local"])
+def test_two_sends_through_one_port_cost_one_extra_message_time(sync):
+    """Moving 2->1 into phase 0 puts 2->3 and 2->1 on node 2's send port (and 0->1, 2->1
+    on node 1's receive port): the send port serialises both messages whole, so phase 0
+    costs 2(alpha + beta m) and the run one message time more."""
+    compiled = compile_text(HEADER + "B = A\n")
+    free = move_transfer(compiled.schedules[0], -1, -1, 0, sync)  # same phases, chosen sync
+    crowded = move_transfer(compiled.schedules[0], 2, 1, 0, sync)  # 0->1 and 2->1 in phase 0
+    t_free = simulate(with_schedule(compiled, free)).collectives[0]
+    t_crowded = simulate(with_schedule(compiled, crowded)).collectives[0]
+    assert t_free.verified and t_crowded.verified
+    assert t_free.time_s == pytest.approx(15 * (ALPHA + BETA * 2048), rel=1e-9)
+    assert t_crowded.time_s - t_free.time_s == pytest.approx(ALPHA + BETA * 2048, rel=1e-9)
+
+
+def two_node_compiled():
+    return compile_text("target ideal:2\nprocessors P(2)\narray A(2, 2) of byte distribute "
+                        "(BLOCK, *) onto P\narray B(2, 2) of byte distribute (*, BLOCK) onto P\n"
+                        "B = A\n")
+
+
+def test_deadlock_is_reported_with_its_cycle():
+    compiled = two_node_compiled()
+    s = compiled.schedules[0]
+    (phase,) = s.phases
+    copies = tuple(t for t in phase.sends if t.src == t.dst)
+    net = tuple(t for t in phase.sends if t.src != t.dst)
+    # Each node waits in phase 0 for what the other sends only in phase 1.
+    bad = dataclasses.replace(s, phases=(Phase(copies, copies + net), Phase(net, ())))
+    with pytest.raises(PhalanxError) as info:
+        simulate(with_schedule(compiled, bad))
+    message = info.value.diagnostic.message
+    assert message.startswith("the schedule deadlocks: node 0 waits on block 1->0 from node 1 "
+                               "(phase 0) -> node 1 waits on block 0->1 from node 0 (phase 0) "
+                               "-> node 0")
+
+
+def test_missing_block_fails_verification():
+    compiled = compile_text(HEADER + "B = A\n")
+    s = compiled.schedules[0]
+    phases = list(s.phases)
+    phases[3] = Phase.of(tuple(t for t in phases[3].sends if (t.src, t.dst) != (5, 1)))
+    result = simulate(with_schedule(compiled, dataclasses.replace(s, phases=tuple(phases))))
+    c = result.collectives[0]
+    assert not result.verified and not c.verified
+    assert c.problems == ["node 1: 256 elements never arrived (blocks from [5])"]
+
+
+def test_duplicate_send_is_an_invalid_schedule():
+    compiled = compile_text(HEADER + "B = A\n")
+    s = compiled.schedules[0]
+    extra = s.phases[0].sends[-1]
+    phases = (Phase.of(s.phases[0].sends + (extra,)),) + s.phases[1:]
+    with pytest.raises(PhalanxError, match="does not hold"):
+        simulate(with_schedule(compiled, dataclasses.replace(s, phases=phases)))
+
+
+def test_runs_are_deterministic(examples):
+    source = (examples / "transpose.phx").read_text()
+    a = simulate(compile_text(source), seed=11).to_json()
+    b = simulate(compile_text(source), seed=11).to_json()
+    assert a == b
