@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Schedule

@@ -7,6 +7,7 @@ the reference result of the statement (numpy on the global arrays).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -17,6 +18,13 @@ from phalanx.compiler.semantics import AssignStmt, DistArray
 
 NUMPY_TYPES = {"byte": np.uint8, "int32": np.int32, "int64": np.int64, "float32": np.float32,
                "float64": np.float64, "complex64": np.complex64, "complex128": np.complex128}
+
+
+@lru_cache(maxsize=64)
+def _local_maps(array: DistArray) -> tuple[np.ndarray, ...]:
+    """Global-to-local index map of each dimension (cached: every block of an array uses it)."""
+    return tuple(local_index_map(dd, extent, array.onto.count)
+                 for dd, extent in zip(array.dist, array.shape))
 
 
 class ScheduleError(Exception):
@@ -60,8 +68,7 @@ class AssignmentData:
         return cls(stmt, commset, src_local, dst_local, writes, ref, held)
 
     def _local(self, array: DistArray, dim: int, global_idx: np.ndarray) -> np.ndarray:
-        dd, extent = array.dist[dim], array.shape[dim]
-        return local_index_map(dd, extent, array.onto.count)[global_idx]
+        return _local_maps(array)[dim][global_idx]
 
     def pack(self, origin: int, final: int) -> np.ndarray:
         section = self.commset.section(origin, final).indices

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Generator, Iterable
+from typing import Any
 
 URGENT, NORMAL = 0, 1
 

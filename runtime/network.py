@@ -6,7 +6,8 @@ the reverse). The interpreter calls only these three members.
 
 from __future__ import annotations
 
-from typing import Any, Generator, Protocol
+from collections.abc import Generator
+from typing import Any, Protocol
 
 from phalanx.compiler.schedule import Transfer
 from phalanx.runtime.engine import Event

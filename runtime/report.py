@@ -45,7 +45,7 @@ def markdown(result: RunResult) -> str:
         out += ["", f"## Candidates for line {c['line']} ({c['kind']})", "",
                 "| algorithm | predicted time (ms) |", "|---|---|"]
         out += [f"| {a['algorithm']} | {a['predicted_time_s'] * 1e3:.6f} |" for a in c["candidates"]]
-        out += [f"", f"`auto` takes the least predicted time; this run used `{c['algorithm']}`."]
+        out += ["", f"`auto` takes the least predicted time; this run used `{c['algorithm']}`."]
         for problem in c.get("problems", []):
             out.append(f"- problem: {problem}")
     out += ["", "![schedule](schedule.svg)", ""]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from conftest import HEADER, compile_text
 
+from conftest import HEADER, compile_text
 from phalanx.compiler.recognize import classify, recognize
 
 

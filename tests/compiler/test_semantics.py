@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from conftest import HEADER, compile_text, error_of
 
 

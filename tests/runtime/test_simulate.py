@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from conftest import HEADER, compile_text
 
+from conftest import HEADER, compile_text
 from phalanx.compiler.schedule import Phase, Plan, Schedule
 from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.simulate import simulate

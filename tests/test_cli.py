@@ -1,0 +1,126 @@
+"""The `phalanx` command line: JSON contracts, emits, reports and exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+RUN_KEYS = {"target", "backend", "total_time_s", "verified", "collectives", "program", "seed"}
+COLLECTIVE_KEYS = {"line", "kind", "nprocs", "block_bytes", "total_bytes", "algorithm", "phases",
+                   "time_s", "lower_bound_s", "efficiency", "aggregate_bandwidth_Bps",
+                   "candidates", "verified"}
+
+
+def test_run_json_contract(cli, examples):
+    result = cli("run", str(examples / "transpose.phx"), "--json")
+    assert result.code == 0, result.err
+    data = result.json()
+    assert set(data) == RUN_KEYS and data["backend"] == "sim" and data["verified"] is True
+    assert data["target"]["name"] == "ideal" and data["target"]["params"]["nodes"] == 16
+    (c,) = data["collectives"]
+    assert set(c) == COLLECTIVE_KEYS
+    assert (c["kind"], c["line"], c["block_bytes"], c["phases"], c["algorithm"]) == \
+        ("alltoall", 8, 2048, 15, "direct")
+    closed_form = 15 * (10e-6 + 0.01e-6 * 2048)
+    assert abs(c["time_s"] - closed_form) <= 1e-9 * closed_form
+    assert abs(data["total_time_s"] - (1.5e-3 + closed_form)) <= 1e-9 * data["total_time_s"]
+    assert c["candidates"] == [{"algorithm": "direct", "predicted_time_s": c["candidates"][0][
+        "predicted_time_s"]}]
+
+
+def test_run_target_override_and_text_output(cli, examples):
+    result = cli("run", str(examples / "transpose.phx"), "--target", "ideal:16,alpha_us=0")
+    assert result.code == 0
+    assert "verified: True" in result.out and "alltoall by direct, 15 phases" in result.out
+
+
+@pytest.mark.parametrize("emit, needle", [
+    ("ast", '"node": "Module"'), ("dist", '"dist.assign"'), ("coll", '"coll.alltoall"'),
+    ("sched", '"sched.phase"'), ("mlir", '"builtin.module"() ({'), ("dot", "cluster_c0_p14"),
+    ("json", '"kind": "alltoall"'),
+])
+def test_compile_emits(cli, examples, emit, needle):
+    result = cli("compile", str(examples / "transpose.phx"), "--emit", emit)
+    assert result.code == 0, result.err
+    assert needle in result.out
+
+
+def test_compile_to_file(cli, examples, tmp_path):
+    out = tmp_path / "t.json"
+    assert cli("compile", str(examples / "transpose.phx"), "--emit", "json", "-o", str(out)).code == 0
+    assert json.loads(out.read_text())["collectives"][0]["phases"] == 15
+
+
+def test_report_directory(cli, examples, tmp_path):
+    result = cli("run", str(examples / "transpose.phx"), "--report", str(tmp_path / "r"))
+    assert result.code == 0, result.err
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert report["verified"] is True
+    assert "| 8 | alltoall | direct | 15 |" in (tmp_path / "r" / "report.md").read_text()
+    assert "<svg" in (tmp_path / "r" / "schedule.svg").read_text()
+
+
+def test_program_error_exit_1_with_location(cli, tmp_path):
+    bad = tmp_path / "bad.phx"
+    bad.write_text("target ideal:4\nprocessors P(4)\narray A(8) of byte distribute BLOCK onto P\n"
+                   "B = A\n")
+    result = cli("run", str(bad))
+    assert result.code == 1 and result.out == ""
+    assert result.err.splitlines()[0] == f"{bad}:4:1: error: undeclared array 'B'"
+    assert "Traceback" not in result.err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "PROG", "--target", "ideal:0"], "bad node count '0' for target 'ideal'"),
+    (["run", "PROG", "--algorithm", "alltoall=bogus"],
+     "algorithm 'bogus' cannot lower a alltoall on target 'ideal'"),
+    (["run", "PROG", "--backend", "simgrid"], "backend 'simgrid' is not available yet"),
+    (["compile", "PROG", "--emit", "llvm"], "argument --emit: invalid choice: 'llvm'"),
+    (["sweep", "--target", "ideal:4", "--collective", "alltoall", "--sizes", "1X"],
+     "bad message size '1X' in --sizes"),
+    (["sweep", "--target", "ideal:4", "--collective", "gather", "--sizes", "64"],
+     "cannot sweep collective 'gather' yet"),
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
+])
+def test_usage_errors_exit_2(cli, examples, argv, message):
+    argv = [str(examples / "transpose.phx") if a == "PROG" else a for a in argv]
+    result = cli(*argv)
+    assert result.code == 2
+    assert message in result.err and "Traceback" not in result.err
+
+
+def test_missing_file_is_a_clear_error(cli, tmp_path):
+    result = cli("compile", str(tmp_path / "nope.phx"))
+    assert result.code == 1 and "cannot read program" in result.err
+
+
+def test_targets_and_algorithms_json(cli):
+    targets = cli("targets", "--json").json()["targets"]
+    assert [t["name"] for t in targets] == ["ideal"]
+    algorithms = cli("algorithms", "--target", "ideal:8", "--json").json()["algorithms"]
+    assert algorithms == {"ideal:8": {"alltoall": ["auto", "direct"], "sparse": ["auto", "direct"]}}
+
+
+def test_sweep_json(cli):
+    result = cli("sweep", "--target", "ideal:8", "--collective", "alltoall", "--sizes", "64,2K",
+                 "--json")
+    assert result.code == 0, result.err
+    data = result.json()
+    assert data["collective"] == "alltoall" and data["target"]["name"] == "ideal"
+    sizes = [(r["algorithm"], r["block_bytes"]) for r in data["results"]]
+    assert sizes == [("direct", 64), ("direct", 2048)]
+    for r in data["results"]:
+        assert r["time_s"] == pytest.approx(7 * (10e-6 + 0.01e-6 * r["block_bytes"]), rel=1e-9)
+        assert set(r) >= {"time_s", "lower_bound_s", "efficiency", "aggregate_bandwidth_Bps"}
+
+
+def test_console_script_runs():
+    exe = Path(sys.executable).with_name("phalanx")
+    if not exe.exists():
+        pytest.skip("the phalanx console script is not on PATH (package not installed)")
+    done = subprocess.run([exe, "targets"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "ideal" in done.stdout
