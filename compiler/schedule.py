@@ -18,7 +18,10 @@ class Transfer:
     """One message: `nbytes` of block (origin, final) moving from `src` to `dst`.
 
     `origin` and `final` name the block of the collective's communication set:
-    the bytes that processor `origin` holds for processor `final`.
+    the bytes that processor `origin` holds for processor `final`. Transfers of one
+    phase with the same src, dst and a `message` id > 0 travel as one network message
+    (one start-up, their bytes summed): how combining schedules such as the standard
+    exchange send many blocks at once.
     """
 
     src: int
@@ -26,6 +29,7 @@ class Transfer:
     nbytes: int
     origin: int
     final: int
+    message: int = 0
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,12 @@ runtime/data.py so that delivery is checked, not assumed.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 from phalanx.compiler.schedule import ComputeStep, Plan, Schedule, Transfer
-from phalanx.runtime.data import AssignmentData
+from phalanx.runtime.data import AssignmentData, ScheduleError
 from phalanx.runtime.engine import Engine, Event
 
 
@@ -43,6 +44,28 @@ class Execution:
     steps: list[StepTiming]
     spans: list[Span] = field(default_factory=list)
     events: int = 0
+
+
+def messages(sends: list[Transfer]) -> list[tuple[Transfer, ...]]:
+    """Group one node's sends of a phase into network messages (see Transfer.message)."""
+    groups: dict[tuple[int, int, int], list[Transfer]] = {}
+    out: list[tuple[Transfer, ...]] = []
+    for t in sends:
+        if t.message == 0:
+            out.append((t,))
+        else:
+            key = (t.src, t.dst, t.message)
+            if key not in groups:
+                groups[key] = []
+                out.append(groups[key])  # type: ignore[arg-type]
+            groups[key].append(t)
+    return [tuple(g) for g in out]
+
+
+def _blocks(group: tuple[Transfer, ...] | list[Transfer]) -> str:
+    if len(group) == 1:
+        return f"{group[0].origin}->{group[0].final}"
+    return f"{len(group)} blocks"
 
 
 class Interpreter:
@@ -80,9 +103,9 @@ class Interpreter:
     def _schedule(self, node: int, i: int, schedule: Schedule):
         for k, phase in enumerate(schedule.phases):
             start = self.engine.now
-            waits = [self.engine.process(self._send(i, t), f"node {node} send "
-                                         f"{t.origin}->{t.final} to {t.dst}")
-                     for t in phase.sends if t.src == node]
+            waits = [self.engine.process(self._send(i, group), f"node {node} send "
+                                         f"{_blocks(group)} to {group[0].dst}")
+                     for group in messages([t for t in phase.sends if t.src == node])]
             waits += [self._letter(i, t, k) for t in phase.recvs if t.dst == node]
             yield self.engine.all_of(waits, f"phase {k} of node {node}")
             if phase.sync == "barrier":
@@ -99,22 +122,26 @@ class Interpreter:
             self.mailbox[key] = event
         return event
 
-    def _send(self, i: int, t: Transfer):
+    def _send(self, i: int, group: tuple[Transfer, ...]):
+        """One network message (or local copy) carrying the blocks of `group`."""
         start = self.engine.now
-        payload = self.data[i].take(t)
-        if t.src == t.dst:
-            yield self.engine.timeout(self.network.copy_time_s(t.nbytes), "copy")
+        payloads = [self.data[i].take(t) for t in group]
+        first, nbytes = group[0], sum(t.nbytes for t in group)
+        if first.src == first.dst:
+            yield self.engine.timeout(self.network.copy_time_s(nbytes), "copy")
             kind = "copy"
         else:
-            yield from self.network.transfer(t)
+            yield from self.network.transfer(dataclasses.replace(first, nbytes=nbytes))
             kind = "send"
-        self.data[i].put(t, payload)
-        self.spans.append(Span(t.src, kind, start, self.engine.now,
-                               f"{t.origin}->{t.final} to {t.dst}, {t.nbytes} B"))
-        letter = self._letter(i, t, -1)
-        if letter.triggered:
-            raise RuntimeError(f"transfer {t} delivered twice")
-        letter.succeed()
+        for t, payload in zip(group, payloads):
+            self.data[i].put(t, payload)
+            letter = self._letter(i, t, -1)
+            if letter.triggered:
+                raise ScheduleError(f"transfer {t.src}->{t.dst} of block {t.origin}->{t.final} "
+                                    "is sent twice")
+            letter.succeed()
+        self.spans.append(Span(first.src, kind, start, self.engine.now,
+                               f"{_blocks(group)} to {first.dst}, {nbytes} B"))
 
     def _barrier(self, i: int, k: int, node: int, nprocs: int) -> Event:
         if (i, k) not in self.barriers:

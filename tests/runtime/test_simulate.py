@@ -114,3 +114,25 @@ def test_runs_are_deterministic(examples):
     a = simulate(compile_text(source), seed=11).to_json()
     b = simulate(compile_text(source), seed=11).to_json()
     assert a == b
+
+
+def test_combined_message_and_forwarding():
+    """Node 0 sends its blocks for 1 and 2 to node 1 as one message; node 1 forwards 0->2."""
+    from phalanx.compiler.schedule import Transfer
+
+    compiled = compile_text("target ideal:3\nprocessors P(3)\narray A(3, 30) of byte distribute "
+                            "(BLOCK, *) onto P\narray B(3, 30) of byte distribute (*, BLOCK) "
+                            "onto P\nB = A\n")
+    s = compiled.schedules[0]
+    m = 10
+    combined = (Transfer(0, 1, m, 0, 1, message=1), Transfer(0, 1, m, 0, 2, message=1))
+    rest = tuple(t for p in s.phases for t in p.sends if t.src != 0 or t.dst == 0)
+    forward = (Transfer(1, 2, m, 0, 2),)
+    schedule = dataclasses.replace(s, phases=(Phase.of(combined, "barrier"),
+                                              Phase.of(forward, "barrier"),
+                                              Phase.of(rest, "barrier")))
+    result = simulate(with_schedule(compiled, schedule))
+    assert result.verified
+    spans = [x for x in result.execution.spans if x.kind == "send" and x.node == 0]
+    assert spans[0].label == "2 blocks to 1, 20 B"
+    assert spans[0].end_s - spans[0].start_s == pytest.approx(ALPHA + BETA * 2 * m)

@@ -148,6 +148,7 @@ class TransferOp(IRDLOperation, ABC):
     bytes = attr_def(IntegerAttr[I64])
     origin = attr_def(IntegerAttr[I64])
     final = attr_def(IntegerAttr[I64])
+    message = attr_def(IntegerAttr[I64])  # 0: a message of its own; >0: combined, see Transfer
 
     traits = traits_def(HasParent(PhaseOp))
 
@@ -159,6 +160,7 @@ class TransferOp(IRDLOperation, ABC):
                 "bytes": IntegerAttr(t.nbytes, i64),
                 "origin": IntegerAttr(t.origin, i64),
                 "final": IntegerAttr(t.final, i64),
+                "message": IntegerAttr(t.message, i64),
             }
         )
 
@@ -169,6 +171,7 @@ class TransferOp(IRDLOperation, ABC):
             nbytes=self.bytes.value.data,
             origin=self.origin.value.data,
             final=self.final.value.data,
+            message=self.message.value.data,
         )
 
     def verify_(self) -> None:
