@@ -1,18 +1,20 @@
 """The `sched` dialect: a collective lowered to phases of sends and receives.
 
 This is the IR form of compiler/schedule.py. A `sched.schedule` holds one block of
-`sched.phase` ops; a phase holds one block of `sched.send` / `sched.recv` ops.
-The blocks carry no terminator: these ops only group their contents. The
-converters below move between the IR and the plain dataclasses without loss.
+`sched.phase` ops (no terminator: the op only groups them); a phase carries its sends
+and receives as i64 tables. The converters below move between the IR and the plain
+dataclasses without loss.
 """
 
 from __future__ import annotations
 
-from abc import ABC
 from collections.abc import Sequence
 
+import numpy as np
 from xdsl.dialects.builtin import (
     I64,
+    BytesAttr,
+    DenseArrayBase,
     Float64Type,
     FloatAttr,
     IntegerAttr,
@@ -88,105 +90,78 @@ class ScheduleOp(IRDLOperation):
                 raise VerifyException(
                     f"'{self.name}' phase at position {position} has index {op.index.value.data}"
                 )
-            for t in op.transfers:
-                for field in ("src", "dst", "origin", "final"):
-                    p = getattr(t, field).value.data
-                    if not 0 <= p < n:
+            for which, table in (("sends", op.send_table()), ("recvs", op.recv_table())):
+                for column in (0, 1, 3, 4):  # src, dst, origin, final
+                    bad = table[(table[:, column] < 0) | (table[:, column] >= n)]
+                    if len(bad):
                         raise VerifyException(
-                            f"'{t.name}' in phase {position}: {field} = {p} outside 0..{n - 1}"
+                            f"'{op.name}' {position} {which}: {TRANSFER_FIELDS[column]} = "
+                            f"{int(bad[0, column])} outside 0..{n - 1}"
                         )
+
+
+TRANSFER_FIELDS = ("src", "dst", "bytes", "origin", "final", "message")
+
+
+def transfers_to_attr(transfers: Sequence[Transfer]) -> DenseArrayBase:
+    """Transfers as one flat i64 table, six entries each (TRANSFER_FIELDS)."""
+    table = np.array([(t.src, t.dst, t.nbytes, t.origin, t.final, t.message) for t in transfers],
+                     dtype="<i8").reshape(-1, len(TRANSFER_FIELDS))
+    return DenseArrayBase(i64, BytesAttr(table.tobytes()))
+
+
+def transfers_table(attr: DenseArrayBase) -> np.ndarray:
+    """The (n, 6) int64 table of a sends/recvs attribute."""
+    return np.frombuffer(attr.data.data, dtype="<i8").reshape(-1, len(TRANSFER_FIELDS))
+
+
+def transfers_from_attr(attr: DenseArrayBase) -> tuple[Transfer, ...]:
+    return tuple(Transfer(*map(int, row)) for row in transfers_table(attr))
 
 
 @irdl_op_definition
 class PhaseOp(IRDLOperation):
-    """Sends and receives that run together; `sync` is "local" or "barrier"."""
+    """Sends and receives that run together; `sync` is "local" or "barrier".
+
+    `sends` and `recvs` are tables of transfers, six i64 per transfer
+    (src, dst, bytes, origin, final, message): one attribute per phase rather than
+    one op per message, so a million-message schedule stays a few thousand ops.
+    """
 
     name = "sched.phase"
 
     index = attr_def(IntegerAttr[I64])
     sync = attr_def(StringAttr)
-    body = region_def("single_block")
+    sends = attr_def(DenseArrayBase[I64])
+    recvs = attr_def(DenseArrayBase[I64])
 
-    traits = traits_def(NoTerminator(), HasParent(ScheduleOp))
+    traits = traits_def(HasParent(ScheduleOp))
 
-    def __init__(self, index: int, sync: str, transfers: Sequence[TransferOp] = ()) -> None:
-        super().__init__(
-            attributes={"index": IntegerAttr(index, i64), "sync": StringAttr(sync)},
-            regions=[Region(Block(transfers))],
-        )
+    def __init__(self, index: int, sync: str, sends: Sequence[Transfer] = (),
+                 recvs: Sequence[Transfer] = ()) -> None:
+        super().__init__(attributes={
+            "index": IntegerAttr(index, i64), "sync": StringAttr(sync),
+            "sends": transfers_to_attr(sends), "recvs": transfers_to_attr(recvs)})
 
-    @property
-    def transfers(self) -> tuple[TransferOp, ...]:
-        return tuple(op for op in self.body.block.ops if isinstance(op, TransferOp))
+    def send_table(self) -> np.ndarray:
+        return transfers_table(self.sends)
 
-    @property
-    def sends(self) -> tuple[SendOp, ...]:
-        return tuple(op for op in self.body.block.ops if isinstance(op, SendOp))
-
-    @property
-    def recvs(self) -> tuple[RecvOp, ...]:
-        return tuple(op for op in self.body.block.ops if isinstance(op, RecvOp))
+    def recv_table(self) -> np.ndarray:
+        return transfers_table(self.recvs)
 
     def verify_(self) -> None:
         if self.sync.data not in SYNC_KINDS:
             raise VerifyException(
                 f"'{self.name}' sync must be one of {', '.join(SYNC_KINDS)}, got '{self.sync.data}'"
             )
-        for op in self.body.block.ops:
-            if not isinstance(op, TransferOp):
-                raise VerifyException(
-                    f"'{self.name}' may only hold 'sched.send' and 'sched.recv' ops, "
-                    f"found '{op.name}'"
-                )
-
-
-class TransferOp(IRDLOperation, ABC):
-    """One message of a phase, seen from the sender (send) or the receiver (recv)."""
-
-    src = attr_def(IntegerAttr[I64])
-    dst = attr_def(IntegerAttr[I64])
-    bytes = attr_def(IntegerAttr[I64])
-    origin = attr_def(IntegerAttr[I64])
-    final = attr_def(IntegerAttr[I64])
-    message = attr_def(IntegerAttr[I64])  # 0: a message of its own; >0: combined, see Transfer
-
-    traits = traits_def(HasParent(PhaseOp))
-
-    def __init__(self, t: Transfer) -> None:
-        super().__init__(
-            attributes={
-                "src": IntegerAttr(t.src, i64),
-                "dst": IntegerAttr(t.dst, i64),
-                "bytes": IntegerAttr(t.nbytes, i64),
-                "origin": IntegerAttr(t.origin, i64),
-                "final": IntegerAttr(t.final, i64),
-                "message": IntegerAttr(t.message, i64),
-            }
-        )
-
-    def to_transfer(self) -> Transfer:
-        return Transfer(
-            src=self.src.value.data,
-            dst=self.dst.value.data,
-            nbytes=self.bytes.value.data,
-            origin=self.origin.value.data,
-            final=self.final.value.data,
-            message=self.message.value.data,
-        )
-
-    def verify_(self) -> None:
-        if self.bytes.value.data < 0:
-            raise VerifyException(f"'{self.name}' bytes must be >= 0, got {self.bytes.value.data}")
-
-
-@irdl_op_definition
-class SendOp(TransferOp):
-    name = "sched.send"
-
-
-@irdl_op_definition
-class RecvOp(TransferOp):
-    name = "sched.recv"
+        for which in ("sends", "recvs"):
+            count = len(getattr(self, which).data.data) // 8
+            if count % len(TRANSFER_FIELDS):
+                raise VerifyException(f"'{self.name}' {which} has {count} entries, not a multiple "
+                                      f"of {len(TRANSFER_FIELDS)} {TRANSFER_FIELDS}")
+            table = transfers_table(getattr(self, which))
+            if (table[:, 2] < 0).any():
+                raise VerifyException(f"'{self.name}' {which}: bytes must be >= 0")
 
 
 @irdl_op_definition
@@ -213,18 +188,15 @@ class ComputeOp(IRDLOperation):
 
 def schedule_to_ir(s: Schedule) -> ScheduleOp:
     # Sends first, then receives: the two lists come back apart and in order.
-    phases = [
-        PhaseOp(k, p.sync, [SendOp(t) for t in p.sends] + [RecvOp(t) for t in p.recvs])
-        for k, p in enumerate(s.phases)
-    ]
+    phases = [PhaseOp(k, p.sync, p.sends, p.recvs) for k, p in enumerate(s.phases)]
     return ScheduleOp(s.collective, s.kind, s.algorithm, s.nprocs, phases, s.src, s.dst, s.line)
 
 
 def schedule_from_ir(op: ScheduleOp) -> Schedule:
     phases = tuple(
         Phase(
-            sends=tuple(t.to_transfer() for t in p.sends),
-            recvs=tuple(t.to_transfer() for t in p.recvs),
+            sends=transfers_from_attr(p.sends),
+            recvs=transfers_from_attr(p.recvs),
             sync=p.sync.data,
         )
         for p in op.phases
@@ -278,4 +250,4 @@ def plan_from_module(module: ModuleOp, nprocs: int) -> Plan:
     return Plan(nprocs=nprocs, steps=tuple(steps))
 
 
-Sched = Dialect("sched", [ScheduleOp, PhaseOp, SendOp, RecvOp, ComputeOp], [])
+Sched = Dialect("sched", [ScheduleOp, PhaseOp, ComputeOp], [])

@@ -37,8 +37,8 @@ def test_schedule_round_trip_keeps_sends_and_recvs_apart() -> None:
     s = odd_schedule()
     op = sched.schedule_to_ir(s)
     op.verify()
-    assert [len(p.sends) for p in op.phases] == [2, 1, 0]
-    assert [len(p.recvs) for p in op.phases] == [1, 2, 0]
+    assert [len(p.send_table()) for p in op.phases] == [2, 1, 0]
+    assert [len(p.recv_table()) for p in op.phases] == [1, 2, 0]
     assert sched.schedule_from_ir(op) == s
 
 
