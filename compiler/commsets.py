@@ -78,15 +78,38 @@ class CommSet:
     def byte_matrix(self) -> np.ndarray:
         return self.element_matrix * self.stmt.dst.itemsize
 
+    @cached_property
+    def _index_groups(self) -> dict[int, list[np.ndarray]]:
+        """Per destination dim, the indices grouped by the key the section selects on."""
+        n = self.nprocs
+        groups = {}
+        for d, extent in enumerate(self.stmt.dst.shape):
+            if d == self.src_dim == self.dst_dim:
+                groups[d] = _group_by(self.src_owner * n + self.dst_owner, n * n)
+            elif d == self.src_dim:
+                groups[d] = _group_by(self.src_owner, n)
+            elif d == self.dst_dim:
+                groups[d] = _group_by(self.dst_owner, n)
+        return groups
+
     def section(self, src: int, dst: int) -> Section:
         """The destination-space indices of the block `src` sends to `dst`."""
-        shape = self.stmt.dst.shape
+        n, groups = self.nprocs, self._index_groups
         out = []
-        for d, extent in enumerate(shape):
-            keep = np.ones(extent, dtype=bool)
-            if d == self.src_dim:
-                keep &= self.src_owner == src
-            if d == self.dst_dim:
-                keep &= self.dst_owner == dst
-            out.append(np.flatnonzero(keep).astype(np.int64))
+        for d, extent in enumerate(self.stmt.dst.shape):
+            if d == self.src_dim == self.dst_dim:
+                out.append(groups[d][src * n + dst])
+            elif d == self.src_dim:
+                out.append(groups[d][src])
+            elif d == self.dst_dim:
+                out.append(groups[d][dst])
+            else:
+                out.append(np.arange(extent, dtype=np.int64))
         return Section(tuple(out))
+
+
+def _group_by(keys: np.ndarray, nkeys: int) -> list[np.ndarray]:
+    """indices[k] = ascending positions i with keys[i] == k, for every k < nkeys."""
+    order = np.argsort(keys, kind="stable")
+    bounds = np.searchsorted(keys[order], np.arange(nkeys + 1))
+    return [order[bounds[k]:bounds[k + 1]].astype(np.int64) for k in range(nkeys)]
