@@ -57,6 +57,7 @@ class RunResult:
     execution: Execution
     collectives: list[CollectiveResult]
     seed: int
+    network: Any = None  # the target's network model after the run (resources' busy times)
     backend: str = "sim"
 
     @property
@@ -107,4 +108,4 @@ def simulate(compiled: Compiled, seed: int = 0) -> RunResult:
             candidates=[{"algorithm": c.algorithm, "predicted_time_s": c.predicted_time_s}
                         for c in compiled.candidates[step.collective]],
             verified=not problems, problems=problems))
-    return RunResult(compiled, execution, results, seed)
+    return RunResult(compiled, execution, results, seed, network)
