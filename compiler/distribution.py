@@ -43,15 +43,39 @@ def local_index_map(dd: DimDist, extent: int, nprocs: int) -> np.ndarray:
     return (i // (b * nprocs)) * b + i % b
 
 
-def owned_indices(array: DistArray, proc: int) -> tuple[np.ndarray, ...]:
-    """Global indices, per dimension, of the elements `proc` owns (ascending = local order)."""
+def dim_owner_map(array: DistArray, dim: int) -> np.ndarray | None:
+    """Arrangement coordinate owning each index of `dim`, or None where not distributed."""
+    proc_dim = array.proc_dims[dim]
+    if proc_dim is None:
+        return None
+    return owner_map(array.dist[dim], array.shape[dim], array.onto.shape[proc_dim])
+
+
+def dim_local_map(array: DistArray, dim: int) -> np.ndarray:
+    """Local index of each global index of `dim` on its owner (identity where not distributed)."""
+    proc_dim = array.proc_dims[dim]
+    if proc_dim is None:
+        return np.arange(array.shape[dim], dtype=np.int64)
+    return local_index_map(array.dist[dim], array.shape[dim], array.onto.shape[proc_dim])
+
+
+def owned_indices(array: DistArray, rank: int) -> tuple[np.ndarray, ...]:
+    """Global indices, per dimension, of the elements `rank` holds (ascending = local order)."""
+    full = tuple(np.arange(e, dtype=np.int64) for e in array.shape)
+    empty = tuple(np.zeros(0, dtype=np.int64) for _ in array.shape)
+    if rank >= array.onto.count:
+        return empty
+    if array.mapping == "replicated":
+        return full
+    if array.mapping == "single":
+        return full if rank == array.owner else empty
+    coords = array.onto.coords(rank)
     out = []
-    for dd, extent in zip(array.dist, array.shape):
-        owners = owner_map(dd, extent, array.onto.count)
-        idx = np.arange(extent, dtype=np.int64)
-        out.append(idx if owners is None else idx[owners == proc])
+    for dim, idx in enumerate(full):
+        owners = dim_owner_map(array, dim)
+        out.append(idx if owners is None else idx[owners == coords[array.proc_dims[dim]]])
     return tuple(out)
 
 
-def local_shape(array: DistArray, proc: int) -> tuple[int, ...]:
-    return tuple(len(ix) for ix in owned_indices(array, proc))
+def local_shape(array: DistArray, rank: int) -> tuple[int, ...]:
+    return tuple(len(ix) for ix in owned_indices(array, rank))

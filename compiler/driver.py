@@ -18,7 +18,7 @@ from phalanx.compiler.ir.passes import PASSES
 from phalanx.compiler.ir.transforms.recognize_collectives import collective_from_op
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Plan, Schedule
-from phalanx.compiler.semantics import AssignStmt, CheckedProgram, check
+from phalanx.compiler.semantics import AssignStmt, CheckedProgram, ReduceStmt, check
 from phalanx.compiler.target import Target, resolve
 from phalanx.grammar import ast
 from phalanx.grammar.diagnostics import PhalanxError, error_at, usage_error
@@ -40,14 +40,18 @@ class Compiled:
     target_spec: str
     target: Target
     collectives: list[Collective]
-    assignments: list[AssignStmt]  # by collective index
+    communications: list[AssignStmt | ReduceStmt]  # by collective index
     candidates: list[list[Candidate]]  # by collective index
     stages: dict[str, ModuleOp]  # "dist", "coll", "sched"
     plan: Plan
 
     @property
     def schedules(self) -> list[Schedule]:
-        return [s for s in self.plan.steps if isinstance(s, Schedule)]
+        return self.plan.schedules()
+
+    @property
+    def assignments(self) -> list[AssignStmt]:
+        return [s for s in self.communications if isinstance(s, AssignStmt)]
 
 
 def load(source_or_path: str | Path, file: str | None = None) -> ast.Module:
@@ -83,7 +87,7 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
                            program.source, f"use at most {machine.nnodes} processors or a "
                            "larger target")
     ctx = make_context()
-    stages = {"dist": module_from_program(program)}
+    stages = {"dist": module_from_program(program, getattr(machine, "clock_hz", None), spec)}
     stages["dist"].verify()
     stages["coll"] = stages["dist"].clone()
     PASSES["recognize-collectives"]().apply(ctx, stages["coll"])
@@ -95,11 +99,10 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
                    if isinstance(op, coll.CollectiveOp)]
     candidates = [[Candidate(a, machine.predict_time_s(c, a)) for a in machine.algorithms(c.kind)]
                   for c in collectives]
-    assignments = [s for s in program.statements if isinstance(s, AssignStmt)]
     plan = plan_from_module(stages["sched"], max(program.nprocs, 1))
-    return Compiled(module, program, spec, machine, collectives, assignments, candidates,
-                    stages, plan)
+    return Compiled(module, program, spec, machine, collectives, program.communications(),
+                    candidates, stages, plan)
 
 
 def chosen_algorithms(compiled: Compiled) -> list[str]:
-    return [op.algorithm.data for op in compiled.stages["sched"].ops if isinstance(op, ScheduleOp)]
+    return [op.algorithm.data for op in compiled.stages["sched"].walk() if isinstance(op, ScheduleOp)]

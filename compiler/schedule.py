@@ -65,6 +65,7 @@ class Schedule:
     src: str = ""  # source array name
     dst: str = ""  # destination array name
     line: int = 0
+    stage: int = -1  # pipeline stage, else -1
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,21 @@ class ComputeStep:
     nprocs: int
     cost_s: float
     line: int = 0
+    stage: int = -1  # pipeline stage, else -1
+
+
+@dataclass(frozen=True)
+class PipelineStep:
+    """Stages of compute steps and schedules. A node runs stage i's compute, then hands
+    stage i's communication to its communication agent and goes on with stage i+1's
+    compute; the agent runs the stages' schedules in order."""
+
+    stages: tuple[tuple[ComputeStep | Schedule, ...], ...]
+    line: int = 0
+
+    @property
+    def nprocs(self) -> int:
+        return max(s.nprocs for stage in self.stages for s in stage)
 
 
 @dataclass(frozen=True)
@@ -82,4 +98,14 @@ class Plan:
     """The executable form of a compiled program: compute steps and schedules in order."""
 
     nprocs: int
-    steps: tuple[ComputeStep | Schedule, ...] = field(default_factory=tuple)
+    steps: tuple[ComputeStep | Schedule | PipelineStep, ...] = field(default_factory=tuple)
+
+    def schedules(self) -> list[Schedule]:
+        """Every schedule in order, pipeline stages included."""
+        out: list[Schedule] = []
+        for step in self.steps:
+            if isinstance(step, PipelineStep):
+                out += [s for stage in step.stages for s in stage if isinstance(s, Schedule)]
+            elif isinstance(step, Schedule):
+                out.append(step)
+        return out

@@ -23,6 +23,7 @@ class Target(ABC):
     name: str
     params: Any  # a frozen dataclass, one field per parameter with its seed citation
     nnodes: int
+    clock_hz: float | None = None  # for compute costs given in cycles
 
     @property
     def spec(self) -> str:

@@ -37,11 +37,15 @@ class DimDist:
 
 @dataclass(frozen=True)
 class ArrayDecl:
+    """`mapping` is "distributed" (dist per dimension), "replicated" or "single" (`on P(i)`)."""
+
     name: str
     shape: tuple[int, ...]
     elem_type: str
+    mapping: str
     dist: tuple[DimDist, ...]
     onto: str
+    owner: tuple[int, ...]  # coordinates of the single owner, else ()
     loc: SourceLoc
     elem_type_loc: SourceLoc
     onto_loc: SourceLoc
@@ -65,9 +69,22 @@ class NameRef:
 
 
 @dataclass(frozen=True)
+class IntArg:
+    value: int
+    loc: SourceLoc
+
+
+@dataclass(frozen=True)
+class KeywordArg:
+    name: str
+    value: int
+    loc: SourceLoc
+
+
+@dataclass(frozen=True)
 class Call:
     func: str
-    arg: NameRef
+    args: tuple[NameRef | IntArg | KeywordArg, ...]
     loc: SourceLoc
 
 
@@ -78,7 +95,23 @@ class Assign:
     loc: SourceLoc
 
 
-Statement = TargetDecl | ProcessorsDecl | ArrayDecl | Compute | Assign
+@dataclass(frozen=True)
+class Pipeline:
+    """`pipeline stages=N { ... }`: communication of chunk i overlaps compute of chunk i+1."""
+
+    stages: int
+    body: tuple[Statement, ...]
+    loc: SourceLoc
+
+
+@dataclass(frozen=True)
+class Repeat:
+    count: int
+    body: tuple[Statement, ...]
+    loc: SourceLoc
+
+
+Statement = TargetDecl | ProcessorsDecl | ArrayDecl | Compute | Assign | Pipeline | Repeat
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ TOKEN_NAMES = {
     "NAME": "a name", "INT": "an integer", "NUMBER": "a number", "STRING": "a quoted string",
     "TARGET_SPEC": "a target spec such as ideal:16", "_NL": "end of line", "$END": "end of file",
     "LPAR": "'('", "RPAR": "')'", "COMMA": "','", "EQUAL": "'='", "STAR": "'*'",
+    "SIGNED_INT": "an integer", "LBRACE": "'{'", "RBRACE": "'}'",
 }
 
 
@@ -100,9 +101,20 @@ class _ToAst(Transformer):
         return ast.ProcessorsDecl(str(name), shape, self._loc(meta))
 
     def array_decl(self, meta, children):
-        name, shape, elem_type, dist, onto = children
-        return ast.ArrayDecl(str(name), shape, str(elem_type), dist, str(onto), self._loc(meta),
-                             self._loc(elem_type), self._loc(onto))
+        name, shape, elem_type, (mapping, dist, onto, owner) = children
+        return ast.ArrayDecl(str(name), shape, str(elem_type), mapping, dist, str(onto), owner,
+                             self._loc(meta), self._loc(elem_type), self._loc(onto))
+
+    def distributed(self, meta, children):
+        dist, onto = children
+        return ("distributed", dist, onto, ())
+
+    def replicated(self, meta, children):
+        return ("replicated", (), children[0], ())
+
+    def single_owner(self, meta, children):
+        onto, owner = children
+        return ("single", (), onto, owner)
 
     def dist_list(self, meta, children):
         return tuple(children)
@@ -130,8 +142,32 @@ class _ToAst(Transformer):
         return ast.NameRef(str(children[0]), self._loc(children[0]))
 
     def call_expr(self, meta, children):
-        func, arg = children
-        return ast.Call(str(func), ast.NameRef(str(arg), self._loc(arg)), self._loc(func))
+        func, args = children
+        return ast.Call(str(func), args, self._loc(func))
+
+    def call_args(self, meta, children):
+        return tuple(children)
+
+    def arg_name(self, meta, children):
+        return ast.NameRef(str(children[0]), self._loc(children[0]))
+
+    def arg_int(self, meta, children):
+        return ast.IntArg(int(children[0]), self._loc(children[0]))
+
+    def arg_keyword(self, meta, children):
+        name, value = children
+        return ast.KeywordArg(str(name), int(value), self._loc(name))
+
+    def pipeline_stmt(self, meta, children):
+        stages, body = children
+        return ast.Pipeline(int(stages), body, self._loc(meta))
+
+    def repeat_stmt(self, meta, children):
+        count, body = children
+        return ast.Repeat(int(count), body, self._loc(meta))
+
+    def body(self, meta, children):
+        return tuple(children)
 
     def int_list(self, meta, children):
         return tuple(int(t) for t in children)

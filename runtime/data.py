@@ -1,7 +1,8 @@
 """Real payloads: each node's local arrays as numpy, blocks packed, moved and unpacked.
 
 At the end every destination element must have been written exactly once and equal
-the reference result of the statement (numpy on the global arrays).
+the reference result of the statement (numpy on the global arrays); reductions must
+have received every partial result exactly once and combine to the reference.
 """
 
 from __future__ import annotations
@@ -11,33 +12,63 @@ from functools import lru_cache
 
 import numpy as np
 
-from phalanx.compiler.commsets import CommSet
-from phalanx.compiler.distribution import local_index_map, owned_indices
+from phalanx.compiler.commsets import CommSet, ReduceSet
+from phalanx.compiler.distribution import dim_local_map, owned_indices
 from phalanx.compiler.schedule import Transfer
-from phalanx.compiler.semantics import AssignStmt, DistArray
+from phalanx.compiler.semantics import AssignStmt, DistArray, ReduceStmt
 
 NUMPY_TYPES = {"byte": np.uint8, "int32": np.int32, "int64": np.int64, "float32": np.float32,
                "float64": np.float64, "complex64": np.complex64, "complex128": np.complex128}
-
-
-@lru_cache(maxsize=64)
-def _local_maps(array: DistArray) -> tuple[np.ndarray, ...]:
-    """Global-to-local index map of each dimension (cached: every block of an array uses it)."""
-    return tuple(local_index_map(dd, extent, array.onto.count)
-                 for dd, extent in zip(array.dist, array.shape))
+REDUCE_FUNCTIONS = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}
 
 
 class ScheduleError(Exception):
     """The schedule moves data it cannot: a block its sender does not hold, a wrong size."""
 
 
-def random_global(array: DistArray, rng: np.random.Generator) -> np.ndarray:
+def random_global(array: DistArray, rng: np.random.Generator, near_one: bool = False) -> np.ndarray:
+    """Seeded data for an array; `near_one` keeps long products finite."""
     dtype = np.dtype(NUMPY_TYPES[array.elem_type])
+    shape = array.shape
+    if dtype.kind in "fc" and near_one:
+        real = rng.uniform(0.999, 1.001, shape)
+        return (real + 1j * rng.uniform(-1e-3, 1e-3, shape) if dtype.kind == "c" else real).astype(dtype)
     if dtype.kind == "c":
-        return (rng.standard_normal(array.shape) + 1j * rng.standard_normal(array.shape)).astype(dtype)
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
     if dtype.kind == "f":
-        return rng.standard_normal(array.shape).astype(dtype)
-    return rng.integers(0, np.iinfo(dtype).max, size=array.shape, dtype=dtype)
+        return rng.standard_normal(shape).astype(dtype)
+    return rng.integers(0, min(np.iinfo(dtype).max, 1 << 20), size=shape, dtype=dtype)
+
+
+@lru_cache(maxsize=64)
+def _local_maps(array: DistArray) -> tuple[np.ndarray, ...]:
+    """Global-to-local index map of each dimension (cached: every block of an array uses it)."""
+    return tuple(dim_local_map(array, d) for d in range(len(array.shape)))
+
+
+class BlockStore:
+    """Which node holds which block: blocks start at their senders and move with transfers."""
+
+    def __init__(self, nprocs: int, blocks: list[tuple[int, int]]):
+        self.held: list[dict[tuple[int, int], np.ndarray | None]] = [{} for _ in range(nprocs)]
+        for origin, final in blocks:
+            self.held[origin][(origin, final)] = None  # None: still in the source, packed on send
+
+    def take(self, t: Transfer, pack) -> np.ndarray:
+        key = (t.origin, t.final)
+        if key not in self.held[t.src]:
+            raise ScheduleError(f"node {t.src} sends block {t.origin}->{t.final}, which it "
+                                "does not hold (never had it, or already sent it on)")
+        payload = self.held[t.src].pop(key)
+        if payload is None:
+            payload = pack(t.origin, t.final)
+        if payload.nbytes != t.nbytes:
+            raise ScheduleError(f"transfer {t.src}->{t.dst} of block {t.origin}->{t.final} says "
+                                f"{t.nbytes} bytes but the block has {payload.nbytes}")
+        return payload
+
+    def keep(self, t: Transfer, payload: np.ndarray) -> None:
+        self.held[t.dst][(t.origin, t.final)] = payload
 
 
 @dataclass
@@ -50,7 +81,8 @@ class AssignmentData:
     dst_local: list[np.ndarray]
     writes: list[np.ndarray]
     reference: list[np.ndarray]
-    held: list[dict[tuple[int, int], np.ndarray | None]] = field(default_factory=list)
+    expected: list[np.ndarray]  # elements this statement (or stage) must write
+    store: BlockStore = field(repr=False)
 
     @classmethod
     def build(cls, stmt: AssignStmt, rng: np.random.Generator) -> AssignmentData:
@@ -58,73 +90,127 @@ class AssignmentData:
         n = commset.nprocs
         a = random_global(stmt.src, rng)
         b = np.transpose(a, stmt.perm)
+        for d, k in enumerate(stmt.shift):
+            b = np.roll(b, -k, axis=d) if k else b
         src_local = [a[np.ix_(*owned_indices(stmt.src, p))] for p in range(n)]
-        ref = [b[np.ix_(*owned_indices(stmt.dst, q))] for q in range(n)]
-        dst_local = [np.zeros_like(r) for r in ref]
-        writes = [np.zeros(r.shape, dtype=np.int32) for r in ref]
+        owned = [owned_indices(stmt.dst, q) for q in range(n)]
+        ref = [b[np.ix_(*ix)] for ix in owned]
+        lo, hi = stmt.window or (0, stmt.dst.shape[0])
+        expected = []
+        for ix, r in zip(owned, ref):
+            rows = (ix[0] >= lo) & (ix[0] < hi)
+            expected.append(np.broadcast_to(rows.reshape((-1,) + (1,) * (r.ndim - 1)), r.shape))
         m = commset.byte_matrix
-        # None = still in the source array, packed when first sent.
-        held = [{(p, q): None for q in range(n) if m[p, q] > 0} for p in range(n)]
-        return cls(stmt, commset, src_local, dst_local, writes, ref, held)
+        blocks = [(p, q) for p in range(n) for q in range(n) if m[p, q] > 0]
+        return cls(stmt, commset, src_local, [np.zeros_like(r) for r in ref],
+                   [np.zeros(r.shape, dtype=np.int32) for r in ref], ref, expected,
+                   BlockStore(n, blocks))
 
     def _local(self, array: DistArray, dim: int, global_idx: np.ndarray) -> np.ndarray:
         return _local_maps(array)[dim][global_idx]
 
     def pack(self, origin: int, final: int) -> np.ndarray:
-        section = self.commset.section(origin, final).indices
-        perm = self.stmt.perm
-        src_idx = [None] * len(perm)
-        for d, ix in enumerate(section):
-            src_idx[perm[d]] = self._local(self.stmt.src, perm[d], ix)
+        section = self.commset.section(origin, final)
+        src_global = self.commset.source_indices(section)
+        src_idx = [self._local(self.stmt.src, d, ix) for d, ix in enumerate(src_global)]
         block = self.src_local[origin][np.ix_(*src_idx)]
-        return np.ascontiguousarray(np.transpose(block, perm))
+        return np.ascontiguousarray(np.transpose(block, self.stmt.perm))
 
-    def unpack(self, origin: int, final: int, payload: np.ndarray) -> None:
+    def _dst_index(self, origin: int, final: int):
         section = self.commset.section(origin, final).indices
-        dst_idx = [self._local(self.stmt.dst, d, ix) for d, ix in enumerate(section)]
-        self.dst_local[final][np.ix_(*dst_idx)] = payload
-        self.writes[final][np.ix_(*dst_idx)] += 1
+        return np.ix_(*[self._local(self.stmt.dst, d, ix) for d, ix in enumerate(section)])
 
     def take(self, t: Transfer) -> np.ndarray:
-        key = (t.origin, t.final)
-        if key not in self.held[t.src]:
-            raise ScheduleError(f"node {t.src} sends block {t.origin}->{t.final}, which it "
-                                "does not hold (never had it, or already sent it on)")
-        payload = self.held[t.src].pop(key)
-        if payload is None:
-            payload = self.pack(t.origin, t.final)
-        if payload.nbytes != t.nbytes:
-            raise ScheduleError(f"transfer {t.src}->{t.dst} of block {t.origin}->{t.final} says "
-                                f"{t.nbytes} bytes but the block has {payload.nbytes}")
-        return payload
+        return self.store.take(t, self.pack)
 
     def put(self, t: Transfer, payload: np.ndarray) -> None:
         if t.dst == t.final:
-            self.unpack(t.origin, t.final, payload)
+            index = self._dst_index(t.origin, t.final)
+            self.dst_local[t.final][index] = payload
+            self.writes[t.final][index] += 1
         else:
-            self.held[t.dst][(t.origin, t.final)] = payload
+            self.store.keep(t, payload)
 
     def problems(self) -> list[str]:
-        """Empty when every element arrived exactly once with the right value."""
+        """Empty when every expected element arrived exactly once with the right value."""
         out = []
         m = self.commset.byte_matrix
-        for q, (w, got, ref) in enumerate(zip(self.writes, self.dst_local, self.reference)):
-            if (w == 0).any():
-                missing = [p for p in range(self.commset.nprocs)
-                           if m[p, q] and (p, q) not in self._delivered(q)]
-                out.append(f"node {q}: {int((w == 0).sum())} elements never arrived "
-                           f"(blocks from {missing})")
-            if (w > 1).any():
-                out.append(f"node {q}: {int((w > 1).sum())} elements arrived more than once")
-            if (w == 1).all() and not np.array_equal(got, ref):
+        for q, (w, got, ref, want) in enumerate(zip(self.writes, self.dst_local, self.reference,
+                                                    self.expected)):
+            missing = want & (w == 0)
+            if missing.any():
+                senders = [p for p in range(self.commset.nprocs)
+                           if m[p, q] and (w[self._dst_index(p, q)] == 0).any()]
+                out.append(f"node {q}: {int(missing.sum())} elements never arrived "
+                           f"(blocks from {senders})")
+            if (w > 1).any() or (~want & (w > 0)).any():
+                out.append(f"node {q}: {int(((w > 1) | (~want & (w > 0))).sum())} elements "
+                           "arrived more than once or where none were due")
+            ok = want & (w == 1)
+            if not np.array_equal(got[ok], ref[ok]):
                 out.append(f"node {q}: delivered values differ from the reference result")
         return out
 
-    def _delivered(self, q: int) -> set[tuple[int, int]]:
-        delivered = set()
-        for p in range(self.commset.nprocs):
-            ix = self.commset.section(p, q).indices
-            dst_idx = [self._local(self.stmt.dst, d, i) for d, i in enumerate(ix)]
-            if ix and all(len(i) for i in ix) and (self.writes[q][np.ix_(*dst_idx)] > 0).all():
-                delivered.add((p, q))
-        return delivered
+
+@dataclass
+class ReductionData:
+    """Partial results of a reduction: one per contributor, combined at each receiver."""
+
+    stmt: ReduceStmt
+    partials: dict[int, np.ndarray]
+    received: list[dict[int, int]]
+    values: list[dict[int, np.ndarray]]
+    reference: np.ndarray
+    rset: ReduceSet
+    store: BlockStore = field(repr=False)
+
+    @classmethod
+    def build(cls, stmt: ReduceStmt, rng: np.random.Generator) -> ReductionData:
+        rset = ReduceSet(stmt)
+        a = random_global(stmt.src, rng, near_one=stmt.op == "prod")
+        combine = REDUCE_FUNCTIONS[stmt.op]
+        partials = {}
+        for p in range(rset.nprocs):
+            mine = a[np.ix_(*owned_indices(stmt.src, p))]
+            if mine.size:
+                partials[p] = np.asarray(combine(mine), dtype=a.dtype).reshape(1)
+        m = rset.byte_matrix
+        blocks = [(p, q) for p in range(rset.nprocs) for q in range(rset.nprocs) if m[p, q] > 0]
+        n = rset.nprocs
+        return cls(stmt, partials, [{} for _ in range(n)], [{} for _ in range(n)],
+                   np.asarray(combine(a), dtype=a.dtype), rset, BlockStore(n, blocks))
+
+    def take(self, t: Transfer) -> np.ndarray:
+        return self.store.take(t, lambda origin, final: self.partials[origin].copy())
+
+    def put(self, t: Transfer, payload: np.ndarray) -> None:
+        if t.dst == t.final:
+            self.received[t.final][t.origin] = self.received[t.final].get(t.origin, 0) + 1
+            self.values[t.final][t.origin] = payload
+        else:
+            self.store.keep(t, payload)
+
+    def problems(self) -> list[str]:
+        out = []
+        m = self.rset.byte_matrix
+        combine = REDUCE_FUNCTIONS[self.stmt.op]
+        for q in self.rset.receivers():
+            due = {p for p in range(self.rset.nprocs) if m[p, q] > 0}
+            got = self.received[q]
+            if set(got) != due or any(c != 1 for c in got.values()):
+                out.append(f"node {q}: partial results from {sorted(got)} (counts "
+                           f"{sorted(got.values())}), expected each of {sorted(due)} once")
+                continue
+            result = combine(np.concatenate([self.values[q][p] for p in sorted(got)]))
+            exact = np.issubdtype(self.reference.dtype, np.integer)
+            if not (result == self.reference if exact else np.allclose(result, self.reference,
+                                                                        rtol=1e-5)):
+                out.append(f"node {q}: combined {self.stmt.op} {result} differs from the "
+                           f"reference {self.reference}")
+        return out
+
+
+def build_data(stmt: AssignStmt | ReduceStmt, rng: np.random.Generator):
+    if isinstance(stmt, ReduceStmt):
+        return ReductionData.build(stmt, rng)
+    return AssignmentData.build(stmt, rng)

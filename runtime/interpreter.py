@@ -12,8 +12,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from phalanx.compiler.schedule import ComputeStep, Plan, Schedule, Transfer
-from phalanx.runtime.data import AssignmentData, ScheduleError
+from phalanx.compiler.schedule import ComputeStep, PipelineStep, Plan, Schedule, Transfer
+from phalanx.runtime.data import ScheduleError
 from phalanx.runtime.engine import Engine, Event
 
 
@@ -41,7 +41,7 @@ class StepTiming:
 @dataclass
 class Execution:
     total_time_s: float
-    steps: list[StepTiming]
+    collectives: dict[int, StepTiming]  # by collective index
     spans: list[Span] = field(default_factory=list)
     events: int = 0
 
@@ -69,12 +69,12 @@ def _blocks(group: tuple[Transfer, ...] | list[Transfer]) -> str:
 
 
 class Interpreter:
-    def __init__(self, plan: Plan, network: Any, engine: Engine,
-                 data: dict[int, AssignmentData]):
+    def __init__(self, plan: Plan, network: Any, engine: Engine, data: dict[int, Any]):
+        """`data[c]` moves the payloads of collective c (runtime/data.py)."""
         self.plan, self.network, self.engine, self.data = plan, network, engine, data
         self.mailbox: dict[tuple, Event] = {}
         self.barriers: dict[tuple[int, int], tuple[Event, set[int]]] = {}
-        self.steps = [StepTiming() for _ in plan.steps]
+        self.timings = {s.collective: StepTiming() for s in plan.schedules()}
         self.spans: list[Span] = []
         self.finish_s = [0.0] * plan.nprocs
 
@@ -82,25 +82,53 @@ class Interpreter:
         for node in range(self.plan.nprocs):
             self.engine.process(self._node(node), f"node {node}")
         self.engine.run()
-        return Execution(max(self.finish_s, default=0.0), self.steps, self.spans,
+        return Execution(max(self.finish_s, default=0.0), self.timings, self.spans,
                          self.engine.events_processed)
 
     def _node(self, node: int):
-        for i, step in enumerate(self.plan.steps):
+        for step in self.plan.steps:
             if node >= step.nprocs:
                 continue
-            start = self.engine.now
-            if isinstance(step, ComputeStep):
-                yield self.engine.timeout(step.cost_s, "compute")
-                self.spans.append(Span(node, "compute", start, self.engine.now, step.label))
+            if isinstance(step, PipelineStep):
+                yield from self._pipeline(node, step)
             else:
-                yield from self._schedule(node, i, step)
-            timing = self.steps[i]
-            timing.start_s = min(timing.start_s, start)
-            timing.end_s = max(timing.end_s, self.engine.now)
+                yield from self._step(node, step)
         self.finish_s[node] = self.engine.now
 
-    def _schedule(self, node: int, i: int, schedule: Schedule):
+    def _step(self, node: int, step: ComputeStep | Schedule):
+        if node >= step.nprocs:
+            return
+        start = self.engine.now
+        if isinstance(step, ComputeStep):
+            yield self.engine.timeout(step.cost_s, "compute")
+            self.spans.append(Span(node, "compute", start, self.engine.now, step.label))
+        else:
+            yield from self._schedule(node, step)
+            timing = self.timings[step.collective]
+            timing.start_s = min(timing.start_s, start)
+            timing.end_s = max(timing.end_s, self.engine.now)
+
+    def _pipeline(self, node: int, step: PipelineStep):
+        """Compute of stage i+1 runs while the node's communication agent moves stage i."""
+        agent: Event | None = None
+        for i, stage in enumerate(step.stages):
+            for s in stage:
+                if isinstance(s, ComputeStep):
+                    yield from self._step(node, s)
+            comms = [s for s in stage if isinstance(s, Schedule)]
+            agent = self.engine.process(self._agent(node, comms, agent),
+                                        f"node {node} agent stage {i}")
+        if agent is not None:
+            yield agent
+
+    def _agent(self, node: int, schedules: list[Schedule], previous: Event | None):
+        if previous is not None:
+            yield previous
+        for s in schedules:
+            yield from self._step(node, s)
+
+    def _schedule(self, node: int, schedule: Schedule):
+        i = schedule.collective
         for k, phase in enumerate(schedule.phases):
             start = self.engine.now
             waits = [self.engine.process(self._send(i, group), f"node {node} send "

@@ -11,9 +11,8 @@ from typing import Any
 import numpy as np
 
 from phalanx.compiler.driver import Compiled
-from phalanx.compiler.schedule import Schedule
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError
-from phalanx.runtime.data import AssignmentData, ScheduleError
+from phalanx.runtime.data import ScheduleError, build_data
 from phalanx.runtime.engine import Deadlock, Engine
 from phalanx.runtime.interpreter import Execution, Interpreter
 
@@ -85,8 +84,8 @@ def simulate(compiled: Compiled, seed: int = 0) -> RunResult:
     rng = np.random.default_rng(seed)
     engine = Engine()
     network = compiled.target.build_network(engine)
-    data = {i: AssignmentData.build(compiled.assignments[step.collective], rng)
-            for i, step in enumerate(compiled.plan.steps) if isinstance(step, Schedule)}
+    data = {s.collective: build_data(compiled.communications[s.collective], rng)
+            for s in compiled.plan.schedules()}
     try:
         execution = Interpreter(compiled.plan, network, engine, data).run()
     except Deadlock as dead:
@@ -95,15 +94,14 @@ def simulate(compiled: Compiled, seed: int = 0) -> RunResult:
     except ScheduleError as bad:
         raise PhalanxError(Diagnostic(f"the schedule is invalid: {bad}")) from None
     results = []
-    for i, step in enumerate(compiled.plan.steps):
-        if not isinstance(step, Schedule):
-            continue
-        coll = compiled.collectives[step.collective]
+    for step in compiled.plan.schedules():
+        i = step.collective
+        coll = compiled.collectives[i]
         problems = data[i].problems()
         results.append(CollectiveResult(
             line=coll.line, kind=coll.kind, nprocs=coll.nprocs, block_bytes=coll.block_bytes,
             total_bytes=coll.total_bytes, algorithm=step.algorithm, phases=len(step.phases),
-            time_s=execution.steps[i].time_s,
+            time_s=execution.collectives[i].time_s,
             lower_bound_s=compiled.target.lower_bound_s(coll),
             candidates=[{"algorithm": c.algorithm, "predicted_time_s": c.predicted_time_s}
                         for c in compiled.candidates[step.collective]],

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from phalanx.compiler.algorithms import GENERIC_ALGORITHMS
-from phalanx.compiler.recognize import Collective
+from phalanx.compiler.recognize import KINDS, Collective
 from phalanx.compiler.schedule import Schedule, Transfer
 from phalanx.compiler.target import Target, TargetEntry, parse_count, register, with_overrides
 from phalanx.runtime.engine import Engine, Resource
@@ -61,7 +61,7 @@ class IdealTarget(Target):
         self.params = params
 
     def algorithms(self, kind: str) -> tuple[str, ...]:
-        return ("direct",) if kind in ("alltoall", "sparse") else ()
+        return ("direct",) if kind in KINDS else ()
 
     def generate(self, coll: Collective, algorithm: str) -> Schedule:
         return GENERIC_ALGORITHMS[algorithm](coll)

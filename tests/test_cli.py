@@ -40,7 +40,7 @@ def test_run_target_override_and_text_output(cli, examples):
 
 @pytest.mark.parametrize("emit, needle", [
     ("ast", '"node": "Module"'), ("dist", '"dist.assign"'), ("coll", '"coll.alltoall"'),
-    ("sched", '"sched.phase"'), ("mlir", '"builtin.module"() ({'), ("dot", "cluster_c0_p14"),
+    ("sched", '"sched.phase"'), ("mlir", '"builtin.module"() ({'), ("dot", "digraph"),
     ("json", '"kind": "alltoall"'),
 ])
 def test_compile_emits(cli, examples, emit, needle):
@@ -100,9 +100,10 @@ def test_missing_file_is_a_clear_error(cli, tmp_path):
 
 def test_targets_and_algorithms_json(cli):
     targets = cli("targets", "--json").json()["targets"]
-    assert [t["name"] for t in targets] == ["ideal"]
+    assert "ideal" in [t["name"] for t in targets]
     algorithms = cli("algorithms", "--target", "ideal:8", "--json").json()["algorithms"]
-    assert algorithms == {"ideal:8": {"alltoall": ["auto", "direct"], "sparse": ["auto", "direct"]}}
+    assert algorithms["ideal:8"]["alltoall"] == ["auto", "direct"]
+    assert algorithms["ideal:8"]["broadcast"] == ["auto", "direct"]
 
 
 def test_sweep_json(cli):

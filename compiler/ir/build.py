@@ -1,7 +1,7 @@
 """Between the checked program and the `dist` dialect, both ways.
 
-`module_from_program` emits the program as `dist` ops; `arrays_from_module` reads the
-declarations back so that passes work from the IR alone.
+`module_from_program` emits the program as `dist` ops; the `*_from_*` readers rebuild
+the semantic objects from the IR so that passes work from the IR alone.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 
 from phalanx.compiler.ir.dialects import dist
 from phalanx.compiler.semantics import (
@@ -17,22 +18,49 @@ from phalanx.compiler.semantics import (
     ComputeStmt,
     DimDist,
     DistArray,
+    PipelineStmt,
     Processors,
+    ReduceStmt,
 )
-from phalanx.grammar.diagnostics import SourceLoc
+from phalanx.grammar.diagnostics import SourceLoc, error_at
 
 _DIM = re.compile(r"^(BLOCK|CYCLIC|\*)(?:\((\d+)\))?$")
 
 
-def module_from_program(program: CheckedProgram) -> ModuleOp:
-    ops = [dist.ProcessorsOp(p.name, p.shape, p.loc.line) for p in program.processors.values()]
+def compute_cost_s(stmt: ComputeStmt, clock_hz: float | None, source: str, target: str) -> float:
+    """Seconds of a compute statement; `cycles` need the target's clock."""
+    if stmt.unit != "cycles":
+        return stmt.cost_s
+    if not clock_hz:
+        raise error_at(stmt.unit_loc, f"target '{target}' has no clock to count cycles with",
+                       source, "give the cost in s, ms or us")
+    return stmt.cost / clock_hz
+
+
+def _op(stmt, program: CheckedProgram, clock_hz: float | None, target: str) -> Operation:
+    if isinstance(stmt, ComputeStmt):
+        cost = compute_cost_s(stmt, clock_hz, program.source, target)
+        return dist.ComputeOp(stmt.label, stmt.onto.name, cost, stmt.loc.line,
+                              -1 if stmt.stage is None else stmt.stage)
+    if isinstance(stmt, ReduceStmt):
+        return dist.ReduceOp(stmt.dst.name, stmt.src.name, stmt.op, stmt.loc.line)
+    return dist.AssignOp(stmt.dst.name, stmt.src.name, stmt.perm, stmt.loc.line, stmt.shift,
+                         stmt.op, stmt.window or (), -1 if stmt.stage is None else stmt.stage)
+
+
+def module_from_program(program: CheckedProgram, clock_hz: float | None = None,
+                        target: str = "") -> ModuleOp:
+    ops: list[Operation] = [dist.ProcessorsOp(p.name, p.shape, p.loc.line)
+                            for p in program.processors.values()]
     ops += [dist.ArrayOp(a.name, a.shape, a.elem_type, [str(d) for d in a.dist], a.onto.name,
-                         a.loc.line) for a in program.arrays.values()]
+                         a.loc.line, a.mapping, -1 if a.owner is None else a.owner)
+            for a in program.arrays.values()]
     for stmt in program.statements:
-        if isinstance(stmt, AssignStmt):
-            ops.append(dist.AssignOp(stmt.dst.name, stmt.src.name, stmt.perm, stmt.loc.line))
+        if isinstance(stmt, PipelineStmt):
+            inner = [_op(s, program, clock_hz, target) for stage in stmt.stages for s in stage]
+            ops.append(dist.PipelineOp(len(stmt.stages), inner, stmt.loc.line))
         else:
-            ops.append(dist.ComputeOp(stmt.label, stmt.onto.name, stmt.cost_s, stmt.loc.line))
+            ops.append(_op(stmt, program, clock_hz, target))
     return ModuleOp(ops)
 
 
@@ -52,19 +80,28 @@ def processors_from_module(module: ModuleOp, file: str = "<ir>") -> dict[str, Pr
 
 def arrays_from_module(module: ModuleOp, file: str = "<ir>") -> dict[str, DistArray]:
     procs = processors_from_module(module, file)
-    return {op.sym_name.data: DistArray(op.sym_name.data, op.dims, op.elem_type.data,
-                                        tuple(_dim_dist(d) for d in op.dist_formats),
-                                        procs[op.onto.data], SourceLoc(file, op.line.value.data, 1))
-            for op in module.ops if isinstance(op, dist.ArrayOp)}
+    out = {}
+    for op in module.ops:
+        if isinstance(op, dist.ArrayOp):
+            mapping = op.mapping.data
+            dims = tuple(_dim_dist(d) for d in op.dist_formats) if mapping == "distributed" else ()
+            owner = op.owner.value.data
+            out[op.sym_name.data] = DistArray(op.sym_name.data, op.dims, op.elem_type.data, mapping,
+                                              dims, procs[op.onto.data],
+                                              owner if owner >= 0 else None,
+                                              SourceLoc(file, op.line.value.data, 1))
+    return out
 
 
 def assign_from_op(op: dist.AssignOp, arrays: dict[str, DistArray],
                    file: str = "<ir>") -> AssignStmt:
+    window = op.window.get_values()
+    stage = op.stage.value.data
     return AssignStmt(arrays[op.dst.data], arrays[op.src.data], op.perm_values,
+                      op.shift.get_values(), SourceLoc(file, op.line.value.data, 1), op.op.data,
+                      tuple(window) if window else None, stage if stage >= 0 else None)
+
+
+def reduce_from_op(op: dist.ReduceOp, arrays: dict[str, DistArray], file: str = "<ir>") -> ReduceStmt:
+    return ReduceStmt(arrays[op.dst.data], arrays[op.src.data], op.op.data,
                       SourceLoc(file, op.line.value.data, 1))
-
-
-def compute_from_op(op: dist.ComputeOp, procs: dict[str, Processors],
-                    file: str = "<ir>") -> ComputeStmt:
-    return ComputeStmt(op.label.data, procs[op.onto.data], op.cost_s.value.data,
-                       SourceLoc(file, op.line.value.data, 1))

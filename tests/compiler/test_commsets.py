@@ -6,13 +6,11 @@ import itertools
 
 import numpy as np
 import pytest
-
 from conftest import compile_text
+
 from phalanx.compiler.commsets import CommSet
 from phalanx.compiler.distribution import local_index_map, owner_map
 from phalanx.compiler.semantics import DimDist
-
-DISTS = ["BLOCK", "CYCLIC", "CYCLIC(3)", "BLOCK(5)"]
 
 
 def oracle_owner(dd: DimDist, extent: int, nprocs: int, i: int) -> int:
@@ -36,59 +34,101 @@ def test_owner_and_local_maps(dd):
         assert list(mine) == list(range(len(mine)))
 
 
-def program(n0, n1, src, dst, transpose, procs_src, procs_dst):
-    src_shape = (n1, n0) if transpose else (n0, n1)
-    rhs = "transpose(A)" if transpose else "A"
-    return (f"target ideal:16\nprocessors P({procs_src})\nprocessors Q({procs_dst})\n"
-            f"array A({src_shape[0]}, {src_shape[1]}) of int32 distribute {src} onto P\n"
-            f"array B({n0}, {n1}) of int32 distribute {dst} onto Q\nB = {rhs}\n")
+def element_owner(array, index) -> int | None:
+    """Linear rank owning one element of a distributed array (oracle)."""
+    coords = []
+    for d, (dd, i) in enumerate(zip(array.dist, index)):
+        pd = array.proc_dims[d]
+        if pd is not None:
+            coords.append(oracle_owner(dd, array.shape[d], array.onto.shape[pd], i))
+    return array.onto.rank(tuple(coords))
 
 
 def brute_force(stmt) -> np.ndarray:
     n = max(stmt.src.onto.count, stmt.dst.onto.count)
     m = np.zeros((n, n), dtype=np.int64)
     for index in itertools.product(*(range(e) for e in stmt.dst.shape)):
-        src_index = tuple(index[stmt.perm.index(d)] for d in range(len(index)))
-        src_dim, dst_dim = stmt.src.distributed_dim, stmt.dst.distributed_dim
-        p = oracle_owner(stmt.src.dist[src_dim], stmt.src.shape[src_dim], stmt.src.onto.count,
-                         src_index[src_dim])
-        q = oracle_owner(stmt.dst.dist[dst_dim], stmt.dst.shape[dst_dim], stmt.dst.onto.count,
-                         index[dst_dim])
-        m[p, q] += stmt.dst.itemsize
+        src_index = [0] * len(index)
+        for d, i in enumerate(index):
+            src_index[stmt.perm[d]] = (i + stmt.shift[d]) % stmt.dst.shape[d]
+        dst = stmt.dst
+        receivers = ([dst.owner] if dst.mapping == "single" else
+                     range(dst.onto.count) if dst.mapping == "replicated" else
+                     [element_owner(dst, index)])
+        for q in receivers:
+            src = stmt.src
+            p = (q % src.onto.count if src.mapping == "replicated" else src.owner if src.mapping == "single"
+                 else element_owner(src, src_index))
+            m[p, q] += dst.itemsize
     return m
 
 
-def random_cases(count: int):
+DISTS = ["BLOCK", "CYCLIC", "CYCLIC(3)", "BLOCKK"]
+GRIDS = [(1,), (3,), (4,), (6,), (2, 3), (4, 2), (2, 2, 2)]
+
+
+def random_mapping(rng, shape, grid_name, grid):
+    """A random mapping of an array of `shape` onto the arrangement `grid`."""
+    roll = rng.random()
+    if roll < 0.1:
+        return f"replicated onto {grid_name}"
+    if roll < 0.2:
+        return f"on {grid_name}({', '.join(str(int(rng.integers(0, g))) for g in grid)})"
+    if len(grid) > len(shape):
+        return f"replicated onto {grid_name}"
+    dims = sorted(rng.choice(len(shape), size=len(grid), replace=False))
+    entries, g = [], 0
+    for d in range(len(shape)):
+        if d in dims:
+            kind = DISTS[int(rng.integers(0, len(DISTS)))]
+            if kind == "BLOCKK":
+                kind = f"BLOCK({-(-shape[d] // grid[g]) + int(rng.integers(0, 3))})"
+            entries.append(kind)
+            g += 1
+        else:
+            entries.append("*")
+    return f"distribute ({', '.join(entries)}) onto {grid_name}"
+
+
+def random_programs(count: int):
     rng = np.random.default_rng(7)
     for _ in range(count):
-        n0, n1 = (int(x) for x in rng.integers(1, 23, size=2))
-        procs_src, procs_dst = (int(x) for x in rng.integers(1, 7, size=2))
-        dists = []
-        for procs, extents in ((procs_src, (n0, n1)), (procs_dst, (n0, n1))):
-            dim = int(rng.integers(0, 2))
-            kind = DISTS[int(rng.integers(0, len(DISTS)))]
-            if kind == "BLOCK(5)":
-                kind = f"BLOCK({-(-extents[dim] // procs) + int(rng.integers(0, 3))})"
-            dists.append("(" + ", ".join(kind if d == dim else "*" for d in range(2)) + ")")
-        transpose = bool(rng.integers(0, 2))
-        yield n0, n1, dists[0], dists[1], transpose, procs_src, procs_dst
+        rank = int(rng.integers(1, 4))
+        shape = tuple(int(x) for x in rng.integers(1, 9 if rank < 3 else 6, size=rank))
+        op = ["copy", "transpose", "cshift"][int(rng.integers(0, 3))] if rank == 2 else \
+            ["copy", "cshift"][int(rng.integers(0, 2))]
+        src_shape = tuple(reversed(shape)) if op == "transpose" else shape
+        g1, g2 = GRIDS[int(rng.integers(0, len(GRIDS)))], GRIDS[int(rng.integers(0, len(GRIDS)))]
+        grid = lambda g: ", ".join(map(str, g))  # noqa: E731
+        rhs = {"copy": "A", "transpose": "transpose(A)",
+               "cshift": f"cshift(A, {int(rng.integers(-7, 8))}, dim={int(rng.integers(1, rank + 1))})"}[op]
+        yield (f"target ideal:16\nprocessors P({grid(g1)})\nprocessors Q({grid(g2)})\n"
+               f"array A({grid(src_shape)}) of int32 {random_mapping(rng, src_shape, 'P', g1)}\n"
+               f"array B({grid(shape)}) of int32 {random_mapping(rng, shape, 'Q', g2)}\n"
+               f"B = {rhs}\n")
 
 
-@pytest.mark.parametrize("case", list(random_cases(60)))
-def test_byte_matrix_matches_oracle(case):
-    n0, n1, src, dst, transpose, ps, pd = case
-    if transpose:  # the source's distribution is written in its own (transposed) index space
-        src = "(" + ", ".join(reversed(src[1:-1].split(", "))) + ")"
-    compiled = compile_text(program(n0, n1, src, dst, transpose, ps, pd))
-    stmt = compiled.assignments[0]
+@pytest.mark.parametrize("source", list(random_programs(120)))
+def test_byte_matrix_matches_oracle(source):
+    compiled = compile_text(source)
+    stmt = compiled.communications[0]
     commset = CommSet(stmt)
-    assert (commset.byte_matrix == brute_force(stmt)).all()
-    for p in range(commset.nprocs):  # the sections tile the destination exactly
+    assert (commset.byte_matrix == brute_force(stmt)).all(), source
+    for p in range(commset.nprocs):  # the sections are exactly the counted elements
         for q in range(commset.nprocs):
             assert commset.section(p, q).count * 4 == commset.byte_matrix[p, q]
 
 
+@pytest.mark.parametrize("source", list(random_programs(40))[::4])
+def test_random_programs_run_and_verify(source):
+    from phalanx.runtime.simulate import simulate
+
+    assert simulate(compile_text(source), seed=5).verified
+
+
 def test_runs_are_maximal():
-    compiled = compile_text(program(12, 4, "(CYCLIC(2), *)", "(BLOCK, *)", False, 3, 3))
-    section = CommSet(compiled.assignments[0]).section(0, 0)
+    compiled = compile_text("target ideal:4\nprocessors P(3)\narray A(12, 4) of byte distribute "
+                            "(CYCLIC(2), *) onto P\narray B(12, 4) of byte distribute (BLOCK, *) "
+                            "onto P\nB = A\n")
+    section = CommSet(compiled.communications[0]).section(0, 0)
     assert section.runs() == (((0, 2),), ((0, 4),))

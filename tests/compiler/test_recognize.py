@@ -18,7 +18,7 @@ def test_uneven_blocks_are_sparse():
     source = ("target ideal:4\nprocessors P(3)\narray A(10) of byte distribute BLOCK onto P\n"
               "array B(10) of byte distribute CYCLIC onto P\nB = A\n")
     c = compile_text(source).collectives[0]
-    assert c.kind == "sparse" and c.block_bytes is None
+    assert c.kind == "sparse" and c.matrix.tolist() == [[2, 1, 1], [1, 2, 1], [1, 0, 1]]
 
 
 def test_same_distribution_moves_nothing_between_nodes():
@@ -31,5 +31,7 @@ def test_same_distribution_moves_nothing_between_nodes():
 def test_classify_edge_cases():
     assert classify(np.array([[5]])) == "sparse"  # one node: nothing to exchange
     assert classify(np.array([[0, 3], [3, 0]])) == "alltoall"
-    assert classify(np.array([[0, 3], [4, 0]])) == "sparse"
+    assert classify(np.array([[0, 3], [4, 0]])) == "alltoallv"
+    assert classify(np.array([[0, 3, 0], [0, 0, 0], [0, 0, 0]])) == "permutation"
+    assert classify(np.array([[0, 3, 1], [0, 0, 0], [0, 1, 0]])) == "sparse"
     assert recognize(2, np.array([[1, 2], [2, 1]]), "A", "B", 9).index == 2

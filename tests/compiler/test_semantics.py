@@ -11,10 +11,10 @@ def test_checked_program(examples):
     compiled = compile_text((examples / "transpose.phx").read_text())
     program = compiled.program
     assert program.nprocs == 16 and program.target_spec == "ideal:16"
-    assert program.arrays["A"].distributed_dim == 0 and program.arrays["B"].distributed_dim == 1
+    assert program.arrays["A"].proc_dims == (0, None) and program.arrays["B"].proc_dims == (None, 0)
     compute, assign = program.statements
     assert compute.cost_s == pytest.approx(1.5e-3)
-    assert assign.perm == (0, 1) and not assign.is_transpose
+    assert assign.perm == (0, 1) and assign.op == "copy" and assign.shift == (0, 0)
 
 
 def where_and_message(text: str) -> tuple[str, str]:
@@ -32,12 +32,13 @@ CASES = [
      "t.phx:6:1", "shape mismatch: 'C' is (128, 256) but the right-hand side is (256, 256)", None),
     ("transpose shape",
      HEADER + "array C(128, 256) of float64 distribute (BLOCK, *) onto P\nC = transpose(C)\n",
-     "t.phx:6:1", "'C = C' moves nothing", None),
+     "t.phx:6:1", "shape mismatch: 'C' is (128, 256) but the right-hand side is (256, 128)", None),
+    ("self assignment", HEADER + "A = A\n", "t.phx:5:1", "'A = A' moves nothing", None),
     ("unknown distribution",
      "processors P(4)\narray A(16) of float64 distribute BLOCKY onto P\n",
      "t.phx:2:35", "unknown distribution 'BLOCKY'", "use BLOCK, BLOCK(k), CYCLIC, CYCLIC(k) or *"),
     ("unknown target", "target nosuch:4\nprocessors P(4)\n" + WORK, "t.phx:1:1",
-     "unknown target 'nosuch' in spec 'nosuch:4'", "known targets: ideal"),
+     "unknown target 'nosuch' in spec 'nosuch:4'", "known targets: "),
     ("bad target parameter", "target ideal:4,speed=3\nprocessors P(4)\n" + WORK, "t.phx:1:1",
      "unknown parameter 'speed' for target 'ideal'", "known parameters: alpha_us"),
     ("redeclared", "processors P(4)\narray P(4) of byte distribute BLOCK onto P\n", "t.phx:2:1",
@@ -48,7 +49,7 @@ CASES = [
      "t.phx:2:34", "distribution has 1 entries but array 'A' has 2 dimensions", None),
     ("two distributed dims",
      "processors P(4)\narray A(4, 4) of byte distribute (BLOCK, CYCLIC) onto P\n",
-     "t.phx:2:35", "array 'A' distributes 2 dimensions onto the 1-D arrangement 'P'", None),
+     "t.phx:2:35", "array 'A' distributes 2 dimension(s) onto the 1-D arrangement 'P'", None),
     ("block size", "processors P(4)\narray A(16) of byte distribute CYCLIC(0) onto P\n",
      "t.phx:2:32", "block size 0 in CYCLIC(0) is less than 1", None),
     ("block too small", "processors P(4)\narray A(16) of byte distribute BLOCK(2) onto P\n",
@@ -65,8 +66,8 @@ CASES = [
      "element type mismatch: 'C' is float32, 'A' is float64", None),
     ("no statements", "target ideal:4\nprocessors P(4)\n", "t.phx:1:1",
      "the program has no statements to run", None),
-    ("processors multi-dim", "processors Q(4, 4)\n", "t.phx:1:1",
-     "processor arrangement 'Q' has 2 dimensions; only 1-D arrangements are supported", None),
+    ("processors rank", "processors Q(4, 4, 2, 2)\n", "t.phx:1:1",
+     "processor arrangement 'Q' has 4 dimensions; at most 3 are supported", None),
     ("second target", "target ideal:4\ntarget ideal:8\n", "t.phx:2:1",
      "second target declaration (first at line 1)", None),
 ]

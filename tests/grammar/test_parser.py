@@ -26,7 +26,8 @@ def test_call_and_cyclic_block():
     decl, assign = module.statements
     assert decl.dist == (ast.DimDist("CYCLIC", 4, decl.dist[0].loc),)
     assert isinstance(assign.src, ast.Call) and assign.src.func == "transpose"
-    assert (assign.src.arg.loc.line, assign.src.arg.loc.col) == (2, 15)
+    (arg,) = assign.src.args
+    assert (arg.name, arg.loc.line, arg.loc.col) == ("A", 2, 15)
 
 
 def test_comments_and_blank_lines():

@@ -8,6 +8,7 @@ the chosen algorithm (`auto`: least predicted time); each `dist.compute` replace
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -47,15 +48,23 @@ class LowerCollToSched(ModulePass):
         target = resolve(self.target)
         choices = parse_algorithm_option(self.algorithm)
         procs = processors_from_module(op)
-        for child in list(op.ops):
+        for child in list(op.walk()):
             if isinstance(child, coll.CollectiveOp):
                 c = collective_from_op(child)
                 algorithm = target.choose(c, choices.get(c.kind, choices.get("*", "auto")))
-                new = sched.schedule_to_ir(target.generate(c, algorithm))
+                schedule = dataclasses.replace(target.generate(c, algorithm),
+                                               stage=child.stage.value.data)
+                new = sched.schedule_to_ir(schedule)
             elif isinstance(child, dist.ComputeOp):
                 step = ComputeStep(child.label.data, procs[child.onto.data].count,
-                                   child.cost_s.value.data, child.line.value.data)
+                                   child.cost_s.value.data, child.line.value.data,
+                                   child.stage.value.data)
                 new = sched.compute_to_ir(step)
+            elif isinstance(child, dist.PipelineOp):
+                new = sched.PipelineOp(child.stages.value.data, [], child.line.value.data)
+                for inner in list(child.body.block.ops):
+                    inner.detach()
+                    new.body.block.add_op(inner)
             else:
                 continue
             child.parent_block().insert_op_before(new, child)

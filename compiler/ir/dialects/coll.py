@@ -11,7 +11,8 @@ from __future__ import annotations
 from abc import ABC
 from collections.abc import Mapping, Sequence
 
-from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, StringAttr, i64
+import numpy as np
+from xdsl.dialects.builtin import I64, BytesAttr, DenseArrayBase, IntegerAttr, StringAttr, i64
 from xdsl.ir import Attribute, Dialect
 from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition
 from xdsl.utils.exceptions import VerifyException
@@ -34,18 +35,29 @@ class CollectiveOp(IRDLOperation, ABC):
     nprocs = attr_def(IntegerAttr[I64])
     byte_matrix = attr_def(DenseArrayBase[I64])
     line = attr_def(IntegerAttr[I64])
+    root = attr_def(IntegerAttr[I64])  # the single owner of a rooted collective, else -1
+    stage = attr_def(IntegerAttr[I64])  # the pipeline stage, else -1
+
+    def __init__(self, collective: int, src: str, dst: str, byte_matrix: Sequence[Sequence[int]],
+                 line: int = 0, root: int = -1, stage: int = -1) -> None:
+        super().__init__(attributes=self._common_attrs(collective, src, dst, byte_matrix, line,
+                                                       root, stage))
 
     @staticmethod
     def _common_attrs(
-        collective: int, src: str, dst: str, byte_matrix: Sequence[Sequence[int]], line: int
+        collective: int, src: str, dst: str, byte_matrix: Sequence[Sequence[int]], line: int,
+        root: int = -1, stage: int = -1,
     ) -> dict[str, Attribute]:
+        flat = np.array(_flatten(byte_matrix), dtype="<i8")
         return {
             "collective": IntegerAttr(collective, i64),
             "src": StringAttr(src),
             "dst": StringAttr(dst),
             "nprocs": IntegerAttr(len(byte_matrix), i64),
-            "byte_matrix": DenseArrayBase.from_list(i64, _flatten(byte_matrix)),
+            "byte_matrix": DenseArrayBase(i64, BytesAttr(flat.tobytes())),
             "line": IntegerAttr(line, i64),
+            "root": IntegerAttr(root, i64),
+            "stage": IntegerAttr(stage, i64),
         }
 
     @property
@@ -59,8 +71,8 @@ class CollectiveOp(IRDLOperation, ABC):
 
     def byte_matrix_rows(self) -> list[list[int]]:
         n = self.nprocs_value
-        flat = self.byte_matrix.get_values()
-        return [list(flat[i * n : (i + 1) * n]) for i in range(n)]
+        flat = np.frombuffer(self.byte_matrix.data.data, dtype="<i8")
+        return flat.reshape(n, n).tolist()
 
     def total_bytes(self) -> int:
         """Bytes moved between distinct processors (the diagonal stays local)."""
@@ -82,12 +94,12 @@ class CollectiveOp(IRDLOperation, ABC):
         n = self.nprocs_value
         if n < 1:
             raise VerifyException(f"'{self.name}' nprocs must be >= 1, got {n}")
-        size = len(self.byte_matrix)
+        size = len(self.byte_matrix.data.data) // 8
         if size != n * n:
             raise VerifyException(
                 f"'{self.name}' byte_matrix has {size} entries, expected nprocs**2 = {n * n}"
             )
-        if any(b < 0 for b in self.byte_matrix.get_values()):
+        if (np.frombuffer(self.byte_matrix.data.data, dtype="<i8") < 0).any():
             raise VerifyException(f"'{self.name}' byte_matrix has a negative entry")
 
 
@@ -107,10 +119,11 @@ class AlltoallOp(CollectiveOp):
         byte_matrix: Sequence[Sequence[int]],
         block_bytes: int,
         line: int = 0,
+        stage: int = -1,
     ) -> None:
-        attrs = self._common_attrs(collective, src, dst, byte_matrix, line)
+        attrs = self._common_attrs(collective, src, dst, byte_matrix, line, -1, stage)
         attrs["block_bytes"] = IntegerAttr(block_bytes, i64)
-        super().__init__(attributes=attrs)
+        IRDLOperation.__init__(self, attributes=attrs)
 
     @staticmethod
     def uniform(
@@ -143,21 +156,26 @@ class AlltoallOp(CollectiveOp):
             )
 
 
-@irdl_op_definition
-class SparseOp(CollectiveOp):
-    """Any other exchange: the byte matrix says who sends how much to whom."""
-
-    name = "coll.sparse"
-
-    def __init__(
-        self,
-        collective: int,
-        src: str,
-        dst: str,
-        byte_matrix: Sequence[Sequence[int]],
-        line: int = 0,
-    ) -> None:
-        super().__init__(attributes=self._common_attrs(collective, src, dst, byte_matrix, line))
+def _kind_op(kind: str, doc: str) -> type[CollectiveOp]:
+    """One op per collective kind; they differ only in name (the kind)."""
+    camel = "".join(part.capitalize() for part in kind.split("_"))
+    return irdl_op_definition(type(f"{camel}Op", (CollectiveOp,), {"name": f"coll.{kind}",
+                                                                    "__doc__": doc}))
 
 
-Coll = Dialect("coll", [AlltoallOp, SparseOp], [])
+AlltoallvOp = _kind_op("alltoallv", "All-to-all with blocks of different sizes.")
+BroadcastOp = _kind_op("broadcast", "The root's data to every processor.")
+ScatterOp = _kind_op("scatter", "The root's data, a different part to each processor.")
+GatherOp = _kind_op("gather", "Every processor's part concatenated on the root.")
+AllgatherOp = _kind_op("allgather", "Every processor's part concatenated on every processor.")
+ReduceOp = _kind_op("reduce", "Partial results combined on the root.")
+AllreduceOp = _kind_op("allreduce", "Partial results combined on every processor.")
+CshiftOp = _kind_op("cshift", "A circular shift along one dimension.")
+PermutationOp = _kind_op("permutation", "Each processor sends to at most one other.")
+SparseOp = _kind_op("sparse", "Any other exchange: the byte matrix says who sends how much to whom.")
+
+KIND_OPS: dict[str, type[CollectiveOp]] = {op.name.split(".", 1)[1]: op for op in (
+    AlltoallOp, AlltoallvOp, BroadcastOp, ScatterOp, GatherOp, AllgatherOp, ReduceOp, AllreduceOp,
+    CshiftOp, PermutationOp, SparseOp)}
+
+Coll = Dialect("coll", list(KIND_OPS.values()), [])

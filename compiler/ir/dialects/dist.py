@@ -21,9 +21,9 @@ from xdsl.dialects.builtin import (
     f64,
     i64,
 )
-from xdsl.ir import Dialect
-from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition, traits_def
-from xdsl.traits import SymbolOpInterface
+from xdsl.ir import Block, Dialect, Operation, Region
+from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition, region_def, traits_def
+from xdsl.traits import NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
 
@@ -81,6 +81,8 @@ class ArrayOp(IRDLOperation):
     # One entry per dimension: "BLOCK", "CYCLIC", "CYCLIC(4)", "*".
     distribution = attr_def(ArrayAttr[StringAttr])
     onto = attr_def(StringAttr)
+    mapping = attr_def(StringAttr)  # "distributed", "replicated" or "single"
+    owner = attr_def(IntegerAttr[I64])  # linear rank of the single owner, else -1
     line = attr_def(IntegerAttr[I64])
 
     traits = traits_def(SymbolOpInterface())
@@ -93,6 +95,8 @@ class ArrayOp(IRDLOperation):
         distribution: Sequence[str],
         onto: str,
         line: int = 0,
+        mapping: str = "distributed",
+        owner: int = -1,
     ) -> None:
         super().__init__(
             attributes={
@@ -101,6 +105,8 @@ class ArrayOp(IRDLOperation):
                 "elem_type": StringAttr(elem_type),
                 "distribution": ArrayAttr([StringAttr(d) for d in distribution]),
                 "onto": StringAttr(onto),
+                "mapping": StringAttr(mapping),
+                "owner": IntegerAttr(owner, i64),
                 "line": IntegerAttr(line, i64),
             }
         )
@@ -115,7 +121,10 @@ class ArrayOp(IRDLOperation):
 
     def verify_(self) -> None:
         _positive_dims(self, self.dims)
-        if len(self.dist_formats) != len(self.dims):
+        if self.mapping.data not in ("distributed", "replicated", "single"):
+            raise VerifyException(f"'{self.name}' mapping '{self.mapping.data}' is not one of "
+                                  "distributed, replicated, single")
+        if self.mapping.data == "distributed" and len(self.dist_formats) != len(self.dims):
             raise VerifyException(
                 f"'{self.name}' @{self.sym_name.data}: {len(self.dist_formats)} distribution "
                 f"entries for {len(self.dims)} dimensions"
@@ -134,15 +143,25 @@ class AssignOp(IRDLOperation):
 
     dst = attr_def(StringAttr)
     src = attr_def(StringAttr)
+    op = attr_def(StringAttr)  # copy, transpose, cshift
     perm = attr_def(DenseArrayBase[I64])
+    shift = attr_def(DenseArrayBase[I64])  # per destination dim: reads index (i + shift) mod n
+    window = attr_def(DenseArrayBase[I64])  # [lo, hi) rows of destination dim 0, or empty
+    stage = attr_def(IntegerAttr[I64])  # pipeline stage, else -1
     line = attr_def(IntegerAttr[I64])
 
-    def __init__(self, dst: str, src: str, perm: Sequence[int] = (0,), line: int = 0) -> None:
+    def __init__(self, dst: str, src: str, perm: Sequence[int] = (0,), line: int = 0,
+                 shift: Sequence[int] | None = None, op: str = "copy",
+                 window: Sequence[int] = (), stage: int = -1) -> None:
         super().__init__(
             attributes={
                 "dst": StringAttr(dst),
                 "src": StringAttr(src),
+                "op": StringAttr(op),
                 "perm": DenseArrayBase.from_list(i64, list(perm)),
+                "shift": DenseArrayBase.from_list(i64, list(shift or [0] * len(perm))),
+                "window": DenseArrayBase.from_list(i64, list(window)),
+                "stage": IntegerAttr(stage, i64),
                 "line": IntegerAttr(line, i64),
             }
         )
@@ -165,14 +184,16 @@ class ComputeOp(IRDLOperation):
     label = attr_def(StringAttr)
     onto = attr_def(StringAttr)
     cost_s = attr_def(FloatAttr[Float64Type])
+    stage = attr_def(IntegerAttr[I64])  # pipeline stage, else -1
     line = attr_def(IntegerAttr[I64])
 
-    def __init__(self, label: str, onto: str, cost_s: float, line: int = 0) -> None:
+    def __init__(self, label: str, onto: str, cost_s: float, line: int = 0, stage: int = -1) -> None:
         super().__init__(
             attributes={
                 "label": StringAttr(label),
                 "onto": StringAttr(onto),
                 "cost_s": FloatAttr(float(cost_s), f64),
+                "stage": IntegerAttr(stage, i64),
                 "line": IntegerAttr(line, i64),
             }
         )
@@ -184,4 +205,42 @@ class ComputeOp(IRDLOperation):
             )
 
 
-Dist = Dialect("dist", [ProcessorsOp, ArrayOp, AssignOp, ComputeOp], [])
+@irdl_op_definition
+class ReduceOp(IRDLOperation):
+    """`s = sum(C)` (or max, min, prod): reduce array `src` into the one-element `dst`."""
+
+    name = "dist.reduce"
+
+    dst = attr_def(StringAttr)
+    src = attr_def(StringAttr)
+    op = attr_def(StringAttr)
+    line = attr_def(IntegerAttr[I64])
+
+    def __init__(self, dst: str, src: str, op: str, line: int = 0) -> None:
+        super().__init__(attributes={"dst": StringAttr(dst), "src": StringAttr(src),
+                                     "op": StringAttr(op), "line": IntegerAttr(line, i64)})
+
+
+@irdl_op_definition
+class PipelineOp(IRDLOperation):
+    """`pipeline stages=N { ... }`, already split: each op inside carries its `stage`.
+
+    Stage i's communication overlaps stage i+1's compute. The same op holds `coll`
+    ops after recognition; lowering turns it into `sched.pipeline`.
+    """
+
+    name = "dist.pipeline"
+
+    stages = attr_def(IntegerAttr[I64])
+    line = attr_def(IntegerAttr[I64])
+    body = region_def("single_block")
+
+    traits = traits_def(NoTerminator())
+
+    def __init__(self, stages: int, ops: Sequence[Operation] = (), line: int = 0) -> None:
+        super().__init__(attributes={"stages": IntegerAttr(stages, i64),
+                                     "line": IntegerAttr(line, i64)},
+                         regions=[Region(Block(ops))])
+
+
+Dist = Dialect("dist", [ProcessorsOp, ArrayOp, AssignOp, ComputeOp, ReduceOp, PipelineOp], [])

@@ -23,12 +23,20 @@ from xdsl.dialects.builtin import (
     f64,
     i64,
 )
-from xdsl.ir import Block, Dialect, Region
+from xdsl.ir import Block, Dialect, Operation, Region
 from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition, region_def, traits_def
 from xdsl.traits import HasParent, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from phalanx.compiler.schedule import SYNC_KINDS, ComputeStep, Phase, Plan, Schedule, Transfer
+from phalanx.compiler.schedule import (
+    SYNC_KINDS,
+    ComputeStep,
+    Phase,
+    PipelineStep,
+    Plan,
+    Schedule,
+    Transfer,
+)
 
 
 @irdl_op_definition
@@ -44,6 +52,7 @@ class ScheduleOp(IRDLOperation):
     dst = attr_def(StringAttr)
     nprocs = attr_def(IntegerAttr[I64])
     line = attr_def(IntegerAttr[I64])
+    stage = attr_def(IntegerAttr[I64])  # pipeline stage, else -1
     body = region_def("single_block")
 
     traits = traits_def(NoTerminator())
@@ -58,6 +67,7 @@ class ScheduleOp(IRDLOperation):
         src: str = "",
         dst: str = "",
         line: int = 0,
+        stage: int = -1,
     ) -> None:
         super().__init__(
             attributes={
@@ -68,6 +78,7 @@ class ScheduleOp(IRDLOperation):
                 "dst": StringAttr(dst),
                 "nprocs": IntegerAttr(nprocs, i64),
                 "line": IntegerAttr(line, i64),
+                "stage": IntegerAttr(stage, i64),
             },
             regions=[Region(Block(phases))],
         )
@@ -174,22 +185,44 @@ class ComputeOp(IRDLOperation):
     nprocs = attr_def(IntegerAttr[I64])
     cost_s = attr_def(FloatAttr[Float64Type])
     line = attr_def(IntegerAttr[I64])
+    stage = attr_def(IntegerAttr[I64])  # pipeline stage, else -1
 
-    def __init__(self, label: str, nprocs: int, cost_s: float, line: int = 0) -> None:
+    def __init__(self, label: str, nprocs: int, cost_s: float, line: int = 0,
+                 stage: int = -1) -> None:
         super().__init__(
             attributes={
                 "label": StringAttr(label),
                 "nprocs": IntegerAttr(nprocs, i64),
                 "cost_s": FloatAttr(float(cost_s), f64),
                 "line": IntegerAttr(line, i64),
+                "stage": IntegerAttr(stage, i64),
             }
         )
+
+
+@irdl_op_definition
+class PipelineOp(IRDLOperation):
+    """Staged compute and schedules (each op inside carries its `stage`); see PipelineStep."""
+
+    name = "sched.pipeline"
+
+    stages = attr_def(IntegerAttr[I64])
+    line = attr_def(IntegerAttr[I64])
+    body = region_def("single_block")
+
+    traits = traits_def(NoTerminator())
+
+    def __init__(self, stages: int, ops: Sequence[Operation] = (), line: int = 0) -> None:
+        super().__init__(attributes={"stages": IntegerAttr(stages, i64),
+                                     "line": IntegerAttr(line, i64)},
+                         regions=[Region(Block(ops))])
 
 
 def schedule_to_ir(s: Schedule) -> ScheduleOp:
     # Sends first, then receives: the two lists come back apart and in order.
     phases = [PhaseOp(k, p.sync, p.sends, p.recvs) for k, p in enumerate(s.phases)]
-    return ScheduleOp(s.collective, s.kind, s.algorithm, s.nprocs, phases, s.src, s.dst, s.line)
+    return ScheduleOp(s.collective, s.kind, s.algorithm, s.nprocs, phases, s.src, s.dst, s.line,
+                      s.stage)
 
 
 def schedule_from_ir(op: ScheduleOp) -> Schedule:
@@ -210,11 +243,12 @@ def schedule_from_ir(op: ScheduleOp) -> Schedule:
         src=op.src.data,
         dst=op.dst.data,
         line=op.line.value.data,
+        stage=op.stage.value.data,
     )
 
 
 def compute_to_ir(c: ComputeStep) -> ComputeOp:
-    return ComputeOp(c.label, c.nprocs, c.cost_s, c.line)
+    return ComputeOp(c.label, c.nprocs, c.cost_s, c.line, c.stage)
 
 
 def compute_from_ir(op: ComputeOp) -> ComputeStep:
@@ -223,31 +257,56 @@ def compute_from_ir(op: ComputeOp) -> ComputeStep:
         nprocs=op.nprocs.value.data,
         cost_s=op.cost_s.value.data,
         line=op.line.value.data,
+        stage=op.stage.value.data,
     )
+
+
+def _step_to_ir(step: ComputeStep | Schedule) -> Operation:
+    return compute_to_ir(step) if isinstance(step, ComputeStep) else schedule_to_ir(step)
 
 
 def plan_to_module(plan: Plan) -> ModuleOp:
     """The inverse of `plan_from_module`: one top-level op per step, in order."""
-    return ModuleOp(
-        [compute_to_ir(s) if isinstance(s, ComputeStep) else schedule_to_ir(s) for s in plan.steps]
-    )
+    ops: list[Operation] = []
+    for step in plan.steps:
+        if isinstance(step, PipelineStep):
+            inner = [_step_to_ir(s) for stage in step.stages for s in stage]
+            ops.append(PipelineOp(len(step.stages), inner, step.line))
+        else:
+            ops.append(_step_to_ir(step))
+    return ModuleOp(ops)
+
+
+def _step_from_ir(op: Operation) -> ComputeStep | Schedule | None:
+    if isinstance(op, ComputeOp):
+        return compute_from_ir(op)
+    if isinstance(op, ScheduleOp):
+        return schedule_from_ir(op)
+    if not op.name.startswith("dist."):
+        raise ValueError(f"cannot execute '{op.name}': lower it to the sched dialect first")
+    return None
 
 
 def plan_from_module(module: ModuleOp, nprocs: int) -> Plan:
-    """Collect the module's top-level compute steps and schedules, in program order.
+    """Collect the module's compute steps, schedules and pipelines, in program order.
 
     `dist.*` ops are declarations and are skipped. Anything else (a `coll.*` op that
     was never lowered, say) would silently drop communication, so it is an error.
     """
-    steps: list[ComputeStep | Schedule] = []
+    steps: list[ComputeStep | Schedule | PipelineStep] = []
     for op in module.ops:
-        if isinstance(op, ComputeOp):
-            steps.append(compute_from_ir(op))
-        elif isinstance(op, ScheduleOp):
-            steps.append(schedule_from_ir(op))
-        elif not op.name.startswith("dist."):
-            raise ValueError(f"cannot execute '{op.name}': lower it to the sched dialect first")
+        if isinstance(op, PipelineOp):
+            stages: list[list[ComputeStep | Schedule]] = [[] for _ in range(op.stages.value.data)]
+            for inner in op.body.block.ops:
+                step = _step_from_ir(inner)
+                if step is not None:
+                    stages[step.stage].append(step)
+            steps.append(PipelineStep(tuple(tuple(s) for s in stages), op.line.value.data))
+        else:
+            step = _step_from_ir(op)
+            if step is not None:
+                steps.append(step)
     return Plan(nprocs=nprocs, steps=tuple(steps))
 
 
-Sched = Dialect("sched", [ScheduleOp, PhaseOp, ComputeOp], [])
+Sched = Dialect("sched", [ScheduleOp, PhaseOp, ComputeOp, PipelineOp], [])
