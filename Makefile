@@ -32,8 +32,8 @@ bench: setup ## run the benchmarks, results in bench/results.json
 lint: setup ## ruff over the package and tests
 	$(BIN)/ruff check .
 
-antlr: ## regenerate the ANTLR parser (comes with the language issue)
-	@echo "the ANTLR grammar is not part of the project yet"; exit 1
+antlr: ## regenerate grammar/_antlr/ from grammar/Phalanx.g4 (needs java; fetches the pinned ANTLR 4.13.2 jar)
+	bash grammar/tools/generate_antlr.sh
 
 clean: ## remove the venv and outputs
 	rm -rf $(VENV) out .pytest_cache

@@ -19,6 +19,7 @@ from phalanx.compiler.ir.printing import print_generic
 from phalanx.compiler.recognize import KINDS as COLLECTIVE_KINDS
 from phalanx.compiler.target import TARGETS, resolve
 from phalanx.grammar.diagnostics import PhalanxError, usage_error
+from phalanx.grammar.frontend import PARSERS
 from phalanx.runtime.dot import schedule_to_dot
 
 EMITS = ("ast", "dist", "coll", "sched", "mlir", "dot", "json")
@@ -85,22 +86,30 @@ def _algorithm_option(values: list[str] | None) -> str:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    compiled = compile_program(args.program, args.target, _algorithm_option(args.algorithm))
+    compiled = compile_program(args.program, args.target, _algorithm_option(args.algorithm),
+                                   parser=args.parser)
     _write(_emit(compiled, args.emit), args.output)
     return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from phalanx.runtime.progress import progress_console, status
     from phalanx.runtime.report import write_report
     from phalanx.runtime.simulate import simulate
 
     if args.backend != "sim":
         raise usage_error(f"backend '{args.backend}' is not available yet",
                           "use --backend sim (the built-in simulator)")
-    compiled = compile_program(args.program, args.target, _algorithm_option(args.algorithm))
-    result = simulate(compiled, args.seed)
+    console = progress_console(args.quiet)
+    with status(f"compiling {args.program}", console):
+        compiled = compile_program(args.program, args.target, _algorithm_option(args.algorithm),
+                                   parser=args.parser)
+    with status(f"simulating on {compiled.target_spec}", console):
+        result = simulate(compiled, args.seed)
+    index = None
     if args.report:
-        write_report(result, args.report)
+        with status(f"writing the report to {args.report}", console):
+            index = write_report(result, args.report)
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
     else:
@@ -111,18 +120,19 @@ def cmd_run(args: argparse.Namespace) -> int:
                   f"{c.time_s * 1e3:.6f} ms, efficiency {c.efficiency:.3f}")
             for problem in c.problems:
                 print(f"    problem: {problem}")
-        if args.report:
-            print(f"report written to {args.report}/")
+        if index is not None:
+            print(f"report written to {index}")
     return 0 if result.verified else 3
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from phalanx.runtime.sweep import parse_sizes, sweep
+    from phalanx.runtime.progress import progress_console
+    from phalanx.runtime.sweep import parse_sizes
+    from phalanx.runtime.sweep_report import run_sweep, write_sweep_report
 
-    data = sweep(args.target, args.collective, parse_sizes(args.sizes), args.algorithm, args.seed)
-    if args.report:
-        Path(args.report).mkdir(parents=True, exist_ok=True)
-        (Path(args.report) / "report.json").write_text(json.dumps(data, indent=2) + "\n")
+    data = run_sweep(args.target, args.collective, parse_sizes(args.sizes), args.algorithm, args.seed,
+                     progress_console(args.quiet))
+    index = write_sweep_report(data, args.report) if args.report else None
     if args.json:
         print(json.dumps(data, indent=2))
     else:
@@ -132,6 +142,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         for r in data["results"]:
             print(f"{r['algorithm']:<16}{r['block_bytes']:>12}{r['time_s'] * 1e3:>14.6f}"
                   f"{r['efficiency']:>12.3f}{r['aggregate_bandwidth_Bps'] / 1e6:>12.1f}")
+        if index is not None:
+            print(f"report written to {index}")
     return 0 if all(r["verified"] for r in data["results"]) else 3
 
 
@@ -171,6 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--target", help="target SPEC, e.g. ideal:16 (default: the program's)")
         p.add_argument("--algorithm", action="append", metavar="KIND=ALG",
                        help="algorithm for a collective kind, or one name for all (default auto)")
+        p.add_argument("--parser", choices=PARSERS, default="lark", help="front end (default lark)")
 
     p = sub.add_parser("compile", help="compile a program and print one stage")
     program_args(p)
@@ -182,8 +195,10 @@ def build_parser() -> argparse.ArgumentParser:
     program_args(p)
     p.add_argument("--backend", default="sim", help="sim (built-in simulator)")
     p.add_argument("--json", action="store_true", help="print the JSON result")
-    p.add_argument("--report", metavar="DIR", help="write report.json, report.md, schedule.svg")
+    p.add_argument("--report", metavar="DIR",
+                   help="write index.html (self-contained), report.json, report.md and the pictures")
     p.add_argument("--seed", type=int, default=0, help="seed of the payload data")
+    p.add_argument("--quiet", action="store_true", help="no progress display on stderr")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("sweep", help="one collective over message sizes and algorithms")
@@ -192,8 +207,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sizes", required=True, help="e.g. 64,512,2K,16K,64K")
     p.add_argument("--algorithm", default="all", help="one algorithm, auto, or all")
     p.add_argument("--json", action="store_true")
-    p.add_argument("--report", metavar="DIR")
+    p.add_argument("--report", metavar="DIR", help="write index.html, report.json and the plots")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("targets", help="list the targets")

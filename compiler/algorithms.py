@@ -18,12 +18,12 @@ def direct_phases(coll: Collective) -> tuple[Phase, ...]:
 
     Local blocks (p to p) are copied in the first phase. Empty blocks send nothing.
     """
-    n, m = coll.nprocs, coll.matrix
-    local = [Transfer(p, p, int(m[p, p]), p, p) for p in range(n) if m[p, p] > 0]
+    n, m = coll.nprocs, coll.byte_matrix  # tuples of Python ints: fast to index
+    local = [Transfer(p, p, m[p][p], p, p) for p in range(n) if m[p][p] > 0]
     phases = []
     for step in range(1, n):
-        sends = [Transfer(r, q, int(m[r, q]), r, q)
-                 for r in range(n) if m[r, q := direct_partner(r, step, n)] > 0]
+        sends = [Transfer(r, q, m[r][q], r, q)
+                 for r in range(n) if m[r][q := direct_partner(r, step, n)] > 0]
         if step == 1:
             sends = local + sends
         phases.append(Phase.of(sends))

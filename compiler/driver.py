@@ -22,7 +22,7 @@ from phalanx.compiler.semantics import AssignStmt, CheckedProgram, ReduceStmt, c
 from phalanx.compiler.target import Target, resolve
 from phalanx.grammar import ast
 from phalanx.grammar.diagnostics import PhalanxError, error_at, usage_error
-from phalanx.grammar.parser import parse, parse_file
+from phalanx.grammar.frontend import parse_path, parse_source
 
 
 @dataclass(frozen=True)
@@ -54,11 +54,11 @@ class Compiled:
         return [s for s in self.communications if isinstance(s, AssignStmt)]
 
 
-def load(source_or_path: str | Path, file: str | None = None) -> ast.Module:
+def load(source_or_path: str | Path, file: str | None = None, parser: str = "lark") -> ast.Module:
     """Parse a program given as a path or (when it contains a newline) as source text."""
     if isinstance(source_or_path, Path) or "\n" not in source_or_path:
-        return parse_file(source_or_path)
-    return parse(source_or_path, file or "<input>")
+        return parse_path(source_or_path, parser)
+    return parse_source(source_or_path, file or "<input>", parser)
 
 
 def _resolve_target(program: CheckedProgram, spec: str | None) -> tuple[str, Target]:
@@ -75,9 +75,11 @@ def _resolve_target(program: CheckedProgram, spec: str | None) -> tuple[str, Tar
 
 
 def compile_program(source_or_path: str | Path, target: str | None = None,
-                    algorithm: str = "auto", file: str | None = None) -> Compiled:
-    """Compile a program; `algorithm` is `auto`, one name, or `KIND=ALG,...`."""
-    module = load(source_or_path, file)
+                    algorithm: str = "auto", file: str | None = None,
+                    parser: str = "lark") -> Compiled:
+    """Compile a program; `algorithm` is `auto`, one name, or `KIND=ALG,...`;
+    `parser` is the front end, `lark` or `antlr`."""
+    module = load(source_or_path, file, parser)
     program = check(module)
     spec, machine = _resolve_target(program, target)
     for procs in program.processors.values():

@@ -49,6 +49,16 @@ class Target(ABC):
     def build_network(self, engine: Any) -> Any:
         """The runtime's network model on `engine` (see runtime/network.py)."""
 
+    def schedule_for(self, coll: Collective, algorithm: str) -> Schedule:
+        """`generate`, remembering the phases of each communication pattern: programs repeat
+        the same redistribution many times, and generators are deterministic."""
+        cache = self.__dict__.setdefault("_phase_cache", {})
+        key = (coll.kind, coll.byte_matrix, coll.root, algorithm)
+        if key not in cache:
+            cache[key] = self.generate(coll, algorithm).phases
+        return Schedule(coll.index, coll.kind, algorithm, coll.nprocs, cache[key], coll.src,
+                        coll.dst, coll.line)
+
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "params": {"nodes": self.nnodes,
                                               **dataclasses.asdict(self.params)}}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
+
 from phalanx.compiler.schedule import Schedule
 
 
@@ -25,6 +27,32 @@ def schedule_problems(s: Schedule) -> list[str]:
     for t in sorted((received - sent).elements(), key=repr):
         problems.append(f"receive {t.src}->{t.dst} of block {t.origin}->{t.final} has no send")
     return problems
+
+
+def table_problems(nprocs: int, phases: list[tuple[np.ndarray, np.ndarray]]) -> list[str]:
+    """`schedule_problems` on the IR's (sends, recvs) int64 tables, vectorised."""
+    problems = []
+    sends = [t for t, _ in phases]
+    recvs = [r for _, r in phases]
+    for k, table in enumerate(sends + recvs):
+        bad = table[(table[:, :2] < 0).any(axis=1) | (table[:, :2] >= nprocs).any(axis=1)]
+        if len(bad):
+            problems.append(f"phase {k % len(phases)}: transfer {bad[0, 0]}->{bad[0, 1]} names a "
+                            f"node outside 0..{nprocs - 1}")
+        small = table[table[:, 2] <= 0]
+        if len(small):
+            problems.append(f"phase {k % len(phases)}: transfer {small[0, 0]}->{small[0, 1]} moves "
+                            f"{small[0, 2]} bytes")
+    all_sends = _sorted_rows(np.concatenate(sends) if sends else np.zeros((0, 6), np.int64))
+    all_recvs = _sorted_rows(np.concatenate(recvs) if recvs else np.zeros((0, 6), np.int64))
+    if all_sends.shape != all_recvs.shape or not np.array_equal(all_sends, all_recvs):
+        problems.append(f"sends and receives do not match: {len(all_sends)} sends, "
+                        f"{len(all_recvs)} receives, or some send has no receive")
+    return problems
+
+
+def _sorted_rows(table: np.ndarray) -> np.ndarray:
+    return table[np.lexsort(table.T[::-1])] if len(table) else table
 
 
 def contention_free_ports(s: Schedule) -> bool:

@@ -24,8 +24,9 @@ TOKEN_NAMES = {
 
 @lru_cache(maxsize=1)
 def _lark_parser() -> lark.Lark:
+    # cache=True keeps the built LALR tables in the temp dir, keyed by the grammar's hash.
     return lark.Lark(GRAMMAR_PATH.read_text(), parser="lalr", strict=True,
-                     propagate_positions=True, maybe_placeholders=False)
+                     propagate_positions=True, maybe_placeholders=False, cache=True)
 
 
 def parse(source: str, file: str = "<input>") -> ast.Module:
@@ -67,12 +68,14 @@ def _syntax_error(exc: lark.exceptions.UnexpectedInput, source: str, file: str) 
     expected = sorted(getattr(exc, "expected", None) or getattr(exc, "allowed", None) or [])
     hint = None
     if expected:
-        names = [TOKEN_NAMES.get(e, _keyword_name(e)) for e in expected]
+        names = [TOKEN_NAMES.get(e) or _keyword_name(e) for e in expected]
         hint = "expected " + ", ".join(dict.fromkeys(names))
     return error_at(loc, message, source, hint)
 
 
 def _keyword_name(terminal: str) -> str:
+    if terminal.startswith("_") and terminal[1:].isalpha():  # a keyword such as _ONTO
+        return repr(terminal[1:].lower())
     pattern = _lark_parser().get_terminal(terminal).pattern if terminal else None
     if pattern is not None and pattern.type == "str":
         return repr(pattern.value)

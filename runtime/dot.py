@@ -1,8 +1,25 @@
-"""Graphviz dumps of schedules: one cluster per phase, one edge per message."""
+"""Graphviz dumps of schedules: one cluster per phase, one edge per message.
+
+Big machines make unreadable pictures, so above a size a dump is summarised: it keeps
+the first and last phases and an even sample in between, caps the messages drawn per
+phase, and says so in the graph's label and in a comment at the top.
+"""
 
 from __future__ import annotations
 
-from phalanx.compiler.schedule import Schedule
+from dataclasses import dataclass
+
+from phalanx.compiler.schedule import Phase, Schedule, Transfer
+
+MAX_PHASES = 8  # more phases than this per collective: summarise
+MAX_EDGES_PER_PHASE = 96  # more messages than this in one phase: draw a sample
+MAX_ALIGNED_NODES = 64  # up to this many nodes, every node keeps its row in every phase
+
+
+@dataclass(frozen=True)
+class DotLimits:
+    max_phases: int = MAX_PHASES
+    max_edges_per_phase: int = MAX_EDGES_PER_PHASE
 
 
 def _size(nbytes: int) -> str:
@@ -12,24 +29,113 @@ def _size(nbytes: int) -> str:
     return f"{nbytes} B"
 
 
-def schedule_to_dot(schedules: list[Schedule], title: str = "schedule") -> str:
-    lines = [f'digraph "{title}" {{', "  rankdir=LR;", '  node [shape=circle, fontsize=10];',
-             '  edge [fontsize=8];']
+def _phases(count: int) -> str:
+    return f"{count} phase" + ("" if count == 1 else "s")
+
+
+def sampled_phases(nphases: int, max_phases: int) -> list[int]:
+    """All phase indices, or (above max_phases) first, last and an even sample between."""
+    if nphases <= max_phases:
+        return list(range(nphases))
+    keep = max(max_phases, 3)
+    step = (nphases - 1) / (keep - 1)
+    return sorted({round(i * step) for i in range(keep)})
+
+
+def _messages(phase: Phase) -> list[list[Transfer]]:
+    """The phase's sends grouped into network messages (Transfer.message > 0 combines)."""
+    groups: dict[tuple[int, int, int], list[Transfer]] = {}
+    out: list[list[Transfer]] = []
+    for t in phase.sends:
+        key = (t.src, t.dst, t.message) if t.message else (t.src, t.dst, -len(out) - 1)
+        if key not in groups:
+            groups[key] = []
+            out.append(groups[key])
+        groups[key].append(t)
+    return out
+
+
+def _phase_lines(s: Schedule, k: int, phase: Phase, limits: DotLimits, aligned: bool) -> list[str]:
+    """One cluster: senders on the left, receivers on the right, one edge per message."""
+    messages = _messages(phase)
+    shown = messages[:limits.max_edges_per_phase]
+    sizes = sorted({sum(t.nbytes for t in m) for m in messages})
+    ncopies = sum(m[0].src == m[0].dst for m in messages)
+    what = f"{len(messages) - ncopies} messages" + (f" of {_size(sizes[0])}" if len(sizes) == 1 else "")
+    what += f" + {ncopies} local copies" if ncopies else ""
+    more = f", {len(shown)} drawn" if len(shown) < len(messages) else ""
+    name = f"c{s.collective}p{k}"
+    lines = [f'    subgraph "cluster_c{s.collective}_p{k}" {{',
+             f'      label="phase {k}: {what} ({phase.sync} sync{more})"; style=rounded;']
+    nodes = range(s.nprocs) if aligned else sorted({m[0].src for m in shown} | {m[0].dst for m in shown})
+    lines += [f'      "{name}s{n}" [label="{n}"]; "{name}r{n}" [label="{n}"];' for n in nodes]
+    copies = {m[0].src for m in shown if m[0].src == m[0].dst}
+    lines += [f'      "{name}s{n}" -> "{name}r{n}" [style=invis, weight=100];'
+              for n in nodes if n not in copies]
+    for m in shown:
+        t = m[0]
+        attrs = ["style=dashed, weight=100" if t.src == t.dst else "constraint=false"]
+        if len(sizes) != 1 or len(m) > 1:
+            blocks = f"{len(m)} blocks, " if len(m) > 1 else ""
+            attrs.append(f'label="{blocks}{_size(sum(x.nbytes for x in m))}"')
+        lines.append(f'      "{name}s{t.src}" -> "{name}r{t.dst}" [{", ".join(attrs)}];')
+    lines.append("    }")
+    return lines
+
+
+def summary_note(s: Schedule, limits: DotLimits) -> str:
+    """What a summarised dump leaves out ('' when it draws everything)."""
+    kept = sampled_phases(len(s.phases), limits.max_phases)
+    notes = []
+    if len(kept) < len(s.phases):
+        notes.append(f"summarised: {len(kept)} of {len(s.phases)} phases drawn "
+                     f"({', '.join(map(str, kept))})")
+    if any(len(s.phases[k].sends) > limits.max_edges_per_phase for k in kept):
+        notes.append(f"at most {limits.max_edges_per_phase} messages drawn per phase")
+    return "; ".join(notes)
+
+
+def _collective_lines(s: Schedule, limits: DotLimits) -> list[str]:
+    """A cluster per collective holding its drawn phases left to right, rows kept per node."""
+    note = summary_note(s, limits)
+    label = (f"collective {s.collective}: {s.kind} by {s.algorithm} "
+             f"(line {s.line}, {len(s.phases)} phases)" + (f"\\n{note}" if note else ""))
+    aligned = s.nprocs <= MAX_ALIGNED_NODES
+    c = f"c{s.collective}"
+    lines = [f'  subgraph "cluster_{c}" {{', f'    label="{label}";']
+    kept = sampled_phases(len(s.phases), limits.max_phases)
+    if aligned and kept:  # an invisible root fixes the order of the rows (ordering=out)
+        lines.append(f'    "{c}root" [style=invis, width=0, label=""];')
+        lines += [f'    "{c}root" -> "{c}p{kept[0]}s{n}" [style=invis];' for n in range(s.nprocs)]
+    previous = None
+    for k in kept:
+        lines += _phase_lines(s, k, s.phases[k], limits, aligned)
+        if previous is not None and aligned:
+            left, right = f"{c}p{previous}r", f"{c}p{k}s"
+            if k > previous + 1:
+                gap = f"{c}gap{k}"
+                skipped = _phases(k - previous - 1)
+                lines.append(f'    "{gap}" [shape=plaintext, fixedsize=false, '
+                             f'label="... {skipped}\\nnot drawn ..."];')
+                lines.append(f'    "{left}0" -> "{gap}" -> "{right}0" [style=invis, weight=100];')
+            span = "" if k == previous + 1 else ", minlen=2"  # as long as the way through the gap
+            lines += [f'    "{left}{n}" -> "{right}{n}" [style=invis, weight=100{span}];'
+                      for n in range(s.nprocs) if k == previous + 1 or n > 0]
+        previous = k
+    lines.append("  }")
+    return lines
+
+
+def schedule_to_dot(schedules: list[Schedule], title: str = "schedule",
+                    limits: DotLimits | None = None) -> str:
+    """Graphviz text: per collective, its phases left to right (senders, then receivers)."""
+    limits = limits or DotLimits()
+    notes = [f"  // collective {s.collective}: {note}" for s in schedules
+             if (note := summary_note(s, limits))]
+    lines = [f'digraph "{title}" {{', *notes, "  rankdir=LR; newrank=true; ordering=out;",
+             "  node [shape=circle, fontsize=9, width=0.3, fixedsize=true];",
+             "  edge [fontsize=8, arrowsize=0.5];"]
     for s in schedules:
-        lines.append(f'  subgraph "cluster_c{s.collective}" {{')
-        lines.append(f'    label="collective {s.collective}: {s.kind} by {s.algorithm} '
-                     f'(line {s.line}, {len(s.phases)} phases)";')
-        for k, phase in enumerate(s.phases):
-            lines.append(f'    subgraph "cluster_c{s.collective}_p{k}" {{')
-            lines.append(f'      label="phase {k} ({phase.sync} sync)"; style=rounded;')
-            nodes = sorted({t.src for t in phase.sends} | {t.dst for t in phase.sends})
-            for n in nodes:
-                lines.append(f'      "c{s.collective}p{k}n{n}" [label="{n}"];')
-            for t in phase.sends:
-                style = ', style=dashed' if t.src == t.dst else ""
-                lines.append(f'      "c{s.collective}p{k}n{t.src}" -> "c{s.collective}p{k}n{t.dst}"'
-                             f' [label="{_size(t.nbytes)}"{style}];')
-            lines.append("    }")
-        lines.append("  }")
+        lines += _collective_lines(s, limits)
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -1,4 +1,3 @@
 """Phalanx targets: importing this package fills the target registry."""
 
-from phalanx.targets import ideal  # noqa: F401  (registers itself)
-
+from phalanx.targets import bokhari, ideal  # noqa: F401  (each registers itself)

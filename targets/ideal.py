@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from phalanx.compiler.algorithms import GENERIC_ALGORITHMS
+import numpy as np
+
+from phalanx.compiler.algorithms import GENERIC_ALGORITHMS, direct_partner
 from phalanx.compiler.recognize import KINDS, Collective
 from phalanx.compiler.schedule import Schedule, Transfer
 from phalanx.compiler.target import Target, TargetEntry, parse_count, register, with_overrides
@@ -70,15 +72,18 @@ class IdealTarget(Target):
         return (self.params.alpha_us + self.params.beta_us_per_byte * nbytes) * 1e-6
 
     def predict_time_s(self, coll: Collective, algorithm: str) -> float:
-        """Phases run back to back; each lasts as long as its largest message."""
-        schedule = self.generate(coll, algorithm)
+        """`direct` phases run back to back; each lasts as long as its largest message
+        (local copies ride in the first phase)."""
+        m, n = coll.matrix, coll.nprocs
+        ranks = np.arange(n)
+        copy_s = self.params.copy_us_per_byte * 1e-6 * float(np.diag(m).max(initial=0))
         total = 0.0
-        for phase in schedule.phases:
-            sizes = [t.nbytes for t in phase.sends if t.src != t.dst]
-            copies = [t.nbytes for t in phase.sends if t.src == t.dst]
-            total += max([self.message_time_s(b) for b in sizes] +
-                         [self.params.copy_us_per_byte * 1e-6 * b for b in copies] + [0.0])
-        return total
+        for step in range(1, n):
+            partners = direct_partner(ranks, step, n)
+            sizes = m[ranks, partners]
+            longest = self.message_time_s(int(sizes.max())) if sizes.any() else 0.0
+            total += max(longest, copy_s) if step == 1 else longest
+        return total if n > 1 else copy_s
 
     def lower_bound_s(self, coll: Collective) -> float:
         """Injection bound: the busiest port must carry its bytes, plus one start-up."""

@@ -40,7 +40,7 @@ def test_run_target_override_and_text_output(cli, examples):
 
 @pytest.mark.parametrize("emit, needle", [
     ("ast", '"node": "Module"'), ("dist", '"dist.assign"'), ("coll", '"coll.alltoall"'),
-    ("sched", '"sched.phase"'), ("mlir", '"builtin.module"() ({'), ("dot", "digraph"),
+    ("sched", "\"sched.schedule\""), ("mlir", '"builtin.module"() ({'), ("dot", "digraph"),
     ("json", '"kind": "alltoall"'),
 ])
 def test_compile_emits(cli, examples, emit, needle):

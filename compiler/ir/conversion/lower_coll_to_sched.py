@@ -52,7 +52,7 @@ class LowerCollToSched(ModulePass):
             if isinstance(child, coll.CollectiveOp):
                 c = collective_from_op(child)
                 algorithm = target.choose(c, choices.get(c.kind, choices.get("*", "auto")))
-                schedule = dataclasses.replace(target.generate(c, algorithm),
+                schedule = dataclasses.replace(target.schedule_for(c, algorithm),
                                                stage=child.stage.value.data)
                 new = sched.schedule_to_ir(schedule)
             elif isinstance(child, dist.ComputeOp):

@@ -1,18 +1,20 @@
 """The `sched` dialect: a collective lowered to phases of sends and receives.
 
-This is the IR form of compiler/schedule.py. A `sched.schedule` holds one block of
-`sched.phase` ops (no terminator: the op only groups them); a phase carries its sends
-and receives as i64 tables. The converters below move between the IR and the plain
+This is the IR form of compiler/schedule.py. A `sched.schedule` carries its phases'
+sends and receives as i64 tables; `sched.pipeline` groups the staged compute steps and
+schedules of a pipeline. The converters below move between the IR and the plain
 dataclasses without loss.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 from xdsl.dialects.builtin import (
     I64,
+    ArrayAttr,
     BytesAttr,
     DenseArrayBase,
     Float64Type,
@@ -25,7 +27,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Dialect, Operation, Region
 from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition, region_def, traits_def
-from xdsl.traits import HasParent, NoTerminator
+from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from phalanx.compiler.schedule import (
@@ -38,10 +40,42 @@ from phalanx.compiler.schedule import (
     Transfer,
 )
 
+TRANSFER_FIELDS = ("src", "dst", "bytes", "origin", "final", "message")
+
+
+def _values(attr: DenseArrayBase) -> np.ndarray:
+    return np.frombuffer(attr.data.data, dtype="<i8")
+
+
+@lru_cache(maxsize=4096)
+def _phase_tables(phases: tuple[Phase, ...]) -> tuple[bytes, bytes, bytes, bytes]:
+    """(sends, send offsets, recvs, recv offsets) of a schedule's phases, as i64 bytes.
+    Cached: repeated statements lower to the same phases."""
+    out = []
+    for which in ("sends", "recvs"):
+        rows = [(t.src, t.dst, t.nbytes, t.origin, t.final, t.message)
+                for p in phases for t in getattr(p, which)]
+        counts = [len(getattr(p, which)) for p in phases]
+        table = np.array(rows, dtype="<i8").reshape(-1, len(TRANSFER_FIELDS))
+        out += [table.tobytes(), np.concatenate(([0], np.cumsum(counts))).astype("<i8").tobytes()]
+    return tuple(out)
+
+
+@lru_cache(maxsize=4096)
+def _transfers(table: bytes) -> tuple[Transfer, ...]:
+    rows = np.frombuffer(table, dtype="<i8").reshape(-1, len(TRANSFER_FIELDS)).tolist()
+    return tuple(Transfer(*row) for row in rows)
+
 
 @irdl_op_definition
 class ScheduleOp(IRDLOperation):
-    """One lowered collective: `algorithm` for a `kind` collective on `nprocs` processors."""
+    """One lowered collective: `algorithm` for a `kind` collective on `nprocs` processors.
+
+    Its phases are tables rather than nested ops, so a schedule of a million messages
+    is one op: `sends` and `recvs` hold six i64 per transfer (TRANSFER_FIELDS), phase k's
+    rows are [send_offsets[k], send_offsets[k+1]), and `phase_sync[k]` is "local" or
+    "barrier".
+    """
 
     name = "sched.schedule"
 
@@ -53,22 +87,16 @@ class ScheduleOp(IRDLOperation):
     nprocs = attr_def(IntegerAttr[I64])
     line = attr_def(IntegerAttr[I64])
     stage = attr_def(IntegerAttr[I64])  # pipeline stage, else -1
-    body = region_def("single_block")
+    phase_sync = attr_def(ArrayAttr[StringAttr])
+    send_offsets = attr_def(DenseArrayBase[I64])
+    sends = attr_def(DenseArrayBase[I64])
+    recv_offsets = attr_def(DenseArrayBase[I64])
+    recvs = attr_def(DenseArrayBase[I64])
 
-    traits = traits_def(NoTerminator())
-
-    def __init__(
-        self,
-        collective: int,
-        kind: str,
-        algorithm: str,
-        nprocs: int,
-        phases: Sequence[PhaseOp] = (),
-        src: str = "",
-        dst: str = "",
-        line: int = 0,
-        stage: int = -1,
-    ) -> None:
+    def __init__(self, collective: int, kind: str, algorithm: str, nprocs: int,
+                 phases: Sequence[Phase] = (), src: str = "", dst: str = "", line: int = 0,
+                 stage: int = -1) -> None:
+        sends, send_offsets, recvs, recv_offsets = _phase_tables(tuple(phases))
         super().__init__(
             attributes={
                 "collective": IntegerAttr(collective, i64),
@@ -79,100 +107,62 @@ class ScheduleOp(IRDLOperation):
                 "nprocs": IntegerAttr(nprocs, i64),
                 "line": IntegerAttr(line, i64),
                 "stage": IntegerAttr(stage, i64),
-            },
-            regions=[Region(Block(phases))],
+                "phase_sync": ArrayAttr([StringAttr(p.sync) for p in phases]),
+                "send_offsets": DenseArrayBase(i64, BytesAttr(send_offsets)),
+                "sends": DenseArrayBase(i64, BytesAttr(sends)),
+                "recv_offsets": DenseArrayBase(i64, BytesAttr(recv_offsets)),
+                "recvs": DenseArrayBase(i64, BytesAttr(recvs)),
+            }
         )
 
     @property
-    def phases(self) -> tuple[PhaseOp, ...]:
-        return tuple(op for op in self.body.block.ops if isinstance(op, PhaseOp))
+    def phase_count(self) -> int:
+        return len(self.phase_sync.data)
+
+    def table(self, which: str) -> np.ndarray:
+        """All sends or recvs as an (n, 6) int64 table."""
+        return _values(getattr(self, which)).reshape(-1, len(TRANSFER_FIELDS))
+
+    def phase_tables(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(sends, recvs) tables of each phase."""
+        sends, recvs = self.table("sends"), self.table("recvs")
+        so, ro = _values(self.send_offsets), _values(self.recv_offsets)
+        return [(sends[so[k]:so[k + 1]], recvs[ro[k]:ro[k + 1]]) for k in range(self.phase_count)]
+
+    def phases(self) -> tuple[Phase, ...]:
+        sends = _transfers(self.sends.data.data)
+        recvs = _transfers(self.recvs.data.data)
+        so, ro = _values(self.send_offsets).tolist(), _values(self.recv_offsets).tolist()
+        return tuple(Phase(sends[so[k]:so[k + 1]], recvs[ro[k]:ro[k + 1]], sync.data)
+                     for k, sync in enumerate(self.phase_sync.data))
 
     def verify_(self) -> None:
         n = self.nprocs.value.data
         if n < 1:
             raise VerifyException(f"'{self.name}' nprocs must be >= 1, got {n}")
-        for position, op in enumerate(self.body.block.ops):
-            if not isinstance(op, PhaseOp):
-                raise VerifyException(
-                    f"'{self.name}' may only hold 'sched.phase' ops, found '{op.name}'"
-                )
-            # Phase order is the block order; the index makes it visible and checkable.
-            if op.index.value.data != position:
-                raise VerifyException(
-                    f"'{self.name}' phase at position {position} has index {op.index.value.data}"
-                )
-            for which, table in (("sends", op.send_table()), ("recvs", op.recv_table())):
-                for column in (0, 1, 3, 4):  # src, dst, origin, final
-                    bad = table[(table[:, column] < 0) | (table[:, column] >= n)]
-                    if len(bad):
-                        raise VerifyException(
-                            f"'{op.name}' {position} {which}: {TRANSFER_FIELDS[column]} = "
-                            f"{int(bad[0, column])} outside 0..{n - 1}"
-                        )
-
-
-TRANSFER_FIELDS = ("src", "dst", "bytes", "origin", "final", "message")
-
-
-def transfers_to_attr(transfers: Sequence[Transfer]) -> DenseArrayBase:
-    """Transfers as one flat i64 table, six entries each (TRANSFER_FIELDS)."""
-    table = np.array([(t.src, t.dst, t.nbytes, t.origin, t.final, t.message) for t in transfers],
-                     dtype="<i8").reshape(-1, len(TRANSFER_FIELDS))
-    return DenseArrayBase(i64, BytesAttr(table.tobytes()))
-
-
-def transfers_table(attr: DenseArrayBase) -> np.ndarray:
-    """The (n, 6) int64 table of a sends/recvs attribute."""
-    return np.frombuffer(attr.data.data, dtype="<i8").reshape(-1, len(TRANSFER_FIELDS))
-
-
-def transfers_from_attr(attr: DenseArrayBase) -> tuple[Transfer, ...]:
-    return tuple(Transfer(*map(int, row)) for row in transfers_table(attr))
-
-
-@irdl_op_definition
-class PhaseOp(IRDLOperation):
-    """Sends and receives that run together; `sync` is "local" or "barrier".
-
-    `sends` and `recvs` are tables of transfers, six i64 per transfer
-    (src, dst, bytes, origin, final, message): one attribute per phase rather than
-    one op per message, so a million-message schedule stays a few thousand ops.
-    """
-
-    name = "sched.phase"
-
-    index = attr_def(IntegerAttr[I64])
-    sync = attr_def(StringAttr)
-    sends = attr_def(DenseArrayBase[I64])
-    recvs = attr_def(DenseArrayBase[I64])
-
-    traits = traits_def(HasParent(ScheduleOp))
-
-    def __init__(self, index: int, sync: str, sends: Sequence[Transfer] = (),
-                 recvs: Sequence[Transfer] = ()) -> None:
-        super().__init__(attributes={
-            "index": IntegerAttr(index, i64), "sync": StringAttr(sync),
-            "sends": transfers_to_attr(sends), "recvs": transfers_to_attr(recvs)})
-
-    def send_table(self) -> np.ndarray:
-        return transfers_table(self.sends)
-
-    def recv_table(self) -> np.ndarray:
-        return transfers_table(self.recvs)
-
-    def verify_(self) -> None:
-        if self.sync.data not in SYNC_KINDS:
-            raise VerifyException(
-                f"'{self.name}' sync must be one of {', '.join(SYNC_KINDS)}, got '{self.sync.data}'"
-            )
+        for sync in self.phase_sync.data:
+            if sync.data not in SYNC_KINDS:
+                raise VerifyException(f"'{self.name}' sync must be one of {', '.join(SYNC_KINDS)}, "
+                                      f"got '{sync.data}'")
         for which in ("sends", "recvs"):
             count = len(getattr(self, which).data.data) // 8
             if count % len(TRANSFER_FIELDS):
                 raise VerifyException(f"'{self.name}' {which} has {count} entries, not a multiple "
                                       f"of {len(TRANSFER_FIELDS)} {TRANSFER_FIELDS}")
-            table = transfers_table(getattr(self, which))
+            offsets = _values(getattr(self, which[:-1] + "_offsets"))
+            rows = count // len(TRANSFER_FIELDS)
+            if (len(offsets) != self.phase_count + 1 or offsets[0] != 0 or offsets[-1] != rows
+                    or (np.diff(offsets) < 0).any()):
+                raise VerifyException(f"'{self.name}' {which[:-1]}_offsets must rise from 0 to "
+                                      f"{rows} in {self.phase_count + 1} entries")
+            table = self.table(which)
             if (table[:, 2] < 0).any():
                 raise VerifyException(f"'{self.name}' {which}: bytes must be >= 0")
+            for column in (0, 1, 3, 4):  # src, dst, origin, final
+                bad = table[(table[:, column] < 0) | (table[:, column] >= n)]
+                if len(bad):
+                    raise VerifyException(f"'{self.name}' {which}: {TRANSFER_FIELDS[column]} = "
+                                          f"{int(bad[0, column])} outside 0..{n - 1}")
 
 
 @irdl_op_definition
@@ -219,21 +209,12 @@ class PipelineOp(IRDLOperation):
 
 
 def schedule_to_ir(s: Schedule) -> ScheduleOp:
-    # Sends first, then receives: the two lists come back apart and in order.
-    phases = [PhaseOp(k, p.sync, p.sends, p.recvs) for k, p in enumerate(s.phases)]
-    return ScheduleOp(s.collective, s.kind, s.algorithm, s.nprocs, phases, s.src, s.dst, s.line,
+    return ScheduleOp(s.collective, s.kind, s.algorithm, s.nprocs, s.phases, s.src, s.dst, s.line,
                       s.stage)
 
 
 def schedule_from_ir(op: ScheduleOp) -> Schedule:
-    phases = tuple(
-        Phase(
-            sends=transfers_from_attr(p.sends),
-            recvs=transfers_from_attr(p.recvs),
-            sync=p.sync.data,
-        )
-        for p in op.phases
-    )
+    phases = op.phases()
     return Schedule(
         collective=op.collective.value.data,
         kind=op.kind.data,
@@ -309,4 +290,4 @@ def plan_from_module(module: ModuleOp, nprocs: int) -> Plan:
     return Plan(nprocs=nprocs, steps=tuple(steps))
 
 
-Sched = Dialect("sched", [ScheduleOp, PhaseOp, ComputeOp, PipelineOp], [])
+Sched = Dialect("sched", [ScheduleOp, ComputeOp, PipelineOp], [])

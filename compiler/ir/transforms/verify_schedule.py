@@ -13,7 +13,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import VerifyException
 
 from phalanx.compiler.ir.dialects import sched
-from phalanx.compiler.verify import schedule_problems
+from phalanx.compiler.verify import table_problems
 
 
 @dataclass(frozen=True)
@@ -21,9 +21,9 @@ class VerifySchedule(ModulePass):
     name = "verify-schedule"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for child in op.ops:
+        for child in op.walk():
             if isinstance(child, sched.ScheduleOp):
-                problems = schedule_problems(sched.schedule_from_ir(child))
+                problems = table_problems(child.nprocs.value.data, child.phase_tables())
                 if problems:
                     raise VerifyException(f"schedule of collective {child.collective.value.data}: "
                                           + "; ".join(problems[:5]))

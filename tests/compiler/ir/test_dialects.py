@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, ModuleOp, StringAttr, i64
 from xdsl.utils.exceptions import VerifyException
 
 from phalanx.compiler.ir.dialects import ALL_DIALECTS, coll, dist, make_context, sched
 from phalanx.compiler.ir.printing import parse_module, print_generic
-from phalanx.compiler.schedule import ComputeStep, Phase, Plan, Schedule, Transfer
+from phalanx.compiler.schedule import ComputeStep, Phase, PipelineStep, Plan, Schedule, Transfer
 
 
 def odd_schedule() -> Schedule:
@@ -29,7 +31,8 @@ def odd_schedule() -> Schedule:
 def test_context_knows_all_dialects() -> None:
     ctx = make_context()
     assert [d.name for d in ALL_DIALECTS] == ["dist", "coll", "sched"]
-    for op_name in ("dist.array", "coll.alltoall", "sched.phase", "builtin.module"):
+    for op_name in ("dist.array", "coll.alltoall", "sched.schedule", "sched.pipeline",
+                    "builtin.module"):
         assert ctx.get_optional_op(op_name) is not None
 
 
@@ -37,8 +40,8 @@ def test_schedule_round_trip_keeps_sends_and_recvs_apart() -> None:
     s = odd_schedule()
     op = sched.schedule_to_ir(s)
     op.verify()
-    assert [len(p.send_table()) for p in op.phases] == [2, 1, 0]
-    assert [len(p.recv_table()) for p in op.phases] == [1, 2, 0]
+    assert [len(sends) for sends, _ in op.phase_tables()] == [2, 1, 0]
+    assert [len(recvs) for _, recvs in op.phase_tables()] == [1, 2, 0]
     assert sched.schedule_from_ir(op) == s
 
 
@@ -83,7 +86,7 @@ def test_plan_from_module_rejects_unlowered_collective() -> None:
 def test_phase_rejects_bad_sync_kind() -> None:
     s = odd_schedule()
     op = sched.schedule_to_ir(s)
-    op.phases[1].attributes["sync"] = StringAttr("eventually")
+    op.attributes["phase_sync"] = ArrayAttr([StringAttr(x) for x in ("local", "eventually", "local")])
     with pytest.raises(
         VerifyException, match="sync must be one of local, barrier, got 'eventually'"
     ):
@@ -92,27 +95,30 @@ def test_phase_rejects_bad_sync_kind() -> None:
 
 def test_bad_sync_kind_in_text_is_rejected() -> None:
     text = print_generic(ModuleOp([sched.schedule_to_ir(odd_schedule())])).replace(
-        'sync = "barrier"', 'sync = "global"'
+        '"barrier"', '"global"'
     )
     with pytest.raises(VerifyException, match="got 'global'"):
         parse_module(text)
     parse_module(text, verify=False)  # parsing alone does not judge
 
 
-def test_schedule_rejects_out_of_order_phase_and_bad_processor() -> None:
+def test_schedule_rejects_bad_offsets_and_bad_processor() -> None:
     op = sched.schedule_to_ir(odd_schedule())
-    op.phases[2].attributes["index"] = op.phases[1].attributes["index"]
-    with pytest.raises(VerifyException, match="phase at position 2 has index 1"):
+    op.attributes["send_offsets"] = DenseArrayBase.from_list(i64, [0, 2, 1, 3])
+    with pytest.raises(VerifyException, match="send_offsets must rise from 0 to 3 in 4 entries"):
         op.verify()
     bad = Schedule(0, "sparse", "direct", 2, (Phase.of([Transfer(0, 5, 1, 0, 5)]),))
     with pytest.raises(VerifyException, match=r"dst = 5 outside 0\.\.1"):
         sched.schedule_to_ir(bad).verify()
 
 
-def test_phase_must_sit_in_a_schedule() -> None:
-    module = ModuleOp([sched.PhaseOp(0, "local")])
-    with pytest.raises(VerifyException, match=r"expects parent op 'sched\.schedule'"):
-        module.verify()
+def test_pipeline_groups_staged_steps() -> None:
+    c = ComputeStep("k", 2, 1e-3, line=4, stage=0)
+    s = dataclasses.replace(odd_schedule(), stage=0)
+    plan = Plan(3, (PipelineStep(((c, s),), line=3),))
+    module = sched.plan_to_module(plan)
+    module.verify()
+    assert sched.plan_from_module(parse_module(print_generic(module)), 3) == plan
 
 
 def test_coll_helpers_give_python_values() -> None:

@@ -1,0 +1,116 @@
+"""The timeline (Gantt chart) of a run: every node's compute, sends, receives and waits.
+
+Built from `Execution.spans` only (node, kind, start_s, end_s, label), so every target
+gets it. A send span runs from the moment the node starts the message until it has
+arrived (port waits included); the receiving node shows the same interval as a
+receive. A wait is time inside a phase in which the node neither sends nor receives.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from matplotlib.collections import PolyCollection
+from matplotlib.patches import Patch
+
+from phalanx.runtime.plots import RASTER_ABOVE, empty_svg, new_figure, svg_of
+
+# kind -> (colour, lower edge, upper edge) within a node's row of height 1
+LANES = {
+    "wait": ("#d9d9d9", -0.42, 0.42),
+    "compute": ("#31a354", -0.42, 0.42),
+    "send": ("#3182bd", 0.0, 0.42),
+    "copy": ("#9e9ac8", 0.0, 0.42),
+    "receive": ("#fd8d3c", -0.42, 0.0),
+}
+LEGEND = {"compute": "compute", "send": "send (upper half)", "copy": "local copy",
+          "receive": "receive (lower half)", "wait": "wait (in a phase, idle)"}
+_PEER = re.compile(r"to (\d+), \d+ B$")
+
+
+@dataclass(frozen=True)
+class Bar:
+    node: int
+    kind: str
+    start_s: float
+    end_s: float
+
+
+def _peer(span: Any) -> int | None:
+    peer = getattr(span, "peer", None)
+    if peer is not None:
+        return int(peer)
+    match = _PEER.search(span.label)
+    return int(match.group(1)) if match else None
+
+
+def _subtract(interval: tuple[float, float], busy: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Parts of `interval` not covered by the (sorted) `busy` intervals."""
+    start, end = interval
+    out = []
+    for b0, b1 in busy:
+        if b1 <= start or b0 >= end:
+            continue
+        if b0 > start:
+            out.append((start, b0))
+        start = max(start, b1)
+    if start < end:
+        out.append((start, end))
+    return out
+
+
+def timeline_bars(spans: list[Any]) -> list[Bar]:
+    """Spans -> bars per lane: sends and copies, derived receives, waits, compute."""
+    bars: list[Bar] = []
+    active: dict[int, list[tuple[float, float]]] = defaultdict(list)
+    for s in spans:
+        if s.kind in ("send", "copy"):
+            bars.append(Bar(s.node, s.kind, s.start_s, s.end_s))
+            active[s.node].append((s.start_s, s.end_s))
+            peer = _peer(s)
+            if s.kind == "send" and peer is not None:
+                bars.append(Bar(peer, "receive", s.start_s, s.end_s))
+                active[peer].append((s.start_s, s.end_s))
+        elif s.kind == "compute":
+            bars.append(Bar(s.node, "compute", s.start_s, s.end_s))
+    for busy in active.values():
+        busy.sort()
+    for s in spans:
+        if s.kind in ("phase", "barrier"):
+            for a, b in _subtract((s.start_s, s.end_s), active.get(s.node, [])):
+                bars.append(Bar(s.node, "wait", a, b))
+    return [b for b in bars if b.end_s > b.start_s]
+
+
+def gantt_svg(spans: list[Any], nnodes: int, title: str = "timeline") -> str:
+    """The timeline of every node; time in ms on x, one row per node."""
+    bars = timeline_bars(spans)
+    if not bars:
+        return empty_svg(title, "nothing ran: the program has no compute and no communication")
+    fig = new_figure(9, min(max(2.2, 0.22 * nnodes + 1.4), 14))
+    ax = fig.add_subplot()
+    lanes: dict[str, list[list[tuple[float, float]]]] = defaultdict(list)
+    for b in bars:
+        _, low, high = LANES[b.kind]
+        x0, x1 = b.start_s * 1e3, b.end_s * 1e3
+        lanes[b.kind].append([(x0, b.node + low), (x1, b.node + low), (x1, b.node + high),
+                              (x0, b.node + high)])
+    for kind, (colour, _, _) in LANES.items():
+        if lanes[kind]:
+            ax.add_collection(PolyCollection(lanes[kind], facecolors=colour, edgecolors="none",
+                                             rasterized=len(lanes[kind]) > RASTER_ABOVE))
+    end_ms = max(b.end_s for b in bars) * 1e3
+    ax.set_xlim(0, end_ms * 1.01)
+    ax.set_ylim(nnodes - 0.5, -0.5)
+    step = max(1, nnodes // 16)
+    ax.set_yticks(range(0, nnodes, step))
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel("time (ms)")
+    ax.set_ylabel("node")
+    ax.set_title(title)
+    handles = [Patch(color=LANES[k][0], label=LEGEND[k]) for k in LANES if lanes[k]]
+    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), frameon=False)
+    return svg_of(fig)

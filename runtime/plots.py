@@ -1,0 +1,127 @@
+"""SVG plots for reports, drawn with matplotlib (Agg, no display): sweeps and shared helpers.
+
+Every picture has a title, axis labels with units and a legend. Text stays text in the
+SVG (`svg.fonttype = none`) so that files stay small and readable; ids are salted with
+a fixed string so that the same data gives the same file.
+"""
+
+from __future__ import annotations
+
+import io
+from collections import defaultdict
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display: reports are written by batch runs and tests
+from matplotlib.figure import Figure  # noqa: E402  (after choosing the backend)
+
+matplotlib.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "phalanx",
+                            "font.family": "DejaVu Sans", "font.size": 9,
+                            "axes.titlesize": 11, "axes.grid": True, "grid.alpha": 0.3})
+
+RASTER_ABOVE = 4000  # draw collections of more shapes than this as an embedded bitmap
+
+
+def new_figure(width_in: float, height_in: float) -> Figure:
+    return Figure(figsize=(width_in, height_in), layout="constrained")
+
+
+def svg_of(fig: Figure) -> str:
+    """The figure as SVG text (deterministic: no date in the metadata)."""
+    out = io.StringIO()
+    fig.savefig(out, format="svg", metadata={"Date": None})
+    return out.getvalue()
+
+
+def empty_svg(title: str, message: str) -> str:
+    """A small picture that says why there is nothing to draw."""
+    fig = new_figure(6, 1.2)
+    ax = fig.add_subplot()
+    ax.set_axis_off()
+    ax.set_title(title)
+    ax.text(0.5, 0.4, message, ha="center", va="center", transform=ax.transAxes)
+    return svg_of(fig)
+
+
+def _by_algorithm(results: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    lines: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in results:
+        lines[r["algorithm"]].append(r)
+    return {alg: sorted(rs, key=lambda r: r["block_bytes"]) for alg, rs in lines.items()}
+
+
+def _bound_points(results: list[dict[str, Any]]) -> list[tuple[int, float, float]]:
+    """(block bytes, lower bound s, bandwidth at the bound B/s) per message size."""
+    out = {}
+    for r in results:
+        if r["lower_bound_s"] > 0 and r["time_s"] > 0:
+            moved_bytes = r["aggregate_bandwidth_Bps"] * r["time_s"]
+            out[r["block_bytes"]] = (r["lower_bound_s"], moved_bytes / r["lower_bound_s"])
+    return [(size, *out[size]) for size in sorted(out)]
+
+
+def _size_axis(ax: Any) -> None:
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("message size per pair (bytes, log scale)")
+
+
+def sweep_bandwidth_svg(data: dict[str, Any]) -> str:
+    """Aggregate bandwidth vs message size, one line per algorithm, the bound dashed."""
+    fig = new_figure(7, 4)
+    ax = fig.add_subplot()
+    for alg, rs in _by_algorithm(data["results"]).items():
+        ax.plot([r["block_bytes"] for r in rs], [r["aggregate_bandwidth_Bps"] / 1e6 for r in rs],
+                marker="o", label=alg)
+    bound = _bound_points(data["results"])
+    if bound:
+        ax.plot([b[0] for b in bound], [b[2] / 1e6 for b in bound], "k--",
+                label="bound (bytes / lower bound)")
+    _size_axis(ax)
+    ax.set_ylabel("aggregate bandwidth (MB/s)")
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"{data['collective']} on {data['target']['spec']}: bandwidth vs message size")
+    ax.legend(loc="best")
+    return svg_of(fig)
+
+
+def sweep_time_svg(data: dict[str, Any]) -> str:
+    """Time vs message size (log-log), one line per algorithm, the lower bound dashed."""
+    fig = new_figure(7, 4)
+    ax = fig.add_subplot()
+    for alg, rs in _by_algorithm(data["results"]).items():
+        ax.plot([r["block_bytes"] for r in rs], [r["time_s"] * 1e3 for r in rs],
+                marker="o", label=alg)
+    bound = _bound_points(data["results"])
+    if bound:
+        ax.plot([b[0] for b in bound], [b[1] * 1e3 for b in bound], "k--", label="lower bound")
+    _size_axis(ax)
+    ax.set_yscale("log")
+    ax.set_ylabel("time (ms, log scale)")
+    ax.set_title(f"{data['collective']} on {data['target']['spec']}: time vs message size")
+    ax.legend(loc="best")
+    return svg_of(fig)
+
+
+def candidates_svg(line: int, kind: str, rows: list[dict[str, Any]]) -> str:
+    """Predicted (and simulated, where run) time per candidate algorithm, bound as a line."""
+    fig = new_figure(6.5, 0.45 * len(rows) + 1.4)
+    ax = fig.add_subplot()
+    names = [r["algorithm"] for r in rows]
+    ys = range(len(rows))
+    ax.barh([y + 0.2 for y in ys], [r["predicted_time_s"] * 1e3 for r in rows], height=0.4,
+            color="#9ecae1", label="predicted (cost model)")
+    simulated = [(y, r["simulated_time_s"]) for y, r in zip(ys, rows)
+                 if r.get("simulated_time_s") is not None]
+    if simulated:
+        ax.barh([y - 0.2 for y, _ in simulated], [t * 1e3 for _, t in simulated], height=0.4,
+                color="#3182bd", label="simulated")
+    if rows and rows[0]["lower_bound_s"] > 0:
+        ax.axvline(rows[0]["lower_bound_s"] * 1e3, color="k", linestyle="--", label="lower bound")
+    ax.set_yticks(list(ys), names)
+    ax.invert_yaxis()
+    ax.set_xlabel("time (ms)")
+    ax.set_ylabel("algorithm")
+    ax.set_title(f"line {line}: {kind} candidates")
+    ax.legend(loc="lower right")
+    return svg_of(fig)

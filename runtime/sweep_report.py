@@ -1,0 +1,103 @@
+"""`phalanx sweep --report DIR`: the sweep run point by point (with progress) and its
+report: report.json (the `sweep --json` object), the plots as SVG files and index.html.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from phalanx.compiler.target import resolve
+from phalanx.runtime import html
+from phalanx.runtime.html import Picture, escape, ms
+from phalanx.runtime.plots import sweep_bandwidth_svg, sweep_time_svg
+from phalanx.runtime.progress import progress_bar
+from phalanx.runtime.report import prepare
+from phalanx.runtime.sweep import SWEEP_KINDS, sweep
+
+
+def run_sweep(target_spec: str, collective: str, sizes: list[int], algorithm: str = "all",
+              seed: int = 0, console: Console | None = None) -> dict[str, Any]:
+    """`runtime.sweep.sweep`, one point at a time so that a progress bar can follow it.
+
+    The result is the same object, points in the same order (algorithm, then size).
+    """
+    if collective not in SWEEP_KINDS:
+        return sweep(target_spec, collective, sizes, algorithm, seed)  # raises its usage error
+    algorithms = list(resolve(target_spec).algorithms(collective)) if algorithm == "all" else [algorithm]
+    data: dict[str, Any] | None = None
+    with progress_bar(len(algorithms) * len(sizes), f"sweep {collective} on {target_spec}",
+                      console) as steps:
+        for alg in algorithms:
+            for size in sizes:
+                point = sweep(target_spec, collective, [size], alg, seed)
+                if data is None:
+                    data = point
+                else:
+                    data["results"] += point["results"]
+                steps.advance(f"{alg} at {size} B")
+    return data or sweep(target_spec, collective, sizes, algorithm, seed)
+
+
+def best_by_size(results: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """The fastest point per message size."""
+    best: dict[int, dict[str, Any]] = {}
+    for r in results:
+        if r["block_bytes"] not in best or r["time_s"] < best[r["block_bytes"]]["time_s"]:
+            best[r["block_bytes"]] = r
+    return dict(sorted(best.items()))
+
+
+def sweep_pictures(data: dict[str, Any]) -> list[Picture]:
+    return [Picture("bandwidth-picture", "sweep-bandwidth.svg", sweep_bandwidth_svg(data),
+                    "Aggregate bandwidth vs message size, one line per algorithm; dashed: the bound"),
+            Picture("time-picture", "sweep-time.svg", sweep_time_svg(data),
+                    "Time vs message size, one line per algorithm; dashed: the lower bound")]
+
+
+def _results_table(results: list[dict[str, Any]]) -> str:
+    rows = [[escape(r["algorithm"]), str(r["block_bytes"]), ms(r["time_s"]), ms(r["lower_bound_s"]),
+             f"{r['efficiency']:.3f}", f"{r['aggregate_bandwidth_Bps'] / 1e6:.1f}",
+             html.verdict(r.get("verified", True))] for r in results]
+    return html.table(["algorithm", "block bytes", "time (ms)", "lower bound (ms)", "efficiency",
+                       "bandwidth (MB/s)", "data"], rows)
+
+
+def sweep_html(data: dict[str, Any], pictures: list[Picture]) -> str:
+    results = data["results"]
+    algorithms: dict[str, int] = defaultdict(int)
+    for r in results:
+        algorithms[r["algorithm"]] += 1
+    verified = all(r.get("verified", True) for r in results)
+    summary = html.table([], [
+        ["target", escape(data["target"]["spec"])], ["collective", escape(data["collective"])],
+        ["algorithms", escape(", ".join(algorithms))],
+        ["message sizes (bytes)", escape(", ".join(str(s) for s in best_by_size(results)))],
+        ["result", html.verdict(verified)]])
+    summary += "<h3>Target parameters</h3>" + html.params_table(data["target"])
+    winners = html.table(["block bytes", "fastest algorithm", "time (ms)", "efficiency"], [
+        [str(size), escape(r["algorithm"]), ms(r["time_s"]), f"{r['efficiency']:.3f}"]
+        for size, r in best_by_size(results).items()])
+    sections = [("summary", "Summary", summary),
+                ("plots", "Plots", "".join(html.figure(p) for p in pictures)),
+                ("winners", "Fastest per size", winners),
+                ("results", "All points", _results_table(results)),
+                ("files", "Files", "<ul>" + "".join(f'<li><a href="{f}">{f}</a></li>' for f in (
+                    "report.json", *(p.file for p in pictures))) + "</ul>")]
+    return html.page(f"Phalanx sweep: {data['collective']} on {data['target']['spec']}", sections)
+
+
+def write_sweep_report(data: dict[str, Any], directory: str | Path) -> Path:
+    """Write report.json, the plots and index.html; returns the path of index.html."""
+    directory = prepare(directory)
+    (directory / "report.json").write_text(json.dumps(data, indent=2) + "\n")
+    pictures = sweep_pictures(data)
+    for p in pictures:
+        (directory / p.file).write_text(p.svg)
+    index = directory / "index.html"
+    index.write_text(sweep_html(data, pictures))
+    return index

@@ -1,0 +1,148 @@
+"""Network models of the Paragon mesh, the SP2 / CS-2 multistage switch and the hypercube.
+
+One model for all three, differing only in routing (the simulator, runtime resources):
+a message from s to d holds s's send engine (the communication processor) for the
+start-up lambda, then claims every directed link of its deterministic route in path
+order plus d's receive engine, and holds them all for its wire time (wormhole / circuit
+switching: the worm occupies its whole path until the tail has passed). Two messages
+that share a link, a switch port or an end point therefore serialise their wire times:
+edge contention (seed 003_f18cb429ce0a4177.txt Fig. 7) and switch contention (Sec. 3.2)
+come out of the resources, not out of a factor. Routes claim links in a fixed global
+order (row then column; e-cube bits upward; fat tree up then down), so hold-and-wait
+cannot close a cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from typing import Any
+
+from phalanx.compiler.schedule import Transfer
+from phalanx.runtime.engine import Engine, Event, Resource
+from phalanx.targets.bokhari.params import barrier_us
+
+Hop = tuple[Any, Any]  # a directed link between two routing points
+
+
+def mesh_route(cols: int) -> Callable[[int, int], list[Hop]]:
+    """Row-column routing on a mesh without wraparound (003 Sec. 3.1): along the row first."""
+
+    def route(src: int, dst: int) -> list[Hop]:
+        (r, c), (r2, c2) = divmod(src, cols), divmod(dst, cols)
+        hops: list[Hop] = []
+        while c != c2:
+            step = 1 if c2 > c else -1
+            hops.append(((r, c), (r, c + step)))
+            c += step
+        while r != r2:
+            step = 1 if r2 > r else -1
+            hops.append(((r, c), (r + step, c)))
+            r += step
+        return hops
+
+    return route
+
+
+def ecube_route(src: int, dst: int) -> list[Hop]:
+    """E-cube: fix the differing bits from the lowest up (003 Sec. 2: 0010->0011->0001->1001)."""
+    hops, at, diff, bit = [], src, src ^ dst, 0
+    while diff >> bit:
+        if diff >> bit & 1:
+            hops.append((at, at ^ (1 << bit)))
+            at ^= 1 << bit
+        bit += 1
+    return hops
+
+
+def fat_tree_levels(nnodes: int, arity: int = 4) -> int:
+    """Stages of 4x4 switches needed for `nnodes` (003 Fig. 8: enough stages for N)."""
+    levels = 1
+    while arity ** levels < nnodes:
+        levels += 1
+    return levels
+
+
+def fat_tree_route(nnodes: int, by_source: bool = False,
+                   arity: int = 4) -> Callable[[int, int], list[Hop]]:
+    """Deterministic up/down routing in a k-ary n-tree of bidirectional 4x4 switches.
+
+    A level-l switch is named by the node's digits above l (positions 1..n-1, base 4);
+    going up from level l replaces digit l+1 by the up-port, chosen by the destination's
+    digit l+1 (destination-based, as a static route table would) or, with `by_source`, by
+    the source's digit l (each node's upward path private); going down restores the
+    destination's digits. Node links: ("node", p) <-> leaf switch.
+    """
+    levels = fat_tree_levels(nnodes, arity)
+
+    def digits(p: int) -> list[int]:
+        return [p // arity ** i % arity for i in range(levels)]
+
+    def route(src: int, dst: int) -> list[Hop]:
+        s, t = digits(src), digits(dst)
+        top = max((i for i in range(levels) if s[i] != t[i]), default=0)
+        label = s[1:]
+        at: Any = ("switch", 0, tuple(label))
+        hops: list[Hop] = [(("node", src), at)]
+        for level in range(top):  # up from `level` to `level + 1`
+            label[level] = s[level] if by_source else t[level + 1]
+            nxt = ("switch", level + 1, tuple(label))
+            hops.append((at, nxt))
+            at = nxt
+        for level in range(top, 0, -1):  # down from `level` to `level - 1`
+            label[level - 1] = t[level]
+            nxt = ("switch", level - 1, tuple(label))
+            hops.append((at, nxt))
+            at = nxt
+        hops.append((at, ("node", dst)))
+        return hops
+
+    return route
+
+
+class RoutedNetwork:
+    """Send and receive engines per node plus one Resource per directed link of a route."""
+
+    def __init__(self, engine: Engine, params: Any, nnodes: int,
+                 route: Callable[[int, int], list[Hop]], link_MBps: float | None = None):
+        self.engine, self.params, self.route = engine, params, route
+        self.send_ports = [Resource(engine, f"node {i} send engine") for i in range(nnodes)]
+        self.recv_ports = [Resource(engine, f"node {i} receive engine") for i in range(nnodes)]
+        self.links: dict[Hop, Resource] = {}
+        self.routes: dict[tuple[int, int], list[Resource]] = {}
+        # A worm moves at the slower of the end-to-end rate (Table 1 tau) and the link rate.
+        link_us_per_byte = 1.0 / link_MBps if link_MBps else 0.0
+        self.wire_us_per_byte = max(params.us_per_byte, link_us_per_byte)
+
+    def path(self, src: int, dst: int) -> list[Resource]:
+        key = (src, dst)
+        if key not in self.routes:
+            self.routes[key] = [self._link(hop) for hop in self.route(src, dst)]
+        return self.routes[key]
+
+    def _link(self, hop: Hop) -> Resource:
+        if hop not in self.links:
+            self.links[hop] = Resource(self.engine, f"link {hop[0]}->{hop[1]}")
+        return self.links[hop]
+
+    def transfer(self, t: Transfer) -> Generator[Event, Any, None]:
+        send, recv = self.send_ports[t.src], self.recv_ports[t.dst]
+        path = self.path(t.src, t.dst)
+        yield send.request()
+        yield self.engine.timeout(self.params.startup_us * 1e-6, "start-up")
+        for link in path:
+            yield link.request()
+        yield recv.request()
+        yield self.engine.timeout(self.wire_us_per_byte * 1e-6 * t.nbytes, "wire")
+        recv.release()
+        for link in reversed(path):
+            link.release()
+        send.release()
+
+    def copy_time_s(self, nbytes: int) -> float:
+        return self.params.copy_us_per_byte * 1e-6 * nbytes
+
+    def barrier_time_s(self, nnodes: int) -> float:
+        return barrier_us(self.params, nnodes) * 1e-6
+
+    def resources(self) -> list[Resource]:
+        return self.send_ports + self.recv_ports + list(self.links.values())

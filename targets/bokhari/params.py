@@ -1,0 +1,72 @@
+"""Machine parameters of Bokhari's study (seed 003_f18cb429ce0a4177.txt), one dataclass each.
+
+Table 1 of seed 003 gives, per machine, the message time lambda + tau m (for m < 8000
+bytes), the barrier time on 2^d processors (a d - b us) and the memory-copy rate.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ParagonParams:
+    startup_us: float = 75.0  # 003_f18cb429ce0a4177.txt Table 1: message time 75 + 0.011m us
+    us_per_byte: float = 0.011  # 003_f18cb429ce0a4177.txt Table 1
+    copy_us_per_byte: float = 0.0140  # 003_f18cb429ce0a4177.txt Table 1: memory copy
+    barrier_us_per_dim: float = 126.0  # 003_f18cb429ce0a4177.txt Table 1: barrier 126d - 113 us
+    barrier_offset_us: float = 113.0  # 003_f18cb429ce0a4177.txt Table 1
+    link_MBps: float = 175.0  # 000_df708a39f4a23045.txt Sec. 6: 175 MB/s Paragon links
+    # 003_f18cb429ce0a4177.txt Sec. 5 / Fig. 12: the OS could post the 255 receives of
+    # direct {8} only up to 1728-byte messages -> a pool of 255 * 1728 bytes per node.
+    recv_buffer_bytes: float = 255 * 1728.0
+
+
+@dataclass(frozen=True)
+class MultistageParams:
+    """SP2 and CS-2: both a multistage network of bidirectional 4x4 crossbars (Fig. 8)."""
+
+    startup_us: float
+    us_per_byte: float
+    copy_us_per_byte: float
+    barrier_us_per_dim: float
+    barrier_offset_us: float
+    # Not a seed figure: 1 = up-ports chosen by the source's digits (no two sources of the
+    # XOR pattern share an up-link), 0 = by the destination's (a static table per target).
+    up_route_by_source: float = 0.0
+
+
+SP2 = MultistageParams(
+    startup_us=70.0,  # 003_f18cb429ce0a4177.txt Table 1: message time 70 + 0.043m us
+    us_per_byte=0.043,  # 003_f18cb429ce0a4177.txt Table 1
+    copy_us_per_byte=0.0043,  # 003_f18cb429ce0a4177.txt Table 1
+    barrier_us_per_dim=72.0,  # 003_f18cb429ce0a4177.txt Table 1: barrier 72d - 52 us
+    barrier_offset_us=52.0,  # 003_f18cb429ce0a4177.txt Table 1
+)
+
+CS2 = MultistageParams(
+    startup_us=105.0,  # 003_f18cb429ce0a4177.txt Table 1: message time 105 + 0.025m us
+    us_per_byte=0.025,  # 003_f18cb429ce0a4177.txt Table 1
+    copy_us_per_byte=0.0153,  # 003_f18cb429ce0a4177.txt Table 1
+    barrier_us_per_dim=17.0,  # 003_f18cb429ce0a4177.txt Table 1: barrier 17d - 5.6 us
+    barrier_offset_us=5.6,  # 003_f18cb429ce0a4177.txt Table 1
+)
+
+
+@dataclass(frozen=True)
+class HypercubeParams:
+    """The circuit-switched hypercube the theory assumes (003 Sec. 2); defaults: the Paragon's
+    Table 1 figures, so `hypercube:d` is the "predicted" machine of Figs. 10 and 11."""
+
+    startup_us: float = 75.0  # 003_f18cb429ce0a4177.txt Table 1 (Paragon)
+    us_per_byte: float = 0.011  # 003_f18cb429ce0a4177.txt Table 1 (Paragon)
+    copy_us_per_byte: float = 0.0140  # 003_f18cb429ce0a4177.txt Table 1 (Paragon)
+    barrier_us_per_dim: float = 126.0  # 003_f18cb429ce0a4177.txt Table 1 (Paragon)
+    barrier_offset_us: float = 113.0  # 003_f18cb429ce0a4177.txt Table 1 (Paragon)
+
+
+def barrier_us(params: ParagonParams | MultistageParams | HypercubeParams, nnodes: int) -> float:
+    """Table 1's a d - b on 2^d nodes (d rounded up for other counts), never negative."""
+    d = math.ceil(math.log2(nnodes)) if nnodes > 1 else 0
+    return max(params.barrier_us_per_dim * d - params.barrier_offset_us, 0.0)

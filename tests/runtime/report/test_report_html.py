@@ -1,0 +1,118 @@
+"""The report files and page structure, the CLI's --report/--quiet, progress, and the
+notebook API (phalanx.runtime.api)."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from phalanx.runtime import api
+from phalanx.runtime.progress import progress_bar, progress_console
+from phalanx.runtime.report import why_chosen, write_report
+
+FILES = {"index.html", "report.json", "report.md", "schedule.dot", "schedule.svg", "gantt.svg",
+         "utilisation.svg", "candidates-0.svg"}
+
+
+class Page(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.ids, self.links, self.external = set(), [], []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "id" in a:
+            self.ids.add(a["id"])
+        if tag == "a":
+            self.links.append(a.get("href", ""))
+        for key in ("src", "href"):
+            if re.match(r"(https?:)?//", a.get(key) or ""):
+                self.external.append(a[key])
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    examples = __import__("conftest").EXAMPLES
+    run = api.compile(examples / "transpose.phx").run(seed=1)
+    return run, run.report(tmp_path_factory.mktemp("demo"))
+
+
+def test_report_files_and_sections(demo_run):
+    run, index = demo_run
+    assert {p.name for p in index.parent.iterdir()} == FILES
+    page = Page()
+    page.feed(index.read_text())
+    assert {"summary", "program", "collectives", "schedule", "timeline", "utilisation",
+            "collective-0", "schedule-picture", "timeline-picture", "utilisation-picture"} <= page.ids
+    assert page.external == []  # self-contained: no CDN, no network
+    assert "#collective-0" in page.links and "#timeline" in page.links
+    text = index.read_text()
+    assert '<a href="#collective-0" title="alltoall by direct">B = A</a>' in text
+    assert "<script" not in text and text.count("<svg") == 4
+    assert json.loads((index.parent / "report.json").read_text()) == run.to_json()
+
+
+def test_candidate_table_and_why(demo_run):
+    run, index = demo_run
+    text = index.read_text()
+    assert '<tr class="chosen"><td>direct (ran)</td><td class="num">0.457200</td>' in text
+    assert why_chosen(run.collectives[0]) == ("`direct` is the only algorithm this target has "
+                                              "for a alltoall.")
+
+
+def test_api_results_have_the_json_fields(demo_run):
+    run, _ = demo_run
+    data = run.to_json()
+    assert (run.total_time_s, run.verified, run.seed) == (data["total_time_s"], True, 1)
+    c = run.collectives[0]
+    assert (c.algorithm, c.phases, c.efficiency) == ("direct", 15, data["collectives"][0]["efficiency"])
+    assert "verified" in run._repr_html_() and "<table>" in run._repr_html_()
+
+
+def test_api_sweep_shows_its_plot():
+    result = api.sweep("ideal:4", sizes="64,1K", algorithm="direct")
+    assert [r["block_bytes"] for r in result.results] == [64, 1024]
+    assert "<svg" in result._repr_html_() and "bandwidth vs message size" in result._repr_html_()
+
+
+def test_cli_sweep_report_and_message(cli, tmp_path):
+    result = cli("sweep", "--target", "ideal:4", "--collective", "alltoall", "--sizes", "64,1K",
+                 "--report", str(tmp_path / "s"), "--quiet")
+    assert result.code == 0 and result.err == ""
+    assert f"report written to {tmp_path / 's' / 'index.html'}" in result.out
+    assert {p.name for p in (tmp_path / "s").iterdir()} == {"index.html", "report.json",
+                                                            "sweep-bandwidth.svg", "sweep-time.svg"}
+
+
+def test_cli_run_prints_the_index_path(cli, examples, tmp_path):
+    result = cli("run", str(examples / "transpose.phx"), "--report", str(tmp_path / "r"))
+    assert result.code == 0 and result.out.endswith(f"report written to {tmp_path / 'r' / 'index.html'}\n")
+
+
+def test_cli_sweep_bad_collective_keeps_its_error(cli):
+    result = cli("sweep", "--target", "ideal:4", "--collective", "nonsense", "--sizes", "64")
+    assert result.code == 2 and "cannot sweep collective 'nonsense'" in result.err
+
+
+def test_unwritable_report_directory_is_a_clear_error(demo_run, tmp_path):
+    run, _ = demo_run
+    (tmp_path / "file").write_text("")
+    with pytest.raises(Exception, match="cannot create report directory") as info:
+        write_report(run.result, tmp_path / "file" / "r")
+    assert "choose a writable path for --report" in info.value.diagnostic.render()
+
+
+def test_progress_shows_only_on_a_terminal():
+    assert progress_console(stream=io.StringIO()) is None
+    assert progress_console(quiet=True, stream=io.StringIO(), force_terminal=True) is None
+    stream = io.StringIO()
+    console = progress_console(stream=stream, force_terminal=True)
+    with progress_bar(2, "sweep", console) as steps:
+        steps.advance("one")
+        steps.advance("two")
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", stream.getvalue())
+    assert "sweep" in shown and "0/2" in shown and "two" in shown and "2/2" in shown

@@ -1,0 +1,112 @@
+"""Pictures: timeline bars from spans, utilisation from real engine resources, the layout
+and route hooks, sweep plots; every picture has a title, axis labels with units, a legend.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from phalanx.compiler.schedule import Phase, Transfer
+from phalanx.runtime.engine import Engine, Resource
+from phalanx.runtime.gantt import Bar, gantt_svg, timeline_bars
+from phalanx.runtime.interpreter import Span
+from phalanx.runtime.plots import sweep_bandwidth_svg, sweep_time_svg
+from phalanx.runtime.utilisation import Layout, routes_svg, utilisation, utilisation_svg
+
+SPANS = [Span(0, "compute", 0.0, 1e-3, "row pass"), Span(1, "compute", 0.0, 1e-3, "row pass"),
+         Span(0, "send", 1e-3, 1.5e-3, "0->1 to 1, 100 B"), Span(0, "phase", 1e-3, 2e-3, "phase 0"),
+         Span(1, "phase", 1e-3, 2e-3, "phase 0")]
+
+
+def test_timeline_derives_receives_and_waits():
+    bars = set(timeline_bars(SPANS))
+    assert Bar(1, "receive", 1e-3, 1.5e-3) in bars
+    assert Bar(0, "wait", 1.5e-3, 2e-3) in bars and Bar(1, "wait", 1.5e-3, 2e-3) in bars
+    assert not any(b.kind == "wait" and b.start_s < 1.5e-3 for b in bars)
+
+
+def test_gantt_has_title_axes_and_legend():
+    svg = gantt_svg(SPANS, 2, "timeline of t")
+    for text in ("timeline of t", "time (ms)", "node", "compute", "send (upper half)",
+                 "receive (lower half)", "wait (in a phase, idle)"):
+        assert text in svg
+
+
+def hold(engine: Engine, resource: Resource, start_s: float, hold_s: float):
+    yield engine.timeout(start_s)
+    yield resource.request()
+    yield engine.timeout(hold_s)
+    resource.release()
+
+
+class Ring:
+    """A 4-node unidirectional ring on real engine resources, with the report hooks."""
+
+    def __init__(self, engine: Engine):
+        self.links = [Resource(engine, f"link {i}->{(i + 1) % 4}") for i in range(4)]
+
+    def resources(self):
+        return self.links
+
+    def layout(self) -> Layout:
+        return Layout({0: (0, 0), 1: (1, 0), 2: (1, 1), 3: (0, 1)},
+                      {f"link {i}->{(i + 1) % 4}": (i, (i + 1) % 4) for i in range(4)})
+
+    def route(self, src: int, dst: int) -> list[str]:
+        return [f"link {i % 4}->{(i + 1) % 4}" for i in range(src, src + (dst - src) % 4)]
+
+
+def test_utilisation_grid_from_busy_time():
+    engine = Engine()
+    ports = [Resource(engine, f"node {i} {d} port") for i in range(3) for d in ("send", "receive")]
+    engine.process(hold(engine, ports[0], 0.0, 2.0), "a")
+    engine.process(hold(engine, ports[0], 0.0, 1.0), "b")  # queues behind a: busy 3 of 4 s
+    engine.process(hold(engine, ports[3], 1.0, 3.0), "c")
+    engine.run()
+    assert utilisation(ports, 4.0)["node 0 send port"] == pytest.approx(0.75)
+
+    class Ports:
+        def resources(self):
+            return ports
+
+    svg = utilisation_svg(Ports(), 4.0)
+    for text in ("utilisation of ports and links", "mean 25%, max 75%", "node send port",
+                 "node receive port", "utilisation (fraction of run time)"):
+        assert text in svg
+
+
+def test_topology_heatmap_and_routes_use_the_hooks():
+    engine = Engine()
+    ring = Ring(engine)
+    engine.process(hold(engine, ring.links[2], 0.0, 1.0), "a")
+    engine.run()
+    svg = utilisation_svg(ring, 2.0)
+    assert "link utilisation" in svg and "x (topology coordinate)" in svg and "max 50%" in svg
+    phase = Phase.of([Transfer(0, 2, 8, 0, 2), Transfer(3, 0, 8, 3, 0)])
+    routes = routes_svg(ring, phase, "phase 0 routes")
+    assert routes is not None and "phase 0 routes" in routes and "2 messages (one colour each)" in routes
+    assert routes.count("<path") > 8  # arrows along 3 links
+    assert routes_svg(object(), phase, "no hooks") is None
+
+
+def test_resources_without_node_numbers_fall_back_to_bars():
+    engine = Engine()
+    class Bus:
+        def resources(self):
+            return [Resource(engine, "bus"), Resource(engine, "arbiter")]
+    assert "busy time / run time: mean 0%" in utilisation_svg(Bus(), 1.0)
+
+
+SWEEP = {"target": {"spec": "ideal:4"}, "collective": "alltoall", "results": [
+    {"algorithm": a, "block_bytes": b, "time_s": t, "lower_bound_s": 1e-4 * b / 64,
+     "aggregate_bandwidth_Bps": 12 * b / t, "efficiency": 1e-4 * b / 64 / t}
+    for a, k in (("direct", 1.0), ("other", 2.0)) for b, t in ((64, 2e-4 * k), (1024, 2e-3 * k))]}
+
+
+@pytest.mark.parametrize("draw, ylabel", [(sweep_bandwidth_svg, "aggregate bandwidth (MB/s)"),
+                                          (sweep_time_svg, "time (ms, log scale)")])
+def test_sweep_plots_have_a_line_per_algorithm_and_the_bound(draw, ylabel):
+    svg = draw(SWEEP)
+    for text in ("alltoall on ideal:4", ylabel, "message size per pair (bytes, log scale)", "direct",
+                 "other", "bound"):
+        assert text in svg

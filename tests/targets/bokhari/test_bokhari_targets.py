@@ -1,0 +1,113 @@
+"""targets/bokhari: specs, routes, the network model's contention and the receive-buffer limit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from phalanx.compiler.recognize import recognize
+from phalanx.compiler.schedule import Transfer
+from phalanx.compiler.target import resolve
+from phalanx.grammar.diagnostics import UsageError
+from phalanx.runtime.engine import Engine
+from phalanx.targets.bokhari import network
+
+
+def alltoall(n: int, block: int):
+    return recognize(0, np.full((n, n), block, dtype=np.int64), "A", "B", 1)
+
+
+def test_specs_and_table1_parameters():
+    p = resolve("paragon:4x8")
+    assert p.nnodes == 32 and p.spec == "paragon:4x8"
+    assert (p.params.startup_us, p.params.us_per_byte, p.params.copy_us_per_byte) == (75, 0.011, 0.014)
+    assert resolve("sp2:64").params.us_per_byte == 0.043
+    assert resolve("cs2:32").params.barrier_offset_us == 5.6
+    h = resolve("hypercube:5,startup_us=20")
+    assert h.nnodes == 32 and h.params.startup_us == 20 and h.spec == "hypercube:5"
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("paragon:8", "bad mesh shape '8' for target 'paragon'"),
+    ("paragon:0x4", "bad mesh shape '0x4' for target 'paragon'"),
+    ("sp2:0", "bad node count '0' for target 'sp2'"),
+    ("hypercube:x", "bad dimension 'x' for target 'hypercube'"),
+    ("hypercube:20", "hypercube dimension 20 is too large to simulate"),
+    ("cs2:32,lambda=3", "unknown parameter 'lambda' for target 'cs2'"),
+])
+def test_bad_specs(spec, message):
+    with pytest.raises(UsageError) as info:
+        resolve(spec)
+    assert message in info.value.diagnostic.message
+
+
+def test_routes():
+    assert network.mesh_route(4)(1, 14) == [((0, 1), (0, 2)), ((0, 2), (1, 2)), ((1, 2), (2, 2)),
+                                            ((2, 2), (3, 2))]  # row first, then column
+    assert network.ecube_route(0b0010, 0b1001) == [(0b0010, 0b0011), (0b0011, 0b0001),
+                                                   (0b0001, 0b1001)]  # seed 003 Sec. 2
+    route = network.fat_tree_route(64)
+    assert network.fat_tree_levels(32) == network.fat_tree_levels(64) == 3
+    assert len(route(0, 3)) == 2 and len(route(0, 4)) == 4 and len(route(0, 63)) == 6
+    for src, dst in [(0, 63), (5, 17), (40, 2)]:
+        hops = route(src, dst)
+        assert hops[0][0] == ("node", src) and hops[-1][1] == ("node", dst)
+        assert all(a[1] == b[0] for a, b in zip(hops, hops[1:]))
+
+
+def finish_times(spec: str, transfers: list[Transfer]) -> dict[tuple[int, int], float]:
+    engine = Engine()
+    net = resolve(spec).build_network(engine)
+    done = {}
+
+    def send(t):
+        yield from net.transfer(t)
+        done[(t.src, t.dst)] = engine.now
+
+    for t in transfers:
+        engine.process(send(t), f"{t.src}->{t.dst}")
+    engine.run()
+    return done
+
+
+def test_edge_contention_on_the_mesh():
+    # Fig. 7: 0->2 and 1->3 in one row both need the edge 1->2; 0->1 and 2->3 do not share.
+    one = (75 + 0.011 * 1000) * 1e-6
+    done = finish_times("paragon:1x4", [Transfer(0, 2, 1000, 0, 2), Transfer(1, 3, 1000, 1, 3)])
+    assert sorted(done.values()) == pytest.approx([one, one + 0.011e-3])
+    done = finish_times("paragon:1x4", [Transfer(0, 1, 1000, 0, 1), Transfer(2, 3, 1000, 2, 3)])
+    assert sorted(done.values()) == pytest.approx([one, one])
+
+
+def test_switch_port_contention_in_the_multistage_network():
+    # Nodes 0 and 1 share a leaf switch; destinations 4 and 5 share digit 1: one up-port.
+    t = [Transfer(0, 4, 1000, 0, 4), Transfer(1, 5, 1000, 1, 5)]
+    one = (70 + 0.043 * 1000) * 1e-6
+    assert sorted(finish_times("sp2:16", t).values()) == pytest.approx([one, one + 0.043e-3])
+    spread = "sp2:16,up_route_by_source=1"
+    assert sorted(finish_times(spread, t).values()) == pytest.approx([one, one])
+
+
+def test_receive_buffer_limit_of_the_paragon():
+    target = resolve("paragon:16x16")
+    target.generate(alltoall(256, 1728), "direct")  # 255 receives of 1728 bytes fit (Sec. 5)
+    with pytest.raises(UsageError) as info:
+        target.generate(alltoall(256, 1729), "direct")
+    d = info.value.diagnostic
+    assert "direct on paragon:16x16 needs node 0 to post receives for 440895 bytes" in d.message
+    assert "more than its receive-buffer limit of 440640 bytes" in d.message
+    assert "smaller parts" in d.hint
+    big = alltoall(256, 3000)
+    assert target.predict_time_s(big, "direct") < target.predict_time_s(big, "multiphase:2,2,2,2")
+    chosen = target.choose(big)  # auto never picks what cannot run
+    assert chosen not in ("direct", "multiphase:4,4") and target.fits(big, chosen)
+    assert resolve("sp2:256").fits(alltoall(256, 4096), "direct")  # only the Paragon has it
+
+
+def test_auto_picks_equipartitions_by_message_size():
+    target = resolve("hypercube:6")
+    picks = [target.choose(alltoall(64, m)) for m in (1, 256, 4000)]
+    assert picks == ["multiphase:3,3", "multiphase:3,3", "direct"]
+    assert target.choose(alltoall(64, 1), "multiphase:2+4") == "multiphase:2,4"
+    with pytest.raises(UsageError, match="'multiphase:2,3' is not a multiphase exchange on 64"):
+        target.choose(alltoall(64, 1), "multiphase:2,3")
