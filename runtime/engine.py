@@ -145,6 +145,16 @@ class Engine:
             raise ValueError(f"negative delay {delay_s}")
         return Event(self, what).succeed(None, delay_s)
 
+    def at(self, time_s: float, what: str = "at") -> Event:
+        """An event that fires at the absolute time `time_s` (not before now)."""
+        if time_s < self.now:
+            raise ValueError(f"time {time_s} is in the past (now {self.now})")
+        event = Event(self, what)
+        event.triggered = True
+        heapq.heappush(self._heap, (time_s, NORMAL, self._seq, event))
+        self._seq += 1
+        return event
+
     def process(self, body: Generator[Event, Any, Any], name: str) -> Process:
         return Process(self, body, name)
 

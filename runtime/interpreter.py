@@ -12,9 +12,12 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from phalanx.compiler.schedule import ComputeStep, PipelineStep, Plan, Schedule, Transfer
 from phalanx.runtime.data import ScheduleError
 from phalanx.runtime.engine import Engine, Event
+from phalanx.runtime.fastpath import FastPlan, move_data, run_fast
 
 
 @dataclass
@@ -44,6 +47,7 @@ class Execution:
     collectives: dict[int, StepTiming]  # by collective index
     spans: list[Span] = field(default_factory=list)
     events: int = 0
+    fast_messages: int = 0  # messages run on the fast path (not counted in events)
 
 
 def messages(sends: list[Transfer]) -> list[tuple[Transfer, ...]]:
@@ -69,9 +73,14 @@ def _blocks(group: tuple[Transfer, ...] | list[Transfer]) -> str:
 
 
 class Interpreter:
-    def __init__(self, plan: Plan, network: Any, engine: Engine, data: dict[int, Any]):
-        """`data[c]` moves the payloads of collective c (runtime/data.py)."""
+    def __init__(self, plan: Plan, network: Any, engine: Engine, data: dict[int, Any],
+                 fast: bool = True):
+        """`data[c]` moves the payloads of collective c (runtime/data.py); `fast` lets schedules
+        take runtime/fastpath.py where the network offers it."""
         self.plan, self.network, self.engine, self.data = plan, network, engine, data
+        self.fast = fast
+        self.arrivals: dict[int, tuple[FastPlan, dict[int, Event], dict[int, float]]] = {}
+        self.fast_messages = 0
         self.mailbox: dict[tuple, Event] = {}
         self.barriers: dict[tuple[int, int], tuple[Event, set[int]]] = {}
         self.timings = {s.collective: StepTiming() for s in plan.schedules()}
@@ -83,7 +92,7 @@ class Interpreter:
             self.engine.process(self._node(node), f"node {node}")
         self.engine.run()
         return Execution(max(self.finish_s, default=0.0), self.timings, self.spans,
-                         self.engine.events_processed)
+                         self.engine.events_processed, self.fast_messages)
 
     def _node(self, node: int):
         for step in self.plan.steps:
@@ -103,7 +112,11 @@ class Interpreter:
             yield self.engine.timeout(step.cost_s, "compute")
             self.spans.append(Span(node, "compute", start, self.engine.now, step.label))
         else:
-            yield from self._schedule(node, step)
+            plan = self._fast_plan(step)
+            if plan is not None:
+                yield self._fast_arrive(node, step, plan)
+            else:
+                yield from self._schedule(node, step)
             timing = self.timings[step.collective]
             timing.start_s = min(timing.start_s, start)
             timing.end_s = max(timing.end_s, self.engine.now)
@@ -139,6 +152,35 @@ class Interpreter:
             if phase.sync == "barrier":
                 yield self._barrier(i, k, node, schedule.nprocs)
             self.spans.append(Span(node, "phase", start, self.engine.now, f"phase {k}"))
+
+    def _fast_plan(self, schedule: Schedule) -> FastPlan | None:
+        i = schedule.collective
+        if i in self.arrivals:
+            return self.arrivals[i][0]
+        offer = getattr(self.network, "fast_plan", None) if self.fast else None
+        plan = offer(schedule) if offer is not None else None
+        if plan is not None:
+            self.arrivals[i] = (plan, {}, {})
+        return plan
+
+    def _fast_arrive(self, node: int, schedule: Schedule, plan: FastPlan) -> Event:
+        """Wait here until every node has arrived, then run the fast path from their start times."""
+        i = schedule.collective
+        _, events, starts = self.arrivals[i]
+        event = self.engine.event(f"fast path of schedule {i} at node {node}")
+        event.producer = "the last node to reach the schedule"  # type: ignore[attr-defined]
+        events[node], starts[node] = event, self.engine.now
+        if len(events) == schedule.nprocs:
+            start_s = np.array([starts[n] for n in range(schedule.nprocs)])
+            ends, count = run_fast(plan, start_s)
+            move_data(schedule, self.data[i])
+            self.fast_messages += count
+            for n, end in enumerate(ends.tolist()):
+                self.spans.append(Span(n, "phase", starts[n], end, f"{len(schedule.phases)} "
+                                       "phases (fast path)"))
+                self.engine.at(end, events[n].what).callbacks.append(
+                    lambda _, e=events[n]: e.succeed())
+        return event
 
     def _letter(self, i: int, t: Transfer, k: int) -> Event:
         """The event that fires when transfer `t` has arrived (made by whichever side is first)."""

@@ -1,0 +1,67 @@
+"""iWarp's cost model (what `auto` minimises) and lower bound (what `efficiency` divides).
+
+The lower bound generalises Eq. 1 (001_569dde0e56ec3e6f.txt Sec. 2) to any byte matrix: every
+byte must cross as many links as its shortest route has hops and all 4RC links run at once; no
+node can inject or eject faster than its links and memory allow; the bisections (Eq. 2) must
+carry what crosses them; and some message pays one start-up.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from phalanx.compiler.recognize import Collective
+from phalanx.targets.iwarp.params import IWarpParams
+from phalanx.targets.iwarp.topology import Torus
+
+
+def lower_bound_s(p: IWarpParams, torus: Torus, matrix: np.ndarray) -> float:
+    m = matrix.astype(np.float64).copy()
+    np.fill_diagonal(m, 0)
+    if not m.any():
+        return 0.0
+    link_hops = float((m * torus.hop_matrix).sum()) / torus.nlinks
+    node_streams = min(4.0, p.memory_streams)  # four links, or the memory if it is narrower
+    injection = max(m.sum(axis=1).max(), m.sum(axis=0).max()) / node_streams
+    return p.overhead_s + p.data_s(max(link_hops, injection, _bisection_bytes(torus, m)))
+
+
+def _bisection_bytes(torus: Torus, m: np.ndarray) -> float:
+    """Bytes per link across the busiest half-cut (Eq. 2's argument), per direction."""
+    x = np.arange(torus.nnodes) % torus.cols
+    y = np.arange(torus.nnodes) // torus.cols
+    worst = 0.0
+    for coord, size, across in ((x, torus.cols, torus.rows), (y, torus.rows, torus.cols)):
+        if size < 2:
+            continue
+        left = coord < size // 2
+        links = 2 * across  # a cut of a ring crosses two places, each with one link per direction
+        worst = max(worst, m[left][:, ~left].sum() / links, m[~left][:, left].sum() / links)
+    return worst
+
+
+def predict_time_s(p: IWarpParams, torus: Torus, coll: Collective, algorithm: str) -> float:
+    m = coll.network_matrix
+    block = float(m.max()) if m.size else 0.0
+    n, diameter = torus.cols, torus.rows // 2 + torus.cols // 2
+    start = p.overhead_s + diameter * p.hop_s
+    if algorithm in ("phased", "phased-global"):
+        per_phase = start + p.phase_software_s + p.data_s(block)
+        if algorithm == "phased-global":
+            per_phase += p.barrier_s(torus.rows, torus.cols)
+        return n ** 3 / 8 * per_phase
+    if algorithm == "two-stage":
+        return 2 * (n * n / 8) * (start + p.data_s(n * block))
+    if algorithm == "store-forward":
+        # n hops per block; each node sources and sinks 4 streams on memory for memory_streams.
+        share = max(1.0, 8.0 / p.memory_streams)
+        per_link = m.sum() / torus.nlinks * torus.hop_matrix.mean() / max(diameter, 1)
+        return diameter * (p.overhead_s + p.hop_s) + share * p.data_s(per_link)
+    loads = torus.link_loads(m)
+    messages = int((m > 0).sum(axis=1).max())
+    if algorithm == "direct":
+        return (coll.nprocs - 1) * start + p.data_s(loads.max()) * 2
+    # message passing: worms hold their whole route while streaming, so a link is busy only while
+    # every other link of each route through it is free: about mean-hops/2 of the time lost.
+    blocking = max(1.0, torus.hop_matrix.mean() / 2)
+    return max(messages * p.overhead_s, p.data_s(loads.max()) * blocking) + start

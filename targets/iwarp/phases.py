@@ -1,0 +1,124 @@
+"""The optimal phased AAPC of 001_569dde0e56ec3e6f.txt Sec. 2.1 on a bidirectional n x n torus.
+
+1-D ring phases (n a multiple of 8), as chains of four messages:
+  clockwise (a, b), 0 <= a < b < n/2: a -> b -> a+n/2 -> b+n/2 -> a (hops h, n/2-h, h, n/2-h);
+  counterclockwise: the same four messages reversed.
+  class 3 (footnote 3), for even a: clockwise a -> a+n/2 and a+n/2 -> a, with the send-to-self
+  messages of a+1 and a+1+n/2; its counterclockwise partner is a different phase over the same
+  four nodes: a+1 -> a+1+n/2 and back counterclockwise, with the self messages of a and a+n/2.
+  (Reversing the clockwise one literally would send a <-> a+n/2 twice.)
+Tuples M_0..M_{n/2-1}: M_0 holds the class-3 phases (0,0), (2,2), ...; M_1.. are the rounds of a
+round-robin tournament among the n/2 upper-half nodes. The 2-D phases are
+  M_i . r^k(M_j) + Mbar_i . r^(k+1)(Mbar_j)   and   M_i . r^k(Mbar_j) + Mbar_i . r^(k+1)(M_j)
+for i, j < n/2 and k < n/4: n^3/8 phases of 8n messages. A 2-D message u x v moves as u in X,
+then as v in Y: exactly the e-cube route of topology.py.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from functools import lru_cache
+
+import numpy as np
+
+from phalanx.targets.iwarp.topology import Torus, ring_step
+
+# A 1-D message: (src, dst, signed step); a 1-D phase: 4 of them; a tuple: n/4 phases.
+Message1D = tuple[int, int, int]
+
+
+def tournament_rounds(players: int) -> list[list[tuple[int, int]]]:
+    """Round-robin rounds (circle method): every pair a < b meets exactly once."""
+    ring = list(range(players))
+    rounds = []
+    for _ in range(players - 1):
+        games = [tuple(sorted((ring[i], ring[players - 1 - i]))) for i in range(players // 2)]
+        rounds.append(sorted(games))
+        ring = [ring[0], ring[-1], *ring[1:-1]]
+    return sorted(rounds)
+
+
+def ring_phase(a: int, b: int, n: int, clockwise: bool) -> list[Message1D]:
+    """The (a, b) chain of four messages; (a, a) is a class-3 phase (a even: clockwise)."""
+    half = n // 2
+    if a == b:
+        runner, sitter = (a, a + 1) if clockwise else (a + 1, a)
+        sign = 1 if clockwise else -1
+        return [(runner, runner + half, sign * half), (runner + half, runner, sign * half),
+                (sitter, sitter, 0), (sitter + half, sitter + half, 0)]
+    h = b - a
+    cw = [(a, b, h), (b, a + half, half - h), (a + half, b + half, h), (b + half, a, half - h)]
+    if clockwise:
+        return cw
+    return [(d % n, s % n, -step) for s, d, step in cw]
+
+
+def ring_tuples(n: int, clockwise: bool) -> list[list[list[Message1D]]]:
+    """M_0 .. M_{n/2-1} (or their counterclockwise Mbar), each n/4 node-disjoint 1-D phases."""
+    half = n // 2
+    m0 = [ring_phase(a, a, n, clockwise) for a in range(0, half, 2)]
+    rounds = [[ring_phase(a, b, n, clockwise) for a, b in games]
+              for games in tournament_rounds(half)]
+    return [[[(s % n, d % n, st) for s, d, st in p] for p in t] for t in [m0, *rounds]]
+
+
+def _dot(p_tuple: np.ndarray, q_tuple: np.ndarray, n: int) -> np.ndarray:
+    """Overlay of p_l x q_l: rows (src, dst, step_x, step_y) of 2-D messages on node ids y*n+x."""
+    p, q = p_tuple[:, :, None, :], q_tuple[:, None, :, :]
+    shape = (p_tuple.shape[0], 4, 4)
+    src = np.broadcast_to(q[..., 0] * n + p[..., 0], shape)
+    dst = np.broadcast_to(q[..., 1] * n + p[..., 1], shape)
+    sx, sy = np.broadcast_to(p[..., 2], shape), np.broadcast_to(q[..., 2], shape)
+    return np.stack([src, dst, sx, sy], axis=-1).reshape(-1, 4)
+
+
+@lru_cache(maxsize=8)
+def phased_torus_phases(n: int) -> np.ndarray:
+    """All n^3/8 phases: int64 array (phases, 8n, 4) of (src, dst, step_x, step_y)."""
+    if n < 8 or n % 8:
+        raise ValueError(f"the phased AAPC needs an n x n torus with n a multiple of 8, got {n}")
+    cw, ccw = np.array(ring_tuples(n, True)), np.array(ring_tuples(n, False))
+    quarter, half = n // 4, n // 2
+    out = []
+    for i in range(half):
+        for j in range(half):
+            for k in range(quarter):
+                for first, second in ((cw[j], ccw[j]), (ccw[j], cw[j])):
+                    a = _dot(cw[i], np.roll(first, -k, axis=0), n)
+                    b = _dot(ccw[i], np.roll(second, -(k + 1), axis=0), n)
+                    out.append(np.concatenate([a, b]))
+    phases = np.stack(out)
+    phases.setflags(write=False)
+    return phases
+
+
+def phase_problems(torus: Torus, phases: np.ndarray, limit: int = 10) -> list[str]:
+    """The proof of Sec. 2.1: empty when every phase uses every directed link exactly once,
+    every node sends and receives at most one message per phase, every route is the e-cube
+    route, and every (source, destination) pair appears exactly once over all phases."""
+    problems: list[str] = []
+    n = torus.cols
+    pairs = Counter()
+    for k, phase in enumerate(phases):
+        links = Counter()
+        for src, dst, sx, sy in phase.tolist():
+            pairs[(src, dst)] += 1
+            (xs, ys), (xd, yd) = torus.coords(src), torus.coords(dst)
+            if (sx, sy) != (ring_step(xs, xd, n), ring_step(ys, yd, torus.rows)):
+                problems.append(f"phase {k}: {src}->{dst} does not take its e-cube route")
+            links.update(link for link, _ in torus.route_with(src, dst, sx, sy))
+        for what, column in (("sends", 0), ("receives", 1)):
+            busy = Counter(phase[:, column].tolist())
+            problems += [f"phase {k}: node {v} {what} {c} messages" for v, c in busy.items() if c > 1]
+        idle = torus.nlinks - len(links)
+        if idle:
+            problems.append(f"phase {k}: {idle} directed links are idle")
+        problems += [f"phase {k}: {torus.link_name(link)} is used {c} times"
+                     for link, c in links.items() if c > 1]
+        if len(problems) >= limit:
+            return problems[:limit]
+    missing = torus.nnodes ** 2 - len(pairs)
+    if missing:
+        problems.append(f"{missing} (source, destination) pairs never appear")
+    problems += [f"pair {p} appears {c} times" for p, c in pairs.items() if c > 1]
+    return problems[:limit]

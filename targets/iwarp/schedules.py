@@ -1,0 +1,122 @@
+"""iWarp's AAPC schedules (001_569dde0e56ec3e6f.txt Sec. 2-4): phased, phased-global,
+message-passing (natural and seeded-random orders), store-forward and two-stage.
+
+Each generator turns a Collective (its byte matrix) into plain-data phases of Transfers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import Phase, Schedule, Transfer
+from phalanx.targets.iwarp.phases import phased_torus_phases, ring_tuples
+from phalanx.targets.iwarp.topology import Torus, ring_step
+from phalanx.targets.iwarp.wormhole import phase_tag
+
+
+def _schedule(coll: Collective, algorithm: str, phases: list[Phase]) -> Schedule:
+    return Schedule(coll.index, coll.kind, algorithm, coll.nprocs, tuple(phases), coll.src,
+                    coll.dst, coll.line)
+
+
+def phased_schedule(coll: Collective, torus: Torus, sync: str = "local") -> Schedule:
+    """The n^3/8 phases of Sec. 2.1. Every message carries its phase for the switch, unless a
+    block is empty: then the switch would need Fig. 5's empty messages, which only the fast path
+    models, so the messages are left untagged (the phases still run in order, unswitched)."""
+    m = coll.matrix
+    table = phased_torus_phases(torus.cols)
+    complete = bool((m > 0).all())
+    phases = []
+    for k, phase in enumerate(table):
+        tag = phase_tag(coll.index, k) if complete else 0
+        phases.append(Phase.of([Transfer(s, d, int(m[s, d]), s, d, tag)
+                                for s, d in phase[:, :2].tolist() if m[s, d] > 0], sync))
+    name = "phased" if sync == "local" else "phased-global"
+    return _schedule(coll, name, phases)
+
+
+def posting_order(src: int, nprocs: int, seed: int | None) -> list[int]:
+    """Destinations in the order node src posts them: Fig. 6's natural order, or shuffled."""
+    order = list(range(nprocs))
+    if seed is not None:
+        np.random.default_rng([seed, src]).shuffle(order)
+    return order
+
+
+def message_passing_schedule(coll: Collective, seed: int | None = None) -> Schedule:
+    """Fig. 6: one phase in which every node posts all its sends at once; the router arbitrates."""
+    m = coll.matrix
+    sends = [Transfer(s, d, int(m[s, d]), s, d)
+             for s in range(coll.nprocs) for d in posting_order(s, coll.nprocs, seed) if m[s, d] > 0]
+    name = "message-passing" if seed is None else "message-passing-random"
+    return _schedule(coll, name, [Phase.of(sends)])
+
+
+def _store_forward_path(torus: Torus, src: int, dst: int) -> list[int]:
+    """Nodes a block visits: X then Y, or Y then X for half of the pairs (both link sets busy)."""
+    (xs, ys), (xd, yd) = torus.coords(src), torus.coords(dst)
+    sx, sy = ring_step(xs, xd, torus.cols), ring_step(ys, yd, torus.rows)
+    moves = [(1 if sx > 0 else -1, 0)] * abs(sx) + [(0, 1 if sy > 0 else -1)] * abs(sy)
+    if (src + dst) % 2:
+        moves.reverse()
+    path, x, y = [src], xs, ys
+    for ddx, ddy in moves:
+        x, y = x + ddx, y + ddy
+        path.append(torus.node(x, y))
+    return path
+
+
+def store_forward_schedule(coll: Collective, torus: Torus) -> Schedule:
+    """Varvarigos-Bertsekas style: every block moves one hop per phase, all blocks that cross a
+    link in a phase travel as one message, so each node sources and sinks four at once."""
+    m = coll.matrix
+    hops: dict[int, list[Transfer]] = {}
+    local = []
+    for s, d in zip(*np.nonzero(m)):
+        s, d = int(s), int(d)
+        if s == d:
+            local.append(Transfer(s, d, int(m[s, d]), s, d))
+            continue
+        path = _store_forward_path(torus, s, d)
+        for i, (a, b) in enumerate(zip(path, path[1:])):
+            hops.setdefault(i, []).append(Transfer(a, b, int(m[s, d]), s, d, 1))
+    phases = [Phase.of(sorted(hops[i], key=lambda t: (t.src, t.dst)) + (local if i == 0 else []))
+              for i in sorted(hops)]
+    return _schedule(coll, "store-forward", phases or [Phase.of(local)])
+
+
+def ring_phases_1d(n: int) -> list[list[tuple[int, int]]]:
+    """Bidirectional ring AAPC: clockwise phase i overlaid with counterclockwise phase i."""
+    cw = [p for t in ring_tuples(n, True) for p in t]
+    ccw = [p for t in ring_tuples(n, False) for p in t]
+    return [[(s, d) for s, d, _ in a + b] for a, b in zip(cw, ccw)]
+
+
+def two_stage_schedule(coll: Collective, torus: Torus) -> Schedule:
+    """Sec. 4.1: an AAPC over the rows with n-times larger messages, then one over the columns."""
+    m, n = coll.matrix, torus.cols
+    phases = []
+    for stage in (0, 1):
+        for ring in ring_phases_1d(n):
+            sends = []
+            for line in range(n):
+                for a, b in ring:
+                    s, d = (torus.node(a, line), torus.node(b, line)) if stage == 0 else \
+                        (torus.node(line, a), torus.node(line, b))
+                    sends += _stage_blocks(m, torus, s, d, stage)
+            phases.append(Phase.of(sends))
+    return _schedule(coll, "two-stage", phases)
+
+
+def _stage_blocks(m: np.ndarray, torus: Torus, s: int, d: int, stage: int) -> list[Transfer]:
+    """Blocks node s hands to d in a stage, as one message (message id 1)."""
+    (_xs, ys), (xd, _yd) = torus.coords(s), torus.coords(d)
+    n = torus.cols
+    if stage == 0:  # s = (xs, y) sends its own blocks for column xd
+        pairs = [(s, torus.node(xd, row)) for row in range(torus.rows)]
+    elif s == d:  # blocks for s itself were delivered by the first stage
+        return []
+    else:  # s = (x, ys) forwards what row ys sent for (x, yd)
+        pairs = [(torus.node(col, ys), d) for col in range(n)]
+    return [Transfer(s, d, int(m[o, f]), o, f, 1) for o, f in pairs if m[o, f] > 0]

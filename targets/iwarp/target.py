@@ -1,0 +1,144 @@
+"""`iwarp:NxN` (the seed's machine) and `torus:RxC` (the same wormhole torus, what-if parameters).
+
+Algorithms for alltoall and sparse: phased, phased-global (n x n, n a multiple of 8),
+message-passing, message-passing-random, store-forward, two-stage and direct.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from phalanx.compiler.algorithms import direct_schedule
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import Schedule
+from phalanx.compiler.target import Target, TargetEntry, register, with_overrides
+from phalanx.grammar.diagnostics import usage_error
+from phalanx.targets.iwarp import cost, schedules
+from phalanx.targets.iwarp.params import IWarpParams
+from phalanx.targets.iwarp.phases import phase_problems
+from phalanx.targets.iwarp.topology import Torus
+from phalanx.targets.iwarp.wormhole import WormholeNetwork
+
+PHASED = ("phased", "phased-global", "two-stage")
+ALGORITHMS = ("phased", "phased-global", "message-passing", "message-passing-random",
+              "store-forward", "two-stage", "direct")
+RANDOM_ORDER_SEED = 1  # the seeded-random posting order of message-passing-random
+
+
+class IWarpTarget(Target):
+    def __init__(self, name: str, torus: Torus, params: IWarpParams):
+        self.name, self.torus, self.params = name, torus, params
+        self.nnodes = torus.nnodes
+
+    @property
+    def spec(self) -> str:
+        return f"{self.name}:{self.torus.rows}x{self.torus.cols}"
+
+    @property
+    def phased_ok(self) -> bool:
+        return self.torus.rows == self.torus.cols and self.torus.cols % 8 == 0
+
+    def algorithms(self, kind: str) -> tuple[str, ...]:
+        if kind not in ("alltoall", "sparse"):
+            return ()
+        return tuple(a for a in ALGORITHMS if self.phased_ok or a not in PHASED)
+
+    def _check(self, coll: Collective, algorithm: str) -> None:
+        if coll.nprocs != self.nnodes:
+            raise usage_error(f"algorithm '{algorithm}' on {self.spec} needs all {self.nnodes} "
+                              f"nodes, but the collective has {coll.nprocs} processors",
+                              f"declare processors P({self.nnodes}) or use --algorithm direct")
+
+    def generate(self, coll: Collective, algorithm: str) -> Schedule:
+        if algorithm == "direct":
+            return direct_schedule(coll)
+        self._check(coll, algorithm)
+        if algorithm in ("phased", "phased-global"):
+            return schedules.phased_schedule(coll, self.torus, "local" if algorithm == "phased"
+                                             else "barrier")
+        if algorithm == "message-passing":
+            return schedules.message_passing_schedule(coll)
+        if algorithm == "message-passing-random":
+            return schedules.message_passing_schedule(coll, RANDOM_ORDER_SEED)
+        if algorithm == "store-forward":
+            return schedules.store_forward_schedule(coll, self.torus)
+        if algorithm == "two-stage":
+            return schedules.two_stage_schedule(coll, self.torus)
+        raise usage_error(f"unknown algorithm '{algorithm}' for {self.spec}",
+                          "choose one of: " + ", ".join(self.algorithms(coll.kind)))
+
+    def schedule_problems(self, schedule: Schedule) -> list[str]:
+        """The proof of Sec. 2.1 for phased schedules of a complete AAPC (empty when it holds):
+        every phase uses every directed link once, every pair appears once over all phases."""
+        if schedule.algorithm not in ("phased", "phased-global"):
+            return []
+        tables = [np.array([(t.src, t.dst, *self.torus.steps(t.src, t.dst)) for t in phase.sends],
+                           dtype=np.int64).reshape(-1, 4) for phase in schedule.phases]
+        return phase_problems(self.torus, tables)
+
+    def predict_time_s(self, coll: Collective, algorithm: str) -> float:
+        return cost.predict_time_s(self.params, self.torus, coll, algorithm)
+
+    def lower_bound_s(self, coll: Collective) -> float:
+        return cost.lower_bound_s(self.params, self.torus, coll.matrix)
+
+    def build_network(self, engine) -> WormholeNetwork:
+        return WormholeNetwork(engine, self.params, self.torus)
+
+    def describe(self) -> dict:
+        out = super().describe()
+        out["params"] |= {"rows": self.torus.rows, "cols": self.torus.cols}
+        return out
+
+
+_SHAPE = re.compile(r"^(\d+)x(\d+)$")
+
+
+def parse_shape(name: str, positional: str | None, default: str) -> Torus:
+    text = positional or default
+    match = _SHAPE.match(text)
+    if match is None or int(match.group(1)) < 1 or int(match.group(2)) < 1:
+        raise usage_error(f"bad torus shape '{text}' for target '{name}'",
+                          f"write ROWSxCOLS, e.g. {name}:{default}")
+    return Torus(int(match.group(1)), int(match.group(2)))
+
+
+def make_iwarp(positional: str | None, overrides: dict[str, str]) -> IWarpTarget:
+    torus = parse_shape("iwarp", positional, "8x8")
+    if torus.rows != torus.cols:
+        raise usage_error(f"iwarp:{positional} is not square: iWarp's AAPC needs an n x n torus",
+                          "write iwarp:NxN (e.g. iwarp:8x8), or torus:RxC for other shapes")
+    return IWarpTarget("iwarp", torus, with_overrides(IWarpParams(), overrides, "iwarp"))
+
+
+def make_torus(positional: str | None, overrides: dict[str, str]) -> IWarpTarget:
+    torus = parse_shape("torus", positional, "8x8")
+    params = with_overrides(IWarpParams(), _link_override(overrides), "torus")
+    return IWarpTarget("torus", torus, params)
+
+
+def _link_override(overrides: dict[str, str]) -> dict[str, str]:
+    """`link_MBps=80` (the what-if knob of ARCHITECTURE.md) sets cycles_per_word to match."""
+    out = dict(overrides)
+    if "link_MBps" in out:
+        text = out.pop("link_MBps")
+        try:
+            rate = float(text)
+        except ValueError:
+            raise usage_error(f"parameter link_MBps={text!r} of target 'torus' is not a number",
+                              "write e.g. link_MBps=80") from None
+        if not rate > 0:
+            raise usage_error(f"parameter link_MBps={text} of target 'torus' must be > 0")
+        clock = float(out.get("clock_MHz", IWarpParams.clock_MHz))
+        word = float(out.get("word_bytes", IWarpParams.word_bytes))
+        out["cycles_per_word"] = str(word * clock / rate)
+    return out
+
+
+register(TargetEntry("iwarp", "iWarp n x n wormhole torus (40 MB/s links, e-cube, synchronizing "
+                     "switch for phased AAPC)", make_iwarp, "iwarp:8x8"))
+register(TargetEntry("torus", "R x C wormhole torus with iWarp's router, parameters overridable "
+                     "(link_MBps, overhead_cycles, clock_MHz, ...)", make_torus,
+                     "torus:16x16,link_MBps=80"))

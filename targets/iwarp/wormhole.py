@@ -1,0 +1,204 @@
+"""The wormhole network model of iWarp on the engine's resources (the simulator of the target).
+
+A message (001_569dde0e56ec3e6f.txt Sec. 2.2.1, 3.1):
+ 1. the sending node's processor spends the per-message overhead (one message at a time);
+ 2. it takes one of the node's injection channels;
+ 3. the header takes the virtual channels of its e-cube route one hop at a time (hop latency
+    each); a blocked header waits holding what it has. Two pools and a dateline per ring make
+    the channel dependencies acyclic, so message passing cannot deadlock (topology.py);
+ 4. once the route is complete the data streams at link rate. The two pools share each wire,
+    so streaming also takes every physical link of the route and a memory stream at both ends
+    (memory sources/sinks `memory_streams` link-rate streams, Sec. 1); these are taken in one
+    global order, so the streaming stage cannot deadlock either;
+ 5. the tail frees everything.
+Synchronizing switch (Sec. 2.2): messages of a phased schedule carry their phase (see
+`phase_tag`); a link forwards the header of phase k only after the tails of its phase 0..k-1
+messages have passed it (the NotInMessage stop condition, Lemma 1). In a complete phased AAPC
+every link carries one message per phase, so this is the paper's switch; phases with absent
+(zero-length) messages need the empty messages of Fig. 5, which runtime/fastpath.py models.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from functools import lru_cache
+
+import numpy as np
+
+from phalanx.compiler.schedule import Schedule, Transfer
+from phalanx.runtime.engine import Engine, Event, Resource
+from phalanx.runtime.fastpath import FastPhase, FastPlan
+from phalanx.targets.iwarp.params import IWarpParams
+from phalanx.targets.iwarp.phases import phased_torus_phases
+from phalanx.targets.iwarp.topology import Torus, route_links
+
+PHASE_TAG = 1 << 40  # message ids >= this are phased messages: tag | collective << 20 | phase
+
+
+def phase_tag(collective: int, phase: int) -> int:
+    """The message id that tells the switch a transfer's phase (one message per pair and phase)."""
+    return PHASE_TAG | (collective << 20) | phase
+
+
+def untag(message: int) -> tuple[int, int] | None:
+    """(collective, phase) of a phased message id, None for others."""
+    if message < PHASE_TAG:
+        return None
+    rest = message - PHASE_TAG
+    return rest >> 20, rest & ((1 << 20) - 1)
+
+
+class Pool:
+    """A resource of several identical units (memory streams, injection channels), FIFO."""
+
+    def __init__(self, engine: Engine, name: str, units: int):
+        self.engine, self.name, self.units = engine, name, max(int(units), 1)
+        self.holders: list = []
+        self.queue: deque = deque()
+        self.busy_s = 0.0
+
+    @property
+    def holder(self):  # for the engine's deadlock report
+        return self.holders[0] if self.holders else None
+
+    def request(self) -> Event:
+        event = Event(self.engine, f"request {self.name}")
+        event.resource = self  # type: ignore[attr-defined]
+        if len(self.holders) < self.units and not self.queue:
+            self.holders.append(self.engine.active)
+            event.succeed(self)
+        else:
+            self.queue.append((event, self.engine.active))
+        return event
+
+    def release(self) -> None:
+        self.holders.pop()
+        if self.queue:
+            event, owner = self.queue.popleft()
+            self.holders.append(owner)
+            event.succeed(self)
+
+
+class SwitchGates:
+    """Per (collective, link): how many phased tails passed, and headers waiting for their turn."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.passed: dict[tuple[int, int], int] = {}
+        self.waiting: dict[tuple[int, int, int], Event] = {}
+
+    def wait(self, coll: int, link: int, phase: int) -> Event | None:
+        if self.passed.get((coll, link), 0) >= phase:
+            return None
+        event = Event(self.engine, f"switch: link {link} waits for phase {phase - 1} tails")
+        self.waiting[(coll, link, phase)] = event
+        return event
+
+    def tail(self, coll: int, link: int) -> None:
+        count = self.passed[(coll, link)] = self.passed.get((coll, link), 0) + 1
+        event = self.waiting.pop((coll, link, count), None)
+        if event is not None:
+            event.succeed()
+
+
+class WormholeNetwork:
+    """The NetworkModel of runtime/network.py for an R x C iWarp torus."""
+
+    def __init__(self, engine: Engine, params: IWarpParams, torus: Torus):
+        self.engine, self.params, self.torus = engine, params, torus
+        n = torus.nnodes
+        self.cpus = [Resource(engine, f"node {i} processor") for i in range(n)]
+        self.inject = [Pool(engine, f"node {i} injection", params.inject_channels) for i in range(n)]
+        self.vcs = [Resource(engine, f"{torus.link_name(v // 2)} pool {v % 2}")
+                    for v in range(2 * torus.nlinks)]
+        self.wires = [Resource(engine, torus.link_name(k) + " wire") for k in range(torus.nlinks)]
+        self.memory = [Pool(engine, f"node {i} memory", params.memory_streams) for i in range(n)]
+        self.gates = SwitchGates(engine)
+        self.messages = 0
+
+    def transfer(self, t: Transfer):
+        eng, p = self.engine, self.params
+        tag = untag(t.message)
+        self.messages += 1
+        cpu = self.cpus[t.src]
+        yield cpu.request()
+        yield eng.timeout(p.overhead_s + (p.phase_software_s if tag else 0.0), "overhead")
+        cpu.release()
+        inject = self.inject[t.src]
+        yield inject.request()
+        route = self.torus.route(t.src, t.dst)
+        held = []
+        for link, pool in route:
+            if tag is not None:
+                gate = self.gates.wait(tag[0], link, tag[1])
+                if gate is not None:
+                    yield gate
+            vc = self.vcs[2 * link + pool]
+            yield vc.request()
+            held.append(vc)
+            yield eng.timeout(p.hop_s, "hop")
+        stream = self._stream_resources(t.src, t.dst, route)
+        for resource in stream:
+            yield resource.request()
+        yield eng.timeout(p.data_s(t.nbytes), "data")
+        for resource in (*stream, *held, inject):
+            resource.release()
+        if tag is not None:
+            for link, _ in route:
+                self.gates.tail(tag[0], link)
+
+    def _stream_resources(self, src: int, dst: int, route) -> list:
+        """Memory streams of both ends, then the route's wires: one global order (memory by
+        node, then wires by link), so that no cycle of waits can form among streaming messages."""
+        ends = [self.memory[min(src, dst)], self.memory[max(src, dst)]]
+        return ends + [self.wires[k] for k in sorted(link for link, _ in route)]
+
+    def fast_plan(self, schedule: Schedule) -> FastPlan | None:
+        return fast_plan(self, schedule)
+
+    def phase_links(self) -> np.ndarray:
+        return _phase_links(self.torus)
+
+    def copy_time_s(self, nbytes: int) -> float:
+        return self.params.copy_s(nbytes)
+
+    def barrier_time_s(self, nnodes: int) -> float:
+        return self.params.barrier_s(self.torus.rows, self.torus.cols)
+
+    def resources(self) -> list:
+        return self.cpus + self.vcs + self.wires + self.memory + self.inject
+
+
+def fast_plan(network: WormholeNetwork, schedule: Schedule) -> FastPlan | None:
+    """The phased schedule as runtime/fastpath.py's plan, with Fig. 5's empty messages for every
+    construction message whose block is empty; None for any other schedule."""
+    torus, p = network.torus, network.params
+    if schedule.algorithm not in ("phased", "phased-global") or \
+            schedule.nprocs != torus.nnodes or torus.rows != torus.cols or torus.cols % 8:
+        return None
+    table = phased_torus_phases(torus.cols)
+    if len(table) != len(schedule.phases):
+        return None
+    links = network.phase_links()
+    phases = []
+    for k, (construction, phase) in enumerate(zip(table, schedule.phases)):
+        index = {(s, d): j for j, (s, d) in enumerate(construction[:, :2].tolist())}
+        nbytes = np.zeros(len(construction), dtype=np.int64)
+        for t in phase.sends:
+            j = index.get((t.src, t.dst))
+            if j is None:
+                return None  # not the construction's message: no proof of contention-freedom
+            nbytes[j] += t.nbytes
+        phases.append(FastPhase(construction[:, 0], construction[:, 1], nbytes, links[k], True))
+    barrier = network.barrier_time_s(torus.nnodes) if schedule.algorithm == "phased-global" else None
+    return FastPlan(torus.nnodes, torus.nlinks, phases, p.overhead_s + p.phase_software_s, p.hop_s,
+                    lambda b: b / p.link_Bps, lambda b: 2 * b / (p.memory_streams * p.link_Bps),
+                    barrier)
+
+
+@lru_cache(maxsize=4)
+def _phase_links(torus: Torus) -> np.ndarray:
+    """Route links of every message of every phase: (phases, messages, max hops), -1 padded."""
+    table = phased_torus_phases(torus.cols)
+    flat = route_links(torus, table[:, :, 0].ravel(), table[:, :, 1].ravel())
+    return flat.reshape(table.shape[0], table.shape[1], -1)

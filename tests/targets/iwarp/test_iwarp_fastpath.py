@@ -1,0 +1,41 @@
+"""The vectorized fast path (runtime/fastpath.py) against the event path on iWarp."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from phalanx.compiler.driver import compile_program
+from phalanx.runtime.engine import Engine
+from phalanx.runtime.interpreter import Interpreter
+from phalanx.runtime.simulate import build_data
+from phalanx.runtime.sweep import alltoall_program
+
+
+def execute(compiled, fast: bool):
+    engine = Engine()
+    network = compiled.target.build_network(engine)
+    rng = np.random.default_rng(3)
+    data = {s.collective: build_data(compiled.communications[s.collective], rng)
+            for s in compiled.plan.schedules()}
+    execution = Interpreter(compiled.plan, network, engine, data, fast=fast).run()
+    return execution, [p for d in data.values() for p in d.problems()]
+
+
+@pytest.mark.parametrize("algorithm", ["phased", "phased-global"])
+def test_fast_path_and_event_path_agree_exactly_on_8x8(algorithm):
+    source = alltoall_program(64, 96).replace("B = A\n", 'compute "c" on P cost 1 ms\nB = A\n')
+    compiled = compile_program(source, target="iwarp:8x8", algorithm=algorithm, file="<t>")
+    slow, slow_problems = execute(compiled, fast=False)
+    fast, fast_problems = execute(compiled, fast=True)
+    assert slow_problems == [] and fast_problems == []
+    assert fast.fast_messages == 64 * 63 and slow.fast_messages == 0
+    assert fast.total_time_s == slow.total_time_s  # exactly, not approximately
+    assert fast.collectives[0].time_s == slow.collectives[0].time_s
+
+
+def test_other_schedules_stay_on_the_event_path():
+    compiled = compile_program(alltoall_program(64, 64), target="iwarp:8x8",
+                               algorithm="message-passing", file="<t>")
+    execution, problems = execute(compiled, fast=True)
+    assert problems == [] and execution.fast_messages == 0 and execution.events > 0

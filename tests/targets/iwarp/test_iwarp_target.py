@@ -1,0 +1,64 @@
+"""Target specs, parameters, Eq. 1 and the lower bound."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from phalanx.compiler.target import resolve
+from phalanx.grammar.diagnostics import PhalanxError
+from phalanx.targets.iwarp.cost import lower_bound_s
+from phalanx.targets.iwarp.params import IWarpParams, peak_aggregate_Bps
+from phalanx.targets.iwarp.topology import Torus
+
+
+def test_eq1_peak_is_2_56_GBps_for_8x8():
+    # 001_569dde0e56ec3e6f.txt Eq. 1 and Sec. 4: 32 n S / T_t = 2.56 GB/s, exact.
+    assert peak_aggregate_Bps(IWarpParams(), 8) == pytest.approx(2.56e9, rel=1e-12)
+    assert IWarpParams().link_Bps == pytest.approx(40e6)  # Sec. 3.1: 40 MB/s per link
+
+
+def test_lower_bound_of_a_uniform_aapc_is_eq1():
+    n, block = 8, 1 << 20
+    m = np.full((n * n, n * n), block)
+    bound = lower_bound_s(IWarpParams(), Torus(n, n), m)
+    off_diagonal = block * (n ** 4 - n ** 2)
+    # Eq. 1 counts the send-to-self bytes as well; without them, (1 - 1/n^2) of the peak.
+    expected = off_diagonal / (peak_aggregate_Bps(IWarpParams(), n) * (1 - 1 / n ** 2))
+    assert bound == pytest.approx(expected + IWarpParams().overhead_s, rel=1e-9)
+
+
+def test_specs_and_overrides():
+    t = resolve("iwarp:16x16")
+    assert t.nnodes == 256 and "phased" in t.algorithms("alltoall")
+    w = resolve("torus:4x6,link_MBps=80,overhead_cycles=100")
+    assert w.params.link_Bps == pytest.approx(80e6) and w.params.overhead_cycles == 100
+    assert "phased" not in w.algorithms("alltoall")  # not n x n with n a multiple of 8
+    assert resolve("iwarp").spec == "iwarp:8x8"
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("iwarp:8x4", "is not square"),
+    ("iwarp:eight", "bad torus shape 'eight'"),
+    ("torus:8x8,link_MBps=0", "must be > 0"),
+    ("torus:8x8,hops=3", "unknown parameter 'hops'"),
+])
+def test_bad_specs_say_what_to_do(spec, message):
+    with pytest.raises(PhalanxError) as info:
+        resolve(spec)
+    assert message in info.value.diagnostic.render()
+
+
+def test_the_targets_schedule_proof_accepts_phased_and_rejects_a_broken_schedule():
+    import dataclasses
+
+    from phalanx.compiler.recognize import recognize
+
+    target = resolve("iwarp:8x8")
+    coll = recognize(0, np.full((64, 64), 8, dtype=np.int64), "A", "B", 1)
+    schedule = target.generate(coll, "phased")
+    assert target.schedule_problems(schedule) == []
+    phases = list(schedule.phases)
+    phases[0], phases[1] = phases[1], dataclasses.replace(phases[0], sends=phases[0].sends[1:])
+    assert any("never appear" in p for p in target.schedule_problems(
+        dataclasses.replace(schedule, phases=tuple(phases))))
