@@ -197,7 +197,8 @@ class CommSet:
         """Global source indices, in source dim order, of a destination section."""
         out: list[np.ndarray] = [None] * len(section.indices)  # type: ignore[list-item]
         for d, ix in enumerate(section.indices):
-            out[self.stmt.perm[d]] = (ix + self.stmt.shift[d]) % self.stmt.dst.shape[d]
+            shift = self.stmt.shift[d]
+            out[self.stmt.perm[d]] = (ix + shift) % self.stmt.dst.shape[d] if shift else ix
         return out
 
 

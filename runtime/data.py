@@ -46,20 +46,40 @@ def _local_maps(array: DistArray) -> tuple[np.ndarray, ...]:
     return tuple(dim_local_map(array, d) for d in range(len(array.shape)))
 
 
-class BlockStore:
-    """Which node holds which block: blocks start at their senders and move with transfers."""
+def _index(indices) -> tuple:
+    """Index arrays as slices where they are runs (views, fast), else an open mesh."""
+    if all(len(ix) and ix[-1] - ix[0] + 1 == len(ix) for ix in indices):
+        return tuple(slice(int(ix[0]), int(ix[-1]) + 1) for ix in indices)
+    return np.ix_(*indices)
 
-    def __init__(self, nprocs: int, blocks: list[tuple[int, int]]):
+
+class BlockStore:
+    """Which node holds which block: blocks start at their senders and move with transfers.
+
+    Blocks of equal content (a broadcast's blocks for every receiver, an allgather's
+    copies of one part) form a class: a node that holds or has received one of them may
+    send any other of the class, which is how tree algorithms copy and forward. Each
+    block still has to reach its own destination exactly once.
+    """
+
+    def __init__(self, nprocs: int, blocks: list[tuple[int, int]], content=None):
         self.held: list[dict[tuple[int, int], np.ndarray | None]] = [{} for _ in range(nprocs)]
+        self.copies: list[dict[object, np.ndarray]] = [{} for _ in range(nprocs)]
+        self.content = content or (lambda origin, final: (origin, final))
         for origin, final in blocks:
             self.held[origin][(origin, final)] = None  # None: still in the source, packed on send
 
     def take(self, t: Transfer, pack) -> np.ndarray:
         key = (t.origin, t.final)
-        if key not in self.held[t.src]:
+        fresh = self.held[t.origin].get(key, 0) is None  # never sent yet
+        if key in self.held[t.src]:
+            payload = self.held[t.src].pop(key)
+        elif fresh and self.content(*key) in self.copies[t.src]:
+            del self.held[t.origin][key]  # sent from a copy: the source's block is spent
+            payload = self.copies[t.src][self.content(*key)]
+        else:
             raise ScheduleError(f"node {t.src} sends block {t.origin}->{t.final}, which it "
                                 "does not hold (never had it, or already sent it on)")
-        payload = self.held[t.src].pop(key)
         if payload is None:
             payload = pack(t.origin, t.final)
         if payload.nbytes != t.nbytes:
@@ -69,6 +89,11 @@ class BlockStore:
 
     def keep(self, t: Transfer, payload: np.ndarray) -> None:
         self.held[t.dst][(t.origin, t.final)] = payload
+        self.copies[t.dst][self.content(t.origin, t.final)] = payload
+
+    def delivered(self, t: Transfer, payload: np.ndarray) -> None:
+        """A block reached its destination, which keeps a copy it may forward."""
+        self.copies[t.dst][self.content(t.origin, t.final)] = payload
 
 
 @dataclass
@@ -102,9 +127,12 @@ class AssignmentData:
             expected.append(np.broadcast_to(rows.reshape((-1,) + (1,) * (r.ndim - 1)), r.shape))
         m = commset.byte_matrix
         blocks = [(p, q) for p in range(n) for q in range(n) if m[p, q] > 0]
+        # Blocks with the same source elements carry the same bytes (a replicated destination).
+        replicated = stmt.dst.mapping == "replicated"
+        content = (lambda o, f: (o, "all")) if replicated else None
         return cls(stmt, commset, src_local, [np.zeros_like(r) for r in ref],
                    [np.zeros(r.shape, dtype=np.int32) for r in ref], ref, expected,
-                   BlockStore(n, blocks))
+                   BlockStore(n, blocks, content))
 
     def _local(self, array: DistArray, dim: int, global_idx: np.ndarray) -> np.ndarray:
         return _local_maps(array)[dim][global_idx]
@@ -113,12 +141,12 @@ class AssignmentData:
         section = self.commset.section(origin, final)
         src_global = self.commset.source_indices(section)
         src_idx = [self._local(self.stmt.src, d, ix) for d, ix in enumerate(src_global)]
-        block = self.src_local[origin][np.ix_(*src_idx)]
+        block = self.src_local[origin][_index(src_idx)]
         return np.ascontiguousarray(np.transpose(block, self.stmt.perm))
 
     def _dst_index(self, origin: int, final: int):
         section = self.commset.section(origin, final).indices
-        return np.ix_(*[self._local(self.stmt.dst, d, ix) for d, ix in enumerate(section)])
+        return _index([self._local(self.stmt.dst, d, ix) for d, ix in enumerate(section)])
 
     def take(self, t: Transfer) -> np.ndarray:
         return self.store.take(t, self.pack)
@@ -128,6 +156,7 @@ class AssignmentData:
             index = self._dst_index(t.origin, t.final)
             self.dst_local[t.final][index] = payload
             self.writes[t.final][index] += 1
+            self.store.delivered(t, payload)
         else:
             self.store.keep(t, payload)
 
@@ -178,7 +207,8 @@ class ReductionData:
         blocks = [(p, q) for p in range(rset.nprocs) for q in range(rset.nprocs) if m[p, q] > 0]
         n = rset.nprocs
         return cls(stmt, partials, [{} for _ in range(n)], [{} for _ in range(n)],
-                   np.asarray(combine(a), dtype=a.dtype), rset, BlockStore(n, blocks))
+                   np.asarray(combine(a), dtype=a.dtype), rset,
+                   BlockStore(n, blocks, lambda o, f: (o, "partial")))
 
     def take(self, t: Transfer) -> np.ndarray:
         return self.store.take(t, lambda origin, final: self.partials[origin].copy())
@@ -187,6 +217,7 @@ class ReductionData:
         if t.dst == t.final:
             self.received[t.final][t.origin] = self.received[t.final].get(t.origin, 0) + 1
             self.values[t.final][t.origin] = payload
+            self.store.delivered(t, payload)
         else:
             self.store.keep(t, payload)
 

@@ -136,3 +136,32 @@ def test_combined_message_and_forwarding():
     spans = [x for x in result.execution.spans if x.kind == "send" and x.node == 0]
     assert spans[0].label == "2 blocks to 1, 20 B"
     assert spans[0].end_s - spans[0].start_s == pytest.approx(ALPHA + BETA * 2 * m)
+
+
+BCAST = ("target ideal:4\nprocessors P(4)\narray S(8) of float64 on P(0)\n"
+         "array R(8) of float64 replicated onto P\nR = S\n")
+
+
+def test_tree_broadcast_forwards_copies():
+    """A binomial tree: node 1 forwards the root's data to node 3 from the copy it received."""
+    from phalanx.compiler.schedule import Transfer
+
+    compiled = compile_text(BCAST)
+    s = compiled.schedules[0]
+    assert s.kind == "broadcast"
+    keep = tuple(t for p in s.phases for t in p.sends if t.dst == 0)  # the root's own copy
+    tree = (Phase.of(keep + (Transfer(0, 1, 64, 0, 1),)),
+            Phase.of((Transfer(0, 2, 64, 0, 2), Transfer(1, 3, 64, 0, 3))))
+    result = simulate(with_schedule(compiled, dataclasses.replace(s, phases=tree)))
+    assert result.verified
+    assert result.collectives[0].time_s == pytest.approx(2 * (ALPHA + BETA * 64))
+
+
+def test_forwarding_before_receiving_is_invalid():
+    from phalanx.compiler.schedule import Transfer
+
+    compiled = compile_text(BCAST)
+    s = compiled.schedules[0]
+    bad = (Phase.of((Transfer(1, 3, 64, 0, 3),)),)
+    with pytest.raises(PhalanxError, match="node 1 sends block 0->3, which it does not hold"):
+        simulate(with_schedule(compiled, dataclasses.replace(s, phases=bad)))
