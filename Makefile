@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-APT_PACKAGES := graphviz mlir-22-tools
+APT_PACKAGES := graphviz mlir-22-tools chromium
 
 .PHONY: help setup demo test bench lint antlr clean
 
@@ -21,13 +21,15 @@ $(STAMP): pyproject.toml
 
 demo: setup ## compile and simulate examples/transpose.phx on ideal:16, report in out/demo/
 	$(BIN)/phalanx run examples/transpose.phx --target ideal:16 --report out/demo
-	@echo "report written to out/demo/ (report.json, report.md, schedule.svg)"
+	@echo "open out/demo/index.html"
 
 test: setup ## run the test suite
 	$(BIN)/python -m pytest tests
 
-bench: setup ## run the benchmarks, results in bench/results.json
+bench: setup ## run the benchmarks, results in bench/results*.json
 	$(BIN)/python bench/run.py --out bench/results.json
+	$(BIN)/python bench/iwarp.py
+	$(BIN)/python bench/bokhari.py
 
 lint: setup ## ruff over the package and tests
 	$(BIN)/ruff check .

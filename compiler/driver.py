@@ -95,7 +95,7 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
     PASSES["recognize-collectives"]().apply(ctx, stages["coll"])
     stages["sched"] = stages["coll"].clone()
     PASSES["lower-coll-to-sched"](target=spec, algorithm=algorithm).apply(ctx, stages["sched"])
-    PASSES["verify-schedule"]().apply(ctx, stages["sched"])
+    PASSES["verify-schedule"](target=spec).apply(ctx, stages["sched"])
     stages["sched"].verify()
     collectives = [collective_from_op(op) for op in stages["coll"].ops
                    if isinstance(op, coll.CollectiveOp)]

@@ -49,6 +49,10 @@ class Target(ABC):
     def build_network(self, engine: Any) -> Any:
         """The runtime's network model on `engine` (see runtime/network.py)."""
 
+    def schedule_problems(self, schedule: Schedule) -> list[str]:
+        """Target-specific proofs a schedule must pass (e.g. link-disjoint phases); none by default."""
+        return []
+
     def schedule_for(self, coll: Collective, algorithm: str) -> Schedule:
         """`generate`, remembering the phases of each communication pattern: programs repeat
         the same redistribution many times, and generators are deterministic."""

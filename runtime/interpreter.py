@@ -29,6 +29,7 @@ class Span:
     start_s: float
     end_s: float
     label: str
+    peer: int | None = None  # the destination of a send or copy
 
 
 @dataclass
@@ -211,7 +212,7 @@ class Interpreter:
                                     "is sent twice")
             letter.succeed()
         self.spans.append(Span(first.src, kind, start, self.engine.now,
-                               f"{_blocks(group)} to {first.dst}, {nbytes} B"))
+                               f"{_blocks(group)} to {first.dst}, {nbytes} B", first.dst))
 
     def _barrier(self, i: int, k: int, node: int, nprocs: int) -> Event:
         if (i, k) not in self.barriers:

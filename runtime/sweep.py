@@ -7,11 +7,12 @@ check all run) and simulates it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.target import resolve
-from phalanx.grammar.diagnostics import usage_error
+from phalanx.grammar.diagnostics import PhalanxError, usage_error
 from phalanx.runtime.simulate import simulate
 
 SWEEP_KINDS = ("alltoall",)
@@ -42,25 +43,42 @@ def alltoall_program(nprocs: int, block_bytes: int) -> str:
             "B = A\n")
 
 
+def sweep_point(target_spec: str, collective: str, size: int, algorithm: str,
+                seed: int = 0) -> dict[str, Any]:
+    """One point: compile the exchange of `size`-byte blocks and simulate it."""
+    machine = resolve(target_spec)
+    source = alltoall_program(machine.nnodes, size)
+    compiled = compile_program(source, target=target_spec, algorithm=algorithm,
+                               file=f"<sweep {collective} {size} B>")
+    c = simulate(compiled, seed).collectives[0]
+    return {"algorithm": c.algorithm, "block_bytes": size, "time_s": c.time_s,
+            "lower_bound_s": c.lower_bound_s, "efficiency": c.efficiency,
+            "aggregate_bandwidth_Bps": c.aggregate_bandwidth_Bps, "verified": c.verified}
+
+
 def sweep(target_spec: str, collective: str, sizes: list[int], algorithm: str = "all",
-          seed: int = 0) -> dict[str, Any]:
+          seed: int = 0, on_point: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Every (algorithm, size) point. With `all`, a point the machine cannot run (a
+    schedule it refuses at that size) is listed under `failures` with the reason."""
     if collective not in SWEEP_KINDS:
         raise usage_error(f"cannot sweep collective '{collective}' yet",
                           "sweepable: " + ", ".join(SWEEP_KINDS))
     machine = resolve(target_spec)
-    known = machine.algorithms(collective)
-    algorithms = list(known) if algorithm == "all" else [algorithm]
-    results = []
+    algorithms = list(machine.algorithms(collective)) if algorithm == "all" else [algorithm]
+    results, failures = [], []
     for alg in algorithms:
         for size in sizes:
-            source = alltoall_program(machine.nnodes, size)
-            compiled = compile_program(source, target=target_spec, algorithm=alg,
-                                       file=f"<sweep {collective} {size} B>")
-            run = simulate(compiled, seed)
-            c = run.collectives[0]
-            results.append({"algorithm": c.algorithm, "block_bytes": size, "time_s": c.time_s,
-                            "lower_bound_s": c.lower_bound_s, "efficiency": c.efficiency,
-                            "aggregate_bandwidth_Bps": c.aggregate_bandwidth_Bps,
-                            "verified": c.verified})
-    return {"target": machine.describe() | {"spec": target_spec}, "collective": collective,
-            "results": results}
+            try:
+                results.append(sweep_point(target_spec, collective, size, alg, seed))
+            except PhalanxError as exc:
+                if algorithm != "all":
+                    raise
+                failures.append({"algorithm": alg, "block_bytes": size,
+                                 "error": exc.diagnostic.message})
+            if on_point is not None:
+                on_point(f"{alg} at {size} B")
+    out = {"target": machine.describe() | {"spec": target_spec}, "collective": collective,
+           "results": results}
+    if failures:
+        out["failures"] = failures
+    return out

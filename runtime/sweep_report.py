@@ -22,25 +22,13 @@ from phalanx.runtime.sweep import SWEEP_KINDS, sweep
 
 def run_sweep(target_spec: str, collective: str, sizes: list[int], algorithm: str = "all",
               seed: int = 0, console: Console | None = None) -> dict[str, Any]:
-    """`runtime.sweep.sweep`, one point at a time so that a progress bar can follow it.
-
-    The result is the same object, points in the same order (algorithm, then size).
-    """
+    """`runtime.sweep.sweep` with a progress bar that advances per point."""
     if collective not in SWEEP_KINDS:
         return sweep(target_spec, collective, sizes, algorithm, seed)  # raises its usage error
     algorithms = list(resolve(target_spec).algorithms(collective)) if algorithm == "all" else [algorithm]
-    data: dict[str, Any] | None = None
     with progress_bar(len(algorithms) * len(sizes), f"sweep {collective} on {target_spec}",
                       console) as steps:
-        for alg in algorithms:
-            for size in sizes:
-                point = sweep(target_spec, collective, [size], alg, seed)
-                if data is None:
-                    data = point
-                else:
-                    data["results"] += point["results"]
-                steps.advance(f"{alg} at {size} B")
-    return data or sweep(target_spec, collective, sizes, algorithm, seed)
+        return sweep(target_spec, collective, sizes, algorithm, seed, on_point=steps.advance)
 
 
 def best_by_size(results: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:

@@ -9,6 +9,7 @@ the chosen algorithm (`auto`: least predicted time); each `dist.compute` replace
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -24,9 +25,12 @@ from phalanx.grammar.diagnostics import usage_error
 
 
 def parse_algorithm_option(text: str) -> dict[str, str]:
-    """`direct` (every kind) or `alltoall=direct,sparse=direct` -> {kind: algorithm}."""
+    """`direct` (every kind) or `alltoall=direct,sparse=direct` -> {kind: algorithm}.
+
+    Commas split only before `kind=`, so names with commas (`multiphase:2,3`) survive.
+    """
     choices: dict[str, str] = {}
-    for part in filter(None, text.split(",")):
+    for part in filter(None, re.split(r",(?=\s*[A-Za-z_]\w*\s*=)", text)):
         kind, eq, alg = part.partition("=")
         if eq:
             if not kind or not alg:
