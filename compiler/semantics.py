@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from phalanx.grammar import ast
-from phalanx.grammar.diagnostics import SourceLoc, error_at
+from phalanx.grammar.diagnostics import SourceLoc
 
 # Bytes per element of each element type.
 ELEMENT_BYTES = {"byte": 1, "int32": 4, "int64": 8, "float32": 4, "float64": 8,

@@ -6,8 +6,8 @@ import itertools
 
 import numpy as np
 import pytest
-from conftest import compile_text
 
+from conftest import compile_text
 from phalanx.compiler.commsets import CommSet
 from phalanx.compiler.distribution import local_index_map, owner_map
 from phalanx.compiler.semantics import DimDist

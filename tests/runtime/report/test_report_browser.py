@@ -8,13 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from report_chromium import chromium, probe, screenshot
 
 from conftest import ROOT, compile_text
 from phalanx.compiler.target import TARGETS
 from phalanx.runtime.report import write_report
 from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep_report import run_sweep, write_sweep_report
+from report_chromium import chromium, probe, screenshot
 
 pytestmark = pytest.mark.skipif(chromium() is None,
                                 reason="chromium is not installed (apt-get install chromium)")
