@@ -151,6 +151,10 @@ class AssignmentData:
     def take(self, t: Transfer) -> np.ndarray:
         return self.store.take(t, self.pack)
 
+    def wire_bytes(self, group: tuple[Transfer, ...]) -> int:
+        """Bytes one message of these blocks puts on the wire."""
+        return sum(t.nbytes for t in group)
+
     def put(self, t: Transfer, payload: np.ndarray) -> None:
         if t.dst == t.final:
             index = self._dst_index(t.origin, t.final)
@@ -212,6 +216,11 @@ class ReductionData:
 
     def take(self, t: Transfer) -> np.ndarray:
         return self.store.take(t, lambda origin, final: self.partials[origin].copy())
+
+    def wire_bytes(self, group: tuple[Transfer, ...]) -> int:
+        """Partials travelling together to one destination are combined on the way (the
+        sender applies the reduction first): one element per destination."""
+        return self.stmt.dst.itemsize * len({t.final for t in group})
 
     def put(self, t: Transfer, payload: np.ndarray) -> None:
         if t.dst == t.final:

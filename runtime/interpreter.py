@@ -197,7 +197,7 @@ class Interpreter:
         """One network message (or local copy) carrying the blocks of `group`."""
         start = self.engine.now
         payloads = [self.data[i].take(t) for t in group]
-        first, nbytes = group[0], sum(t.nbytes for t in group)
+        first, nbytes = group[0], self.data[i].wire_bytes(group)
         if first.src == first.dst:
             yield self.engine.timeout(self.network.copy_time_s(nbytes), "copy")
             kind = "copy"

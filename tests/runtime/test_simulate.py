@@ -165,3 +165,21 @@ def test_forwarding_before_receiving_is_invalid():
     bad = (Phase.of((Transfer(1, 3, 64, 0, 3),)),)
     with pytest.raises(PhalanxError, match="node 1 sends block 0->3, which it does not hold"):
         simulate(with_schedule(compiled, dataclasses.replace(s, phases=bad)))
+
+
+def test_allreduce_by_gather_combine_broadcast():
+    """Partials gather at node 0, which sends each node one combined element."""
+    from phalanx.compiler.schedule import Transfer
+
+    compiled = compile_text("target ideal:4\nprocessors P(4)\narray C(64) of float64 distribute "
+                            "BLOCK onto P\narray s(1) of float64 replicated onto P\ns = sum(C)\n")
+    s = compiled.schedules[0]
+    assert s.kind == "allreduce"
+    own = tuple(Transfer(p, p, 8, p, p) for p in range(4))
+    gather = tuple(Transfer(p, 0, 8, p, 0) for p in range(1, 4))
+    spread = tuple(Transfer(0, q, 8, p, q, message=1) for q in range(1, 4) for p in range(4) if p != q)
+    plan = (Phase.of(own + gather, "barrier"), Phase.of(spread, "barrier"))
+    result = simulate(with_schedule(compiled, dataclasses.replace(s, phases=plan)))
+    assert result.verified
+    sends = [x for x in result.execution.spans if x.kind == "send" and x.node == 0]
+    assert [x.label.split(", ")[-1] for x in sends] == ["8 B"] * 3  # combined on the way
