@@ -10,7 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from phalanx.grammar import ast
-from phalanx.grammar.diagnostics import error_at, usage_error
+from phalanx.grammar.diagnostics import usage_error
+from phalanx.grammar.parser import read_source
 
 PARSERS = ("lark", "antlr")
 
@@ -21,15 +22,9 @@ def parse_source(source: str, file: str = "<input>", parser: str = "lark") -> as
 
 
 def parse_path(path: str | Path, parser: str = "lark") -> ast.Module:
-    """Read and parse a .phx file; an unreadable file is the same diagnostic as grammar/parser.py's."""
+    """Read and parse a .phx file."""
     front_end = _front_end(parser)  # a bad parser name is reported before the file is read
-    path = Path(path)
-    try:
-        source = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise error_at(None, f"cannot read program '{path}': {exc}",
-                       hint="check the path and that the file is UTF-8 text") from None
-    return front_end(source, str(path))
+    return front_end(read_source(path), str(path))
 
 
 def _front_end(parser: str) -> Callable[[str, str], ast.Module]:

@@ -39,14 +39,17 @@ def parse(source: str, file: str = "<input>") -> ast.Module:
     return ast.Module(file, source, tuple(statements))
 
 
-def parse_file(path: str | Path) -> ast.Module:
-    path = Path(path)
+def read_source(path: str | Path) -> str:
+    """A program's text; an unreadable file is a diagnostic, whichever front end reads it."""
     try:
-        source = path.read_text()
+        return Path(path).read_text()
     except (OSError, UnicodeDecodeError) as exc:
         raise error_at(None, f"cannot read program '{path}': {exc}",
                        hint="check the path and that the file is UTF-8 text") from None
-    return parse(source, str(path))
+
+
+def parse_file(path: str | Path) -> ast.Module:
+    return parse(read_source(path), str(path))
 
 
 def _syntax_error(exc: lark.exceptions.UnexpectedInput, source: str, file: str) -> PhalanxError:
