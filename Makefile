@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 APT_PACKAGES := graphviz mlir-22-tools chromium
 
-.PHONY: help setup demo test bench lint antlr clean
+.PHONY: help setup demo test bench fuzz lint antlr clean
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -28,8 +28,12 @@ test: setup ## run the test suite
 
 bench: setup ## run the benchmarks, results in bench/results*.json
 	$(BIN)/python bench/run.py --out bench/results.json
+	$(BIN)/python bench/compiler.py
 	$(BIN)/python bench/iwarp.py
 	$(BIN)/python bench/bokhari.py
+
+fuzz: setup ## 20,000 fuzzed programs through both parsers, the compiler and the simulator, results in bench/results-fuzz.json
+	$(BIN)/python bench/fuzz.py
 
 lint: setup ## ruff over the package and tests
 	$(BIN)/ruff check .

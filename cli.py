@@ -22,7 +22,7 @@ from phalanx.grammar.diagnostics import PhalanxError, usage_error
 from phalanx.grammar.frontend import PARSERS
 from phalanx.runtime.dot import schedule_to_dot
 
-EMITS = ("ast", "dist", "coll", "sched", "mlir", "dot", "json")
+EMITS = ("ast", "dist", "coll", "sched", "mlir", "dot", "json", "mpi-mlir", "exe")
 KINDS = COLLECTIVE_KINDS
 
 
@@ -59,7 +59,11 @@ def compile_json(compiled: Compiled) -> dict[str, Any]:
     }
 
 
-def _emit(compiled: Compiled, what: str) -> str:
+def _emit(compiled: Compiled, what: str, mpi: str = "OpenMPI") -> str:
+    if what == "mpi-mlir":
+        from phalanx.compiler.ir.conversion.lower_sched_to_mpi import lower_sched_to_mpi
+
+        return lower_sched_to_mpi(compiled.stages["sched"], mpi)
     if what == "ast":
         return json.dumps(_ast_json(compiled.ast), indent=1) + "\n"
     if what in ("dist", "coll", "sched"):
@@ -88,30 +92,46 @@ def _algorithm_option(values: list[str] | None) -> str:
 def cmd_compile(args: argparse.Namespace) -> int:
     compiled = compile_program(args.program, args.target, _algorithm_option(args.algorithm),
                                    parser=args.parser)
-    _write(_emit(compiled, args.emit), args.output)
+    if args.emit == "exe":
+        from phalanx.compiler.native import build_program
+
+        if not args.output:
+            raise usage_error("--emit exe needs an output file", "add -o PROGRAM, e.g. -o transpose")
+        build_program(compiled, args.output, args.mpi)
+        return 0
+    _write(_emit(compiled, args.emit, args.mpi), args.output)
     return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from phalanx.runtime.limits import guard_for_run, run_notes
     from phalanx.runtime.progress import progress_console, status
     from phalanx.runtime.report import write_report
     from phalanx.runtime.simulate import simulate
 
-    if args.backend != "sim":
-        raise usage_error(f"backend '{args.backend}' is not available yet",
-                          "use --backend sim (the built-in simulator)")
+    if args.backend != "sim" or args.nprocs is not None:
+        from phalanx.runtime.backends.command import run_backend
+
+        if args.backend == "sim":
+            raise usage_error("-n is for --backend mpi", "drop -n, or add --backend mpi")
+        return run_backend(compile_program(args.program, args.target,
+                                           _algorithm_option(args.algorithm), parser=args.parser),
+                           args)
     console = progress_console(args.quiet)
     with status(f"compiling {args.program}", console):
         compiled = compile_program(args.program, args.target, _algorithm_option(args.algorithm),
                                    parser=args.parser)
+    compiled = guard_for_run(compiled, args.faults, args.force, args.max_events, args.time_limit,
+                             args.seed)
     with status(f"simulating on {compiled.target_spec}", console):
         result = simulate(compiled, args.seed)
+    notes = run_notes(result)
     index = None
     if args.report:
         with status(f"writing the report to {args.report}", console):
             index = write_report(result, args.report)
     if args.json:
-        print(json.dumps(result.to_json(), indent=2))
+        print(json.dumps(result.to_json() | notes, indent=2))
     else:
         print(f"{compiled.program.file} on {compiled.target_spec}: total "
               f"{result.total_time_s * 1e3:.6f} ms, verified: {result.verified}")
@@ -120,6 +140,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                   f"{c.time_s * 1e3:.6f} ms, efficiency {c.efficiency:.3f}")
             for problem in c.problems:
                 print(f"    problem: {problem}")
+        if "stopped" in notes:
+            print(f"  {notes['stopped']['reason']}: a partial run, unfinished collectives at lines "
+                  f"{notes['stopped']['unfinished_lines']}")
+        if "faults" in notes:
+            print("  faults: " + ", ".join(f"{k} {v}" for k, v in notes["faults"].items()))
         if index is not None:
             print(f"report written to {index}")
     return 0 if result.verified else 3
@@ -127,21 +152,33 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from phalanx.runtime.progress import progress_console
-    from phalanx.runtime.sweep import parse_sizes
+    from phalanx.runtime.sweep import Variation, parse_fractions, parse_sizes
     from phalanx.runtime.sweep_report import run_sweep, write_sweep_report
 
-    data = run_sweep(args.target, args.collective, parse_sizes(args.sizes), args.algorithm, args.seed,
-                     progress_console(args.quiet))
+    if args.samples < 1:
+        raise usage_error(f"--samples {args.samples} must be at least 1",
+                          "Fig. 9 of the iWarp paper averages 16 matrices: --samples 16")
+    variation = Variation(tuple(parse_fractions(args.variance, "variance")),
+                          tuple(parse_fractions(args.zero_probability, "zero-message probability")),
+                          args.samples)
+    algorithm = args.algorithm[0] if args.algorithm and len(args.algorithm) == 1 else \
+        (args.algorithm or "all")
+    data = run_sweep(args.target, args.collective, parse_sizes(args.sizes), algorithm, args.seed,
+                     progress_console(args.quiet), variation)
     index = write_sweep_report(data, args.report) if args.report else None
     if args.json:
         print(json.dumps(data, indent=2))
     else:
         print(f"{args.collective} on {args.target}")
-        print(f"{'algorithm':<16}{'block bytes':>12}{'time (ms)':>14}{'efficiency':>12}"
+        print(f"{'algorithm':<28}{'block bytes':>12}{'time (ms)':>14}{'efficiency':>12}"
               f"{'MB/s':>12}")
         for r in data["results"]:
-            print(f"{r['algorithm']:<16}{r['block_bytes']:>12}{r['time_s'] * 1e3:>14.6f}"
+            name = r["algorithm"] + (f" V={r['variance']:g} P={r['zero_probability']:g}"
+                                     if "variance" in r else "")
+            print(f"{name:<28}{r['block_bytes']:>12}{r['time_s'] * 1e3:>14.6f}"
                   f"{r['efficiency']:>12.3f}{r['aggregate_bandwidth_Bps'] / 1e6:>12.1f}")
+        for f in data.get("failures", []):
+            print(f"refused: {f['algorithm']} at {f['block_bytes']} B: {f['error']}")
         if index is not None:
             print(f"report written to {index}")
     return 0 if all(r["verified"] for r in data["results"]) else 3
@@ -189,23 +226,42 @@ def build_parser() -> argparse.ArgumentParser:
     program_args(p)
     p.add_argument("--emit", choices=EMITS, default="sched")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
+    p.add_argument("--mpi", choices=("OpenMPI", "MPICH"), default="OpenMPI",
+                   help="MPI implementation of --emit mpi-mlir|exe (default OpenMPI)")
     p.set_defaults(func=cmd_compile)
 
     p = sub.add_parser("run", help="compile and simulate a program")
     program_args(p)
     p.add_argument("--backend", default="sim", help="sim (built-in simulator)")
+    p.add_argument("-n", dest="nprocs", type=int, default=None,
+                   help="MPI processes for --backend mpi (default: the program's processors)")
     p.add_argument("--json", action="store_true", help="print the JSON result")
     p.add_argument("--report", metavar="DIR",
                    help="write index.html (self-contained), report.json, report.md and the pictures")
     p.add_argument("--seed", type=int, default=0, help="seed of the payload data")
     p.add_argument("--quiet", action="store_true", help="no progress display on stderr")
+    p.add_argument("--faults", metavar="SPEC", help="inject faults, e.g. 'link-fail=3:E;"
+                   "error-rate=0.01;corrupt-rate=0.001;seed=1' (runtime/faults.py)")
+    p.add_argument("--force", action="store_true",
+                   help="simulate even when the estimate says the run will not fit this machine")
+    p.add_argument("--max-events", type=int, metavar="N",
+                   help="stop after N engine events with a partial report")
+    p.add_argument("--time-limit", type=float, metavar="S",
+                   help="stop after S wall-clock seconds of simulation with a partial report")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("sweep", help="one collective over message sizes and algorithms")
     p.add_argument("--target", required=True)
     p.add_argument("--collective", required=True)
     p.add_argument("--sizes", required=True, help="e.g. 64,512,2K,16K,64K")
-    p.add_argument("--algorithm", default="all", help="one algorithm, auto, or all")
+    p.add_argument("--algorithm", action="append", metavar="ALG",
+                   help="one algorithm, auto, or all (the default); repeat for several")
+    p.add_argument("--variance", default="0", metavar="V,...",
+                   help="message sizes drawn from [B-VB, B+VB] per pair (Fig. 9a of the iWarp paper)")
+    p.add_argument("--zero-probability", default="0", metavar="P,...",
+                   help="each message empty with probability P (Fig. 9b of the iWarp paper)")
+    p.add_argument("--samples", type=int, default=1,
+                   help="random matrices averaged per point when sizes vary (seeded by --seed)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--report", metavar="DIR", help="write index.html, report.json and the plots")
     p.add_argument("--seed", type=int, default=0)

@@ -1,7 +1,10 @@
-"""iWarp benchmarks (issue 4's speed goals); writes bench/results_iwarp.json.
+"""iWarp benchmarks (issue 4's speed goals) and the curves of Fig. 9 and Table 1 of
+001_569dde0e56ec3e6f.txt; writes bench/results_iwarp.json.
 
   message passing, full wormhole contention, 8x8 and 16x16 (goals: <= 1 s and <= 20 s at 16 KB);
-  phased 32x32 on the fast path (goal <= 30 s); fast path vs event path on 16x16 (exact agreement).
+  phased 32x32 on the fast path (goal <= 30 s); fast path vs event path on 16x16 (exact agreement);
+  Fig. 9 (bandwidth vs V and vs P, 1/4/16 KB, seeded matrices) and Table 1 (sparse patterns as
+  AAPC subsets vs message passing) on 8x8. `--only fig9` (or table1, speed) runs one part.
 Simulated events do not depend on the block size, so 16x16 runs 1 KB blocks to keep the payload
 arrays (runtime/data.py) at 64 MB; the network simulation is the same as at 16 KB.
 """
@@ -24,7 +27,8 @@ from phalanx.runtime.engine import Engine
 from phalanx.runtime.fastpath import run_fast
 from phalanx.runtime.interpreter import Interpreter
 from phalanx.runtime.simulate import build_data
-from phalanx.runtime.sweep import alltoall_program
+from phalanx.runtime.sweep import Variation, alltoall_program, sweep
+from phalanx.runtime.synthetic import run_matrix
 
 
 def run(n: int, block: int, algorithm: str, fast: bool) -> dict:
@@ -71,19 +75,65 @@ def phased_fast_only(n: int, block: int) -> dict:
             "aggregate_MBps": p * (p - 1) * block / float(ends.max()) / 1e6}
 
 
+def fig9(samples: int) -> dict:
+    """Fig. 9 (a) and (b): mean aggregate bandwidth (MB/s) per algorithm, B and V (or P)."""
+    out = {}
+    for name, variation in (("a_variance", Variation((0.0, 0.25, 0.5, 0.75, 1.0), (0.0,), samples)),
+                            ("b_zero_probability", Variation((0.0,), (0.0, 0.25, 0.5, 0.75, 0.9),
+                                                             samples))):
+        data = sweep("iwarp:8x8", "alltoall", [1024, 4096, 16384], ["phased", "message-passing"],
+                     variation=variation)
+        out[name] = [{k: r[k] for k in ("algorithm", "block_bytes", "variance", "zero_probability",
+                                         "verified")} | {"MBps": round(r["aggregate_bandwidth_Bps"] / 1e6, 1)}
+                     for r in data["results"]]
+    return out
+
+
+def table1() -> list[dict]:
+    """Table 1: nearest neighbour and hypercube exchange as AAPC subsets vs message passing."""
+    target = resolve("iwarp:8x8")
+    torus, out = target.torus, []
+    for kind in ("nearest", "hypercube"):
+        for block in (4096, 16384, 65536):
+            m = np.zeros((64, 64), dtype=np.int64)
+            for v in range(64):
+                x, y = torus.coords(v)
+                partners = ([torus.node(x + dx, y + dy) for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1))]
+                            if kind == "nearest" else [v ^ (1 << b) for b in range(6)])
+                m[v, partners] = block
+            bw = {}
+            for algorithm in ("phased", "message-passing"):
+                run = run_matrix(target, m, algorithm)
+                bw[algorithm] = run.collective.total_bytes / run.time_s / 1e6
+            out.append({"pattern": kind, "block_bytes": block, "subset_MBps": round(bw["phased"], 1),
+                        "message_passing_MBps": round(bw["message-passing"], 1),
+                        "factor": round(bw["message-passing"] / bw["phased"], 2)})
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default="bench/results_iwarp.json")
+    parser.add_argument("--only", choices=("speed", "fig9", "table1"))
+    parser.add_argument("--samples", type=int, default=4, help="matrices per Fig. 9 point (paper: 16)")
     args = parser.parse_args()
-    cases = [run(8, 16384, "message-passing", False), run(16, 1024, "message-passing", False),
-             phased_fast_only(32, 64)]
-    slow, fast = run(16, 64, "phased", False), run(16, 64, "phased", True)
-    cases += [slow, fast, {"case": "16x16 phased: fast path == event path",
-                           "agree_exactly": slow["simulated_time_s"] == fast["simulated_time_s"]}]
-    report = {"machine": platform.machine(), "python": platform.python_version(), "cases": cases}
+    report: dict = {"machine": platform.machine(), "python": platform.python_version()}
+    if args.only in (None, "fig9"):
+        report["fig9"] = fig9(args.samples)
+        print(json.dumps(report["fig9"]), flush=True)
+    if args.only in (None, "table1"):
+        report["table1"] = table1()
+        print(json.dumps(report["table1"]), flush=True)
+    if args.only in (None, "speed"):
+        cases = [run(8, 16384, "message-passing", False), run(16, 1024, "message-passing", False),
+                 phased_fast_only(32, 64)]
+        slow, fast = run(16, 64, "phased", False), run(16, 64, "phased", True)
+        cases += [slow, fast, {"case": "16x16 phased: fast path == event path",
+                               "agree_exactly": slow["simulated_time_s"] == fast["simulated_time_s"]}]
+        report["cases"] = cases
+        for c in cases:
+            print(json.dumps(c))
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
-    for c in cases:
-        print(json.dumps(c))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from functools import cached_property
 
 import numpy as np
 
-from phalanx.compiler.distribution import dim_owner_map
+from phalanx.compiler.distribution import dim_owner_map, owned_indices
 from phalanx.compiler.semantics import AssignStmt, DistArray, ReduceStmt
 
 
@@ -210,9 +210,11 @@ class ReduceSet:
         self.nprocs = max(stmt.src.onto.count, stmt.dst.onto.count)
 
     def contributors(self) -> list[int]:
+        """Processors holding elements of the source (a BLOCK(k) may leave some empty)."""
         src = self.stmt.src
         if src.mapping == "distributed":
-            return list(range(src.onto.count))
+            return [p for p in range(src.onto.count)
+                    if all(len(ix) for ix in owned_indices(src, p))]
         return [src.owner if src.mapping == "single" else 0]
 
     def receivers(self) -> list[int]:

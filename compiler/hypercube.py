@@ -22,6 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
 
 from phalanx.compiler.algorithms import direct_partner
 from phalanx.compiler.recognize import Collective
@@ -161,18 +164,40 @@ def _exchange_steps(m: list[list[int]], n: int, done_mask: int, shift: int,
     return steps
 
 
-def multiphase_phases(coll: Collective, parts: tuple[int, ...]) -> tuple[Phase, ...]:
-    """The phases of the multiphase exchange of `coll` (P = 2^sum(parts)) for `parts`."""
-    n, m, d = coll.nprocs, coll.matrix.tolist(), sum(parts)
-    local = [Transfer(p, p, m[p][p], p, p) for p in range(n) if m[p][p] > 0]
+@lru_cache(maxsize=16)
+def _moves(n: int, parts: tuple[int, ...]) -> tuple[tuple[str, int, np.ndarray], ...]:
+    """(sync, message id, (src, dst, origin, final) rows) per phase for every block, whatever
+    its size: the structure depends only on n and the partition, so a sweep over message
+    sizes builds it once."""
+    ones = [[1] * n for _ in range(n)]
+    local = [Transfer(p, p, 1, p, p) for p in range(n)]
     phases: list[Phase] = [Phase.of(local, "barrier")]
     done_mask, before_mask = 0, None
-    for g, (shift, width) in enumerate(_bit_groups(parts, d)):
+    for g, (shift, width) in enumerate(_bit_groups(parts, sum(parts))):
         if g > 0:
-            phases.append(_shuffle_phase(m, n, done_mask, before_mask))
+            phases.append(_shuffle_phase(ones, n, done_mask, before_mask))
             before_mask = done_mask
-        phases += _exchange_steps(m, n, done_mask, shift, width)
+        phases += _exchange_steps(ones, n, done_mask, shift, width)
         done_mask |= ((1 << width) - 1) << shift
+    out = []
+    for k, phase in enumerate(phases):
+        rows = np.array([(t.src, t.dst, t.origin, t.final) for t in phase.sends],
+                        dtype=np.int64).reshape(-1, 4)
+        rows.setflags(write=False)
+        out.append((phase.sync, 0 if k == 0 else COMBINED, rows))
+    return tuple(out)
+
+
+def multiphase_phases(coll: Collective, parts: tuple[int, ...]) -> tuple[Phase, ...]:
+    """The phases of the multiphase exchange of `coll` (P = 2^sum(parts)) for `parts`: the
+    cached structure with the collective's block sizes, empty blocks left out."""
+    m = coll.matrix
+    phases = []
+    for sync, message, rows in _moves(coll.nprocs, parts):
+        sizes = m[rows[:, 2], rows[:, 3]]
+        keep = sizes > 0
+        phases.append(Phase.of([Transfer(s, d, b, o, f, message) for (s, d, o, f), b in
+                                zip(rows[keep].tolist(), sizes[keep].tolist())], sync))
     return tuple(phases)
 
 

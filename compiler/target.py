@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from phalanx.compiler.recognize import Collective
+from phalanx.compiler.recognize import KINDS, Collective
 from phalanx.compiler.schedule import Schedule
 from phalanx.grammar.diagnostics import usage_error
 
@@ -70,10 +70,15 @@ class Target(ABC):
     def choose(self, coll: Collective, algorithm: str = "auto") -> str:
         """Resolve `auto` to the algorithm with the least predicted time."""
         known = self.algorithms(coll.kind)
+        if not known:
+            kinds = [k for k in KINDS if self.algorithms(k)]
+            raise usage_error(f"target '{self.name}' has no algorithm for a {coll.kind} (line {coll.line})",
+                              "it can lower: " + ", ".join(kinds))
         if algorithm == "auto":
             return min(known, key=lambda a: (self.predict_time_s(coll, a), known.index(a)))
         if algorithm not in known:
-            raise usage_error(f"algorithm '{algorithm}' cannot lower a {coll.kind} on "
+            article = "an" if coll.kind[0] in "aeiou" else "a"
+            raise usage_error(f"algorithm '{algorithm}' cannot lower {article} {coll.kind} on "
                               f"target '{self.name}'", "choose one of: auto, " + ", ".join(known))
         return algorithm
 

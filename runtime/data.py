@@ -241,7 +241,9 @@ class ReductionData:
                 out.append(f"node {q}: partial results from {sorted(got)} (counts "
                            f"{sorted(got.values())}), expected each of {sorted(due)} once")
                 continue
-            result = combine(np.concatenate([self.values[q][p] for p in sorted(got)]))
+            # Cast like the reference: integer partials wrap in the element type (sum of bytes).
+            result = np.asarray(combine(np.concatenate([self.values[q][p] for p in sorted(got)])),
+                                dtype=self.reference.dtype)
             exact = np.issubdtype(self.reference.dtype, np.integer)
             if not (result == self.reference if exact else np.allclose(result, self.reference,
                                                                         rtol=1e-5)):

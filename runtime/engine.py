@@ -4,11 +4,14 @@ The core is a heap of (time, priority, sequence, event); the sequence number mak
 runs deterministic. Processes are generators that yield events. Resources are FIFO
 queues of requests: contention lives there, not in the loop. When the heap runs dry
 while processes still wait, `run` raises Deadlock with the cycle of waiting resources.
+`run` also stops cleanly (raising Stopped) after a number of events or of wall-clock
+seconds, so that a run too big for the machine ends with a partial report, not a hang.
 """
 
 from __future__ import annotations
 
 import heapq
+import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
@@ -124,6 +127,21 @@ class Deadlock(Exception):
         return "deadlock: " + self.description
 
 
+@dataclass
+class Stopped(Exception):
+    """`run` stopped at a limit (events or wall-clock time) before the model finished."""
+
+    reason: str
+    events: int
+    now_s: float
+
+    def __str__(self) -> str:
+        return f"stopped {self.reason} ({self.events} events, simulated time {self.now_s:.9f} s)"
+
+
+WALL_CLOCK_EVERY = 4096  # events between wall-clock checks: time.monotonic() is not free
+
+
 class Engine:
     def __init__(self) -> None:
         self.now = 0.0
@@ -132,6 +150,12 @@ class Engine:
         self.active: Process | None = None
         self.live: set[Process] = set()
         self.events_processed = 0
+        self.max_events: int | None = None  # defaults of run()'s limits (see set_limits)
+        self.time_limit_s: float | None = None
+
+    def set_limits(self, max_events: int | None = None, time_limit_s: float | None = None) -> None:
+        """Limits every later `run()` honours unless it is given its own."""
+        self.max_events, self.time_limit_s = max_events, time_limit_s
 
     def _schedule(self, event: Event, delay: float, priority: int) -> None:
         heapq.heappush(self._heap, (self.now + delay, priority, self._seq, event))
@@ -176,7 +200,12 @@ class Engine:
             e.callbacks.append(one_done)
         return done
 
-    def run(self, max_events: int | None = None) -> None:
+    def run(self, max_events: int | None = None, time_limit_s: float | None = None) -> None:
+        """Process events until none are left; Deadlock if processes still wait then, Stopped
+        after `max_events` events or `time_limit_s` wall-clock seconds of this call."""
+        max_events = self.max_events if max_events is None else max_events
+        time_limit_s = self.time_limit_s if time_limit_s is None else time_limit_s
+        deadline = None if time_limit_s is None else time.monotonic() + time_limit_s
         while self._heap:
             self.now, _, _, event = heapq.heappop(self._heap)
             callbacks, event.callbacks = event.callbacks, None
@@ -184,7 +213,12 @@ class Engine:
                 callback(event)
             self.events_processed += 1
             if max_events is not None and self.events_processed >= max_events:
-                raise RuntimeError(f"stopped after {max_events} events")
+                raise Stopped(f"at the limit of {max_events} events", self.events_processed,
+                              self.now)
+            if deadline is not None and self.events_processed % WALL_CLOCK_EVERY == 0 \
+                    and time.monotonic() > deadline:
+                raise Stopped(f"at the time limit of {time_limit_s:g} s", self.events_processed,
+                              self.now)
         if self.live:
             raise find_deadlock(self.live)
 

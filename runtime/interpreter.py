@@ -3,7 +3,10 @@
 Each node is a process that walks the plan in order. In a phase it starts one child
 process per send and waits for those and for the receives addressed to it; a
 `barrier` phase then waits for every node of the schedule. Payloads move through
-runtime/data.py so that delivery is checked, not assumed.
+runtime/data.py so that delivery is checked, not assumed. A network model may offer
+`deliver(t, payloads, where)` (runtime/faults.py does): a message's transfer that returns
+the payloads as they arrived, retransmitting on detected errors. A run stopped by an
+engine limit returns a partial Execution that says why (`stopped`).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import numpy as np
 
 from phalanx.compiler.schedule import ComputeStep, PipelineStep, Plan, Schedule, Transfer
 from phalanx.runtime.data import ScheduleError
-from phalanx.runtime.engine import Engine, Event
+from phalanx.runtime.engine import Engine, Event, Stopped
 from phalanx.runtime.fastpath import FastPlan, move_data, run_fast
 
 
@@ -49,6 +52,7 @@ class Execution:
     spans: list[Span] = field(default_factory=list)
     events: int = 0
     fast_messages: int = 0  # messages run on the fast path (not counted in events)
+    stopped: str | None = None  # why the run ended early (an engine limit), None if it finished
 
 
 def messages(sends: list[Transfer]) -> list[tuple[Transfer, ...]]:
@@ -91,7 +95,11 @@ class Interpreter:
     def run(self) -> Execution:
         for node in range(self.plan.nprocs):
             self.engine.process(self._node(node), f"node {node}")
-        self.engine.run()
+        try:
+            self.engine.run()
+        except Stopped as stop:  # a partial run: what finished is timed, the rest is missing
+            return Execution(self.engine.now, self.timings, self.spans,
+                             self.engine.events_processed, self.fast_messages, str(stop))
         return Execution(max(self.finish_s, default=0.0), self.timings, self.spans,
                          self.engine.events_processed, self.fast_messages)
 
@@ -123,15 +131,23 @@ class Interpreter:
             timing.end_s = max(timing.end_s, self.engine.now)
 
     def _pipeline(self, node: int, step: PipelineStep):
-        """Compute of stage i+1 runs while the node's communication agent moves stage i."""
+        """Compute of stage i+1 runs while the node's communication agent moves stage i.
+
+        Double buffering (seed 000 Sec. 4.1): stage i+2's compute reuses stage i's buffer,
+        so it waits until stage i's communication is done.
+        """
         agent: Event | None = None
+        agents: list[Event] = []
         for i, stage in enumerate(step.stages):
+            if i >= 2:
+                yield agents[i - 2]
             for s in stage:
                 if isinstance(s, ComputeStep):
                     yield from self._step(node, s)
             comms = [s for s in stage if isinstance(s, Schedule)]
             agent = self.engine.process(self._agent(node, comms, agent),
                                         f"node {node} agent stage {i}")
+            agents.append(agent)
         if agent is not None:
             yield agent
 
@@ -145,7 +161,8 @@ class Interpreter:
         i = schedule.collective
         for k, phase in enumerate(schedule.phases):
             start = self.engine.now
-            waits = [self.engine.process(self._send(i, group), f"node {node} send "
+            where = f"phase {k} of the {schedule.kind} at line {schedule.line}"
+            waits = [self.engine.process(self._send(i, group, where), f"node {node} send "
                                          f"{_blocks(group)} to {group[0].dst}")
                      for group in messages([t for t in phase.sends if t.src == node])]
             waits += [self._letter(i, t, k) for t in phase.recvs if t.dst == node]
@@ -193,14 +210,18 @@ class Interpreter:
             self.mailbox[key] = event
         return event
 
-    def _send(self, i: int, group: tuple[Transfer, ...]):
+    def _send(self, i: int, group: tuple[Transfer, ...], where: str = ""):
         """One network message (or local copy) carrying the blocks of `group`."""
         start = self.engine.now
         payloads = [self.data[i].take(t) for t in group]
         first, nbytes = group[0], self.data[i].wire_bytes(group)
+        deliver = getattr(self.network, "deliver", None)
         if first.src == first.dst:
             yield self.engine.timeout(self.network.copy_time_s(nbytes), "copy")
             kind = "copy"
+        elif deliver is not None:
+            payloads = yield from deliver(dataclasses.replace(first, nbytes=nbytes), payloads, where)
+            kind = "send"
         else:
             yield from self.network.transfer(dataclasses.replace(first, nbytes=nbytes))
             kind = "send"

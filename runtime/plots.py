@@ -44,10 +44,17 @@ def empty_svg(title: str, message: str) -> str:
     return svg_of(fig)
 
 
+def line_label(r: dict[str, Any]) -> str:
+    """The line a sweep point belongs to: its algorithm, and its Fig. 9 variation if any."""
+    if "variance" not in r:
+        return r["algorithm"]
+    return f"{r['algorithm']} V={r['variance']:g} P={r['zero_probability']:g}"
+
+
 def _by_algorithm(results: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     lines: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in results:
-        lines[r["algorithm"]].append(r)
+        lines[line_label(r)].append(r)
     return {alg: sorted(rs, key=lambda r: r["block_bytes"]) for alg, rs in lines.items()}
 
 
@@ -55,7 +62,7 @@ def _bound_points(results: list[dict[str, Any]]) -> list[tuple[int, float, float
     """(block bytes, lower bound s, bandwidth at the bound B/s) per message size."""
     out = {}
     for r in results:
-        if r["lower_bound_s"] > 0 and r["time_s"] > 0:
+        if r["lower_bound_s"] > 0 and r["time_s"] > 0 and "variance" not in r:
             moved_bytes = r["aggregate_bandwidth_Bps"] * r["time_s"]
             out[r["block_bytes"]] = (r["lower_bound_s"], moved_bytes / r["lower_bound_s"])
     return [(size, *out[size]) for size in sorted(out)]
@@ -66,8 +73,19 @@ def _size_axis(ax: Any) -> None:
     ax.set_xlabel("message size per pair (bytes, log scale)")
 
 
+def _refused(ax: Any, data: dict[str, Any], y: float) -> None:
+    """Points the machine refused (sweep `failures`) as crosses at height y."""
+    failures = [f for f in data.get("failures", []) if "variance" not in f]
+    if failures:
+        ax.plot([f["block_bytes"] for f in failures], [y] * len(failures), "rx", markersize=7,
+                label=f"refused ({len(failures)} points, see the failures table)")
+
+
 def sweep_bandwidth_svg(data: dict[str, Any]) -> str:
     """Aggregate bandwidth vs message size, one line per algorithm, the bound dashed."""
+    title = f"{data['collective']} on {data['target']['spec']}: bandwidth vs message size"
+    if not data["results"]:
+        return empty_svg(title, "no point ran: see the failures table")
     fig = new_figure(7, 4)
     ax = fig.add_subplot()
     for alg, rs in _by_algorithm(data["results"]).items():
@@ -77,29 +95,63 @@ def sweep_bandwidth_svg(data: dict[str, Any]) -> str:
     if bound:
         ax.plot([b[0] for b in bound], [b[2] / 1e6 for b in bound], "k--",
                 label="bound (bytes / lower bound)")
+    _refused(ax, data, 0.0)
     _size_axis(ax)
     ax.set_ylabel("aggregate bandwidth (MB/s)")
     ax.set_ylim(bottom=0)
-    ax.set_title(f"{data['collective']} on {data['target']['spec']}: bandwidth vs message size")
-    ax.legend(loc="best")
+    ax.set_title(title)
+    ax.legend(loc="best", fontsize=7)
     return svg_of(fig)
 
 
 def sweep_time_svg(data: dict[str, Any]) -> str:
-    """Time vs message size (log-log), one line per algorithm, the lower bound dashed."""
-    fig = new_figure(7, 4)
+    """Time vs message size (log-log), one line per algorithm (per partition: Figs. 10-12 of
+    seed 003), the lower bound dashed, refused points as crosses."""
+    title = f"{data['collective']} on {data['target']['spec']}: time vs message size"
+    if not data["results"]:
+        return empty_svg(title, "no point ran: see the failures table")
+    fig = new_figure(7, 4.5)
     ax = fig.add_subplot()
     for alg, rs in _by_algorithm(data["results"]).items():
         ax.plot([r["block_bytes"] for r in rs], [r["time_s"] * 1e3 for r in rs],
-                marker="o", label=alg)
+                marker="o", markersize=3, label=alg)
     bound = _bound_points(data["results"])
     if bound:
         ax.plot([b[0] for b in bound], [b[1] * 1e3 for b in bound], "k--", label="lower bound")
+    _refused(ax, data, min(r["time_s"] for r in data["results"]) * 1e3)
     _size_axis(ax)
     ax.set_yscale("log")
     ax.set_ylabel("time (ms, log scale)")
-    ax.set_title(f"{data['collective']} on {data['target']['spec']}: time vs message size")
-    ax.legend(loc="best")
+    ax.set_title(title)
+    ax.legend(loc="best", fontsize=7, ncol=2 if len(ax.get_lines()) > 8 else 1)
+    return svg_of(fig)
+
+
+def variation_svg(data: dict[str, Any]) -> str:
+    """Fig. 9 of 001: bandwidth vs variance V (a) or zero-message probability P (b), one line
+    per algorithm and base block size B, each point the mean over the sampled matrices."""
+    v = data["variation"]
+    if not data["results"]:
+        return empty_svg("message-size variation", "no point ran: see the failures table")
+    axis = "variance" if len(v["variances"]) > 1 or len(v["zero_probabilities"]) == 1 \
+        else "zero_probability"
+    other = "zero_probability" if axis == "variance" else "variance"
+    lines: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in data["results"]:
+        lines[f"{r['algorithm']} B={r['block_bytes']} {other[0].upper()}={r[other]:g}"].append(r)
+    fig = new_figure(7, 4.5)
+    ax = fig.add_subplot()
+    for label, rs in lines.items():
+        rs = sorted(rs, key=lambda r: r[axis])
+        ax.plot([r[axis] for r in rs], [r["aggregate_bandwidth_Bps"] / 1e6 for r in rs],
+                marker="o", markersize=3, label=label)
+    ax.set_xlabel("size variance V (sizes in [B - VB, B + VB])" if axis == "variance"
+                  else "probability P of a zero-length message")
+    ax.set_ylabel("aggregate bandwidth (MB/s)")
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"{data['collective']} on {data['target']['spec']}: message-size variation "
+                 f"(mean of {v['samples']} matrices per point)")
+    ax.legend(loc="best", fontsize=7)
     return svg_of(fig)
 
 

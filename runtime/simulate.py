@@ -76,6 +76,8 @@ class RunResult:
             "total_time_s": self.total_time_s,
             "verified": self.verified,
             "collectives": [c.to_json() for c in self.collectives],
+            **({"network": self.network.stats()} if callable(getattr(self.network, "stats", None))
+               else {}),
         }
 
 
@@ -84,6 +86,8 @@ def simulate(compiled: Compiled, seed: int = 0) -> RunResult:
     rng = np.random.default_rng(seed)
     engine = Engine()
     network = compiled.target.build_network(engine)
+    if hasattr(network, "reseed"):  # random network behaviour (link errors) follows the run's seed
+        network.reseed(seed)
     data = {s.collective: build_data(compiled.communications[s.collective], rng)
             for s in compiled.plan.schedules()}
     try:

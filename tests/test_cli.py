@@ -77,7 +77,7 @@ def test_program_error_exit_1_with_location(cli, tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (["run", "PROG", "--target", "ideal:0"], "bad node count '0' for target 'ideal'"),
     (["run", "PROG", "--algorithm", "alltoall=bogus"],
-     "algorithm 'bogus' cannot lower a alltoall on target 'ideal'"),
+     "algorithm 'bogus' cannot lower an alltoall on target 'ideal'"),
     (["run", "PROG", "--backend", "simgrid"], "backend 'simgrid' is not available yet"),
     (["compile", "PROG", "--emit", "llvm"], "argument --emit: invalid choice: 'llvm'"),
     (["sweep", "--target", "ideal:4", "--collective", "alltoall", "--sizes", "1X"],

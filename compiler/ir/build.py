@@ -57,8 +57,8 @@ def module_from_program(program: CheckedProgram, clock_hz: float | None = None,
             for a in program.arrays.values()]
     for stmt in program.statements:
         if isinstance(stmt, PipelineStmt):
-            inner = [_op(s, program, clock_hz, target) for stage in stmt.stages for s in stage]
-            ops.append(dist.PipelineOp(len(stmt.stages), inner, stmt.loc.line))
+            ops.append(dist.PipelineOp(len(stmt.stages), stmt.loc.line))
+            ops += [_op(s, program, clock_hz, target) for stage in stmt.stages for s in stage]
         else:
             ops.append(_op(stmt, program, clock_hz, target))
     return ModuleOp(ops)

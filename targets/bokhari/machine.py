@@ -43,9 +43,10 @@ class BokhariTarget(Target):
     """A machine of seed 003: its parameters, a routing function and the exchange family."""
 
     def __init__(self, name: str, nnodes: int, params: Any, size_text: str,
-                 route: network.Callable[[int, int], list[network.Hop]]):
+                 route: network.Callable[[int, int], list[network.Hop]],
+                 mesh: tuple[int, int] | None = None):
         self.name, self.nnodes, self.params = name, nnodes, params
-        self.size_text, self.route = size_text, route
+        self.size_text, self.route, self.mesh = size_text, route, mesh
 
     @property
     def spec(self) -> str:
@@ -146,6 +147,8 @@ class BokhariTarget(Target):
         return (self.params.startup_us + self.params.us_per_byte * busiest) * 1e-6
 
     def build_network(self, engine: Engine) -> network.RoutedNetwork:
+        if self.mesh is not None:
+            return network.MeshNetwork(engine, self.params, *self.mesh)
         return network.RoutedNetwork(engine, self.params, self.nnodes, self.route,
                                      getattr(self.params, "link_MBps", None))
 
@@ -164,7 +167,7 @@ def make_paragon(positional: str | None, overrides: dict[str, str]) -> BokhariTa
     rows, cols = parse_mesh(positional)
     params = with_overrides(ParagonParams(), overrides, "paragon")
     return BokhariTarget("paragon", rows * cols, params, f"{rows}x{cols}",
-                         network.mesh_route(cols))
+                         network.mesh_route(cols), (rows, cols))
 
 
 def _multistage(name: str, defaults: MultistageParams):

@@ -104,35 +104,40 @@ class RoutedNetwork:
 
     def __init__(self, engine: Engine, params: Any, nnodes: int,
                  route: Callable[[int, int], list[Hop]], link_MBps: float | None = None):
-        self.engine, self.params, self.route = engine, params, route
+        self.engine, self.params, self.hops = engine, params, route
         self.send_ports = [Resource(engine, f"node {i} send engine") for i in range(nnodes)]
         self.recv_ports = [Resource(engine, f"node {i} receive engine") for i in range(nnodes)]
         self.links: dict[Hop, Resource] = {}
         self.routes: dict[tuple[int, int], list[Resource]] = {}
         # A worm moves at the slower of the end-to-end rate (Table 1 tau) and the link rate.
         link_us_per_byte = 1.0 / link_MBps if link_MBps else 0.0
-        self.wire_us_per_byte = max(params.us_per_byte, link_us_per_byte)
+        self.wire_s_per_byte = max(params.us_per_byte, link_us_per_byte) * 1e-6
+        self.startup_s = params.startup_us * 1e-6
 
     def path(self, src: int, dst: int) -> list[Resource]:
         key = (src, dst)
         if key not in self.routes:
-            self.routes[key] = [self._link(hop) for hop in self.route(src, dst)]
+            self.routes[key] = [self._link(hop) for hop in self.hops(src, dst)]
         return self.routes[key]
+
+    def route(self, src: int, dst: int) -> list[str]:
+        """Names of the link resources a message from src to dst holds, in order (report hook)."""
+        return [link.name for link in self.path(src, dst)]
 
     def _link(self, hop: Hop) -> Resource:
         if hop not in self.links:
-            self.links[hop] = Resource(self.engine, f"link {hop[0]}->{hop[1]}")
+            self.links[hop] = Resource(self.engine, link_name(hop))
         return self.links[hop]
 
     def transfer(self, t: Transfer) -> Generator[Event, Any, None]:
         send, recv = self.send_ports[t.src], self.recv_ports[t.dst]
         path = self.path(t.src, t.dst)
         yield send.request()
-        yield self.engine.timeout(self.params.startup_us * 1e-6, "start-up")
+        yield self.engine.timeout(self.startup_s, "start-up")
         for link in path:
             yield link.request()
         yield recv.request()
-        yield self.engine.timeout(self.wire_us_per_byte * 1e-6 * t.nbytes, "wire")
+        yield self.engine.timeout(self.wire_s_per_byte * t.nbytes, "wire")
         recv.release()
         for link in reversed(path):
             link.release()
@@ -146,3 +151,29 @@ class RoutedNetwork:
 
     def resources(self) -> list[Resource]:
         return self.send_ports + self.recv_ports + list(self.links.values())
+
+
+def link_name(hop: Hop) -> str:
+    """`link (0,1)->(0,2)`: no spaces inside coordinates, as the report's grid expects."""
+    return f"link {hop[0]}->{hop[1]}".replace(", ", ",")
+
+
+class MeshNetwork(RoutedNetwork):
+    """The Paragon mesh: a RoutedNetwork whose every link is known, so reports can draw it."""
+
+    def __init__(self, engine: Engine, params: Any, rows: int, cols: int):
+        super().__init__(engine, params, rows * cols, mesh_route(cols), params.link_MBps)
+        self.rows, self.cols = rows, cols
+        for r in range(rows):  # create every link up front: idle ones belong in the heatmap too
+            for c in range(cols):
+                for r2, c2 in ((r, c + 1), (r + 1, c), (r, c - 1), (r - 1, c)):
+                    if 0 <= r2 < rows and 0 <= c2 < cols:
+                        self._link(((r, c), (r2, c2)))
+
+    def layout(self) -> tuple[dict[int, tuple[float, float]], dict[str, tuple[int, int]]]:
+        """(positions, links) of runtime/utilisation.Layout: node r*cols+c at (c, r)."""
+        positions = {r * self.cols + c: (float(c), float(r))
+                     for r in range(self.rows) for c in range(self.cols)}
+        links = {res.name: (a[0] * self.cols + a[1], b[0] * self.cols + b[1])
+                 for (a, b), res in self.links.items()}
+        return positions, links

@@ -122,3 +122,9 @@ def phase_problems(torus: Torus, phases: np.ndarray, limit: int = 10) -> list[st
         problems.append(f"{missing} (source, destination) pairs never appear")
     problems += [f"pair {p} appears {c} times" for p, c in pairs.items() if c > 1]
     return problems[:limit]
+
+
+@lru_cache(maxsize=4)
+def construction_problems(n: int) -> tuple[str, ...]:
+    """`phase_problems` of the n x n construction itself, computed once per n."""
+    return tuple(phase_problems(Torus(n, n), phased_torus_phases(n)))

@@ -20,18 +20,24 @@ def _schedule(coll: Collective, algorithm: str, phases: list[Phase]) -> Schedule
                     coll.dst, coll.line)
 
 
-def phased_schedule(coll: Collective, torus: Torus, sync: str = "local") -> Schedule:
-    """The n^3/8 phases of Sec. 2.1. Every message carries its phase for the switch, unless a
-    block is empty: then the switch would need Fig. 5's empty messages, which only the fast path
-    models, so the messages are left untagged (the phases still run in order, unswitched)."""
+def phased_schedule(coll: Collective, torus: Torus, sync: str = "local",
+                    empty_messages: bool = False) -> Schedule:
+    """The n^3/8 phases of Sec. 2.1; every message carries its phase for the switch.
+
+    A phase whose block is empty needs Fig. 5's empty message so that the switch still sees a
+    tail on every link. With `empty_messages` it is a 0-byte Transfer (for data layers that
+    carry empty blocks, runtime/synthetic.py); without, the compiler's IR allows no 0-byte
+    transfer, so an incomplete pattern's messages go untagged (phases in order, unswitched) and
+    only the fast path (wormhole.fast_plan, the default for phased) adds the empty messages."""
     m = coll.matrix
     table = phased_torus_phases(torus.cols)
-    complete = bool((m > 0).all())
+    switched = empty_messages or bool((m > 0).all())
     phases = []
     for k, phase in enumerate(table):
-        tag = phase_tag(coll.index, k) if complete else 0
+        tag = phase_tag(coll.index, k) if switched else 0
         phases.append(Phase.of([Transfer(s, d, int(m[s, d]), s, d, tag)
-                                for s, d in phase[:, :2].tolist() if m[s, d] > 0], sync))
+                                for s, d in phase[:, :2].tolist()
+                                if m[s, d] > 0 or empty_messages], sync))
     name = "phased" if sync == "local" else "phased-global"
     return _schedule(coll, name, phases)
 

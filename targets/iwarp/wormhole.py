@@ -14,8 +14,10 @@ A message (001_569dde0e56ec3e6f.txt Sec. 2.2.1, 3.1):
 Synchronizing switch (Sec. 2.2): messages of a phased schedule carry their phase (see
 `phase_tag`); a link forwards the header of phase k only after the tails of its phase 0..k-1
 messages have passed it (the NotInMessage stop condition, Lemma 1). In a complete phased AAPC
-every link carries one message per phase, so this is the paper's switch; phases with absent
-(zero-length) messages need the empty messages of Fig. 5, which runtime/fastpath.py models.
+every link carries one message per phase, so this is the paper's switch. A phase with nothing
+to send on a link needs Fig. 5's empty message: a 0-byte transfer, which pays the overhead and
+passes the links like any other (schedules.phased_schedule emits them where the data layer can
+carry empty blocks; the fast path below always adds them).
 """
 
 from __future__ import annotations
@@ -154,10 +156,45 @@ class WormholeNetwork:
         return ends + [self.wires[k] for k in sorted(link for link, _ in route)]
 
     def fast_plan(self, schedule: Schedule) -> FastPlan | None:
-        return fast_plan(self, schedule)
+        plan = fast_plan(self, schedule)
+        if plan is not None:
+            self._book(plan)
+        return plan
+
+    def _book(self, plan: FastPlan) -> None:
+        """The fast path holds no resources: book the busy time its messages give the wires
+        (their data time, as the event path holds them) and the processors (the overhead), so
+        utilisation reports show the same load on either path."""
+        wire, cpu = np.zeros(self.torus.nlinks), np.zeros(self.torus.nnodes)
+        for ph in plan.phases:
+            net = ph.src != ph.dst
+            links = ph.links[net]
+            used = links >= 0
+            data_s = plan.data_s(ph.nbytes[net].astype(np.float64))
+            np.add.at(wire, links[used], np.broadcast_to(data_s[:, None], links.shape)[used])
+            np.add.at(cpu, ph.src[net], plan.overhead_s)
+        for resources, busy in ((self.wires, wire), (self.cpus, cpu)):
+            for r, b in zip(resources, busy.tolist()):
+                r.busy_s += b
 
     def phase_links(self) -> np.ndarray:
         return _phase_links(self.torus)
+
+    def layout(self) -> tuple[dict[int, tuple[float, float]], dict[str, tuple[int, int]]]:
+        """(positions, links) of runtime/utilisation.Layout (a pair: no matplotlib import here):
+        nodes at their torus coordinates; each wire joins its node and the neighbour it leads
+        to (the report draws wrap-around wires as stubs)."""
+        positions = {v: tuple(float(c) for c in self.torus.coords(v)) for v in range(self.torus.nnodes)}
+        return positions, {w.name: (k // 4, self._neighbour(k)) for k, w in enumerate(self.wires)}
+
+    def _neighbour(self, link: int) -> int:
+        x, y = self.torus.coords(link // 4)
+        dx, dy = ((1, 0), (-1, 0), (0, 1), (0, -1))[link % 4]
+        return self.torus.node(x + dx, y + dy)
+
+    def route(self, src: int, dst: int) -> list[str]:
+        """The wires of the e-cube route from src to dst, in order."""
+        return [self.wires[link].name for link, _ in self.torus.route(src, dst)]
 
     def copy_time_s(self, nbytes: int) -> float:
         return self.params.copy_s(nbytes)

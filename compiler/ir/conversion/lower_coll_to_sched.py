@@ -3,7 +3,8 @@
 Input: a module whose communication is `coll` ops (after recognize-collectives).
 Output: each `coll` op replaced by a `sched.schedule` from the target's generator for
 the chosen algorithm (`auto`: least predicted time); each `dist.compute` replaced by a
-`sched.compute`. The target resolves through the registry, never an import.
+`sched.compute`; each `dist.pipeline` header by a `sched.pipeline` (the staged ops that
+follow it stay its body). The target resolves through the registry, never an import.
 """
 
 from __future__ import annotations
@@ -65,10 +66,7 @@ class LowerCollToSched(ModulePass):
                                    child.stage.value.data)
                 new = sched.compute_to_ir(step)
             elif isinstance(child, dist.PipelineOp):
-                new = sched.PipelineOp(child.stages.value.data, [], child.line.value.data)
-                for inner in list(child.body.block.ops):
-                    inner.detach()
-                    new.body.block.add_op(inner)
+                new = sched.PipelineOp(child.stages.value.data, child.line.value.data)
             else:
                 continue
             child.parent_block().insert_op_before(new, child)

@@ -21,9 +21,9 @@ from xdsl.dialects.builtin import (
     f64,
     i64,
 )
-from xdsl.ir import Block, Dialect, Operation, Region
-from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition, region_def, traits_def
-from xdsl.traits import NoTerminator, SymbolOpInterface
+from xdsl.ir import Dialect, Operation
+from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition, traits_def
+from xdsl.traits import SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
 
@@ -221,26 +221,57 @@ class ReduceOp(IRDLOperation):
                                      "op": StringAttr(op), "line": IntegerAttr(line, i64)})
 
 
+def staged_run(header: Operation) -> list[Operation]:
+    """The ops that follow a pipeline header and carry a stage: the pipeline's body."""
+    body: list[Operation] = []
+    op = header.next_op
+    while op is not None and isinstance(op.attributes.get("stage"), IntegerAttr) \
+            and op.attributes["stage"].value.data >= 0:
+        body.append(op)
+        op = op.next_op
+    return body
+
+
+def verify_pipeline_header(op: IRDLOperation, stages: int) -> None:
+    """A pipeline header is followed by at least one staged op, each of a stage it has."""
+    if stages < 1:
+        raise VerifyException(f"'{op.name}' needs at least 1 stage, got {stages}")
+    body = staged_run(op)
+    if not body:
+        raise VerifyException(f"'{op.name}' must be followed by its staged ops (stage >= 0)")
+    for inner in body:
+        stage = inner.attributes["stage"].value.data
+        if stage >= stages:
+            raise VerifyException(f"'{op.name}' has {stages} stages but '{inner.name}' that "
+                                  f"follows it is in stage {stage}")
+
+
 @irdl_op_definition
 class PipelineOp(IRDLOperation):
-    """`pipeline stages=N { ... }`, already split: each op inside carries its `stage`.
+    """`pipeline stages=N { ... }`, already split: a header followed by the body's ops.
 
-    Stage i's communication overlaps stage i+1's compute. The same op holds `coll`
-    ops after recognition; lowering turns it into `sched.pipeline`.
+    The body is the run of ops right after the header whose `stage` is >= 0 (ops outside
+    pipelines carry stage -1). Stage i's communication overlaps stage i+1's compute. The
+    body holds `coll` ops after recognition; lowering turns the header into `sched.pipeline`.
+    The body is not a region because real mlir-opt 22 cannot verify an IRDL-defined op with
+    a region: IRDL has no traits, so such a region would need a terminator and no IRDL op
+    can be one (see compiler/ir/irdl/phalanx.irdl).
     """
 
     name = "dist.pipeline"
 
     stages = attr_def(IntegerAttr[I64])
     line = attr_def(IntegerAttr[I64])
-    body = region_def("single_block")
 
-    traits = traits_def(NoTerminator())
-
-    def __init__(self, stages: int, ops: Sequence[Operation] = (), line: int = 0) -> None:
+    def __init__(self, stages: int, line: int = 0) -> None:
         super().__init__(attributes={"stages": IntegerAttr(stages, i64),
-                                     "line": IntegerAttr(line, i64)},
-                         regions=[Region(Block(ops))])
+                                     "line": IntegerAttr(line, i64)})
+
+    def body_ops(self) -> list[Operation]:
+        return staged_run(self)
+
+    def verify_(self) -> None:
+        verify_pipeline_header(self, self.stages.value.data)
 
 
 Dist = Dialect("dist", [ProcessorsOp, ArrayOp, AssignOp, ComputeOp, ReduceOp, PipelineOp], [])

@@ -25,11 +25,11 @@ from xdsl.dialects.builtin import (
     f64,
     i64,
 )
-from xdsl.ir import Block, Dialect, Operation, Region
-from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition, region_def, traits_def
-from xdsl.traits import NoTerminator
+from xdsl.ir import Dialect, Operation
+from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition
 from xdsl.utils.exceptions import VerifyException
 
+from phalanx.compiler.ir.dialects.dist import staged_run, verify_pipeline_header
 from phalanx.compiler.schedule import (
     SYNC_KINDS,
     ComputeStep,
@@ -192,20 +192,23 @@ class ComputeOp(IRDLOperation):
 
 @irdl_op_definition
 class PipelineOp(IRDLOperation):
-    """Staged compute and schedules (each op inside carries its `stage`); see PipelineStep."""
+    """A pipeline header: the staged compute steps and schedules that follow it (each with
+    its `stage` >= 0) are the pipeline's body, as for `dist.pipeline`; see PipelineStep."""
 
     name = "sched.pipeline"
 
     stages = attr_def(IntegerAttr[I64])
     line = attr_def(IntegerAttr[I64])
-    body = region_def("single_block")
 
-    traits = traits_def(NoTerminator())
-
-    def __init__(self, stages: int, ops: Sequence[Operation] = (), line: int = 0) -> None:
+    def __init__(self, stages: int, line: int = 0) -> None:
         super().__init__(attributes={"stages": IntegerAttr(stages, i64),
-                                     "line": IntegerAttr(line, i64)},
-                         regions=[Region(Block(ops))])
+                                     "line": IntegerAttr(line, i64)})
+
+    def body_ops(self) -> list[Operation]:
+        return staged_run(self)
+
+    def verify_(self) -> None:
+        verify_pipeline_header(self, self.stages.value.data)
 
 
 def schedule_to_ir(s: Schedule) -> ScheduleOp:
@@ -251,8 +254,8 @@ def plan_to_module(plan: Plan) -> ModuleOp:
     ops: list[Operation] = []
     for step in plan.steps:
         if isinstance(step, PipelineStep):
-            inner = [_step_to_ir(s) for stage in step.stages for s in stage]
-            ops.append(PipelineOp(len(step.stages), inner, step.line))
+            ops.append(PipelineOp(len(step.stages), step.line))
+            ops += [_step_to_ir(s) for stage in step.stages for s in stage]
         else:
             ops.append(_step_to_ir(step))
     return ModuleOp(ops)
@@ -275,16 +278,21 @@ def plan_from_module(module: ModuleOp, nprocs: int) -> Plan:
     was never lowered, say) would silently drop communication, so it is an error.
     """
     steps: list[ComputeStep | Schedule | PipelineStep] = []
+    body: set[Operation] = set()
     for op in module.ops:
         if isinstance(op, PipelineOp):
             stages: list[list[ComputeStep | Schedule]] = [[] for _ in range(op.stages.value.data)]
-            for inner in op.body.block.ops:
+            for inner in op.body_ops():
+                body.add(inner)
                 step = _step_from_ir(inner)
                 if step is not None:
                     stages[step.stage].append(step)
             steps.append(PipelineStep(tuple(tuple(s) for s in stages), op.line.value.data))
-        else:
+        elif op not in body:
             step = _step_from_ir(op)
+            if step is not None and step.stage >= 0:
+                raise ValueError(f"'{op.name}' of line {step.line} is in stage {step.stage} "
+                                 "but follows no sched.pipeline")
             if step is not None:
                 steps.append(step)
     return Plan(nprocs=nprocs, steps=tuple(steps))

@@ -1,0 +1,64 @@
+"""`phalanx run --backend simgrid|mpi`: run a compiled program on a backend and print the result.
+
+cli.py's `cmd_run` hands non-`sim` backends here; the text output puts each backend's time
+beside the built-in simulator's (SimGrid) or beside MPI's own collective (MPI).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from phalanx.compiler.driver import Compiled
+from phalanx.grammar.diagnostics import usage_error
+
+BACKENDS = ("sim", "simgrid", "mpi")
+
+
+def run_backend(compiled: Compiled, args: argparse.Namespace) -> int:
+    """Exit code 0 when verified, 3 when the data did not verify (as `phalanx run`)."""
+    nprocs = getattr(args, "nprocs", None)
+    if args.backend == "simgrid":
+        if nprocs is not None:
+            raise usage_error("-n is for --backend mpi", "drop -n: SimGrid runs every node")
+        from phalanx.runtime.backends.simgrid import run_simgrid
+        run = run_simgrid(compiled, args.seed)
+        result = run.simgrid
+    elif args.backend == "mpi":
+        from phalanx.runtime.backends.mpi import run_mpi
+        run = run_mpi(compiled, nprocs, args.seed)
+        result = run.result
+    else:
+        raise usage_error(f"unknown backend '{args.backend}'", "choose one of: " + ", ".join(BACKENDS))
+    index = None
+    if args.report:
+        from phalanx.runtime.report import write_report
+        index = write_report(result, args.report)
+    out = run.to_json()
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        print(_text(compiled, out))
+        if index is not None:
+            print(f"report written to {index}")
+    return 0 if run.verified else 3
+
+
+def _text(compiled: Compiled, out: dict) -> str:
+    lines = [f"{compiled.program.file} on {compiled.target_spec} ({out['backend']}): total "
+             f"{out['total_time_s'] * 1e3:.6f} ms, verified: {out['verified']}"]
+    if out["backend"] == "simgrid":
+        lines[0] += (f"; built-in simulator {out['builtin_total_time_s'] * 1e3:.6f} ms "
+                     f"[{out['platform']['kind']}]")
+    for c in out["collectives"]:
+        line = (f"  line {c['line']}: {c['kind']} by {c['algorithm']}, {c['phases']} phases, "
+                f"{c['time_s'] * 1e3:.6f} ms")
+        if "builtin_time_s" in c:
+            line += (f", built-in {c['builtin_time_s'] * 1e3:.6f} ms "
+                     f"(SimGrid/built-in {c['simgrid_over_builtin']:.3f})")
+        if "mpi_library" in c:
+            line += f", {c['mpi_library']} {c['mpi_library_time_s'] * 1e3:.6f} ms (wall clock)"
+        lines.append(line)
+        lines += [f"    note: {c['note']}"] if "note" in c else []
+        lines += [f"    problem: {p}" for p in c.get("problems", [])]
+    return "\n".join(lines)

@@ -1,0 +1,185 @@
+"""Limits of a simulated run: estimate events and memory first, stop cleanly at a limit.
+
+`check_fits(compiled)` estimates, before anything is allocated, the engine events and the
+memory a run needs, and refuses (a UsageError with the estimate) what would not fit this
+machine; `--force` skips the refusal. `guarded(compiled, ...)` hands the simulator a target
+whose network model carries the run's limits (`--max-events`, `--time-limit`: the engine
+stops with a partial report, runtime/engine.py Stopped) and its faults (runtime/faults.py).
+
+The estimate's constants were fitted on the event path of ideal, iWarp, Paragon and SP2 runs
+(tests/reliability/test_limits.py keeps it within a factor of 2 of the measured events and
+above the measured peak memory): each message costs its process, port and letter events,
+each hop a request and a hop delay, each transfer a letter.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from phalanx.compiler.driver import Compiled
+from phalanx.compiler.semantics import AssignStmt
+from phalanx.grammar.diagnostics import usage_error
+from phalanx.runtime.faults import FaultSpec, FaultyNetwork
+from phalanx.runtime.interpreter import messages
+
+EVENTS_PER_MESSAGE = 10.0
+EVENTS_PER_HOP = 2.0
+EVENTS_PER_TRANSFER = 1.0
+BYTES_PER_TRANSFER = 2048  # its letter event, span and block bookkeeping (tracemalloc, ~1.5 KB)
+ARRAY_COPIES = 6  # global source and result, local source, reference, destination, payloads
+WRITE_COUNT_BYTES = 4  # int32 write counter per destination element (runtime/data.py)
+EVENTS_PER_S = 50_000  # a conservative rate of this engine on one core (60k-170k measured)
+MAX_WALL_S = 3600.0  # a run estimated to need more than an hour is refused without --force
+MEMORY_SHARE = 0.75  # of physical memory: the machine is shared, numpy needs headroom
+HOP_SAMPLE = 4096  # pairs whose routes are measured to estimate the mean hop count
+
+
+@dataclass(frozen=True)
+class Estimate:
+    events: int
+    memory_bytes: int
+    messages: int
+
+    @property
+    def wall_s(self) -> float:
+        return self.events / EVENTS_PER_S
+
+
+def physical_memory_bytes() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not POSIX: assume this project's machine
+        return 24 << 30
+
+
+def estimate(compiled: Compiled) -> Estimate:
+    """Events and memory of simulating `compiled` on the event path (the fast path needs fewer)."""
+    n_messages = n_transfers = 0
+    pairs: set[tuple[int, int]] = set()
+    for schedule in compiled.schedules:
+        for phase in schedule.phases:
+            groups = messages(list(phase.sends))
+            n_messages += len(groups)
+            n_transfers += len(phase.sends)
+            if len(pairs) < HOP_SAMPLE:
+                pairs.update((g[0].src, g[0].dst) for g in groups if g[0].src != g[0].dst)
+    hops = n_messages * _mean_hops(compiled.target, sorted(pairs)[:HOP_SAMPLE])
+    events = EVENTS_PER_MESSAGE * n_messages + EVENTS_PER_HOP * hops + EVENTS_PER_TRANSFER * n_transfers
+    return Estimate(int(events), _data_bytes(compiled) + BYTES_PER_TRANSFER * n_transfers, n_messages)
+
+
+def _mean_hops(target: Any, pairs: list[tuple[int, int]]) -> float:
+    """Mean route length of the sampled pairs where the target says (torus, routed networks)."""
+    if not pairs:
+        return 0.0
+    torus = getattr(target, "torus", None)
+    if torus is not None:
+        src, dst = np.array(pairs).T
+        return float(torus.hop_matrix[src, dst].mean())
+    route = getattr(target, "route", None)
+    if callable(route):
+        return float(np.mean([len(route(s, d)) for s, d in pairs]))
+    return 1.0
+
+
+def _data_bytes(compiled: Compiled) -> int:
+    total = 0
+    for stmt in compiled.communications:
+        if isinstance(stmt, AssignStmt):
+            total += stmt.src.size * (ARRAY_COPIES * stmt.src.itemsize + WRITE_COUNT_BYTES)
+        else:  # a reduction: the source array, its partials and one element per receiver
+            total += 2 * stmt.src.size * stmt.src.itemsize
+    return total
+
+
+def check_fits(compiled: Compiled, force: bool = False) -> Estimate:
+    """The estimate; a UsageError with it when the run would not fit (unless `force`)."""
+    est = estimate(compiled)
+    budget = int(MEMORY_SHARE * physical_memory_bytes())
+    problems = []
+    if est.memory_bytes > budget:
+        problems.append(f"about {_gib(est.memory_bytes)} of memory, more than the "
+                        f"{_gib(budget)} this machine can give a run")
+    if est.wall_s > MAX_WALL_S:
+        problems.append(f"about {est.events:.3g} events, {est.wall_s / 3600:.1f} hours at "
+                        f"{EVENTS_PER_S} events/s (the limit is {MAX_WALL_S / 3600:g} hour)")
+    if problems and not force:
+        raise usage_error(f"{compiled.program.file} on {compiled.target_spec} is too big to "
+                          f"simulate here: it needs {' and '.join(problems)}",
+                          "make the arrays or the machine smaller, or run anyway with --force "
+                          "(and --max-events N / --time-limit S to stop with a partial report)")
+    return est
+
+
+def _gib(nbytes: float) -> str:
+    return f"{nbytes / (1 << 30):.1f} GiB"
+
+
+class GuardedTarget:
+    """A target whose network model carries the run's limits and faults; all else delegated."""
+
+    def __init__(self, target: Any, faults: FaultSpec | None, seed: int,
+                 max_events: int | None, time_limit_s: float | None):
+        self.target, self.faults, self.seed = target, faults, seed
+        self.max_events, self.time_limit_s = max_events, time_limit_s
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.target, name)
+
+    def build_network(self, engine: Any) -> Any:
+        engine.set_limits(self.max_events, self.time_limit_s)
+        network = self.target.build_network(engine)
+        if self.faults is not None:
+            network = FaultyNetwork(network, self.faults, self.target, engine, self.seed)
+        return network
+
+
+def guarded(compiled: Compiled, faults: FaultSpec | None = None, seed: int = 0,
+            max_events: int | None = None, time_limit_s: float | None = None) -> Compiled:
+    """`compiled` with a GuardedTarget: `simulate` then honours the limits and the faults."""
+    if faults is None and max_events is None and time_limit_s is None:
+        return compiled
+    return dataclasses.replace(compiled, target=GuardedTarget(compiled.target, faults, seed,
+                                                              max_events, time_limit_s))
+
+
+def stopped_report(result: Any) -> dict[str, Any] | None:
+    """What a stopped run's JSON says about where it stopped (None for a finished run)."""
+    execution = result.execution
+    if execution.stopped is None:
+        return None
+    unfinished = [c.line for c in result.collectives if not c.verified]
+    return {"reason": execution.stopped, "events": execution.events,
+            "simulated_time_s": execution.total_time_s, "unfinished_lines": unfinished}
+
+
+def guard_for_run(compiled: Compiled, faults: str | None, force: bool, max_events: int | None,
+                  time_limit_s: float | None, seed: int) -> Compiled:
+    """What `phalanx run` does before simulating: check the options, the size, install guards."""
+    from phalanx.runtime.faults import parse_faults
+
+    if max_events is not None and max_events < 1:
+        raise usage_error(f"--max-events {max_events} must be at least 1", "e.g. --max-events 1000000")
+    if time_limit_s is not None and not time_limit_s > 0:
+        raise usage_error(f"--time-limit {time_limit_s:g} must be a positive number of seconds",
+                          "e.g. --time-limit 60")
+    spec = parse_faults(faults) if faults is not None else None
+    check_fits(compiled, force)
+    return guarded(compiled, spec, seed, max_events, time_limit_s)
+
+
+def run_notes(result: Any) -> dict[str, Any]:
+    """Keys a guarded run adds to its JSON report: `stopped` and `faults`, when they apply."""
+    out: dict[str, Any] = {}
+    stopped = stopped_report(result)
+    if stopped is not None:
+        out["stopped"] = stopped
+    summary = getattr(result.network, "summary", None)
+    if callable(summary):
+        out["faults"] = summary()
+    return out

@@ -1,0 +1,119 @@
+"""`ksr1:N` — the KSR-1 of seed 002_1e1cb805508c9dd7.txt: N cells (up to 1088) on ring:0s of 32.
+
+Algorithms per kind (docs/targets_ksr1.md): the Sec. 5 collectives by their numbers, each
+also with `-prefetch` (Sec. 3.4: several reads in flight), a poststore broadcast, and the
+generic `direct` (and `reads`: one phase of remote reads) for every pattern. `auto` picks
+the least time of the analytic model in cost.py.
+"""
+
+from __future__ import annotations
+
+from phalanx.compiler.algorithms import direct_schedule
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import Schedule
+from phalanx.compiler.target import Target, TargetEntry, register, with_overrides
+from phalanx.grammar.diagnostics import usage_error
+from phalanx.runtime.engine import Engine
+from phalanx.targets.ksr1 import cost
+from phalanx.targets.ksr1.network import KsrNetwork
+from phalanx.targets.ksr1.params import KsrParams
+from phalanx.targets.ksr1.schedules import phases_of
+from phalanx.targets.ksr1.tags import POSTSTORE, PREFETCH, READ
+
+BASE_ALGORITHMS = {
+    "broadcast": ("broadcast",),
+    "cshift": ("cshift",),
+    "permutation": ("reads",),
+    "gather": ("gather-seq", "gather-tree"),
+    "reduce": ("gather-seq", "gather-tree"),
+    "allreduce": ("gather-seq-bcast", "gather-tree-bcast"),
+    "allgather": ("allgather-seq-bcast", "allgather-tree-bcast", "allgather-cshift"),
+    "alltoall": ("reads",),
+    "alltoallv": ("reads",),
+    "scatter": ("reads",),
+    "sparse": ("reads",),
+}
+MAX_CELLS = 1088  # 002_1e1cb805508c9dd7.txt Sec. 2: two ring levels support up to 1088 processors
+
+
+def split_mode(algorithm: str) -> tuple[str, str]:
+    """`gather-seq-prefetch` -> ("gather-seq", "prefetch")."""
+    for mode in (PREFETCH, POSTSTORE):
+        if algorithm.endswith("-" + mode):
+            return algorithm[: -len(mode) - 1], mode
+    return algorithm, READ
+
+
+class Ksr1Target(Target):
+    name = "ksr1"
+
+    def __init__(self, nnodes: int, params: KsrParams):
+        self.nnodes, self.params = nnodes, params
+        self.clock_hz = params.clock_MHz * 1e6
+
+    def algorithms(self, kind: str) -> tuple[str, ...]:
+        base = BASE_ALGORITHMS.get(kind, ())
+        names = list(base) + [f"{a}-{PREFETCH}" for a in base]
+        if kind == "broadcast":
+            names.append(f"broadcast-{POSTSTORE}")
+        return tuple(names) + ("direct",) if kind in BASE_ALGORITHMS else ()
+
+    def generate(self, coll: Collective, algorithm: str) -> Schedule:
+        if algorithm == "direct":
+            return direct_schedule(coll)
+        if algorithm not in self.algorithms(coll.kind):
+            raise usage_error(f"algorithm '{algorithm}' cannot lower a {coll.kind} on {self.spec}",
+                              "choose one of: " + ", ".join(self.algorithms(coll.kind)))
+        base, mode = split_mode(algorithm)
+        return Schedule(coll.index, coll.kind, algorithm, coll.nprocs, phases_of(coll, base, mode),
+                        coll.src, coll.dst, coll.line)
+
+    def predict_time_s(self, coll: Collective, algorithm: str) -> float:
+        schedule = self.schedule_for(coll, algorithm)
+        return cost.predict_time_s(schedule, coll.kind, self.params, self.nnodes)
+
+    def lower_bound_s(self, coll: Collective) -> float:
+        return cost.lower_bound_s(coll, self.params)
+
+    def build_network(self, engine: Engine) -> KsrNetwork:
+        return KsrNetwork(engine, self.params, self.nnodes)
+
+
+def check_params(params: KsrParams) -> None:
+    """Refuse what the ring model cannot be: a clear error naming the parameter."""
+    for name in ("clock_MHz", "ring0_GBps", "ring0_slots", "cells_per_ring0", "subpage_bytes",
+                 "cius_per_cell", "prefetch_outstanding"):
+        if getattr(params, name) <= 0:
+            raise usage_error(f"parameter {name}={getattr(params, name):g} of target 'ksr1' "
+                              "must be positive", f"omit {name} to use the seed's value")
+    for name in ("ring0_slots", "cells_per_ring0", "cius_per_cell", "prefetch_outstanding",
+                 "ards_per_ring0"):
+        if getattr(params, name) != int(getattr(params, name)):
+            raise usage_error(f"parameter {name}={getattr(params, name):g} of target 'ksr1' "
+                              "must be a whole number")
+    if params.ards_per_ring0 != 2:
+        raise usage_error("a ksr1 ring:0 has exactly 2 ARDs (an uplink and a downlink, "
+                          "002 Sec. 2.1)", "omit ards_per_ring0")
+    if params.ring1_cycles < params.ring0_cycles:
+        raise usage_error(f"ring1_cycles={params.ring1_cycles:g} is less than ring0_cycles="
+                          f"{params.ring0_cycles:g}", "a read over ring:1 cannot be faster "
+                          "than one on ring:0 (Table 1: 600 vs 175 cycles)")
+
+
+def make_ksr1(positional: str | None, overrides: dict[str, str]) -> Ksr1Target:
+    text = positional if positional is not None else "32"
+    if not text.isdigit() or not 1 <= int(text) <= MAX_CELLS:
+        raise usage_error(f"bad cell count '{text}' for target 'ksr1'",
+                          f"write ksr1:N with 1 <= N <= {MAX_CELLS} (32 cells per ring:0, up to "
+                          "34 ring:0s on ring:1), e.g. ksr1:32 or ksr1:64")
+    params = with_overrides(KsrParams(), overrides, "ksr1")
+    check_params(params)
+    nnodes = int(text)
+    if nnodes > params.cells_per_ring0 * params.max_ring0s:
+        raise usage_error(f"ksr1:{nnodes} needs more than {params.max_ring0s:g} ring:0s of "
+                          f"{params.cells_per_ring0:g} cells", "use fewer cells")
+    return Ksr1Target(nnodes, params)
+
+
+register(TargetEntry("ksr1", "Kendall Square KSR-1, ALLCACHE slotted rings: ring:0s of 32 cells "
+                     "joined by ring:1 (seed 002)", make_ksr1, "ksr1:64"))

@@ -1,0 +1,123 @@
+"""`proteus:groups=K,links=L,...` — the Proteus machine of 000_df708a39f4a23045.txt.
+
+Nodes are the Pixel Processors: PP r is PP r % pps of cluster r // pps, cluster c is in
+group c // clusters. Algorithms: `proteus-group` (Sec. 5) for all-to-all shapes, the
+generic `direct` for every collective, and Bokhari's `standard` / `multiphase:...`
+equipartitions (the "Further Optimization" of Sec. 5) on 2^d PPs, to compare.
+"""
+
+from __future__ import annotations
+
+from phalanx.compiler import hypercube
+from phalanx.compiler.algorithms import direct_schedule
+from phalanx.compiler.recognize import KINDS, Collective
+from phalanx.compiler.schedule import Schedule
+from phalanx.compiler.target import Target, TargetEntry, register, with_overrides
+from phalanx.grammar.diagnostics import PhalanxError, usage_error
+from phalanx.runtime.engine import Engine
+from phalanx.targets.proteus import cost
+from phalanx.targets.proteus.exchange import group_slots, proteus_group_schedule, slot_problems
+from phalanx.targets.proteus.network import ProteusNetwork
+from phalanx.targets.proteus.params import SEED, ProteusParams
+from phalanx.targets.proteus.topology import Topology, build_topology
+
+EXCHANGES = ("alltoall", "alltoallv", "sparse")
+
+
+class ProteusTarget(Target):
+    name = "proteus"
+
+    def __init__(self, topo: Topology, params: ProteusParams):
+        self.topo, self.params = topo, params
+        self.nnodes = topo.nnodes
+        self.clock_hz = params.clock_MHz * 1e6
+
+    @property
+    def spec(self) -> str:
+        return f"proteus:groups={self.topo.groups},links={self.topo.links}"
+
+    def _family(self, coll: Collective | None = None, kind: str = "") -> tuple[str, ...]:
+        d = hypercube.log2_exact(coll.nprocs if coll else self.nnodes)
+        if kind != "alltoall" or d is None or d < 2:
+            return ()
+        names = [hypercube.algorithm_name(p) for p in hypercube.partitions(d)
+                 if hypercube.is_equipartition(p) and len(p) > 1]
+        return tuple(dict.fromkeys(names))
+
+    def algorithms(self, kind: str) -> tuple[str, ...]:
+        if kind not in KINDS:
+            return ()
+        group = ("proteus-group",) if kind in EXCHANGES else ()
+        return group + ("direct",) + self._family(kind=kind)
+
+    def generate(self, coll: Collective, algorithm: str) -> Schedule:
+        if algorithm == "proteus-group":
+            return proteus_group_schedule(coll, self.topo)
+        if algorithm == "direct":
+            return direct_schedule(coll)
+        if coll.kind != "alltoall" or hypercube.log2_exact(coll.nprocs) is None:
+            raise usage_error(f"'{algorithm}' cannot lower this {coll.kind} on {coll.nprocs} "
+                              "processors", "Bokhari's exchanges need an all-to-all on 2^d "
+                              "processors; use proteus-group or direct")
+        return hypercube.multiphase_schedule(coll, algorithm)
+
+    def choose(self, coll: Collective, algorithm: str = "auto") -> str:
+        if algorithm.startswith("multiphase:") and coll.kind == "alltoall":
+            d = hypercube.log2_exact(coll.nprocs)
+            if d is not None:
+                return hypercube.algorithm_name(hypercube.parse_partition(algorithm, d))
+        return super().choose(coll, algorithm)
+
+    def schedule_problems(self, schedule: Schedule) -> list[str]:
+        """proteus-group's plan must be conflict-free (Table 2 pairs, l links, Latin shifts)."""
+        if schedule.algorithm != "proteus-group":
+            return []
+        return slot_problems(group_slots(self.topo), self.topo)
+
+    def predict_time_s(self, coll: Collective, algorithm: str) -> float:
+        if algorithm == "proteus-group":
+            return float(cost.proteus_group_time_s(coll, self.topo, self.params))
+        if algorithm == "direct":
+            return float(cost.direct_time_s(coll, self.topo, self.params))
+        d, block = hypercube.log2_exact(coll.nprocs), coll.block_bytes
+        if coll.kind != "alltoall" or d is None or block is None:
+            return float("inf")  # Bokhari's family needs a uniform exchange on 2^d PPs
+        try:
+            parts = hypercube.parse_partition(algorithm, d)
+        except PhalanxError:
+            return float("inf")  # named for another machine size: never chosen by auto
+        return float(cost.family_time_s(parts, block, self.topo, self.params))
+
+    def lower_bound_s(self, coll: Collective) -> float:
+        return float(cost.lower_bound_s(coll, self.topo, self.params))
+
+    def build_network(self, engine: Engine) -> ProteusNetwork:
+        return ProteusNetwork(engine, self.topo, self.params)
+
+    def describe(self) -> dict:
+        out = super().describe()
+        out["params"] |= {"clusters_total": self.topo.nclusters, "dimensions": self.topo.dims}
+        return out
+
+
+def make_proteus(positional: str | None, overrides: dict[str, str]) -> ProteusTarget:
+    params = with_overrides(ProteusParams(), overrides, "proteus")
+    if params.cycle_ms and params.cycle_ms * 1e-3 <= params.overhead_s:
+        raise usage_error(f"proteus:cycle_ms={params.cycle_ms:g} leaves no time for data after "
+                          f"the {params.overhead_s * 1e3:g} ms sync and set-up ({SEED} Sec. 3.2)",
+                          "use cycle_ms=0 (sized per cycle) or e.g. cycle_ms=4.1 for 64 KB")
+    if params.error_rate >= 1:
+        raise usage_error(f"proteus:error_rate={params.error_rate:g} would corrupt every packet",
+                          "give a probability below 1, e.g. error_rate=0.01")
+    if positional is not None:
+        per_group = int(params.clusters * params.pps)
+        if not positional.isdigit() or int(positional) % per_group:
+            raise usage_error(f"bad PP count '{positional}' for target 'proteus'",
+                              f"give a multiple of {per_group} PPs (one group), or groups=K")
+        params = with_overrides(params, {"groups": str(int(positional) // per_group)}, "proteus")
+    return ProteusTarget(build_topology(params), params)
+
+
+register(TargetEntry("proteus", "Proteus clusters of 4 PPs, GCI crossbar groups in a hypercube, "
+                     "synchronous circuit-switched cycles (seed 000)", make_proteus,
+                     "proteus:groups=2,links=2"))

@@ -1,0 +1,136 @@
+"""Native MPI executables: built with mlir-opt-22 / mlir-translate-22 / clang-22, run under mpirun.
+
+Each executable fills its send buffers with the pattern of (content, index), checks every
+received byte and prints one JSON line; these tests read that line and the exit code.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_native_mlir import MIXED, _tree_broadcast
+
+from conftest import EXAMPLES, compile_text
+from phalanx.compiler.ir.conversion.lower_sched_to_mpi import CHECK, plan_native, program_text
+from phalanx.compiler.ir.dialects.sched import plan_to_module
+from phalanx.compiler.native import (
+    build_executable,
+    build_program,
+    find_tool,
+    missing_tools,
+    run_executable,
+    run_program,
+)
+from phalanx.grammar.diagnostics import PhalanxError
+
+MISSING = missing_tools()
+needs_toolchain = pytest.mark.skipif(bool(MISSING), reason="not installed: " + ", ".join(MISSING))
+
+SPARSE_CSHIFT = """target hypercube:3
+processors P(8)
+array A(64, 64) of float32 distribute (BLOCK, *) onto P
+array B(64, 64) of float32 distribute (CYCLIC(4), *) onto P
+array C(64) of int32 distribute (BLOCK) onto P
+array D(64) of int32 distribute (BLOCK) onto P
+array E(128, 128) of float64 distribute (BLOCK, *) onto P
+array F(128, 128) of float64 distribute (*, BLOCK) onto P
+B = A
+D = cshift(C, 5, dim=1)
+F = E
+"""
+
+
+def _verified(run, nprocs: int, collectives: int) -> None:
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.result["verified"] is True and run.result["errors"] == 0
+    assert run.result["nprocs"] == nprocs and len(run.result["collective_time_s"]) == collectives
+    assert 0 < max(run.result["collective_time_s"]) <= run.result["time_s"]
+
+
+@needs_toolchain
+def test_transpose_runs_on_16_ranks_and_verifies(tmp_path, cli):
+    exe = tmp_path / "transpose"
+    result = cli("compile", str(EXAMPLES / "transpose.phx"), "--emit", "exe", "-o", str(exe))
+    assert result.code == 0, result.err
+    run = run_executable(exe, 16)
+    _verified(run, 16, 1)
+    assert run.result["time_s"] >= 1.5e-3  # the program's 1.5 ms compute step spins
+
+
+@needs_toolchain
+@pytest.mark.parametrize("program,nranks",
+                         [("transpose.phx", 8), ("transpose.phx", 4), ("fft2d_iwarp.phx", 8)])
+def test_examples_run_on_fewer_ranks_than_processors(program, nranks):
+    compiled = compile_text((EXAMPLES / program).read_text())
+    run = run_program(compiled, nranks=nranks)
+    _verified(run, nranks, len(compiled.schedules))
+    assert run.result["processors"] == compiled.plan.nprocs
+
+
+@needs_toolchain
+def test_sparse_cshift_and_standard_exchange_with_forwarding_verify():
+    compiled = compile_text(SPARSE_CSHIFT, algorithm="alltoall=standard")
+    assert [s.kind for s in compiled.schedules] == ["sparse", "cshift", "alltoall"]
+    assert any(t.message for p in compiled.schedules[2].phases for t in p.sends)  # combined messages
+    _verified(run_program(compiled), 8, 3)
+
+
+@needs_toolchain
+def test_broadcast_reduce_allreduce_verify():
+    compiled = compile_text(MIXED)
+    assert [s.kind for s in compiled.schedules] == ["sparse", "cshift", "broadcast", "allreduce", "reduce"]
+    _verified(run_program(compiled), 8, 5)
+    _verified(run_program(compiled, nranks=4), 4, 5)
+
+
+@needs_toolchain
+def test_a_wrong_byte_fails_verification(tmp_path):
+    plan = plan_native(plan_to_module(_tree_broadcast()))
+    rank7 = plan.rows[7]
+    i = next(k for k, row in enumerate(rank7) if row[0] == CHECK)
+    rank7[i] = rank7[i][:3] + (rank7[i][3] + 1,) + rank7[i][4:]  # expect another content
+    exe = build_executable(program_text(plan, "OpenMPI"), tmp_path / "bad")
+    run = run_executable(exe, 8)
+    assert run.returncode != 0
+    assert run.result["verified"] is False and run.result["errors"] == 64
+
+
+@needs_toolchain
+def test_tree_broadcast_runs(tmp_path):
+    exe = build_executable(program_text(plan_native(plan_to_module(_tree_broadcast())), "OpenMPI"),
+                           tmp_path / "tree")
+    _verified(run_executable(exe, 8), 8, 1)
+
+
+@needs_toolchain
+def test_wrong_rank_count_says_how_to_run(tmp_path):
+    exe = build_program(compile_text(MIXED), tmp_path / "mixed")
+    run = run_executable(exe, 4)
+    assert run.returncode != 0 and run.result is None
+    assert "built for 8 ranks but started on 4; run it with mpirun -n 8" in run.stdout
+
+
+def test_emit_exe_needs_an_output(cli):
+    result = cli("compile", str(EXAMPLES / "transpose.phx"), "--emit", "exe")
+    assert result.code == 2 and "--emit exe needs an output file" in result.err
+    assert "-o PROGRAM" in result.err
+
+
+def test_emit_mpi_mlir_and_the_mpi_option(cli):
+    result = cli("compile", str(EXAMPLES / "transpose.phx"), "--emit", "mpi-mlir", "--mpi", "MPICH")
+    assert result.code == 0 and '"MPI:Implementation" = "MPICH"' in result.out
+    bad = cli("compile", str(EXAMPLES / "transpose.phx"), "--emit", "mpi-mlir", "--mpi", "LAM")
+    assert bad.code == 2 and "invalid choice: 'LAM'" in bad.err
+
+
+def test_a_missing_tool_names_its_debian_package(monkeypatch):
+    monkeypatch.setattr("phalanx.compiler.native.shutil.which", lambda name: None)
+    monkeypatch.setattr("phalanx.compiler.native.LLVM_BIN", EXAMPLES / "no-such-dir")
+    for tool, package in [("clang-22", "clang-22"), ("mpicc", "libopenmpi-dev"),
+                          ("mpirun", "openmpi-bin"), ("mlir-opt-22", "mlir-22-tools")]:
+        with pytest.raises(PhalanxError) as info:
+            find_tool(tool)
+        text = info.value.diagnostic.render()
+        assert f"`{tool}` is not installed" in text and f"apt-get install -y {package}" in text
+    assert json.dumps(missing_tools(("clang-22",))) == '["clang-22 (Debian package clang-22)"]'

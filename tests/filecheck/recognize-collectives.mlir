@@ -1,0 +1,54 @@
+// RUN: phalanx-opt -p recognize-collectives %s | filecheck %s
+//
+// Each dist.assign / dist.reduce becomes the coll op of its collective kind, with the exact
+// byte matrix (row i: what processor i sends; diagonal: what stays local), the root of a
+// rooted collective and the collective's index in program order. Declarations, compute
+// steps and the pipeline header stay; the staged ops keep their stage.
+
+"builtin.module"() ({
+  "dist.processors"() {sym_name = "P", shape = array<i64: 4>, line = 2 : i64} : () -> ()
+  "dist.array"() {sym_name = "A", shape = array<i64: 8, 8>, elem_type = "float64", distribution = ["BLOCK", "*"], onto = "P", mapping = "distributed", owner = -1 : i64, line = 3 : i64} : () -> ()
+  "dist.array"() {sym_name = "B", shape = array<i64: 8, 8>, elem_type = "float64", distribution = ["*", "BLOCK"], onto = "P", mapping = "distributed", owner = -1 : i64, line = 4 : i64} : () -> ()
+  "dist.array"() {sym_name = "S", shape = array<i64: 8>, elem_type = "float32", distribution = [], onto = "P", mapping = "single", owner = 0 : i64, line = 5 : i64} : () -> ()
+  "dist.array"() {sym_name = "R", shape = array<i64: 8>, elem_type = "float32", distribution = [], onto = "P", mapping = "replicated", owner = -1 : i64, line = 6 : i64} : () -> ()
+  "dist.array"() {sym_name = "C", shape = array<i64: 8>, elem_type = "float32", distribution = ["CYCLIC"], onto = "P", mapping = "distributed", owner = -1 : i64, line = 7 : i64} : () -> ()
+  "dist.array"() {sym_name = "s", shape = array<i64: 1>, elem_type = "float32", distribution = [], onto = "P", mapping = "replicated", owner = -1 : i64, line = 8 : i64} : () -> ()
+  "dist.array"() {sym_name = "t", shape = array<i64: 1>, elem_type = "float32", distribution = [], onto = "P", mapping = "single", owner = 2 : i64, line = 9 : i64} : () -> ()
+  "dist.compute"() {label = "rows", onto = "P", cost_s = 1.000000e-03 : f64, stage = -1 : i64, line = 10 : i64} : () -> ()
+  "dist.assign"() {dst = "B", src = "A", op = "copy", perm = array<i64: 0, 1>, shift = array<i64: 0, 0>, window = array<i64>, stage = -1 : i64, line = 11 : i64} : () -> ()
+  "dist.assign"() {dst = "R", src = "S", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, window = array<i64>, stage = -1 : i64, line = 12 : i64} : () -> ()
+  "dist.assign"() {dst = "S", src = "C", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, window = array<i64>, stage = -1 : i64, line = 13 : i64} : () -> ()
+  "dist.assign"() {dst = "C", src = "S", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, window = array<i64>, stage = -1 : i64, line = 14 : i64} : () -> ()
+  "dist.assign"() {dst = "R", src = "C", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, window = array<i64>, stage = -1 : i64, line = 15 : i64} : () -> ()
+  "dist.assign"() {dst = "C", src = "C", op = "cshift", perm = array<i64: 0>, shift = array<i64: 1>, window = array<i64>, stage = -1 : i64, line = 16 : i64} : () -> ()
+  "dist.reduce"() {dst = "s", src = "C", op = "sum", line = 17 : i64} : () -> ()
+  "dist.reduce"() {dst = "t", src = "C", op = "max", line = 18 : i64} : () -> ()
+  "dist.pipeline"() {stages = 2 : i64, line = 19 : i64} : () -> ()
+  "dist.compute"() {label = "k", onto = "P", cost_s = 1.000000e-03 : f64, stage = 0 : i64, line = 20 : i64} : () -> ()
+  "dist.assign"() {dst = "B", src = "A", op = "copy", perm = array<i64: 0, 1>, shift = array<i64: 0, 0>, window = array<i64: 0, 4>, stage = 0 : i64, line = 21 : i64} : () -> ()
+  "dist.compute"() {label = "k", onto = "P", cost_s = 1.000000e-03 : f64, stage = 1 : i64, line = 20 : i64} : () -> ()
+  "dist.assign"() {dst = "B", src = "A", op = "copy", perm = array<i64: 0, 1>, shift = array<i64: 0, 0>, window = array<i64: 4, 8>, stage = 1 : i64, line = 21 : i64} : () -> ()
+}) : () -> ()
+
+// CHECK:      "dist.compute"() {label = "rows"
+// 8x8 float64 rows to columns on 4: every pair exchanges a 2x2 block of 8-byte elements.
+// CHECK-NEXT: "coll.alltoall"() {collective = 0 : i64, src = "A", dst = "B", nprocs = 4 : i64, byte_matrix = array<i64: 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32>, line = 11 : i64, root = -1 : i64, stage = -1 : i64, block_bytes = 32 : i64}
+// The single owner's 8 float32 to every processor.
+// CHECK-NEXT: "coll.broadcast"() {collective = 1 : i64, src = "S", dst = "R", nprocs = 4 : i64, byte_matrix = array<i64: 32, 32, 32, 32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, line = 12 : i64, root = 0 : i64
+// Two cyclic elements of each processor concatenated on the owner, and back.
+// CHECK-NEXT: "coll.gather"() {collective = 2 : i64, src = "C", dst = "S", nprocs = 4 : i64, byte_matrix = array<i64: 8, 0, 0, 0, 8, 0, 0, 0, 8, 0, 0, 0, 8, 0, 0, 0>, line = 13 : i64, root = 0 : i64
+// CHECK-NEXT: "coll.scatter"() {collective = 3 : i64, src = "S", dst = "C", nprocs = 4 : i64, byte_matrix = array<i64: 8, 8, 8, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, line = 14 : i64, root = 0 : i64
+// CHECK-NEXT: "coll.allgather"() {collective = 4 : i64, src = "C", dst = "R", nprocs = 4 : i64, byte_matrix = array<i64: 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8>, line = 15 : i64, root = -1 : i64
+// cshift by 1 on CYCLIC: processor p receives from p + 1 (row i sends to i - 1).
+// CHECK-NEXT: "coll.cshift"() {collective = 5 : i64, src = "C", dst = "C", nprocs = 4 : i64, byte_matrix = array<i64: 0, 0, 0, 8, 8, 0, 0, 0, 0, 8, 0, 0, 0, 0, 8, 0>, line = 16 : i64
+// One float32 partial per processor to every processor, or to the owner of t (rank 2).
+// CHECK-NEXT: "coll.allreduce"() {collective = 6 : i64, src = "C", dst = "s", nprocs = 4 : i64, byte_matrix = array<i64: 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4>, line = 17 : i64, root = -1 : i64
+// CHECK-NEXT: "coll.reduce"() {collective = 7 : i64, src = "C", dst = "t", nprocs = 4 : i64, byte_matrix = array<i64: 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 4, 0>, line = 18 : i64, root = 2 : i64
+// CHECK-NEXT: "dist.pipeline"() {stages = 2 : i64, line = 19 : i64}
+// CHECK-NEXT: "dist.compute"() {label = "k", {{.*}} stage = 0 : i64
+// Stage 0 moves rows [0, 4) of B, which processors 0 and 1 hold in A: only they send.
+// CHECK-NEXT: "coll.sparse"() {collective = 8 : i64, {{.*}} byte_matrix = array<i64: 32, 32, 32, 32, 32, 32, 32, 32, 0, 0, 0, 0, 0, 0, 0, 0>, line = 21 : i64, root = -1 : i64, stage = 0 : i64}
+// CHECK-NEXT: "dist.compute"() {label = "k", {{.*}} stage = 1 : i64
+// CHECK-NEXT: "coll.sparse"() {collective = 9 : i64, {{.*}} byte_matrix = array<i64: 0, 0, 0, 0, 0, 0, 0, 0, 32, 32, 32, 32, 32, 32, 32, 32>, {{.*}} stage = 1 : i64}
+// CHECK-NOT:  "dist.assign"
+// CHECK-NOT:  "dist.reduce"

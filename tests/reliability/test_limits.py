@@ -1,0 +1,82 @@
+"""Limits: the estimate before a run, refusing what would not fit, and clean partial stops."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import pytest
+
+from conftest import EXAMPLES, HEADER, compile_text
+from phalanx.grammar.diagnostics import UsageError
+from phalanx.runtime.limits import check_fits, estimate, guarded
+from phalanx.runtime.simulate import simulate
+
+FFT = (EXAMPLES / "fft2d_iwarp.phx").read_text()
+HUGE = ("target ideal:16\nprocessors P(16)\n"
+        "array A(3000000, 3000000) of float64 distribute (CYCLIC, *) onto P\n"
+        "array B(3000000, 3000000) of float64 distribute (*, CYCLIC) onto P\nB = A\n")
+PARAGON = ("target paragon:8x8\nprocessors P(64)\narray A(512, 512) of float64 distribute "
+           "(BLOCK, *) onto P\narray B(512, 512) of float64 distribute (*, BLOCK) onto P\nB = A\n")
+
+
+@pytest.mark.parametrize("source, algorithm", [
+    (HEADER + "B = A\n", "auto"), (FFT, "message-passing"), (FFT, "store-forward"),
+    (PARAGON, "auto"), (PARAGON, "direct"),
+])
+def test_estimate_is_within_a_factor_of_two(source, algorithm):
+    compiled = compile_text(source, algorithm=algorithm)
+    est = estimate(compiled)
+    tracemalloc.start()
+    result = simulate(compiled)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert result.verified
+    assert 0.5 <= est.events / result.execution.events <= 2.0
+    assert peak <= est.memory_bytes <= 8 * peak
+
+
+def test_too_big_a_run_is_refused_with_the_estimate():
+    compiled = compile_text(HUGE)
+    with pytest.raises(UsageError) as info:
+        check_fits(compiled)
+    d = info.value.diagnostic
+    assert d.message.startswith("t.phx on ideal:16 is too big to simulate here: it needs about ")
+    assert "GiB of memory, more than the" in d.message and "--force" in d.hint
+    assert check_fits(compiled, force=True).memory_bytes > 1 << 40  # --force: no refusal
+
+
+def test_max_events_stops_with_a_partial_report():
+    compiled = guarded(compile_text(HEADER + 'compute "w" on P cost 1 ms\nB = A\n'), max_events=300)
+    result = simulate(compiled)
+    assert result.execution.stopped.startswith("stopped at the limit of 300 events (300 events")
+    assert result.execution.events == 300
+    assert not result.verified
+    assert result.collectives[0].problems[0] == ("node 0: 3328 elements never arrived (blocks from "
+                                                 "[3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15])")
+
+
+def test_time_limit_stops_a_long_run():
+    compiled = guarded(compile_text(FFT, algorithm="message-passing"), time_limit_s=1e-6)
+    result = simulate(compiled)
+    assert result.execution.stopped.startswith("stopped at the time limit of 1e-06 s")
+    assert result.execution.events < 171776 and not result.verified
+
+
+def test_cli_partial_report_and_bad_values(cli, tmp_path):
+    prog = tmp_path / "t.phx"
+    prog.write_text(HEADER + "B = A\n")
+    out = cli("run", str(prog), "--json", "--max-events", "100")
+    assert out.code == 3
+    data = out.json()
+    assert data["stopped"]["events"] == 100 and data["stopped"]["unfinished_lines"] == [5]
+    assert data["verified"] is False
+    done = cli("run", str(prog), "--json", "--max-events", "100000")
+    assert done.code == 0 and "stopped" not in done.json()
+    bad = cli("run", str(prog), "--max-events", "0")
+    assert bad.code == 2 and "--max-events 0 must be at least 1" in bad.err
+    bad = cli("run", str(prog), "--time-limit", "-1")
+    assert bad.code == 2 and "--time-limit -1 must be a positive number of seconds" in bad.err
+    huge = tmp_path / "huge.phx"
+    huge.write_text(HUGE)
+    refused = cli("run", str(huge))
+    assert refused.code == 2 and "is too big to simulate here" in refused.err

@@ -1,0 +1,41 @@
+"""Reports for Bokhari's machines: the Paragon mesh's topology hooks (docs/reports.md) and the
+sweep report of Figs. 10-12 (one line per partition, refused points listed, not dropped)."""
+
+from __future__ import annotations
+
+from phalanx.compiler.schedule import Phase, Transfer
+from phalanx.compiler.target import resolve
+from phalanx.runtime.engine import Engine
+from phalanx.runtime.sweep import sweep
+from phalanx.runtime.sweep_report import write_sweep_report
+from phalanx.runtime.utilisation import network_layout, routes_svg
+
+
+def test_the_paragon_mesh_offers_layout_and_route():
+    network = resolve("paragon:4x8").build_network(Engine())
+    layout = network_layout(network)
+    assert layout.positions[9] == (1.0, 1.0) and len(layout.links) == 2 * (4 * 7 + 3 * 8)
+    assert network.route(1, 10) == ["link (0,1)->(0,2)", "link (0,2)->(1,2)"]  # row, then column
+    assert layout.links["link (0,2)->(1,2)"] == (2, 10)
+    assert {r.name for r in network.resources()} >= set(layout.links)
+    phase = Phase.of([Transfer(0, 2, 8, 0, 2), Transfer(1, 3, 8, 1, 3)])  # Fig. 7's shared edge
+    assert "2 messages (one colour each)" in routes_svg(network, phase, "edge contention")
+
+
+def test_hypercube_and_multistage_networks_name_their_routes_without_a_layout():
+    network = resolve("sp2:16").build_network(Engine())
+    assert network_layout(network) is None
+    assert network.route(0, 4)[0] == "link ('node',0)->('switch',0,(0,))"
+
+
+def test_a_sweep_report_lists_refused_points_and_draws_one_line_per_partition(tmp_path):
+    # Fig. 12's failure, scaled down: a 30000-byte receive pool refuses direct {5} at 1 KB.
+    spec = "paragon:4x8,recv_buffer_bytes=30000"
+    data = sweep(spec, "alltoall", [256, 1024], ["standard", "multiphase:2,3", "direct"])
+    assert [(f["algorithm"], f["block_bytes"]) for f in data["failures"]] == [("direct", 1024)]
+    assert "receive-buffer limit of 30000 bytes" in data["failures"][0]["error"]
+    page = write_sweep_report(data, tmp_path).read_text()
+    assert 'id="failures"' in page and "Refused points" in page and "1 points were refused" in page
+    time_plot = (tmp_path / "sweep-time.svg").read_text()
+    for line in ("standard", "multiphase:2,3", "direct", "refused (1 points"):
+        assert line in time_plot

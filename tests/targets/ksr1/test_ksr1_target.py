@@ -1,0 +1,182 @@
+"""The ksr1 target: spec errors, every algorithm moving verified data, and the ring model's
+mechanisms (Table 1 latencies, shared copies, dropped requests, ARDs, prefetch, poststore)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import compile_text
+from phalanx.compiler.schedule import Transfer
+from phalanx.compiler.target import resolve
+from phalanx.grammar.diagnostics import PhalanxError
+from phalanx.runtime.engine import Engine
+from phalanx.runtime.simulate import simulate
+from phalanx.targets.ksr1.params import KsrParams
+from phalanx.targets.ksr1.tags import POSTSTORE, PREFETCH, tag, untag
+
+P = KsrParams()
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("ksr1:0", "bad cell count '0' for target 'ksr1'"),
+    ("ksr1:1089", "bad cell count '1089'"),
+    ("ksr1:8x8", "bad cell count '8x8'"),
+    ("ksr1:8,ring0_slots=2.5", "ring0_slots=2.5 of target 'ksr1' must be a whole number"),
+    ("ksr1:8,clock_MHz=0", "clock_MHz=0 of target 'ksr1' must be positive"),
+    ("ksr1:8,ring1_cycles=100", "ring1_cycles=100 is less than ring0_cycles=175"),
+    ("ksr1:8,ards_per_ring0=3", "exactly 2 ARDs"),
+    ("ksr1:8,bogus=1", "unknown parameter 'bogus' for target 'ksr1'"),
+])
+def test_bad_specs_are_clear_usage_errors(spec, message):
+    with pytest.raises(PhalanxError) as info:
+        resolve(spec)
+    assert message in info.value.diagnostic.render()
+
+
+def test_spec_sizes_and_clock():
+    assert resolve("ksr1:1088").nnodes == 1088
+    target = resolve("ksr1:64")
+    assert target.spec == "ksr1:64" and target.clock_hz == 20e6
+    assert target.describe()["params"]["ring0_cycles"] == 175.0
+
+
+PROGRAM = """target ksr1:{n}{extra}
+processors P({n})
+array S({e}) of float64 on P(1)
+array R({e}) of float64 replicated onto P
+array C({e}) of float64 distribute BLOCK onto P
+array D({e}) of float64 distribute BLOCK onto P
+array G({e}) of float64 on P(2)
+array A({e}) of float64 replicated onto P
+array s(1) of float64 on P(3)
+array t(1) of float64 replicated onto P
+R = S
+D = cshift(C, 40, dim=1)
+G = C
+A = C
+s = sum(C)
+t = sum(C)
+"""
+
+
+@pytest.mark.parametrize("n, extra", [(6, ""), (7, ",cells_per_ring0=3")])
+def test_every_algorithm_of_every_collective_verifies(n, extra):
+    """Two ring:0s in the second case (3 cells each): reads cross ring:1 through the ARDs."""
+    source = PROGRAM.format(n=n, extra=extra, e=16 * n * 3)
+    compiled = compile_text(source)
+    for coll in compiled.collectives:
+        for alg in compiled.target.algorithms(coll.kind):
+            result = simulate(compile_text(source, algorithm=f"{coll.kind}={alg}"))
+            c = result.collectives[coll.index]
+            assert c.verified, (coll.kind, alg, c.problems)
+            assert c.algorithm == alg and c.time_s >= c.lower_bound_s > 0
+
+
+def test_unknown_algorithm_lists_the_known_ones():
+    with pytest.raises(PhalanxError) as info:
+        compile_text(PROGRAM.format(n=4, extra="", e=192), algorithm="broadcast=phased")
+    text = info.value.diagnostic.render()
+    assert "'phased' cannot lower a broadcast" in text and "broadcast-poststore" in text
+
+
+def test_tags_round_trip():
+    assert untag(tag(3, PREFETCH)) == (3, PREFETCH)
+    assert untag(tag(0)) == (0, "read") and untag(0) == (0, "read")
+    assert untag(tag(7, POSTSTORE)) == (7, POSTSTORE)
+
+
+def _net(spec: str):
+    engine = Engine()
+    return engine, resolve(spec).build_network(engine)
+
+
+def _read(engine, net, transfers):
+    """When the last of `transfers` (started together) has its data (the ring may still
+    carry the last response back to its holder after that)."""
+    done = []
+
+    def reader(t):
+        yield from net.transfer(t)
+        done.append(engine.now)
+
+    for t in transfers:
+        engine.process(reader(t), f"read {t.src}->{t.dst}")
+    engine.run()
+    return max(done)
+
+
+def test_unloaded_reads_cost_table1_latencies():
+    """Table 1: a subpage from another cell of the ring:0 costs 175 cycles, over ring:1 600
+    (at 20 MHz, Sec. 2.1); waiting for a slot adds at most one slot time per ring entry."""
+    engine, net = _net("ksr1:64")
+    near = _read(engine, net, [Transfer(0, 5, 128, 0, 5)])
+    assert P.ring0_read_s <= near <= P.ring0_read_s + 2 * P.slot_s
+    engine, net = _net("ksr1:64")
+    far = _read(engine, net, [Transfer(40, 5, 128, 40, 5)])
+    assert P.ring1_read_s <= far <= P.ring1_read_s + 4 * P.slot_s
+    assert net.stats["crossings"] == 2  # the request up and over, the response back
+
+
+def test_distance_on_ring0_does_not_matter():
+    """Fig. 2: request and response together go once round the ring, whatever the distance."""
+    times = []
+    for holder in (1, 8, 16, 31):
+        engine, net = _net("ksr1:32")
+        times.append(_read(engine, net, [Transfer(holder, 0, 128 * 8, holder, 0)]))
+    assert max(times) - min(times) < 8 * P.slot_s
+
+
+def test_a_cell_with_a_copy_answers_a_later_reader():
+    """Sec. 5.3: cell 5 read cell 0's shared subpage; cell 3's request reaches 5 first."""
+    engine, net = _net("ksr1:32")
+    _read(engine, net, [Transfer(0, 5, 128, 0, 5, tag(1))])
+    assert net.cius[5][0].busy_s == 0
+    _read(engine, net, [Transfer(0, 3, 128, 0, 3, tag(1))])
+    assert net.cius[5][0].busy_s == pytest.approx(P.access_s)
+
+
+def test_reading_again_means_a_rewrite_and_the_owner_answers():
+    engine, net = _net("ksr1:32")
+    _read(engine, net, [Transfer(0, 5, 128, 0, 5, tag(1)), Transfer(0, 3, 128, 0, 3, tag(1))])
+    owner_busy = net.cius[0][0].busy_s
+    _read(engine, net, [Transfer(0, 5, 128, 0, 5, tag(1))])
+    assert net.cius[0][0].busy_s == pytest.approx(owner_busy + P.access_s)
+
+
+def test_waiting_readers_copy_a_passing_response():
+    """A broadcast of one subpage to 31 readers: the owner answers a few, the rest copy."""
+    engine, net = _net("ksr1:32")
+    last = _read(engine, net, [Transfer(0, q, 128, 0, q, tag(1)) for q in range(1, 32)])
+    assert net.stats["reads"] == 31
+    assert net.cius[0][0].busy_s <= 3 * P.access_s
+    assert last < P.ring0_read_s + P.rotation_s
+
+
+def test_prefetch_overlaps_reads_and_poststore_pushes_once():
+    plain = _read(*_net("ksr1:32"), [Transfer(1, 0, 128 * 16, 1, 0)])
+    fetched = _read(*_net("ksr1:32"), [Transfer(1, 0, 128 * 16, 1, 0, tag(0, PREFETCH))])
+    assert fetched == pytest.approx(plain / P.prefetch_outstanding, rel=0.1)
+    engine, net = _net("ksr1:64")
+    pushed = _read(engine, net, [Transfer(0, q, 128 * 16, 0, q, tag(1, POSTSTORE))
+                                 for q in range(1, 64)])
+    assert net.stats["pushes"] == 16 and net.stats["requests"] == 0
+    assert pushed < 16 * P.ring0_read_s
+
+
+def test_ard_is_the_bottleneck_when_every_read_crosses():
+    """Sec. 5.4: with prefetch, 64 cells reading across ring:1 queue at the ARDs."""
+    source = ("target ksr1:64\nprocessors P(64)\narray C(16384) of float64 distribute BLOCK onto P\n"
+              "array D(16384) of float64 distribute BLOCK onto P\nD = cshift(C, {k}, dim=1)\n")
+    result = simulate(compile_text(source.format(k=32 * 256), algorithm="cshift-prefetch"))
+    ards = [r for r in result.network.resources() if "ARD" in r.name]
+    busiest = max(r.busy_s for r in ards) / result.total_time_s
+    assert result.verified and busiest > 0.5
+
+
+def test_example_runs_and_verifies(cli, examples):
+    out = cli("run", str(examples / "ksr_collectives.phx"), "--json")
+    assert out.code == 0, out.err
+    result = out.json()
+    assert result["verified"] and result["target"]["spec"] == "ksr1:64"
+    kinds = [c["kind"] for c in result["collectives"]]
+    assert kinds == ["broadcast", "cshift", "gather", "allgather", "allreduce", "reduce"]
