@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-APT_PACKAGES := graphviz mlir-22-tools chromium
+APT_PACKAGES := graphviz mlir-22-tools chromium clang-22 openmpi-bin libopenmpi-dev python3-simgrid libsimgrid-dev
 
 .PHONY: help setup demo test bench fuzz lint antlr clean
 

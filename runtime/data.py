@@ -138,14 +138,21 @@ class AssignmentData:
         return _local_maps(array)[dim][global_idx]
 
     def pack(self, origin: int, final: int) -> np.ndarray:
-        section = self.commset.section(origin, final)
+        section = self._section(origin, final)
         src_global = self.commset.source_indices(section)
         src_idx = [self._local(self.stmt.src, d, ix) for d, ix in enumerate(src_global)]
         block = self.src_local[origin][_index(src_idx)]
         return np.ascontiguousarray(np.transpose(block, self.stmt.perm))
 
+    def _section(self, origin: int, final: int):
+        """The block's section, computed once (packing and unpacking both need it)."""
+        cache = self.__dict__.setdefault("_sections", {})
+        if (origin, final) not in cache:
+            cache[(origin, final)] = self.commset.section(origin, final)
+        return cache[(origin, final)]
+
     def _dst_index(self, origin: int, final: int):
-        section = self.commset.section(origin, final).indices
+        section = self._section(origin, final).indices
         return _index([self._local(self.stmt.dst, d, ix) for d, ix in enumerate(section)])
 
     def take(self, t: Transfer) -> np.ndarray:

@@ -157,15 +157,33 @@ class Interpreter:
         for s in schedules:
             yield from self._step(node, s)
 
+    def _by_node(self, schedule: Schedule) -> list[tuple[dict, dict]]:
+        """Per phase, each node's sends and receives (built once per schedule, not per node)."""
+        cache = self.__dict__.setdefault("_node_index", {})
+        if schedule.collective not in cache:
+            index = []
+            for phase in schedule.phases:
+                sends: dict[int, list[Transfer]] = {}
+                recvs: dict[int, list[Transfer]] = {}
+                for t in phase.sends:
+                    sends.setdefault(t.src, []).append(t)
+                for t in phase.recvs:
+                    recvs.setdefault(t.dst, []).append(t)
+                index.append((sends, recvs))
+            cache[schedule.collective] = index
+        return cache[schedule.collective]
+
     def _schedule(self, node: int, schedule: Schedule):
         i = schedule.collective
+        index = self._by_node(schedule)
         for k, phase in enumerate(schedule.phases):
             start = self.engine.now
             where = f"phase {k} of the {schedule.kind} at line {schedule.line}"
+            sends, recvs = index[k]
             waits = [self.engine.process(self._send(i, group, where), f"node {node} send "
                                          f"{_blocks(group)} to {group[0].dst}")
-                     for group in messages([t for t in phase.sends if t.src == node])]
-            waits += [self._letter(i, t, k) for t in phase.recvs if t.dst == node]
+                     for group in messages(sends.get(node, []))]
+            waits += [self._letter(i, t, k) for t in recvs.get(node, [])]
             yield self.engine.all_of(waits, f"phase {k} of node {node}")
             if phase.sync == "barrier":
                 yield self._barrier(i, k, node, schedule.nprocs)

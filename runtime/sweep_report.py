@@ -99,7 +99,7 @@ def sweep_html(data: dict[str, Any], pictures: list[Picture]) -> str:
                 ("plots", "Plots", "".join(html.figure(p) for p in pictures)),
                 ("winners", "Fastest per size", winners),
                 ("results", "All points", _results_table(results)),
-                ("failures", "Refused points", _failures_table(failures)),
+                *([("failures", "Refused points", _failures_table(failures))] if failures else []),
                 ("files", "Files", "<ul>" + "".join(f'<li><a href="{f}">{f}</a></li>' for f in (
                     "report.json", *(p.file for p in pictures))) + "</ul>")]
     return html.page(f"Phalanx sweep: {data['collective']} on {data['target']['spec']}", sections)

@@ -47,7 +47,7 @@ def _values(attr: DenseArrayBase) -> np.ndarray:
     return np.frombuffer(attr.data.data, dtype="<i8")
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=32)
 def _phase_tables(phases: tuple[Phase, ...]) -> tuple[bytes, bytes, bytes, bytes]:
     """(sends, send offsets, recvs, recv offsets) of a schedule's phases, as i64 bytes.
     Cached: repeated statements lower to the same phases."""
@@ -61,7 +61,7 @@ def _phase_tables(phases: tuple[Phase, ...]) -> tuple[bytes, bytes, bytes, bytes
     return tuple(out)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=32)
 def _transfers(table: bytes) -> tuple[Transfer, ...]:
     rows = np.frombuffer(table, dtype="<i8").reshape(-1, len(TRANSFER_FIELDS)).tolist()
     return tuple(Transfer(*row) for row in rows)
