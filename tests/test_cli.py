@@ -78,7 +78,7 @@ def test_program_error_exit_1_with_location(cli, tmp_path):
     (["run", "PROG", "--target", "ideal:0"], "bad node count '0' for target 'ideal'"),
     (["run", "PROG", "--algorithm", "alltoall=bogus"],
      "algorithm 'bogus' cannot lower an alltoall on target 'ideal'"),
-    (["run", "PROG", "--backend", "simgrid"], "backend 'simgrid' is not available yet"),
+    (["run", "PROG", "--backend", "nosuch"], "unknown backend 'nosuch'"),
     (["compile", "PROG", "--emit", "llvm"], "argument --emit: invalid choice: 'llvm'"),
     (["sweep", "--target", "ideal:4", "--collective", "alltoall", "--sizes", "1X"],
      "bad message size '1X' in --sizes"),
