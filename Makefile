@@ -5,12 +5,14 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 APT_PACKAGES := graphviz mlir-22-tools chromium clang-22 openmpi-bin libopenmpi-dev python3-simgrid libsimgrid-dev
 
-.PHONY: help setup demo test bench fuzz lint antlr clean
+.PHONY: help setup apt-deps demo test bench fuzz lint antlr clean
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
-setup: $(STAMP) ## install system packages (as root) and the venv with phalanx in it
+setup: apt-deps $(STAMP) ## install system packages (as root) and the venv with phalanx in it
+
+apt-deps: # first: mpi4py builds against libopenmpi-dev
 	@bash .ci/apt-deps $(APT_PACKAGES)
 
 $(STAMP): pyproject.toml

@@ -232,7 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="compile and simulate a program")
     program_args(p)
-    p.add_argument("--backend", default="sim", help="sim (built-in simulator)")
+    p.add_argument("--backend", default="sim", help="sim (built-in, default), simgrid, or mpi")
     p.add_argument("-n", dest="nprocs", type=int, default=None,
                    help="MPI processes for --backend mpi (default: the program's processors)")
     p.add_argument("--json", action="store_true", help="print the JSON result")

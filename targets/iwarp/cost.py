@@ -55,7 +55,7 @@ def predict_time_s(p: IWarpParams, torus: Torus, coll: Collective, algorithm: st
     if algorithm == "store-forward":
         # n hops per block; each node sources and sinks 4 streams on memory for memory_streams.
         share = max(1.0, 8.0 / p.memory_streams)
-        per_link = m.sum() / torus.nlinks * torus.hop_matrix.mean() / max(diameter, 1)
+        per_link = m.sum() / torus.nlinks * torus.hop_matrix.mean()
         return diameter * (p.overhead_s + p.hop_s) + share * p.data_s(per_link)
     loads = torus.link_loads(m)
     messages = int((m > 0).sum(axis=1).max())
