@@ -33,6 +33,7 @@ bench: setup ## run the benchmarks, results in bench/results*.json
 	$(BIN)/python bench/compiler.py
 	$(BIN)/python bench/iwarp.py
 	$(BIN)/python bench/bokhari.py
+	$(BIN)/python bench/native.py
 
 fuzz: setup ## 20,000 fuzzed programs through both parsers, the compiler and the simulator, results in bench/results-fuzz.json
 	$(BIN)/python bench/fuzz.py

@@ -232,9 +232,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="compile and simulate a program")
     program_args(p)
-    p.add_argument("--backend", default="sim", help="sim (built-in, default), simgrid, or mpi")
+    p.add_argument("--backend", default="sim", help="sim (built-in, default), simgrid, mpi, or mpi-native")
     p.add_argument("-n", dest="nprocs", type=int, default=None,
-                   help="MPI processes for --backend mpi (default: the program's processors)")
+                   help="MPI processes for --backend mpi|mpi-native (default: the program's processors)")
     p.add_argument("--json", action="store_true", help="print the JSON result")
     p.add_argument("--report", metavar="DIR",
                    help="write index.html (self-contained), report.json, report.md and the pictures")

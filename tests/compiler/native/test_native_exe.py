@@ -134,3 +134,21 @@ def test_a_missing_tool_names_its_debian_package(monkeypatch):
         text = info.value.diagnostic.render()
         assert f"`{tool}` is not installed" in text and f"apt-get install -y {package}" in text
     assert json.dumps(missing_tools(("clang-22",))) == '["clang-22 (Debian package clang-22)"]'
+
+
+@needs_toolchain
+def test_run_backend_mpi_native_reports_verified_data(cli):
+    """`phalanx run --backend mpi-native -n 8`: built through MLIR and LLVM, run under mpirun."""
+    result = cli("run", str(EXAMPLES / "transpose.phx"), "--backend", "mpi-native", "-n", "8",
+                 "--json")
+    assert result.code == 0, result.err
+    data = result.json()
+    assert data["backend"] == "mpi-native" and data["verified"] is True and data["ranks"] == 8
+    (c,) = data["collectives"]
+    assert (c["kind"], c["phases"]) == ("alltoall", 15) and c["time_s"] > 0
+
+
+def test_mpi_native_refuses_a_report(cli, tmp_path):
+    result = cli("run", str(EXAMPLES / "transpose.phx"), "--backend", "mpi-native",
+                 "--report", str(tmp_path / "r"))
+    assert result.code == 2 and "--report is not available for --backend mpi-native" in result.err
