@@ -51,3 +51,15 @@ def test_example_runs_and_verifies(path: Path):
     if path.name in EXPECTED_KINDS:
         assert kinds == EXPECTED_KINDS[path.name]
     assert all(c["verified"] for c in result.to_json()["collectives"])
+
+
+@pytest.mark.parametrize("name", ["proteus_exchange.phx", "proteus_fft2d.phx",
+                                  "proteus_complete_exchange.phx"])
+def test_proteus_examples_write_a_report(name: str, tmp_path):
+    """Issue 6 asks that the Proteus examples run in CI with a report."""
+    from phalanx.runtime.report import write_report
+
+    result = simulate(compile_program(Path(__file__).resolve().parent.parent / "examples" / name),
+                      seed=1)
+    index = write_report(result, tmp_path / "report")
+    assert result.verified and "<svg" in index.read_text()

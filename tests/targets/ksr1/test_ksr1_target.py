@@ -174,7 +174,7 @@ def test_ard_is_the_bottleneck_when_every_read_crosses():
 
 
 def test_example_runs_and_verifies(cli, examples):
-    out = cli("run", str(examples / "ksr_collectives.phx"), "--json")
+    out = cli("run", str(examples / "ksr1_collectives.phx"), "--json")
     assert out.code == 0, out.err
     result = out.json()
     assert result["verified"] and result["target"]["spec"] == "ksr1:64"

@@ -154,7 +154,7 @@ def test_link_errors_are_retransmitted_and_counted() -> None:
 
 
 def test_example_runs_and_reports(cli, examples) -> None:
-    out = cli("run", str(examples / "fft2d_proteus.phx"), "--json")
+    out = cli("run", str(examples / "proteus_fft2d.phx"), "--json")
     assert out.code == 0
     result = out.json()
     assert result["verified"] and result["target"]["name"] == "proteus"
