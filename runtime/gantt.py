@@ -114,3 +114,28 @@ def gantt_svg(spans: list[Any], nnodes: int, title: str = "timeline") -> str:
     handles = [Patch(color=LANES[k][0], label=LEGEND[k]) for k in LANES if lanes[k]]
     fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), frameon=False)
     return svg_of(fig)
+
+
+def link_gantt_svg(link_spans: list[tuple[str, float, float]], title: str = "links") -> str:
+    """When each link carried data: one row per link (a network's optional `link_spans`)."""
+    names = sorted({name for name, _, _ in link_spans})
+    if not names:
+        return empty_svg(title, "no link carried data")
+    row = {name: i for i, name in enumerate(names)}
+    fig = new_figure(9, min(max(2.2, 0.22 * len(names) + 1.4), 14))
+    ax = fig.add_subplot()
+    boxes = [[(a * 1e3, row[n] - 0.4), (b * 1e3, row[n] - 0.4), (b * 1e3, row[n] + 0.4),
+              (a * 1e3, row[n] + 0.4)] for n, a, b in link_spans if b > a]
+    ax.add_collection(PolyCollection(boxes, facecolors="#3182bd", edgecolors="none",
+                                     rasterized=len(boxes) > RASTER_ABOVE))
+    ax.set_xlim(0, max(b for _, _, b in link_spans) * 1e3 * 1.01)
+    ax.set_ylim(len(names) - 0.5, -0.5)
+    step = max(1, len(names) // 24)
+    ax.set_yticks(range(0, len(names), step), [names[i] for i in range(0, len(names), step)],
+                  fontsize=7)
+    ax.set_xlabel("time (ms)")
+    ax.set_ylabel("link")
+    ax.set_title(title)
+    fig.legend(handles=[Patch(color="#3182bd", label="carrying data")], loc="outside lower center",
+               frameon=False)
+    return svg_of(fig)

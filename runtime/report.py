@@ -14,7 +14,7 @@ from phalanx.compiler.schedule import ComputeStep
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError
 from phalanx.runtime import html
 from phalanx.runtime.dot import DotLimits, schedule_to_dot, summary_note
-from phalanx.runtime.gantt import gantt_svg
+from phalanx.runtime.gantt import gantt_svg, link_gantt_svg
 from phalanx.runtime.html import Picture, escape, ms
 from phalanx.runtime.plots import candidates_svg
 from phalanx.runtime.simulate import CollectiveResult, RunResult
@@ -110,6 +110,11 @@ def run_pictures(result: RunResult, schedule_svg: str) -> list[Picture]:
                         gantt_svg(result.execution.spans, result.compiled.plan.nprocs,
                                   f"timeline of every node on {spec}"),
                         "Timeline: compute, sends (upper half), receives (lower half) and waits"))
+    link_spans = getattr(result.network, "link_spans", None)
+    if link_spans:
+        pics.append(Picture("link-timeline-picture", "links-gantt.svg",
+                            link_gantt_svg(link_spans, f"timeline of every link on {spec}"),
+                            "Link timeline: when each link carried data"))
     pics.append(Picture("utilisation-picture", "utilisation.svg",
                         utilisation_svg(result.network, result.total_time_s),
                         "Utilisation: busy time of each network resource over the run time"))
@@ -165,7 +170,8 @@ def run_html(result: RunResult, pictures: list[Picture]) -> str:
                                                for i, c in enumerate(result.collectives))
          or "<p>The program has no communication.</p>"),
         ("schedule", "Schedule", schedule),
-        ("timeline", "Timeline", html.figure(pics["timeline-picture"])),
+        ("timeline", "Timeline", "".join(html.figure(pics[k]) for k in (
+            "timeline-picture", "link-timeline-picture") if k in pics)),
         ("utilisation", "Utilisation", html.figure(pics["utilisation-picture"])),
         ("files", "Files", "<ul>" + "".join(f'<li><a href="{f}">{f}</a></li>' for f in (
             "report.json", "report.md", "schedule.dot", *(p.file for p in pictures))) + "</ul>"),

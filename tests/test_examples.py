@@ -63,3 +63,6 @@ def test_proteus_examples_write_a_report(name: str, tmp_path):
                       seed=1)
     index = write_report(result, tmp_path / "report")
     assert result.verified and "<svg" in index.read_text()
+    # a timeline per PP (gantt.svg) and per link (links-gantt.svg), as the issue asks
+    assert (tmp_path / "report" / "gantt.svg").exists()
+    assert "cluster 0 link out" in (tmp_path / "report" / "links-gantt.svg").read_text()
