@@ -8,6 +8,7 @@ generic form is readable by real `mlir-opt --allow-unregistered-dialect`.
 
 from __future__ import annotations
 
+from abc import ABC
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
@@ -246,19 +247,14 @@ def verify_pipeline_header(op: IRDLOperation, stages: int) -> None:
                                   f"follows it is in stage {stage}")
 
 
-@irdl_op_definition
-class PipelineOp(IRDLOperation):
-    """`pipeline stages=N { ... }`, already split: a header followed by the body's ops.
+class PipelineHeaderOp(IRDLOperation, ABC):
+    """A pipeline header, shared by `dist.pipeline` and `sched.pipeline`: the run of ops right
+    after it whose `stage` is >= 0 is its body (ops outside pipelines carry stage -1).
 
-    The body is the run of ops right after the header whose `stage` is >= 0 (ops outside
-    pipelines carry stage -1). Stage i's communication overlaps stage i+1's compute. The
-    body holds `coll` ops after recognition; lowering turns the header into `sched.pipeline`.
     The body is not a region because real mlir-opt 22 cannot verify an IRDL-defined op with
     a region: IRDL has no traits, so such a region would need a terminator and no IRDL op
     can be one (see compiler/ir/irdl/phalanx.irdl).
     """
-
-    name = "dist.pipeline"
 
     stages = attr_def(IntegerAttr[I64])
     line = attr_def(IntegerAttr[I64])
@@ -272,6 +268,15 @@ class PipelineOp(IRDLOperation):
 
     def verify_(self) -> None:
         verify_pipeline_header(self, self.stages.value.data)
+
+
+@irdl_op_definition
+class PipelineOp(PipelineHeaderOp):
+    """`pipeline stages=N { ... }`, already split into stages. Stage i's communication
+    overlaps stage i+1's compute. The body holds `coll` ops after recognition; lowering
+    turns the header into `sched.pipeline`."""
+
+    name = "dist.pipeline"
 
 
 Dist = Dialect("dist", [ProcessorsOp, ArrayOp, AssignOp, ComputeOp, ReduceOp, PipelineOp], [])

@@ -29,7 +29,7 @@ from xdsl.ir import Dialect, Operation
 from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition
 from xdsl.utils.exceptions import VerifyException
 
-from phalanx.compiler.ir.dialects.dist import staged_run, verify_pipeline_header
+from phalanx.compiler.ir.dialects.dist import PipelineHeaderOp
 from phalanx.compiler.schedule import (
     SYNC_KINDS,
     ComputeStep,
@@ -191,24 +191,11 @@ class ComputeOp(IRDLOperation):
 
 
 @irdl_op_definition
-class PipelineOp(IRDLOperation):
+class PipelineOp(PipelineHeaderOp):
     """A pipeline header: the staged compute steps and schedules that follow it (each with
     its `stage` >= 0) are the pipeline's body, as for `dist.pipeline`; see PipelineStep."""
 
     name = "sched.pipeline"
-
-    stages = attr_def(IntegerAttr[I64])
-    line = attr_def(IntegerAttr[I64])
-
-    def __init__(self, stages: int, line: int = 0) -> None:
-        super().__init__(attributes={"stages": IntegerAttr(stages, i64),
-                                     "line": IntegerAttr(line, i64)})
-
-    def body_ops(self) -> list[Operation]:
-        return staged_run(self)
-
-    def verify_(self) -> None:
-        verify_pipeline_header(self, self.stages.value.data)
 
 
 def schedule_to_ir(s: Schedule) -> ScheduleOp:
