@@ -37,6 +37,8 @@ def random_global(array: DistArray, rng: np.random.Generator, near_one: bool = F
         return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
     if dtype.kind == "f":
         return rng.standard_normal(shape).astype(dtype)
+    if dtype == np.uint8:  # raw random bytes: the fast path for byte arrays (sweeps)
+        return np.frombuffer(rng.bytes(int(np.prod(shape))), dtype=np.uint8).reshape(shape).copy()
     return rng.integers(0, min(np.iinfo(dtype).max, 1 << 20), size=shape, dtype=dtype)
 
 
@@ -47,10 +49,18 @@ def _local_maps(array: DistArray) -> tuple[np.ndarray, ...]:
 
 
 def _index(indices) -> tuple:
-    """Index arrays as slices where they are runs (views, fast), else an open mesh."""
-    if all(len(ix) and ix[-1] - ix[0] + 1 == len(ix) for ix in indices):
-        return tuple(slice(int(ix[0]), int(ix[-1]) + 1) for ix in indices)
-    return np.ix_(*indices)
+    """Index arrays (or slices) as slices where they are runs (views, fast), else an open mesh."""
+    as_slices = []
+    for ix in indices:
+        if isinstance(ix, slice):
+            as_slices.append(ix)
+        elif len(ix) and ix[-1] - ix[0] + 1 == len(ix):
+            as_slices.append(slice(int(ix[0]), int(ix[-1]) + 1))
+        else:
+            break
+    else:
+        return tuple(as_slices)
+    return np.ix_(*[np.arange(ix.start, ix.stop) if isinstance(ix, slice) else ix for ix in indices])
 
 
 class BlockStore:
@@ -134,8 +144,16 @@ class AssignmentData:
                    [np.zeros(r.shape, dtype=np.int32) for r in ref], ref, expected,
                    BlockStore(n, blocks, content))
 
-    def _local(self, array: DistArray, dim: int, global_idx: np.ndarray) -> np.ndarray:
-        return _local_maps(array)[dim][global_idx]
+    def _local(self, array: DistArray, dim: int, global_idx: np.ndarray) -> np.ndarray | slice:
+        """Local indices of global ones; a slice when a run maps onto a run (local maps
+        increase on each owner, so equal spans mean every index in between is consecutive)."""
+        local_map = _local_maps(array)[dim]
+        n = len(global_idx)
+        if n and global_idx[-1] - global_idx[0] + 1 == n:
+            first, last = int(local_map[global_idx[0]]), int(local_map[global_idx[-1]])
+            if last - first + 1 == n:
+                return slice(first, last + 1)
+        return local_map[global_idx]
 
     def pack(self, origin: int, final: int) -> np.ndarray:
         section = self._section(origin, final)
