@@ -120,10 +120,19 @@ class AssignmentData:
     store: BlockStore = field(repr=False)
 
     @classmethod
-    def build(cls, stmt: AssignStmt, rng: np.random.Generator) -> AssignmentData:
+    def build(cls, stmt: AssignStmt, rng: np.random.Generator,
+              sources: dict | None = None) -> AssignmentData:
+        """`sources` shares one global source array among a pipeline's stages (they move
+        windows of the same statement), instead of drawing it again per stage."""
         commset = CommSet(stmt)
         n = commset.nprocs
-        a = random_global(stmt.src, rng)
+        key = (stmt.src.name, stmt.loc.line) if stmt.window is not None else None
+        if sources is not None and key in sources:
+            a = sources[key]
+        else:
+            a = random_global(stmt.src, rng)
+            if sources is not None and key is not None:
+                sources[key] = a
         b = np.transpose(a, stmt.perm)
         for d, k in enumerate(stmt.shift):
             b = np.roll(b, -k, axis=d) if k else b
@@ -277,7 +286,8 @@ class ReductionData:
         return out
 
 
-def build_data(stmt: AssignStmt | ReduceStmt, rng: np.random.Generator):
+def build_data(stmt: AssignStmt | ReduceStmt, rng: np.random.Generator,
+               sources: dict | None = None):
     if isinstance(stmt, ReduceStmt):
         return ReductionData.build(stmt, rng)
-    return AssignmentData.build(stmt, rng)
+    return AssignmentData.build(stmt, rng, sources)

@@ -88,7 +88,8 @@ def simulate(compiled: Compiled, seed: int = 0) -> RunResult:
     network = compiled.target.build_network(engine)
     if hasattr(network, "reseed"):  # random network behaviour (link errors) follows the run's seed
         network.reseed(seed)
-    data = {s.collective: build_data(compiled.communications[s.collective], rng)
+    sources: dict = {}
+    data = {s.collective: build_data(compiled.communications[s.collective], rng, sources)
             for s in compiled.plan.schedules()}
     try:
         execution = Interpreter(compiled.plan, network, engine, data).run()
