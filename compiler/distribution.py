@@ -59,22 +59,37 @@ def dim_local_map(array: DistArray, dim: int) -> np.ndarray:
     return local_index_map(array.dist[dim], array.shape[dim], array.onto.shape[proc_dim])
 
 
+def owned_sections(array: DistArray, rank: int) -> tuple[slice | np.ndarray, ...]:
+    """What `rank` holds, per dimension, as a slice where it is a (strided) run, else as
+    ascending global indices; computed from the owner's coordinate, in O(local size)."""
+    if rank >= array.onto.count or (array.mapping == "single" and rank != array.owner):
+        return tuple(slice(0, 0) for _ in array.shape)
+    if array.mapping in ("replicated", "single"):
+        return tuple(slice(0, e) for e in array.shape)
+    coords = array.onto.coords(rank)
+    out: list[slice | np.ndarray] = []
+    for dim, extent in enumerate(array.shape):
+        proc_dim = array.proc_dims[dim]
+        if proc_dim is None:
+            out.append(slice(0, extent))
+            continue
+        dd, nprocs, c = array.dist[dim], array.onto.shape[proc_dim], coords[proc_dim]
+        b = block_size(dd, extent, nprocs)
+        if dd.kind == "BLOCK":
+            out.append(slice(min(c * b, extent), min((c + 1) * b, extent)))
+        elif b == 1:
+            out.append(slice(min(c, extent), extent, nprocs))
+        else:  # CYCLIC(k): runs of k every k*P, the last one cut at the extent
+            starts = np.arange(c * b, extent, b * nprocs, dtype=np.int64)
+            idx = (starts[:, None] + np.arange(b, dtype=np.int64)).ravel()
+            out.append(idx[idx < extent])
+    return tuple(out)
+
+
 def owned_indices(array: DistArray, rank: int) -> tuple[np.ndarray, ...]:
     """Global indices, per dimension, of the elements `rank` holds (ascending = local order)."""
-    full = tuple(np.arange(e, dtype=np.int64) for e in array.shape)
-    empty = tuple(np.zeros(0, dtype=np.int64) for _ in array.shape)
-    if rank >= array.onto.count:
-        return empty
-    if array.mapping == "replicated":
-        return full
-    if array.mapping == "single":
-        return full if rank == array.owner else empty
-    coords = array.onto.coords(rank)
-    out = []
-    for dim, idx in enumerate(full):
-        owners = dim_owner_map(array, dim)
-        out.append(idx if owners is None else idx[owners == coords[array.proc_dims[dim]]])
-    return tuple(out)
+    return tuple(np.arange(ix.start, ix.stop, ix.step or 1, dtype=np.int64)
+                 if isinstance(ix, slice) else ix for ix in owned_sections(array, rank))
 
 
 def local_shape(array: DistArray, rank: int) -> tuple[int, ...]:

@@ -57,24 +57,27 @@ class Process(Event):
         engine.live.add(self)
 
     def _resume(self, event: Event) -> None:
-        self.engine.active = self
+        engine = self.engine
+        engine.active = self
+        value = event.value
         try:
-            nxt = self.body.send(event.value)
-        except StopIteration as stop:
-            self.waiting_on = None
-            self.engine.live.discard(self)
-            self.succeed(stop.value)
-            return
+            while True:
+                try:
+                    nxt = self.body.send(value)
+                except StopIteration as stop:
+                    self.waiting_on = None
+                    engine.live.discard(self)
+                    self.succeed(stop.value)
+                    return
+                if nxt.callbacks is not None:
+                    break
+                # Already happened (a free resource granted on request, a finished process):
+                # go on at once, without a round trip through the heap.
+                value = nxt.value
         finally:
-            self.engine.active = None
+            engine.active = None
         self.waiting_on = nxt
-        if nxt.processed:
-            # Already happened: resume at once (same time, in order).
-            again = Event(self.engine, nxt.what)
-            again.callbacks.append(self._resume)
-            again.succeed(nxt.value)
-        else:
-            nxt.callbacks.append(self._resume)
+        nxt.callbacks.append(self._resume)
 
 
 class Resource:
@@ -93,15 +96,20 @@ class Resource:
         event.resource = self  # type: ignore[attr-defined]
         owner = self.engine.active
         if self.holder is None and not self.queue:
-            self._grant(event, owner)
+            self._grant(event, owner, now=owner is not None)
         else:
             self.queue.append((event, owner))
         return event
 
-    def _grant(self, event: Event, owner: Process | None) -> None:
+    def _grant(self, event: Event, owner: Process | None, now: bool = False) -> None:
+        """`now`: the requester is running and may go on at once (the event is processed
+        here, not through the heap); else it is woken at the current time."""
         self.holder = owner
         self._since = self.engine.now
-        event.succeed(self)
+        if now:
+            event.triggered, event.value, event.callbacks = True, self, None
+        else:
+            event.succeed(self)
 
     def release(self) -> None:
         self.busy_s += self.engine.now - self._since
