@@ -58,10 +58,15 @@ def predict_time_s(p: IWarpParams, torus: Torus, coll: Collective, algorithm: st
         per_link = m.sum() / torus.nlinks * torus.hop_matrix.mean()
         return diameter * (p.overhead_s + p.hop_s) + share * p.data_s(per_link)
     loads = torus.link_loads(m)
-    messages = int((m > 0).sum(axis=1).max())
     if algorithm == "direct":
         return (coll.nprocs - 1) * start + p.data_s(loads.max()) * 2
     # message passing: worms hold their whole route while streaming, so a link is busy only while
     # every other link of each route through it is free: about mean-hops/2 of the time lost.
     blocking = max(1.0, torus.hop_matrix.mean() / 2)
-    return max(messages * p.overhead_s, p.data_s(loads.max()) * blocking) + start
+    # The deposit library (Sec. 3.1): both processors pay an overhead per message, and a node
+    # moves library_streams messages each way at a time, each for its receive overhead + data.
+    sent = m > 0
+    cpu = (sent.sum(axis=1) * p.overhead_s + sent.sum(axis=0) * p.receive_overhead_s).max()
+    busy = sent * p.receive_overhead_s + p.data_s(m)
+    node = max(busy.sum(axis=1).max(), busy.sum(axis=0).max()) / max(int(p.library_streams), 1)
+    return max(cpu, node, p.data_s(loads.max()) * blocking) + start

@@ -21,6 +21,18 @@ class IWarpParams:
     # 001_569dde0e56ec3e6f.txt Sec. 3.1: "large data blocks are injected as single messages";
     # one outgoing DMA stream per link direction.
     inject_channels: float = 4.0
+    # The deposit message passing library (Sec. 3.1), used by Fig. 6's message passing AAPC.
+    # Its receiver extracts every message itself ("a receiver that is ready to extract it from
+    # the network"): on iWarp that is the receiving processor's work on the header and the DMA
+    # set-up (Fig. 4 lines 8, 10), the same ~400 cycles per transferred message as the sender's
+    # (Sec. 3.1), paid at both ends as the overhead of the models Sec. 3 cites (LogP [8]).
+    receive_overhead_cycles: float = 400.0
+    # Messages the library moves at once out of and into a node. Sec. 3.1: a message is sent to
+    # "a receiver that is ready to extract it" and its data is "limited only by the link
+    # bandwidth"; Sec. 2.1 (constraint 5): sending and receiving one message at a time is what
+    # a node's memory bandwidth is designed for. One each way; Table 1's nearest-neighbour row
+    # (22 MB/s per node over contention-free one-hop routes, below one link) is the check.
+    library_streams: float = 1.0
     # Per-phase software of the prototype switch (Fig. 4 lines 2-5: pattern, forward the queues,
     # DMA set-up). Derived from Sec. 4.4: 184,400 cycles for two 8x8 AAPCs of 128-word messages
     # = 1440.6 cycles per phase, less 400 overhead, 256 data, ~24 hop cycles: about 760.
@@ -45,6 +57,10 @@ class IWarpParams:
     @property
     def hop_s(self) -> float:
         return self.hop_cycles * self.cycle_s
+
+    @property
+    def receive_overhead_s(self) -> float:
+        return self.receive_overhead_cycles * self.cycle_s
 
     @property
     def phase_software_s(self) -> float:

@@ -12,7 +12,7 @@ from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Schedule, Transfer
 from phalanx.targets.iwarp.phases import phased_torus_phases, ring_tuples
 from phalanx.targets.iwarp.topology import Torus, ring_step
-from phalanx.targets.iwarp.wormhole import phase_tag
+from phalanx.targets.iwarp.wormhole import LIBRARY_MESSAGE, phase_tag
 
 
 def _schedule(coll: Collective, algorithm: str, phases: list[Phase]) -> Schedule:
@@ -51,9 +51,11 @@ def posting_order(src: int, nprocs: int, seed: int | None) -> list[int]:
 
 
 def message_passing_schedule(coll: Collective, seed: int | None = None) -> Schedule:
-    """Fig. 6: one phase in which every node posts all its sends at once; the router arbitrates."""
+    """Fig. 6: one phase in which every node posts all its sends at once through the deposit
+    library (Sec. 3.1: its messages carry LIBRARY_MESSAGE); the router arbitrates. The seeded
+    order is Sec. 1's "randomized message schedule", the one the seed measured."""
     m = coll.matrix
-    sends = [Transfer(s, d, int(m[s, d]), s, d)
+    sends = [Transfer(s, d, int(m[s, d]), s, d, LIBRARY_MESSAGE)
              for s in range(coll.nprocs) for d in posting_order(s, coll.nprocs, seed) if m[s, d] > 0]
     name = "message-passing" if seed is None else "message-passing-random"
     return _schedule(coll, name, [Phase.of(sends)])

@@ -11,6 +11,12 @@ A message (001_569dde0e56ec3e6f.txt Sec. 2.2.1, 3.1):
     (memory sources/sinks `memory_streams` link-rate streams, Sec. 1); these are taken in one
     global order, so the streaming stage cannot deadlock either;
  5. the tail frees everything.
+Messages of the deposit message passing library (Sec. 3.1; id `LIBRARY_MESSAGE`, Fig. 6's
+message passing AAPC) also take one of the sender's library send slots before injection and,
+once the header has reached the destination, one of its receive slots and then the receiving
+processor for the receive overhead (`library_streams` each way, `receive_overhead_cycles`).
+A header that meets a busy receiver waits there holding its route, as any blocked worm; a
+receive slot's holder waits only for a processor and the streaming stage, so no cycle forms.
 Synchronizing switch (Sec. 2.2): messages of a phased schedule carry their phase (see
 `phase_tag`); a link forwards the header of phase k only after the tails of its phase 0..k-1
 messages have passed it (the NotInMessage stop condition, Lemma 1). In a complete phased AAPC
@@ -35,6 +41,7 @@ from phalanx.targets.iwarp.phases import phased_torus_phases
 from phalanx.targets.iwarp.topology import Torus, route_links
 
 PHASE_TAG = 1 << 40  # message ids >= this are phased messages: tag | collective << 20 | phase
+LIBRARY_MESSAGE = 1 << 39  # the message id of the deposit library's messages (Sec. 3.1)
 
 
 def phase_tag(collective: int, phase: int) -> int:
@@ -115,6 +122,10 @@ class WormholeNetwork:
                     for v in range(2 * torus.nlinks)]
         self.wires = [Resource(engine, torus.link_name(k) + " wire") for k in range(torus.nlinks)]
         self.memory = [Pool(engine, f"node {i} memory", params.memory_streams) for i in range(n)]
+        self.library_sends = [Pool(engine, f"node {i} library sends", params.library_streams)
+                              for i in range(n)]
+        self.library_receives = [Pool(engine, f"node {i} library receives",
+                                      params.library_streams) for i in range(n)]
         self.gates = SwitchGates(engine)
         self.messages = 0
 
@@ -126,10 +137,14 @@ class WormholeNetwork:
         yield cpu.request()
         yield eng.timeout(p.overhead_s + (p.phase_software_s if tag else 0.0), "overhead")
         cpu.release()
+        library = t.message == LIBRARY_MESSAGE
+        held = []
+        if library:  # the library sends the node's posted messages one slot at a time
+            held.append(self.library_sends[t.src])
+            yield held[-1].request()
         inject = self.inject[t.src]
         yield inject.request()
         route = self.torus.route(t.src, t.dst)
-        held = []
         for link, pool in route:
             if tag is not None:
                 gate = self.gates.wait(tag[0], link, tag[1])
@@ -139,6 +154,13 @@ class WormholeNetwork:
             yield vc.request()
             held.append(vc)
             yield eng.timeout(p.hop_s, "hop")
+        if library:  # the receiver's library extracts it: a free slot, then its processor
+            held.append(self.library_receives[t.dst])
+            yield held[-1].request()
+            receiver = self.cpus[t.dst]
+            yield receiver.request()
+            yield eng.timeout(p.receive_overhead_s, "receive overhead")
+            receiver.release()
         stream = self._stream_resources(t.src, t.dst, route)
         for resource in stream:
             yield resource.request()
@@ -203,7 +225,8 @@ class WormholeNetwork:
         return self.params.barrier_s(self.torus.rows, self.torus.cols)
 
     def resources(self) -> list:
-        return self.cpus + self.vcs + self.wires + self.memory + self.inject
+        return (self.cpus + self.vcs + self.wires + self.memory + self.inject + self.library_sends
+                + self.library_receives)
 
 
 def fast_plan(network: WormholeNetwork, schedule: Schedule) -> FastPlan | None:

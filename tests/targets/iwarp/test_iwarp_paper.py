@@ -31,9 +31,25 @@ def test_fig7_phased_exceeds_2_GBps_at_large_messages():
     assert bandwidth_Bps("phased", 16384) >= 0.78 * PEAK
 
 
+# The seed's message passing uses "a randomized message schedule" (Sec. 1, Sec. 3): the seeded
+# order of message-passing-random. (Fig. 6's literal natural order sends every node to node 0
+# first, a hot spot the seed did not measure: 503 MB/s at 8 KB here.)
+MP = "message-passing-random"
+
+
 def test_fig7_message_passing_is_about_20_percent_of_peak():
-    # Sec. 4.1: about 500 MB/s, 20%. Measured 673 MB/s (26%) at 8 KB: tolerance 15-30% of peak.
-    assert 0.15 * PEAK <= bandwidth_Bps("message-passing", 8192) <= 0.30 * PEAK
+    # Sec. 4.1: about 500 MB/s, 20%. Measured 649 MB/s (25%) at 8 KB: tolerance 15-30% of peak.
+    assert 0.15 * PEAK <= bandwidth_Bps(MP, 8192) <= 0.30 * PEAK
+
+
+def test_fig7_message_passing_pays_its_per_message_costs_at_small_sizes():
+    # Sec. 3.1's ~400-cycle overhead at sender and receiver, one message at a time per node:
+    # small messages run far below the large-message level, and two-stage beats message passing
+    # at 512 B (Sec. 4.1). Sec. 4.4 implies ~105 MB/s at 512 B (801,000 cycles for two 2 MB
+    # AAPCs) against ~500 at large sizes. Measured 245 MB/s at 512 B, 649 at 8 KB, two-stage
+    # 720 at 512 B: tolerance MP(512 B) under half of MP(8 KB).
+    assert bandwidth_Bps(MP, 512) < 0.5 * bandwidth_Bps(MP, 8192)
+    assert bandwidth_Bps("two-stage", 512) > 2 * bandwidth_Bps(MP, 512)
 
 
 def test_fig7_store_forward_is_memory_bound_near_800_MBps():
@@ -58,11 +74,25 @@ def test_fig8_local_sync_beats_global_barriers_for_small_messages_and_they_conve
     assert small > 1.5 and 1.0 < large < 1.25
 
 
-def test_sec44_fft_frames_per_second_with_phased(examples):
-    # Sec. 4.4: about 21 frames/s with phased AAPC (13 with message passing: see the report;
-    # this simulator's message passing is faster than the paper's at 128-word messages).
-    # The phased figure is a consistency check: phase_software_cycles is derived from Sec. 4.4.
-    compiled = compile_program(examples / "fft2d_iwarp.phx", algorithm="alltoall=phased")
+def frames_per_s(examples, algorithm: str) -> float:
+    compiled = compile_program(examples / "fft2d_iwarp.phx", algorithm=f"alltoall={algorithm}")
     result = simulate(compiled)
     assert result.verified
-    assert 1 / result.total_time_s == pytest.approx(21, rel=0.10)  # measured 21.7
+    return 1 / result.total_time_s
+
+
+def test_sec44_fft_frames_per_second_with_phased(examples):
+    # Sec. 4.4: about 21 frames/s with phased AAPC. Measured 21.7, tolerance 10%. A consistency
+    # check: phase_software_cycles is derived from Sec. 4.4's 184,400 cycles.
+    assert frames_per_s(examples, "phased") == pytest.approx(21, rel=0.10)
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: the FFT with message passing runs at 18.6 "
+                   "frames/s against the seed's 13 (Sec. 4.4). The seed's 801,000 cycles for two "
+                   "AAPCs of 512-byte messages are ~6,300 cycles per message and node; the "
+                   "library costs the seed gives (400 cycles at each end, one message at a time, "
+                   "e-cube contention) account for ~2,600 here. The rest (the communication the "
+                   "HPF compiler generates, [21]) is not quantified in the seed")
+def test_sec44_fft_frames_per_second_with_message_passing(examples):
+    # Sec. 4.4: about 13 frames/s with message passing, tolerance 15%. Measured 18.6.
+    assert frames_per_s(examples, MP) == pytest.approx(13, rel=0.15)
