@@ -9,9 +9,10 @@ busiest ARD (one packet per slot time). Broadcast readers of shared data do not 
 
 Paper fits, T in ms: the seed gives T = C0 + C1 * N_procs + C2 * N_subpages but no units
 for N_subpages. Read as 128-byte subpages, the broadcast's C1 = 0.054 ms would be 54 us per
-subpage, 8x the 6-7 us per subpage that Table 2 measures for the same broadcast. Read per
-kilobyte (8 subpages) it is 6.75 us per subpage, as in Table 2, and Table 3's cshift
-(3.88 ms on 32 cells) is then 128 KB per cell. So `paper_fit_ms` takes N in KB.
+subpage, 8x the 6-7 us per subpage that Table 2 ("Broadcast cost per subpage") measures
+for the same broadcast. Read per kilobyte (8 subpages) it is 6.75 us per subpage, as in
+Table 2, and Table 3's cshift (3.88 ms on 32 cells) is then 128 KB per cell. So
+`paper_fit_ms` takes N in KB.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ def phase_time_s(phase: Phase, kind: str, params: KsrParams, geo: RingGeometry) 
             push_s = max(push_s, params.access_s + n * rate_s + params.rotation_s + lift_s)
             readers[q] += n * params.access_s
             continue
+        # a write (tags.WRITE) costs a read: one ownership request round the ring
         latency = params.ring1_read_s if cross else params.ring0_read_s
         depth = min(params.prefetch_outstanding, n) if mode == PREFETCH else 1.0  # within a loop
         readers[q] += n * max(latency / depth, params.slot_s)

@@ -11,8 +11,14 @@ ring:0: the requester "copies the message" (Sec. 2.2) as it passes, and so does 
 other cell waiting for the same subpage: a broadcast costs about one read per
 subpage whatever the number of readers (Sec. 5.2). Cells that received a copy answer
 later readers that reach them first (Sec. 5.3); a reader asking again for data it holds
-means the owner rewrote it, so the other copies are invalid (Sec. 2.2's invalidation
-protocol) and the owner answers again.
+means the owner rewrote it (outside the collective), so the other copies are invalid
+(Sec. 2.2's invalidation protocol) and the owner answers again.
+
+Writes (Sec. 2.2: exclusive ownership, invalidation-based coherence; tags.WRITE): a cell
+writing a subpage it does not hold exclusively sends an ownership request once round its
+ring:0 (and, when copies live on other ring:0s, which the ARD's directory knows, round
+those over ring:1); every copy it passes is invalidated, the first holder answers with
+the data, and the writer becomes the exclusive owner, whom later readers then find.
 
 Resources (runtime engine): per cell a read engine (one read loop at a time; a plain read
 waits for its subpage, `prefetch` keeps several in flight, Sec. 3.4) and four CIUs (Sec.
@@ -35,7 +41,7 @@ from phalanx.compiler.schedule import Transfer
 from phalanx.runtime.engine import Engine, Event, Resource
 from phalanx.targets.ksr1.params import KsrParams
 from phalanx.targets.ksr1.ring import RingGeometry, SlotPool
-from phalanx.targets.ksr1.tags import POSTSTORE, PREFETCH, untag
+from phalanx.targets.ksr1.tags import POSTSTORE, PREFETCH, WRITE, untag
 
 Sub = tuple[Any, int]  # (content key, subpage index)
 Pass = tuple[int, int, int, float]  # a response's ride: ring, entry station, hops, entry time
@@ -58,8 +64,10 @@ class KsrNetwork:
         self.passes: dict[Sub, list[Pass]] = {}
         self.pushed: set[Any] = set()
         self.answering: dict[tuple[Sub, int], list[tuple[int, int]]] = {}
+        self.writer: dict[Sub, int] = {}  # subpages whose owner is the cell that last wrote them
         self.serial = itertools.count()
-        self.stats = {"reads": 0, "requests": 0, "dropped": 0, "crossings": 0, "pushes": 0}
+        self.stats = {"reads": 0, "requests": 0, "dropped": 0, "crossings": 0, "pushes": 0,
+                      "writes": 0, "invalidated": 0}
 
     # -- the NetworkModel protocol -------------------------------------------------------
     def transfer(self, t: Transfer) -> Generator[Event, Any, None]:
@@ -70,6 +78,8 @@ class KsrNetwork:
         yield reader.request()
         if mode == POSTSTORE and content:
             yield from self._poststored(t, key, nsub)
+        elif mode == WRITE:
+            yield from self._stream(t, key, range(nsub), write=True)
         else:
             depth = min(int(self.p.prefetch_outstanding) if mode == PREFETCH else 1, nsub)
             if depth <= 1:
@@ -92,10 +102,13 @@ class KsrNetwork:
         return self.readers + cius + self.slots + self.ard_up + self.ard_down
 
     # -- reads ---------------------------------------------------------------------------
-    def _stream(self, t: Transfer, key: Any, subpages: range):
+    def _stream(self, t: Transfer, key: Any, subpages: range, write: bool = False):
         for j in subpages:
             yield self.engine.timeout(self.p.miss_s + self.p.protocol_s, "miss and request")
-            yield from self._read(t.dst, t.src, (key, j))
+            if write:
+                yield from self.write(t.dst, t.src, (key, j))
+            else:
+                yield from self._read(t.dst, t.src, (key, j))
 
     def _read(self, q: int, src: int, sub: Sub):
         self.stats["reads"] += 1
@@ -115,9 +128,12 @@ class KsrNetwork:
     def _fresh(self, sub: Sub, q: int, src: int) -> None:
         """Start a new generation of copies when the data was rewritten (see module doc)."""
         have = self.copies.get(sub)
+        if have is not None and sub in self.writer and q not in have:
+            return  # ownership moved on a write: readers find the writer (or its readers)
         if have is None or q in have or src not in have:
             self.copies[sub] = {src}
             self.passes.pop(sub, None)
+            self.writer.pop(sub, None)
 
     def _register(self, q: int, sub: Sub) -> tuple[Event, bool]:
         """The event of `q` having the subpage; True when a response already on q's ring
@@ -192,6 +208,36 @@ class KsrNetwork:
             self.stats["dropped"] += 1
             return True
         return False
+
+    # -- writes --------------------------------------------------------------------------
+    def write(self, q: int, src: int, sub: Sub):
+        """Cell q gets `sub` exclusively to write it (src: where the schedule says it is)."""
+        self.stats["writes"] += 1
+        have = set(self.copies.get(sub) or {src})
+        if have == {q}:
+            return  # already the exclusive owner: the write hits the local cache
+        geo = self.geo
+        rq, sq = geo.ring(q), geo.station(q)
+        holder = None if q in have else self._holder(q, src, sub)
+        self.stats["requests"] += 1
+        self.writer[sub] = q
+        self.copies[sub] = {q}  # from now on requests find q; the copies are being invalidated
+        self.passes.pop(sub, None)
+        away = sorted({geo.ring(c) for c in have} - {rq})
+        if not away:  # once round q's ring:0, invalidating every copy it passes
+            yield from self._ride(rq, sq, geo.stations)
+        else:  # the ARD directory knows of copies elsewhere: round each of those ring:0s too
+            yield from self._ride(rq, sq, geo.stations + geo.hops(sq, geo.up))
+            here = rq
+            for r in away:
+                yield from self._cross(here, r)
+                yield from self._ride(r, geo.down, geo.hops(geo.down, geo.up) + geo.stations)
+                here = r
+            yield from self._cross(here, rq)
+            yield from self._ride(rq, geo.down, geo.hops(geo.down, sq))
+        if holder is not None:  # the data came with the first holder's answer
+            yield from self._access(holder, sub)
+        self.stats["invalidated"] += len(have - {q})
 
     # -- resources -----------------------------------------------------------------------
     def _access(self, holder: int, sub: Sub):

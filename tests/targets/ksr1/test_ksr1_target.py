@@ -1,5 +1,6 @@
 """The ksr1 target: spec errors, every algorithm moving verified data, and the ring model's
-mechanisms (Table 1 latencies, shared copies, dropped requests, ARDs, prefetch, poststore)."""
+mechanisms (Table 1 latencies, shared copies, dropped requests, ARDs, prefetch, poststore,
+writes moving exclusive ownership)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.engine import Engine
 from phalanx.runtime.simulate import simulate
 from phalanx.targets.ksr1.params import KsrParams
-from phalanx.targets.ksr1.tags import POSTSTORE, PREFETCH, tag, untag
+from phalanx.targets.ksr1.tags import POSTSTORE, PREFETCH, WRITE, tag, untag
 
 P = KsrParams()
 
@@ -83,6 +84,7 @@ def test_tags_round_trip():
     assert untag(tag(3, PREFETCH)) == (3, PREFETCH)
     assert untag(tag(0)) == (0, "read") and untag(0) == (0, "read")
     assert untag(tag(7, POSTSTORE)) == (7, POSTSTORE)
+    assert untag(tag(2, WRITE)) == (2, WRITE)
 
 
 def _net(spec: str):
@@ -141,6 +143,47 @@ def test_reading_again_means_a_rewrite_and_the_owner_answers():
     owner_busy = net.cius[0][0].busy_s
     _read(engine, net, [Transfer(0, 5, 128, 0, 5, tag(1))])
     assert net.cius[0][0].busy_s == pytest.approx(owner_busy + P.access_s)
+
+
+SUB = (("shared", 1), 0)  # subpage 0 of shared content 1 (tags.tag(1))
+
+
+def test_a_write_invalidates_the_copies_and_moves_exclusive_ownership():
+    """Sec. 2.2: a subpage is exclusive (the only valid copy) or shared; coherence is by
+    invalidation. Cells 3 and 5 read cell 0's subpage (three copies); cell 7 writes it: its
+    ownership request goes once round ring:0 (a read's cost), invalidates all three, and 7
+    is the exclusive owner, so a later reader is answered by 7, not by 0."""
+    engine, net = _net("ksr1:64")
+    _read(engine, net, [Transfer(0, 3, 128, 0, 3, tag(1)), Transfer(0, 5, 128, 0, 5, tag(1))])
+    assert net.copies[SUB] == {0, 3, 5}
+    start = engine.now
+    took = _read(engine, net, [Transfer(0, 7, 128, 0, 7, tag(1, WRITE))]) - start
+    assert net.copies[SUB] == {7} and net.writer[SUB] == 7
+    assert net.stats["writes"] == 1 and net.stats["invalidated"] == 3
+    assert net.stats["crossings"] == 0  # every copy was on this ring:0
+    assert P.ring0_read_s <= took <= P.ring0_read_s + 2 * P.slot_s
+    owner_busy, writer_busy = net.cius[0][0].busy_s, net.cius[7][0].busy_s
+    _read(engine, net, [Transfer(0, 3, 128, 0, 3, tag(1))])
+    assert net.cius[0][0].busy_s == owner_busy
+    assert net.cius[7][0].busy_s == pytest.approx(writer_busy + P.access_s)
+    assert net.copies[SUB] == {7, 3}
+
+
+def test_a_write_reaches_copies_on_another_ring0_through_the_ards():
+    """A copy on the second ring:0 (cell 40): the ARD's directory sends the ownership request
+    over ring:1 and round that ring:0 too (two crossings); the owner's own rewrite is local."""
+    engine, net = _net("ksr1:64")
+    _read(engine, net, [Transfer(0, 40, 128, 0, 40, tag(1))])
+    crossings = net.stats["crossings"]
+    start = engine.now
+    took = _read(engine, net, [Transfer(0, 7, 128, 0, 7, tag(1, WRITE))]) - start
+    assert net.copies[SUB] == {7} and net.stats["invalidated"] == 2
+    assert net.stats["crossings"] == crossings + 2
+    assert took > P.ring0_read_s + 2 * P.ring1_transit_s
+    start = engine.now
+    again = _read(engine, net, [Transfer(0, 7, 128, 0, 7, tag(1, WRITE))]) - start
+    assert again == pytest.approx(P.miss_s + P.protocol_s)  # exclusive already: no ring traffic
+    assert net.stats["invalidated"] == 2
 
 
 def test_waiting_readers_copy_a_passing_response():
