@@ -1,15 +1,20 @@
 """Network models of the Paragon mesh, the SP2 / CS-2 multistage switch and the hypercube.
 
 One model for all three, differing only in routing (the simulator, runtime resources):
-a message from s to d holds s's send engine (the communication processor) for the
-start-up lambda, then claims every directed link of its deterministic route in path
-order plus d's receive engine, and holds them all for its wire time (wormhole / circuit
-switching: the worm occupies its whole path until the tail has passed). Two messages
-that share a link, a switch port or an end point therefore serialise their wire times:
-edge contention (seed 003_f18cb429ce0a4177.txt Fig. 7) and switch contention (Sec. 3.2)
-come out of the resources, not out of a factor. Routes claim links in a fixed global
-order (row then column; e-cube bits upward; fat tree up then down), so hold-and-wait
-cannot close a cycle.
+a message from s to d holds s's communication engine for the start-up lambda, then claims
+every directed link of its deterministic route in path order plus d's engine, and holds
+them all for its wire time (wormhole / circuit switching: the worm occupies its whole path
+until the tail has passed). Two messages that share a link, a switch port or an end point
+therefore serialise their wire times: edge contention (seed 003_f18cb429ce0a4177.txt
+Fig. 7) and switch contention (Sec. 3.2) come out of the resources, not out of a factor.
+Routes claim links in a fixed global order (row then column; e-cube bits upward; fat tree
+up then down), so hold-and-wait cannot close a cycle.
+
+Engines: the Paragon, SP2 and CS-2 have one communication processor per node (003
+Abstract: "dedicated communication processors"; Sec. 3.1: one of the Paragon node's two
+i860s), which both sends and receives, so a node's outgoing and incoming wire times
+serialise (`shared_engine`). The theory's hypercube sends and receives at once (separate
+send and receive engines). A lone message takes lambda + tau m either way (Table 1).
 """
 
 from __future__ import annotations
@@ -105,8 +110,14 @@ class RoutedNetwork:
     def __init__(self, engine: Engine, params: Any, nnodes: int,
                  route: Callable[[int, int], list[Hop]], link_MBps: float | None = None):
         self.engine, self.params, self.hops = engine, params, route
-        self.send_ports = [Resource(engine, f"node {i} send engine") for i in range(nnodes)]
-        self.recv_ports = [Resource(engine, f"node {i} receive engine") for i in range(nnodes)]
+        self.shared = bool(getattr(params, "shared_engine", 0))
+        if self.shared:
+            self.send_ports = [Resource(engine, f"node {i} communication processor")
+                               for i in range(nnodes)]
+            self.recv_ports = self.send_ports
+        else:
+            self.send_ports = [Resource(engine, f"node {i} send engine") for i in range(nnodes)]
+            self.recv_ports = [Resource(engine, f"node {i} receive engine") for i in range(nnodes)]
         self.links: dict[Hop, Resource] = {}
         self.routes: dict[tuple[int, int], list[Resource]] = {}
         # A worm moves at the slower of the end-to-end rate (Table 1 tau) and the link rate.
@@ -130,6 +141,9 @@ class RoutedNetwork:
         return self.links[hop]
 
     def transfer(self, t: Transfer) -> Generator[Event, Any, None]:
+        if self.shared:
+            yield from self._shared_transfer(t)
+            return
         send, recv = self.send_ports[t.src], self.recv_ports[t.dst]
         path = self.path(t.src, t.dst)
         yield send.request()
@@ -143,6 +157,31 @@ class RoutedNetwork:
             link.release()
         send.release()
 
+    def _shared_transfer(self, t: Transfer) -> Generator[Event, Any, None]:
+        """One engine per node for both directions: the sender's engine runs the start-up,
+        then both end engines (lower node first) and the route carry the wire time.
+
+        The sender lets its engine go between the two (an incoming message may take it):
+        two nodes sending to each other would otherwise each hold their own engine and
+        wait for the other's. Taking end engines in node order before any link keeps the
+        waits acyclic.
+        """
+        engines = self.send_ports
+        yield engines[t.src].request()
+        yield self.engine.timeout(self.startup_s, "start-up")
+        engines[t.src].release()
+        ends = [engines[n] for n in sorted({t.src, t.dst})]
+        path = self.path(t.src, t.dst)
+        for res in ends:
+            yield res.request()
+        for link in path:
+            yield link.request()
+        yield self.engine.timeout(self.wire_s_per_byte * t.nbytes, "wire")
+        for link in reversed(path):
+            link.release()
+        for res in reversed(ends):
+            res.release()
+
     def copy_time_s(self, nbytes: int) -> float:
         return self.params.copy_us_per_byte * 1e-6 * nbytes
 
@@ -150,7 +189,8 @@ class RoutedNetwork:
         return barrier_us(self.params, nnodes) * 1e-6
 
     def resources(self) -> list[Resource]:
-        return self.send_ports + self.recv_ports + list(self.links.values())
+        ends = self.send_ports if self.shared else self.send_ports + self.recv_ports
+        return ends + list(self.links.values())
 
 
 def link_name(hop: Hop) -> str:

@@ -21,6 +21,9 @@ class ParagonParams:
     # 003_f18cb429ce0a4177.txt Sec. 5 / Fig. 12: the OS could post the 255 receives of
     # direct {8} only up to 1728-byte messages -> a pool of 255 * 1728 bytes per node.
     recv_buffer_bytes: float = 255 * 1728.0
+    # 003_f18cb429ce0a4177.txt Sec. 3.1: one of the node's two i860s does all communication,
+    # both directions: sends and receives share it (1).
+    shared_engine: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,9 @@ class MultistageParams:
     # Not a seed figure: 1 = up-ports chosen by the source's digits (no two sources of the
     # XOR pattern share an up-link), 0 = by the destination's (a static table per target).
     up_route_by_source: float = 0.0
+    # 003_f18cb429ce0a4177.txt Abstract, Sec. 3: a dedicated communication processor per
+    # node, for both directions (1); 0 = separate send and receive engines (a what-if).
+    shared_engine: float = 1.0
 
 
 SP2 = MultistageParams(
@@ -64,6 +70,9 @@ class HypercubeParams:
     copy_us_per_byte: float = 0.0140  # 003_f18cb429ce0a4177.txt Table 1 (Paragon)
     barrier_us_per_dim: float = 126.0  # 003_f18cb429ce0a4177.txt Table 1 (Paragon)
     barrier_offset_us: float = 113.0  # 003_f18cb429ce0a4177.txt Table 1 (Paragon)
+    # The theory's t = lambda + tau m per step (003_f18cb429ce0a4177.txt Sec. 2) has every
+    # node send and receive at once: separate send and receive engines (0).
+    shared_engine: float = 0.0
 
 
 def barrier_us(params: ParagonParams | MultistageParams | HypercubeParams, nnodes: int) -> float:

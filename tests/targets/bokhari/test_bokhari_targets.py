@@ -21,6 +21,8 @@ def test_specs_and_table1_parameters():
     p = resolve("paragon:4x8")
     assert p.nnodes == 32 and p.spec == "paragon:4x8"
     assert (p.params.startup_us, p.params.us_per_byte, p.params.copy_us_per_byte) == (75, 0.011, 0.014)
+    assert p.params.shared_engine == resolve("sp2:32").params.shared_engine == 1
+    assert resolve("hypercube:5").params.shared_engine == 0
     assert resolve("sp2:64").params.us_per_byte == 0.043
     assert resolve("cs2:32").params.barrier_offset_us == 5.6
     h = resolve("hypercube:5,startup_us=20")
@@ -77,6 +79,22 @@ def test_edge_contention_on_the_mesh():
     assert sorted(done.values()) == pytest.approx([one, one + 0.011e-3])
     done = finish_times("paragon:1x4", [Transfer(0, 1, 1000, 0, 1), Transfer(2, 3, 1000, 2, 3)])
     assert sorted(done.values()) == pytest.approx([one, one])
+
+
+def test_one_communication_processor_serves_both_directions():
+    # 003 Abstract / Sec. 3.1: one communication processor per node sends and receives. A lone
+    # message still takes Table 1's lambda + tau m; two nodes exchanging serialise their wire
+    # times on it, on the theory's hypercube they overlap (Sec. 2: t = lambda + tau m per step).
+    one = (75 + 0.011 * 1000) * 1e-6
+    assert list(finish_times("paragon:1x2", [Transfer(0, 1, 1000, 0, 1)]).values()) == \
+        pytest.approx([one])
+    both = [Transfer(0, 1, 1000, 0, 1), Transfer(1, 0, 1000, 1, 0)]
+    assert sorted(finish_times("paragon:1x2", both).values()) == pytest.approx([one, one + 11e-6])
+    assert sorted(finish_times("hypercube:1", both).values()) == pytest.approx([one, one])
+    assert sorted(finish_times("paragon:1x2,shared_engine=0", both).values()) == \
+        pytest.approx([one, one])
+    names = {r.name for r in resolve("cs2:16").build_network(Engine()).resources()}
+    assert "node 3 communication processor" in names and "node 3 send engine" not in names
 
 
 def test_switch_port_contention_in_the_multistage_network():
