@@ -1,6 +1,6 @@
-"""`--backend mpi -n N`: run the compiled schedules on N real MPI processes (mpi4py, Open MPI).
+"""`--backend mpi -n N`: run the compiled plan on N real MPI processes (mpi4py, Open MPI).
 
-The launcher pickles what the ranks need (the schedules, the statements that define the
+The launcher pickles what the ranks need (the plan's steps, the statements that define the
 data, the collectives' byte matrices, the seed) and starts
 `mpirun -n N python -m phalanx.runtime.backends.mpi_worker JOB STATUS_DIR` with the venv's
 interpreter. Rank 0 prints the measured times as JSON. Every rank writes its current
@@ -26,7 +26,7 @@ from typing import Any
 
 from phalanx.compiler.driver import Compiled
 from phalanx.grammar.diagnostics import usage_error
-from phalanx.runtime.interpreter import Execution, StepTiming
+from phalanx.runtime.interpreter import Execution, Span, StepTiming
 from phalanx.runtime.simulate import CollectiveResult, RunResult
 
 ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
@@ -52,7 +52,7 @@ def mpirun_command(nprocs: int, job: Path, status_dir: Path, extra: list[str]) -
 
 
 def _job(compiled: Compiled, seed: int) -> dict[str, Any]:
-    return {"seed": seed, "schedules": compiled.plan.schedules(),
+    return {"seed": seed, "steps": compiled.plan.steps, "schedules": compiled.plan.schedules(),
             "communications": compiled.communications,
             "collectives": [{"kind": c.kind, "root": c.root, "matrix": c.byte_matrix}
                             for c in compiled.collectives]}
@@ -120,6 +120,7 @@ class MpiRun:
     def to_json(self) -> dict[str, Any]:
         out = self.result.to_json()
         out["nprocs"], out["mpi"] = self.measured["nprocs"], self.measured["mpi"]
+        out["compute_late_s"] = self.measured["compute_late_s"]
         for c, s in zip(out["collectives"], self.result.compiled.plan.schedules()):
             m = self.measured["collectives"][str(s.collective)]
             c["mpi_library"], c["mpi_library_time_s"] = m["library"], m["library_time_s"]
@@ -130,14 +131,14 @@ class MpiRun:
 
 def run_mpi(compiled: Compiled, nprocs: int | None = None, seed: int = 0,
             timeout_s: float = 300.0, extra: list[str] | None = None) -> MpiRun:
-    """Run every schedule of the plan on real processes; times are wall-clock (MPI_Wtime)."""
+    """Run the plan (compute steps, schedules, pipelines) on real processes; times are wall
+    clock (MPI_Wtime from a barrier before the plan)."""
     measured = launch(compiled, nprocs or compiled.plan.nprocs, seed, timeout_s, extra)
-    results, timings, clock = [], {}, 0.0
+    results, timings = [], {}
     for s in compiled.plan.schedules():
         m = measured["collectives"][str(s.collective)]
         coll = compiled.collectives[s.collective]
-        timings[s.collective] = StepTiming(clock, clock + m["time_s"])  # schedules run in turn
-        clock += m["time_s"]
+        timings[s.collective] = StepTiming(m["start_s"], m["end_s"])
         results.append(CollectiveResult(
             line=coll.line, kind=coll.kind, nprocs=coll.nprocs, block_bytes=coll.block_bytes,
             total_bytes=coll.total_bytes, algorithm=s.algorithm, phases=len(s.phases),
@@ -145,5 +146,6 @@ def run_mpi(compiled: Compiled, nprocs: int | None = None, seed: int = 0,
             candidates=[{"algorithm": c.algorithm, "predicted_time_s": c.predicted_time_s}
                         for c in compiled.candidates[s.collective]],
             verified=not m["problems"], problems=m["problems"]))
-    execution = Execution(clock, timings)
+    spans = [Span(rank, kind, a, b, label) for rank, kind, a, b, label in measured["spans"]]
+    execution = Execution(measured["total_time_s"], timings, spans)
     return MpiRun(RunResult(compiled, execution, results, seed, None, backend="mpi"), measured)

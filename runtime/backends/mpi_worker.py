@@ -3,14 +3,17 @@
 Started by phalanx.runtime.backends.mpi as
 `mpirun -n N python -m phalanx.runtime.backends.mpi_worker JOB.pickle STATUS_DIR`.
 Every rank builds the same seeded arrays (runtime/data.py, as the built-in simulator
-does), so each holds its own source blocks and knows the reference result. A phase posts
-one MPI Irecv per message due to this rank and one Isend per message it sends (the
-schedule's message groups, packed into one contiguous byte buffer), waits for all, and a
-`barrier` phase adds MPI_Barrier. Received bytes are unpacked into the destination
-arrays, which are checked against the reference on every rank. Each schedule is timed
-with MPI_Wtime after a barrier (the maximum over ranks), then the MPI library's own
-collective (Alltoallv, Bcast, Reduce, Allreduce) moves the same byte counts for comparison.
-Compute steps are not executed (their cost is a model); pipeline stages run in order.
+does), so each holds its own source blocks and knows the reference result. The rank walks
+the plan like runtime/interpreter.py: a compute step busy-waits its cost on the wall clock;
+a phase posts one MPI Irecv per message due to this rank and one Isend per message it sends
+(the schedule's message groups, packed into one contiguous byte buffer) and ends when they
+are complete (`local`), then for a `barrier` phase on a barrier of the schedule's ranks; a
+pipeline hands stage i's schedules to the rank's communication agent, which advances them
+while the rank computes stage i+1. Received bytes are unpacked into the destination
+arrays, which are checked against the reference on every rank. Times are MPI_Wtime from a
+barrier before the plan: a schedule lasts from its first rank's start to its last rank's
+end. Afterwards the MPI library's own collective (Alltoallv, Bcast, Reduce, Allreduce)
+moves each schedule's byte counts, from a barrier, for comparison.
 
 Each rank writes what it is doing to STATUS_DIR/rank-R, so the launcher can say which rank
 hung or failed. `--fail-rank R` / `--hang-rank R` inject a failure or a hang (for tests).
@@ -20,17 +23,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pickle
 import sys
 import time
 import traceback
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from mpi4py import MPI
 
-from phalanx.compiler.schedule import Schedule, Transfer
+from phalanx.compiler.schedule import ComputeStep, Schedule, Transfer
 from phalanx.runtime.data import ReductionData, build_data
 from phalanx.runtime.interpreter import messages
 
@@ -63,7 +69,9 @@ def unpack(data, t: Transfer, raw: np.ndarray) -> np.ndarray:
     return values.reshape(shape).copy()
 
 
-def run_phase(comm, rank: int, data, k: int, phase) -> None:
+def post_phase(comm, rank: int, data, k: int, phase) -> tuple[list, Callable[[], None]]:
+    """Post phase k's Irecvs and Isends (local copies are done at once); the requests, and
+    what to do once they are complete (unpack the received bytes)."""
     tag = k % TAG_SPAN
     incoming = messages([t for t in phase.recvs if t.dst == rank and t.src != rank])
     buffers = [np.empty(sum(t.nbytes for t in g), dtype=np.uint8) for g in incoming]
@@ -76,14 +84,139 @@ def run_phase(comm, rank: int, data, k: int, phase) -> None:
             continue
         wire = np.concatenate([as_bytes(p) for p in payloads]) if payloads else np.empty(0, np.uint8)
         requests.append(comm.Isend(wire, dest=group[0].dst, tag=tag))
-    MPI.Request.Waitall(requests)
-    for group, buf in zip(incoming, buffers):
-        offset = 0
-        for t in group:
-            data.put(t, unpack(data, t, buf[offset:offset + t.nbytes]))
-            offset += t.nbytes
-    if phase.sync == "barrier":
-        comm.Barrier()
+
+    def unpack_all() -> None:
+        for group, buf in zip(incoming, buffers):
+            offset = 0
+            for t in group:
+                data.put(t, unpack(data, t, buf[offset:offset + t.nbytes]))
+                offset += t.nbytes
+
+    return requests, unpack_all
+
+
+class Timeline:
+    """This rank's clock (MPI_Wtime since the barrier that starts the plan) and its spans."""
+
+    def __init__(self):
+        self.start = MPI.Wtime()
+        self.spans: list[list] = []  # [kind, start s, end s, label]
+        self.schedules: dict[int, list[float]] = {}  # collective -> [start s, end s]
+        self.late_s = 0.0  # the most a compute step ran past its cost (a busy rank sharing a core)
+        self.finish_s = 0.0
+
+    def now(self) -> float:
+        return MPI.Wtime() - self.start
+
+
+def schedule_agent(comms: dict[int, Any], rank: int, s: Schedule, data, status: Status,
+                   clock: Timeline) -> Iterator[list]:
+    """Schedule s, phase by phase, as a generator that yields the requests it waits for, so
+    that a communication agent can advance it while the rank computes. A `local` phase ends
+    when this rank's sends and receives are complete (runtime/interpreter.py `_schedule`); a
+    `barrier` phase then waits on a nonblocking barrier of the schedule's ranks."""
+    start = clock.now()
+    for k, phase in enumerate(s.phases):
+        status.say(f"in schedule {s.collective} (line {s.line}) phase {k}")
+        phase_start = clock.now()
+        requests, unpack_all = post_phase(comms[s.nprocs], rank, data, k, phase)
+        yield requests
+        unpack_all()
+        if phase.sync == "barrier":
+            yield [comms[s.nprocs].Ibarrier()]
+        clock.spans.append(["phase", phase_start, clock.now(), f"phase {k}"])
+    clock.schedules[s.collective] = [start, clock.now()]
+
+
+class Agent:
+    """The rank's communication agent (runtime/interpreter.py `_agent`): runs its schedules one
+    after another, each as far as its requests allow whenever the rank lets it."""
+
+    def __init__(self):
+        self.queue: deque[Iterator[list]] = deque()
+        self.waiting: list | None = None
+        self.added = self.finished = 0
+
+    def add(self, schedules: Iterable[Iterator[list]]) -> int:
+        """Queue schedules; a ticket for wait()."""
+        for s in schedules:
+            self.queue.append(s)
+            self.added += 1
+        return self.added
+
+    def advance(self, block: bool, until: int | None = None) -> None:
+        """Run queued schedules until done (or ticket `until` is), or, without `block`, until
+        a request is not complete yet."""
+        while self.queue and (until is None or self.finished < until):
+            if self.waiting is not None:
+                if block:
+                    MPI.Request.Waitall(self.waiting)
+                elif not MPI.Request.Testall(self.waiting):
+                    return
+                self.waiting = None
+            try:
+                self.waiting = next(self.queue[0])
+            except StopIteration:
+                self.queue.popleft()
+                self.finished += 1
+
+    def wait(self, ticket: int) -> None:
+        self.advance(block=True, until=ticket)
+
+
+def compute(step: ComputeStep, agent: Agent, clock: Timeline, status: Status) -> None:
+    """Busy for cost_s of wall clock (the plan's compute is a cost, so the time is made real),
+    advancing the agent meanwhile; sched_yield lets other ranks run on a shared core."""
+    status.say(f"computing '{step.label}' (line {step.line})")
+    start = clock.now()
+    end = start + step.cost_s
+    while True:  # the agent advances at least once: a queued schedule starts during the compute
+        agent.advance(block=False)
+        if clock.now() >= end:
+            break
+        os.sched_yield()
+    clock.late_s = max(clock.late_s, clock.now() - end)
+    clock.spans.append(["compute", start, clock.now(), step.label])
+
+
+def run_plan(comms: dict[int, Any], rank: int, steps, data, status: Status) -> Timeline:
+    """Walk the plan as runtime/interpreter.py does: compute steps, schedules, and pipelines in
+    which stage i's schedules run in the agent while the rank computes stage i+1 (stage i+2's
+    compute waits for stage i's communication: double buffering, seed 000 Sec. 4.1)."""
+    comms[max(comms)].Barrier()
+    clock, agent = Timeline(), Agent()
+
+    def agents(schedules):
+        return [schedule_agent(comms, rank, s, data[s.collective], status, clock)
+                for s in schedules if rank < s.nprocs]
+
+    for step in steps:
+        if rank >= step.nprocs:
+            continue
+        if isinstance(step, ComputeStep):
+            compute(step, agent, clock, status)
+        elif isinstance(step, Schedule):
+            agent.wait(agent.add(agents([step])))
+        else:
+            tickets = []
+            for i, stage in enumerate(step.stages):
+                if i >= 2:
+                    agent.wait(tickets[i - 2])
+                for s in stage:
+                    if isinstance(s, ComputeStep) and rank < s.nprocs:
+                        compute(s, agent, clock, status)
+                tickets.append(agent.add(agents(s for s in stage if isinstance(s, Schedule))))
+            agent.wait(tickets[-1])
+    clock.finish_s = clock.now()
+    return clock
+
+
+def describe(step) -> str:
+    if isinstance(step, Schedule):
+        return f"schedule {step.collective} (line {step.line})"
+    if isinstance(step, ComputeStep):
+        return f"compute '{step.label}' (line {step.line})"
+    return f"the pipeline at line {step.line}"
 
 
 def library_collective(comm, rank: int, coll: dict[str, Any], data) -> tuple[str, float]:
@@ -112,20 +245,6 @@ def library_collective(comm, rank: int, coll: dict[str, Any], data) -> tuple[str
     return name, MPI.Wtime() - start
 
 
-def run_schedule(comm, rank: int, s: Schedule, data, coll: dict[str, Any],
-                 status: Status) -> dict[str, Any]:
-    status.say(f"at the barrier before schedule {s.collective} (line {s.line})")
-    comm.Barrier()
-    start = MPI.Wtime()
-    for k, phase in enumerate(s.phases):
-        status.say(f"in schedule {s.collective} (line {s.line}) phase {k}")
-        run_phase(comm, rank, data, k, phase)
-    elapsed = MPI.Wtime() - start
-    mine = [p for p in data.problems() if p.startswith(f"node {rank}:")]
-    library, library_s = library_collective(comm, rank, coll, data)
-    return {"time_s": elapsed, "library": library, "library_time_s": library_s, "problems": mine}
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("job")
@@ -150,24 +269,46 @@ def main(argv: list[str] | None = None) -> int:
         rng = np.random.default_rng(job["seed"])
         schedules = job["schedules"]
         data = {s.collective: build_data(job["communications"][s.collective], rng) for s in schedules}
-        results = {s.collective: run_schedule(comm, rank, s, data[s.collective],
-                                              job["collectives"][s.collective], status)
-                   for s in schedules}
+        steps = job["steps"]
+        status.say(f"at the barrier before {describe(steps[0]) if steps else 'the plan'}")
+        # one communicator per schedule size (a barrier phase synchronises the schedule's
+        # ranks only), made before the clock starts
+        comms = {n: comm.Split(0 if rank < n else MPI.UNDEFINED, rank)
+                 for n in sorted({s.nprocs for s in schedules} | {comm.Get_size()})}
+        clock = run_plan(comms, rank, steps, data, status)
+        results = {}
+        for s in schedules:  # then MPI's own collective on the same bytes, one at a time
+            status.say(f"running MPI's collective for schedule {s.collective} (line {s.line})")
+            mine = [p for p in data[s.collective].problems() if p.startswith(f"node {rank}:")]
+            library, library_s = (library_collective(comms[s.nprocs], rank,
+                                                     job["collectives"][s.collective],
+                                                     data[s.collective])
+                                  if rank < s.nprocs else ("", 0.0))
+            results[s.collective] = {"span": clock.schedules.get(s.collective), "library": library,
+                                     "library_time_s": library_s, "problems": mine}
     except Exception as exc:  # noqa: BLE001 - any failure must reach the launcher, then abort
         status.say(f"failed: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
         comm.Abort(1)
         return 1
-    gathered = comm.gather(results, root=0)
+    gathered = comm.gather((results, clock.spans, clock.finish_s, clock.late_s), root=0)
     status.say("done")
     if rank == 0:
         out = {}
         for i in results:
-            rows = [g[i] for g in gathered]
-            out[str(i)] = {"time_s": max(r["time_s"] for r in rows),
+            rows = [g[0][i] for g in gathered]
+            spans = [r["span"] for r in rows if r["span"] is not None]
+            # the schedule's time: first rank in to last rank out (the built-in's StepTiming)
+            start, end = min(a for a, _ in spans), max(b for _, b in spans)
+            out[str(i)] = {"start_s": start, "end_s": end, "time_s": end - start,
                            "library": rows[0]["library"],
                            "library_time_s": max(r["library_time_s"] for r in rows),
                            "problems": [p for r in rows for p in r["problems"]]}
         print(json.dumps({"nprocs": comm.Get_size(), "mpi": MPI.Get_library_version().splitlines()[0],
+                          "total_time_s": max(g[2] for g in gathered),
+                          "compute_late_s": max(g[3] for g in gathered),
+                          "spans": [[r, *span] for r, g in enumerate(gathered) for span in g[1]],
+                          "schedule_spans": [[r, i, *row["span"]] for r, g in enumerate(gathered)
+                                             for i, row in g[0].items() if row["span"]],
                           "collectives": out}))
     return 0
 

@@ -14,7 +14,8 @@ scratch engine) gives copy and barrier times. Three shapes:
   what bounds store-and-forward, 001 Sec. 4.1); `routing="zone"` uses SimGrid's
   TorusZone and its dimension-order routing, which breaks half-ring ties differently (see
   docs/backends.md). The per-message overhead is paid by the sender's processor; data
-  streams concurrently (the built-in model's injection channels).
+  streams concurrently (the built-in model's injection channels). Phased messages are
+  `switched`: the worker holds them at the synchronizing switch's per-link gates.
 - `paragon` (mesh), `sp2`, `cs2`, `hypercube`: every directed hop of the target's route
   function is a link; each host has an out and an in link at Table 1's 1/tau (the
   communication processor's rate), mesh links at the link rate; sends are serial per node.
@@ -32,8 +33,11 @@ from phalanx.runtime.engine import Engine
 
 ROUTINGS = ("target", "zone")
 # iWarp's phased messages carry this tag in Transfer.message (targets/iwarp/wormhole.py
-# PHASE_TAG): the synchronizing switch's per-phase software is paid on those.
+# PHASE_TAG): the synchronizing switch's per-phase software is paid on those, and they pass
+# the switch's per-link gates.
 IWARP_PHASE_TAG = 1 << 40
+# Links that are not network hops (a node's memory, a loopback): the switch has no gate there.
+UNGATED = ("mem", "loop")
 UNLIMITED_Bps = 1e15  # a rate for "no limit": SimGrid links need a positive bandwidth
 HOST = '  <host id="node-{i}" speed="1Gf"/>'
 
@@ -51,6 +55,9 @@ class Platform:
     barrier_s: float
     note: str
     routes: dict[tuple[int, int], list[str]] | None = None  # links per pair; None: SimGrid's own
+    # True for a message that iWarp's synchronizing switch gates (its phased messages): its
+    # header takes a link only after the link's previous phases have passed (wormhole.SwitchGates)
+    switched: Callable[[Transfer], bool] = lambda t: False
 
     def shared_links(self, pairs: Iterable[tuple[int, int]]) -> int:
         """The most messages of `pairs` (one phase) on one link or port (node memories, which
@@ -149,7 +156,9 @@ def torus_platform(target: Any, pairs: Iterable[tuple[int, int]], routing: str) 
         xml = _routed_zone(torus.nnodes, links, routes)
         kind, note = "torus-routes", "torus of directed links with the target's e-cube routes"
     return Platform(kind, xml, torus.nnodes, False, overhead_s, net.copy_time_s,
-                    net.barrier_time_s(torus.nnodes), note + ", overhead paid by the sender", routes)
+                    net.barrier_time_s(torus.nnodes),
+                    note + ", overhead paid by the sender, phased messages gated per link as by "
+                    "the synchronizing switch", routes, lambda t: t.message >= IWARP_PHASE_TAG)
 
 
 def routed_platform(target: Any, pairs: Iterable[tuple[int, int]]) -> Platform:

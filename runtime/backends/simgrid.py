@@ -10,6 +10,9 @@ Network model: CM02 (max-min flow sharing, no TCP factors), crosstraffic off, so
 message's time on a free path is latency + bytes / bandwidth, like the built-in models.
 Where they differ is contention: SimGrid shares a link's bandwidth between the flows on
 it, the built-in wormhole models hold links whole; `compare` says so for each collective.
+Phases keep their synchronisation: a `local` phase ends for a node when its own sends are
+done and its receives have arrived, a `barrier` phase on a SimGrid barrier; iWarp's phased
+messages also pass the synchronizing switch's per-link gates (simgrid_worker.Switch).
 
 Data: SimGrid moves sizes, not bytes. Every message carries its (schedule, phase, index),
 which the receiver checks, and the payloads are moved by the data layer in phase order
@@ -29,7 +32,7 @@ import numpy as np
 from phalanx.compiler.driver import Compiled
 from phalanx.compiler.schedule import ComputeStep, PipelineStep, Schedule
 from phalanx.grammar.diagnostics import usage_error
-from phalanx.runtime.backends.platforms import Platform, platform_for
+from phalanx.runtime.backends.platforms import UNGATED, Platform, platform_for
 from phalanx.runtime.data import ScheduleError, build_data
 from phalanx.runtime.fastpath import move_data
 from phalanx.runtime.interpreter import Execution, Span, StepTiming, messages
@@ -68,7 +71,8 @@ def _schedule_json(schedule: Schedule, platform: Platform, data) -> dict[str, An
             if first.src == first.dst:
                 copies.append([first.src, platform.copy_time_s(nbytes)])
             else:
-                msgs.append([first.src, first.dst, nbytes, platform.overhead_s(first)])
+                msgs.append([first.src, first.dst, nbytes, platform.overhead_s(first),
+                             platform.switched(first)])
         phases.append({"sync": phase.sync, "barrier_s": platform.barrier_s, "messages": msgs,
                        "copies": copies})
     return {"type": "schedule", "id": schedule.collective, "nprocs": schedule.nprocs,
@@ -93,7 +97,8 @@ def describe(compiled: Compiled, platform: Platform, data: dict[int, Any],
         else:
             steps.append(step_json(step))
     return {"platform_xml": platform.xml, "hosts": [platform.host(i) for i in range(platform.nnodes)],
-            "config": list(CONFIG), "serial_sender": platform.serial_sender, "steps": steps,
+            "config": list(CONFIG), "serial_sender": platform.serial_sender,
+            "ungated": list(UNGATED), "steps": steps,
             "spans": spans}
 
 
@@ -157,6 +162,7 @@ class SimGridRun:
             if "note" in cmp:
                 c["note"] = cmp["note"]
         out["simgrid_wall_s"] = self.worker["wall_s"]
+        out["switch"] = self.worker["switch"]
         return out
 
 
@@ -172,7 +178,7 @@ def difference_note(ratio: float, shared: int) -> str:
                 "links that the target's routes keep apart (flow sharing vs wormhole blocking)")
     return (f"SimGrid is {how} although no link carries two messages of a phase: the built-in "
             "model also serialises on resources SimGrid does not have (processor, memory "
-            "streams, injection channels, the synchronizing switch)")
+            "streams, injection channels)")
 
 
 def _verify(compiled: Compiled, seed: int, worker: dict[str, Any]) -> dict[int, list[str]]:
