@@ -124,22 +124,24 @@ class CommSet:
         tensor = np.einsum(",".join(subscripts) + "->" + out_s, *operands)
         return np.asarray(tensor, dtype=np.int64).reshape(_ranks(src), _ranks(dst))
 
-    def senders(self, receiver: int) -> list[int]:
+    def senders(self, receiver: int) -> range:
+        """Ranks that may send to `receiver` (a range: membership tests are O(1))."""
         src = self.stmt.src
         if src.mapping == "replicated":  # the receiver's own copy, or a holder's if it has none
-            return [receiver % src.onto.count]
+            first = receiver % src.onto.count
+            return range(first, first + 1)
         if src.mapping == "single":
-            return [src.owner]
-        return list(range(src.onto.count))
+            return range(src.owner, src.owner + 1)
+        return range(src.onto.count)
 
     @cached_property
-    def _receivers(self) -> list[int]:
+    def _receivers(self) -> range:
         dst = self.stmt.dst
         if dst.mapping == "single":
-            return [dst.owner]
-        return list(range(dst.onto.count))
+            return range(dst.owner, dst.owner + 1)
+        return range(dst.onto.count)
 
-    def receivers(self) -> list[int]:
+    def receivers(self) -> range:
         return self._receivers
 
     def _row(self, sender: int) -> int:
