@@ -2,11 +2,11 @@
 001_569dde0e56ec3e6f.txt; writes bench/results_iwarp.json.
 
   message passing, full wormhole contention, 8x8 and 16x16 (goals: <= 1 s and <= 20 s at 16 KB);
-  phased 32x32 on the fast path (goal <= 30 s); fast path vs event path on 16x16 (exact agreement);
+  phased 32x32 through compile, payloads and the fast path (goal <= 30 s); fast path vs event
+  path on 16x16 (exact agreement);
   Fig. 9 (bandwidth vs V and vs P, 1/4/16 KB, seeded matrices) and Table 1 (sparse patterns as
   AAPC subsets vs message passing) on 8x8. `--only fig9` (or table1, speed) runs one part.
-Simulated events do not depend on the block size, so 16x16 runs 1 KB blocks to keep the payload
-arrays (runtime/data.py) at 64 MB; the network simulation is the same as at 16 KB.
+16x16 at 16 KB moves 1 GB of payload (about 3 GB resident).
 """
 
 from __future__ import annotations
@@ -21,12 +21,10 @@ import numpy as np
 
 import phalanx.targets  # noqa: F401  (fills the target registry)
 from phalanx.compiler.driver import compile_program
-from phalanx.compiler.recognize import recognize
 from phalanx.compiler.target import resolve
 from phalanx.runtime.engine import Engine
-from phalanx.runtime.fastpath import run_fast
 from phalanx.runtime.interpreter import Interpreter
-from phalanx.runtime.simulate import build_data
+from phalanx.runtime.simulate import build_data, simulate
 from phalanx.runtime.sweep import Variation, alltoall_program, sweep
 from phalanx.runtime.synthetic import run_matrix
 
@@ -54,25 +52,22 @@ def run(n: int, block: int, algorithm: str, fast: bool) -> dict:
             "verified": verified}
 
 
-def phased_fast_only(n: int, block: int) -> dict:
-    """32x32: schedule from the construction, network on the fast path; no compile, no payloads
-    (the comm-set pipeline does not scale to 1024 processors yet)."""
-    target = resolve(f"iwarp:{n}x{n}")
-    p = n * n
-    coll = recognize(0, np.full((p, p), block, dtype=np.int64), "A", "B", 1)
+def full_run(n: int, block: int, algorithm: str) -> dict:
+    """The whole `phalanx run` path in one process: compile, payloads, simulate (the fast path
+    where the schedule is proven contention-free), verify."""
     t0 = time.perf_counter()
-    schedule = target.generate(coll, "phased")
+    compiled = compile_program(alltoall_program(n * n, block), target=f"iwarp:{n}x{n}",
+                               algorithm=algorithm, file="<bench>")
     t1 = time.perf_counter()
-    plan = target.build_network(Engine()).fast_plan(schedule)
+    result = simulate(compiled)
     t2 = time.perf_counter()
-    ends, messages = run_fast(plan, np.zeros(p))
-    t3 = time.perf_counter()
-    return {"case": f"phased iwarp:{n}x{n} {block} B fast path only", "messages": p * p,
-            "phases": len(schedule.phases), "generate_s": round(t1 - t0, 3),
-            "plan_s": round(t2 - t1, 3), "simulate_s": round(t3 - t2, 3),
-            "network_messages": messages, "messages_per_s": round(messages / (t3 - t2)),
-            "simulated_time_s": float(ends.max()),
-            "aggregate_MBps": p * (p - 1) * block / float(ends.max()) / 1e6}
+    c = result.collectives[0]
+    return {"case": f"{algorithm} iwarp:{n}x{n} {block} B, whole run", "messages": (n * n) ** 2,
+            "phases": len(compiled.plan.schedules()[0].phases), "compile_s": round(t1 - t0, 3),
+            "simulate_s": round(t2 - t1, 3), "total_s": round(t2 - t0, 3),
+            "fast_messages": result.execution.fast_messages,
+            "simulated_time_s": result.total_time_s,
+            "aggregate_MBps": c.aggregate_bandwidth_Bps / 1e6, "verified": result.verified}
 
 
 def fig9(samples: int) -> dict:
@@ -81,7 +76,7 @@ def fig9(samples: int) -> dict:
     for name, variation in (("a_variance", Variation((0.0, 0.25, 0.5, 0.75, 1.0), (0.0,), samples)),
                             ("b_zero_probability", Variation((0.0,), (0.0, 0.25, 0.5, 0.75, 0.9),
                                                              samples))):
-        data = sweep("iwarp:8x8", "alltoall", [1024, 4096, 16384], ["phased", "message-passing"],
+        data = sweep("iwarp:8x8", "alltoall", [1024, 4096, 16384], ["phased", "message-passing-random"],
                      variation=variation)
         out[name] = [{k: r[k] for k in ("algorithm", "block_bytes", "variance", "zero_probability",
                                          "verified")} | {"MBps": round(r["aggregate_bandwidth_Bps"] / 1e6, 1)}
@@ -94,7 +89,7 @@ def table1() -> list[dict]:
     target = resolve("iwarp:8x8")
     torus, out = target.torus, []
     for kind in ("nearest", "hypercube"):
-        for block in (4096, 16384, 65536):
+        for block in (4096, 8192, 16384):
             m = np.zeros((64, 64), dtype=np.int64)
             for v in range(64):
                 x, y = torus.coords(v)
@@ -102,12 +97,12 @@ def table1() -> list[dict]:
                             if kind == "nearest" else [v ^ (1 << b) for b in range(6)])
                 m[v, partners] = block
             bw = {}
-            for algorithm in ("phased", "message-passing"):
+            for algorithm in ("phased", "message-passing-random"):
                 run = run_matrix(target, m, algorithm)
                 bw[algorithm] = run.collective.total_bytes / run.time_s / 1e6
+            mp = bw["message-passing-random"]
             out.append({"pattern": kind, "block_bytes": block, "subset_MBps": round(bw["phased"], 1),
-                        "message_passing_MBps": round(bw["message-passing"], 1),
-                        "factor": round(bw["message-passing"] / bw["phased"], 2)})
+                        "message_passing_MBps": round(mp, 1), "factor": round(mp / bw["phased"], 2)})
     return out
 
 
@@ -125,8 +120,9 @@ def main() -> None:
         report["table1"] = table1()
         print(json.dumps(report["table1"]), flush=True)
     if args.only in (None, "speed"):
-        cases = [run(8, 16384, "message-passing", False), run(16, 1024, "message-passing", False),
-                 phased_fast_only(32, 64)]
+        cases = [run(8, 16384, algorithm, False) for algorithm in ("message-passing",
+                                                                   "message-passing-random")]
+        cases += [run(16, 16384, "message-passing", False), full_run(32, 64, "phased")]
         slow, fast = run(16, 64, "phased", False), run(16, 64, "phased", True)
         cases += [slow, fast, {"case": "16x16 phased: fast path == event path",
                                "agree_exactly": slow["simulated_time_s"] == fast["simulated_time_s"]}]

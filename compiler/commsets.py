@@ -182,8 +182,21 @@ class CommSet:
         s_arr, d_arr = self.stmt.src, self.stmt.dst
         if dst not in self.receivers() or src not in self.senders(dst) or src >= s_arr.onto.count:
             return Section(tuple(np.zeros(0, dtype=np.int64) for _ in d_arr.shape))
-        s_coords = s_arr.onto.coords(src) if s_arr.mapping == "distributed" else None
-        d_coords = d_arr.onto.coords(dst) if d_arr.mapping == "distributed" else None
+        return Section(self.section_arrays(src, dst))
+
+    @cached_property
+    def _coords(self) -> tuple[list | None, list | None]:
+        """Arrangement coordinates of every source and destination rank (distributed sides)."""
+        s_arr, d_arr = self.stmt.src, self.stmt.dst
+        return tuple([a.onto.coords(r) for r in range(a.onto.count)]
+                     if a.mapping == "distributed" else None for a in (s_arr, d_arr))
+
+    def section_arrays(self, src: int, dst: int) -> tuple[np.ndarray, ...]:
+        """`section(src, dst).indices` for a block known to exist, without the checks. The
+        arrays are shared by every block with the same owner coordinates in a dimension."""
+        s_all, d_all = self._coords
+        s_coords = s_all[src] if s_all is not None else None
+        d_coords = d_all[dst] if d_all is not None else None
         out = []
         for (idx, sc, spd, dc, dpd), table, groups in zip(self.dims, self._tables,
                                                             self._index_groups):
@@ -193,15 +206,7 @@ class CommSet:
             u = s_coords[spd] if sc is not None else 0
             v = d_coords[dpd] if dc is not None else 0
             out.append(groups[u * table.shape[1] + v])
-        return Section(tuple(out))
-
-    def source_indices(self, section: Section) -> list[np.ndarray]:
-        """Global source indices, in source dim order, of a destination section."""
-        out: list[np.ndarray] = [None] * len(section.indices)  # type: ignore[list-item]
-        for d, ix in enumerate(section.indices):
-            shift = self.stmt.shift[d]
-            out[self.stmt.perm[d]] = (ix + shift) % self.stmt.dst.shape[d] if shift else ix
-        return out
+        return tuple(out)
 
 
 class ReduceSet:

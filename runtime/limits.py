@@ -31,8 +31,10 @@ EVENTS_PER_MESSAGE = 6.0
 EVENTS_PER_HOP = 1.0
 EVENTS_PER_TRANSFER = 1.0
 BYTES_PER_TRANSFER = 2048  # its letter event, span and block bookkeeping (tracemalloc, ~1.5 KB)
-ARRAY_COPIES = 6  # an upper bound: global source, result, destination, payloads (local source and reference are views where they can be)
-WRITE_COUNT_BYTES = 2  # uint8 (uint16 from 255 nodes) write count per destination element (runtime/data.py)
+# An upper bound: global source, result, destination, payloads (local sources and references
+# are views where the owned indices are runs).
+ARRAY_COPIES = 6
+WRITE_COUNT_BYTES = 2  # uint8 (uint16 from 255 nodes) write count per element (runtime/data.py)
 EVENTS_PER_S = 50_000  # a conservative rate of this engine on one core (60k-170k measured)
 MAX_WALL_S = 3600.0  # a run estimated to need more than an hour is refused without --force
 MEMORY_SHARE = 0.75  # of physical memory: the machine is shared, numpy needs headroom
