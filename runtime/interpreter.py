@@ -77,6 +77,34 @@ def _blocks(group: tuple[Transfer, ...] | list[Transfer]) -> str:
     return f"{len(group)} blocks"
 
 
+class Inbox(Event):
+    """The blocks a node still waits for in one phase; fires when none is left. For deadlock
+    reports it names one missing block and its sender, as a wait on that block would."""
+
+    def __init__(self, engine: Engine, phase: int, pending: set[tuple]):
+        super().__init__(engine)
+        self.phase, self.pending = phase, pending
+
+    def _first(self) -> tuple | None:  # (collective, origin, final, src, dst)
+        return min(self.pending, key=lambda key: (key[3], key[1], key[2])) if self.pending else None
+
+    @property
+    def what(self) -> str:
+        first = self._first()
+        if first is None:
+            return f"blocks of phase {self.phase}"
+        return f"block {first[1]}->{first[2]} from node {first[3]} (phase {self.phase})"
+
+    @what.setter
+    def what(self, _: str) -> None:
+        pass
+
+    @property
+    def producer(self) -> str | None:
+        first = self._first()
+        return None if first is None else f"node {first[3]}"
+
+
 class Interpreter:
     def __init__(self, plan: Plan, network: Any, engine: Engine, data: dict[int, Any],
                  fast: bool = True):
@@ -86,7 +114,9 @@ class Interpreter:
         self.fast = fast
         self.arrivals: dict[int, tuple[FastPlan, dict[int, Event], dict[int, float]]] = {}
         self.fast_messages = 0
-        self.mailbox: dict[tuple, Event] = {}
+        self.inboxes: dict[tuple[int, int, int], Inbox] = {}
+        self.arrived: set[tuple] = set()
+        self.due: dict[int, dict[tuple, tuple[int, int]]] = {}
         self.barriers: dict[tuple[int, int], tuple[Event, set[int]]] = {}
         self.timings = {s.collective: StepTiming() for s in plan.schedules()}
         self.spans: list[Span] = []
@@ -183,7 +213,8 @@ class Interpreter:
             waits = [self.engine.process(self._send(i, group, where), f"node {node} send "
                                          f"{_blocks(group)} to {group[0].dst}")
                      for group in messages(sends.get(node, []))]
-            waits += [self._letter(i, t, k) for t in recvs.get(node, [])]
+            if node in recvs:
+                waits.append(self._inbox(i, node, k, recvs[node]))
             yield self.engine.all_of(waits, f"phase {k} of node {node}")
             if phase.sync == "barrier":
                 yield self._barrier(i, k, node, schedule.nprocs)
@@ -218,15 +249,38 @@ class Interpreter:
                     lambda _, e=events[n]: e.succeed())
         return event
 
-    def _letter(self, i: int, t: Transfer, k: int) -> Event:
-        """The event that fires when transfer `t` has arrived (made by whichever side is first)."""
+    def _inbox(self, i: int, node: int, k: int, due: list[Transfer]) -> Event:
+        """The event that fires when every transfer due to `node` in phase k has arrived (one
+        event per node and phase, not per transfer: a phase may bring hundreds of blocks)."""
+        key = (i, node, k)
+        inbox = self.inboxes.get(key)
+        if inbox is None:
+            pending = {(i, t.origin, t.final, t.src, t.dst) for t in due} - self.arrived
+            inbox = self.inboxes[key] = Inbox(self.engine, k, pending)
+            if not pending:
+                inbox.succeed()
+        return inbox
+
+    def _arrived(self, i: int, t: Transfer) -> None:
         key = (i, t.origin, t.final, t.src, t.dst)
-        event = self.mailbox.get(key)
-        if event is None:
-            event = self.engine.event(f"block {t.origin}->{t.final} from node {t.src} (phase {k})")
-            event.producer = f"node {t.src}"  # type: ignore[attr-defined]
-            self.mailbox[key] = event
-        return event
+        if key in self.arrived:
+            raise ScheduleError(f"transfer {t.src}->{t.dst} of block {t.origin}->{t.final} "
+                                "is sent twice")
+        self.arrived.add(key)
+        where = self._due(i).get(key)
+        inbox = self.inboxes.get((i, *where)) if where is not None else None
+        if inbox is not None and key in inbox.pending:
+            inbox.pending.discard(key)
+            if not inbox.pending:
+                inbox.succeed()
+
+    def _due(self, i: int) -> dict[tuple, tuple[int, int]]:
+        """(node, phase) in which each transfer of collective i is received."""
+        if i not in self.due:
+            schedule = next(s for s in self.plan.schedules() if s.collective == i)
+            self.due[i] = {(i, t.origin, t.final, t.src, t.dst): (t.dst, k)
+                           for k, phase in enumerate(schedule.phases) for t in phase.recvs}
+        return self.due[i]
 
     def _send(self, i: int, group: tuple[Transfer, ...], where: str = ""):
         """One network message (or local copy) carrying the blocks of `group`."""
@@ -245,11 +299,7 @@ class Interpreter:
             kind = "send"
         for t, payload in zip(group, payloads):
             self.data[i].put(t, payload)
-            letter = self._letter(i, t, -1)
-            if letter.triggered:
-                raise ScheduleError(f"transfer {t.src}->{t.dst} of block {t.origin}->{t.final} "
-                                    "is sent twice")
-            letter.succeed()
+            self._arrived(i, t)
         self.spans.append(Span(first.src, kind, start, self.engine.now,
                                f"{_blocks(group)} to {first.dst}, {nbytes} B", first.dst))
 
