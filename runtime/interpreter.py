@@ -287,15 +287,16 @@ class Interpreter:
         start = self.engine.now
         payloads = [self.data[i].take(t) for t in group]
         first, nbytes = group[0], self.data[i].wire_bytes(group)
+        message = first if nbytes == first.nbytes else dataclasses.replace(first, nbytes=nbytes)
         deliver = getattr(self.network, "deliver", None)
         if first.src == first.dst:
             yield self.engine.timeout(self.network.copy_time_s(nbytes), "copy")
             kind = "copy"
         elif deliver is not None:
-            payloads = yield from deliver(dataclasses.replace(first, nbytes=nbytes), payloads, where)
+            payloads = yield from deliver(message, payloads, where)
             kind = "send"
         else:
-            yield from self.network.transfer(dataclasses.replace(first, nbytes=nbytes))
+            yield from self.network.transfer(message)
             kind = "send"
         for t, payload in zip(group, payloads):
             self.data[i].put(t, payload)

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import compile_text
 from phalanx.compiler.commsets import CommSet
-from phalanx.compiler.distribution import local_index_map, owner_map
+from phalanx.compiler.distribution import local_index_map, owned_indices, owned_sections, owner_map
 from phalanx.compiler.semantics import DimDist
 
 
@@ -32,6 +32,29 @@ def test_owner_and_local_maps(dd):
     for p in range(nprocs):  # local indices number each owner's elements 0, 1, 2, ...
         mine = local[owners == p]
         assert list(mine) == list(range(len(mine)))
+
+
+@pytest.mark.parametrize("dist", ["BLOCK, *", "*, CYCLIC", "CYCLIC(3), BLOCK(4)", "BLOCK, CYCLIC(2)"])
+def test_owned_sections_are_what_the_owner_maps_give(dist):
+    """owned_sections works from the owner's coordinate alone (O(local size)); it must give
+    exactly the indices whose owner-map entry is that coordinate, on every rank."""
+    grid = "P(6)" if "*" in dist else "P(2, 3)"
+    compiled = compile_text(f"processors {grid}\narray A(13, 11) of int32 distribute "
+                            f"({dist}) onto P\narray B(13, 11) of int32 distribute ({dist}) onto P\n"
+                            "B = A\n", target="ideal:6")
+    array = compiled.communications[0].src
+    for rank in range(6):
+        coords = array.onto.coords(rank)
+        for d, got in enumerate(owned_indices(array, rank)):
+            pd = array.proc_dims[d]
+            owners = owner_map(array.dist[d], 13 if d == 0 else 11, array.onto.shape[pd]) \
+                if pd is not None else None
+            want = np.arange(13 if d == 0 else 11)
+            if owners is not None:
+                want = want[owners == coords[pd]]
+            assert got.tolist() == want.tolist()
+        sections = owned_sections(array, rank)
+        assert any(isinstance(s, slice) for s in sections) or "CYCLIC(" in dist
 
 
 def element_owner(array, index) -> int | None:

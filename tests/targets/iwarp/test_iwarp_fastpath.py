@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from phalanx.compiler.driver import compile_program
+from phalanx.runtime.data import ScheduleError
 from phalanx.runtime.engine import Engine
+from phalanx.runtime.fastpath import move_data
 from phalanx.runtime.interpreter import Interpreter
 from phalanx.runtime.simulate import build_data
 from phalanx.runtime.sweep import alltoall_program
@@ -39,3 +41,18 @@ def test_other_schedules_stay_on_the_event_path():
                                algorithm="message-passing", file="<t>")
     execution, problems = execute(compiled, fast=True)
     assert problems == [] and execution.fast_messages == 0 and execution.events > 0
+
+
+def test_fast_path_moves_blocks_straight_and_still_catches_a_second_send():
+    # The fast path moves a direct block from its origin's array into its destination's
+    # without a payload in between (runtime/data.py move_direct); the same block moved again
+    # is refused as take + put would refuse it.
+    compiled = compile_program(alltoall_program(64, 32), target="iwarp:8x8", algorithm="phased",
+                               file="<t>")
+    schedule = compiled.plan.schedules()[0]
+    data = build_data(compiled.communications[0], np.random.default_rng(5))
+    move_data(schedule, data)
+    assert data.problems() == []
+    t = next(t for t in schedule.phases[0].sends if t.src != t.dst)
+    with pytest.raises(ScheduleError, match="does not hold"):
+        data.move_direct(t)
