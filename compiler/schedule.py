@@ -9,19 +9,20 @@ sends the transfers whose `src` is p and waits for those whose `dst` is p. The
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 SYNC_KINDS = ("local", "barrier")
 
 
-@dataclass(frozen=True)
-class Transfer:
+class Transfer(NamedTuple):
     """One message: `nbytes` of block (origin, final) moving from `src` to `dst`.
 
     `origin` and `final` name the block of the collective's communication set:
     the bytes that processor `origin` holds for processor `final`. Transfers of one
     phase with the same src, dst and a `message` id > 0 travel as one network message
     (one start-up, their bytes summed): how combining schedules such as the standard
-    exchange send many blocks at once.
+    exchange send many blocks at once. A named tuple, not a dataclass: schedules hold
+    millions of them, and a tuple is built and hashed in C.
     """
 
     src: int

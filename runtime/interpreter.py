@@ -11,7 +11,6 @@ engine limit returns a partial Execution that says why (`stopped`).
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -287,7 +286,7 @@ class Interpreter:
         start = self.engine.now
         payloads = [self.data[i].take(t) for t in group]
         first, nbytes = group[0], self.data[i].wire_bytes(group)
-        message = first if nbytes == first.nbytes else dataclasses.replace(first, nbytes=nbytes)
+        message = first if nbytes == first.nbytes else first._replace(nbytes=nbytes)
         deliver = getattr(self.network, "deliver", None)
         if first.src == first.dst:
             yield self.engine.timeout(self.network.copy_time_s(nbytes), "copy")

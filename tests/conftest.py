@@ -56,3 +56,12 @@ processors P(16)
 array A(256, 256) of float64 distribute (BLOCK, *) onto P
 array B(256, 256) of float64 distribute (*, BLOCK) onto P
 """
+
+
+def pipeline_source(work_ms: float) -> str:
+    """A transpose on ideal:4 in a 4-stage pipeline behind `work_ms` of compute per stage."""
+    return ("target ideal:4\nprocessors P(4)\n"
+            "array A(64, 64) of float64 distribute (BLOCK, *) onto P\n"
+            "array B(64, 64) of float64 distribute (*, BLOCK) onto P\n"
+            'compute "setup" on P cost 0.2 ms\n'
+            f'pipeline stages=4 {{\n  compute "work" on P cost {work_ms:g} ms\n  B = A\n}}\n')

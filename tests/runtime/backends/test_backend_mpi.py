@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import compile_text
+from conftest import compile_text, pipeline_source
 from phalanx.grammar.diagnostics import UsageError
 from phalanx.runtime.backends import mpi
 
@@ -50,16 +50,7 @@ def test_reduction_and_broadcast_against_mpi_library():
         assert run.to_json()["collectives"][0]["mpi_library"] == library
 
 
-PIPELINE = """target ideal:4
-processors P(4)
-array A(64, 64) of float64 distribute (BLOCK, *) onto P
-array B(64, 64) of float64 distribute (*, BLOCK) onto P
-compute "setup" on P cost 0.2 ms
-pipeline stages=4 {
-  compute "work" on P cost 8 ms
-  B = A
-}
-"""
+PIPELINE = pipeline_source(8)
 
 
 @needs_mpi

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import compile_text
+from conftest import compile_text, pipeline_source
 from phalanx.grammar.diagnostics import UsageError
 from phalanx.runtime.backends import simgrid
 from phalanx.runtime.backends.platforms import platform_for
@@ -99,16 +99,7 @@ def test_paragon_mesh_runs_on_explicit_routes():
     assert 0.5 < run.comparisons()[0]["simgrid_over_builtin"] < 1.5
 
 
-PIPELINE = """target ideal:4
-processors P(4)
-array A(64, 64) of float64 distribute (BLOCK, *) onto P
-array B(64, 64) of float64 distribute (*, BLOCK) onto P
-compute "setup" on P cost 0.2 ms
-pipeline stages=4 {
-  compute "work" on P cost 1 ms
-  B = A
-}
-"""
+PIPELINE = pipeline_source(1)
 
 
 @needs_simgrid
