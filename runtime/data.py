@@ -208,22 +208,15 @@ class AssignmentData:
         return hit[1]
 
     def pack(self, origin: int, final: int) -> np.ndarray:
-        section = self._section(origin, final).indices
+        section = self.commset.section_arrays(origin, final)  # a block of the store: it exists
         src_idx: list = [None] * len(section)
         for d, ix in enumerate(section):  # source dim perm[d] reads destination dim d
             src_idx[self.stmt.perm[d]] = self._converted("src", d, ix)
         block = self.src_local[origin][_index(src_idx)]
         return np.ascontiguousarray(np.transpose(block, self.stmt.perm))
 
-    def _section(self, origin: int, final: int):
-        """The block's section, computed once (packing and unpacking both need it)."""
-        cache = self.__dict__.setdefault("_sections", {})
-        if (origin, final) not in cache:
-            cache[(origin, final)] = self.commset.section(origin, final)
-        return cache[(origin, final)]
-
     def _dst_index(self, origin: int, final: int):
-        section = self._section(origin, final).indices
+        section = self.commset.section_arrays(origin, final)  # a block of the store: it exists
         return _index([self._converted("dst", d, ix) for d, ix in enumerate(section)])
 
     def take(self, t: Transfer) -> np.ndarray:

@@ -115,7 +115,7 @@ class Interpreter:
         self.fast_messages = 0
         self.inboxes: dict[tuple[int, int, int], Inbox] = {}
         self.arrived: set[tuple] = set()
-        self.due: dict[int, dict[tuple, tuple[int, int]]] = {}
+        self.due: dict[int, dict[tuple, tuple[int, int, int]]] = {}
         self.barriers: dict[tuple[int, int], tuple[Event, set[int]]] = {}
         self.timings = {s.collective: StepTiming() for s in plan.schedules()}
         self.spans: list[Span] = []
@@ -266,18 +266,20 @@ class Interpreter:
             raise ScheduleError(f"transfer {t.src}->{t.dst} of block {t.origin}->{t.final} "
                                 "is sent twice")
         self.arrived.add(key)
-        where = self._due(i).get(key)
-        inbox = self.inboxes.get((i, *where)) if where is not None else None
+        due = self.due.get(i) or self._due(i)
+        where = due.get(key)
+        inbox = self.inboxes.get(where) if where is not None else None
         if inbox is not None and key in inbox.pending:
             inbox.pending.discard(key)
             if not inbox.pending:
                 inbox.succeed()
 
-    def _due(self, i: int) -> dict[tuple, tuple[int, int]]:
-        """(node, phase) in which each transfer of collective i is received."""
+    def _due(self, i: int) -> dict[tuple, tuple[int, int, int]]:
+        """The inbox key (collective, node, phase) in which each transfer of collective i is
+        received."""
         if i not in self.due:
             schedule = next(s for s in self.plan.schedules() if s.collective == i)
-            self.due[i] = {(i, t.origin, t.final, t.src, t.dst): (t.dst, k)
+            self.due[i] = {(i, t.origin, t.final, t.src, t.dst): (i, t.dst, k)
                            for k, phase in enumerate(schedule.phases) for t in phase.recvs}
         return self.due[i]
 
