@@ -174,7 +174,10 @@ def main() -> None:
         sizes = [64 * i for i in range(1, 5 if args.quick else 33)]
         report["speed"] = speed_goal(sizes, args.jobs)
         print(report["speed"], flush=True)
-    Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
+    out = Path(args.out)
+    if args.only and out.exists():  # one part re-measured: keep the others
+        report = json.loads(out.read_text()) | report
+    out.write_text(json.dumps(report, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -129,7 +129,10 @@ def main() -> None:
         report["cases"] = cases
         for c in cases:
             print(json.dumps(c))
-    Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    out = Path(args.out)
+    if args.only and out.exists():  # one part re-measured: keep the others
+        report = json.loads(out.read_text()) | report
+    out.write_text(json.dumps(report, indent=2) + "\n")
 
 
 if __name__ == "__main__":
