@@ -64,6 +64,12 @@ def _index(indices) -> tuple:
                     for ix in indices])
 
 
+def check_size(t: Transfer, block: np.ndarray) -> None:
+    if block.nbytes != t.nbytes:
+        raise ScheduleError(f"transfer {t.src}->{t.dst} of block {t.origin}->{t.final} says "
+                            f"{t.nbytes} bytes but the block has {block.nbytes}")
+
+
 class BlockStore:
     """Which node holds which block: blocks start at their senders and move with transfers.
 
@@ -96,9 +102,7 @@ class BlockStore:
                                 "does not hold (never had it, or already sent it on)")
         if payload is None:
             payload = pack(t.origin, t.final)
-        if payload.nbytes != t.nbytes:
-            raise ScheduleError(f"transfer {t.src}->{t.dst} of block {t.origin}->{t.final} says "
-                                f"{t.nbytes} bytes but the block has {payload.nbytes}")
+        check_size(t, payload)
         return payload
 
     def spend(self, t: Transfer) -> None:
@@ -178,10 +182,7 @@ class AssignmentData:
     def _local(self, array: DistArray, dim: int, global_idx: np.ndarray) -> np.ndarray | slice:
         """Local indices of global ones; a slice when a run maps onto a run (local maps
         increase on each owner, so equal spans mean every index in between is consecutive)."""
-        maps = self.__dict__.setdefault("_maps", {})  # hashing a DistArray per block is not free
-        if id(array) not in maps:
-            maps[id(array)] = _local_maps(array)
-        local_map = maps[id(array)][dim]
+        local_map = _local_maps(array)[dim]
         n = len(global_idx)
         if n and global_idx[-1] - global_idx[0] + 1 == n:
             first, last = int(local_map[global_idx[0]]), int(local_map[global_idx[-1]])
@@ -207,24 +208,25 @@ class AssignmentData:
             hit = cache[key] = (ix, local)
         return hit[1]
 
-    def pack(self, origin: int, final: int) -> np.ndarray:
-        section = self.commset.section_arrays(origin, final)  # a block of the store: it exists
+    def _src_block(self, origin: int, section: tuple[np.ndarray, ...]) -> np.ndarray:
+        """The block's elements in the origin's local array, in source dimension order."""
         src_idx: list = [None] * len(section)
         for d, ix in enumerate(section):  # source dim perm[d] reads destination dim d
             src_idx[self.stmt.perm[d]] = self._converted("src", d, ix)
-        block = self.src_local[origin][_index(src_idx)]
+        return self.src_local[origin][_index(src_idx)]
+
+    def _dst_section_index(self, section: tuple[np.ndarray, ...]) -> tuple:
+        return _index([self._converted("dst", d, ix) for d, ix in enumerate(section)])
+
+    def pack(self, origin: int, final: int) -> np.ndarray:
+        block = self._src_block(origin, self.commset.section_arrays(origin, final))
         return np.ascontiguousarray(np.transpose(block, self.stmt.perm))
 
     def _dst_index(self, origin: int, final: int):
-        section = self.commset.section_arrays(origin, final)  # a block of the store: it exists
-        return _index([self._converted("dst", d, ix) for d, ix in enumerate(section)])
+        return self._dst_section_index(self.commset.section_arrays(origin, final))
 
     def take(self, t: Transfer) -> np.ndarray:
         return self.store.take(t, self.pack)
-
-    @property
-    def _identity(self) -> bool:
-        return self.stmt.perm == tuple(range(len(self.stmt.perm)))
 
     def move_direct(self, t: Transfer) -> bool:
         """Move a block from its origin straight into its destination's array, as take + put
@@ -234,15 +236,10 @@ class AssignmentData:
             return False
         self.store.spend(t)
         section = self.commset.section_arrays(t.origin, t.final)
-        src_idx: list = [None] * len(section)
-        for d, ix in enumerate(section):
-            src_idx[self.stmt.perm[d]] = self._converted("src", d, ix)
-        block = self.src_local[t.origin][_index(src_idx)]
-        if block.nbytes != t.nbytes:
-            raise ScheduleError(f"transfer {t.src}->{t.dst} of block {t.origin}->{t.final} says "
-                                f"{t.nbytes} bytes but the block has {block.nbytes}")
-        index = _index([self._converted("dst", d, ix) for d, ix in enumerate(section)])
-        self.dst_local[t.final][index] = block if self._identity else np.transpose(block, self.stmt.perm)
+        block = self._src_block(t.origin, section)
+        check_size(t, block)
+        index = self._dst_section_index(section)
+        self.dst_local[t.final][index] = np.transpose(block, self.stmt.perm)
         self.writes[t.final][index] += 1
         return True
 

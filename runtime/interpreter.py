@@ -266,8 +266,7 @@ class Interpreter:
             raise ScheduleError(f"transfer {t.src}->{t.dst} of block {t.origin}->{t.final} "
                                 "is sent twice")
         self.arrived.add(key)
-        due = self.due.get(i) or self._due(i)
-        where = due.get(key)
+        where = self._due(i).get(key)
         inbox = self.inboxes.get(where) if where is not None else None
         if inbox is not None and key in inbox.pending:
             inbox.pending.discard(key)

@@ -91,11 +91,13 @@ def phased_torus_phases(n: int) -> np.ndarray:
     return phases
 
 
-def phase_problems(torus: Torus, phases: np.ndarray, limit: int = 10) -> list[str]:
+def phase_problems(torus: Torus, phases: np.ndarray, limit: int = 10,
+                   links: np.ndarray | None = None) -> list[str]:
     """The proof of Sec. 2.1: empty when every phase uses every directed link exactly once,
     every node sends and receives at most one message per phase, every route is the e-cube
     route, and every (source, destination) pair appears exactly once over all phases.
-    Counted with numpy, a block of phases at a time (32x32 has 4,096 phases of 256 messages)."""
+    Counted with numpy, a block of phases at a time (32x32 has 4,096 phases of 256 messages);
+    `links`, the phases' e-cube route links when already known (`construction_links`)."""
     problems: list[str] = []
     nodes, nlinks = torus.nnodes, torus.nlinks
     pairs = np.zeros(nodes * nodes, dtype=np.int64)
@@ -106,10 +108,11 @@ def phase_problems(torus: Torus, phases: np.ndarray, limit: int = 10) -> list[st
         pairs += np.bincount((src * nodes + dst).ravel(), minlength=nodes * nodes)
         ecube = (sx == ring_steps(src % torus.cols, dst % torus.cols, torus.cols)) & \
                 (sy == ring_steps(src // torus.cols, dst // torus.cols, torus.rows))
-        links = route_links(torus, src.ravel(), dst.ravel()).reshape(len(block), -1)
-        phase_of = np.broadcast_to(np.arange(len(block))[:, None], links.shape)
-        used = links >= 0
-        counts = np.bincount(phase_of[used] * nlinks + links[used],
+        hops = (links[lo:lo + per_block] if links is not None
+                else route_links(torus, src.ravel(), dst.ravel())).reshape(len(block), -1)
+        phase_of = np.broadcast_to(np.arange(len(block))[:, None], hops.shape)
+        used = hops >= 0
+        counts = np.bincount(phase_of[used] * nlinks + hops[used],
                              minlength=len(block) * nlinks).reshape(len(block), nlinks)
         sends = _counts_per_phase(src, nodes)
         receives = _counts_per_phase(dst, nodes)
@@ -142,6 +145,16 @@ def _counts_per_phase(column: np.ndarray, nodes: int) -> np.ndarray:
 
 
 @lru_cache(maxsize=4)
+def construction_links(n: int) -> np.ndarray:
+    """E-cube route links of every message of every phase of the n x n construction:
+    (phases, messages, max hops), -1 padded. The proof and the fast path both use it."""
+    table = phased_torus_phases(n)
+    flat = route_links(Torus(n, n), table[:, :, 0].ravel(), table[:, :, 1].ravel())
+    flat.setflags(write=False)
+    return flat.reshape(table.shape[0], table.shape[1], -1)
+
+
+@lru_cache(maxsize=4)
 def construction_problems(n: int) -> tuple[str, ...]:
     """`phase_problems` of the n x n construction itself, computed once per n."""
-    return tuple(phase_problems(Torus(n, n), phased_torus_phases(n)))
+    return tuple(phase_problems(Torus(n, n), phased_torus_phases(n), links=construction_links(n)))

@@ -29,7 +29,6 @@ carry empty blocks; the fast path below always adds them).
 from __future__ import annotations
 
 from collections import deque
-from functools import lru_cache
 
 import numpy as np
 
@@ -37,8 +36,8 @@ from phalanx.compiler.schedule import Schedule, Transfer
 from phalanx.runtime.engine import Engine, Event, Resource
 from phalanx.runtime.fastpath import FastPhase, FastPlan
 from phalanx.targets.iwarp.params import IWarpParams
-from phalanx.targets.iwarp.phases import phased_torus_phases
-from phalanx.targets.iwarp.topology import Torus, route_links
+from phalanx.targets.iwarp.phases import construction_links, phased_torus_phases
+from phalanx.targets.iwarp.topology import Torus
 
 PHASE_TAG = 1 << 40  # message ids >= this are phased messages: tag | collective << 20 | phase
 LIBRARY_MESSAGE = 1 << 39  # the message id of the deposit library's messages (Sec. 3.1)
@@ -200,7 +199,7 @@ class WormholeNetwork:
                 r.busy_s += b
 
     def phase_links(self) -> np.ndarray:
-        return _phase_links(self.torus)
+        return construction_links(self.torus.cols)
 
     def layout(self) -> tuple[dict[int, tuple[float, float]], dict[str, tuple[int, int]]]:
         """(positions, links) of runtime/utilisation.Layout (a pair: no matplotlib import here):
@@ -254,11 +253,3 @@ def fast_plan(network: WormholeNetwork, schedule: Schedule) -> FastPlan | None:
     return FastPlan(torus.nnodes, torus.nlinks, phases, p.overhead_s + p.phase_software_s, p.hop_s,
                     lambda b: b / p.link_Bps, lambda b: 2 * b / (p.memory_streams * p.link_Bps),
                     barrier)
-
-
-@lru_cache(maxsize=4)
-def _phase_links(torus: Torus) -> np.ndarray:
-    """Route links of every message of every phase: (phases, messages, max hops), -1 padded."""
-    table = phased_torus_phases(torus.cols)
-    flat = route_links(torus, table[:, :, 0].ravel(), table[:, :, 1].ravel())
-    return flat.reshape(table.shape[0], table.shape[1], -1)
