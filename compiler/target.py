@@ -153,6 +153,7 @@ def with_overrides(params: Any, overrides: dict[str, str], target: str) -> Any:
                               f"write e.g. {key}=1.5") from None
         if not value >= 0 or value == float("inf"):
             raise usage_error(f"parameter {key}={text} of target '{target}' must be a finite "
-                              "number >= 0")
+                              "number >= 0", f"give {key} a value of 0 or more, or leave it out "
+                              "for the seed's value")
         changes[key] = value
     return dataclasses.replace(params, **changes)

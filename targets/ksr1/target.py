@@ -98,10 +98,6 @@ def check_params(params: KsrParams) -> None:
         raise usage_error(f"ring1_cycles={params.ring1_cycles:g} is less than ring0_cycles="
                           f"{params.ring0_cycles:g}", "a read over ring:1 cannot be faster "
                           "than one on ring:0 (Table 1: 600 vs 175 cycles)")
-    for name in ("subcache_cycles", "local_cache_cycles", "header_bytes", "barrier_us"):
-        if getattr(params, name) < 0:
-            raise usage_error(f"parameter {name}={getattr(params, name):g} of target 'ksr1' "
-                              "must not be negative", f"omit {name} to use the seed's value")
 
 
 def make_ksr1(positional: str | None, overrides: dict[str, str]) -> Ksr1Target:

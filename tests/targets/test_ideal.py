@@ -68,3 +68,10 @@ def test_lower_bound_and_prediction(examples):
     c, t = compiled.collectives[0], compiled.target
     assert t.predict_time_s(c, "direct") == pytest.approx(15 * (10e-6 + 0.01e-6 * 2048))
     assert t.lower_bound_s(c) == pytest.approx(10e-6 + 0.01e-6 * 15 * 2048)
+
+
+def test_a_negative_parameter_says_what_to_write():
+    with pytest.raises(UsageError) as info:
+        resolve("ideal:4,alpha_us=-1")
+    assert info.value.diagnostic.hint == ("give alpha_us a value of 0 or more, or leave it out "
+                                          "for the seed's value")

@@ -27,6 +27,7 @@ P = KsrParams()
     ("ksr1:8,ring1_cycles=100", "ring1_cycles=100 is less than ring0_cycles=175"),
     ("ksr1:8,ards_per_ring0=3", "exactly 2 ARDs"),
     ("ksr1:8,bogus=1", "unknown parameter 'bogus' for target 'ksr1'"),
+    ("ksr1:8,barrier_us=-1", "barrier_us=-1 of target 'ksr1' must be a finite number >= 0"),
 ])
 def test_bad_specs_are_clear_usage_errors(spec, message):
     with pytest.raises(PhalanxError) as info:
