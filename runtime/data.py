@@ -7,6 +7,7 @@ have received every partial result exactly once and combine to the reference.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -46,6 +47,22 @@ def random_global(array: DistArray, rng: np.random.Generator, near_one: bool = F
 def _local_maps(array: DistArray) -> tuple[np.ndarray, ...]:
     """Global-to-local index map of each dimension (cached: every block of an array uses it)."""
     return tuple(dim_local_map(array, d) for d in range(len(array.shape)))
+
+
+def _count_type(src: DistArray, nprocs: int) -> type:
+    """The smallest exact type for per-element write counts. Each block reaches its
+    destination at most once (the store and the interpreter see to that), so an element is
+    written at most once per owner of its source element. Every element has an owner, so
+    no element has more than (sum of the owners' local sizes - array size + 1) owners: one
+    byte is enough unless sources are replicated over 255 nodes or more (a byte per
+    element, not two, spares 16x16 at 16 KB a gigabyte of freshly touched pages)."""
+    held = sum(math.prod(_extent(ix, e) for ix, e in zip(owned_sections(src, p), src.shape))
+               for p in range(nprocs))
+    return np.uint8 if nprocs < 255 or held - math.prod(src.shape) + 1 < 255 else np.uint16
+
+
+def _extent(ix: slice | np.ndarray, extent: int) -> int:
+    return len(range(*ix.indices(extent))) if isinstance(ix, slice) else len(ix)
 
 
 def _index(indices) -> tuple:
@@ -91,7 +108,7 @@ class BlockStore:
 
     def take(self, t: Transfer, pack) -> np.ndarray:
         key = (t.origin, t.final)
-        fresh = self.held[t.origin].get(key, 0) is None  # never sent yet
+        fresh = self.unsent(t)  # never sent yet
         if key in self.held[t.src]:
             payload = self.held[t.src].pop(key)
         elif fresh and self.content(*key) in self.copies[t.src]:
@@ -104,6 +121,10 @@ class BlockStore:
             payload = pack(t.origin, t.final)
         check_size(t, payload)
         return payload
+
+    def unsent(self, t: Transfer) -> bool:
+        """The block is still at its origin, never sent (not even to the origin itself)."""
+        return self.held[t.origin].get((t.origin, t.final), 0) is None
 
     def spend(self, t: Transfer) -> None:
         """A block leaves its origin straight for its destination (no payload kept anywhere)."""
@@ -166,10 +187,7 @@ class AssignmentData:
                 first = np.arange(first.start, first.stop, first.step or 1)
             rows = (first >= lo) & (first < hi)
             expected.append(np.broadcast_to(rows.reshape((-1,) + (1,) * (r.ndim - 1)), r.shape))
-        # Each block reaches its destination at most once (the store and the interpreter see
-        # to that), so no element is written more often than there are nodes: a small count
-        # type is exact and keeps byte arrays from needing four count bytes per element.
-        count = np.uint8 if n < 255 else np.uint16
+        count = _count_type(stmt.src, n)
         m = commset.byte_matrix
         blocks = [(p, q) for p in range(n) for q in range(n) if m[p, q] > 0]
         # Blocks with the same source elements carry the same bytes (a replicated destination).
@@ -228,11 +246,16 @@ class AssignmentData:
     def take(self, t: Transfer) -> np.ndarray:
         return self.store.take(t, self.pack)
 
+    def movable(self, t: Transfer) -> bool:
+        """`move_direct` can move this transfer now: origin to final, never sent before."""
+        return (t.src == t.origin and t.dst == t.final and not self.store.shared
+                and self.store.unsent(t))
+
     def move_direct(self, t: Transfer) -> bool:
         """Move a block from its origin straight into its destination's array, as take + put
         would, without the payload in between (the fast path moves a million of these on
         32x32). False when the transfer is not such a move; then use take and put."""
-        if t.src != t.origin or t.dst != t.final or self.store.shared:
+        if not self.movable(t):
             return False
         self.store.spend(t)
         section = self.commset.section_arrays(t.origin, t.final)

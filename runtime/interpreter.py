@@ -284,11 +284,14 @@ class Interpreter:
 
     def _send(self, i: int, group: tuple[Transfer, ...], where: str = ""):
         """One network message (or local copy) carrying the blocks of `group`."""
-        start = self.engine.now
-        payloads = [self.data[i].take(t) for t in group]
-        first, nbytes = group[0], self.data[i].wire_bytes(group)
-        message = first if nbytes == first.nbytes else first._replace(nbytes=nbytes)
+        start, data = self.engine.now, self.data[i]
         deliver = getattr(self.network, "deliver", None)
+        # A block going from its origin straight to its destination moves on arrival, array to
+        # array (data.move_direct), unless a faulty network must see (and may spoil) its bytes.
+        movable = getattr(data, "movable", None) if deliver is None else None
+        payloads = [None if movable is not None and movable(t) else data.take(t) for t in group]
+        first, nbytes = group[0], data.wire_bytes(group)
+        message = first if nbytes == first.nbytes else first._replace(nbytes=nbytes)
         if first.src == first.dst:
             yield self.engine.timeout(self.network.copy_time_s(nbytes), "copy")
             kind = "copy"
@@ -299,7 +302,10 @@ class Interpreter:
             yield from self.network.transfer(message)
             kind = "send"
         for t, payload in zip(group, payloads):
-            self.data[i].put(t, payload)
+            if payload is not None:
+                data.put(t, payload)
+            elif not data.move_direct(t):  # sent on meanwhile: take refuses it with the reason
+                data.put(t, data.take(t))
             self._arrived(i, t)
         self.spans.append(Span(first.src, kind, start, self.engine.now,
                                f"{_blocks(group)} to {first.dst}, {nbytes} B", first.dst))
