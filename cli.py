@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from phalanx import targets  # noqa: F401  (fills the target registry)
+from phalanx.runtime.backends import flowcost  # noqa: F401  (registers the `simgrid` cost model)
 from phalanx.compiler.driver import Compiled, chosen_algorithms, compile_program
 from phalanx.compiler.ir.printing import print_generic
 from phalanx.compiler.recognize import KINDS as COLLECTIVE_KINDS
@@ -91,7 +92,7 @@ def _algorithm_option(values: list[str] | None) -> str:
 
 def cmd_compile(args: argparse.Namespace) -> int:
     compiled = compile_program(args.program, args.target, _algorithm_option(args.algorithm),
-                                   parser=args.parser)
+                               parser=args.parser, cost=args.cost or "target")
     if args.emit == "exe":
         from phalanx.compiler.native import build_program
 
@@ -114,13 +115,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         if args.backend == "sim":
             raise usage_error("-n is for --backend mpi", "drop -n, or add --backend mpi")
+        cost = args.cost or ("simgrid" if args.backend == "simgrid" else "target")
         return run_backend(compile_program(args.program, args.target,
-                                           _algorithm_option(args.algorithm), parser=args.parser),
-                           args)
+                                           _algorithm_option(args.algorithm), parser=args.parser,
+                                           cost=cost), args)
     console = progress_console(args.quiet)
     with status(f"compiling {args.program}", console):
         compiled = compile_program(args.program, args.target, _algorithm_option(args.algorithm),
-                                   parser=args.parser)
+                                   parser=args.parser, cost=args.cost or "target")
     compiled = guard_for_run(compiled, args.faults, args.force, args.max_events, args.time_limit,
                              args.seed)
     with status(f"simulating on {compiled.target_spec}", console):
@@ -221,6 +223,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--algorithm", action="append", metavar="KIND=ALG",
                        help="algorithm for a collective kind, or one name for all (default auto)")
         p.add_argument("--parser", choices=PARSERS, default="lark", help="front end (default lark)")
+        p.add_argument("--cost", metavar="MODEL", default=None,
+                       help="cost model `auto` minimises: target (the machine's own) or simgrid "
+                       "(SimGrid's flow network); default: simgrid for --backend simgrid, else target")
 
     p = sub.add_parser("compile", help="compile a program and print one stage")
     program_args(p)

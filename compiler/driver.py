@@ -76,12 +76,14 @@ def _resolve_target(program: CheckedProgram, spec: str | None) -> tuple[str, Tar
 
 def compile_program(source_or_path: str | Path, target: str | None = None,
                     algorithm: str = "auto", file: str | None = None,
-                    parser: str = "lark") -> Compiled:
+                    parser: str = "lark", cost: str = "target") -> Compiled:
     """Compile a program; `algorithm` is `auto`, one name, or `KIND=ALG,...`;
-    `parser` is the front end, `lark` or `antlr`."""
+    `parser` is the front end, `lark` or `antlr`; `cost` the cost model `auto` minimises
+    (`target`, or one a backend registered, e.g. `simgrid`)."""
     module = load(source_or_path, file, parser)
     program = check(module)
     spec, machine = _resolve_target(program, target)
+    machine.use_cost_model(cost)
     for procs in program.processors.values():
         if procs.count > machine.nnodes:
             raise error_at(procs.loc, f"processor arrangement '{procs.name}' has {procs.count} "
@@ -94,12 +96,12 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
     stages["coll"] = stages["dist"].clone()
     PASSES["recognize-collectives"]().apply(ctx, stages["coll"])
     stages["sched"] = stages["coll"].clone()
-    PASSES["lower-coll-to-sched"](target=spec, algorithm=algorithm).apply(ctx, stages["sched"])
+    PASSES["lower-coll-to-sched"](target=spec, algorithm=algorithm, cost=cost).apply(ctx, stages["sched"])
     PASSES["verify-schedule"](target=spec).apply(ctx, stages["sched"])
     stages["sched"].verify()
     collectives = [collective_from_op(op) for op in stages["coll"].ops
                    if isinstance(op, coll.CollectiveOp)]
-    candidates = [[Candidate(a, machine.predict_time_s(c, a)) for a in machine.algorithms(c.kind)]
+    candidates = [[Candidate(a, machine.predict(c, a)) for a in machine.algorithms(c.kind)]
                   for c in collectives]
     plan = plan_from_module(stages["sched"], max(program.nprocs, 1))
     return Compiled(module, program, spec, machine, collectives, program.communications(),

@@ -17,6 +17,16 @@ from phalanx.compiler.schedule import Schedule
 from phalanx.grammar.diagnostics import usage_error
 
 
+# A cost model other than the target's own: (target, collective, algorithm) -> seconds.
+CostModel = Callable[["Target", Collective, str], float]
+# "target" is each target's predict_time_s; backends register theirs (runtime/backends).
+COST_MODELS: dict[str, CostModel] = {}
+
+
+def register_cost_model(name: str, model: CostModel) -> None:
+    COST_MODELS[name] = model
+
+
 class Target(ABC):
     """A machine: its parameters, schedule generators, cost model and network model."""
 
@@ -24,6 +34,7 @@ class Target(ABC):
     params: Any  # a frozen dataclass, one field per parameter with its seed citation
     nnodes: int
     clock_hz: float | None = None  # for compute costs given in cycles
+    cost_model: str = "target"  # what `predict` (and so `auto`) uses; see use_cost_model
 
     @property
     def spec(self) -> str:
@@ -40,6 +51,21 @@ class Target(ABC):
     @abstractmethod
     def predict_time_s(self, coll: Collective, algorithm: str) -> float:
         """The cost model's time for `coll` by `algorithm` (what `auto` minimises)."""
+
+    def use_cost_model(self, name: str) -> Target:
+        """Predict (and choose `auto`) by the cost model `name`: `target` (this machine's own)
+        or one a backend registered, e.g. `simgrid` for the flow model of SimGrid's network."""
+        if name != "target" and name not in COST_MODELS:
+            known = ", ".join(["target", *sorted(COST_MODELS)])
+            raise usage_error(f"unknown cost model '{name}'", f"choose one of: {known}")
+        self.cost_model = name
+        return self
+
+    def predict(self, coll: Collective, algorithm: str) -> float:
+        """The time `auto` minimises, by the cost model in use."""
+        if self.cost_model == "target":
+            return self.predict_time_s(coll, algorithm)
+        return COST_MODELS[self.cost_model](self, coll, algorithm)
 
     @abstractmethod
     def lower_bound_s(self, coll: Collective) -> float:
@@ -64,8 +90,8 @@ class Target(ABC):
                         coll.dst, coll.line)
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "params": {"nodes": self.nnodes,
-                                              **dataclasses.asdict(self.params)}}
+        return {"name": self.name, "cost_model": self.cost_model,
+                "params": {"nodes": self.nnodes, **dataclasses.asdict(self.params)}}
 
     def choose(self, coll: Collective, algorithm: str = "auto") -> str:
         """Resolve `auto` to the algorithm with the least predicted time."""
@@ -75,7 +101,7 @@ class Target(ABC):
             raise usage_error(f"target '{self.name}' has no algorithm for a {coll.kind} (line {coll.line})",
                               "it can lower: " + ", ".join(kinds))
         if algorithm == "auto":
-            return min(known, key=lambda a: (self.predict_time_s(coll, a), known.index(a)))
+            return min(known, key=lambda a: (self.predict(coll, a), known.index(a)))
         if algorithm not in known:
             article = "an" if coll.kind[0] in "aeiou" else "a"
             raise usage_error(f"algorithm '{algorithm}' cannot lower {article} {coll.kind} on "

@@ -170,6 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Like the `phalanx` CLI, the tool's entry point fills the target registry that
     # lower-coll-to-sched{target=...} resolves through; the passes never import targets.
     importlib.import_module("phalanx.targets")
+    importlib.import_module("phalanx.runtime.backends.flowcost")  # the `simgrid` cost model
     try:
         args = build_parser().parse_args(argv)
         text, name = _read(args.input)

@@ -24,7 +24,7 @@ scratch engine) gives copy and barrier times. Three shapes:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from phalanx.compiler.schedule import Transfer
@@ -55,6 +55,7 @@ class Platform:
     barrier_s: float
     note: str
     routes: dict[tuple[int, int], list[str]] | None = None  # links per pair; None: SimGrid's own
+    links: dict[str, tuple[float, float]] = field(default_factory=dict)  # (bytes/s, latency s)
     # True for a message that iWarp's synchronizing switch gates (its phased messages): its
     # header takes a link only after the link's previous phases have passed (wormhole.SwitchGates)
     switched: Callable[[Transfer], bool] = lambda t: False
@@ -120,10 +121,11 @@ def ideal_platform(target: Any) -> Platform:
     net = _network(target)
     routes = {(s, d): [f"up{s}", f"down{d}"] for s in range(target.nnodes)
               for d in range(target.nnodes)}
+    links = {f"{way}{i}": (rate_Bps, 0.0) for i in range(target.nnodes) for way in ("up", "down")}
     return Platform("crossbar", xml, target.nnodes, True, lambda t: p.alpha_us * 1e-6,
                     net.copy_time_s, net.barrier_time_s(target.nnodes),
                     "crossbar cluster, one split-duplex link per host at 1/beta, "
-                    "start-up alpha paid by the sender", routes)
+                    "start-up alpha paid by the sender", routes, links)
 
 
 def torus_platform(target: Any, pairs: Iterable[tuple[int, int]], routing: str) -> Platform:
@@ -139,7 +141,7 @@ def torus_platform(target: Any, pairs: Iterable[tuple[int, int]], routing: str) 
                          f'topology="TORUS" topo_parameters="{torus.cols},{torus.rows}" '
                          'sharing_policy="SPLITDUPLEX" loopback_bw="1e15Bps" loopback_lat="0s"/>'])
         kind, note = "torus-zone", "SimGrid TorusZone (its own dimension-order routing)"
-        routes = None
+        routes, links = None, {}
     else:
         links: dict[str, tuple[float, float]] = {}
         routes: dict[tuple[int, int], list[str]] = {}
@@ -158,7 +160,7 @@ def torus_platform(target: Any, pairs: Iterable[tuple[int, int]], routing: str) 
     return Platform(kind, xml, torus.nnodes, False, overhead_s, net.copy_time_s,
                     net.barrier_time_s(torus.nnodes),
                     note + ", overhead paid by the sender, phased messages gated per link as by "
-                    "the synchronizing switch", routes, lambda t: t.message >= IWARP_PHASE_TAG)
+                    "the synchronizing switch", routes, links, lambda t: t.message >= IWARP_PHASE_TAG)
 
 
 def routed_platform(target: Any, pairs: Iterable[tuple[int, int]]) -> Platform:
@@ -185,7 +187,7 @@ def routed_platform(target: Any, pairs: Iterable[tuple[int, int]]) -> Platform:
                     lambda t: p.startup_us * 1e-6, net.copy_time_s,
                     net.barrier_time_s(target.nnodes),
                     "every directed hop of the target's routes a link, end points at 1/tau, "
-                    "start-up paid by the sender", routes)
+                    "start-up paid by the sender", routes, links)
 
 
 def platform_for(target: Any, pairs: Iterable[tuple[int, int]], routing: str = "target") -> Platform:

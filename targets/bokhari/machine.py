@@ -136,7 +136,7 @@ class BokhariTarget(Target):
         if not feasible:
             raise usage_error(f"no exchange fits the receive buffers of {self.spec} for "
                               f"{coll.block_bytes}-byte blocks", "use smaller messages")
-        return min(feasible, key=lambda a: (self.predict_time_s(coll, a), known.index(a)))
+        return min(feasible, key=lambda a: (self.predict(coll, a), known.index(a)))
 
     def lower_bound_s(self, coll: Collective) -> float:
         """The busiest node must inject (or absorb) its bytes after one start-up."""

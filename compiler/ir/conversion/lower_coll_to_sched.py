@@ -1,8 +1,9 @@
-"""`lower-coll-to-sched{target=...,algorithm=...}`: schedule every collective for a target.
+"""`lower-coll-to-sched{target=...,algorithm=...,cost=...}`: schedule every collective for a target.
 
 Input: a module whose communication is `coll` ops (after recognize-collectives).
 Output: each `coll` op replaced by a `sched.schedule` from the target's generator for
-the chosen algorithm (`auto`: least predicted time); each `dist.compute` replaced by a
+the chosen algorithm (`auto`: least time predicted by the cost model `cost`, the target's
+own by default, or one a backend registered such as `simgrid`); each `dist.compute` replaced by a
 `sched.compute`; each `dist.pipeline` header by a `sched.pipeline` (the staged ops that
 follow it stay its body). The target resolves through the registry, never an import.
 """
@@ -48,9 +49,10 @@ class LowerCollToSched(ModulePass):
 
     target: str = "ideal:16"
     algorithm: str = "auto"
+    cost: str = "target"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        target = resolve(self.target)
+        target = resolve(self.target).use_cost_model(self.cost)
         choices = parse_algorithm_option(self.algorithm)
         procs = processors_from_module(op)
         for child in list(op.walk()):

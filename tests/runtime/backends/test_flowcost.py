@@ -1,0 +1,119 @@
+"""The `simgrid` cost model (runtime/backends/flowcost.py): `auto` for SimGrid's flow network."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+import pytest
+
+from phalanx.compiler.driver import compile_program
+from phalanx.compiler.target import resolve
+from phalanx.grammar.diagnostics import UsageError
+from phalanx.runtime.backends import flowcost, simgrid
+from phalanx.runtime.backends.platforms import platform_for
+from phalanx.runtime.sweep import alltoall_program
+
+MISSING = simgrid.simgrid_missing()
+needs_simgrid = pytest.mark.skipif(MISSING is not None, reason=f"SimGrid unavailable: {MISSING}")
+ROOT = Path(__file__).resolve().parents[3]
+IWARP_CANDIDATES = ("phased", "message-passing", "store-forward", "two-stage")
+
+
+def simgrid_time_s(nprocs: int, block: int, target: str, algorithm: str) -> float:
+    compiled = compile_program(alltoall_program(nprocs, block), target=target,
+                               algorithm=f"alltoall={algorithm}")
+    run = simgrid.run_simgrid(compiled)
+    assert run.verified
+    return run.simgrid.collectives[0].time_s
+
+
+@needs_simgrid
+@pytest.mark.parametrize("block, tolerance", [(2048, 0.30), (16384, 0.05)])
+def test_flow_model_ranks_iwarp_schedules_as_simgrid_does(block, tolerance):
+    """On the 8x8 iWarp platform the flow model picks SimGrid's fastest schedule. Measured
+    gaps: phased +3%, message passing -3% at 16 KB; at 2 KB message passing is 25% low (in
+    natural order every node starts on the same offsets, so the links' loads are not all
+    busy at once; the bound-based model cannot see that), phased +2%."""
+    compiled = compile_program(alltoall_program(64, block), target="iwarp:8x8", cost="simgrid")
+    predicted = {c.algorithm: c.predicted_time_s for c in compiled.candidates[0]}
+    measured = {a: simgrid_time_s(64, block, "iwarp:8x8", a) for a in IWARP_CANDIDATES}
+    for a in ("phased", "message-passing"):
+        assert predicted[a] == pytest.approx(measured[a], rel=tolerance), a
+    chosen = compiled.schedules[0].algorithm
+    assert chosen == "message-passing"  # posted at once, flows share links: no wormhole blocking
+    assert measured[chosen] == min(measured.values())
+
+
+def test_flow_model_is_exact_on_a_contention_free_crossbar():
+    """ideal:16 direct: every phase one message per port, so (P-1)(alpha + beta m) exactly."""
+    machine = resolve("ideal:16").use_cost_model("simgrid")
+    compiled = compile_program(alltoall_program(16, 4096), target="ideal:16")
+    coll = compiled.collectives[0]
+    assert machine.predict(coll, "direct") == pytest.approx(15 * (10e-6 + 0.01e-6 * 4096), rel=1e-9)
+
+
+def test_auto_on_the_target_model_still_picks_phased_at_16_kb():
+    """Without `--cost simgrid` the iWarp wormhole model rules, and message passing (Fig. 6,
+    contention blocking whole routes) is not chosen."""
+    compiled = compile_program(alltoall_program(64, 16384), target="iwarp:8x8")
+    assert compiled.target.cost_model == "target"
+    assert compiled.schedules[0].algorithm == "phased"
+
+
+def test_flow_model_charges_barriers_and_serial_senders():
+    """paragon:4x8 {2,3}: two phases of serial sends with barriers; the flow model's time is
+    at least the start-ups and bytes of the busiest node plus the two barriers."""
+    machine = resolve("paragon:4x8")
+    coll = compile_program(alltoall_program(32, 1024), target="paragon:4x8").collectives[0]
+    p = machine.params
+    flow = flowcost.predict_time_s(machine, coll, "multiphase:2,3")
+    sends = (3 + 7)  # 2^2 - 1 and 2^3 - 1 exchanges, each moving 2^(5-d_i) blocks
+    floor_s = (sends * p.startup_us + p.us_per_byte * 1024 * (3 * 8 + 7 * 4)) * 1e-6
+    assert flow >= floor_s
+
+
+def test_unknown_cost_model_is_a_clear_error(cli, examples):
+    with pytest.raises(UsageError, match="unknown cost model 'wormhole'") as info:
+        compile_program(alltoall_program(16, 64), target="ideal:16", cost="wormhole")
+    assert "choose one of: target, simgrid" in str(info.value)
+    out = cli("compile", str(examples / "transpose.phx"), "--cost", "flow")
+    assert out.code == 2
+    assert "unknown cost model 'flow'" in out.err and "choose one of: target, simgrid" in out.err
+
+
+@needs_simgrid
+def test_run_on_simgrid_chooses_by_the_simgrid_model(cli, tmp_path):
+    """`run --backend simgrid` minimises the flow model: message passing at 16 KB on 8x8,
+    within 1.10x of the lower bound (issue 9's goal; 1.043x measured)."""
+    program = tmp_path / "aapc.phx"
+    program.write_text(alltoall_program(64, 16384))
+    out = cli("run", str(program), "--target", "iwarp:8x8", "--backend", "simgrid", "--json")
+    assert out.code == 0, out.err
+    data = out.json()
+    assert data["target"]["cost_model"] == "simgrid" and data["verified"]
+    c = data["collectives"][0]
+    assert c["algorithm"] == "message-passing"
+    assert c["time_s"] <= 1.10 * c["lower_bound_s"]
+
+
+@needs_simgrid
+@pytest.mark.skipif(shutil.which("smpicc") is None or shutil.which("smpirun") is None,
+                    reason="smpicc/smpirun unavailable: apt-get install libsimgrid-dev")
+def test_auto_on_simgrid_beats_smpi_basic_linear_at_16_kb(tmp_path):
+    """Issue 9's goal at 16 KB on the 8x8 iWarp platform (bench/results_backends.json):
+    Phalanx's `auto` on SimGrid (message passing, 27.360 ms, 1.043x the bound) is faster than
+    SMPI's best MPI_Alltoall, basic_linear (27.937 ms), with the same 20 us per message."""
+    spec = importlib.util.spec_from_file_location("bench_backends", ROOT / "bench/backends/run.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    machine = resolve("iwarp:8x8")
+    xml, hosts = tmp_path / "torus.xml", tmp_path / "hosts.txt"
+    xml.write_text(platform_for(machine, [(s, d) for s in range(64) for d in range(64)]).xml)
+    hosts.write_text("".join(f"node-{i}\n" for i in range(64)))
+    smpi = bench.smpi_time(bench.build_smpi(tmp_path), xml, hosts, "basic_linear", 16384)
+    ours = bench.phalanx_point(16384, "target", "auto")
+    assert smpi["verified"] and ours["verified"] and ours["algorithm"] == "message-passing"
+    assert ours["simgrid_time_s"] < smpi["time_s"]
+    assert ours["simgrid_over_lower_bound"] <= 1.10
