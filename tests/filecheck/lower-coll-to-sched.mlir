@@ -2,6 +2,8 @@
 // RUN: phalanx-opt -p 'lower-coll-to-sched{target=ideal:4 algorithm=sparse=direct}' %s | filecheck %s --check-prefix=AUTO
 // RUN: not phalanx-opt -p 'lower-coll-to-sched{target=nosuch:4}' %s 2>&1 | filecheck %s --check-prefix=BADTARGET
 // RUN: not phalanx-opt -p 'lower-coll-to-sched{target=ideal:4 algorithm=alltoall=phased}' %s 2>&1 | filecheck %s --check-prefix=BADALG
+// RUN: phalanx-opt -p 'lower-coll-to-sched{target=ideal:4 cost=simgrid}' %s | filecheck %s --check-prefix=AUTO
+// RUN: not phalanx-opt -p 'lower-coll-to-sched{target=ideal:4 cost=wormhole}' %s 2>&1 | filecheck %s --check-prefix=BADCOST
 //
 // Each coll op becomes one sched.schedule whose phases are i64 tables of
 // (src, dst, bytes, origin, final, message) rows; dist.compute becomes sched.compute with
@@ -49,3 +51,5 @@
 
 // BADALG: phalanx-opt: error: algorithm 'phased' cannot lower an alltoall on target 'ideal'
 // BADALG-NEXT: hint: choose one of: auto, direct
+// BADCOST: phalanx-opt: error: unknown cost model 'wormhole'
+// BADCOST-NEXT: hint: choose one of: target, simgrid
