@@ -8,6 +8,7 @@ have received every partial result exactly once and combine to the reference.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -21,6 +22,14 @@ from phalanx.compiler.semantics import AssignStmt, DistArray, ReduceStmt
 NUMPY_TYPES = {"byte": np.uint8, "int32": np.int32, "int64": np.int64, "float32": np.float32,
                "float64": np.float64, "complex64": np.complex64, "complex128": np.complex128}
 REDUCE_FUNCTIONS = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}
+
+# Simulated runs allocate and first touch gigabytes of arrays (16x16 at 16 KB: 1 GB of
+# payload, its copy and write counts). NumPy asks the kernel for transparent huge pages on
+# every array of 4 MB or more; where the kernel then compacts memory on each fault
+# (transparent_hugepage/defrag = madvise) drawing that payload took 4.2 s instead of 1.6 s
+# (bench/iwarp.py). NUMPY_MADVISE_HUGEPAGE=1 keeps NumPy's default.
+if os.environ.get("NUMPY_MADVISE_HUGEPAGE", "0") == "0":
+    getattr(np._core.multiarray, "_set_madvise_hugepage", lambda enabled: None)(False)
 
 
 class ScheduleError(Exception):
@@ -38,8 +47,8 @@ def random_global(array: DistArray, rng: np.random.Generator, near_one: bool = F
         return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
     if dtype.kind == "f":
         return rng.standard_normal(shape).astype(dtype)
-    if dtype == np.uint8:  # raw random bytes: the fast path for byte arrays (sweeps)
-        return np.frombuffer(rng.bytes(int(np.prod(shape))), dtype=np.uint8).reshape(shape)
+    if dtype == np.uint8:  # the same bytes (and generator state) as rng.bytes, 4x faster
+        return rng.integers(0, 256, size=shape, dtype=np.uint8)
     return rng.integers(0, min(np.iinfo(dtype).max, 1 << 20), size=shape, dtype=dtype)
 
 

@@ -73,8 +73,12 @@ class Pool:
         event = Event(self.engine, f"request {self.name}")
         event.resource = self  # type: ignore[attr-defined]
         if len(self.holders) < self.units and not self.queue:
-            self.holders.append(self.engine.active)
-            event.succeed(self)
+            owner = self.engine.active
+            self.holders.append(owner)
+            if owner is not None:  # the requester runs: it goes on at once (as Resource does)
+                event.triggered, event.value, event.callbacks = True, self, None
+            else:
+                event.succeed(self)
         else:
             self.queue.append((event, self.engine.active))
         return event
