@@ -33,12 +33,12 @@ def test_fig7_phased_exceeds_2_GBps_at_large_messages():
 
 # The seed's message passing uses "a randomized message schedule" (Sec. 1, Sec. 3): the seeded
 # order of message-passing-random. (Fig. 6's literal natural order sends every node to node 0
-# first, a hot spot the seed did not measure: 503 MB/s at 8 KB here.)
+# first, a hot spot the seed did not measure: 518 MB/s at 8 KB here.)
 MP = "message-passing-random"
 
 
 def test_fig7_message_passing_is_about_20_percent_of_peak():
-    # Sec. 4.1: about 500 MB/s, 20%. Measured 649 MB/s (25%) at 8 KB: tolerance 15-30% of peak.
+    # Sec. 4.1: about 500 MB/s, 20%. Measured 645 MB/s (25%) at 8 KB: tolerance 15-30% of peak.
     assert 0.15 * PEAK <= bandwidth_Bps(MP, 8192) <= 0.30 * PEAK
 
 
@@ -46,7 +46,7 @@ def test_fig7_message_passing_pays_its_per_message_costs_at_small_sizes():
     # Sec. 3.1's ~400-cycle overhead at sender and receiver, one message at a time per node:
     # small messages run far below the large-message level, and two-stage beats message passing
     # at 512 B (Sec. 4.1). Sec. 4.4 implies ~105 MB/s at 512 B (801,000 cycles for two 2 MB
-    # AAPCs) against ~500 at large sizes. Measured 245 MB/s at 512 B, 649 at 8 KB, two-stage
+    # AAPCs) against ~500 at large sizes. Measured 234 MB/s at 512 B, 645 at 8 KB, two-stage
     # 720 at 512 B: tolerance MP(512 B) under half of MP(8 KB).
     assert bandwidth_Bps(MP, 512) < 0.5 * bandwidth_Bps(MP, 8192)
     assert bandwidth_Bps("two-stage", 512) > 2 * bandwidth_Bps(MP, 512)
@@ -54,7 +54,7 @@ def test_fig7_message_passing_pays_its_per_message_costs_at_small_sizes():
 
 def test_fig7_store_forward_is_memory_bound_near_800_MBps():
     # Sec. 4.1: approaches 800 MB/s, about 30%, below half of peak (memory bound).
-    # Measured 941 MB/s (37%) at 8 KB: tolerance 800 MB/s +-25%, and under half the peak.
+    # Measured 933 MB/s (36%) at 8 KB: tolerance 800 MB/s +-25%, and under half the peak.
     measured = bandwidth_Bps("store-forward", 8192)
     assert measured == pytest.approx(800e6, rel=0.25) and measured < 0.5 * PEAK
 
@@ -87,12 +87,12 @@ def test_sec44_fft_frames_per_second_with_phased(examples):
     assert frames_per_s(examples, "phased") == pytest.approx(21, rel=0.10)
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: the FFT with message passing runs at 18.6 "
+@pytest.mark.xfail(strict=True, reason="known gap: the FFT with message passing runs at 18.4 "
                    "frames/s against the seed's 13 (Sec. 4.4). The seed's 801,000 cycles for two "
                    "AAPCs of 512-byte messages are ~6,300 cycles per message and node; the "
                    "library costs the seed gives (400 cycles at each end, one message at a time, "
                    "e-cube contention) account for ~2,600 here. The rest (the communication the "
                    "HPF compiler generates, [21]) is not quantified in the seed")
 def test_sec44_fft_frames_per_second_with_message_passing(examples):
-    # Sec. 4.4: about 13 frames/s with message passing, tolerance 15%. Measured 18.6.
+    # Sec. 4.4: about 13 frames/s with message passing, tolerance 15%. Measured 18.4.
     assert frames_per_s(examples, MP) == pytest.approx(13, rel=0.15)

@@ -32,7 +32,7 @@ def fig9(variation: Variation) -> dict[tuple[str, float, float], float]:
 
 def test_fig9a_phased_degrades_with_size_variance_message_passing_stays_flat():
     # Sec. 4.2 / Fig. 9(a): phased falls as V grows, message passing is unaffected, phased stays
-    # ahead. Measured at 4 KB: phased 1611 -> 1157 MB/s (V 0 -> 1), message passing 568 -> 532.
+    # ahead. Measured at 4 KB: phased 1611 -> 1157 MB/s (V 0 -> 1), message passing 562 -> 526.
     bw = fig9(Variation((0.0, 1.0), (0.0,), 2))
     phased = bw[("phased", 1.0, 0.0)] / bw[("phased", 0.0, 0.0)]
     passing = bw[(MP, 1.0, 0.0)] / bw[(MP, 0.0, 0.0)]
@@ -44,7 +44,7 @@ def test_fig9b_phased_falls_linearly_with_empty_messages_and_loses_at_high_p():
     # Fig. 9(b): phased decreases linearly in P; message passing is relatively unaffected and
     # wins as P grows (Sec. 4.3: "if only 10% of the messages are non-zero"). Measured at 4 KB
     # (two matrices): phased 1611 / 815 / 240 MB/s at P = 0 / 0.5 / 0.9, message passing
-    # 568 / 523 / 466 (its busiest link carries more than the mean once sizes are uneven).
+    # 562 / 525 / 466 (its busiest link carries more than the mean once sizes are uneven).
     bw = fig9(Variation((0.0,), (0.0, 0.5, 0.9), 2))
     phased = [bw[("phased", 0.0, p)] / bw[("phased", 0.0, 0.0)] for p in (0.5, 0.9)]
     passing = [bw[(MP, 0.0, p)] / bw[(MP, 0.0, 0.0)] for p in (0.5, 0.9)]
