@@ -91,7 +91,7 @@ def test_sec44_fft_frames_per_second_with_phased(examples):
                    "frames/s against the seed's 13 (Sec. 4.4). The seed's 801,000 cycles for two "
                    "AAPCs of 512-byte messages are ~6,300 cycles per message and node; the "
                    "library costs the seed gives (400 cycles at each end, one message at a time, "
-                   "e-cube contention) account for ~2,600 here. The rest (the communication the "
+                   "e-cube contention) account for ~2,700 here. The rest (the communication the "
                    "HPF compiler generates, [21]) is not quantified in the seed")
 def test_sec44_fft_frames_per_second_with_message_passing(examples):
     # Sec. 4.4: about 13 frames/s with message passing, tolerance 15%. Measured 18.4.
