@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from phalanx import targets  # noqa: F401  (fills the target registry)
-from phalanx.runtime.backends import flowcost  # noqa: F401  (registers the `simgrid` cost model)
 from phalanx.compiler.driver import Compiled, chosen_algorithms, compile_program
 from phalanx.compiler.ir.printing import print_generic
 from phalanx.compiler.recognize import KINDS as COLLECTIVE_KINDS
 from phalanx.compiler.target import TARGETS, resolve
 from phalanx.grammar.diagnostics import PhalanxError, usage_error
 from phalanx.grammar.frontend import PARSERS
+from phalanx.runtime.backends import flowcost  # noqa: F401  (registers the `simgrid` cost model)
 from phalanx.runtime.dot import schedule_to_dot
 
 EMITS = ("ast", "dist", "coll", "sched", "mlir", "dot", "json", "mpi-mlir", "exe")

@@ -16,7 +16,6 @@ from phalanx.compiler.recognize import KINDS, Collective
 from phalanx.compiler.schedule import Schedule
 from phalanx.grammar.diagnostics import usage_error
 
-
 # A cost model other than the target's own: (target, collective, algorithm) -> seconds.
 CostModel = Callable[["Target", Collective, str], float]
 # "target" is each target's predict_time_s; backends register theirs (runtime/backends).

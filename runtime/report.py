@@ -47,8 +47,9 @@ def candidate_rows(c: CollectiveResult) -> list[dict[str, Any]]:
     return rows
 
 
-def why_chosen(c: CollectiveResult) -> str:
+def why_chosen(c: CollectiveResult, cost_model: str = "target") -> str:
     """Why this algorithm ran: the cost model's least time, or a request that overrode it."""
+    model = "" if cost_model == "target" else f" by the `{cost_model}` cost model"
     ranked = sorted(c.candidates, key=lambda a: a["predicted_time_s"])
     if not ranked:
         return f"`{c.algorithm}` ran; the target listed no candidates."
@@ -60,7 +61,8 @@ def why_chosen(c: CollectiveResult) -> str:
         return f"`{c.algorithm}` is the only algorithm this target has for a {c.kind}."
     runner_up = ranked[1]
     ratio = runner_up["predicted_time_s"] / best["predicted_time_s"] if best["predicted_time_s"] else 1.0
-    return (f"`auto` takes the least predicted time: `{c.algorithm}` at {ms(best['predicted_time_s'])} ms; "
+    return (f"`auto` takes the least time predicted{model}: `{c.algorithm}` at "
+            f"{ms(best['predicted_time_s'])} ms; "
             f"next best `{runner_up['algorithm']}` is predicted {ratio:.2f}× as long.")
 
 
@@ -84,7 +86,7 @@ def markdown(result: RunResult) -> str:
         out += ["", f"## Candidates for line {c.line} ({c.kind})", "",
                 "| algorithm | predicted time (ms) |", "|---|---|"]
         out += [f"| {a['algorithm']} | {a['predicted_time_s'] * 1e3:.6f} |" for a in c.candidates]
-        out += ["", why_chosen(c)]
+        out += ["", why_chosen(c, result.compiled.target.cost_model)]
         for problem in c.problems:
             out.append(f"- problem: {problem}")
     out += ["", "![schedule](schedule.svg)", "", "![timeline](gantt.svg)", "",
@@ -133,7 +135,7 @@ def _summary(result: RunResult) -> str:
     return html.table([], rows) + "<h3>Target parameters</h3>" + html.params_table(data["target"])
 
 
-def _collective(i: int, c: CollectiveResult, pics: dict[str, Picture]) -> str:
+def _collective(i: int, c: CollectiveResult, pics: dict[str, Picture], cost_model: str) -> str:
     stats = [[str(c.nprocs), str(c.block_bytes), str(c.total_bytes), str(c.phases), ms(c.time_s),
               ms(c.lower_bound_s), f"{c.efficiency:.3f}", f"{c.aggregate_bandwidth_Bps / 1e6:.1f}",
               html.verdict(c.verified)]]
@@ -147,8 +149,8 @@ def _collective(i: int, c: CollectiveResult, pics: dict[str, Picture]) -> str:
                           "lower bound (ms)", "efficiency", "bandwidth (MB/s)", "data"], stats)
             + html.table(["algorithm", "predicted (ms)", "simulated (ms)", "lower bound (ms)",
                           "efficiency"], cand, ["chosen" if r["chosen"] else "" for r in rows])
-            + f"<p>{escape(why_chosen(c))} Efficiency is lower bound / time (simulated where run, "
-              "else predicted).</p>"
+            + f"<p>{escape(why_chosen(c, cost_model))} Efficiency is lower bound / time (simulated "
+              "where run, else predicted).</p>"
             + (f'<ul class="bad">{problems}</ul>' if problems else "")
             + html.figure(pics[f"candidates-picture-{i}"]) + "</article>")
 
@@ -166,7 +168,7 @@ def run_html(result: RunResult, pictures: list[Picture]) -> str:
         ("summary", "Summary", _summary(result)),
         ("program", "Program", "<p>Each communication statement links to its collective.</p>"
          + html.listing(result.compiled.program.source, links)),
-        ("collectives", "Collectives", "".join(_collective(i, c, pics)
+        ("collectives", "Collectives", "".join(_collective(i, c, pics, result.compiled.target.cost_model)
                                                for i, c in enumerate(result.collectives))
          or "<p>The program has no communication.</p>"),
         ("schedule", "Schedule", schedule),

@@ -30,9 +30,9 @@ from pathlib import Path
 import numpy as np
 
 from phalanx import targets  # noqa: F401  (fills the target registry)
-from phalanx.runtime.backends import flowcost  # noqa: F401  (the `simgrid` cost model)
 from phalanx.compiler.driver import compile_program
 from phalanx.grammar.diagnostics import UsageError
+from phalanx.runtime.backends import flowcost  # noqa: F401  (the `simgrid` cost model)
 from phalanx.runtime.backends.platforms import platform_for
 from phalanx.runtime.backends.simgrid import CONFIG, run_simgrid
 from phalanx.runtime.data import build_data
@@ -82,7 +82,8 @@ def phalanx_point(size: int, routing: str, algorithm: str) -> dict:
                                file=f"<{size} B>", cost=cost)
     run = run_simgrid(compiled, routing=routing)
     sg, bi = run.simgrid.collectives[0], run.builtin.collectives[0]
-    return {"algorithm": sg.algorithm, "cost_model": cost, "simgrid_time_s": sg.time_s, "builtin_time_s": bi.time_s,
+    return {"algorithm": sg.algorithm, "cost_model": cost, "simgrid_time_s": sg.time_s,
+            "builtin_time_s": bi.time_s,
             "lower_bound_s": sg.lower_bound_s, "simgrid_over_lower_bound": sg.time_s / sg.lower_bound_s,
             "simgrid_over_builtin": sg.time_s / bi.time_s, "verified": run.verified,
             "switch": run.worker["switch"], "simgrid_wall_s": run.worker["wall_s"]}

@@ -13,6 +13,8 @@ from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import UsageError
 from phalanx.runtime.backends import flowcost, simgrid
 from phalanx.runtime.backends.platforms import platform_for
+from phalanx.runtime.report import why_chosen
+from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import alltoall_program
 
 MISSING = simgrid.simgrid_missing()
@@ -117,3 +119,11 @@ def test_auto_on_simgrid_beats_smpi_basic_linear_at_16_kb(tmp_path):
     assert smpi["verified"] and ours["verified"] and ours["algorithm"] == "message-passing"
     assert ours["simgrid_time_s"] < smpi["time_s"]
     assert ours["simgrid_over_lower_bound"] <= 1.10
+
+
+def test_report_says_which_cost_model_chose():
+    compiled = compile_program(alltoall_program(16, 256), target="paragon:4x4", cost="simgrid")
+    c = simulate(compiled).collectives[0]
+    assert why_chosen(c, "simgrid").startswith("`auto` takes the least time predicted by the "
+                                               "`simgrid` cost model: ")
+    assert why_chosen(c).startswith("`auto` takes the least time predicted: ")
