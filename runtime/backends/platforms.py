@@ -205,5 +205,5 @@ def platform_for(target: Any, pairs: Iterable[tuple[int, int]], routing: str = "
     if hasattr(target.params, "alpha_us"):
         return ideal_platform(target)
     raise usage_error(f"target '{target.name}' has no SimGrid platform",
-                      "the simgrid backend supports ideal, iwarp, torus, paragon, sp2, cs2 and "
-                      "hypercube; use --backend sim")
+                      "the simgrid backend and the simgrid cost model support ideal, iwarp, torus, "
+                      "paragon, sp2, cs2 and hypercube; use --backend sim and --cost target")
