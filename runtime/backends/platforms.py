@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from phalanx.compiler.schedule import Transfer
@@ -47,7 +48,7 @@ class Platform:
     """A SimGrid platform for one target, and how a message is charged on it."""
 
     kind: str  # crossbar, torus-routes, torus-zone, routed
-    xml: str
+    build_xml: Callable[[], str]  # built on first use: the flow cost model needs only routes
     nnodes: int
     serial_sender: bool  # True: a node's messages leave one after another
     overhead_s: Callable[[Transfer], float]  # sender start-up of one message
@@ -74,6 +75,10 @@ class Platform:
 
     def host(self, node: int) -> str:
         return f"node-{node}"
+
+    @cached_property
+    def xml(self) -> str:
+        return self.build_xml()
 
 
 def _bw(rate_Bps: float) -> str:
@@ -122,7 +127,7 @@ def ideal_platform(target: Any) -> Platform:
     routes = {(s, d): [f"up{s}", f"down{d}"] for s in range(target.nnodes)
               for d in range(target.nnodes)}
     links = {f"{way}{i}": (rate_Bps, 0.0) for i in range(target.nnodes) for way in ("up", "down")}
-    return Platform("crossbar", xml, target.nnodes, True, lambda t: p.alpha_us * 1e-6,
+    return Platform("crossbar", lambda: xml, target.nnodes, True, lambda t: p.alpha_us * 1e-6,
                     net.copy_time_s, net.barrier_time_s(target.nnodes),
                     "crossbar cluster, one split-duplex link per host at 1/beta, "
                     "start-up alpha paid by the sender", routes, links)
@@ -140,6 +145,10 @@ def torus_platform(target: Any, pairs: Iterable[tuple[int, int]], routing: str) 
                          f'suffix="" speed="1Gf" bw="{_bw(p.link_Bps)}" lat="{p.hop_s:.17g}s" '
                          f'topology="TORUS" topo_parameters="{torus.cols},{torus.rows}" '
                          'sharing_policy="SPLITDUPLEX" loopback_bw="1e15Bps" loopback_lat="0s"/>'])
+
+        def build_xml() -> str:
+            return xml
+
         kind, note = "torus-zone", "SimGrid TorusZone (its own dimension-order routing)"
         routes, links = None, {}
     else:
@@ -155,9 +164,12 @@ def torus_platform(target: Any, pairs: Iterable[tuple[int, int]], routing: str) 
                 routes[(src, dst)] = [f"mem{src}", *hops, f"mem{dst}"]
                 links[f"mem{src}"] = links[f"mem{dst}"] = (p.memory_streams * p.link_Bps, 0.0)
         _with_loopbacks(links, routes, pairs)
-        xml = _routed_zone(torus.nnodes, links, routes)
+
+        def build_xml() -> str:
+            return _routed_zone(torus.nnodes, links, routes)
+
         kind, note = "torus-routes", "torus of directed links with the target's e-cube routes"
-    return Platform(kind, xml, torus.nnodes, False, overhead_s, net.copy_time_s,
+    return Platform(kind, build_xml, torus.nnodes, False, overhead_s, net.copy_time_s,
                     net.barrier_time_s(torus.nnodes),
                     note + ", overhead paid by the sender, phased messages gated per link as by "
                     "the synchronizing switch", routes, links, lambda t: t.message >= IWARP_PHASE_TAG)
@@ -183,7 +195,7 @@ def routed_platform(target: Any, pairs: Iterable[tuple[int, int]]) -> Platform:
         routes[(src, dst)] = path + [f"in{dst}"]
         links[f"out{src}"] = links[f"in{dst}"] = (node_Bps, 0.0)
     _with_loopbacks(links, routes, pairs)
-    return Platform("routed", _routed_zone(target.nnodes, links, routes), target.nnodes, True,
+    return Platform("routed", lambda: _routed_zone(target.nnodes, links, routes), target.nnodes, True,
                     lambda t: p.startup_us * 1e-6, net.copy_time_s,
                     net.barrier_time_s(target.nnodes),
                     "every directed hop of the target's routes a link, end points at 1/tau, "
