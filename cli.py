@@ -90,9 +90,14 @@ def _algorithm_option(values: list[str] | None) -> str:
     return ",".join(values) if values else "auto"
 
 
+def _cost_model(args: argparse.Namespace) -> str:
+    """`--cost`, else the model of the network the run goes to."""
+    return args.cost or ("simgrid" if getattr(args, "backend", None) == "simgrid" else "target")
+
+
 def cmd_compile(args: argparse.Namespace) -> int:
     compiled = compile_program(args.program, args.target, _algorithm_option(args.algorithm),
-                               parser=args.parser, cost=args.cost or "target")
+                               parser=args.parser, cost=_cost_model(args))
     if args.emit == "exe":
         from phalanx.compiler.native import build_program
 
@@ -115,14 +120,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         if args.backend == "sim":
             raise usage_error("-n is for --backend mpi", "drop -n, or add --backend mpi")
-        cost = args.cost or ("simgrid" if args.backend == "simgrid" else "target")
         return run_backend(compile_program(args.program, args.target,
                                            _algorithm_option(args.algorithm), parser=args.parser,
-                                           cost=cost), args)
+                                           cost=_cost_model(args)), args)
     console = progress_console(args.quiet)
     with status(f"compiling {args.program}", console):
         compiled = compile_program(args.program, args.target, _algorithm_option(args.algorithm),
-                                   parser=args.parser, cost=args.cost or "target")
+                                   parser=args.parser, cost=_cost_model(args))
     compiled = guard_for_run(compiled, args.faults, args.force, args.max_events, args.time_limit,
                              args.seed)
     with status(f"simulating on {compiled.target_spec}", console):

@@ -22,6 +22,11 @@ CostModel = Callable[["Target", Collective, str], float]
 COST_MODELS: dict[str, CostModel] = {}
 
 
+# Predictions by target, cost model, collective and algorithm: the pass that chooses and the
+# driver that lists the candidates ask for the same ones, each on its own Target object.
+_PREDICTIONS: dict[tuple, float] = {}
+
+
 def register_cost_model(name: str, model: CostModel) -> None:
     COST_MODELS[name] = model
 
@@ -62,9 +67,13 @@ class Target(ABC):
 
     def predict(self, coll: Collective, algorithm: str) -> float:
         """The time `auto` minimises, by the cost model in use."""
-        if self.cost_model == "target":
-            return self.predict_time_s(coll, algorithm)
-        return COST_MODELS[self.cost_model](self, coll, algorithm)
+        key = (self.name, self.spec, self.params, self.cost_model, coll, algorithm)
+        if key not in _PREDICTIONS:
+            if len(_PREDICTIONS) >= 1024:
+                _PREDICTIONS.clear()
+            _PREDICTIONS[key] = (self.predict_time_s(coll, algorithm) if self.cost_model == "target"
+                                 else COST_MODELS[self.cost_model](self, coll, algorithm))
+        return _PREDICTIONS[key]
 
     @abstractmethod
     def lower_bound_s(self, coll: Collective) -> float:

@@ -15,7 +15,7 @@ from functools import lru_cache
 import numpy as np
 
 from phalanx.compiler.commsets import CommSet, ReduceSet
-from phalanx.compiler.distribution import dim_local_map, owned_indices, owned_sections
+from phalanx.compiler.distribution import dim_local_map, local_shape, owned_indices, owned_sections
 from phalanx.compiler.schedule import Transfer
 from phalanx.compiler.semantics import AssignStmt, DistArray, ReduceStmt
 
@@ -65,13 +65,8 @@ def _count_type(src: DistArray, nprocs: int) -> type:
     no element has more than (sum of the owners' local sizes - array size + 1) owners: one
     byte is enough unless sources are replicated over 255 nodes or more (a byte per
     element, not two, spares 16x16 at 16 KB a gigabyte of freshly touched pages)."""
-    held = sum(math.prod(_extent(ix, e) for ix, e in zip(owned_sections(src, p), src.shape))
-               for p in range(nprocs))
+    held = sum(math.prod(local_shape(src, p)) for p in range(nprocs))
     return np.uint8 if nprocs < 255 or held - math.prod(src.shape) + 1 < 255 else np.uint16
-
-
-def _extent(ix: slice | np.ndarray, extent: int) -> int:
-    return len(range(*ix.indices(extent))) if isinstance(ix, slice) else len(ix)
 
 
 def _index(indices) -> tuple:
@@ -88,6 +83,14 @@ def _index(indices) -> tuple:
         return tuple(as_slices)
     return np.ix_(*[np.arange(ix.start, ix.stop, ix.step or 1) if isinstance(ix, slice) else ix
                     for ix in indices])
+
+
+def move(data, t: Transfer) -> None:
+    """Take the block from its sender and put it at its receiver; array to array where the
+    data layer can (AssignmentData.move_direct)."""
+    direct = getattr(data, "move_direct", None)
+    if direct is None or not direct(t):
+        data.put(t, data.take(t))
 
 
 def check_size(t: Transfer, block: np.ndarray) -> None:
@@ -136,12 +139,8 @@ class BlockStore:
         return self.held[t.origin].get((t.origin, t.final), 0) is None
 
     def spend(self, t: Transfer) -> None:
-        """A block leaves its origin straight for its destination (no payload kept anywhere)."""
-        key = (t.origin, t.final)
-        if t.src != t.origin or self.held[t.src].get(key, 0) is not None:
-            raise ScheduleError(f"node {t.src} sends block {t.origin}->{t.final}, which it "
-                                "does not hold (never had it, or already sent it on)")
-        del self.held[t.src][key]
+        """An unsent block leaves its origin straight for its destination (no payload kept)."""
+        del self.held[t.origin][(t.origin, t.final)]
 
     def keep(self, t: Transfer, payload: np.ndarray) -> None:
         self.held[t.dst][(t.origin, t.final)] = payload

@@ -38,6 +38,11 @@ class Event:
         self.engine._schedule(self, delay, NORMAL)
         return self
 
+    def happen_now(self, value: Any = None) -> None:
+        """Processed here, without the heap: a request granted to the running process, which
+        goes on at once (Process._resume)."""
+        self.triggered, self.value, self.callbacks = True, value, None
+
     @property
     def processed(self) -> bool:
         return self.callbacks is None
@@ -107,7 +112,7 @@ class Resource:
         self.holder = owner
         self._since = self.engine.now
         if now:
-            event.triggered, event.value, event.callbacks = True, self, None
+            event.happen_now(self)
         else:
             event.succeed(self)
 

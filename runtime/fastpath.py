@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from phalanx.compiler.schedule import Schedule
+from phalanx.runtime.data import move
 
 
 @dataclass
@@ -84,8 +85,6 @@ def _network_messages(plan: FastPlan, ph: FastPhase, net: np.ndarray, node_t: np
 
 def move_data(schedule: Schedule, data) -> None:
     """Move every block of the schedule in phase order (take from the sender, put at the receiver)."""
-    direct = getattr(data, "move_direct", lambda t: False)
     for phase in schedule.phases:
         for t in phase.sends:
-            if not direct(t):
-                data.put(t, data.take(t))
+            move(data, t)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from phalanx.compiler.schedule import ComputeStep, PipelineStep, Plan, Schedule, Transfer
-from phalanx.runtime.data import ScheduleError
+from phalanx.runtime.data import ScheduleError, move
 from phalanx.runtime.engine import Engine, Event, Stopped
 from phalanx.runtime.fastpath import FastPlan, move_data, run_fast
 
@@ -304,8 +304,8 @@ class Interpreter:
         for t, payload in zip(group, payloads):
             if payload is not None:
                 data.put(t, payload)
-            elif not data.move_direct(t):  # sent on meanwhile: take refuses it with the reason
-                data.put(t, data.take(t))
+            else:  # direct (or, if sent on meanwhile, take refuses it with the reason)
+                move(data, t)
             self._arrived(i, t)
         self.spans.append(Span(first.src, kind, start, self.engine.now,
                                f"{_blocks(group)} to {first.dst}, {nbytes} B", first.dst))

@@ -30,7 +30,7 @@ from phalanx.runtime.interpreter import messages
 EVENTS_PER_MESSAGE = 6.0
 EVENTS_PER_HOP = 1.0
 EVENTS_PER_TRANSFER = 0.0  # a block arriving costs no event of its own (one inbox per node and phase)
-BYTES_PER_TRANSFER = 2048  # its letter event, span and block bookkeeping (tracemalloc, ~1.5 KB)
+BYTES_PER_TRANSFER = 2048  # its arrival key, span and block bookkeeping (tracemalloc, ~1.5 KB)
 # An upper bound: global source, result, destination, payloads (local sources and references
 # are views where the owned indices are runs).
 ARRAY_COPIES = 6

@@ -56,19 +56,11 @@ def schedule_time_s(platform: Platform, schedule: Schedule) -> float:
     return sum(phase_time_s(platform, phase) for phase in schedule.phases)
 
 
-_PREDICTIONS: dict[tuple, float] = {}  # the pass that chooses and the report both ask
-
-
 def predict_time_s(target: Any, coll: Collective, algorithm: str) -> float:
     """The flow model's time of `coll` by `algorithm` on `target`'s SimGrid platform."""
-    key = (target.name, target.spec, target.params, coll, algorithm)
-    if key not in _PREDICTIONS:
-        schedule = target.schedule_for(coll, algorithm)
-        pairs = {(t.src, t.dst) for phase in schedule.phases for t in phase.sends}
-        if len(_PREDICTIONS) >= 256:
-            _PREDICTIONS.clear()
-        _PREDICTIONS[key] = schedule_time_s(platform_for(target, pairs), schedule)
-    return _PREDICTIONS[key]
+    schedule = target.schedule_for(coll, algorithm)
+    pairs = {(t.src, t.dst) for phase in schedule.phases for t in phase.sends}
+    return schedule_time_s(platform_for(target, pairs), schedule)
 
 
 register_cost_model("simgrid", predict_time_s)

@@ -76,7 +76,7 @@ class Pool:
             owner = self.engine.active
             self.holders.append(owner)
             if owner is not None:  # the requester runs: it goes on at once (as Resource does)
-                event.triggered, event.value, event.callbacks = True, self, None
+                event.happen_now(self)
             else:
                 event.succeed(self)
         else:
