@@ -13,14 +13,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from phalanx import targets  # noqa: F401  (fills the target registry)
+from phalanx import register_all
 from phalanx.compiler.driver import Compiled, chosen_algorithms, compile_program
 from phalanx.compiler.ir.printing import print_generic
 from phalanx.compiler.recognize import KINDS as COLLECTIVE_KINDS
 from phalanx.compiler.target import TARGETS, resolve
 from phalanx.grammar.diagnostics import PhalanxError, usage_error
 from phalanx.grammar.frontend import PARSERS
-from phalanx.runtime.backends import flowcost  # noqa: F401  (registers the `simgrid` cost model)
 from phalanx.runtime.dot import schedule_to_dot
 
 EMITS = ("ast", "dist", "coll", "sched", "mlir", "dot", "json", "mpi-mlir", "exe")
@@ -110,7 +109,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from phalanx.runtime.limits import guard_for_run, run_notes
+    from phalanx.runtime.limits import run_notes, run_options
     from phalanx.runtime.progress import progress_console, status
     from phalanx.runtime.report import write_report
     from phalanx.runtime.simulate import simulate
@@ -127,10 +126,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     with status(f"compiling {args.program}", console):
         compiled = compile_program(args.program, args.target, _algorithm_option(args.algorithm),
                                    parser=args.parser, cost=_cost_model(args))
-    compiled = guard_for_run(compiled, args.faults, args.force, args.max_events, args.time_limit,
-                             args.seed)
+    faults, limits = run_options(compiled, args.faults, args.force, args.max_events, args.time_limit)
     with status(f"simulating on {compiled.target_spec}", console):
-        result = simulate(compiled, args.seed)
+        result = simulate(compiled, args.seed, limits=limits, faults=faults)
     notes = run_notes(result)
     index = None
     if args.report:
@@ -290,6 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     try:
+        register_all()
         args = build_parser().parse_args(argv)
         return args.func(args)
     except PhalanxError as exc:

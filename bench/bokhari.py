@@ -16,13 +16,15 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import phalanx.targets  # noqa: F401  (fills the target registry)
+import phalanx
 from phalanx.compiler import hypercube
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import alltoall_program
+
+phalanx.register_all()
 
 # Seed 000 Table 1 (Bokhari's best multiphase times at 2 KB, ms) and our machine shapes.
 TABLE1_MS = {"paragon:4x8": 7, "paragon:8x8": 12, "paragon:8x16": 40, "paragon:16x16": 88,

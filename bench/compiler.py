@@ -16,12 +16,14 @@ import platform
 import time
 from pathlib import Path
 
-import phalanx.targets  # noqa: F401  (fills the target registry)
+import phalanx
 from phalanx.compiler.commsets import CommSet
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.ir.transforms.recognize_collectives import recognize_statement
 from phalanx.compiler.semantics import check
 from phalanx.grammar.frontend import parse_source
+
+phalanx.register_all()
 
 COMMSET_PROGRAM = """target ideal:256
 processors P(16, 16)

@@ -19,14 +19,14 @@ from pathlib import Path
 
 import numpy as np
 
-import phalanx.targets  # noqa: F401  (fills the target registry)
+import phalanx
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.target import resolve
-from phalanx.runtime.engine import Engine
-from phalanx.runtime.interpreter import Interpreter
-from phalanx.runtime.simulate import build_data, simulate
+from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import Variation, alltoall_program, sweep
 from phalanx.runtime.synthetic import run_matrix
+
+phalanx.register_all()
 
 
 def run(n: int, block: int, algorithm: str, fast: bool) -> dict:
@@ -34,19 +34,13 @@ def run(n: int, block: int, algorithm: str, fast: bool) -> dict:
     compiled = compile_program(alltoall_program(n * n, block), target=f"iwarp:{n}x{n}",
                                algorithm=algorithm, file="<bench>")
     t1 = time.perf_counter()
-    engine = Engine()
-    network = compiled.target.build_network(engine)
-    rng = np.random.default_rng(0)
-    data = {s.collective: build_data(compiled.communications[s.collective], rng)
-            for s in compiled.plan.schedules()}
-    t2 = time.perf_counter()
-    execution = Interpreter(compiled.plan, network, engine, data, fast=fast).run()
-    t3 = time.perf_counter()
-    verified = all(not d.problems() for d in data.values())
+    result = simulate(compiled, fast=fast)
+    execution, verified = result.execution, result.verified
+    data_s, simulate_s = result.wall_s["data"], result.wall_s["simulate"]
     return {"case": f"{algorithm} iwarp:{n}x{n} {block} B fast={fast}",
             "messages": (n * n) * (n * n - 1), "compile_s": round(t1 - t0, 3),
-            "data_setup_s": round(t2 - t1, 3), "simulate_s": round(t3 - t2, 3),
-            "events": execution.events, "events_per_s": round(execution.events / (t3 - t2)),
+            "data_setup_s": round(data_s, 3), "simulate_s": round(simulate_s, 3),
+            "events": execution.events, "events_per_s": round(execution.events / simulate_s),
             "fast_messages": execution.fast_messages, "simulated_time_s": execution.total_time_s,
             "aggregate_MBps": (n * n) * (n * n - 1) * block / execution.total_time_s / 1e6,
             "verified": verified}

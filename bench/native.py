@@ -12,11 +12,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-import phalanx.targets  # noqa: F401  (fills the target registry)
+import phalanx
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.native import find_tool, mpirun_argv, run_program
 from phalanx.runtime.backends.mpi import run_mpi
 from phalanx.runtime.sweep import alltoall_program
+
+phalanx.register_all()
 
 RANKS = 8
 SIZES = (64, 1024, 16384, 131072)

@@ -14,7 +14,7 @@ import platform
 import time
 from pathlib import Path
 
-import phalanx.targets  # noqa: F401  (fills the target registry)
+import phalanx
 from phalanx.targets.proteus.experiments import (
     TABLE3_MS,
     alltoall_program,
@@ -24,6 +24,8 @@ from phalanx.targets.proteus.experiments import (
     measure,
     table3_program,
 )
+
+phalanx.register_all()
 
 
 def table3(quick: bool) -> list[dict]:

@@ -12,10 +12,12 @@ import time
 import tracemalloc
 from pathlib import Path
 
-import phalanx.targets  # noqa: F401  (fills the target registry)
+import phalanx
 from phalanx.compiler.driver import compile_program
 from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import alltoall_program
+
+phalanx.register_all()
 
 
 def timed(fn):

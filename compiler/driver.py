@@ -12,14 +12,15 @@ from pathlib import Path
 from xdsl.dialects.builtin import ModuleOp
 
 from phalanx.compiler.ir.build import module_from_program
+from phalanx.compiler.ir.conversion.lower_coll_to_sched import LowerCollToSched
 from phalanx.compiler.ir.dialects import coll, make_context
 from phalanx.compiler.ir.dialects.sched import ScheduleOp, plan_from_module
-from phalanx.compiler.ir.passes import PASSES
-from phalanx.compiler.ir.transforms.recognize_collectives import collective_from_op
+from phalanx.compiler.ir.transforms.recognize_collectives import RecognizeCollectives, collective_from_op
+from phalanx.compiler.ir.transforms.verify_schedule import VerifySchedule
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Plan, Schedule
 from phalanx.compiler.semantics import AssignStmt, CheckedProgram, ReduceStmt, check
-from phalanx.compiler.target import Target, resolve
+from phalanx.compiler.target import Target, check_cost_model, resolve
 from phalanx.grammar import ast
 from phalanx.grammar.diagnostics import PhalanxError, error_at, usage_error
 from phalanx.grammar.frontend import parse_path, parse_source
@@ -44,6 +45,7 @@ class Compiled:
     candidates: list[list[Candidate]]  # by collective index
     stages: dict[str, ModuleOp]  # "dist", "coll", "sched"
     plan: Plan
+    cost_model: str = "target"  # the cost model `auto` minimised
 
     @property
     def schedules(self) -> list[Schedule]:
@@ -82,8 +84,8 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
     (`target`, or one a backend registered, e.g. `simgrid`)."""
     module = load(source_or_path, file, parser)
     program = check(module)
+    check_cost_model(cost)
     spec, machine = _resolve_target(program, target)
-    machine.use_cost_model(cost)
     for procs in program.processors.values():
         if procs.count > machine.nnodes:
             raise error_at(procs.loc, f"processor arrangement '{procs.name}' has {procs.count} "
@@ -91,21 +93,21 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
                            program.source, f"use at most {machine.nnodes} processors or a "
                            "larger target")
     ctx = make_context()
-    stages = {"dist": module_from_program(program, getattr(machine, "clock_hz", None), spec)}
+    stages = {"dist": module_from_program(program, machine.clock_hz, spec)}
     stages["dist"].verify()
     stages["coll"] = stages["dist"].clone()
-    PASSES["recognize-collectives"]().apply(ctx, stages["coll"])
+    RecognizeCollectives().apply(ctx, stages["coll"])
     stages["sched"] = stages["coll"].clone()
-    PASSES["lower-coll-to-sched"](target=spec, algorithm=algorithm, cost=cost).apply(ctx, stages["sched"])
-    PASSES["verify-schedule"](target=spec).apply(ctx, stages["sched"])
+    LowerCollToSched(target=spec, algorithm=algorithm, cost=cost, machine=machine).apply(ctx, stages["sched"])
+    VerifySchedule(target=spec, machine=machine).apply(ctx, stages["sched"])
     stages["sched"].verify()
     collectives = [collective_from_op(op) for op in stages["coll"].ops
                    if isinstance(op, coll.CollectiveOp)]
-    candidates = [[Candidate(a, machine.predict(c, a)) for a in machine.algorithms(c.kind)]
+    candidates = [[Candidate(a, machine.predict(c, a, cost)) for a in machine.algorithms(c.kind)]
                   for c in collectives]
     plan = plan_from_module(stages["sched"], max(program.nprocs, 1))
     return Compiled(module, program, spec, machine, collectives, program.communications(),
-                    candidates, stages, plan)
+                    candidates, stages, plan, cost)
 
 
 def chosen_algorithms(compiled: Compiled) -> list[str]:

@@ -22,13 +22,16 @@ CostModel = Callable[["Target", Collective, str], float]
 COST_MODELS: dict[str, CostModel] = {}
 
 
-# Predictions by target, cost model, collective and algorithm: the pass that chooses and the
-# driver that lists the candidates ask for the same ones, each on its own Target object.
-_PREDICTIONS: dict[tuple, float] = {}
-
-
 def register_cost_model(name: str, model: CostModel) -> None:
     COST_MODELS[name] = model
+
+
+def check_cost_model(name: str) -> str:
+    """`name` if it is a cost model `auto` can minimise; a UsageError that lists them otherwise."""
+    if name != "target" and name not in COST_MODELS:
+        known = ", ".join(["target", *sorted(COST_MODELS)])
+        raise usage_error(f"unknown cost model '{name}'", f"choose one of: {known}")
+    return name
 
 
 class Target(ABC):
@@ -38,7 +41,6 @@ class Target(ABC):
     params: Any  # a frozen dataclass, one field per parameter with its seed citation
     nnodes: int
     clock_hz: float | None = None  # for compute costs given in cycles
-    cost_model: str = "target"  # what `predict` (and so `auto`) uses; see use_cost_model
 
     @property
     def spec(self) -> str:
@@ -56,24 +58,17 @@ class Target(ABC):
     def predict_time_s(self, coll: Collective, algorithm: str) -> float:
         """The cost model's time for `coll` by `algorithm` (what `auto` minimises)."""
 
-    def use_cost_model(self, name: str) -> Target:
-        """Predict (and choose `auto`) by the cost model `name`: `target` (this machine's own)
-        or one a backend registered, e.g. `simgrid` for the flow model of SimGrid's network."""
-        if name != "target" and name not in COST_MODELS:
-            known = ", ".join(["target", *sorted(COST_MODELS)])
-            raise usage_error(f"unknown cost model '{name}'", f"choose one of: {known}")
-        self.cost_model = name
-        return self
-
-    def predict(self, coll: Collective, algorithm: str) -> float:
-        """The time `auto` minimises, by the cost model in use."""
-        key = (self.name, self.spec, self.params, self.cost_model, coll, algorithm)
-        if key not in _PREDICTIONS:
-            if len(_PREDICTIONS) >= 1024:
-                _PREDICTIONS.clear()
-            _PREDICTIONS[key] = (self.predict_time_s(coll, algorithm) if self.cost_model == "target"
-                                 else COST_MODELS[self.cost_model](self, coll, algorithm))
-        return _PREDICTIONS[key]
+    def predict(self, coll: Collective, algorithm: str, cost: str = "target") -> float:
+        """The time `auto` minimises, by the cost model `cost`: `target` (this machine's own
+        predict_time_s) or one a backend registered, e.g. `simgrid` for the flow model of
+        SimGrid's network. Remembered per target object: a compile resolves its target once,
+        and the pass that chooses and the driver that lists the candidates ask alike."""
+        memo = self.__dict__.setdefault("_predictions", {})
+        key = (cost, coll, algorithm)
+        if key not in memo:
+            memo[key] = (self.predict_time_s(coll, algorithm) if cost == "target"
+                         else COST_MODELS[check_cost_model(cost)](self, coll, algorithm))
+        return memo[key]
 
     @abstractmethod
     def lower_bound_s(self, coll: Collective) -> float:
@@ -82,6 +77,17 @@ class Target(ABC):
     @abstractmethod
     def build_network(self, engine: Any) -> Any:
         """The runtime's network model on `engine` (see runtime/network.py)."""
+
+    def route_hops(self, src: int, dst: int) -> int:
+        """Links a message from src to dst crosses (the run-size estimate); one by default."""
+        return 1
+
+    def simgrid_platform(self, pairs: list[tuple[int, int]], routing: str) -> Any:
+        """The SimGrid platform of this machine (runtime/backends/platforms.py's Platform)
+        declaring the routes of `pairs`; a machine without one says so."""
+        raise usage_error(f"target '{self.name}' has no SimGrid platform",
+                          "the simgrid backend and the simgrid cost model support ideal, iwarp, "
+                          "torus, paragon, sp2, cs2 and hypercube; use --backend sim and --cost target")
 
     def schedule_problems(self, schedule: Schedule) -> list[str]:
         """Target-specific proofs a schedule must pass (e.g. link-disjoint phases); none by default."""
@@ -98,10 +104,9 @@ class Target(ABC):
                         coll.dst, coll.line)
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "cost_model": self.cost_model,
-                "params": {"nodes": self.nnodes, **dataclasses.asdict(self.params)}}
+        return {"name": self.name, "params": {"nodes": self.nnodes, **dataclasses.asdict(self.params)}}
 
-    def choose(self, coll: Collective, algorithm: str = "auto") -> str:
+    def choose(self, coll: Collective, algorithm: str = "auto", cost: str = "target") -> str:
         """Resolve `auto` to the algorithm with the least predicted time."""
         known = self.algorithms(coll.kind)
         if not known:
@@ -109,7 +114,7 @@ class Target(ABC):
             raise usage_error(f"target '{self.name}' has no algorithm for a {coll.kind} (line {coll.line})",
                               "it can lower: " + ", ".join(kinds))
         if algorithm == "auto":
-            return min(known, key=lambda a: (self.predict(coll, a), known.index(a)))
+            return min(known, key=lambda a: (self.predict(coll, a, cost), known.index(a)))
         if algorithm not in known:
             article = "an" if coll.kind[0] in "aeiou" else "a"
             raise usage_error(f"algorithm '{algorithm}' cannot lower {article} {coll.kind} on "

@@ -2,15 +2,15 @@
 
 Results carry the fields of the CLI's JSON (`run --json`, `sweep --json`) as
 attributes and show the report's summary in Jupyter (`_repr_html_`). Like the CLI,
-this module wires the layers together, so it fills the target registry.
+this module wires the layers together, so it fills the registries (phalanx.register_all).
 """
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
 
+from phalanx import register_all
 from phalanx.compiler.driver import Compiled, compile_program
 from phalanx.runtime import html
 from phalanx.runtime.dot import schedule_to_dot
@@ -20,10 +20,6 @@ from phalanx.runtime.report import write_report
 from phalanx.runtime.simulate import CollectiveResult, RunResult, simulate
 from phalanx.runtime.sweep import parse_sizes
 from phalanx.runtime.sweep_report import run_sweep, write_sweep_report
-
-
-def _fill_registry() -> None:
-    importlib.import_module("phalanx.targets")  # targets register themselves on import
 
 
 class Run:
@@ -112,13 +108,13 @@ class Sweep:
 def compile(source_or_path: str | Path, target: str | None = None,  # noqa: A001  (phalanx.compile)
             algorithm: str = "auto") -> Program:
     """Compile a program (a path, or source text with a newline) for `target`."""
-    _fill_registry()
+    register_all()
     return Program(compile_program(source_or_path, target, algorithm))
 
 
 def sweep(target: str, collective: str = "alltoall", sizes: str | list[int] = "64,512,2K,16K,64K",
           algorithm: str = "all", seed: int = 0) -> Sweep:
     """One collective over message sizes on `target`, as `phalanx sweep` runs it."""
-    _fill_registry()
+    register_all()
     sizes = parse_sizes(sizes) if isinstance(sizes, str) else list(sizes)
     return Sweep(run_sweep(target, collective, sizes, algorithm, seed))

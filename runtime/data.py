@@ -88,8 +88,7 @@ def _index(indices) -> tuple:
 def move(data, t: Transfer) -> None:
     """Take the block from its sender and put it at its receiver; array to array where the
     data layer can (AssignmentData.move_direct)."""
-    direct = getattr(data, "move_direct", None)
-    if direct is None or not direct(t):
+    if not data.move_direct(t):
         data.put(t, data.take(t))
 
 
@@ -341,6 +340,13 @@ class ReductionData:
 
     def take(self, t: Transfer) -> np.ndarray:
         return self.store.take(t, lambda origin, final: self.partials[origin].copy())
+
+    def movable(self, t: Transfer) -> bool:
+        """Partials always travel as payloads (they are combined where they meet)."""
+        return False
+
+    def move_direct(self, t: Transfer) -> bool:
+        return False
 
     def wire_bytes(self, group: tuple[Transfer, ...]) -> int:
         """Partials travelling together to one destination are combined on the way (the

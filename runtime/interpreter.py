@@ -3,8 +3,8 @@
 Each node is a process that walks the plan in order. In a phase it starts one child
 process per send and waits for those and for the receives addressed to it; a
 `barrier` phase then waits for every node of the schedule. Payloads move through
-runtime/data.py so that delivery is checked, not assumed. A network model may offer
-`deliver(t, payloads, where)` (runtime/faults.py does): a message's transfer that returns
+runtime/data.py so that delivery is checked, not assumed. A network that `sees_payloads`
+(runtime/faults.py's) moves messages through `deliver(t, payloads, where)`, which returns
 the payloads as they arrived, retransmitting on detected errors. A run stopped by an
 engine limit returns a partial Execution that says why (`stopped`).
 """
@@ -20,6 +20,7 @@ from phalanx.compiler.schedule import ComputeStep, PipelineStep, Plan, Schedule,
 from phalanx.runtime.data import ScheduleError, move
 from phalanx.runtime.engine import Engine, Event, Stopped
 from phalanx.runtime.fastpath import FastPlan, move_data, run_fast
+from phalanx.runtime.network import Network
 
 
 @dataclass
@@ -105,7 +106,7 @@ class Inbox(Event):
 
 
 class Interpreter:
-    def __init__(self, plan: Plan, network: Any, engine: Engine, data: dict[int, Any],
+    def __init__(self, plan: Plan, network: Network, engine: Engine, data: dict[int, Any],
                  fast: bool = True):
         """`data[c]` moves the payloads of collective c (runtime/data.py); `fast` lets schedules
         take runtime/fastpath.py where the network offers it."""
@@ -223,8 +224,7 @@ class Interpreter:
         i = schedule.collective
         if i in self.arrivals:
             return self.arrivals[i][0]
-        offer = getattr(self.network, "fast_plan", None) if self.fast else None
-        plan = offer(schedule) if offer is not None else None
+        plan = self.network.fast_plan(schedule) if self.fast else None
         if plan is not None:
             self.arrivals[i] = (plan, {}, {})
         return plan
@@ -285,18 +285,17 @@ class Interpreter:
     def _send(self, i: int, group: tuple[Transfer, ...], where: str = ""):
         """One network message (or local copy) carrying the blocks of `group`."""
         start, data = self.engine.now, self.data[i]
-        deliver = getattr(self.network, "deliver", None)
+        sees_payloads = self.network.sees_payloads
         # A block going from its origin straight to its destination moves on arrival, array to
         # array (data.move_direct), unless a faulty network must see (and may spoil) its bytes.
-        movable = getattr(data, "movable", None) if deliver is None else None
-        payloads = [None if movable is not None and movable(t) else data.take(t) for t in group]
+        payloads = [None if not sees_payloads and data.movable(t) else data.take(t) for t in group]
         first, nbytes = group[0], data.wire_bytes(group)
         message = first if nbytes == first.nbytes else first._replace(nbytes=nbytes)
         if first.src == first.dst:
             yield self.engine.timeout(self.network.copy_time_s(nbytes), "copy")
             kind = "copy"
-        elif deliver is not None:
-            payloads = yield from deliver(message, payloads, where)
+        elif sees_payloads:
+            payloads = yield from self.network.deliver(message, payloads, where)
             kind = "send"
         else:
             yield from self.network.transfer(message)

@@ -2,9 +2,9 @@
 
 `check_fits(compiled)` estimates, before anything is allocated, the engine events and the
 memory a run needs, and refuses (a UsageError with the estimate) what would not fit this
-machine; `--force` skips the refusal. `guarded(compiled, ...)` hands the simulator a target
-whose network model carries the run's limits (`--max-events`, `--time-limit`: the engine
-stops with a partial report, runtime/engine.py Stopped) and its faults (runtime/faults.py).
+machine; `--force` skips the refusal. `run_options(...)` checks `phalanx run`'s options and
+gives `simulate` the run's limits (`--max-events`, `--time-limit`: the engine stops with a
+partial report, runtime/engine.py Stopped) and its faults (runtime/faults.py).
 
 The estimate's constants were fitted on the event path of ideal, iWarp, Paragon and SP2 runs
 (tests/reliability/test_limits.py keeps it within a factor of 2 of the measured events and
@@ -14,7 +14,6 @@ each hop a request and a hop delay, each transfer a letter.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -23,9 +22,11 @@ import numpy as np
 
 from phalanx.compiler.driver import Compiled
 from phalanx.compiler.semantics import AssignStmt
+from phalanx.compiler.target import Target
 from phalanx.grammar.diagnostics import usage_error
-from phalanx.runtime.faults import FaultSpec, FaultyNetwork
+from phalanx.runtime.faults import FaultSpec, parse_faults
 from phalanx.runtime.interpreter import messages
+from phalanx.runtime.simulate import RunLimits, RunResult
 
 EVENTS_PER_MESSAGE = 6.0
 EVENTS_PER_HOP = 1.0
@@ -75,18 +76,11 @@ def estimate(compiled: Compiled) -> Estimate:
     return Estimate(int(events), _data_bytes(compiled) + BYTES_PER_TRANSFER * n_transfers, n_messages)
 
 
-def _mean_hops(target: Any, pairs: list[tuple[int, int]]) -> float:
-    """Mean route length of the sampled pairs where the target says (torus, routed networks)."""
+def _mean_hops(target: Target, pairs: list[tuple[int, int]]) -> float:
+    """Mean route length of the sampled pairs."""
     if not pairs:
         return 0.0
-    torus = getattr(target, "torus", None)
-    if torus is not None:
-        src, dst = np.array(pairs).T
-        return float(torus.hop_matrix[src, dst].mean())
-    route = getattr(target, "route", None)
-    if callable(route):
-        return float(np.mean([len(route(s, d)) for s, d in pairs]))
-    return 1.0
+    return float(np.mean([target.route_hops(s, d) for s, d in pairs]))
 
 
 def _data_bytes(compiled: Compiled) -> int:
@@ -122,35 +116,7 @@ def _gib(nbytes: float) -> str:
     return f"{nbytes / (1 << 30):.1f} GiB"
 
 
-class GuardedTarget:
-    """A target whose network model carries the run's limits and faults; all else delegated."""
-
-    def __init__(self, target: Any, faults: FaultSpec | None, seed: int,
-                 max_events: int | None, time_limit_s: float | None):
-        self.target, self.faults, self.seed = target, faults, seed
-        self.max_events, self.time_limit_s = max_events, time_limit_s
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.target, name)
-
-    def build_network(self, engine: Any) -> Any:
-        engine.set_limits(self.max_events, self.time_limit_s)
-        network = self.target.build_network(engine)
-        if self.faults is not None:
-            network = FaultyNetwork(network, self.faults, self.target, engine, self.seed)
-        return network
-
-
-def guarded(compiled: Compiled, faults: FaultSpec | None = None, seed: int = 0,
-            max_events: int | None = None, time_limit_s: float | None = None) -> Compiled:
-    """`compiled` with a GuardedTarget: `simulate` then honours the limits and the faults."""
-    if faults is None and max_events is None and time_limit_s is None:
-        return compiled
-    return dataclasses.replace(compiled, target=GuardedTarget(compiled.target, faults, seed,
-                                                              max_events, time_limit_s))
-
-
-def stopped_report(result: Any) -> dict[str, Any] | None:
+def stopped_report(result: RunResult) -> dict[str, Any] | None:
     """What a stopped run's JSON says about where it stopped (None for a finished run)."""
     execution = result.execution
     if execution.stopped is None:
@@ -160,11 +126,10 @@ def stopped_report(result: Any) -> dict[str, Any] | None:
             "simulated_time_s": execution.total_time_s, "unfinished_lines": unfinished}
 
 
-def guard_for_run(compiled: Compiled, faults: str | None, force: bool, max_events: int | None,
-                  time_limit_s: float | None, seed: int) -> Compiled:
-    """What `phalanx run` does before simulating: check the options, the size, install guards."""
-    from phalanx.runtime.faults import parse_faults
-
+def run_options(compiled: Compiled, faults: str | None, force: bool, max_events: int | None,
+                time_limit_s: float | None) -> tuple[FaultSpec | None, RunLimits | None]:
+    """What `phalanx run` does before simulating: check the options and the size; the faults
+    and limits to hand to `simulate`."""
     if max_events is not None and max_events < 1:
         raise usage_error(f"--max-events {max_events} must be at least 1", "e.g. --max-events 1000000")
     if time_limit_s is not None and not time_limit_s > 0:
@@ -172,16 +137,17 @@ def guard_for_run(compiled: Compiled, faults: str | None, force: bool, max_event
                           "e.g. --time-limit 60")
     spec = parse_faults(faults) if faults is not None else None
     check_fits(compiled, force)
-    return guarded(compiled, spec, seed, max_events, time_limit_s)
+    limits = (RunLimits(max_events, time_limit_s)
+              if max_events is not None or time_limit_s is not None else None)
+    return spec, limits
 
 
-def run_notes(result: Any) -> dict[str, Any]:
-    """Keys a guarded run adds to its JSON report: `stopped` and `faults`, when they apply."""
+def run_notes(result: RunResult) -> dict[str, Any]:
+    """Keys a run adds to its JSON report: `stopped` and `faults`, when they apply."""
     out: dict[str, Any] = {}
     stopped = stopped_report(result)
     if stopped is not None:
         out["stopped"] = stopped
-    summary = getattr(result.network, "summary", None)
-    if callable(summary):
-        out["faults"] = summary()
+    if result.faults is not None:
+        out["faults"] = result.faults
     return out

@@ -1,27 +1,133 @@
-"""The interface between the schedule interpreter and a target's network model.
+"""The contract between the runtime and a machine's network model.
 
-A target builds its network on the engine's resources (targets import runtime, never
-the reverse). The interpreter calls only these three members.
+A target builds its network on the engine's resources (targets import runtime, never the
+reverse) and hands it to the runtime through `Target.build_network`. The runtime calls only
+the methods declared here: the four required ones every machine implements, and the
+optional ones, whose defaults say "this network has none" (no fast path, no counters, no
+drawing, no routes) or, for what a user asked for explicitly (failing links), raise a clear
+error. A new machine subclasses `Network`, implements the four, and overrides what it has;
+the runtime needs no change (docs/targets.md, "Adding a machine").
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Generator
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
-from phalanx.compiler.schedule import Transfer
+from phalanx.compiler.schedule import Schedule, Transfer
+from phalanx.grammar.diagnostics import usage_error
 from phalanx.runtime.engine import Event
+from phalanx.runtime.fastpath import FastPlan
+
+# A failed directed link as `--faults link-fail=NODE:DIR` names it: (node, direction), the
+# direction one of E W S N (+X -X +Y -Y); see runtime/faults.py.
+FailedLink = tuple[int, str]
+# Direction -> (d column, d row, direction index +X -X +Y -Y of a torus node's links).
+DIRECTIONS = {"E": (1, 0, 0), "W": (-1, 0, 1), "S": (0, 1, 2), "N": (0, -1, 3),
+              "+X": (1, 0, 0), "-X": (-1, 0, 1), "+Y": (0, 1, 2), "-Y": (0, -1, 3)}
 
 
-class NetworkModel(Protocol):
+@dataclass(frozen=True)
+class Layout:
+    """Where a network's nodes and links sit, for the report's pictures."""
+
+    positions: dict[int, tuple[float, float]]  # node -> (x, y)
+    links: dict[str, tuple[int, int]]  # link resource name -> (from node, to node)
+
+
+class NoRoute(Exception):
+    """A message that the network's routing cannot carry around its failed links; `hint`
+    says what to do instead."""
+
+    def __init__(self, message: str, hint: str):
+        super().__init__(message)
+        self.hint = hint
+
+    @classmethod
+    def blocked(cls, src: int, dst: int, link: str) -> NoRoute:
+        """No route the routing allows from src to dst avoids the failed `link`."""
+        return cls(f"no route from node {src} to node {dst} avoids the failed {link}; the routing "
+                   "allows no way around it", "remove that link from link-fail, or choose a "
+                   f"schedule that does not send from node {src} to node {dst}")
+
+
+class Network(ABC):
+    """A machine's network model on the engine."""
+
+    # True for a network that must see (and may spoil) the bytes it carries: the runtime
+    # then sends every message through `deliver` with its payloads (runtime/faults.py).
+    sees_payloads = False
+
+    # -- required ------------------------------------------------------------------------
+
+    @abstractmethod
     def transfer(self, t: Transfer) -> Generator[Event, Any, None]:
         """Process body that moves `t` from t.src to t.dst (t.src != t.dst), holding resources."""
 
+    @abstractmethod
     def copy_time_s(self, nbytes: int) -> float:
         """Time of a local copy of `nbytes` on one node."""
 
+    @abstractmethod
     def barrier_time_s(self, nnodes: int) -> float:
         """Time from the last arrival at a barrier until everyone leaves it."""
 
+    @abstractmethod
     def resources(self) -> list[Any]:
-        """Every resource, for utilisation reports."""
+        """Every resource (engine Resource or Pool, or anything with `name` and `busy_s`),
+        for utilisation reports."""
+
+    # -- optional, with defaults ---------------------------------------------------------
+
+    def deliver(self, t: Transfer, payloads: list[Any], where: str) -> Generator[Event, Any, list[Any]]:
+        """Move `t` and return its payloads as the receiver got them (when `sees_payloads`)."""
+        yield from self.transfer(t)
+        return payloads
+
+    def fast_plan(self, schedule: Schedule) -> FastPlan | None:
+        """A vectorized plan of `schedule` where the network proves it contention-free
+        (runtime/fastpath.py); None: run it event by event."""
+        return None
+
+    def stats(self) -> dict[str, Any]:
+        """The network's own counters after a run (`run --json`'s `network`); none by default."""
+        return {}
+
+    def reseed(self, seed: int) -> None:
+        """Random behaviour of the network (link errors) follows the run's seed; a
+        deterministic network has nothing to reseed."""
+        return None
+
+    def layout(self) -> Layout | None:
+        """Node positions and links for the report's pictures; None: no picture."""
+        return None
+
+    def route(self, src: int, dst: int) -> list[str] | None:
+        """Names of the link resources a message from src to dst holds, in order; None when
+        the network has no links to name."""
+        return None
+
+    def link_spans(self) -> list[tuple[str, float, float]]:
+        """(link, start, end) of every time a link carried data, for the link timeline;
+        empty when the network does not record them."""
+        return []
+
+    def avoid_links(self, failed: tuple[FailedLink, ...], spec: str) -> None:
+        """Route around these failed links from now on. A network without links to fail
+        refuses, saying where link-fail works."""
+        raise usage_error(f"link-fail is not supported on {spec}: its network has no torus or "
+                          "mesh links to fail",
+                          "use link-fail on iwarp, torus or paragon targets; error-rate and "
+                          "corrupt-rate work on every target")
+
+    def check_route(self, t: Transfer) -> None:
+        """Raise NoRoute when `t` cannot be carried around the failed links; every message
+        can when none failed."""
+        return None
+
+    def rerouted_pairs(self) -> int:
+        """How many (src, dst) pairs left their usual route because of failed links."""
+        return 0
+

@@ -86,7 +86,7 @@ def markdown(result: RunResult) -> str:
         out += ["", f"## Candidates for line {c.line} ({c.kind})", "",
                 "| algorithm | predicted time (ms) |", "|---|---|"]
         out += [f"| {a['algorithm']} | {a['predicted_time_s'] * 1e3:.6f} |" for a in c.candidates]
-        out += ["", why_chosen(c, result.compiled.target.cost_model)]
+        out += ["", why_chosen(c, result.compiled.cost_model)]
         for problem in c.problems:
             out.append(f"- problem: {problem}")
     out += ["", "![schedule](schedule.svg)", "", "![timeline](gantt.svg)", "",
@@ -99,11 +99,11 @@ def run_pictures(result: RunResult, schedule_svg: str) -> list[Picture]:
     pics = [Picture("schedule-picture", "schedule.svg", schedule_svg,
                     "Schedule: per collective, one cluster per phase; senders left, receivers right",
                     wide=False)]
-    schedules = result.compiled.schedules
-    if schedules and schedules[0].phases:
+    schedules, network = result.compiled.schedules, result.network
+    if network is not None and schedules and schedules[0].phases:
         k = busiest_phase(schedules[0].phases)
         title = f"collective 0 ({schedules[0].kind}), phase {k}: messages along their routes"
-        routes = routes_svg(result.network, schedules[0].phases[k], title)
+        routes = routes_svg(network, schedules[0].phases[k], title)
         if routes is not None:
             pics.append(Picture("routes-picture", "routes.svg", routes,
                                 f"Routes of phase {k} on the topology, one colour per message"))
@@ -112,13 +112,13 @@ def run_pictures(result: RunResult, schedule_svg: str) -> list[Picture]:
                         gantt_svg(result.execution.spans, result.compiled.plan.nprocs,
                                   f"timeline of every node on {spec}"),
                         "Timeline: compute, sends (upper half), receives (lower half) and waits"))
-    link_spans = getattr(result.network, "link_spans", None)
+    link_spans = network.link_spans() if network is not None else []
     if link_spans:
         pics.append(Picture("link-timeline-picture", "links-gantt.svg",
                             link_gantt_svg(link_spans, f"timeline of every link on {spec}"),
                             "Link timeline: when each link carried data"))
     pics.append(Picture("utilisation-picture", "utilisation.svg",
-                        utilisation_svg(result.network, result.total_time_s),
+                        utilisation_svg(network, result.total_time_s),
                         "Utilisation: busy time of each network resource over the run time"))
     for i, c in enumerate(result.collectives):
         pics.append(Picture(f"candidates-picture-{i}", f"candidates-{i}.svg",
@@ -168,7 +168,7 @@ def run_html(result: RunResult, pictures: list[Picture]) -> str:
         ("summary", "Summary", _summary(result)),
         ("program", "Program", "<p>Each communication statement links to its collective.</p>"
          + html.listing(result.compiled.program.source, links)),
-        ("collectives", "Collectives", "".join(_collective(i, c, pics, result.compiled.target.cost_model)
+        ("collectives", "Collectives", "".join(_collective(i, c, pics, result.compiled.cost_model)
                                                for i, c in enumerate(result.collectives))
          or "<p>The program has no communication.</p>"),
         ("schedule", "Schedule", schedule),

@@ -5,16 +5,21 @@ The result's `to_json()` is the `run --json` object of ARCHITECTURE.md.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from phalanx.compiler.driver import Compiled
+from phalanx.compiler.schedule import Plan
+from phalanx.compiler.target import Target
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError
 from phalanx.runtime.data import ScheduleError, build_data
 from phalanx.runtime.engine import Deadlock, Engine
+from phalanx.runtime.faults import FaultSpec, FaultyNetwork
 from phalanx.runtime.interpreter import Execution, Interpreter
+from phalanx.runtime.network import Network
 
 
 @dataclass
@@ -41,13 +46,23 @@ class CollectiveResult:
         return self.total_bytes / self.time_s if self.time_s > 0 else 0.0
 
     def to_json(self) -> dict[str, Any]:
-        out = {k: getattr(self, k) for k in (
-            "line", "kind", "nprocs", "block_bytes", "total_bytes", "algorithm", "phases",
-            "time_s", "lower_bound_s", "efficiency", "aggregate_bandwidth_Bps", "candidates",
-            "verified")}
+        out = {"line": self.line, "kind": self.kind, "nprocs": self.nprocs,
+               "block_bytes": self.block_bytes, "total_bytes": self.total_bytes,
+               "algorithm": self.algorithm, "phases": self.phases, "time_s": self.time_s,
+               "lower_bound_s": self.lower_bound_s, "efficiency": self.efficiency,
+               "aggregate_bandwidth_Bps": self.aggregate_bandwidth_Bps,
+               "candidates": self.candidates, "verified": self.verified}
         if self.problems:
             out["problems"] = self.problems
         return out
+
+
+@dataclass(frozen=True)
+class RunLimits:
+    """Where the engine stops a run early with a partial report (runtime/engine.py Stopped)."""
+
+    max_events: int | None = None
+    time_limit_s: float | None = None
 
 
 @dataclass
@@ -56,8 +71,10 @@ class RunResult:
     execution: Execution
     collectives: list[CollectiveResult]
     seed: int
-    network: Any = None  # the target's network model after the run (resources' busy times)
+    network: Network | None  # the built-in network after the run (busy times); None on other backends
     backend: str = "sim"
+    faults: dict[str, Any] | None = None  # what fault injection did, when it was asked for
+    wall_s: dict[str, float] = field(default_factory=dict)  # "data" and "simulate" wall clock
 
     @property
     def total_time_s(self) -> float:
@@ -68,36 +85,56 @@ class RunResult:
         return all(c.verified for c in self.collectives)
 
     def to_json(self) -> dict[str, Any]:
+        counters = self.network.stats() if self.network is not None else {}
         return {
-            "target": self.compiled.target.describe() | {"spec": self.compiled.target_spec},
+            "target": self.compiled.target.describe() | {"spec": self.compiled.target_spec,
+                                                         "cost_model": self.compiled.cost_model},
             "backend": self.backend,
             "program": self.compiled.program.file,
             "seed": self.seed,
             "total_time_s": self.total_time_s,
             "verified": self.verified,
             "collectives": [c.to_json() for c in self.collectives],
-            **({"network": self.network.stats()} if callable(getattr(self.network, "stats", None))
-               else {}),
+            **({"network": counters} if counters else {}),
         }
 
 
-def simulate(compiled: Compiled, seed: int = 0) -> RunResult:
-    """Execute the plan on the target's network model, moving and checking real bytes."""
-    rng = np.random.default_rng(seed)
+def run_plan(target: Target, plan: Plan, data: dict[int, Any], seed: int = 0, *, fast: bool = True,
+             limits: RunLimits | None = None, faults: FaultSpec | None = None
+             ) -> tuple[Execution, Network]:
+    """Execute `plan` on a fresh network of `target`, moving `data` (runtime/data.py or
+    synthetic payloads): the one place a simulated run is set up. `fast` lets proven
+    contention-free schedules take the vectorized path; `limits` stop the engine early;
+    `faults` wrap the network in runtime/faults.py's FaultyNetwork."""
     engine = Engine()
-    network = compiled.target.build_network(engine)
-    if hasattr(network, "reseed"):  # random network behaviour (link errors) follows the run's seed
-        network.reseed(seed)
-    sources: dict = {}
-    data = {s.collective: build_data(compiled.communications[s.collective], rng, sources)
-            for s in compiled.plan.schedules()}
+    if limits is not None:
+        engine.set_limits(limits.max_events, limits.time_limit_s)
+    network = target.build_network(engine)
+    network.reseed(seed)  # random network behaviour (link errors) follows the run's seed
+    if faults is not None:
+        network = FaultyNetwork(network, faults, target.spec, seed)
     try:
-        execution = Interpreter(compiled.plan, network, engine, data).run()
+        execution = Interpreter(plan, network, engine, data, fast=fast).run()
     except Deadlock as dead:
         raise PhalanxError(Diagnostic(f"the schedule deadlocks: {dead.description}",
                                       hint="blocked: " + "; ".join(dead.blocked[:6]))) from None
     except ScheduleError as bad:
         raise PhalanxError(Diagnostic(f"the schedule is invalid: {bad}")) from None
+    return execution, network
+
+
+def simulate(compiled: Compiled, seed: int = 0, *, fast: bool = True, limits: RunLimits | None = None,
+             faults: FaultSpec | None = None) -> RunResult:
+    """Execute the plan on the target's network model, moving and checking real bytes."""
+    started = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    sources: dict = {}
+    data = {s.collective: build_data(compiled.communications[s.collective], rng, sources)
+            for s in compiled.plan.schedules()}
+    drawn = time.perf_counter()
+    execution, network = run_plan(compiled.target, compiled.plan, data, seed, fast=fast,
+                                  limits=limits, faults=faults)
+    wall_s = {"data": drawn - started, "simulate": time.perf_counter() - drawn}
     results = []
     for step in compiled.plan.schedules():
         i = step.collective
@@ -111,4 +148,5 @@ def simulate(compiled: Compiled, seed: int = 0) -> RunResult:
             candidates=[{"algorithm": c.algorithm, "predicted_time_s": c.predicted_time_s}
                         for c in compiled.candidates[step.collective]],
             verified=not problems, problems=problems))
-    return RunResult(compiled, execution, results, seed, network)
+    summary = network.summary() if isinstance(network, FaultyNetwork) else None
+    return RunResult(compiled, execution, results, seed, network, faults=summary, wall_s=wall_s)

@@ -13,7 +13,6 @@ destination, every block delivered exactly once.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -22,9 +21,10 @@ from phalanx.compiler.schedule import Plan, Schedule, Transfer
 from phalanx.compiler.target import Target
 from phalanx.compiler.verify import schedule_problems
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError, usage_error
-from phalanx.runtime.data import BlockStore, ScheduleError
-from phalanx.runtime.engine import Deadlock, Engine
-from phalanx.runtime.interpreter import Execution, Interpreter
+from phalanx.runtime.data import BlockStore
+from phalanx.runtime.interpreter import Execution
+from phalanx.runtime.network import Network
+from phalanx.runtime.simulate import run_plan
 
 
 def varied_matrix(nprocs: int, block_bytes: int, variance: float = 0.0,
@@ -81,6 +81,13 @@ class SyntheticData:
     def take(self, t: Transfer) -> np.ndarray:
         return self.store.take(t, self._pack)
 
+    def movable(self, t: Transfer) -> bool:
+        """Synthetic blocks always travel as payloads (their bytes are the check)."""
+        return False
+
+    def move_direct(self, t: Transfer) -> bool:
+        return False
+
     def wire_bytes(self, group: tuple[Transfer, ...]) -> int:
         return sum(t.nbytes for t in group)
 
@@ -115,7 +122,7 @@ class SyntheticRun:
     execution: Execution
     lower_bound_s: float
     problems: list[str]
-    network: Any = None
+    network: Network | None = None
 
     @property
     def time_s(self) -> float:
@@ -140,18 +147,11 @@ def lower(machine: Target, matrix: np.ndarray, algorithm: str) -> tuple[Collecti
 def execute(machine: Target, coll: Collective, schedule: Schedule, seed: int = 0,
             fast: bool = True) -> SyntheticRun:
     """Run `schedule` on the machine's network with SyntheticData and check every block."""
-    engine = Engine()
-    network = machine.build_network(engine)
     data = SyntheticData(coll.matrix, seed)
-    try:
-        execution = Interpreter(Plan(coll.nprocs, (schedule,)), network, engine, {coll.index: data},
-                                fast=fast).run()
-    except Deadlock as dead:
-        raise PhalanxError(Diagnostic(f"the schedule deadlocks: {dead.description}")) from None
-    except ScheduleError as bad:
-        raise PhalanxError(Diagnostic(f"the schedule is invalid: {bad}")) from None
+    execution, network = run_plan(machine, Plan(coll.nprocs, (schedule,)), {coll.index: data}, seed,
+                                  fast=fast)
     problems = data.problems()
-    if getattr(execution, "stopped", None):  # an engine limit ended the run early
+    if execution.stopped:  # an engine limit ended the run early
         problems.insert(0, f"the run stopped early: {execution.stopped}")
     return SyntheticRun(coll, schedule, execution, machine.lower_bound_s(coll), problems, network)
 

@@ -5,9 +5,9 @@ and the `busy_s` the engine accumulated). Names that carry a node number ("node 
 port", "link 3 +x") become a grid, one column per node and one row per kind of
 resource; other names become a bar chart of the busiest resources.
 
-Optional hooks a target's network may offer (docs/reports.md):
-- `layout() -> Layout` (or a `(positions, links)` pair): node coordinates and, per link
-  resource name, the two nodes it joins. The heatmap is then drawn on the topology.
+Optional operations of runtime/network.py's `Network` (docs/reports.md):
+- `layout() -> Layout`: node coordinates and, per link resource name, the two nodes it
+  joins. The heatmap is then drawn on the topology.
 - `route(src, dst) -> list[str]`: names of the link resources a message holds. With
   `layout()` it draws one phase's messages on the topology.
 """
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,27 +24,13 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 
 from phalanx.compiler.schedule import Phase
+from phalanx.runtime.network import Layout, Network
 from phalanx.runtime.plots import empty_svg, new_figure, svg_of
 
 MAX_GRID_ROWS = 24  # more kinds of resource than this: a bar chart instead of a grid
 MAX_BARS = 40
 _NODE = re.compile(r"(\(\d+(?:,\d+)*\)|\d+)")  # "(2,3)" coordinates or a node number
 HEAT = colormaps["viridis"]
-
-
-@dataclass(frozen=True)
-class Layout:
-    positions: dict[int, tuple[float, float]]  # node -> (x, y)
-    links: dict[str, tuple[int, int]]  # link resource name -> (from node, to node)
-
-
-def network_layout(network: Any) -> Layout | None:
-    """The network's layout() hook as a Layout, or None when it has none."""
-    hook = getattr(network, "layout", None)
-    if hook is None:
-        return None
-    value = hook()
-    return value if isinstance(value, Layout) else Layout(*value)
 
 
 def utilisation(resources: Sequence[Any], total_time_s: float) -> dict[str, float]:
@@ -171,13 +156,14 @@ def topology_heatmap_svg(layout: Layout, use: dict[str, float], title: str) -> s
     return svg_of(fig)
 
 
-def utilisation_svg(network: Any, total_time_s: float) -> str:
-    """The heatmap of the run: on the topology when the network offers layout()."""
+def utilisation_svg(network: Network | None, total_time_s: float) -> str:
+    """The heatmap of the run: on the topology when the network offers layout(); None: the
+    run was not on a built-in network (another backend)."""
     resources = list(network.resources()) if network is not None else []
     if not resources:
         return empty_svg("utilisation", "this network model lists no resources")
     use = utilisation(resources, total_time_s)
-    layout = network_layout(network)
+    layout = network.layout()
     if layout is not None and layout.links:
         return topology_heatmap_svg(layout, use, "link utilisation")
     return grid_heatmap_svg(use, "utilisation of ports and links")
@@ -189,21 +175,20 @@ def busiest_phase(phases: Sequence[Phase]) -> int:
     return max(range(len(counts)), key=lambda k: (counts[k], -k)) if counts else 0
 
 
-def routes_svg(network: Any, phase: Phase, title: str) -> str | None:
-    """One phase's messages drawn along their routes, or None without the hooks."""
-    layout = network_layout(network)
-    route = getattr(network, "route", None)
-    if layout is None or route is None:
+def routes_svg(network: Network, phase: Phase, title: str) -> str | None:
+    """One phase's messages drawn along their routes, or None without a layout and routes."""
+    layout = network.layout()
+    messages = [t for t in phase.sends if t.src != t.dst]
+    if layout is None or (messages and network.route(messages[0].src, messages[0].dst) is None):
         return None
     fig = new_figure(7, 6.5)
     ax = fig.add_subplot()
     for a, b in layout.links.values():
         for p, q in _segment(layout, a, b, 0.0):
             ax.plot([p[0], q[0]], [p[1], q[1]], color="#e0e0e0", linewidth=1)
-    messages = [t for t in phase.sends if t.src != t.dst]
     colours = colormaps["tab20"]
     for i, t in enumerate(messages):
-        for name in route(t.src, t.dst):
+        for name in network.route(t.src, t.dst) or []:
             a, b = layout.links[name]
             for p, q in _segment(layout, a, b, 0.08):
                 ax.annotate("", xy=q, xytext=p, arrowprops={"arrowstyle": "-|>", "color": colours(i % 20),

@@ -16,8 +16,10 @@ import numpy as np
 from phalanx.compiler.algorithms import GENERIC_ALGORITHMS, direct_partner
 from phalanx.compiler.recognize import KINDS, Collective
 from phalanx.compiler.schedule import Schedule, Transfer
-from phalanx.compiler.target import Target, TargetEntry, parse_count, register, with_overrides
+from phalanx.compiler.target import Target, TargetEntry, parse_count, with_overrides
+from phalanx.runtime.backends.platforms import Platform, crossbar_platform, only_target_routing
 from phalanx.runtime.engine import Engine, Resource
+from phalanx.runtime.network import Network
 
 
 @dataclass(frozen=True)
@@ -29,7 +31,7 @@ class IdealParams:
     barrier_us: float = 0.0  # barrier after the last arrival
 
 
-class IdealNetwork:
+class IdealNetwork(Network):
     def __init__(self, engine: Engine, params: IdealParams, nnodes: int):
         self.engine = engine
         self.params = params
@@ -96,11 +98,20 @@ class IdealTarget(Target):
     def build_network(self, engine: Engine) -> IdealNetwork:
         return IdealNetwork(engine, self.params, self.nnodes)
 
+    def simgrid_platform(self, pairs: list[tuple[int, int]], routing: str) -> Platform:
+        only_target_routing(self.name, routing)
+        p = self.params
+        port_Bps = 1e6 / p.beta_us_per_byte if p.beta_us_per_byte > 0 else 0.0
+        return crossbar_platform(self.nnodes, p.alpha_us * 1e-6, port_Bps, self.build_network(Engine()))
+
 
 def make_ideal(positional: str | None, overrides: dict[str, str]) -> IdealTarget:
     nnodes = parse_count("ideal", positional, default=16)
     return IdealTarget(nnodes, with_overrides(IdealParams(), overrides, "ideal"))
 
 
-register(TargetEntry("ideal", "P fully connected nodes, one full-duplex port each, "
-                     "message time alpha + beta*m", make_ideal, "ideal:16,alpha_us=20"))
+# The targets this module defines; phalanx.targets.register_targets() registers them.
+ENTRIES = (
+    TargetEntry("ideal", "P fully connected nodes, one full-duplex port each, "
+                "message time alpha + beta*m", make_ideal, "ideal:16,alpha_us=20"),
+)

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
-import phalanx.targets  # noqa: F401  (fills the target registry)
+import phalanx
 from phalanx.cli import main
 from phalanx.compiler.driver import compile_program
 from phalanx.grammar.diagnostics import PhalanxError
+
+phalanx.register_all()
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

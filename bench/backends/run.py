@@ -27,18 +27,15 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
-from phalanx import targets  # noqa: F401  (fills the target registry)
+import phalanx
 from phalanx.compiler.driver import compile_program
 from phalanx.grammar.diagnostics import UsageError
-from phalanx.runtime.backends import flowcost  # noqa: F401  (the `simgrid` cost model)
 from phalanx.runtime.backends.platforms import platform_for
 from phalanx.runtime.backends.simgrid import CONFIG, run_simgrid
-from phalanx.runtime.data import build_data
-from phalanx.runtime.engine import Engine
-from phalanx.runtime.interpreter import Interpreter
+from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import alltoall_program
+
+phalanx.register_all()
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE.parent / "results_backends.json"
@@ -127,13 +124,8 @@ def comparison(sizes: tuple[int, ...], work: Path) -> dict:
 def builtin_wall(compiled, fast: bool) -> tuple[float, float]:
     """(wall s, simulated s) of the built-in simulator, with or without its fast path."""
     start = time.perf_counter()
-    engine = Engine()
-    network = compiled.target.build_network(engine)
-    rng = np.random.default_rng(0)
-    data = {s.collective: build_data(compiled.communications[s.collective], rng)
-            for s in compiled.plan.schedules()}
-    execution = Interpreter(compiled.plan, network, engine, data, fast=fast).run()
-    return time.perf_counter() - start, execution.total_time_s
+    result = simulate(compiled, fast=fast)
+    return time.perf_counter() - start, result.total_time_s
 
 
 def speed(shapes: tuple[str, ...]) -> list[dict]:

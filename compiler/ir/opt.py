@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib
 import sys
 from collections.abc import Sequence
 from io import StringIO
@@ -167,10 +166,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # Like the `phalanx` CLI, the tool's entry point fills the target registry that
-    # lower-coll-to-sched{target=...} resolves through; the passes never import targets.
-    importlib.import_module("phalanx.targets")
-    importlib.import_module("phalanx.runtime.backends.flowcost")  # the `simgrid` cost model
+    # Like the `phalanx` CLI, the tool's entry point fills the registries that
+    # lower-coll-to-sched{target=...,cost=...} resolves through; the passes never import targets.
+    import phalanx
+
+    phalanx.register_all()
     try:
         args = build_parser().parse_args(argv)
         text, name = _read(args.input)

@@ -16,11 +16,10 @@ up. This is a bound-based estimate, not the simulator: tests compare it with Sim
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
 
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Schedule
-from phalanx.compiler.target import register_cost_model
+from phalanx.compiler.target import Target, register_cost_model
 from phalanx.runtime.backends.platforms import Platform, platform_for
 from phalanx.runtime.interpreter import messages
 
@@ -56,11 +55,14 @@ def schedule_time_s(platform: Platform, schedule: Schedule) -> float:
     return sum(phase_time_s(platform, phase) for phase in schedule.phases)
 
 
-def predict_time_s(target: Any, coll: Collective, algorithm: str) -> float:
+def predict_time_s(target: Target, coll: Collective, algorithm: str) -> float:
     """The flow model's time of `coll` by `algorithm` on `target`'s SimGrid platform."""
     schedule = target.schedule_for(coll, algorithm)
     pairs = {(t.src, t.dst) for phase in schedule.phases for t in phase.sends}
     return schedule_time_s(platform_for(target, pairs), schedule)
 
 
-register_cost_model("simgrid", predict_time_s)
+
+def register_simgrid_cost_model() -> None:
+    """Make `--cost simgrid` available (phalanx.register_all calls this)."""
+    register_cost_model("simgrid", predict_time_s)

@@ -23,8 +23,9 @@ from phalanx.compiler import hypercube
 from phalanx.compiler.algorithms import direct_schedule
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Schedule
-from phalanx.compiler.target import Target, TargetEntry, parse_count, register, with_overrides
+from phalanx.compiler.target import Target, TargetEntry, parse_count, with_overrides
 from phalanx.grammar.diagnostics import usage_error
+from phalanx.runtime.backends.platforms import Platform, only_target_routing, routed_platform
 from phalanx.runtime.engine import Engine
 from phalanx.targets.bokhari import network
 from phalanx.targets.bokhari.params import (
@@ -120,14 +121,14 @@ class BokhariTarget(Target):
         busiest = int(max(m.sum(axis=1).max(), m.sum(axis=0).max())) if m.size else 0
         return ((coll.nprocs - 1) * p.startup_us + p.us_per_byte * busiest) * 1e-6
 
-    def choose(self, coll: Collective, algorithm: str = "auto") -> str:
+    def choose(self, coll: Collective, algorithm: str = "auto", cost: str = "target") -> str:
         """`auto`: least predicted time among the feasible equipartitions (Sec. 2.3)."""
         known = self.algorithms(coll.kind)
         d = hypercube.log2_exact(coll.nprocs)
         if algorithm != "auto":
             if algorithm.startswith("multiphase:") and d is not None and coll.kind == "alltoall":
                 return hypercube.algorithm_name(hypercube.parse_partition(algorithm, d))
-            return super().choose(coll, algorithm)
+            return super().choose(coll, algorithm, cost)
         if coll.kind != "alltoall" or d is None:
             return "direct"
         names = [hypercube.algorithm_name(p) for p in hypercube.partitions(d)
@@ -136,7 +137,7 @@ class BokhariTarget(Target):
         if not feasible:
             raise usage_error(f"no exchange fits the receive buffers of {self.spec} for "
                               f"{coll.block_bytes}-byte blocks", "use smaller messages")
-        return min(feasible, key=lambda a: (self.predict(coll, a), known.index(a)))
+        return min(feasible, key=lambda a: (self.predict(coll, a, cost), known.index(a)))
 
     def lower_bound_s(self, coll: Collective) -> float:
         """The busiest node must inject (or absorb) its bytes after one start-up."""
@@ -146,11 +147,26 @@ class BokhariTarget(Target):
             return 0.0
         return (self.params.startup_us + self.params.us_per_byte * busiest) * 1e-6
 
+    def route_hops(self, src: int, dst: int) -> int:
+        return len(self.route(src, dst))
+
+    @property
+    def link_MBps(self) -> float | None:
+        """The mesh link rate (Paragon, seed 000 Sec. 6); None where only the end points'
+        rate limits a message (the multistage networks and the hypercube)."""
+        return self.params.link_MBps if isinstance(self.params, ParagonParams) else None
+
+    def simgrid_platform(self, pairs: list[tuple[int, int]], routing: str) -> Platform:
+        only_target_routing(self.name, routing)
+        node_Bps = 1e6 / self.params.us_per_byte if self.params.us_per_byte > 0 else 0.0
+        link_Bps = self.link_MBps * 1e6 if self.link_MBps else node_Bps
+        return routed_platform(self.nnodes, self.route, node_Bps, link_Bps,
+                               self.params.startup_us * 1e-6, self.build_network(Engine()), pairs)
+
     def build_network(self, engine: Engine) -> network.RoutedNetwork:
         if self.mesh is not None:
             return network.MeshNetwork(engine, self.params, *self.mesh)
-        return network.RoutedNetwork(engine, self.params, self.nnodes, self.route,
-                                     getattr(self.params, "link_MBps", None))
+        return network.RoutedNetwork(engine, self.params, self.nnodes, self.route, self.link_MBps)
 
 
 def parse_mesh(positional: str | None) -> tuple[int, int]:
@@ -191,12 +207,15 @@ def make_hypercube(positional: str | None, overrides: dict[str, str]) -> Bokhari
     return BokhariTarget("hypercube", 1 << d, params, str(d), network.ecube_route)
 
 
-register(TargetEntry("paragon", "Intel Paragon submesh, row-column wormhole routing, "
-                     "Table 1 of Bokhari (seed 003)", make_paragon, "paragon:8x8"))
-register(TargetEntry("sp2", "IBM SP2, multistage network of 4x4 crossbars (seed 003)",
-                     _multistage("sp2", SP2), "sp2:64"))
-register(TargetEntry("cs2", "Meiko CS-2, multistage network of 4x4 crossbars (seed 003)",
-                     _multistage("cs2", CS2), "cs2:64"))
-register(TargetEntry("hypercube", "circuit-switched e-cube hypercube of 2^d nodes, "
-                     "parameters overridable (Bokhari's theory)", make_hypercube,
-                     "hypercube:6,startup_us=75"))
+# The targets this module defines; phalanx.targets.register_targets() registers them.
+ENTRIES = (
+    TargetEntry("paragon", "Intel Paragon submesh, row-column wormhole routing, "
+                "Table 1 of Bokhari (seed 003)", make_paragon, "paragon:8x8"),
+    TargetEntry("sp2", "IBM SP2, multistage network of 4x4 crossbars (seed 003)",
+                _multistage("sp2", SP2), "sp2:64"),
+    TargetEntry("cs2", "Meiko CS-2, multistage network of 4x4 crossbars (seed 003)",
+                _multistage("cs2", CS2), "cs2:64"),
+    TargetEntry("hypercube", "circuit-switched e-cube hypercube of 2^d nodes, "
+                "parameters overridable (Bokhari's theory)", make_hypercube,
+                "hypercube:6,startup_us=75"),
+)

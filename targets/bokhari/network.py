@@ -23,7 +23,9 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from phalanx.compiler.schedule import Transfer
+from phalanx.grammar.diagnostics import usage_error
 from phalanx.runtime.engine import Engine, Event, Resource
+from phalanx.runtime.network import DIRECTIONS, FailedLink, Layout, Network, NoRoute
 from phalanx.targets.bokhari.params import barrier_us
 
 Hop = tuple[Any, Any]  # a directed link between two routing points
@@ -104,7 +106,7 @@ def fat_tree_route(nnodes: int, by_source: bool = False,
     return route
 
 
-class RoutedNetwork:
+class RoutedNetwork(Network):
     """Send and receive engines per node plus one Resource per directed link of a route."""
 
     def __init__(self, engine: Engine, params: Any, nnodes: int,
@@ -204,16 +206,69 @@ class MeshNetwork(RoutedNetwork):
     def __init__(self, engine: Engine, params: Any, rows: int, cols: int):
         super().__init__(engine, params, rows * cols, mesh_route(cols), params.link_MBps)
         self.rows, self.cols = rows, cols
+        self.avoiding: MeshDetour | None = None  # routes around failed links (--faults)
         for r in range(rows):  # create every link up front: idle ones belong in the heatmap too
             for c in range(cols):
                 for r2, c2 in ((r, c + 1), (r + 1, c), (r, c - 1), (r - 1, c)):
                     if 0 <= r2 < rows and 0 <= c2 < cols:
                         self._link(((r, c), (r2, c2)))
 
-    def layout(self) -> tuple[dict[int, tuple[float, float]], dict[str, tuple[int, int]]]:
-        """(positions, links) of runtime/utilisation.Layout: node r*cols+c at (c, r)."""
+    def layout(self) -> Layout:
+        """Node r*cols+c at (c, r)."""
         positions = {r * self.cols + c: (float(c), float(r))
                      for r in range(self.rows) for c in range(self.cols)}
         links = {res.name: (a[0] * self.cols + a[1], b[0] * self.cols + b[1])
                  for (a, b), res in self.links.items()}
-        return positions, links
+        return Layout(positions, links)
+
+    def avoid_links(self, failed: tuple[FailedLink, ...], spec: str) -> None:
+        """Row-column routing falls back to column-row when a failed link is on the way."""
+        self.avoiding = MeshDetour(self.hops, self.rows, self.cols, failed, spec)
+        self.hops = self.avoiding.route
+
+    def check_route(self, t: Transfer) -> None:
+        if self.avoiding is not None:
+            self.avoiding.route(t.src, t.dst)
+
+    def rerouted_pairs(self) -> int:
+        return len(self.avoiding.rerouted) if self.avoiding is not None else 0
+
+
+class MeshDetour:
+    """Mesh routes that avoid failed links: row-column, else column-row."""
+
+    def __init__(self, route: Callable[[int, int], list[Hop]], rows: int, cols: int,
+                 failed: tuple[FailedLink, ...], spec: str):
+        self.row_column, self.cols = route, cols
+        self.rerouted: set[tuple[int, int]] = set()
+        self.down: set[Hop] = set()
+        for node, direction in failed:
+            r, c = divmod(node, cols)
+            dc, dr, _ = DIRECTIONS[direction]
+            if node >= rows * cols or not (0 <= r + dr < rows and 0 <= c + dc < cols):
+                raise usage_error(f"failed link {node}:{direction} is not a link of the {rows}x{cols} "
+                                  f"mesh of {spec}", "name a node and a direction that has a neighbour")
+            self.down.add(((r, c), (r + dr, c + dc)))
+
+    def column_row(self, src: int, dst: int) -> list[Hop]:
+        (r, c), (r2, c2) = divmod(src, self.cols), divmod(dst, self.cols)
+        hops = []
+        while r != r2:
+            step = 1 if r2 > r else -1
+            hops.append(((r, c), (r + step, c)))
+            r += step
+        while c != c2:
+            step = 1 if c2 > c else -1
+            hops.append(((r, c), (r, c + step)))
+            c += step
+        return hops
+
+    def route(self, src: int, dst: int) -> list[Hop]:
+        first = self.row_column(src, dst)
+        for hops in (first, self.column_row(src, dst)):
+            if not self.down.intersection(hops):
+                if hops is not first:
+                    self.rerouted.add((src, dst))
+                return hops
+        (a, b) = next(h for h in first if h in self.down)
+        raise NoRoute.blocked(src, dst, f"link {a}->{b}".replace(", ", ","))

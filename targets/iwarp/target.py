@@ -11,11 +11,14 @@ import re
 from phalanx.compiler.algorithms import direct_schedule
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Schedule
-from phalanx.compiler.target import Target, TargetEntry, register, with_overrides
+from phalanx.compiler.target import Target, TargetEntry, with_overrides
 from phalanx.grammar.diagnostics import usage_error
+from phalanx.runtime.backends.platforms import Platform
+from phalanx.runtime.engine import Engine
 from phalanx.targets.iwarp import cost, schedules
 from phalanx.targets.iwarp.params import IWarpParams
 from phalanx.targets.iwarp.phases import construction_problems, phased_torus_phases
+from phalanx.targets.iwarp.platform import torus_platform
 from phalanx.targets.iwarp.topology import Torus
 from phalanx.targets.iwarp.wormhole import WormholeNetwork
 
@@ -101,8 +104,14 @@ class IWarpTarget(Target):
     def lower_bound_s(self, coll: Collective) -> float:
         return cost.lower_bound_s(self.params, self.torus, coll.matrix)
 
-    def build_network(self, engine) -> WormholeNetwork:
+    def route_hops(self, src: int, dst: int) -> int:
+        return self.torus.hops(src, dst)
+
+    def build_network(self, engine: Engine) -> WormholeNetwork:
         return WormholeNetwork(engine, self.params, self.torus)
+
+    def simgrid_platform(self, pairs: list[tuple[int, int]], routing: str) -> Platform:
+        return torus_platform(self.torus, self.params, self.build_network(Engine()), pairs, routing)
 
     def describe(self) -> dict:
         out = super().describe()
@@ -154,8 +163,11 @@ def _link_override(overrides: dict[str, str]) -> dict[str, str]:
     return out
 
 
-register(TargetEntry("iwarp", "iWarp n x n wormhole torus (40 MB/s links, e-cube, synchronizing "
-                     "switch for phased AAPC)", make_iwarp, "iwarp:8x8"))
-register(TargetEntry("torus", "R x C wormhole torus with iWarp's router, parameters overridable "
-                     "(link_MBps, overhead_cycles, clock_MHz, ...)", make_torus,
-                     "torus:16x16,link_MBps=80"))
+# The targets this module defines; phalanx.targets.register_targets() registers them.
+ENTRIES = (
+    TargetEntry("iwarp", "iWarp n x n wormhole torus (40 MB/s links, e-cube, synchronizing "
+                "switch for phased AAPC)", make_iwarp, "iwarp:8x8"),
+    TargetEntry("torus", "R x C wormhole torus with iWarp's router, parameters overridable "
+                "(link_MBps, overhead_cycles, clock_MHz, ...)", make_torus,
+                "torus:16x16,link_MBps=80"),
+)

@@ -35,6 +35,8 @@ import numpy as np
 from phalanx.compiler.schedule import Schedule, Transfer
 from phalanx.runtime.engine import Engine, Event, Resource
 from phalanx.runtime.fastpath import FastPhase, FastPlan
+from phalanx.runtime.network import FailedLink, Layout, Network
+from phalanx.targets.iwarp.faults import AvoidingRoutes
 from phalanx.targets.iwarp.params import IWarpParams
 from phalanx.targets.iwarp.phases import construction_links, phased_torus_phases
 from phalanx.targets.iwarp.topology import Torus
@@ -113,11 +115,13 @@ class SwitchGates:
             event.succeed()
 
 
-class WormholeNetwork:
-    """The NetworkModel of runtime/network.py for an R x C iWarp torus."""
+class WormholeNetwork(Network):
+    """runtime/network.py's Network for an R x C iWarp torus."""
 
     def __init__(self, engine: Engine, params: IWarpParams, torus: Torus):
         self.engine, self.params, self.torus = engine, params, torus
+        self.avoiding: AvoidingRoutes | None = None  # routes around failed links (--faults)
+        self.routes = torus.route
         n = torus.nnodes
         self.cpus = [Resource(engine, f"node {i} processor") for i in range(n)]
         self.inject = [Pool(engine, f"node {i} injection", params.inject_channels) for i in range(n)]
@@ -147,7 +151,7 @@ class WormholeNetwork:
             yield held[-1].request()
         inject = self.inject[t.src]
         yield inject.request()
-        route = self.torus.route(t.src, t.dst)
+        route = self.routes(t.src, t.dst)
         for link, pool in route:
             if tag is not None:
                 gate = self.gates.wait(tag[0], link, tag[1])
@@ -205,12 +209,11 @@ class WormholeNetwork:
     def phase_links(self) -> np.ndarray:
         return construction_links(self.torus.cols)
 
-    def layout(self) -> tuple[dict[int, tuple[float, float]], dict[str, tuple[int, int]]]:
-        """(positions, links) of runtime/utilisation.Layout (a pair: no matplotlib import here):
-        nodes at their torus coordinates; each wire joins its node and the neighbour it leads
-        to (the report draws wrap-around wires as stubs)."""
+    def layout(self) -> Layout:
+        """Nodes at their torus coordinates; each wire joins its node and the neighbour it
+        leads to (the report draws wrap-around wires as stubs)."""
         positions = {v: tuple(float(c) for c in self.torus.coords(v)) for v in range(self.torus.nnodes)}
-        return positions, {w.name: (k // 4, self._neighbour(k)) for k, w in enumerate(self.wires)}
+        return Layout(positions, {w.name: (k // 4, self._neighbour(k)) for k, w in enumerate(self.wires)})
 
     def _neighbour(self, link: int) -> int:
         x, y = self.torus.coords(link // 4)
@@ -218,8 +221,21 @@ class WormholeNetwork:
         return self.torus.node(x + dx, y + dy)
 
     def route(self, src: int, dst: int) -> list[str]:
-        """The wires of the e-cube route from src to dst, in order."""
-        return [self.wires[link].name for link, _ in self.torus.route(src, dst)]
+        """The wires of the route from src to dst, in order."""
+        return [self.wires[link].name for link, _ in self.routes(src, dst)]
+
+    def avoid_links(self, failed: tuple[FailedLink, ...], spec: str) -> None:
+        self.avoiding = AvoidingRoutes(self.torus, failed, spec)
+        self.routes = self.avoiding.route
+
+    def check_route(self, t: Transfer) -> None:
+        if self.avoiding is not None:
+            self.avoiding.route(t.src, t.dst)
+            if untag(t.message) is not None:
+                self.avoiding.check_phased(t.src, t.dst)
+
+    def rerouted_pairs(self) -> int:
+        return len(self.avoiding.rerouted) if self.avoiding is not None else 0
 
     def copy_time_s(self, nbytes: int) -> float:
         return self.params.copy_s(nbytes)

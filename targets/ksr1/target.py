@@ -11,7 +11,7 @@ from __future__ import annotations
 from phalanx.compiler.algorithms import direct_schedule
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Schedule
-from phalanx.compiler.target import Target, TargetEntry, register, with_overrides
+from phalanx.compiler.target import Target, TargetEntry, with_overrides
 from phalanx.grammar.diagnostics import usage_error
 from phalanx.runtime.engine import Engine
 from phalanx.targets.ksr1 import cost
@@ -115,5 +115,8 @@ def make_ksr1(positional: str | None, overrides: dict[str, str]) -> Ksr1Target:
     return Ksr1Target(nnodes, params)
 
 
-register(TargetEntry("ksr1", "Kendall Square KSR-1, ALLCACHE slotted rings: ring:0s of 32 cells "
-                     "joined by ring:1 (seed 002)", make_ksr1, "ksr1:64"))
+# The targets this module defines; phalanx.targets.register_targets() registers them.
+ENTRIES = (
+    TargetEntry("ksr1", "Kendall Square KSR-1, ALLCACHE slotted rings: ring:0s of 32 cells "
+                "joined by ring:1 (seed 002)", make_ksr1, "ksr1:64"),
+)

@@ -28,6 +28,7 @@ import numpy as np
 
 from phalanx.compiler.schedule import Transfer
 from phalanx.runtime.engine import Engine, Event, Resource
+from phalanx.runtime.network import Network
 from phalanx.targets.proteus.control import ClusterController, GlobalArbiter, Packet, Request
 from phalanx.targets.proteus.memory import DualPortMemory, FlowSystem
 from phalanx.targets.proteus.params import ProteusParams
@@ -36,7 +37,7 @@ from phalanx.targets.proteus.topology import Topology
 EPS_S = 1e-12
 
 
-class ProteusNetwork:
+class ProteusNetwork(Network):
     def __init__(self, engine: Engine, topo: Topology, params: ProteusParams):
         self.engine, self.topo, self.params = engine, topo, params
         c = range(topo.nclusters)
@@ -53,7 +54,7 @@ class ProteusNetwork:
         self.clock_running = False
         self.cycle = 0
         self.next_boundary_s = 0.0
-        self.link_spans: list[tuple[str, float, float]] = []  # (link, start, end) for Gantt
+        self.spans: list[tuple[str, float, float]] = []  # (link, start, end) for Gantt
         self.counts = {"cycles": 0, "busy_cycles": 0, "transmissions": 0, "retransmissions": 0,
                        "packets_released": 0, "requests": 0, "aggregated_requests": 0,
                        "intra_cluster_messages": 0, "cycle_overruns": 0}
@@ -97,6 +98,9 @@ class ProteusNetwork:
     def resources(self) -> list[Any]:
         return (self.out_links + self.in_links + self.dps + self.buses
                 + list(self.group_links.values()))
+
+    def link_spans(self) -> list[tuple[str, float, float]]:
+        return self.spans
 
     def stats(self) -> dict[str, Any]:
         """Counters of the run (proposed for the `run --json` object as `network`)."""
@@ -178,7 +182,7 @@ class ProteusNetwork:
                                self.params.link_Bps, "DMA")
         for link in links:
             link.release()
-            self.link_spans.append((link.name, start, self.engine.now))
+            self.spans.append((link.name, start, self.engine.now))
         self.counts["transmissions"] += 1
         self.cluster_busy_cycles[p.src_cluster] += 1
         p.attempts += 1

@@ -12,7 +12,7 @@ from phalanx.compiler import hypercube
 from phalanx.compiler.algorithms import direct_schedule
 from phalanx.compiler.recognize import KINDS, Collective
 from phalanx.compiler.schedule import Schedule
-from phalanx.compiler.target import Target, TargetEntry, register, with_overrides
+from phalanx.compiler.target import Target, TargetEntry, with_overrides
 from phalanx.grammar.diagnostics import PhalanxError, usage_error
 from phalanx.runtime.engine import Engine
 from phalanx.targets.proteus import cost
@@ -61,12 +61,12 @@ class ProteusTarget(Target):
                               "processors; use proteus-group or direct")
         return hypercube.multiphase_schedule(coll, algorithm)
 
-    def choose(self, coll: Collective, algorithm: str = "auto") -> str:
+    def choose(self, coll: Collective, algorithm: str = "auto", cost: str = "target") -> str:
         if algorithm.startswith("multiphase:") and coll.kind == "alltoall":
             d = hypercube.log2_exact(coll.nprocs)
             if d is not None:
                 return hypercube.algorithm_name(hypercube.parse_partition(algorithm, d))
-        return super().choose(coll, algorithm)
+        return super().choose(coll, algorithm, cost)
 
     def schedule_problems(self, schedule: Schedule) -> list[str]:
         """proteus-group's plan must be conflict-free (Table 2 pairs, l links, Latin shifts)."""
@@ -118,6 +118,9 @@ def make_proteus(positional: str | None, overrides: dict[str, str]) -> ProteusTa
     return ProteusTarget(build_topology(params), params)
 
 
-register(TargetEntry("proteus", "Proteus clusters of 4 PPs, GCI crossbar groups in a hypercube, "
-                     "synchronous circuit-switched cycles (seed 000)", make_proteus,
-                     "proteus:groups=2,links=2"))
+# The targets this module defines; phalanx.targets.register_targets() registers them.
+ENTRIES = (
+    TargetEntry("proteus", "Proteus clusters of 4 PPs, GCI crossbar groups in a hypercube, "
+                "synchronous circuit-switched cycles (seed 000)", make_proteus,
+                "proteus:groups=2,links=2"),
+)

@@ -15,13 +15,15 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 
-import phalanx.targets  # noqa: F401  (fills the target registry)
+import phalanx
 from phalanx.compiler.driver import compile_program
 from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.grammar.frontend import parse_source
 from phalanx.grammar.parser import read_source
 from phalanx.runtime.limits import estimate
 from phalanx.runtime.simulate import simulate
+
+phalanx.register_all()
 
 NAMES = ("A", "B", "C", "D", "s", "P", "Q", "R")
 TYPES = ("float64", "float32", "int32", "int64", "byte", "complex64", "complex128", "real", "float")

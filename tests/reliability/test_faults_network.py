@@ -11,7 +11,6 @@ import pytest
 from conftest import EXAMPLES, HEADER, compile_text
 from phalanx.grammar.diagnostics import PhalanxError, UsageError
 from phalanx.runtime.faults import FaultSpec, parse_faults
-from phalanx.runtime.limits import guarded
 from phalanx.runtime.simulate import simulate
 
 TRANSPOSE = HEADER + "B = A\n"  # ideal:16, 240 network messages of 2048 bytes
@@ -22,7 +21,7 @@ SHIFT = ("target paragon:4x4\nprocessors P(16)\narray A(64) of float64 distribut
 
 def run(source: str, faults: str, algorithm: str = "auto", seed: int = 0):
     compiled = compile_text(source, algorithm=algorithm)
-    return simulate(guarded(compiled, parse_faults(faults), seed), seed)
+    return simulate(compiled, seed, faults=parse_faults(faults))
 
 
 def test_spec_parsing():
@@ -53,7 +52,7 @@ def test_error_rate_sweep_retransmits_and_conserves(rate):
     attempts per message are geometric, so retransmissions ~ messages * rate / (1 - rate)."""
     base = run(TRANSPOSE, "")
     result = run(TRANSPOSE, f"error-rate={rate};seed=3")
-    stats = result.network.summary()
+    stats = result.faults
     assert result.verified and stats["messages"] == 240
     expected = 240 * rate / (1 - rate)
     assert stats["retransmissions"] == stats["link_errors"]
@@ -63,14 +62,14 @@ def test_error_rate_sweep_retransmits_and_conserves(rate):
 
 def test_corruption_is_caught_by_the_checksum_and_resent():
     result = run(TRANSPOSE, "corrupt-rate=0.2;seed=5")
-    stats = result.network.summary()
+    stats = result.faults
     assert result.verified
     assert stats["corrupted"] == stats["corrupted_caught"] > 20 and stats["corrupted_delivered"] == 0
 
 
 def test_without_the_checksum_corruption_fails_verification_loudly():
     result = run(TRANSPOSE, "corrupt-rate=0.2;checksum=off;seed=5")
-    stats = result.network.summary()
+    stats = result.faults
     assert stats["corrupted_delivered"] > 0
     assert not result.verified
     problems = [p for c in result.collectives for p in c.problems]
@@ -98,7 +97,7 @@ def test_torus_routes_around_a_failed_link():
     fft = FFT.read_text()
     plain = simulate(compile_text(fft, algorithm="message-passing"))
     result = run(fft, "link-fail=0:E", "message-passing")
-    stats = result.network.summary()
+    stats = result.faults
     assert result.verified and stats["rerouted_pairs"] > 0
     assert result.total_time_s != plain.total_time_s
 
@@ -121,7 +120,7 @@ def test_phased_schedule_cannot_be_rerouted():
 
 def test_mesh_falls_back_to_column_row_routing():
     result = run(SHIFT, "link-fail=5:W")  # 5 -> 0 goes north first, then west
-    assert result.verified and result.network.summary()["rerouted_pairs"] == 1
+    assert result.verified and result.faults["rerouted_pairs"] == 1
 
 
 def test_mesh_neighbours_have_no_way_round():

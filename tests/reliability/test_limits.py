@@ -8,8 +8,8 @@ import pytest
 
 from conftest import EXAMPLES, HEADER, compile_text
 from phalanx.grammar.diagnostics import UsageError
-from phalanx.runtime.limits import check_fits, estimate, guarded
-from phalanx.runtime.simulate import simulate
+from phalanx.runtime.limits import check_fits, estimate
+from phalanx.runtime.simulate import RunLimits, simulate
 
 FFT = (EXAMPLES / "fft2d_iwarp.phx").read_text()
 HUGE = ("target ideal:16\nprocessors P(16)\n"
@@ -46,8 +46,8 @@ def test_too_big_a_run_is_refused_with_the_estimate():
 
 
 def test_max_events_stops_with_a_partial_report():
-    compiled = guarded(compile_text(HEADER + 'compute "w" on P cost 1 ms\nB = A\n'), max_events=300)
-    result = simulate(compiled)
+    compiled = compile_text(HEADER + 'compute "w" on P cost 1 ms\nB = A\n')
+    result = simulate(compiled, limits=RunLimits(max_events=300))
     assert result.execution.stopped.startswith("stopped at the limit of 300 events (300 events")
     assert result.execution.events == 300
     assert not result.verified
@@ -56,8 +56,8 @@ def test_max_events_stops_with_a_partial_report():
 
 
 def test_time_limit_stops_a_long_run():
-    compiled = guarded(compile_text(FFT, algorithm="message-passing"), time_limit_s=1e-6)
-    result = simulate(compiled)
+    compiled = compile_text(FFT, algorithm="message-passing")
+    result = simulate(compiled, limits=RunLimits(time_limit_s=1e-6))
     assert result.execution.stopped.startswith("stopped at the time limit of 1e-06 s")
     assert result.execution.events < 171776 and not result.verified
 

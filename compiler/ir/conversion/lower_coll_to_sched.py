@@ -5,7 +5,8 @@ Output: each `coll` op replaced by a `sched.schedule` from the target's generato
 the chosen algorithm (`auto`: least time predicted by the cost model `cost`, the target's
 own by default, or one a backend registered such as `simgrid`); each `dist.compute` replaced by a
 `sched.compute`; each `dist.pipeline` header by a `sched.pipeline` (the staged ops that
-follow it stay its body). The target resolves through the registry, never an import.
+follow it stay its body). The target resolves through the registry, never an import; the
+compiler driver hands in the target it resolved (`machine`), so a compile resolves it once.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from phalanx.compiler.ir.build import processors_from_module
 from phalanx.compiler.ir.dialects import coll, dist, sched
 from phalanx.compiler.ir.transforms.recognize_collectives import collective_from_op
 from phalanx.compiler.schedule import ComputeStep
-from phalanx.compiler.target import resolve
+from phalanx.compiler.target import Target, check_cost_model, resolve
 from phalanx.grammar.diagnostics import usage_error
 
 
@@ -50,15 +51,17 @@ class LowerCollToSched(ModulePass):
     target: str = "ideal:16"
     algorithm: str = "auto"
     cost: str = "target"
+    machine: Target | None = None  # the resolved `target`, when the caller has it
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        target = resolve(self.target).use_cost_model(self.cost)
+        target = self.machine or resolve(self.target)
+        check_cost_model(self.cost)
         choices = parse_algorithm_option(self.algorithm)
         procs = processors_from_module(op)
         for child in list(op.walk()):
             if isinstance(child, coll.CollectiveOp):
                 c = collective_from_op(child)
-                algorithm = target.choose(c, choices.get(c.kind, choices.get("*", "auto")))
+                algorithm = target.choose(c, choices.get(c.kind, choices.get("*", "auto")), self.cost)
                 schedule = dataclasses.replace(target.schedule_for(c, algorithm),
                                                stage=child.stage.value.data)
                 new = sched.schedule_to_ir(schedule)

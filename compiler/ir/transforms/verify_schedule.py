@@ -13,7 +13,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import VerifyException
 
 from phalanx.compiler.ir.dialects import sched
-from phalanx.compiler.target import resolve
+from phalanx.compiler.target import Target, resolve
 from phalanx.compiler.verify import table_problems
 
 
@@ -24,9 +24,10 @@ class VerifySchedule(ModulePass):
     name = "verify-schedule"
 
     target: str = ""
+    machine: Target | None = None  # the resolved `target`, when the caller has it
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        machine = resolve(self.target) if self.target else None
+        machine = self.machine or (resolve(self.target) if self.target else None)
         for child in op.walk():
             if isinstance(child, sched.ScheduleOp):
                 problems = table_problems(child.nprocs.value.data, child.phase_tables())

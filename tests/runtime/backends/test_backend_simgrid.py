@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import compile_text, pipeline_source
+from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import UsageError
 from phalanx.runtime.backends import simgrid
 from phalanx.runtime.backends.platforms import platform_for
@@ -167,9 +168,8 @@ def test_bad_routing_and_unsupported_target():
         platform_for(compiled.target, [], "ring")
     with pytest.raises(UsageError, match="routing 'zone' exists only for torus targets"):
         platform_for(compiled.target, [], "zone")
-    odd = SimpleNamespace(name="ksr1", params=SimpleNamespace())
     with pytest.raises(UsageError, match="target 'ksr1' has no SimGrid platform"):
-        platform_for(odd, [])
+        platform_for(resolve("ksr1:8"), [])
 
 
 def test_description_keeps_phases_and_sync():

@@ -50,17 +50,18 @@ def test_flow_model_ranks_iwarp_schedules_as_simgrid_does(block, tolerance):
 
 def test_flow_model_is_exact_on_a_contention_free_crossbar():
     """ideal:16 direct: every phase one message per port, so (P-1)(alpha + beta m) exactly."""
-    machine = resolve("ideal:16").use_cost_model("simgrid")
+    machine = resolve("ideal:16")
     compiled = compile_program(alltoall_program(16, 4096), target="ideal:16")
     coll = compiled.collectives[0]
-    assert machine.predict(coll, "direct") == pytest.approx(15 * (10e-6 + 0.01e-6 * 4096), rel=1e-9)
+    expected_s = 15 * (10e-6 + 0.01e-6 * 4096)
+    assert machine.predict(coll, "direct", "simgrid") == pytest.approx(expected_s, rel=1e-9)
 
 
 def test_auto_on_the_target_model_still_picks_phased_at_16_kb():
     """Without `--cost simgrid` the iWarp wormhole model rules, and message passing (Fig. 6,
     contention blocking whole routes) is not chosen."""
     compiled = compile_program(alltoall_program(64, 16384), target="iwarp:8x8")
-    assert compiled.target.cost_model == "target"
+    assert compiled.cost_model == "target"
     assert compiled.schedules[0].algorithm == "phased"
 
 

@@ -10,8 +10,9 @@ from phalanx.compiler.schedule import Phase, Transfer
 from phalanx.runtime.engine import Engine, Resource
 from phalanx.runtime.gantt import Bar, gantt_svg, timeline_bars
 from phalanx.runtime.interpreter import Span
+from phalanx.runtime.network import Layout, Network
 from phalanx.runtime.plots import sweep_bandwidth_svg, sweep_time_svg
-from phalanx.runtime.utilisation import Layout, routes_svg, utilisation, utilisation_svg
+from phalanx.runtime.utilisation import routes_svg, utilisation, utilisation_svg
 
 SPANS = [Span(0, "compute", 0.0, 1e-3, "row pass"), Span(1, "compute", 0.0, 1e-3, "row pass"),
          Span(0, "send", 1e-3, 1.5e-3, "0->1 to 1, 100 B"), Span(0, "phase", 1e-3, 2e-3, "phase 0"),
@@ -39,14 +40,34 @@ def hold(engine: Engine, resource: Resource, start_s: float, hold_s: float):
     resource.release()
 
 
-class Ring:
-    """A 4-node unidirectional ring on real engine resources, with the report hooks."""
+class Listed(Network):
+    """A network of the given resources, each message holding the first for 1 us (only
+    what the pictures read matters here)."""
+
+    def __init__(self, resources: list[Resource]):
+        self.listed = resources
+
+    def transfer(self, t: Transfer):
+        yield self.listed[0].request()
+        yield self.listed[0].engine.timeout(1e-6)
+        self.listed[0].release()
+
+    def copy_time_s(self, nbytes: int) -> float:
+        return 0.0
+
+    def barrier_time_s(self, nnodes: int) -> float:
+        return 0.0
+
+    def resources(self):
+        return self.listed
+
+
+class Ring(Listed):
+    """A 4-node unidirectional ring on real engine resources, with a layout and routes."""
 
     def __init__(self, engine: Engine):
         self.links = [Resource(engine, f"link {i}->{(i + 1) % 4}") for i in range(4)]
-
-    def resources(self):
-        return self.links
+        super().__init__(self.links)
 
     def layout(self) -> Layout:
         return Layout({0: (0, 0), 1: (1, 0), 2: (1, 1), 3: (0, 1)},
@@ -65,11 +86,7 @@ def test_utilisation_grid_from_busy_time():
     engine.run()
     assert utilisation(ports, 4.0)["node 0 send port"] == pytest.approx(0.75)
 
-    class Ports:
-        def resources(self):
-            return ports
-
-    svg = utilisation_svg(Ports(), 4.0)
+    svg = utilisation_svg(Listed(ports), 4.0)
     for text in ("utilisation of ports and links", "mean 25%, max 75%", "node send port",
                  "node receive port", "utilisation (fraction of run time)"):
         assert text in svg
@@ -86,15 +103,13 @@ def test_topology_heatmap_and_routes_use_the_hooks():
     routes = routes_svg(ring, phase, "phase 0 routes")
     assert routes is not None and "phase 0 routes" in routes and "2 messages (one colour each)" in routes
     assert routes.count("<path") > 8  # arrows along 3 links
-    assert routes_svg(object(), phase, "no hooks") is None
+    assert routes_svg(Listed(ring.links), phase, "no layout") is None
 
 
 def test_resources_without_node_numbers_fall_back_to_bars():
     engine = Engine()
-    class Bus:
-        def resources(self):
-            return [Resource(engine, "bus"), Resource(engine, "arbiter")]
-    assert "busy time / run time: mean 0%" in utilisation_svg(Bus(), 1.0)
+    bus = Listed([Resource(engine, "bus"), Resource(engine, "arbiter")])
+    assert "busy time / run time: mean 0%" in utilisation_svg(bus, 1.0)
 
 
 SWEEP = {"target": {"spec": "ideal:4"}, "collective": "alltoall", "results": [

@@ -8,12 +8,12 @@ from phalanx.compiler.target import resolve
 from phalanx.runtime.engine import Engine
 from phalanx.runtime.sweep import sweep
 from phalanx.runtime.sweep_report import write_sweep_report
-from phalanx.runtime.utilisation import network_layout, routes_svg
+from phalanx.runtime.utilisation import routes_svg
 
 
 def test_the_paragon_mesh_offers_layout_and_route():
     network = resolve("paragon:4x8").build_network(Engine())
-    layout = network_layout(network)
+    layout = network.layout()
     assert layout.positions[9] == (1.0, 1.0) and len(layout.links) == 2 * (4 * 7 + 3 * 8)
     assert network.route(1, 10) == ["link (0,1)->(0,2)", "link (0,2)->(1,2)"]  # row, then column
     assert layout.links["link (0,2)->(1,2)"] == (2, 10)
@@ -24,7 +24,7 @@ def test_the_paragon_mesh_offers_layout_and_route():
 
 def test_hypercube_and_multistage_networks_name_their_routes_without_a_layout():
     network = resolve("sp2:16").build_network(Engine())
-    assert network_layout(network) is None
+    assert network.layout() is None
     assert network.route(0, 4)[0] == "link ('node',0)->('switch',0,(0,))"
 
 

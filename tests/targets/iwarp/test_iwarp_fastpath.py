@@ -7,21 +7,14 @@ import pytest
 
 from phalanx.compiler.driver import compile_program
 from phalanx.runtime.data import ScheduleError
-from phalanx.runtime.engine import Engine
 from phalanx.runtime.fastpath import move_data
-from phalanx.runtime.interpreter import Interpreter
-from phalanx.runtime.simulate import build_data
+from phalanx.runtime.simulate import build_data, simulate
 from phalanx.runtime.sweep import alltoall_program
 
 
 def execute(compiled, fast: bool):
-    engine = Engine()
-    network = compiled.target.build_network(engine)
-    rng = np.random.default_rng(3)
-    data = {s.collective: build_data(compiled.communications[s.collective], rng)
-            for s in compiled.plan.schedules()}
-    execution = Interpreter(compiled.plan, network, engine, data, fast=fast).run()
-    return execution, [p for d in data.values() for p in d.problems()]
+    result = simulate(compiled, seed=3, fast=fast)
+    return result.execution, [p for c in result.collectives for p in c.problems]
 
 
 @pytest.mark.parametrize("algorithm", ["phased", "phased-global"])

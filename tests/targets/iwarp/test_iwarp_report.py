@@ -9,12 +9,11 @@ from phalanx.runtime.engine import Engine
 from phalanx.runtime.report import write_report
 from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import alltoall_program
-from phalanx.runtime.utilisation import network_layout
 
 
 def test_layout_and_route_name_the_wires_of_the_torus():
     network = resolve("iwarp:8x8").build_network(Engine())
-    layout = network_layout(network)
+    layout = network.layout()
     assert layout.positions[9] == (1.0, 1.0) and len(layout.links) == 4 * 64
     assert layout.links["link (7,0)+X wire"] == (7, 0)  # the wrap-around wire of row 0
     assert {r.name for r in network.resources()} >= set(layout.links)
