@@ -242,6 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", default="sim", help="sim (built-in, default), simgrid, mpi, or mpi-native")
     p.add_argument("-n", dest="nprocs", type=int, default=None,
                    help="MPI processes for --backend mpi|mpi-native (default: the program's processors)")
+    p.add_argument("--mpi", choices=("OpenMPI", "MPICH"), default="OpenMPI",
+                   help="MPI implementation of --backend mpi-native (default OpenMPI)")
     p.add_argument("--json", action="store_true", help="print the JSON result")
     p.add_argument("--report", metavar="DIR",
                    help="write index.html (self-contained), report.json, report.md and the pictures")

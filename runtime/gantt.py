@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
 
 from matplotlib.collections import PolyCollection
 from matplotlib.patches import Patch
 
+from phalanx.runtime.interpreter import Span
 from phalanx.runtime.plots import RASTER_ABOVE, empty_svg, new_figure, svg_of
 
 # kind -> (colour, lower edge, upper edge) within a node's row of height 1
@@ -39,10 +39,10 @@ class Bar:
     end_s: float
 
 
-def _peer(span: Any) -> int | None:
-    peer = getattr(span, "peer", None)
-    if peer is not None:
-        return int(peer)
+def _peer(span: Span) -> int | None:
+    """The destination of a send: recorded by the built-in simulator, else read from the label."""
+    if span.peer is not None:
+        return int(span.peer)
     match = _PEER.search(span.label)
     return int(match.group(1)) if match else None
 
@@ -62,7 +62,7 @@ def _subtract(interval: tuple[float, float], busy: list[tuple[float, float]]) ->
     return out
 
 
-def timeline_bars(spans: list[Any]) -> list[Bar]:
+def timeline_bars(spans: list[Span]) -> list[Bar]:
     """Spans -> bars per lane: sends and copies, derived receives, waits, compute."""
     bars: list[Bar] = []
     active: dict[int, list[tuple[float, float]]] = defaultdict(list)
@@ -85,7 +85,7 @@ def timeline_bars(spans: list[Any]) -> list[Bar]:
     return [b for b in bars if b.end_s > b.start_s]
 
 
-def gantt_svg(spans: list[Any], nnodes: int, title: str = "timeline") -> str:
+def gantt_svg(spans: list[Span], nnodes: int, title: str = "timeline") -> str:
     """The timeline of every node; time in ms on x, one row per node."""
     bars = timeline_bars(spans)
     if not bars:

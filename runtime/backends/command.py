@@ -17,7 +17,7 @@ BACKENDS = ("sim", "simgrid", "mpi", "mpi-native")
 
 def run_backend(compiled: Compiled, args: argparse.Namespace) -> int:
     """Exit code 0 when verified, 3 when the data did not verify (as `phalanx run`)."""
-    nprocs = getattr(args, "nprocs", None)
+    nprocs = args.nprocs
     if args.backend == "simgrid":
         if nprocs is not None:
             raise usage_error("-n is for --backend mpi", "drop -n: SimGrid runs every node")
@@ -75,7 +75,7 @@ def _run_native(compiled: Compiled, args: argparse.Namespace, nprocs: int | None
         raise usage_error("--report is not available for --backend mpi-native",
                           "use --json, or run the built-in simulator for a report")
     nranks = nprocs or world_size(compiled.stages["sched"])
-    run = run_program(compiled, getattr(args, "mpi", "OpenMPI"), nranks)
+    run = run_program(compiled, args.mpi, nranks)
     if run.result is None:
         raise usage_error(f"the native executable printed no result (exit {run.returncode})",
                           (run.stderr.strip().splitlines() or ["no output"])[-1])
