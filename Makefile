@@ -3,9 +3,11 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+FILES  := $(VENV)/.package-files
+PACKAGES := grammar compiler runtime targets
 APT_PACKAGES := graphviz mlir-22-tools chromium clang-22 openmpi-bin libopenmpi-dev python3-simgrid libsimgrid-dev
 
-.PHONY: help setup apt-deps demo test bench fuzz lint antlr clean
+.PHONY: help setup apt-deps demo test bench fuzz lint antlr clean FORCE
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -15,11 +17,24 @@ setup: apt-deps $(STAMP) ## install system packages (as root) and the venv with 
 apt-deps: # first: mpi4py builds against libopenmpi-dev
 	@bash .ci/apt-deps $(APT_PACKAGES)
 
-$(STAMP): pyproject.toml
+# phalanx is installed in setuptools' strict editable mode: the venv sees what a wheel ships (the
+# packages and data pyproject.toml lists, no tests/ or bench/) through links to the files, made at
+# install time in build/__editable__.*. So a module added, moved or removed needs a reinstall: FILES
+# lists the package's files and is rewritten (making the install stale) only when that list changes
+# or the links are gone.
+$(STAMP): pyproject.toml $(FILES)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev]' --config-settings editable_mode=strict
 	touch $(STAMP)
+
+$(FILES): FORCE
+	@mkdir -p $(VENV)
+	@{ ls *.py; find $(PACKAGES) -name __pycache__ -prune -o -type f -print; } | LC_ALL=C sort > $@.new
+	@if cmp -s $@.new $@ && ls -d build/__editable__.phalanx-*/phalanx >/dev/null 2>&1; \
+	then rm $@.new; else mv $@.new $@; fi
+
+FORCE:
 
 demo: setup ## compile and simulate examples/transpose.phx on ideal:16, report in out/demo/
 	$(BIN)/phalanx run examples/transpose.phx --target ideal:16 --report out/demo
@@ -45,4 +60,4 @@ antlr: ## regenerate grammar/_antlr/ from grammar/Phalanx.g4 (needs java; fetche
 	bash grammar/tools/generate_antlr.sh
 
 clean: ## remove the venv and outputs
-	rm -rf $(VENV) out .pytest_cache
+	rm -rf $(VENV) out .pytest_cache build/__editable__.* *.egg-info

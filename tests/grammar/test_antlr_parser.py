@@ -13,7 +13,7 @@ from phalanx.grammar._antlr.PhalanxLexer import PhalanxLexer
 from phalanx.grammar._antlr.PhalanxParser import PhalanxParser
 from phalanx.grammar.diagnostics import PhalanxError, SourceLoc, UsageError
 
-GRAMMAR = Path(antlr_parser.__file__).parent
+GRAMMAR = Path(__file__).resolve().parents[2] / "grammar"  # the sources, not the installed package
 FULL = """target iwarp:8x8
 processors Q(8, 8)
 array G(64, 64) of float32 distribute (BLOCK, CYCLIC(2)) onto Q   ! a comment
