@@ -13,7 +13,7 @@ from __future__ import annotations
 import heapq
 import time
 from collections import deque
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +21,16 @@ URGENT, NORMAL = 0, 1
 
 
 class Event:
-    """Something that happens once; callbacks run when it is processed."""
+    """Something that happens once; callbacks run when it is processed.
+
+    What a deadlock report needs to know about a wait is declared here with class-level
+    defaults (no per-event cost): the `resource` an event requests, the events an `all_of`
+    `waits_for`, or else the name of the `producer` expected to trigger it.
+    """
+
+    resource: Resource | None = None
+    waits_for: Sequence[Event] = ()
+    producer: str | None = None
 
     def __init__(self, engine: Engine, what: str = ""):
         self.engine = engine
@@ -98,7 +107,7 @@ class Resource:
 
     def request(self) -> Event:
         event = Event(self.engine, f"request {self.name}")
-        event.resource = self  # type: ignore[attr-defined]
+        event.resource = self
         owner = self.engine.active
         if self.holder is None and not self.queue:
             self._grant(event, owner, now=owner is not None)
@@ -198,7 +207,7 @@ class Engine:
     def all_of(self, events: Iterable[Event], what: str = "all of") -> Event:
         events = list(events)
         done = Event(self, what)
-        done.waits_for = events  # type: ignore[attr-defined]
+        done.waits_for = events
         remaining = [e for e in events if not e.processed]
         if not remaining:
             return done.succeed()
@@ -250,10 +259,10 @@ def _blockers(event: Event | None) -> list[tuple[str, str]]:
     """(process name, reason) pairs that `event` waits on."""
     if event is None:
         return []
-    resource = getattr(event, "resource", None)
+    resource = event.resource
     if resource is not None:
         return [(resource.holder.name, f"holds {resource.name}")] if resource.holder else []
-    if hasattr(event, "waits_for"):
+    if event.waits_for:
         out: list[tuple[str, str]] = []
         for e in event.waits_for:
             if e.processed:
@@ -263,7 +272,7 @@ def _blockers(event: Event | None) -> list[tuple[str, str]]:
             else:
                 out.extend(_blockers(e))
         return out
-    producer = getattr(event, "producer", None)
+    producer = event.producer
     return [(producer, event.what)] if producer else []
 
 

@@ -79,3 +79,11 @@ def test_event_cannot_fire_twice():
     event.succeed()
     with pytest.raises(RuntimeError, match="triggered twice"):
         event.succeed()
+
+
+def test_what_a_deadlock_report_reads_is_declared_on_every_event():
+    """Class-level defaults: a plain event carries none of them in its own __dict__."""
+    engine = Engine()
+    event = engine.event("x")
+    assert (event.resource, event.waits_for, event.producer) == (None, (), None)
+    assert not {"resource", "waits_for", "producer"} & set(vars(event))
