@@ -28,12 +28,10 @@ carry empty blocks; the fast path below always adds them).
 
 from __future__ import annotations
 
-from collections import deque
-
 import numpy as np
 
 from phalanx.compiler.schedule import Schedule, Transfer
-from phalanx.runtime.engine import Engine, Event, Resource
+from phalanx.runtime.engine import Engine, Event, Pool, Resource
 from phalanx.runtime.fastpath import FastPhase, FastPlan
 from phalanx.targets.iwarp.params import IWarpParams
 from phalanx.targets.iwarp.phases import construction_links, phased_torus_phases
@@ -54,41 +52,6 @@ def untag(message: int) -> tuple[int, int] | None:
         return None
     rest = message - PHASE_TAG
     return rest >> 20, rest & ((1 << 20) - 1)
-
-
-class Pool:
-    """A resource of several identical units (memory streams, injection channels), FIFO."""
-
-    def __init__(self, engine: Engine, name: str, units: int):
-        self.engine, self.name, self.units = engine, name, max(int(units), 1)
-        self.holders: list = []
-        self.queue: deque = deque()
-        self.busy_s = 0.0
-
-    @property
-    def holder(self):  # for the engine's deadlock report
-        return self.holders[0] if self.holders else None
-
-    def request(self) -> Event:
-        event = Event(self.engine, f"request {self.name}")
-        event.resource = self  # type: ignore[attr-defined]
-        if len(self.holders) < self.units and not self.queue:
-            owner = self.engine.active
-            self.holders.append(owner)
-            if owner is not None:  # the requester runs: it goes on at once (as Resource does)
-                event.happen_now(self)
-            else:
-                event.succeed(self)
-        else:
-            self.queue.append((event, self.engine.active))
-        return event
-
-    def release(self) -> None:
-        self.holders.pop()
-        if self.queue:
-            event, owner = self.queue.popleft()
-            self.holders.append(owner)
-            event.succeed(self)
 
 
 class SwitchGates:
@@ -119,16 +82,18 @@ class WormholeNetwork:
     def __init__(self, engine: Engine, params: IWarpParams, torus: Torus):
         self.engine, self.params, self.torus = engine, params, torus
         n = torus.nnodes
+
+        def pools(what: str, units: float) -> list[Pool]:  # whole units, at least one
+            return [Pool(engine, f"node {i} {what}", max(int(units), 1)) for i in range(n)]
+
         self.cpus = [Resource(engine, f"node {i} processor") for i in range(n)]
-        self.inject = [Pool(engine, f"node {i} injection", params.inject_channels) for i in range(n)]
+        self.inject = pools("injection", params.inject_channels)
         self.vcs = [Resource(engine, f"{torus.link_name(v // 2)} pool {v % 2}")
                     for v in range(2 * torus.nlinks)]
         self.wires = [Resource(engine, torus.link_name(k) + " wire") for k in range(torus.nlinks)]
-        self.memory = [Pool(engine, f"node {i} memory", params.memory_streams) for i in range(n)]
-        self.library_sends = [Pool(engine, f"node {i} library sends", params.library_streams)
-                              for i in range(n)]
-        self.library_receives = [Pool(engine, f"node {i} library receives",
-                                      params.library_streams) for i in range(n)]
+        self.memory = pools("memory", params.memory_streams)
+        self.library_sends = pools("library sends", params.library_streams)
+        self.library_receives = pools("library receives", params.library_streams)
         self.gates = SwitchGates(engine)
         self.messages = 0
 

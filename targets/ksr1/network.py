@@ -38,9 +38,9 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from phalanx.compiler.schedule import Transfer
-from phalanx.runtime.engine import Engine, Event, Resource
+from phalanx.runtime.engine import Engine, Event, Pool, Resource
 from phalanx.targets.ksr1.params import KsrParams
-from phalanx.targets.ksr1.ring import RingGeometry, SlotPool
+from phalanx.targets.ksr1.ring import RingGeometry
 from phalanx.targets.ksr1.tags import POSTSTORE, PREFETCH, WRITE, untag
 
 Sub = tuple[Any, int]  # (content key, subpage index)
@@ -54,7 +54,9 @@ class KsrNetwork:
         self.readers = [Resource(engine, f"cell {q} read engine") for q in range(nnodes)]
         self.cius = [[Resource(engine, f"cell {q} CIU {k}") for k in range(int(params.cius_per_cell))]
                      for q in range(nnodes)]
-        self.slots = [SlotPool(engine, f"ring:0 {r} slots", int(params.ring0_slots))
+        # grant_now=False: a free slot is granted through the heap, the order of events in which
+        # the published numbers were computed (see engine.Pool)
+        self.slots = [Pool(engine, f"ring:0 {r} slots", int(params.ring0_slots), grant_now=False)
                       for r in range(geo.nrings)]
         self.ard_up = [Resource(engine, f"ring:0 {r} ARD up") for r in range(geo.nrings)]
         self.ard_down = [Resource(engine, f"ring:0 {r} ARD down") for r in range(geo.nrings)]
