@@ -153,9 +153,12 @@ class WormholeNetwork:
 
     def _book(self, plan: FastPlan) -> None:
         """The fast path holds no resources: book the busy time its messages give the wires
-        (their data time, as the event path holds them) and the processors (the overhead), so
-        utilisation reports show the same load on either path."""
-        wire, cpu = np.zeros(self.torus.nlinks), np.zeros(self.torus.nnodes)
+        and the memory streams of both ends (their data time, as the event path holds them),
+        the processors (the overhead) and the injection channels (header hops and data; the
+        event path adds a header's wait at a switch gate), so utilisation reports show the
+        same load on either path. A pool's busy time is per unit (engine.Pool)."""
+        n = self.torus.nnodes
+        wire, cpu, memory, inject = np.zeros(self.torus.nlinks), np.zeros(n), np.zeros(n), np.zeros(n)
         for ph in plan.phases:
             net = ph.src != ph.dst
             links = ph.links[net]
@@ -163,7 +166,11 @@ class WormholeNetwork:
             data_s = plan.data_s(ph.nbytes[net].astype(np.float64))
             np.add.at(wire, links[used], np.broadcast_to(data_s[:, None], links.shape)[used])
             np.add.at(cpu, ph.src[net], plan.overhead_s)
-        for resources, busy in ((self.wires, wire), (self.cpus, cpu)):
+            np.add.at(memory, ph.src[net], data_s / self.memory[0].capacity)
+            np.add.at(memory, ph.dst[net], data_s / self.memory[0].capacity)
+            np.add.at(inject, ph.src[net], (used.sum(axis=1) * plan.hop_s + data_s) / self.inject[0].capacity)
+        for resources, busy in ((self.wires, wire), (self.cpus, cpu), (self.memory, memory),
+                                (self.inject, inject)):
             for r, b in zip(resources, busy.tolist()):
                 r.busy_s += b
 
