@@ -68,8 +68,8 @@ class KsrNetwork:
         self.answering: dict[tuple[Sub, int], list[tuple[int, int]]] = {}
         self.writer: dict[Sub, int] = {}  # subpages whose owner is the cell that last wrote them
         self.serial = itertools.count()
-        self.stats = {"reads": 0, "requests": 0, "dropped": 0, "crossings": 0, "pushes": 0,
-                      "writes": 0, "invalidated": 0}
+        self.counters: dict[str, int] = {"reads": 0, "requests": 0, "dropped": 0, "crossings": 0,
+                                         "pushes": 0, "writes": 0, "invalidated": 0}
 
     # -- the NetworkModel protocol -------------------------------------------------------
     def transfer(self, t: Transfer) -> Generator[Event, Any, None]:
@@ -92,6 +92,11 @@ class KsrNetwork:
                 yield self.engine.all_of(streams, f"cell {t.dst} prefetches")
         reader.release()
 
+    def stats(self) -> dict[str, int]:
+        """What the ring did: reads, requests, dropped requests, ring:1 crossings, poststore
+        pushes, writes, invalidated copies (a copy of the counters)."""
+        return dict(self.counters)
+
     def copy_time_s(self, nbytes: int) -> float:
         """A block copied within a cell: its subpages read from the local cache (Table 1)."""
         return math.ceil(nbytes / self.p.subpage_bytes) * self.p.access_s
@@ -113,7 +118,7 @@ class KsrNetwork:
                 yield from self._read(t.dst, t.src, (key, j))
 
     def _read(self, q: int, src: int, sub: Sub):
-        self.stats["reads"] += 1
+        self.counters["reads"] += 1
         shared = sub[0][0] == "shared"
         if shared:
             self._fresh(sub, q, src)
@@ -169,7 +174,7 @@ class KsrNetwork:
         holder = self._holder(q, src, sub)
         geo = self.geo
         rq, rh, sq, sh = geo.ring(q), geo.ring(holder), geo.station(q), geo.station(holder)
-        self.stats["requests"] += 1
+        self.counters["requests"] += 1
         if rq == rh:
             yield from self._ride(rq, sq, geo.hops(sq, sh))
         else:
@@ -207,21 +212,21 @@ class KsrNetwork:
         geo = self.geo
         rides = self.answering.get((sub, geo.ring(q)), ())
         if done.triggered or any(geo.covers(start, span, geo.station(q)) for start, span in rides):
-            self.stats["dropped"] += 1
+            self.counters["dropped"] += 1
             return True
         return False
 
     # -- writes --------------------------------------------------------------------------
     def write(self, q: int, src: int, sub: Sub):
         """Cell q gets `sub` exclusively to write it (src: where the schedule says it is)."""
-        self.stats["writes"] += 1
+        self.counters["writes"] += 1
         have = set(self.copies.get(sub) or {src})
         if have == {q}:
             return  # already the exclusive owner: the write hits the local cache
         geo = self.geo
         rq, sq = geo.ring(q), geo.station(q)
         holder = None if q in have else self._holder(q, src, sub)
-        self.stats["requests"] += 1
+        self.counters["requests"] += 1
         self.writer[sub] = q
         self.copies[sub] = {q}  # from now on requests find q; the copies are being invalidated
         self.passes.pop(sub, None)
@@ -239,7 +244,7 @@ class KsrNetwork:
             yield from self._ride(rq, geo.down, geo.hops(geo.down, sq))
         if holder is not None:  # the data came with the first holder's answer
             yield from self._access(holder, sub)
-        self.stats["invalidated"] += len(have - {q})
+        self.counters["invalidated"] += len(have - {q})
 
     # -- resources -----------------------------------------------------------------------
     def _access(self, holder: int, sub: Sub):
@@ -289,7 +294,7 @@ class KsrNetwork:
 
     def _cross(self, from_ring: int, to_ring: int):
         """Up through one ARD, across ring:1, down through the other (Sec. 2.1)."""
-        self.stats["crossings"] += 1
+        self.counters["crossings"] += 1
         yield from self._ard(self.ard_up[from_ring])
         yield self.engine.timeout(self.p.ring1_transit_s, "ring:1")
         yield from self._ard(self.ard_down[to_ring])
@@ -318,7 +323,7 @@ class KsrNetwork:
             self.copies[(key, j)].add(t.dst)
 
     def _push(self, owner: int, sub: Sub):
-        self.stats["pushes"] += 1
+        self.counters["pushes"] += 1
         geo = self.geo
         ring, start = geo.ring(owner), geo.station(owner)
         yield from self._access(owner, sub)
@@ -338,7 +343,7 @@ class KsrNetwork:
             self.engine.process(self._push_down(other, sub), f"poststore {sub[1]} into ring {other}")
 
     def _push_down(self, ring: int, sub: Sub):
-        self.stats["crossings"] += 1
+        self.counters["crossings"] += 1
         yield self.engine.timeout(self.p.ring1_transit_s, "ring:1")
         yield from self._ard(self.ard_down[ring])
         yield from self._ride(ring, self.geo.down, self.geo.stations, sub)

@@ -117,7 +117,7 @@ def test_unloaded_reads_cost_table1_latencies():
     engine, net = _net("ksr1:64")
     far = _read(engine, net, [Transfer(40, 5, 128, 40, 5)])
     assert P.ring1_read_s <= far <= P.ring1_read_s + 4 * P.slot_s
-    assert net.stats["crossings"] == 2  # the request up and over, the response back
+    assert net.stats()["crossings"] == 2  # the request up and over, the response back
 
 
 def test_distance_on_ring0_does_not_matter():
@@ -160,8 +160,8 @@ def test_a_write_invalidates_the_copies_and_moves_exclusive_ownership():
     start = engine.now
     took = _read(engine, net, [Transfer(0, 7, 128, 0, 7, tag(1, WRITE))]) - start
     assert net.copies[SUB] == {7} and net.writer[SUB] == 7
-    assert net.stats["writes"] == 1 and net.stats["invalidated"] == 3
-    assert net.stats["crossings"] == 0  # every copy was on this ring:0
+    assert net.stats()["writes"] == 1 and net.stats()["invalidated"] == 3
+    assert net.stats()["crossings"] == 0  # every copy was on this ring:0
     assert P.ring0_read_s <= took <= P.ring0_read_s + 2 * P.slot_s
     owner_busy, writer_busy = net.cius[0][0].busy_s, net.cius[7][0].busy_s
     _read(engine, net, [Transfer(0, 3, 128, 0, 3, tag(1))])
@@ -175,23 +175,23 @@ def test_a_write_reaches_copies_on_another_ring0_through_the_ards():
     over ring:1 and round that ring:0 too (two crossings); the owner's own rewrite is local."""
     engine, net = _net("ksr1:64")
     _read(engine, net, [Transfer(0, 40, 128, 0, 40, tag(1))])
-    crossings = net.stats["crossings"]
+    crossings = net.stats()["crossings"]
     start = engine.now
     took = _read(engine, net, [Transfer(0, 7, 128, 0, 7, tag(1, WRITE))]) - start
-    assert net.copies[SUB] == {7} and net.stats["invalidated"] == 2
-    assert net.stats["crossings"] == crossings + 2
+    assert net.copies[SUB] == {7} and net.stats()["invalidated"] == 2
+    assert net.stats()["crossings"] == crossings + 2
     assert took > P.ring0_read_s + 2 * P.ring1_transit_s
     start = engine.now
     again = _read(engine, net, [Transfer(0, 7, 128, 0, 7, tag(1, WRITE))]) - start
     assert again == pytest.approx(P.miss_s + P.protocol_s)  # exclusive already: no ring traffic
-    assert net.stats["invalidated"] == 2
+    assert net.stats()["invalidated"] == 2
 
 
 def test_waiting_readers_copy_a_passing_response():
     """A broadcast of one subpage to 31 readers: the owner answers a few, the rest copy."""
     engine, net = _net("ksr1:32")
     last = _read(engine, net, [Transfer(0, q, 128, 0, q, tag(1)) for q in range(1, 32)])
-    assert net.stats["reads"] == 31
+    assert net.stats()["reads"] == 31
     assert net.cius[0][0].busy_s <= 3 * P.access_s
     assert last < P.ring0_read_s + P.rotation_s
 
@@ -203,7 +203,7 @@ def test_prefetch_overlaps_reads_and_poststore_pushes_once():
     engine, net = _net("ksr1:64")
     pushed = _read(engine, net, [Transfer(0, q, 128 * 16, 0, q, tag(1, POSTSTORE))
                                  for q in range(1, 64)])
-    assert net.stats["pushes"] == 16 and net.stats["requests"] == 0
+    assert net.stats()["pushes"] == 16 and net.stats()["requests"] == 0
     assert pushed < 16 * P.ring0_read_s
 
 
@@ -215,6 +215,18 @@ def test_ard_is_the_bottleneck_when_every_read_crosses():
     ards = [r for r in result.network.resources() if "ARD" in r.name]
     busiest = max(r.busy_s for r in ards) / result.total_time_s
     assert result.verified and busiest > 0.5
+
+
+def test_the_ring_counters_reach_the_run_report():
+    """network.stats(): a copy of the counters; run --json reports it under "network"."""
+    source = ("target ksr1:8\nprocessors P(8)\narray S(512) of float64 on P(1)\n"
+              "array R(512) of float64 replicated onto P\nR = S\n")
+    result = simulate(compile_text(source, algorithm="broadcast=broadcast"))
+    stats = result.network.stats()
+    assert result.verified and stats["reads"] == 7 * 512 * 8 // 128 and stats["requests"] > 0
+    stats["reads"] = 0
+    assert result.network.stats()["reads"] > 0
+    assert result.to_json()["network"] == result.network.stats()
 
 
 def test_example_runs_and_verifies(cli, examples):
