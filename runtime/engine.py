@@ -1,9 +1,10 @@
 """A small discrete-event engine in the style of SimPy.
 
 The core is a heap of (time, priority, sequence, event); the sequence number makes
-runs deterministic. Processes are generators that yield events. Resources are FIFO
-queues of requests: contention lives there, not in the loop. When the heap runs dry
-while processes still wait, `run` raises Deadlock with the cycle of waiting resources.
+runs deterministic. Processes are generators that yield events. Resources (one unit) and
+pools (several identical units) are FIFO queues of requests: contention lives there, not in
+the loop. When the heap runs dry while processes still wait, `run` raises Deadlock with the
+cycle of waiting resources.
 `run` also stops cleanly (raising Stopped) after a number of events or of wall-clock
 seconds, so that a run too big for the machine ends with a partial report, not a hang.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import heapq
 import time
 from collections import deque
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,16 @@ URGENT, NORMAL = 0, 1
 
 
 class Event:
-    """Something that happens once; callbacks run when it is processed."""
+    """Something that happens once; callbacks run when it is processed.
+
+    What a deadlock report needs to know about a wait is declared here with class-level
+    defaults (no per-event cost): the `resource` (or pool) an event requests, the events an
+    `all_of` `waits_for`, or else the name of the `producer` expected to trigger it.
+    """
+
+    resource: Resource | Pool | None = None
+    waits_for: Sequence[Event] = ()
+    producer: str | None = None
 
     def __init__(self, engine: Engine, what: str = ""):
         self.engine = engine
@@ -98,7 +108,7 @@ class Resource:
 
     def request(self) -> Event:
         event = Event(self.engine, f"request {self.name}")
-        event.resource = self  # type: ignore[attr-defined]
+        event.resource = self
         owner = self.engine.active
         if self.holder is None and not self.queue:
             self._grant(event, owner, now=owner is not None)
@@ -121,6 +131,70 @@ class Resource:
         self.holder = None
         if self.queue:
             self._grant(*self.queue.popleft())
+
+    @property
+    def holders(self) -> tuple[Process, ...]:
+        """The process holding the unit, if any (as Pool.holders, for deadlock reports)."""
+        return () if self.holder is None else (self.holder,)
+
+
+class Pool:
+    """`capacity` identical units (ring slots, memory streams, injection channels), FIFO.
+
+    `holders` lists the processes holding a unit, in the order they got it (None for a request
+    made outside any process); a deadlock report names them. `busy_s` is the unit-time used
+    divided by `capacity`, so `busy_s / total_time` is the mean fraction of the units in use
+    (a utilisation report reads a pool as it reads a Resource, whose busy_s is this with one
+    unit). A running process that finds a free unit goes on at once, as with Resource, unless
+    `grant_now` is False: then every grant is woken through the heap at the current time (the
+    KSR-1 ring's slots are granted so; its published numbers were computed that way).
+    """
+
+    def __init__(self, engine: Engine, name: str, capacity: int, grant_now: bool = True):
+        if capacity < 1:
+            raise ValueError(f"pool {name!r} needs at least one unit, not {capacity}")
+        self.engine, self.name, self.capacity = engine, name, capacity
+        self.grant_now = grant_now
+        self.holders: list[Process | None] = []
+        self.queue: deque[tuple[Event, Process | None]] = deque()
+        self.busy_s = 0.0
+        self._since = 0.0
+
+    def _account(self) -> None:
+        now = self.engine.now
+        self.busy_s += (now - self._since) * len(self.holders) / self.capacity
+        self._since = now
+
+    def request(self) -> Event:
+        event = Event(self.engine, f"request {self.name}")
+        event.resource = self
+        owner = self.engine.active
+        if len(self.holders) < self.capacity and not self.queue:
+            self._account()
+            self.holders.append(owner)
+            if owner is not None and self.grant_now:
+                event.happen_now(self)
+            else:
+                event.succeed(self)
+        else:
+            self.queue.append((event, owner))
+        return event
+
+    def release(self) -> None:
+        """Free the unit of the running process (or the oldest grant when that process holds
+        none: a unit taken outside any process); the next request in the queue gets it."""
+        if not self.holders:
+            raise RuntimeError(f"{self.name} released with no unit held")
+        self._account()
+        owner = self.engine.active
+        if owner in self.holders:
+            self.holders.remove(owner)
+        else:
+            del self.holders[0]
+        if self.queue:
+            event, waiter = self.queue.popleft()
+            self.holders.append(waiter)
+            event.succeed(self)
 
 
 @dataclass
@@ -198,7 +272,7 @@ class Engine:
     def all_of(self, events: Iterable[Event], what: str = "all of") -> Event:
         events = list(events)
         done = Event(self, what)
-        done.waits_for = events  # type: ignore[attr-defined]
+        done.waits_for = events
         remaining = [e for e in events if not e.processed]
         if not remaining:
             return done.succeed()
@@ -237,7 +311,8 @@ class Engine:
 
 
 def find_deadlock(live: set[Process]) -> Deadlock:
-    """Build the wait-for graph (process -> resource -> holder, or -> awaited sender)."""
+    """Build the wait-for graph (process -> resource -> holder (every holder of a pool), or ->
+    awaited sender)."""
     waits: dict[str, list[tuple[str, str]]] = {}
     for proc in sorted(live, key=lambda p: p.name):
         waits[proc.name] = _blockers(proc.waiting_on)
@@ -250,10 +325,10 @@ def _blockers(event: Event | None) -> list[tuple[str, str]]:
     """(process name, reason) pairs that `event` waits on."""
     if event is None:
         return []
-    resource = getattr(event, "resource", None)
+    resource = event.resource
     if resource is not None:
-        return [(resource.holder.name, f"holds {resource.name}")] if resource.holder else []
-    if hasattr(event, "waits_for"):
+        return [(h.name, f"holds {resource.name}") for h in resource.holders if h is not None]
+    if event.waits_for:
         out: list[tuple[str, str]] = []
         for e in event.waits_for:
             if e.processed:
@@ -263,7 +338,7 @@ def _blockers(event: Event | None) -> list[tuple[str, str]]:
             else:
                 out.extend(_blockers(e))
         return out
-    producer = getattr(event, "producer", None)
+    producer = event.producer
     return [(producer, event.what)] if producer else []
 
 

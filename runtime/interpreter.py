@@ -234,7 +234,7 @@ class Interpreter:
         i = schedule.collective
         _, events, starts = self.arrivals[i]
         event = self.engine.event(f"fast path of schedule {i} at node {node}")
-        event.producer = "the last node to reach the schedule"  # type: ignore[attr-defined]
+        event.producer = "the last node to reach the schedule"
         events[node], starts[node] = event, self.engine.now
         if len(events) == schedule.nprocs:
             start_s = np.array([starts[n] for n in range(schedule.nprocs)])
@@ -315,7 +315,7 @@ class Interpreter:
             self.barriers[(i, k)] = (event, set(range(nprocs)))
         event, missing = self.barriers[(i, k)]
         missing.discard(node)
-        event.producer = f"node {min(missing)}" if missing else None  # type: ignore[attr-defined]
+        event.producer = f"node {min(missing)}" if missing else None
         if not missing:
             event.succeed(None, self.network.barrier_time_s(nprocs))
         return event

@@ -28,12 +28,10 @@ carry empty blocks; the fast path below always adds them).
 
 from __future__ import annotations
 
-from collections import deque
-
 import numpy as np
 
 from phalanx.compiler.schedule import Schedule, Transfer
-from phalanx.runtime.engine import Engine, Event, Resource
+from phalanx.runtime.engine import Engine, Event, Pool, Resource
 from phalanx.runtime.fastpath import FastPhase, FastPlan
 from phalanx.runtime.network import FailedLink, Layout, Network
 from phalanx.targets.iwarp.faults import AvoidingRoutes
@@ -56,41 +54,6 @@ def untag(message: int) -> tuple[int, int] | None:
         return None
     rest = message - PHASE_TAG
     return rest >> 20, rest & ((1 << 20) - 1)
-
-
-class Pool:
-    """A resource of several identical units (memory streams, injection channels), FIFO."""
-
-    def __init__(self, engine: Engine, name: str, units: int):
-        self.engine, self.name, self.units = engine, name, max(int(units), 1)
-        self.holders: list = []
-        self.queue: deque = deque()
-        self.busy_s = 0.0
-
-    @property
-    def holder(self):  # for the engine's deadlock report
-        return self.holders[0] if self.holders else None
-
-    def request(self) -> Event:
-        event = Event(self.engine, f"request {self.name}")
-        event.resource = self  # type: ignore[attr-defined]
-        if len(self.holders) < self.units and not self.queue:
-            owner = self.engine.active
-            self.holders.append(owner)
-            if owner is not None:  # the requester runs: it goes on at once (as Resource does)
-                event.happen_now(self)
-            else:
-                event.succeed(self)
-        else:
-            self.queue.append((event, self.engine.active))
-        return event
-
-    def release(self) -> None:
-        self.holders.pop()
-        if self.queue:
-            event, owner = self.queue.popleft()
-            self.holders.append(owner)
-            event.succeed(self)
 
 
 class SwitchGates:
@@ -123,16 +86,18 @@ class WormholeNetwork(Network):
         self.avoiding: AvoidingRoutes | None = None  # routes around failed links (--faults)
         self.routes = torus.route
         n = torus.nnodes
+
+        def pools(what: str, units: float) -> list[Pool]:  # whole units, at least one
+            return [Pool(engine, f"node {i} {what}", max(int(units), 1)) for i in range(n)]
+
         self.cpus = [Resource(engine, f"node {i} processor") for i in range(n)]
-        self.inject = [Pool(engine, f"node {i} injection", params.inject_channels) for i in range(n)]
+        self.inject = pools("injection", params.inject_channels)
         self.vcs = [Resource(engine, f"{torus.link_name(v // 2)} pool {v % 2}")
                     for v in range(2 * torus.nlinks)]
         self.wires = [Resource(engine, torus.link_name(k) + " wire") for k in range(torus.nlinks)]
-        self.memory = [Pool(engine, f"node {i} memory", params.memory_streams) for i in range(n)]
-        self.library_sends = [Pool(engine, f"node {i} library sends", params.library_streams)
-                              for i in range(n)]
-        self.library_receives = [Pool(engine, f"node {i} library receives",
-                                      params.library_streams) for i in range(n)]
+        self.memory = pools("memory", params.memory_streams)
+        self.library_sends = pools("library sends", params.library_streams)
+        self.library_receives = pools("library receives", params.library_streams)
         self.gates = SwitchGates(engine)
         self.messages = 0
 
@@ -192,9 +157,12 @@ class WormholeNetwork(Network):
 
     def _book(self, plan: FastPlan) -> None:
         """The fast path holds no resources: book the busy time its messages give the wires
-        (their data time, as the event path holds them) and the processors (the overhead), so
-        utilisation reports show the same load on either path."""
-        wire, cpu = np.zeros(self.torus.nlinks), np.zeros(self.torus.nnodes)
+        and the memory streams of both ends (their data time, as the event path holds them),
+        the processors (the overhead) and the injection channels (header hops and data; the
+        event path adds a header's wait at a switch gate), so utilisation reports show the
+        same load on either path. A pool's busy time is per unit (engine.Pool)."""
+        n = self.torus.nnodes
+        wire, cpu, memory, inject = np.zeros(self.torus.nlinks), np.zeros(n), np.zeros(n), np.zeros(n)
         for ph in plan.phases:
             net = ph.src != ph.dst
             links = ph.links[net]
@@ -202,7 +170,11 @@ class WormholeNetwork(Network):
             data_s = plan.data_s(ph.nbytes[net].astype(np.float64))
             np.add.at(wire, links[used], np.broadcast_to(data_s[:, None], links.shape)[used])
             np.add.at(cpu, ph.src[net], plan.overhead_s)
-        for resources, busy in ((self.wires, wire), (self.cpus, cpu)):
+            np.add.at(memory, ph.src[net], data_s / self.memory[0].capacity)
+            np.add.at(memory, ph.dst[net], data_s / self.memory[0].capacity)
+            np.add.at(inject, ph.src[net], (used.sum(axis=1) * plan.hop_s + data_s) / self.inject[0].capacity)
+        for resources, busy in ((self.wires, wire), (self.cpus, cpu), (self.memory, memory),
+                                (self.inject, inject)):
             for r, b in zip(resources, busy.tolist()):
                 r.busy_s += b
 

@@ -38,10 +38,10 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from phalanx.compiler.schedule import Transfer
-from phalanx.runtime.engine import Engine, Event, Resource
+from phalanx.runtime.engine import Engine, Event, Pool, Resource
 from phalanx.runtime.network import Network
 from phalanx.targets.ksr1.params import KsrParams
-from phalanx.targets.ksr1.ring import RingGeometry, SlotPool
+from phalanx.targets.ksr1.ring import RingGeometry
 from phalanx.targets.ksr1.tags import POSTSTORE, PREFETCH, WRITE, untag
 
 Sub = tuple[Any, int]  # (content key, subpage index)
@@ -55,7 +55,9 @@ class KsrNetwork(Network):
         self.readers = [Resource(engine, f"cell {q} read engine") for q in range(nnodes)]
         self.cius = [[Resource(engine, f"cell {q} CIU {k}") for k in range(int(params.cius_per_cell))]
                      for q in range(nnodes)]
-        self.slots = [SlotPool(engine, f"ring:0 {r} slots", int(params.ring0_slots))
+        # grant_now=False: a free slot is granted through the heap, the order of events in which
+        # the published numbers were computed (see engine.Pool)
+        self.slots = [Pool(engine, f"ring:0 {r} slots", int(params.ring0_slots), grant_now=False)
                       for r in range(geo.nrings)]
         self.ard_up = [Resource(engine, f"ring:0 {r} ARD up") for r in range(geo.nrings)]
         self.ard_down = [Resource(engine, f"ring:0 {r} ARD down") for r in range(geo.nrings)]
@@ -67,8 +69,8 @@ class KsrNetwork(Network):
         self.answering: dict[tuple[Sub, int], list[tuple[int, int]]] = {}
         self.writer: dict[Sub, int] = {}  # subpages whose owner is the cell that last wrote them
         self.serial = itertools.count()
-        self.counters = {"reads": 0, "requests": 0, "dropped": 0, "crossings": 0, "pushes": 0,
-                      "writes": 0, "invalidated": 0}
+        self.counters: dict[str, int] = {"reads": 0, "requests": 0, "dropped": 0, "crossings": 0,
+                                         "pushes": 0, "writes": 0, "invalidated": 0}
 
     # -- the NetworkModel protocol -------------------------------------------------------
     def transfer(self, t: Transfer) -> Generator[Event, Any, None]:
@@ -91,16 +93,17 @@ class KsrNetwork(Network):
                 yield self.engine.all_of(streams, f"cell {t.dst} prefetches")
         reader.release()
 
+    def stats(self) -> dict[str, int]:
+        """What the ring did: reads, requests, dropped requests, ring:1 crossings, poststore
+        pushes, writes, invalidated copies (a copy of the counters)."""
+        return dict(self.counters)
+
     def copy_time_s(self, nbytes: int) -> float:
         """A block copied within a cell: its subpages read from the local cache (Table 1)."""
         return math.ceil(nbytes / self.p.subpage_bytes) * self.p.access_s
 
     def barrier_time_s(self, nnodes: int) -> float:
         return self.p.barrier_us * 1e-6
-
-    def stats(self) -> dict[str, int]:
-        """Reads, requests, dropped packets, ring crossings, pushes, writes, invalidations."""
-        return dict(self.counters)
 
     def resources(self) -> list[Any]:
         cius = [c for cell in self.cius for c in cell]

@@ -1,4 +1,4 @@
-"""Ring geometry and the slot pool of the KSR-1 model (seed 002_1e1cb805508c9dd7.txt Secs. 2, 4).
+"""Ring geometry of the KSR-1 model (seed 002_1e1cb805508c9dd7.txt Secs. 2, 4).
 
 A ring:0 has 34 stations: cells 0..31 and two ARD cells, the downlink from ring:1 at station
 32 and the uplink to ring:1 at station 33 (Sec. 2.1). The ring is unidirectional: a packet
@@ -10,46 +10,8 @@ passes its station and holds that slot until it leaves the ring.
 from __future__ import annotations
 
 import math
-from collections import deque
 
-from phalanx.runtime.engine import Engine, Event
 from phalanx.targets.ksr1.params import KsrParams
-
-
-class SlotPool:
-    """A counting resource: `capacity` slots, requests served first come first served.
-
-    `busy_s` is the slot-time used divided by the capacity (so the utilisation report reads
-    it as the fraction of the ring's slots that carried packets).
-    """
-
-    def __init__(self, engine: Engine, name: str, capacity: int):
-        self.engine, self.name, self.capacity = engine, name, capacity
-        self.in_use = 0
-        self.queue: deque[Event] = deque()
-        self.busy_s = 0.0
-        self._since = 0.0
-
-    def _account(self) -> None:
-        self.busy_s += (self.engine.now - self._since) * self.in_use / self.capacity
-        self._since = self.engine.now
-
-    def request(self) -> Event:
-        event = self.engine.event(f"a free slot on {self.name}")
-        if self.in_use < self.capacity and not self.queue:
-            self._account()
-            self.in_use += 1
-            event.succeed(self)
-        else:
-            self.queue.append(event)
-        return event
-
-    def release(self) -> None:
-        self._account()
-        if self.queue:
-            self.queue.popleft().succeed(self)  # the slot passes straight to the next packet
-        else:
-            self.in_use -= 1
 
 
 class RingGeometry:

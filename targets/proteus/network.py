@@ -79,7 +79,7 @@ class ProteusNetwork(Network):
         done = []
         for nbytes in pieces:
             event = self.engine.event(f"release of {t.src}->{t.dst} ({nbytes} B)")
-            event.producer = f"proteus cycle clock (cluster {src} CC)"  # type: ignore[attr-defined]
+            event.producer = f"proteus cycle clock (cluster {src} CC)"
             cc.post(t.src % self.topo.pps, Request(t, src, dst, nbytes, event))
             done.append(event)
         self.counts["requests"] += len(pieces)

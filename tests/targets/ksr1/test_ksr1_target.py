@@ -217,6 +217,18 @@ def test_ard_is_the_bottleneck_when_every_read_crosses():
     assert result.verified and busiest > 0.5
 
 
+def test_the_ring_counters_reach_the_run_report():
+    """network.stats(): a copy of the counters; run --json reports it under "network"."""
+    source = ("target ksr1:8\nprocessors P(8)\narray S(512) of float64 on P(1)\n"
+              "array R(512) of float64 replicated onto P\nR = S\n")
+    result = simulate(compile_text(source, algorithm="broadcast=broadcast"))
+    stats = result.network.stats()
+    assert result.verified and stats["reads"] == 7 * 512 * 8 // 128 and stats["requests"] > 0
+    stats["reads"] = 0
+    assert result.network.stats()["reads"] > 0
+    assert result.to_json()["network"] == result.network.stats()
+
+
 def test_example_runs_and_verifies(cli, examples):
     out = cli("run", str(examples / "ksr1_collectives.phx"), "--json")
     assert out.code == 0, out.err
