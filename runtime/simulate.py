@@ -31,6 +31,8 @@ class CollectiveResult:
     candidates: list[dict[str, Any]]
     verified: bool
     problems: list[str] = field(default_factory=list)
+    lower_bound_binds: str = ""  # which bound of the target's lower_bound_s binds
+    left_out: list[dict[str, str]] = field(default_factory=list)  # algorithms auto could not use
 
     @property
     def efficiency(self) -> float:
@@ -45,6 +47,8 @@ class CollectiveResult:
             "line", "kind", "nprocs", "block_bytes", "total_bytes", "algorithm", "phases",
             "time_s", "lower_bound_s", "efficiency", "aggregate_bandwidth_Bps", "candidates",
             "verified")}
+        out["lower_bound_binds"] = self.lower_bound_binds
+        out["left_out"] = self.left_out
         if self.problems:
             out["problems"] = self.problems
         return out
@@ -58,6 +62,16 @@ class RunResult:
     seed: int
     network: Any = None  # the target's network model after the run (resources' busy times)
     backend: str = "sim"
+
+    def __post_init__(self) -> None:
+        """Name each collective's binding bound and the algorithms `auto` left out, and why."""
+        steps = self.compiled.plan.schedules()
+        for result, step in zip(self.collectives, steps):
+            i = step.collective
+            result.lower_bound_binds = self.compiled.target.binding_bound(self.compiled.collectives[i])[1]
+            if i < len(self.compiled.left_out):
+                result.left_out = [{"algorithm": x.algorithm, "reason": x.reason}
+                                   for x in self.compiled.left_out[i]]
 
     @property
     def total_time_s(self) -> float:
