@@ -24,7 +24,6 @@ from phalanx.compiler.library.members import (
     REDUCTIONS,
     contributors,
     receivers,
-    root_of,
     senders,
 )
 from phalanx.compiler.library.registry import PortModel
@@ -41,27 +40,28 @@ class Cut:
     links: int
 
 
-def needs(coll: Collective) -> tuple[np.ndarray, np.ndarray]:
-    """Bytes each node must send and must receive at least (distinct data, once)."""
-    n, m = coll.nprocs, coll.network_matrix
-    if coll.kind not in DISTINCT_KINDS:
-        return m.sum(axis=1), m.sum(axis=0)
-    send, recv = np.zeros(n, np.int64), np.zeros(n, np.int64)
-    part = m.max(axis=1)  # an origin's block (the same bytes for every receiver where shared)
-    if coll.kind in REDUCTIONS:
-        item = int(m.max(initial=0))
-        for q in receivers(coll):
-            recv[q] = item
-        for p in senders(coll):
-            send[p] = item
-    elif coll.kind == "broadcast":
-        send[root_of(coll)] = part[root_of(coll)]
-        recv[:] = m.max(axis=0)
-    elif coll.kind in ("scatter", "gather"):
-        send, recv = m.sum(axis=1), m.sum(axis=0)
-    else:  # allgather: every node sends its part once and receives every other part
-        send[:] = part
-        recv[:] = m.sum(axis=0)
+def needs(coll: Collective, port: PortModel) -> tuple[np.ndarray, np.ndarray]:
+    """Bytes each port must send and must receive at least (distinct data, once). Traffic
+    between nodes of one port (a Proteus cluster) needs no port."""
+    n = coll.nprocs
+    g = np.array([port.port(p) for p in range(n)])
+    m = coll.network_matrix * (g[:, None] != g[None, :])
+    send, recv = np.zeros(g.max() + 1, np.int64), np.zeros(g.max() + 1, np.int64)
+    if coll.kind not in DISTINCT_KINDS or coll.kind in ("scatter", "gather"):
+        np.add.at(send, g, m.sum(axis=1))
+        np.add.at(recv, g, m.sum(axis=0))
+        return send, recv
+    part = coll.network_matrix.max(axis=1)  # an origin's block (the same bytes for all receivers)
+    item = int(m.max(initial=0))
+    for p in range(n):
+        if not m[p].any():
+            continue
+        send[g[p]] = max(send[g[p]], item) if coll.kind in REDUCTIONS else send[g[p]] + part[p]
+        for port_in in set(g[m[p] > 0].tolist()):
+            if coll.kind in REDUCTIONS:
+                recv[port_in] = item
+            else:
+                recv[port_in] += part[p]
     return send, recv
 
 
@@ -82,14 +82,17 @@ def must_cross(coll: Collective, side: frozenset[int]) -> float:
     return worst
 
 
-def startup_rounds(coll: Collective) -> int:
+def startup_rounds(coll: Collective, port: PortModel) -> int:
+    """Start-ups on the critical path; nodes sharing a port count once (they talk in memory)."""
     if coll.total_bytes == 0:
         return 0
+    members = set(senders(coll)) | set(receivers(coll)) | (
+        set(contributors(coll)) if coll.kind in GROUP else set())
+    ports = {port.port(p) for p in members}
+    if len(ports) < 2:
+        return 0
     if coll.kind in ("broadcast", "scatter", "allgather", "allreduce"):
-        members = set(senders(coll)) | set(receivers(coll))
-        if coll.kind in GROUP:
-            members |= set(contributors(coll))
-        return max(1, math.ceil(math.log2(len(members))))
+        return math.ceil(math.log2(len(ports)))
     return 1
 
 
@@ -97,10 +100,10 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = ()) -> dic
     """Every bound in seconds, by name."""
     if coll.total_bytes == 0:
         return {"none": 0.0}
-    send, recv = needs(coll)
-    load = send + recv if port.shared_engine else np.maximum(send, recv)
-    out = {"start-up": startup_rounds(coll) * port.startup_s,
-           "port bandwidth": port.startup_s + port.s_per_byte * float(load.max()) / port.streams}
+    send, recv = needs(coll, port)
+    load = float((send + recv if port.shared_engine else np.maximum(send, recv)).max())
+    out = {"start-up": startup_rounds(coll, port) * port.startup_s,
+           "port bandwidth": (port.startup_s + port.s_per_byte * load / port.streams) if load else 0.0}
     if cuts and port.link_s_per_byte > 0:
         out["cut"] = port.startup_s + max(must_cross(coll, c.side) / c.links for c in cuts) \
             * port.link_s_per_byte

@@ -42,23 +42,25 @@ def estimate_s(schedule: Schedule, port: PortModel) -> float:
     ready = [0.0] * schedule.nprocs
     for phase in schedule.phases:
         cpu, ends = list(ready), list(ready)
-        out = [[r] * port.streams for r in ready]
-        inn = out if port.shared_engine else [[r] * port.streams for r in ready]
+        groups = {port.port(p) for p in range(schedule.nprocs)}
+        out = {g: [0.0] * port.streams for g in groups}
+        inn = out if port.shared_engine else {g: [0.0] * port.streams for g in groups}
         for src, dst, nbytes in messages(phase.sends, reduction):
-            if src == dst:
+            if port.port(src) == port.port(dst):  # a local copy, or within a shared port's node
                 cpu[src] += port.copy_s_per_byte * nbytes
                 ends[src] = max(ends[src], cpu[src])
                 continue
+            a, b = port.port(src), port.port(dst)
             if port.streams == 1:  # one port: the start-up holds it too
-                cpu[src] = max(cpu[src], out[src][0])
+                cpu[src] = max(cpu[src], out[a][0])
             cpu[src] += port.startup_s
             if port.shared_engine:
-                out[src][0] = max(out[src][0], cpu[src])
-            begin = max(heapq.heappop(out[src]), cpu[src])
-            begin = max(heapq.heappop(inn[dst]), begin)
+                out[a][0] = max(out[a][0], cpu[src])
+            begin = max(heapq.heappop(out[a]), cpu[src], ready[dst])
+            begin = max(heapq.heappop(inn[b]), begin)
             done = begin + port.s_per_byte * nbytes
-            heapq.heappush(out[src], done)
-            heapq.heappush(inn[dst], done)
+            heapq.heappush(out[a], done)
+            heapq.heappush(inn[b], done)
             ends[src], ends[dst] = max(ends[src], done), max(ends[dst], done)
         if phase.sync == "barrier":
             ends = [max(ends) + port.barrier_s] * schedule.nprocs

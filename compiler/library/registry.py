@@ -33,6 +33,12 @@ class PortModel:
     barrier_s: float = 0.0
     # For the cut bound of a torus or mesh: seconds per byte on one link direction.
     link_s_per_byte: float = 0.0
+    # Nodes that share one network port (Proteus: the 4 PPs of a cluster share its link and
+    # talk through shared memory at copy rate); empty: a port per node.
+    port_of: tuple[int, ...] = ()
+
+    def port(self, node: int) -> int:
+        return self.port_of[node] if self.port_of else node
 
 
 @dataclass(frozen=True)
