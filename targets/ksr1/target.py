@@ -13,6 +13,7 @@ from __future__ import annotations
 from phalanx.compiler.algorithms import direct_schedule
 from phalanx.compiler.library.offer import Library
 from phalanx.compiler.library.registry import Machine, PortModel
+from phalanx.compiler.library.requirements import complete_group, every_member_receives
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Schedule
 from phalanx.compiler.target import Target, TargetEntry, register, with_overrides
@@ -70,7 +71,11 @@ class Ksr1Target(Target):
 
     def unmet(self, coll: Collective, algorithm: str) -> str | None:
         if algorithm in self.own_algorithms(coll.kind):
-            return None
+            if algorithm in ("direct", "reads") or split_mode(algorithm)[0] == "reads":
+                return None
+            # Sec. 5's collectives forward parts through every cell: each must receive.
+            return complete_group(coll, self.library.machine) or every_member_receives(
+                coll, self.library.machine)
         return self.library.unmet(coll, algorithm)
 
     def describe_algorithm(self, kind: str, algorithm: str) -> str:
