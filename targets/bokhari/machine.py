@@ -86,8 +86,8 @@ class BokhariTarget(Target):
         except PhalanxError:
             return f"its partition is not one of d = {d} for the collective's {coll.nprocs} processors"
         if coll.block_bytes is not None and not self.fits(coll, algorithm):
-            return (f"a node would post receives for more than its {int(self.params.recv_buffer_bytes)}"
-                    "-byte receive buffers (seed 003 Sec. 5)")
+            return ("a node would post receives for more bytes at once than its receive-buffer "
+                    f"limit of {int(self.params.recv_buffer_bytes)} bytes (seed 003 Sec. 5)")
         return None
 
     def describe_algorithm(self, kind: str, algorithm: str) -> str:
