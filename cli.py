@@ -24,6 +24,7 @@ from phalanx.runtime.dot import schedule_to_dot
 
 EMITS = ("ast", "dist", "coll", "sched", "mlir", "dot", "json", "mpi-mlir", "exe")
 KINDS = COLLECTIVE_KINDS
+AUTO_DESCRIPTION = "the algorithm with the least predicted time among those that can run"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -54,7 +55,9 @@ def compile_json(compiled: Compiled) -> dict[str, Any]:
             "total_bytes": c.total_bytes, "algorithm": alg,
             "phases": len(compiled.schedules[i].phases),
             "lower_bound_s": compiled.target.lower_bound_s(c),
+            "lower_bound_binds": compiled.target.binding_bound(c)[1],
             "candidates": [dataclasses.asdict(x) for x in compiled.candidates[i]],
+            "left_out": [dataclasses.asdict(x) for x in compiled.left_out[i]],
         } for i, (c, alg) in enumerate(zip(compiled.collectives, algs))],
     }
 
@@ -141,7 +144,8 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"{result.total_time_s * 1e3:.6f} ms, verified: {result.verified}")
         for c in result.collectives:
             print(f"  line {c.line}: {c.kind} by {c.algorithm}, {c.phases} phases, "
-                  f"{c.time_s * 1e3:.6f} ms, efficiency {c.efficiency:.3f}")
+                  f"{c.time_s * 1e3:.6f} ms, efficiency {c.efficiency:.3f} "
+                  f"(bound: {c.lower_bound_binds})")
             for problem in c.problems:
                 print(f"    problem: {problem}")
         if "stopped" in notes:
@@ -201,17 +205,21 @@ def cmd_targets(args: argparse.Namespace) -> int:
 
 def cmd_algorithms(args: argparse.Namespace) -> int:
     specs = [args.target] if args.target else [e.example for e in TARGETS.values()]
-    table = {}
+    table, about = {}, {}
     for spec in specs:
         machine = resolve(spec)
         table[spec] = {kind: ["auto", *machine.algorithms(kind)] for kind in KINDS}
+        about[spec] = {kind: {"auto": AUTO_DESCRIPTION} | {
+            a: machine.describe_algorithm(kind, a) for a in machine.algorithms(kind)} for kind in KINDS}
     if args.json:
-        print(json.dumps({"algorithms": table}, indent=2))
+        print(json.dumps({"algorithms": table, "descriptions": about}, indent=2))
     else:
-        for spec, kinds in table.items():
+        for spec, kinds in about.items():
             print(spec)
             for kind, algs in kinds.items():
-                print(f"  {kind:<10} {', '.join(algs)}")
+                print(f"  {kind}")
+                for name, text in algs.items():
+                    print(f"    {name:<24} {text}")
     return 0
 
 

@@ -6,7 +6,7 @@ parse -> check -> dist IR -> recognize-collectives -> coll IR
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
@@ -32,6 +32,14 @@ class Candidate:
     predicted_time_s: float
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """An algorithm `auto` did not consider, and the precondition it failed."""
+
+    algorithm: str
+    reason: str
+
+
 @dataclass
 class Compiled:
     """Everything a run or a report needs about one compiled program."""
@@ -46,6 +54,7 @@ class Compiled:
     stages: dict[str, ModuleOp]  # "dist", "coll", "sched"
     plan: Plan
     cost_model: str = "target"  # the cost model `auto` minimised
+    left_out: list[list[LeftOut]] = field(default_factory=list)  # by collective index
 
     @property
     def schedules(self) -> list[Schedule]:
@@ -103,11 +112,13 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
     stages["sched"].verify()
     collectives = [collective_from_op(op) for op in stages["coll"].ops
                    if isinstance(op, coll.CollectiveOp)]
-    candidates = [[Candidate(a, machine.predict(c, a, cost)) for a in machine.algorithms(c.kind)]
-                  for c in collectives]
+    listed = [machine.candidates(c) for c in collectives]
+    candidates = [[Candidate(a, machine.predict(c, a, cost)) for a, reason in each if reason is None]
+                  for c, each in zip(collectives, listed)]
+    left_out = [[LeftOut(a, reason) for a, reason in each if reason is not None] for each in listed]
     plan = plan_from_module(stages["sched"], max(program.nprocs, 1))
     return Compiled(module, program, spec, machine, collectives, program.communications(),
-                    candidates, stages, plan, cost)
+                    candidates, stages, plan, cost, left_out)
 
 
 def chosen_algorithms(compiled: Compiled) -> list[str]:

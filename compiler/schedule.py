@@ -23,6 +23,10 @@ class Transfer(NamedTuple):
     (one start-up, their bytes summed): how combining schedules such as the standard
     exchange send many blocks at once. A named tuple, not a dataclass: schedules hold
     millions of them, and a tuple is built and hashed in C.
+
+    A segmenting algorithm (a pipelined chain, scatter + allgather) moves a block in pieces:
+    `origin` then names the piece as well (`piece_origin`), bytes [offset, offset + nbytes)
+    of block (origin, final). Each byte of a block must still reach its destination once.
     """
 
     src: int
@@ -31,6 +35,23 @@ class Transfer(NamedTuple):
     origin: int
     final: int
     message: int = 0
+
+
+def piece_origin(origin: int, offset: int, nprocs: int) -> int:
+    """The `origin` field of the piece of block (origin, final) that starts at byte `offset`.
+
+    Pieces are numbered past the processors (origin + nprocs * (1 + offset)), so that the
+    interpreter, which knows a transfer by (origin, final, src, dst), tells apart two pieces
+    of one block crossing the same pair of nodes, and the IR keeps six integers per transfer.
+    """
+    return origin + nprocs * (1 + offset)
+
+
+def block_of(origin: int, nprocs: int) -> tuple[int, int | None]:
+    """(origin processor, byte offset) of a transfer's origin field; offset None: the whole block."""
+    if origin < nprocs:
+        return origin, None
+    return origin % nprocs, origin // nprocs - 1
 
 
 @dataclass(frozen=True)

@@ -106,19 +106,47 @@ class Target(ABC):
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "params": {"nodes": self.nnodes, **dataclasses.asdict(self.params)}}
 
+    def unmet(self, coll: Collective, algorithm: str) -> str | None:
+        """Why `algorithm` cannot lower `coll` on this machine (a failed precondition), or None.
+        `auto` considers only algorithms for which this is None."""
+        return None
+
+    def describe_algorithm(self, kind: str, algorithm: str) -> str:
+        """One line on what `algorithm` does for `kind` (for `phalanx algorithms`)."""
+        return ""
+
+    def binding_bound(self, coll: Collective) -> tuple[float, str]:
+        """`lower_bound_s` and the name of the bound that binds (start-up, port bandwidth, cut...)."""
+        return self.lower_bound_s(coll), "machine"
+
+    def candidates(self, coll: Collective) -> list[tuple[str, str | None]]:
+        """Every algorithm for the kind, with the failed precondition of those `auto` leaves out."""
+        return [(a, self.unmet(coll, a)) for a in self.algorithms(coll.kind)]
+
     def choose(self, coll: Collective, algorithm: str = "auto", cost: str = "target") -> str:
-        """Resolve `auto` to the algorithm with the least predicted time."""
+        """Resolve `auto` to the runnable algorithm with the least time predicted by the cost
+        model `cost`; check a forced one: a known name whose preconditions hold."""
         known = self.algorithms(coll.kind)
+        article = "an" if coll.kind[0] in "aeiou" else "a"
         if not known:
             kinds = [k for k in KINDS if self.algorithms(k)]
-            raise usage_error(f"target '{self.name}' has no algorithm for a {coll.kind} (line {coll.line})",
-                              "it can lower: " + ", ".join(kinds))
+            raise usage_error(f"target '{self.name}' has no algorithm for {article} {coll.kind} "
+                              f"(line {coll.line})", "it can lower: " + ", ".join(kinds))
         if algorithm == "auto":
-            return min(known, key=lambda a: (self.predict(coll, a, cost), known.index(a)))
+            able = [a for a, reason in self.candidates(coll) if reason is None]
+            if not able:
+                why = "; ".join(f"{a}: {r}" for a, r in self.candidates(coll))
+                raise usage_error(f"no algorithm of target '{self.spec}' can lower the {coll.kind} "
+                                  f"of line {coll.line}", why)
+            return min(able, key=lambda a: (self.predict(coll, a, cost), known.index(a)))
         if algorithm not in known:
-            article = "an" if coll.kind[0] in "aeiou" else "a"
-            raise usage_error(f"algorithm '{algorithm}' cannot lower {article} {coll.kind} on "
-                              f"target '{self.name}'", "choose one of: auto, " + ", ".join(known))
+            raise usage_error(f"unknown algorithm '{algorithm}' for {article} {coll.kind} on "
+                              f"target '{self.spec}'", "choose one of: auto, " + ", ".join(known))
+        reason = self.unmet(coll, algorithm)
+        if reason is not None:
+            raise usage_error(f"algorithm '{algorithm}' cannot lower the {coll.kind} of line "
+                              f"{coll.line} on {self.spec}: {reason}",
+                              "use algorithm auto, which only picks algorithms that can run")
         return algorithm
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from phalanx.compiler.commsets import CommSet, ReduceSet
 from phalanx.compiler.distribution import dim_local_map, local_shape, owned_indices, owned_sections
-from phalanx.compiler.schedule import Transfer
+from phalanx.compiler.schedule import Transfer, block_of
 from phalanx.compiler.semantics import AssignStmt, DistArray, ReduceStmt
 
 NUMPY_TYPES = {"byte": np.uint8, "int32": np.int32, "int64": np.int64, "float32": np.float32,
@@ -92,6 +92,11 @@ def move(data, t: Transfer) -> None:
         data.put(t, data.take(t))
 
 
+def _bytes(block: np.ndarray) -> np.ndarray:
+    """A block's bytes, flat (a view where the block is contiguous)."""
+    return np.ascontiguousarray(block).reshape(-1).view(np.uint8)
+
+
 def check_size(t: Transfer, block: np.ndarray) -> None:
     if block.nbytes != t.nbytes:
         raise ScheduleError(f"transfer {t.src}->{t.dst} of block {t.origin}->{t.final} says "
@@ -105,9 +110,16 @@ class BlockStore:
     copies of one part) form a class: a node that holds or has received one of them may
     send any other of the class, which is how tree algorithms copy and forward. Each
     block still has to reach its own destination exactly once.
+
+    A transfer may carry a piece of a block (compiler/schedule.py `piece_origin`): its origin
+    sends it from its source, a node with a copy of the block's content or of that piece
+    forwards it, and the destination assembles the block from its pieces, each byte once.
     """
 
     def __init__(self, nprocs: int, blocks: list[tuple[int, int]], content=None):
+        self.nprocs = nprocs
+        self.pieces: list[dict[tuple, np.ndarray]] = [{} for _ in range(nprocs)]
+        self.assembling: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
         self.held: list[dict[tuple[int, int], np.ndarray | None]] = [{} for _ in range(nprocs)]
         self.copies: list[dict[object, np.ndarray]] = [{} for _ in range(nprocs)]
         # Without classes a block's only copy is the one that moves: keeping delivered
@@ -118,6 +130,8 @@ class BlockStore:
             self.held[origin][(origin, final)] = None  # None: still in the source, packed on send
 
     def take(self, t: Transfer, pack) -> np.ndarray:
+        if t.origin >= self.nprocs:
+            return self.take_piece(t, pack)
         key = (t.origin, t.final)
         fresh = self.unsent(t)  # never sent yet
         if key in self.held[t.src]:
@@ -132,6 +146,50 @@ class BlockStore:
             payload = pack(t.origin, t.final)
         check_size(t, payload)
         return payload
+
+    def take_piece(self, t: Transfer, pack) -> np.ndarray:
+        """The bytes of a piece, from the origin's source, a copy of the content or of the piece."""
+        origin, offset = block_of(t.origin, self.nprocs)
+        if offset is None or not 0 <= origin < self.nprocs:
+            raise ScheduleError(f"transfer {t.src}->{t.dst} names block origin {t.origin}, "
+                                f"outside 0..{self.nprocs - 1}")
+        label = f"piece [{offset}, {offset + t.nbytes}) of block {origin}->{t.final}"
+        content = self.content(origin, t.final)
+        whole = self.copies[t.src].get(content)
+        if t.src == origin:
+            whole = pack(origin, t.final)
+        if whole is not None:
+            flat = _bytes(whole)
+            if offset + t.nbytes > flat.size:
+                raise ScheduleError(f"transfer {t.src}->{t.dst} sends {label}, past the "
+                                    f"block's {flat.size} bytes")
+            return flat[offset:offset + t.nbytes]
+        piece = self.pieces[t.src].get((content, offset, t.nbytes))
+        if piece is None:
+            raise ScheduleError(f"node {t.src} sends {label}, which it does not hold")
+        return piece
+
+    def arrive_piece(self, t: Transfer, payload: np.ndarray, block_nbytes: int) -> np.ndarray | None:
+        """Keep a piece where it arrives (to forward it); at its destination add it to the
+        block, which is returned (as bytes) once every byte has come, each exactly once."""
+        origin, offset = block_of(t.origin, self.nprocs)
+        self.pieces[t.dst][(self.content(origin, t.final), offset, t.nbytes)] = payload
+        if t.dst != t.final:
+            return None
+        key = (origin, t.final)
+        if key not in self.assembling:
+            self.assembling[key] = (np.zeros(block_nbytes, np.uint8), np.zeros(block_nbytes, bool))
+        buffer, seen = self.assembling[key]
+        span = slice(offset, offset + t.nbytes)
+        if offset + t.nbytes > block_nbytes or seen[span].any():
+            raise ScheduleError(f"piece [{offset}, {offset + t.nbytes}) of block {origin}->"
+                                f"{t.final} overlaps bytes that already arrived or lies past the "
+                                f"block's {block_nbytes} bytes")
+        buffer[span], seen[span] = payload, True
+        if not seen.all():
+            return None
+        del self.assembling[key]
+        return buffer
 
     def unsent(self, t: Transfer) -> bool:
         """The block is still at its origin, never sent (not even to the origin itself)."""
@@ -278,6 +336,9 @@ class AssignmentData:
         return sum(t.nbytes for t in group)
 
     def put(self, t: Transfer, payload: np.ndarray) -> None:
+        if t.origin >= self.store.nprocs:
+            self._put_piece(t, payload)
+            return
         if t.dst == t.final:
             index = self._dst_index(t.origin, t.final)
             self.dst_local[t.final][index] = payload
@@ -285,6 +346,16 @@ class AssignmentData:
             self.store.delivered(t, payload)
         else:
             self.store.keep(t, payload)
+
+    def _put_piece(self, t: Transfer, payload: np.ndarray) -> None:
+        """A piece of a block: forwarded on, or (the last one) completing the block."""
+        origin, _ = block_of(t.origin, self.store.nprocs)
+        section = self.commset.section_arrays(origin, t.final)
+        shape = tuple(len(ix) for ix in section)
+        dtype = self.dst_local[t.final].dtype
+        block = self.store.arrive_piece(t, payload, math.prod(shape) * dtype.itemsize)
+        if block is not None:
+            self.put(t._replace(origin=origin, src=t.final), block.view(dtype).reshape(shape))
 
     def problems(self) -> list[str]:
         """Empty when every expected element arrived exactly once with the right value."""
@@ -339,6 +410,9 @@ class ReductionData:
                    BlockStore(n, blocks, lambda o, f: (o, "partial")))
 
     def take(self, t: Transfer) -> np.ndarray:
+        if t.origin >= self.rset.nprocs:
+            raise ScheduleError(f"transfer {t.src}->{t.dst} sends a piece of a partial result "
+                                f"(origin {t.origin}); a partial is one element and moves whole")
         return self.store.take(t, lambda origin, final: self.partials[origin].copy())
 
     def movable(self, t: Transfer) -> bool:

@@ -36,6 +36,8 @@ class CollectiveResult:
     candidates: list[dict[str, Any]]
     verified: bool
     problems: list[str] = field(default_factory=list)
+    lower_bound_binds: str = ""  # which bound of the target's lower_bound_s binds
+    left_out: list[dict[str, str]] = field(default_factory=list)  # algorithms auto could not use
 
     @property
     def efficiency(self) -> float:
@@ -51,7 +53,8 @@ class CollectiveResult:
                "algorithm": self.algorithm, "phases": self.phases, "time_s": self.time_s,
                "lower_bound_s": self.lower_bound_s, "efficiency": self.efficiency,
                "aggregate_bandwidth_Bps": self.aggregate_bandwidth_Bps,
-               "candidates": self.candidates, "verified": self.verified}
+               "candidates": self.candidates, "verified": self.verified,
+               "lower_bound_binds": self.lower_bound_binds, "left_out": self.left_out}
         if self.problems:
             out["problems"] = self.problems
         return out
@@ -75,6 +78,16 @@ class RunResult:
     backend: str = "sim"
     faults: dict[str, Any] | None = None  # what fault injection did, when it was asked for
     wall_s: dict[str, float] = field(default_factory=dict)  # "data" and "simulate" wall clock
+
+    def __post_init__(self) -> None:
+        """Name each collective's binding bound and the algorithms `auto` left out, and why."""
+        steps = self.compiled.plan.schedules()
+        for result, step in zip(self.collectives, steps):
+            i = step.collective
+            result.lower_bound_binds = self.compiled.target.binding_bound(self.compiled.collectives[i])[1]
+            if i < len(self.compiled.left_out):
+                result.left_out = [{"algorithm": x.algorithm, "reason": x.reason}
+                                   for x in self.compiled.left_out[i]]
 
     @property
     def total_time_s(self) -> float:

@@ -9,6 +9,7 @@ random byte matrices run as synthetic collectives (runtime/synthetic.py).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,11 +19,12 @@ import numpy as np
 
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.target import Target, resolve
-from phalanx.grammar.diagnostics import PhalanxError, usage_error
+from phalanx.grammar.diagnostics import Diagnostic, PhalanxError, usage_error
 from phalanx.runtime.simulate import simulate
 from phalanx.runtime.synthetic import run_matrix, varied_matrix
 
-SWEEP_KINDS = ("alltoall",)
+SWEEP_KINDS = ("alltoall", "broadcast", "scatter", "gather", "allgather", "reduce", "allreduce",
+               "cshift", "permutation")
 _SIZE = re.compile(r"^(\d+)([KkMm]?)$")
 
 
@@ -50,16 +52,54 @@ def alltoall_program(nprocs: int, block_bytes: int) -> str:
             "B = A\n")
 
 
+def kind_program(kind: str, nprocs: int, block_bytes: int) -> str:
+    """A program whose one statement is a `kind` collective of `block_bytes` per block (the
+    root's block for broadcast, each node's part for the others; a reduction's partial is one
+    element, so its `block_bytes` is the element count of each node's share of the array)."""
+    if kind == "alltoall":
+        return alltoall_program(nprocs, block_bytes)
+    n, b = nprocs, block_bytes
+    head = f"processors P({n})\n"
+    arrays = {
+        "broadcast": (f"array S({b}) of byte on P(0)\n"
+                      f"array R({b}) of byte replicated onto P\nR = S\n"),
+        "scatter": (f"array S({n * b}) of byte on P(0)\n"
+                    f"array D({n * b}) of byte distribute BLOCK onto P\nD = S\n"),
+        "gather": (f"array D({n * b}) of byte distribute BLOCK onto P\n"
+                   f"array S({n * b}) of byte on P(0)\nS = D\n"),
+        "allgather": (f"array D({n * b}) of byte distribute BLOCK onto P\n"
+                      f"array R({n * b}) of byte replicated onto P\nR = D\n"),
+        "reduce": (f"array D({n * b}) of float64 distribute BLOCK onto P\n"
+                   "array s(1) of float64 on P(0)\ns = sum(D)\n"),
+        "allreduce": (f"array D({n * b}) of float64 distribute BLOCK onto P\n"
+                      "array s(1) of float64 replicated onto P\ns = sum(D)\n"),
+        "cshift": (f"array D({n * b}) of byte distribute BLOCK onto P\n"
+                   f"D = cshift(D, {b})\n"),
+    }
+    if kind == "permutation":  # a transpose of r x c blocks onto c x r processors
+        r = max(d for d in range(1, math.isqrt(n) + 1) if n % d == 0)
+        c = n // r
+        return (f"processors Q({r}, {c})\nprocessors Q2({c}, {r})\n"
+                f"array A({r * b}, {c}) of byte distribute (BLOCK, BLOCK) onto Q\n"
+                f"array B({c}, {r * b}) of byte distribute (BLOCK, BLOCK) onto Q2\n"
+                "B = transpose(A)\n")
+    return head + arrays[kind]
+
+
 def sweep_point(target_spec: str, collective: str, size: int, algorithm: str,
                 seed: int = 0) -> dict[str, Any]:
-    """One point: compile the exchange of `size`-byte blocks and simulate it."""
+    """One point: compile the collective of `size`-byte blocks and simulate it."""
     machine = resolve(target_spec)
-    source = alltoall_program(machine.nnodes, size)
+    source = kind_program(collective, machine.nnodes, size)
     compiled = compile_program(source, target=target_spec, algorithm=algorithm,
                                file=f"<sweep {collective} {size} B>")
     c = simulate(compiled, seed).collectives[0]
+    if c.kind != collective:
+        raise PhalanxError(Diagnostic(f"the sweep's {collective} program was recognized as "
+                                      f"{c.kind} on {target_spec}"))
     return {"algorithm": c.algorithm, "block_bytes": size, "time_s": c.time_s,
-            "lower_bound_s": c.lower_bound_s, "efficiency": c.efficiency,
+            "lower_bound_s": c.lower_bound_s, "lower_bound_binds": c.lower_bound_binds,
+            "efficiency": c.efficiency,
             "aggregate_bandwidth_Bps": c.aggregate_bandwidth_Bps, "verified": c.verified}
 
 

@@ -13,7 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from phalanx.compiler.algorithms import GENERIC_ALGORITHMS, direct_partner
+from phalanx.compiler.algorithms import direct_partner
+from phalanx.compiler.library.members import GROUP, ROOTED
+from phalanx.compiler.library.offer import Library
+from phalanx.compiler.library.registry import Machine, PortModel
 from phalanx.compiler.recognize import KINDS, Collective
 from phalanx.compiler.schedule import Schedule, Transfer
 from phalanx.compiler.target import Target, TargetEntry, parse_count, with_overrides
@@ -63,17 +66,35 @@ class IdealTarget(Target):
     def __init__(self, nnodes: int, params: IdealParams):
         self.nnodes = nnodes
         self.params = params
+        p = params
+        # The port model of the simulator above: one start-up at a time per send port.
+        port = PortModel(p.alpha_us * 1e-6, p.beta_us_per_byte * 1e-6,
+                         copy_s_per_byte=p.copy_us_per_byte * 1e-6, barrier_s=p.barrier_us * 1e-6)
+        self.library = Library.of(Machine(nnodes, port))
 
     def algorithms(self, kind: str) -> tuple[str, ...]:
-        return ("direct",) if kind in KINDS else ()
+        return self.library.names(kind) if kind in KINDS else ()
+
+    def unmet(self, coll: Collective, algorithm: str) -> str | None:
+        return self.library.unmet(coll, algorithm)
+
+    def describe_algorithm(self, kind: str, algorithm: str) -> str:
+        return self.library.describe(kind, algorithm)
 
     def generate(self, coll: Collective, algorithm: str) -> Schedule:
-        return GENERIC_ALGORITHMS[algorithm](coll)
+        return self.library.schedule(coll, algorithm, self.spec)
 
     def message_time_s(self, nbytes: int) -> float:
         return (self.params.alpha_us + self.params.beta_us_per_byte * nbytes) * 1e-6
 
     def predict_time_s(self, coll: Collective, algorithm: str) -> float:
+        """The library's port-model estimate of the schedule; for `direct` on the exchange kinds
+        the closed form below (what it always was)."""
+        if algorithm != "direct" or coll.kind in ROOTED + GROUP:
+            return self.library.predict_s(self.schedule_for(coll, algorithm))
+        return self.direct_time_s(coll)
+
+    def direct_time_s(self, coll: Collective) -> float:
         """`direct` phases run back to back; each lasts as long as its largest message
         (local copies ride in the first phase)."""
         m, n = coll.matrix, coll.nprocs
@@ -88,6 +109,16 @@ class IdealTarget(Target):
         return total if n > 1 else copy_s
 
     def lower_bound_s(self, coll: Collective) -> float:
+        return self.binding_bound(coll)[0]
+
+    def binding_bound(self, coll: Collective) -> tuple[float, str]:
+        """Rooted and group kinds: the library's start-up and port bounds (bounds.py); others:
+        the injection bound below."""
+        if coll.kind in ROOTED + GROUP:
+            return self.library.bound(coll)
+        return self.injection_bound_s(coll), "port bandwidth"
+
+    def injection_bound_s(self, coll: Collective) -> float:
         """Injection bound: the busiest port must carry its bytes, plus one start-up."""
         m = coll.network_matrix
         busiest = int(max(m.sum(axis=1).max(), m.sum(axis=0).max())) if m.size else 0

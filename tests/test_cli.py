@@ -12,7 +12,7 @@ import pytest
 RUN_KEYS = {"target", "backend", "total_time_s", "verified", "collectives", "program", "seed"}
 COLLECTIVE_KEYS = {"line", "kind", "nprocs", "block_bytes", "total_bytes", "algorithm", "phases",
                    "time_s", "lower_bound_s", "efficiency", "aggregate_bandwidth_Bps",
-                   "candidates", "verified"}
+                   "candidates", "verified", "lower_bound_binds", "left_out"}
 
 
 def test_run_json_contract(cli, examples):
@@ -77,13 +77,13 @@ def test_program_error_exit_1_with_location(cli, tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (["run", "PROG", "--target", "ideal:0"], "bad node count '0' for target 'ideal'"),
     (["run", "PROG", "--algorithm", "alltoall=bogus"],
-     "algorithm 'bogus' cannot lower an alltoall on target 'ideal'"),
+     "unknown algorithm 'bogus' for an alltoall on target 'ideal"),
     (["run", "PROG", "--backend", "nosuch"], "unknown backend 'nosuch'"),
     (["compile", "PROG", "--emit", "llvm"], "argument --emit: invalid choice: 'llvm'"),
     (["sweep", "--target", "ideal:4", "--collective", "alltoall", "--sizes", "1X"],
      "bad message size '1X' in --sizes"),
-    (["sweep", "--target", "ideal:4", "--collective", "gather", "--sizes", "64"],
-     "cannot sweep collective 'gather' yet"),
+    (["sweep", "--target", "ideal:4", "--collective", "sparse", "--sizes", "64"],
+     "cannot sweep collective 'sparse' yet"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
 ])
 def test_usage_errors_exit_2(cli, examples, argv, message):
@@ -103,7 +103,8 @@ def test_targets_and_algorithms_json(cli):
     assert "ideal" in [t["name"] for t in targets]
     algorithms = cli("algorithms", "--target", "ideal:8", "--json").json()["algorithms"]
     assert algorithms["ideal:8"]["alltoall"] == ["auto", "direct"]
-    assert algorithms["ideal:8"]["broadcast"] == ["auto", "direct"]
+    assert algorithms["ideal:8"]["broadcast"] == ["auto", "direct", "linear", "binomial",
+                                                  "scatter-allgather", "chain"]
 
 
 def test_sweep_json(cli):

@@ -1,7 +1,11 @@
 """`paragon:RxC`, `sp2:N`, `cs2:N` and `hypercube:d`: Bokhari's machines as Phalanx targets.
 
 All four lower an all-to-all with the hypercube exchange family (compiler/hypercube.py):
-`standard`, `direct` and `multiphase:<partition>`. The cost model is Bokhari's
+`standard`, `direct` and `multiphase:<partition>`; every other kind with the algorithm library
+(compiler/library: trees, rings, pipelines; `dim-ordered` on the Paragon's mesh; on the
+hypercube `binomial` is the e-cube spanning binomial tree), timed by its port model: one
+start-up at a time per node and, on the Paragon, SP2 and CS-2, one engine for both
+directions (Sec. 3.1). The cost model is Bokhari's
 contention-free hypercube theory with the machine's Table 1 figures (seed
 003_f18cb429ce0a4177.txt Sec. 2.3, 4); it knows that only equipartitions can be optimal,
 so `auto` picks among those, per message size. The simulator runs the schedule on the
@@ -20,11 +24,13 @@ from __future__ import annotations
 from typing import Any
 
 from phalanx.compiler import hypercube
-from phalanx.compiler.algorithms import direct_schedule
+from phalanx.compiler.library.members import GROUP, ROOTED
+from phalanx.compiler.library.offer import Library, bisection_cuts
+from phalanx.compiler.library.registry import Machine, PortModel
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Schedule
 from phalanx.compiler.target import Target, TargetEntry, parse_count, with_overrides
-from phalanx.grammar.diagnostics import usage_error
+from phalanx.grammar.diagnostics import PhalanxError, usage_error
 from phalanx.runtime.backends.platforms import Platform, only_target_routing, routed_platform
 from phalanx.runtime.engine import Engine
 from phalanx.targets.bokhari import network
@@ -37,8 +43,6 @@ from phalanx.targets.bokhari.params import (
     barrier_us,
 )
 
-KINDS = ("alltoall", "sparse")
-
 
 class BokhariTarget(Target):
     """A machine of seed 003: its parameters, a routing function and the exchange family."""
@@ -48,16 +52,53 @@ class BokhariTarget(Target):
                  mesh: tuple[int, int] | None = None):
         self.name, self.nnodes, self.params = name, nnodes, params
         self.size_text, self.route, self.mesh = size_text, route, mesh
+        link_MBps = getattr(params, "link_MBps", 0.0)
+        port = PortModel(params.startup_us * 1e-6,
+                         max(params.us_per_byte, 1 / link_MBps if link_MBps else 0.0) * 1e-6,
+                         shared_engine=bool(params.shared_engine),
+                         copy_s_per_byte=params.copy_us_per_byte * 1e-6,
+                         barrier_s=barrier_us(params, nnodes) * 1e-6,
+                         link_s_per_byte=1e-6 / link_MBps if link_MBps else 0.0)
+        cuts = bisection_cuts(*mesh, wrap=False) if mesh else ()
+        self.library = Library.of(Machine(nnodes, port, mesh), cuts)
 
     @property
     def spec(self) -> str:
         return f"{self.name}:{self.size_text}"
 
     def algorithms(self, kind: str) -> tuple[str, ...]:
-        if kind not in KINDS:
-            return ()
         d = hypercube.log2_exact(self.nnodes)
-        return hypercube.family(d) if kind == "alltoall" and d is not None else ("direct",)
+        if kind == "alltoall" and d is not None:
+            return hypercube.family(d)
+        return self.library.names(kind)
+
+    def _family_kind(self, coll: Collective) -> bool:
+        return coll.kind == "alltoall" and hypercube.log2_exact(self.nnodes) is not None
+
+    def unmet(self, coll: Collective, algorithm: str) -> str | None:
+        if not self._family_kind(coll):
+            return self.library.unmet(coll, algorithm)
+        d = hypercube.log2_exact(coll.nprocs)
+        if d is None:
+            return (None if algorithm == "direct" else f"the hypercube exchange family needs 2^d "
+                    f"processors, the collective has {coll.nprocs}")
+        try:
+            hypercube.parse_partition(algorithm, d)
+        except PhalanxError:
+            return f"its partition is not one of d = {d} for the collective's {coll.nprocs} processors"
+        if coll.block_bytes is not None and not self.fits(coll, algorithm):
+            return ("a node would post receives for more bytes at once than its receive-buffer "
+                    f"limit of {int(self.params.recv_buffer_bytes)} bytes (seed 003 Sec. 5)")
+        return None
+
+    def describe_algorithm(self, kind: str, algorithm: str) -> str:
+        if kind == "alltoall" and hypercube.log2_exact(self.nnodes) is not None:
+            return {"standard": "Johnsson-Ho standard exchange: d steps of half the blocks, "
+                                "with shuffles (seed 003 Sec. 2)",
+                    "direct": "Bokhari's direct exchange: P - 1 XOR steps (seed 003 Sec. 2)"
+                    }.get(algorithm, "Bokhari's multiphase exchange: one phase per part of "
+                                     "the partition of d (seed 003 Sec. 2.3)")
+        return self.library.describe(kind, algorithm)
 
     def cost(self, nprocs: int) -> hypercube.ExchangeCost:
         p = self.params
@@ -65,12 +106,12 @@ class BokhariTarget(Target):
                                       barrier_us(p, nprocs))
 
     def generate(self, coll: Collective, algorithm: str) -> Schedule:
-        if coll.kind != "alltoall" or hypercube.log2_exact(coll.nprocs) is None:
-            if algorithm != "direct":
+        if not self._family_kind(coll) or hypercube.log2_exact(coll.nprocs) is None:
+            if self._family_kind(coll) and algorithm != "direct":
                 raise usage_error(f"'{algorithm}' cannot lower this {coll.kind} on {coll.nprocs} "
                                   "processors", "the hypercube family needs an all-to-all on 2^d "
                                   "processors; use algorithm direct")
-            return direct_schedule(coll)
+            return self.library.schedule(coll, algorithm, self.spec)
         schedule = hypercube.multiphase_schedule(coll, algorithm)
         self.check_receive_buffers(schedule)
         return schedule
@@ -114,7 +155,9 @@ class BokhariTarget(Target):
         """Bokhari's contention-free hypercube time; for other shapes, the direct exchange."""
         d = hypercube.log2_exact(coll.nprocs)
         block = coll.block_bytes
-        if coll.kind == "alltoall" and d is not None and block is not None:
+        if coll.kind in ROOTED + GROUP or (algorithm != "direct" and not self._family_kind(coll)):
+            return self.library.predict_s(self.schedule_for(coll, algorithm))
+        if self._family_kind(coll) and d is not None and block is not None:
             parts = hypercube.parse_partition(algorithm, d)
             return hypercube.multiphase_time_s(parts, block, self.cost(coll.nprocs))
         p, m = self.params, coll.network_matrix
@@ -126,11 +169,11 @@ class BokhariTarget(Target):
         known = self.algorithms(coll.kind)
         d = hypercube.log2_exact(coll.nprocs)
         if algorithm != "auto":
-            if algorithm.startswith("multiphase:") and d is not None and coll.kind == "alltoall":
+            if algorithm.startswith("multiphase:") and d is not None and self._family_kind(coll):
                 return hypercube.algorithm_name(hypercube.parse_partition(algorithm, d))
             return super().choose(coll, algorithm, cost)
-        if coll.kind != "alltoall" or d is None:
-            return "direct"
+        if not self._family_kind(coll) or d is None:
+            return super().choose(coll, algorithm, cost)
         names = [hypercube.algorithm_name(p) for p in hypercube.partitions(d)
                  if hypercube.is_equipartition(p)]
         feasible = [a for a in names if self.fits(coll, a)]
@@ -140,6 +183,16 @@ class BokhariTarget(Target):
         return min(feasible, key=lambda a: (self.predict(coll, a, cost), known.index(a)))
 
     def lower_bound_s(self, coll: Collective) -> float:
+        return self.binding_bound(coll)[0]
+
+    def binding_bound(self, coll: Collective) -> tuple[float, str]:
+        """Rooted and group kinds: the library's bounds (start-up, port, the mesh's bisection);
+        others: the busiest node's bytes after one start-up."""
+        if coll.kind in ROOTED + GROUP:
+            return self.library.bound(coll)
+        return self.injection_bound_s(coll), "port bandwidth"
+
+    def injection_bound_s(self, coll: Collective) -> float:
         """The busiest node must inject (or absorb) its bytes after one start-up."""
         m = coll.network_matrix
         busiest = int(max(m.sum(axis=1).max(), m.sum(axis=0).max())) if m.size else 0

@@ -18,14 +18,21 @@ from phalanx.targets.iwarp.topology import Torus
 
 
 def lower_bound_s(p: IWarpParams, torus: Torus, matrix: np.ndarray) -> float:
+    return max(lower_bounds(p, torus, matrix).values())
+
+
+def lower_bounds(p: IWarpParams, torus: Torus, matrix: np.ndarray) -> dict[str, float]:
+    """Each bound by name: link load (every byte over its hops), injection, bisection cut."""
     m = matrix.astype(np.float64).copy()
     np.fill_diagonal(m, 0)
     if not m.any():
-        return 0.0
+        return {"none": 0.0}
     link_hops = float((m * torus.hop_matrix).sum()) / torus.nlinks
     node_streams = min(4.0, p.memory_streams)  # four links, or the memory if it is narrower
     injection = max(m.sum(axis=1).max(), m.sum(axis=0).max()) / node_streams
-    return p.overhead_s + p.data_s(max(link_hops, injection, _bisection_bytes(torus, m)))
+    return {"link load": p.overhead_s + p.data_s(link_hops),
+            "port bandwidth": p.overhead_s + p.data_s(injection),
+            "cut": p.overhead_s + p.data_s(_bisection_bytes(torus, m))}
 
 
 def _bisection_bytes(torus: Torus, m: np.ndarray) -> float:

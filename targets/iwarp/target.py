@@ -1,14 +1,24 @@
 """`iwarp:NxN` (the seed's machine) and `torus:RxC` (the same wormhole torus, what-if parameters).
 
-Algorithms for alltoall, alltoallv and sparse (any byte matrix): phased, phased-global (n x n,
-n a multiple of 8), message-passing, message-passing-random, store-forward, two-stage, direct.
+Algorithms for alltoall, alltoallv, sparse, cshift and permutation (any byte matrix): phased,
+phased-global (n x n, n a multiple of 8), message-passing, message-passing-random,
+store-forward, two-stage (all nodes taking part), direct. Broadcast, scatter, gather,
+allgather, reduce and allreduce: the algorithm library (compiler/library), `dim-ordered`
+along the torus's rows then columns included, timed by the node's port model (one message
+overhead at a time on the processor, four link streams) and bounded by start-ups, the
+node's four streams and the bisection (two ring links per row or column each way).
 """
 
 from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from phalanx.compiler.algorithms import direct_schedule
+from phalanx.compiler.library.members import GROUP, ROOTED
+from phalanx.compiler.library.offer import Library, bisection_cuts
+from phalanx.compiler.library.registry import Machine, PortModel
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Schedule
 from phalanx.compiler.target import Target, TargetEntry, with_overrides
@@ -25,14 +35,33 @@ from phalanx.targets.iwarp.wormhole import WormholeNetwork
 PHASED = ("phased", "phased-global", "two-stage")
 ALGORITHMS = ("phased", "phased-global", "message-passing", "message-passing-random",
               "store-forward", "two-stage", "direct")
-KINDS = ("alltoall", "alltoallv", "sparse")  # any byte matrix; alltoallv: Fig. 9's random sizes
-RANDOM_ORDER_SEED = 1  # the seeded-random posting order of message-passing-random
+# Any byte matrix; alltoallv: Fig. 9's random sizes; a shift or permutation is a sparse pattern.
+KINDS = ("alltoall", "alltoallv", "sparse", "cshift", "permutation")
+RANDOM_ORDER_SEED = 1
+DESCRIPTIONS = {
+    "phased": "Hinrichs et al.'s n^3/8 contention-free phases with the synchronizing switch "
+              "(001 Sec. 2)",
+    "phased-global": "the same phases with a global barrier between them (001 Sec. 2.2.2)",
+    "message-passing": "every send posted at once through the deposit library; the router "
+                       "arbitrates (001 Fig. 6)",
+    "message-passing-random": "message passing in a seeded random posting order (001 Sec. 1)",
+    "store-forward": "blocks forwarded hop by hop through node memory (001 Sec. 4.1)",
+    "two-stage": "two stages of combined messages via an intermediate node (001 Sec. 4.1)",
+    "direct": "pairwise steps: r sends to r XOR s (2^d nodes) or r + s mod P",
+}  # the seeded-random posting order of message-passing-random
 
 
 class IWarpTarget(Target):
     def __init__(self, name: str, torus: Torus, params: IWarpParams):
         self.name, self.torus, self.params = name, torus, params
         self.nnodes = torus.nnodes
+        # Sec. 3.1: ~400 cycles of processor overhead per message and at least one hop; data
+        # at link rate on up to four streams at once (four links; memory_streams of memory).
+        port = PortModel(params.overhead_s + params.hop_s, 1 / params.link_Bps,
+                         streams=int(min(params.inject_channels, params.memory_streams)),
+                         copy_s_per_byte=params.copy_s(1.0), link_s_per_byte=1 / params.link_Bps)
+        self.library = Library.of(Machine(self.nnodes, port, (torus.rows, torus.cols)),
+                                  bisection_cuts(torus.rows, torus.cols, wrap=True))
 
     @property
     def spec(self) -> str:
@@ -44,16 +73,38 @@ class IWarpTarget(Target):
 
     def algorithms(self, kind: str) -> tuple[str, ...]:
         if kind not in KINDS:
-            return ()
+            return self.library.names(kind)
         return tuple(a for a in ALGORITHMS if self.phased_ok or a not in PHASED)
 
-    def _check(self, coll: Collective, algorithm: str) -> None:
+    def _own(self, coll: Collective, algorithm: str) -> bool:
+        return coll.kind in KINDS and algorithm in ALGORITHMS
+
+    def unmet(self, coll: Collective, algorithm: str) -> str | None:
+        if not self._own(coll, algorithm):
+            return self.library.unmet(coll, algorithm)
+        if algorithm == "direct":
+            return None
+        if algorithm in PHASED and not self.phased_ok:
+            return f"phased AAPC needs an n x n torus with n a multiple of 8, not {self.spec}"
         if coll.nprocs != self.nnodes:
-            raise usage_error(f"algorithm '{algorithm}' on {self.spec} needs all {self.nnodes} "
-                              f"nodes, but the collective has {coll.nprocs} processors",
+            return (f"it needs all {self.nnodes} nodes, but the collective has {coll.nprocs} "
+                    "processors")
+        return None
+
+    def describe_algorithm(self, kind: str, algorithm: str) -> str:
+        if kind in KINDS:
+            return DESCRIPTIONS.get(algorithm, "")
+        return self.library.describe(kind, algorithm)
+
+    def _check(self, coll: Collective, algorithm: str) -> None:
+        reason = self.unmet(coll, algorithm)
+        if reason is not None:
+            raise usage_error(f"algorithm '{algorithm}' on {self.spec}: {reason}",
                               f"declare processors P({self.nnodes}) or use --algorithm direct")
 
     def generate(self, coll: Collective, algorithm: str) -> Schedule:
+        if not self._own(coll, algorithm):
+            return self.library.schedule(coll, algorithm, self.spec)
         if algorithm == "direct":
             return direct_schedule(coll)
         self._check(coll, algorithm)
@@ -99,10 +150,21 @@ class IWarpTarget(Target):
         return problems[:10]
 
     def predict_time_s(self, coll: Collective, algorithm: str) -> float:
+        if not self._own(coll, algorithm):
+            return self.library.predict_s(self.schedule_for(coll, algorithm))
         return cost.predict_time_s(self.params, self.torus, coll, algorithm)
 
     def lower_bound_s(self, coll: Collective) -> float:
-        return cost.lower_bound_s(self.params, self.torus, coll.matrix)
+        return self.binding_bound(coll)[0]
+
+    def binding_bound(self, coll: Collective) -> tuple[float, str]:
+        if coll.kind in ROOTED + GROUP:
+            return self.library.bound(coll)
+        m = np.zeros((self.nnodes, self.nnodes), dtype=np.int64)  # fewer processors than nodes
+        m[:coll.nprocs, :coll.nprocs] = coll.matrix
+        bounds = cost.lower_bounds(self.params, self.torus, m)
+        name = max(bounds, key=lambda k: bounds[k])
+        return bounds[name], name
 
     def route_hops(self, src: int, dst: int) -> int:
         return self.torus.hops(src, dst)

@@ -2,13 +2,18 @@
 
 Algorithms per kind (docs/targets_ksr1.md): the Sec. 5 collectives by their numbers, each
 also with `-prefetch` (Sec. 3.4: several reads in flight), a poststore broadcast, and the
-generic `direct` (and `reads`: one phase of remote reads) for every pattern. `auto` picks
-the least time of the analytic model in cost.py.
+generic `direct` (and `reads`: one phase of remote reads) for every pattern, and the
+algorithm library's trees, rings and pipelines (compiler/library: a transfer is a read by
+its destination from its source). `auto` picks the least time of the analytic model in
+cost.py, which times any schedule.
 """
 
 from __future__ import annotations
 
 from phalanx.compiler.algorithms import direct_schedule
+from phalanx.compiler.library.offer import Library
+from phalanx.compiler.library.registry import Machine, PortModel
+from phalanx.compiler.library.requirements import complete_group, every_member_receives
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Schedule
 from phalanx.compiler.target import Target, TargetEntry, with_overrides
@@ -50,17 +55,40 @@ class Ksr1Target(Target):
     def __init__(self, nnodes: int, params: KsrParams):
         self.nnodes, self.params = nnodes, params
         self.clock_hz = params.clock_MHz * 1e6
+        # For the library's pipelines: a read costs an access and a hop, then a slot per subpage.
+        port = PortModel(params.access_s + params.hop_s, params.slot_s / params.subpage_bytes)
+        self.library = Library.of(Machine(nnodes, port))
 
-    def algorithms(self, kind: str) -> tuple[str, ...]:
+    def own_algorithms(self, kind: str) -> tuple[str, ...]:
         base = BASE_ALGORITHMS.get(kind, ())
         names = list(base) + [f"{a}-{PREFETCH}" for a in base]
         if kind == "broadcast":
             names.append(f"broadcast-{POSTSTORE}")
         return tuple(names) + ("direct",) if kind in BASE_ALGORITHMS else ()
 
+    def algorithms(self, kind: str) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(self.own_algorithms(kind) + self.library.names(kind)))
+
+    def unmet(self, coll: Collective, algorithm: str) -> str | None:
+        if algorithm in self.own_algorithms(coll.kind):
+            if algorithm in ("direct", "reads") or split_mode(algorithm)[0] == "reads":
+                return None
+            # Sec. 5's collectives forward parts through every cell: each must receive.
+            return complete_group(coll, self.library.machine) or every_member_receives(
+                coll, self.library.machine)
+        return self.library.unmet(coll, algorithm)
+
+    def describe_algorithm(self, kind: str, algorithm: str) -> str:
+        if algorithm in self.own_algorithms(kind) and algorithm != "direct":
+            base, mode = split_mode(algorithm)
+            return f"seed 002 Sec. 5's {base}" + (f", {mode} (Sec. 3.4)" if mode != READ else "")
+        return self.library.describe(kind, algorithm)
+
     def generate(self, coll: Collective, algorithm: str) -> Schedule:
         if algorithm == "direct":
             return direct_schedule(coll)
+        if algorithm not in self.own_algorithms(coll.kind) and algorithm in self.algorithms(coll.kind):
+            return self.library.schedule(coll, algorithm, self.spec)
         if algorithm not in self.algorithms(coll.kind):
             raise usage_error(f"algorithm '{algorithm}' cannot lower a {coll.kind} on {self.spec}",
                               "choose one of: " + ", ".join(self.algorithms(coll.kind)))
@@ -74,6 +102,9 @@ class Ksr1Target(Target):
 
     def lower_bound_s(self, coll: Collective) -> float:
         return cost.lower_bound_s(coll, self.params)
+
+    def binding_bound(self, coll: Collective) -> tuple[float, str]:
+        return self.lower_bound_s(coll), "reader bandwidth (one subpage per slot)"
 
     def build_network(self, engine: Engine) -> KsrNetwork:
         return KsrNetwork(engine, self.params, self.nnodes)

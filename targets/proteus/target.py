@@ -2,14 +2,19 @@
 
 Nodes are the Pixel Processors: PP r is PP r % pps of cluster r // pps, cluster c is in
 group c // clusters. Algorithms: `proteus-group` (Sec. 5) for all-to-all shapes, the
-generic `direct` for every collective, and Bokhari's `standard` / `multiphase:...`
-equipartitions (the "Further Optimization" of Sec. 5) on 2^d PPs, to compare.
+generic `direct` for every collective, Bokhari's `standard` / `multiphase:...`
+equipartitions (the "Further Optimization" of Sec. 5) on 2^d PPs, to compare, and the
+algorithm library (compiler/library) for the rooted and group kinds, timed and bounded
+with the 4 PPs of a cluster sharing its link (Sec. 2.2) and talking in shared memory.
 """
 
 from __future__ import annotations
 
 from phalanx.compiler import hypercube
 from phalanx.compiler.algorithms import direct_schedule
+from phalanx.compiler.library.members import GROUP, ROOTED
+from phalanx.compiler.library.offer import Library
+from phalanx.compiler.library.registry import Machine, PortModel
 from phalanx.compiler.recognize import KINDS, Collective
 from phalanx.compiler.schedule import Schedule
 from phalanx.compiler.target import Target, TargetEntry, with_overrides
@@ -31,6 +36,13 @@ class ProteusTarget(Target):
         self.topo, self.params = topo, params
         self.nnodes = topo.nnodes
         self.clock_hz = params.clock_MHz * 1e6
+        # A message between clusters takes a communication cycle (sync + set-up, Sec. 3.2, 5)
+        # and moves at the link rate; the PPs of a cluster share the link and flush to each
+        # other through shared memory (Sec. 3.1).
+        port = PortModel(params.overhead_s, 1 / params.link_Bps,
+                         copy_s_per_byte=1 / params.flush_Bps,
+                         port_of=tuple(r // int(params.pps) for r in range(topo.nnodes)))
+        self.library = Library.of(Machine(topo.nnodes, port))
 
     @property
     def spec(self) -> str:
@@ -48,9 +60,37 @@ class ProteusTarget(Target):
         if kind not in KINDS:
             return ()
         group = ("proteus-group",) if kind in EXCHANGES else ()
-        return group + ("direct",) + self._family(kind=kind)
+        return tuple(dict.fromkeys(group + ("direct",) + self._family(kind=kind)
+                                   + self.library.names(kind)))
+
+    def _library(self, coll: Collective, algorithm: str) -> bool:
+        return algorithm != "direct" and algorithm in self.library.names(coll.kind)
+
+    def unmet(self, coll: Collective, algorithm: str) -> str | None:
+        if self._library(coll, algorithm):
+            return self.library.unmet(coll, algorithm)
+        if algorithm in ("proteus-group", "direct"):
+            return None
+        d = hypercube.log2_exact(coll.nprocs)
+        if coll.kind != "alltoall" or d is None or coll.block_bytes is None:
+            return f"Bokhari's exchanges need a uniform all-to-all on 2^d PPs, not {coll.nprocs}"
+        try:
+            hypercube.parse_partition(algorithm, d)
+        except PhalanxError:
+            return f"its partition is not one of d = {d} for the collective's {coll.nprocs} PPs"
+        return None
+
+    def describe_algorithm(self, kind: str, algorithm: str) -> str:
+        if algorithm == "proteus-group":
+            return ("Sec. 5: messages combined per cluster, e-cube permutation schedule over "
+                    "the groups, pairs of permutations merged")
+        if algorithm == "direct" or algorithm in self.library.names(kind):
+            return self.library.describe(kind, algorithm)
+        return "Bokhari's exchange family on 2^d PPs (003 Sec. 2.3), for comparison (Sec. 5)"
 
     def generate(self, coll: Collective, algorithm: str) -> Schedule:
+        if self._library(coll, algorithm):
+            return self.library.schedule(coll, algorithm, self.spec)
         if algorithm == "proteus-group":
             return proteus_group_schedule(coll, self.topo)
         if algorithm == "direct":
@@ -75,6 +115,8 @@ class ProteusTarget(Target):
         return slot_problems(group_slots(self.topo), self.topo)
 
     def predict_time_s(self, coll: Collective, algorithm: str) -> float:
+        if self._library(coll, algorithm):
+            return self.library.predict_s(self.schedule_for(coll, algorithm))
         if algorithm == "proteus-group":
             return float(cost.proteus_group_time_s(coll, self.topo, self.params))
         if algorithm == "direct":
@@ -89,7 +131,12 @@ class ProteusTarget(Target):
         return float(cost.family_time_s(parts, block, self.topo, self.params))
 
     def lower_bound_s(self, coll: Collective) -> float:
-        return float(cost.lower_bound_s(coll, self.topo, self.params))
+        return self.binding_bound(coll)[0]
+
+    def binding_bound(self, coll: Collective) -> tuple[float, str]:
+        if coll.kind in ROOTED + GROUP:
+            return self.library.bound(coll)
+        return float(cost.lower_bound_s(coll, self.topo, self.params)), "link, DP and group links"
 
     def build_network(self, engine: Engine) -> ProteusNetwork:
         return ProteusNetwork(engine, self.topo, self.params)

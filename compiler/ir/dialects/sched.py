@@ -159,10 +159,14 @@ class ScheduleOp(IRDLOperation):
             if (table[:, 2] < 0).any():
                 raise VerifyException(f"'{self.name}' {which}: bytes must be >= 0")
             for column in (0, 1, 3, 4):  # src, dst, origin, final
-                bad = table[(table[:, column] < 0) | (table[:, column] >= n)]
+                # An origin past the processors names a piece of a block (schedule.piece_origin).
+                top = np.iinfo(np.int64).max if column == 3 else n
+                bad = table[(table[:, column] < 0) | (table[:, column] >= top)]
                 if len(bad):
                     raise VerifyException(f"'{self.name}' {which}: {TRANSFER_FIELDS[column]} = "
-                                          f"{int(bad[0, column])} outside 0..{n - 1}")
+                                          f"{int(bad[0, column])} outside 0..{n - 1}"
+                                          + (" (or a piece's number past them)" if column == 3
+                                             else ""))
 
 
 @irdl_op_definition

@@ -1,0 +1,66 @@
+"""Every algorithm of the library, declared once: name, kinds, description, preconditions, phases.
+
+Targets pick from `GENERIC` (every machine), `GRID` (tori and meshes) by name (offer.py).
+"""
+
+from __future__ import annotations
+
+from phalanx.compiler.algorithms import direct_phases
+from phalanx.compiler.library import grid, group, rooted
+from phalanx.compiler.library.registry import Algorithm
+from phalanx.compiler.library.requirements import (
+    complete_group,
+    every_member_receives,
+    on_grid,
+    one_sender_or_receiver,
+    splittable,
+    uniform_parts,
+)
+from phalanx.compiler.recognize import KINDS
+
+ROOTED_OK = (one_sender_or_receiver,)
+GROUP_OK = (complete_group, every_member_receives, uniform_parts)
+
+GENERIC: tuple[Algorithm, ...] = (
+    Algorithm("direct", KINDS, "pairwise steps: in step s node r sends to r XOR s (2^d nodes) "
+              "or r + s mod P; the generic exchange, for a rooted kind the linear messages",
+              lambda coll, machine: list(direct_phases(coll))),
+    Algorithm("linear", ("broadcast", "scatter", "gather", "reduce"),
+              "the root talks to each node in turn, one message per phase", rooted.linear_phases,
+              ROOTED_OK),
+    Algorithm("linear", ("allgather", "allreduce"),
+              "everything to the first member, then the whole result from it to each member",
+              group.gather_broadcast_phases, GROUP_OK),
+    Algorithm("binomial", ("broadcast", "scatter", "gather", "reduce"),
+              "binomial tree, ceil(log2 P) rounds (on 2^d nodes along hypercube dimensions "
+              "from the root: the e-cube spanning tree)", rooted.binomial_phases, ROOTED_OK),
+    Algorithm("binomial", ("allgather", "allreduce"),
+              "up a binomial tree to the first member, then down it again",
+              group.tree_phases, GROUP_OK),
+    Algorithm("scatter-allgather", ("broadcast",),
+              "van de Geijn: the block in P pieces scattered down a binomial tree, then a ring "
+              "allgather of the pieces", rooted.scatter_allgather_phases,
+              ROOTED_OK + (splittable,)),
+    Algorithm("chain", ("broadcast", "reduce"),
+              "pipelined chain root -> 1 -> 2 ...: a broadcast in sqrt((P-2) beta B / alpha) "
+              "pieces, a reduce combining along the chain", rooted.chain_phases, ROOTED_OK),
+    Algorithm("ring", ("allgather", "allreduce"),
+              "P - 1 steps round a ring, each passing on the part received last",
+              group.ring_phases, GROUP_OK),
+    Algorithm("recursive-doubling", ("allgather", "allreduce"),
+              "log2 P exchanges with partner r XOR 2^k doubling what each holds (members past "
+              "the largest power of two join through a partner)",
+              group.recursive_doubling_phases, GROUP_OK),
+    Algorithm("bruck", ("allgather", "allreduce"),
+              "Bruck's ceil(log2 P) steps for any P: in step k send what you hold to r - 2^k",
+              group.bruck_phases, GROUP_OK),
+)
+
+GRID: tuple[Algorithm, ...] = (
+    Algorithm("dim-ordered", ("broadcast",),
+              "binomial along the root's row, then down every column", grid.broadcast_phases,
+              ROOTED_OK + (on_grid,)),
+    Algorithm("dim-ordered", ("allgather", "allreduce"),
+              "a ring in every row, then a ring in every column carrying whole rows",
+              grid.gather_all_phases, GROUP_OK + (on_grid,)),
+)

@@ -1,0 +1,68 @@
+"""The generic cost model: a schedule's time under a machine's port model (registry.PortModel).
+
+Each node runs its phases in order (a `barrier` phase ends when the last node is done). A
+message holds its sender for the start-up, then moves its bytes through one of the sender's
+and one of the receiver's streams (the same engine on a shared-engine machine), which it may
+have to wait for. Links inside the network are not modelled: the target's simulator adds
+their contention; the model is what `auto` ranks algorithms by.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from phalanx.compiler.library.members import REDUCTIONS
+from phalanx.compiler.library.registry import PortModel
+from phalanx.compiler.schedule import Schedule, Transfer
+
+
+def messages(transfers: tuple[Transfer, ...], reduction: bool) -> list[tuple[int, int, int]]:
+    """(src, dst, wire bytes) of each network message or local copy of a phase, in order.
+    Partials travelling together to one destination combine to one element per final."""
+    groups: dict[tuple[int, int, int], list[Transfer]] = {}
+    out = []
+    for t in transfers:
+        key = (t.src, t.dst, t.message) if t.message else (t.src, t.dst, -len(out) - 1)
+        if key not in groups:
+            groups[key] = []
+            out.append(key)
+        groups[key].append(t)
+    sizes = []
+    for key in out:
+        group = groups[key]
+        nbytes = (max(t.nbytes for t in group) * len({t.final for t in group}) if reduction
+                  else sum(t.nbytes for t in group))
+        sizes.append((key[0], key[1], nbytes))
+    return sizes
+
+
+def estimate_s(schedule: Schedule, port: PortModel) -> float:
+    """The schedule's time: per phase, each node's messages in order, start-up then streaming."""
+    reduction = schedule.kind in REDUCTIONS
+    ready = [0.0] * schedule.nprocs
+    for phase in schedule.phases:
+        cpu, ends = list(ready), list(ready)
+        groups = {port.port(p) for p in range(schedule.nprocs)}
+        out = {g: [0.0] * port.streams for g in groups}
+        inn = out if port.shared_engine else {g: [0.0] * port.streams for g in groups}
+        for src, dst, nbytes in messages(phase.sends, reduction):
+            if port.port(src) == port.port(dst):  # a local copy, or within a shared port's node
+                cpu[src] += port.copy_s_per_byte * nbytes
+                ends[src] = max(ends[src], cpu[src])
+                continue
+            a, b = port.port(src), port.port(dst)
+            if port.streams == 1:  # one port: the start-up holds it too
+                cpu[src] = max(cpu[src], out[a][0])
+            cpu[src] += port.startup_s
+            if port.shared_engine:
+                out[a][0] = max(out[a][0], cpu[src])
+            begin = max(heapq.heappop(out[a]), cpu[src], ready[dst])
+            begin = max(heapq.heappop(inn[b]), begin)
+            done = begin + port.s_per_byte * nbytes
+            heapq.heappush(out[a], done)
+            heapq.heappush(inn[b], done)
+            ends[src], ends[dst] = max(ends[src], done), max(ends[dst], done)
+        if phase.sync == "barrier":
+            ends = [max(ends) + port.barrier_s] * schedule.nprocs
+        ready = ends
+    return max(ready, default=0.0)

@@ -1,0 +1,57 @@
+"""Dimension-ordered collectives on a torus or mesh: along the rows first, then the columns.
+
+Nodes are row-major on a rows x cols grid (targets/iwarp/topology.py, targets/bokhari's mesh):
+node r * cols + c. Each stage stays inside one row or one column, so its messages use that
+ring's (or line's) links only; the column stage carries what the row stage gathered.
+"""
+
+from __future__ import annotations
+
+from phalanx.compiler.library.group import carry
+from phalanx.compiler.library.members import binomial_rounds, contributors, rooted_order
+from phalanx.compiler.library.registry import Machine
+from phalanx.compiler.library.rooted import _outward, _with_copies
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import Phase
+
+
+def _lines(machine: Machine) -> tuple[list[list[int]], list[list[int]]]:
+    rows, cols = machine.grid or (1, machine.nnodes)
+    return ([[r * cols + c for c in range(cols)] for r in range(rows)],
+            [[r * cols + c for r in range(rows)] for c in range(cols)])
+
+
+def _tree(coll: Collective, line: list[int], start: int) -> list[list]:
+    """A binomial broadcast of the root's block along one line, from `start`."""
+    at = line.index(start)
+    order = line[at:] + line[:at]
+    return [[t for v, c in pairs for t in _outward(coll, order[v], order[c], [order[c]])]
+            for pairs in binomial_rounds(len(order))]
+
+
+def broadcast_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """Binomial along the root's row, then binomial down every column from that row."""
+    root = rooted_order(coll)[0]
+    rows, cols = _lines(machine)
+    row = next(r for r in rows if root in r)
+    phases = _tree(coll, row, root)
+    down = [_tree(coll, col, next(p for p in col if p in row)) for col in cols]
+    phases += [[t for tree in down for t in tree[k]] for k in range(len(down[0]))]
+    return _with_copies(coll, phases)
+
+
+def gather_all_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """Allgather or allreduce: a ring along every row (each node ends with its row's parts), then
+    a ring along every column carrying whole rows."""
+    rows, cols = _lines(machine)
+    own = set(contributors(coll))
+    phases = []
+    for s in range(1, len(rows[0])):
+        phases.append([t for row in rows for v in range(len(row)) for t in carry(
+            coll, row[v], row[(v + 1) % len(row)], [row[(v - s + 1) % len(row)]] if
+            row[(v - s + 1) % len(row)] in own else [])])
+    for s in range(1, len(cols[0])):
+        phases.append([t for col in cols for v in range(len(col)) for t in carry(
+            coll, col[v], col[(v + 1) % len(col)], [o for o in rows[(v - s + 1) % len(col)]
+                                                      if o in own])])
+    return _with_copies(coll, phases)

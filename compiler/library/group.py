@@ -1,0 +1,87 @@
+"""Allgather and allreduce: every member ends with every contributor's part (or partial).
+
+A message from a to b carries the blocks (o, b) for the origins o whose data a holds, as one
+message (an allreduce's partials combine on the wire to one element). Members by virtual rank
+(members.group_order); any member count.
+"""
+
+from __future__ import annotations
+
+from phalanx.compiler.library.members import binomial_rounds, contributors, group_order, subtree
+from phalanx.compiler.library.registry import Machine
+from phalanx.compiler.library.rooted import COMBINED, _with_copies
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import Phase, Transfer
+
+
+def carry(coll: Collective, a: int, b: int, origins, final: int | None = None) -> list[Transfer]:
+    """a's blocks (o, final) for `origins` (final: b itself by default), as one message to b."""
+    m, f = coll.byte_matrix, b if final is None else final
+    return [Transfer(a, b, m[o][f], o, f, COMBINED) for o in origins if o != f and m[o][f]]
+
+
+def ring_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """n - 1 steps round a ring: in step s member v passes member v - s + 1's part to v + 1."""
+    order = group_order(coll)
+    n = len(order)
+    return _with_copies(coll, [[t for v in range(n) for t in carry(
+        coll, order[v], order[(v + 1) % n], [order[(v - s + 1) % n]])] for s in range(1, n)])
+
+
+def recursive_doubling_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """log2 n exchanges with partner v XOR 2^k, each sending all it holds. On n not a power of
+    two the members past the largest power 2^j first hand their part to v - 2^j and get the
+    result back from it at the end."""
+    order = group_order(coll)
+    n = len(order)
+    low = 1 << (n.bit_length() - 1) if n else 0
+    own = set(contributors(coll))
+    held = [{order[v]} & own for v in range(n)]
+    phases = [[t for r in range(low, n) for t in carry(coll, order[r], order[r - low], held[r])]]
+    for r in range(low, n):
+        held[r - low] |= held[r]
+    step = 1
+    while step < low:
+        phases.append([t for v in range(low) for t in carry(coll, order[v], order[v ^ step],
+                                                             sorted(held[v]))])
+        held[:low] = [held[v] | held[v ^ step] for v in range(low)]
+        step *= 2
+    phases.append([t for r in range(low, n) for t in carry(coll, order[r - low], order[r],
+                                                           sorted(held[r - low]))])
+    return _with_copies(coll, phases)
+
+
+def bruck_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """ceil(log2 n) steps for any n: in step k member v sends the parts of v .. v + d - 1
+    (d = 2^k, at most n - d of them) to member v - d."""
+    order = group_order(coll)
+    n, phases, d = len(order), [], 1
+    while d < n:
+        count = min(d, n - d)
+        phases.append([t for v in range(n) for t in carry(
+            coll, order[v], order[(v - d) % n], [order[(v + i) % n] for i in range(count)])])
+        d *= 2
+    return _with_copies(coll, phases)
+
+
+def _to_root_and_back(coll: Collective, tree: bool) -> list[Phase]:
+    """Everything to member 0 (linearly or up a binomial tree), then everything back out."""
+    order = group_order(coll)
+    n, root, own = len(order), order[0], contributors(coll)
+    rounds = binomial_rounds(n) if tree else [[(0, c)] for c in range(1, n)]
+    span = (lambda c: subtree(c, n)) if tree else (lambda c: [c])
+    up = [[t for v, c in pairs for t in carry(coll, order[c], order[v],
+                                              [order[u] for u in span(c)], root)]
+          for pairs in reversed(rounds)]
+    down = [[t for v, c in pairs for t in carry(coll, order[v], order[c], own)] for pairs in rounds]
+    return _with_copies(coll, up + down)
+
+
+def gather_broadcast_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """Linear: every member sends to member 0, which then sends the whole result to each."""
+    return _to_root_and_back(coll, tree=False)
+
+
+def tree_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """Binomial: up a binomial tree to member 0 (combining), then down the same tree."""
+    return _to_root_and_back(coll, tree=True)

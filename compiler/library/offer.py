@@ -1,0 +1,74 @@
+"""What a target offers from the library: the algorithms that fit its machine, by kind.
+
+A target keeps one `Library` and delegates to it for the kinds and names the library
+serves: names, descriptions, preconditions, schedules, predicted times and lower bounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from phalanx.compiler.library.bounds import Cut, lower_bound
+from phalanx.compiler.library.catalog import GENERIC, GRID
+from phalanx.compiler.library.cost import estimate_s
+from phalanx.compiler.library.registry import Algorithm, Machine
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import Schedule
+from phalanx.grammar.diagnostics import usage_error
+
+
+def bisection_cuts(rows: int, cols: int, wrap: bool) -> tuple[Cut, ...]:
+    """The two half-cuts of a rows x cols grid (row-major): a torus ring crosses each twice."""
+    per = 2 if wrap else 1
+    cuts = []
+    if cols > 1:
+        cuts.append(Cut(frozenset(r * cols + c for r in range(rows) for c in range(cols // 2)),
+                        per * rows))
+    if rows > 1:
+        cuts.append(Cut(frozenset(range((rows // 2) * cols)), per * cols))
+    return tuple(cuts)
+
+
+@dataclass(frozen=True)
+class Library:
+    machine: Machine
+    algorithms: tuple[Algorithm, ...]
+    cuts: tuple[Cut, ...] = ()
+
+    @staticmethod
+    def of(machine: Machine, cuts: tuple[Cut, ...] = (), leave_out: tuple[str, ...] = ()) -> Library:
+        """Every generic algorithm, the grid ones on a torus or mesh, less `leave_out` names."""
+        chosen = GENERIC + (GRID if machine.grid else ())
+        return Library(machine, tuple(a for a in chosen if a.name not in leave_out), cuts)
+
+    def names(self, kind: str) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(a.name for a in self.algorithms if kind in a.kinds))
+
+    def find(self, kind: str, name: str) -> Algorithm | None:
+        return next((a for a in self.algorithms if kind in a.kinds and a.name == name), None)
+
+    def describe(self, kind: str, name: str) -> str:
+        found = self.find(kind, name)
+        return found.description if found else ""
+
+    def unmet(self, coll: Collective, name: str) -> str | None:
+        found = self.find(coll.kind, name)
+        if found is None:
+            return f"'{name}' is not an algorithm for a {coll.kind} in the library"
+        return found.unmet(coll, self.machine)
+
+    def schedule(self, coll: Collective, name: str, spec: str) -> Schedule:
+        reason = self.unmet(coll, name)
+        if reason is not None:
+            raise usage_error(f"algorithm '{name}' cannot lower this {coll.kind} on {spec}: "
+                              f"{reason}", "use algorithm auto, which only picks algorithms "
+                              "that can run")
+        found = self.find(coll.kind, name)
+        assert found is not None
+        return found.schedule(coll, self.machine)
+
+    def predict_s(self, schedule: Schedule) -> float:
+        return estimate_s(schedule, self.machine.port)
+
+    def bound(self, coll: Collective) -> tuple[float, str]:
+        return lower_bound(coll, self.machine.port, self.cuts)

@@ -1,0 +1,77 @@
+"""The records of the algorithm library: a machine's port model, and one Algorithm per name.
+
+An algorithm states what it needs (`requires`: functions returning None or the reason it
+cannot run for this collective on this machine) next to how it builds its phases
+(`phases`). `auto` considers only the algorithms whose preconditions hold; a forced one
+whose preconditions fail is refused with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import Phase, Schedule
+
+
+@dataclass(frozen=True)
+class PortModel:
+    """A node's network port as the generic cost model and lower bounds see it.
+
+    A message holds its sender for `startup_s` (one start-up at a time per node), then moves
+    at `s_per_byte` through the sender's and the receiver's port. `shared_engine`: one engine
+    per node carries sends and receives alike (Paragon, SP2, CS-2); `streams`: messages a node
+    streams at once each way (iWarp: its four links, as far as its memory allows).
+    """
+
+    startup_s: float
+    s_per_byte: float
+    shared_engine: bool = False
+    streams: int = 1
+    copy_s_per_byte: float = 0.0
+    barrier_s: float = 0.0
+    # For the cut bound of a torus or mesh: seconds per byte on one link direction.
+    link_s_per_byte: float = 0.0
+    # Nodes that share one network port (Proteus: the 4 PPs of a cluster share its link and
+    # talk through shared memory at copy rate); empty: a port per node.
+    port_of: tuple[int, ...] = ()
+
+    def port(self, node: int) -> int:
+        return self.port_of[node] if self.port_of else node
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What a generator and a precondition may know of the machine: its node count, its
+    port model, and the grid its nodes form (rows, cols) on a torus or mesh, row-major."""
+
+    nnodes: int
+    port: PortModel
+    grid: tuple[int, int] | None = None
+
+
+Requirement = Callable[[Collective, Machine], "str | None"]
+Generator = Callable[[Collective, Machine], list[Phase]]
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    name: str
+    kinds: tuple[str, ...]
+    description: str
+    phases: Generator
+    requires: tuple[Requirement, ...] = ()
+
+    def unmet(self, coll: Collective, machine: Machine) -> str | None:
+        """The first precondition that fails, or None when the algorithm can run."""
+        for requirement in self.requires:
+            reason = requirement(coll, machine)
+            if reason is not None:
+                return reason
+        return None
+
+    def schedule(self, coll: Collective, machine: Machine) -> Schedule:
+        return Schedule(coll.index, coll.kind, self.name, coll.nprocs,
+                        tuple(p for p in self.phases(coll, machine) if p.sends), coll.src,
+                        coll.dst, coll.line)

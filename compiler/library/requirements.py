@@ -1,0 +1,75 @@
+"""Preconditions of the library's algorithms: each returns None or why the algorithm cannot run."""
+
+from __future__ import annotations
+
+from phalanx.compiler.library.members import GROUP, contributors, group_order, receivers, senders
+from phalanx.compiler.library.registry import Machine
+from phalanx.compiler.recognize import Collective
+
+
+def complete_group(coll: Collective, machine: Machine) -> str | None:
+    """Allgather and allreduce: every contributor's data goes to every other member."""
+    if coll.kind not in GROUP:
+        return None
+    m, members = coll.byte_matrix, group_order(coll)
+    need = set(receivers(coll)) | {q for q in members if m[q][q]}
+    for p in contributors(coll):
+        missing = [q for q in need if q != p and not m[p][q]]
+        if missing:
+            return (f"node {p}'s data does not go to every member (not to node {missing[0]}): "
+                    "the pattern is not a complete all-gather")
+    return None
+
+
+def every_member_receives(coll: Collective, machine: Machine) -> str | None:
+    """Forwarding algorithms pass parts on through members, which must receive to hold them."""
+    if coll.kind not in GROUP:
+        return None
+    idle = sorted(set(senders(coll)) - set(receivers(coll)))
+    if idle:
+        return (f"node {idle[0]} contributes but receives nothing, so it cannot pass others' "
+                "parts on")
+    return None
+
+
+def uniform_parts(coll: Collective, machine: Machine) -> str | None:
+    """Forwarding a copy needs one size per origin (an allgather's part is the same for all)."""
+    m, n = coll.byte_matrix, coll.nprocs
+    for p in range(n):
+        sizes = {m[p][q] for q in range(n) if m[p][q] and q != p}
+        if len(sizes) > 1:
+            return f"node {p} sends blocks of different sizes {sorted(sizes)[:3]}"
+    return None
+
+
+def one_sender_or_receiver(coll: Collective, machine: Machine) -> str | None:
+    if coll.kind in ("broadcast", "scatter") and len(senders(coll)) > 1:
+        return f"the {coll.kind} has {len(senders(coll))} senders, not one root"
+    if coll.kind in ("gather", "reduce") and len(receivers(coll)) > 1:
+        return f"the {coll.kind} has {len(receivers(coll))} receivers, not one root"
+    return None
+
+
+def splittable(coll: Collective, machine: Machine) -> str | None:
+    """Segmenting algorithms split the block into one piece per member (at least one byte each)."""
+    members = len(set(senders(coll)) | set(receivers(coll)))
+    block = coll.block_bytes
+    if block is None:
+        return "the blocks are not all of one size"
+    if block < members:
+        return f"the {block}-byte block is smaller than its {members} pieces (one per member)"
+    return None
+
+
+def on_grid(coll: Collective, machine: Machine) -> str | None:
+    """Dimension-ordered algorithms run on a torus or mesh with every node taking part."""
+    if machine.grid is None:
+        return "the machine is not a torus or mesh"
+    if coll.nprocs != machine.nnodes:
+        rows, cols = machine.grid
+        return (f"it needs all {machine.nnodes} nodes of the {rows}x{cols} grid, but the "
+                f"collective has {coll.nprocs} processors")
+    members = set(senders(coll)) | set(receivers(coll))
+    if len(members) != machine.nnodes:
+        return f"it needs every node of the grid to take part, but {len(members)} do"
+    return None

@@ -1,0 +1,131 @@
+"""Rooted collectives: broadcast, scatter, gather and reduce by linear, binomial tree,
+scatter + allgather (van de Geijn) and pipelined chain schedules.
+
+Blocks are the collective's own: (root, q) for broadcast and scatter, (p, root) for gather and
+reduce. A node forwards what it holds: a copy of the broadcast's content (runtime/data.py
+BlockStore classes), a scatter's blocks for its subtree, its subtree's partials (combined on
+the wire: one message id per destination).
+"""
+
+from __future__ import annotations
+
+import math
+
+from phalanx.compiler.library.members import (
+    OUTWARD,
+    binomial_rounds,
+    local_copies,
+    rooted_order,
+    subtree,
+)
+from phalanx.compiler.library.registry import Machine
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import Phase, Transfer, piece_origin
+
+COMBINED = 1  # message id: a node's blocks for one neighbour travel as one message
+
+
+def _with_copies(coll: Collective, phases: list[list[Transfer]]) -> list[Phase]:
+    phases = phases or [[]]
+    phases[0] = local_copies(coll) + phases[0]
+    return [Phase.of(p) for p in phases]
+
+
+def _outward(coll: Collective, src: int, dst: int, finals: list[int]) -> list[Transfer]:
+    """src's blocks from the root for `finals`, sent to dst as one message."""
+    m, root = coll.byte_matrix, rooted_order(coll)[0]
+    tag = COMBINED if len(finals) > 1 else 0
+    return [Transfer(src, dst, m[root][f], root, f, tag) for f in finals if m[root][f]]
+
+
+def _inward(coll: Collective, src: int, dst: int, origins: list[int]) -> list[Transfer]:
+    """Blocks for the root from `origins`, held at src, sent to dst as one message."""
+    m, root = coll.byte_matrix, rooted_order(coll)[0]
+    return [Transfer(src, dst, m[o][root], o, root, COMBINED) for o in origins if m[o][root]]
+
+
+def linear_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """The root talks to each member in turn, one phase each."""
+    order = rooted_order(coll)
+    root = order[0]
+    step = (lambda q: _outward(coll, root, q, [q])) if coll.kind in OUTWARD else \
+        (lambda q: _inward(coll, q, root, [q]))
+    return _with_copies(coll, [step(q) for q in order[1:]])
+
+
+def binomial_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """ceil(log2 n) rounds; in round k every holder v < 2^k serves v + 2^k (a scatter carries the
+    child's whole subtree, a gather or reduce brings it back, combined)."""
+    order = rooted_order(coll)
+    n = len(order)
+    rounds = binomial_rounds(n)
+    phases = []
+    if coll.kind in OUTWARD:
+        for pairs in rounds:
+            phases.append([t for v, c in pairs for t in _outward(
+                coll, order[v], order[c], [order[c]] if coll.kind == "broadcast"
+                else [order[u] for u in subtree(c, n)])])
+    else:
+        for pairs in reversed(rounds):
+            phases.append([t for v, c in pairs for t in _inward(
+                coll, order[c], order[v], [order[u] for u in subtree(c, n)])])
+    return _with_copies(coll, phases)
+
+
+def segments(total: int, count: int) -> list[tuple[int, int]]:
+    """(offset, nbytes) of `count` pieces of `total` bytes, as even as can be."""
+    cuts = [i * total // count for i in range(count + 1)]
+    return [(cuts[i], cuts[i + 1] - cuts[i]) for i in range(count)]
+
+
+def chain_segments(coll: Collective, machine: Machine, members: int) -> int:
+    """Pieces of a pipelined chain: sqrt((n - 2) beta B / alpha) balances pipeline fill
+    (n - 2 extra steps) against start-ups per piece; at most one per byte."""
+    block, port = coll.block_bytes or 1, machine.port
+    if members <= 2 or port.startup_s <= 0:
+        return 1
+    best = math.sqrt((members - 2) * port.s_per_byte * block / port.startup_s)
+    return max(1, min(block, round(best), 4096))
+
+
+def chain_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """A pipelined chain root -> v1 -> v2 ...: a broadcast's block goes in pieces, each node
+    forwarding piece i while the next arrives; a reduce sends the running partials back up."""
+    order = rooted_order(coll)
+    n, m, root = len(order), coll.byte_matrix, order[0]
+    if coll.kind == "reduce":
+        return _with_copies(coll, [_inward(coll, order[v], order[v - 1], order[v:])
+                                   for v in range(n - 1, 0, -1)])
+    pieces = segments(coll.block_bytes or 0, chain_segments(coll, machine, n))
+    phases = []
+    for t in range(len(pieces) + n - 2):
+        sends = []
+        for v in range(n - 1):
+            i = t - v
+            if 0 <= i < len(pieces):
+                dst = order[v + 1]
+                offset, nbytes = pieces[i]
+                origin = root if len(pieces) == 1 else piece_origin(root, offset, coll.nprocs)
+                sends.append(Transfer(order[v], dst, m[root][dst] if len(pieces) == 1 else nbytes,
+                                      origin, dst))
+        phases.append(sends)
+    return _with_copies(coll, phases)
+
+
+def scatter_allgather_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """van de Geijn's broadcast: the block in n pieces, scattered down a binomial tree (piece j
+    to member j), then a ring allgather of the pieces (the root only sends)."""
+    order = rooted_order(coll)
+    n, root = len(order), order[0]
+    pieces = segments(coll.block_bytes or 0, n)
+
+    def piece(src: int, dst: int, j: int, final: int, tag: int = 0) -> Transfer:
+        offset, nbytes = pieces[j]
+        return Transfer(src, dst, nbytes, piece_origin(root, offset, coll.nprocs), final, tag)
+
+    phases = [[piece(order[v], order[c], j, order[j], COMBINED) for v, c in pairs
+               for j in subtree(c, n)] for pairs in binomial_rounds(n)]
+    for s in range(1, n):
+        phases.append([piece(order[v], order[v + 1], (v - s + 1) % n, order[v + 1])
+                       for v in range(n - 1)])
+    return _with_copies(coll, phases)
