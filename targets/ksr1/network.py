@@ -156,6 +156,16 @@ class KsrNetwork(Network):
         self.pending.setdefault(sub, []).append((q, done))
         return done, False
 
+    def _went_by(self, q: int, sub: Sub) -> bool:
+        """A response or push of `sub` already passed cell q on its ring: a reader that comes
+        later misses (Sec. 3.4: a poststore updates the copies that exist when it passes)."""
+        geo, now = self.geo, self.engine.now
+        for ring, start, span, t0 in self.passes.get(sub, ()):
+            h = geo.covers(start, span, geo.station(q)) if ring == geo.ring(q) else 0
+            if h and t0 + h * self.p.hop_s < now:
+                return True
+        return False
+
     def _holder(self, q: int, src: int, sub: Sub) -> int:
         """The first cell holding the subpage that q's request reaches (src for private data)."""
         have = self.copies.get(sub)
@@ -317,7 +327,13 @@ class KsrNetwork(Network):
                 self.passes.pop((key, j), None)
             for j in range(nsub):
                 self.engine.process(self._push(t.src, (key, j)), f"cell {t.src} poststore {j}")
-        waits = [self._register(t.dst, (key, j))[0] for j in range(nsub)]
+        waits = []
+        for j in range(nsub):
+            sub = (key, j)
+            done, passing = self._register(t.dst, sub)
+            if not passing and self._went_by(t.dst, sub):  # the push passed before this reader came: a miss
+                self.engine.process(self._request(t.dst, t.src, sub, done), f"cell {t.dst} request")
+            waits.append(done)
         yield self.engine.all_of(waits, f"poststored data at cell {t.dst}")
         yield self.engine.timeout(nsub * self.p.access_s, "local cache read")
         for j in range(nsub):

@@ -128,14 +128,9 @@ C = cshift(C, 2)
 """
 
 
-KSR_DEADLOCK = pytest.mark.xfail(reason="the KSR-1 network deadlocks on consecutive collectives "
-                                 "of different arrangements with the algorithms it chose before "
-                                 "the library too (reproduces at commit 70e9d6c)", strict=False)
-
-
 @pytest.mark.parametrize("spec", ["ideal:16", "torus:4x4", "iwarp:4x4", "sp2:16", "paragon:4x4",
                                   "hypercube:4", "cs2:64", "iwarp:8x8",
-                                  pytest.param("ksr1:16", marks=KSR_DEADLOCK),
+                                  "ksr1:16",
                                   "proteus:groups=1"])
 @pytest.mark.parametrize("p, q", [(1, 1), (3, 3), (6, 4), (7, 15), (15, 7)])
 def test_odd_shapes_run_with_auto_on_every_target(spec, p, q):
