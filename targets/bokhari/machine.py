@@ -243,7 +243,8 @@ def _multistage(name: str, defaults: MultistageParams):
     def make(positional: str | None, overrides: dict[str, str]) -> BokhariTarget:
         nnodes = parse_count(name, positional, default=64)
         params = with_overrides(defaults, overrides, name)
-        route = network.fat_tree_route(nnodes, by_source=params.up_route_by_source > 0)
+        route = network.fat_tree_route(nnodes, by_source=params.up_route_by_source > 0,
+                                       routes_per_pair=int(params.routes_per_pair))
         return BokhariTarget(name, nnodes, params, str(nnodes), route)
     return make
 

@@ -69,29 +69,64 @@ def fat_tree_levels(nnodes: int, arity: int = 4) -> int:
     return levels
 
 
-def fat_tree_route(nnodes: int, by_source: bool = False,
-                   arity: int = 4) -> Callable[[int, int], list[Hop]]:
-    """Deterministic up/down routing in a k-ary n-tree of bidirectional 4x4 switches.
+def fat_tree_route(nnodes: int, by_source: bool = False, arity: int = 4,
+                   routes_per_pair: int = 1) -> FatTreeRoutes:
+    """Up/down routing in a k-ary n-tree of bidirectional 4x4 switches (003 Fig. 8).
+
+    Called as route(src, dst), the result gives the first route (the one a single static
+    table would hold); `.all(src, dst)` gives every alternative route of the pair.
+    """
+    return FatTreeRoutes(nnodes, by_source, arity, routes_per_pair)
+
+
+class FatTreeRoutes:
+    """Deterministic up/down routes in a k-ary n-tree, `routes_per_pair` of them per pair.
 
     A level-l switch is named by the node's digits above l (positions 1..n-1, base 4);
     going up from level l replaces digit l+1 by the up-port, chosen by the destination's
     digit l+1 (destination-based, as a static route table would) or, with `by_source`, by
     the source's digit l (each node's upward path private); going down restores the
     destination's digits. Node links: ("node", p) <-> leaf switch.
+
+    Alternative route r (0 <= r < routes_per_pair) adds the digits of r (base 4, lowest
+    first) to the up-ports chosen at levels 0, 1, ... (mod 4). Route 0 is the route above;
+    routes 1-3 leave the leaf switch by its three other up-ports and so share no up-link or
+    down-link above the leaf with route 0 or with each other: on the SP2's 16-node switch
+    board these are the four routes through the four chips of the board's other side
+    (IBM RS/6000 SP redbook, switch-chip routing: "four routes between each node on a
+    single switch board"). A pair under one leaf switch has one route only; a pair whose
+    lowest common switch is at level l has at most 4^l distinct ones.
     """
-    levels = fat_tree_levels(nnodes, arity)
 
-    def digits(p: int) -> list[int]:
-        return [p // arity ** i % arity for i in range(levels)]
+    def __init__(self, nnodes: int, by_source: bool = False, arity: int = 4,
+                 routes_per_pair: int = 1):
+        self.levels = fat_tree_levels(nnodes, arity)
+        self.by_source, self.arity = by_source, arity
+        self.routes_per_pair = max(int(routes_per_pair), 1)
 
-    def route(src: int, dst: int) -> list[Hop]:
-        s, t = digits(src), digits(dst)
-        top = max((i for i in range(levels) if s[i] != t[i]), default=0)
+    def digits(self, p: int) -> list[int]:
+        return [p // self.arity ** i % self.arity for i in range(self.levels)]
+
+    def __call__(self, src: int, dst: int) -> list[Hop]:
+        return self.one(src, dst, 0)
+
+    def all(self, src: int, dst: int) -> list[list[Hop]]:
+        """The pair's distinct alternative routes, route 0 first."""
+        s, t = self.digits(src), self.digits(dst)
+        top = max((i for i in range(self.levels) if s[i] != t[i]), default=0)
+        count = min(self.routes_per_pair, self.arity if top else 1)
+        return [self.one(src, dst, r) for r in range(count)]
+
+    def one(self, src: int, dst: int, alternative: int) -> list[Hop]:
+        arity = self.arity
+        s, t = self.digits(src), self.digits(dst)
+        top = max((i for i in range(self.levels) if s[i] != t[i]), default=0)
         label = s[1:]
         at: Any = ("switch", 0, tuple(label))
         hops: list[Hop] = [(("node", src), at)]
         for level in range(top):  # up from `level` to `level + 1`
-            label[level] = s[level] if by_source else t[level + 1]
+            base = s[level] if self.by_source else t[level + 1]
+            label[level] = (base + alternative) % arity
             nxt = ("switch", level + 1, tuple(label))
             hops.append((at, nxt))
             at = nxt
@@ -103,15 +138,26 @@ def fat_tree_route(nnodes: int, by_source: bool = False,
         hops.append((at, ("node", dst)))
         return hops
 
-    return route
-
 
 class RoutedNetwork(Network):
-    """Send and receive engines per node plus one Resource per directed link of a route."""
+    """Send and receive engines per node plus one Resource per directed link of a route.
+
+    Where the route function also offers alternatives (`route.all(src, dst)`, as
+    FatTreeRoutes does with `routes_per_pair` > 1), the node's adapter spreads each
+    message's packets (`params.packet_bytes` each, the last one shorter) over the pair's
+    routes in turn, round robin per source-destination pair, continuing from where the
+    pair's previous message stopped. The model groups a message's packets by route: the
+    piece on each route holds that route (and both end engines) for tau times its bytes,
+    the pieces one after another, so a lone message still takes lambda + tau m and the
+    end engines still carry every byte, but messages that share a link on one route can
+    use the others. With one route (or one packet) a message is one piece, as before.
+    """
 
     def __init__(self, engine: Engine, params: Any, nnodes: int,
                  route: Callable[[int, int], list[Hop]], link_MBps: float | None = None):
         self.engine, self.params, self.hops = engine, params, route
+        self.alternatives: Callable[[int, int], list[list[Hop]]] | None = getattr(route, "all", None)
+        self.packet_bytes = float(getattr(params, "packet_bytes", 0.0) or 0.0)
         self.shared = bool(getattr(params, "shared_engine", 0))
         if self.shared:
             self.send_ports = [Resource(engine, f"node {i} communication processor")
@@ -122,20 +168,53 @@ class RoutedNetwork(Network):
             self.recv_ports = [Resource(engine, f"node {i} receive engine") for i in range(nnodes)]
         self.links: dict[Hop, Resource] = {}
         self.routes: dict[tuple[int, int], list[Resource]] = {}
+        self.route_sets: dict[tuple[int, int], list[list[Resource]]] = {}
+        self.next_route: dict[tuple[int, int], int] = {}  # the adapter's round-robin pointer
         # A worm moves at the slower of the end-to-end rate (Table 1 tau) and the link rate.
         link_us_per_byte = 1.0 / link_MBps if link_MBps else 0.0
         self.wire_s_per_byte = max(params.us_per_byte, link_us_per_byte) * 1e-6
         self.startup_s = params.startup_us * 1e-6
 
     def path(self, src: int, dst: int) -> list[Resource]:
+        """The pair's first route (the only one where the route function has no alternatives)."""
         key = (src, dst)
         if key not in self.routes:
             self.routes[key] = [self._link(hop) for hop in self.hops(src, dst)]
         return self.routes[key]
 
+    def paths(self, src: int, dst: int) -> list[list[Resource]]:
+        """Every alternative route of the pair, the first route first."""
+        if self.alternatives is None:
+            return [self.path(src, dst)]
+        key = (src, dst)
+        if key not in self.route_sets:
+            self.route_sets[key] = [[self._link(hop) for hop in hops]
+                                    for hops in self.alternatives(src, dst)]
+        return self.route_sets[key]
+
     def route(self, src: int, dst: int) -> list[str]:
-        """Names of the link resources a message from src to dst holds, in order (report hook)."""
+        """Names of the link resources of the pair's first route, in order (report hook); a
+        multi-route adapter also spreads messages over `paths(src, dst)`."""
         return [link.name for link in self.path(src, dst)]
+
+    def pieces(self, t: Transfer) -> list[tuple[list[Resource], int]]:
+        """(route, bytes) per route a message's packets take, in the order the adapter
+        sends them: packet k of the pair's stream on route k mod (number of routes)."""
+        routes = self.paths(t.src, t.dst)
+        if len(routes) == 1 or self.packet_bytes <= 0 or t.nbytes <= self.packet_bytes:
+            start = self.next_route.get((t.src, t.dst), 0) % len(routes)
+            self.next_route[(t.src, t.dst)] = start + 1
+            return [(routes[start], t.nbytes)]
+        npackets = -(-t.nbytes // int(self.packet_bytes))
+        start = self.next_route.get((t.src, t.dst), 0)
+        self.next_route[(t.src, t.dst)] = (start + npackets) % len(routes)
+        sizes = [0] * len(routes)
+        for k in range(npackets):
+            last = k == npackets - 1
+            size = t.nbytes - k * int(self.packet_bytes) if last else int(self.packet_bytes)
+            sizes[(start + k) % len(routes)] += size
+        order = [(start + i) % len(routes) for i in range(len(routes))]
+        return [(routes[r], sizes[r]) for r in order if sizes[r] > 0]
 
     def _link(self, hop: Hop) -> Resource:
         if hop not in self.links:
@@ -147,16 +226,16 @@ class RoutedNetwork(Network):
             yield from self._shared_transfer(t)
             return
         send, recv = self.send_ports[t.src], self.recv_ports[t.dst]
-        path = self.path(t.src, t.dst)
         yield send.request()
         yield self.engine.timeout(self.startup_s, "start-up")
-        for link in path:
-            yield link.request()
-        yield recv.request()
-        yield self.engine.timeout(self.wire_s_per_byte * t.nbytes, "wire")
-        recv.release()
-        for link in reversed(path):
-            link.release()
+        for path, nbytes in self.pieces(t):
+            for link in path:
+                yield link.request()
+            yield recv.request()
+            yield self.engine.timeout(self.wire_s_per_byte * nbytes, "wire")
+            recv.release()
+            for link in reversed(path):
+                link.release()
         send.release()
 
     def _shared_transfer(self, t: Transfer) -> Generator[Event, Any, None]:
@@ -166,23 +245,24 @@ class RoutedNetwork(Network):
         The sender lets its engine go between the two (an incoming message may take it):
         two nodes sending to each other would otherwise each hold their own engine and
         wait for the other's. Taking end engines in node order before any link keeps the
-        waits acyclic.
+        waits acyclic. A message spread over several routes takes and lets go of the end
+        engines and the route once per piece, so nothing is held between pieces.
         """
         engines = self.send_ports
         yield engines[t.src].request()
         yield self.engine.timeout(self.startup_s, "start-up")
         engines[t.src].release()
         ends = [engines[n] for n in sorted({t.src, t.dst})]
-        path = self.path(t.src, t.dst)
-        for res in ends:
-            yield res.request()
-        for link in path:
-            yield link.request()
-        yield self.engine.timeout(self.wire_s_per_byte * t.nbytes, "wire")
-        for link in reversed(path):
-            link.release()
-        for res in reversed(ends):
-            res.release()
+        for path, nbytes in self.pieces(t):
+            for res in ends:
+                yield res.request()
+            for link in path:
+                yield link.request()
+            yield self.engine.timeout(self.wire_s_per_byte * nbytes, "wire")
+            for link in reversed(path):
+                link.release()
+            for res in reversed(ends):
+                res.release()
 
     def copy_time_s(self, nbytes: int) -> float:
         return self.params.copy_us_per_byte * 1e-6 * nbytes

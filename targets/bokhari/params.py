@@ -41,6 +41,13 @@ class MultistageParams:
     # 003_f18cb429ce0a4177.txt Abstract, Sec. 3: a dedicated communication processor per
     # node, for both directions (1); 0 = separate send and receive engines (a what-if).
     shared_engine: float = 1.0
+    # Alternative up/down routes per (source, destination) pair the adapter spreads a
+    # message's packets over, in turn (network.RoutedNetwork.pieces); 1 = one fixed route.
+    # A structural figure of the machine, not fitted: see SP2 below.
+    routes_per_pair: float = 1.0
+    # Bytes per switch packet (the unit the adapter puts on one route); only used when
+    # routes_per_pair > 1. See SP2 below.
+    packet_bytes: float = 255.0
 
 
 SP2 = MultistageParams(
@@ -49,6 +56,17 @@ SP2 = MultistageParams(
     copy_us_per_byte=0.0043,  # 003_f18cb429ce0a4177.txt Table 1
     barrier_us_per_dim=72.0,  # 003_f18cb429ce0a4177.txt Table 1: barrier 72d - 52 us
     barrier_offset_us=52.0,  # 003_f18cb429ce0a4177.txt Table 1
+    # Not in the seed (Sec. 3.2 says only "multistage switch", Fig. 8). Stunkel et al., "The
+    # SP2 High-Performance Switch", IBM Systems Journal 34(2), 1995: source routing, the
+    # adapter holding several routes to each destination and spreading packets over them;
+    # IBM's RS/6000 SP redbook (switch-board chapter): "four routes between each node" of a
+    # 16-node switch board, one through each of the four chips on the board's other side;
+    # Abali and Aykanat, "Routing algorithms for IBM SP1", LNCS 853, 1994: routes chosen so
+    # that the load spreads evenly over links and switches.
+    routes_per_pair=4.0,
+    # Stunkel et al. 1995 / the Vulcan chip (Stunkel et al., IPPS 1994): switch packets of
+    # at most 255 bytes (as recalled; not checked against a stored copy, docs/targets.md).
+    packet_bytes=255.0,
 )
 
 CS2 = MultistageParams(

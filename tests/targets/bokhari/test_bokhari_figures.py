@@ -5,7 +5,8 @@ communication processor per node that runs the sender's start-up and carries bot
 message's wire time, so a node's outgoing and incoming messages serialise (003 Abstract,
 Sec. 3.1); wormhole / circuit switching that holds the whole route for tau m; row-column
 mesh routing (Paragon submeshes) and destination-routed 4x4 switch stages over contiguously
-numbered nodes (SP2, CS-2) whose shared links serialise messages; a barrier (Table 1) before
+numbered nodes (SP2, CS-2) whose shared links serialise messages, the SP2's adapter spreading
+packets over 4 routes per pair (literature, docs/targets.md); a barrier (Table 1) before
 each phase of the partition, none between the steps of a phase; the between-phase
 permutation at the memory-copy rate. Not modelled: paging, OS timer interrupts, other jobs'
 traffic (Sec. 5, 6).
@@ -142,12 +143,16 @@ TABLE1 = [
     # 26.005 ms (-35.0%, inside by 0.02%); the 16x8 orientation gives 25.78 ms (-35.6%).
     ("paragon:8x16", 40, ("direct", "multiphase:3,4")),
     ("paragon:16x16", 88, ("multiphase:2,2,2,2",)),  # 104.5 ms (+19%)
-    pytest.param("sp2:32", 7, ("direct", "multiphase:2,3"), marks=gap(
-        "11.87 ms vs 7 ms (+70%): four sources of a leaf switch share one destination-routed "
-        "up-port at every XOR step; sp2:32,up_route_by_source=1 gives 7.95 ms (not a seed "
-        "figure)")),
+    # SP2: 4 routes per pair, packets spread over them in turn (Stunkel et al. 1995; IBM SP
+    # redbook; params.SP2.routes_per_pair). One destination-routed route gave 11.87 ms (+70%).
+    ("sp2:32", 7, ("direct", "multiphase:2,3")),  # 9.34 ms (+33%)
     pytest.param("sp2:64", 13, ("direct", "multiphase:3,3"), marks=gap(
-        "24.0 ms vs 13 ms (+85%): as on 32; up_route_by_source=1 gives 15.9 ms")),
+        "19.19 ms vs 13 ms (+48%; one route per pair: 24.00 ms, +85%): the four routes of a "
+        "pair start from the destination's digits, so the 16 sources of a 16-node group that "
+        "an XOR step sends to one other group share the 4 routes' top-stage links (4 messages "
+        "a link); the lockstep direct exchange meets them all at once and a worm holds its end "
+        "engines while it waits. Source-digit routes (up_route_by_source=1, not documented for "
+        "the SP2) give 15.90 ms")),
     ("cs2:32", 11, ("direct", "multiphase:2,3")),  # 8.95 ms (-19%)
     ("cs2:64", 28, ("direct", "multiphase:3,3")),  # 18.67 ms (-33%)
 ]

@@ -101,9 +101,40 @@ def test_switch_port_contention_in_the_multistage_network():
     # Nodes 0 and 1 share a leaf switch; destinations 4 and 5 share digit 1: one up-port.
     t = [Transfer(0, 4, 1000, 0, 4), Transfer(1, 5, 1000, 1, 5)]
     one = (70 + 0.043 * 1000) * 1e-6
-    assert sorted(finish_times("sp2:16", t).values()) == pytest.approx([one, one + 0.043e-3])
-    spread = "sp2:16,up_route_by_source=1"
+    single = "sp2:16,routes_per_pair=1"
+    assert sorted(finish_times(single, t).values()) == pytest.approx([one, one + 0.043e-3])
+    spread = "sp2:16,up_route_by_source=1,routes_per_pair=1"
     assert sorted(finish_times(spread, t).values()) == pytest.approx([one, one])
+    # The SP2's 4 routes per pair: each 1000-byte message is 4 packets (255, 255, 255, 235
+    # bytes), one on each route in turn. Both start on route 0, so the second waits one
+    # 255-byte packet and then follows the first round the routes.
+    assert sorted(finish_times("sp2:16", t).values()) == pytest.approx([one, one + 0.043e-6 * 255])
+    for spec in ("sp2:16", "sp2:64"):  # a lone message still takes lambda + tau m (Table 1)
+        assert list(finish_times(spec, [Transfer(0, 63 % resolve(spec).nnodes, 1000, 0, 1)])
+                    .values()) == pytest.approx([one])
+
+
+def test_sp2_alternative_routes():
+    # Stunkel et al. 1995 / IBM SP redbook: 4 routes per pair, through 4 different switches.
+    routes = network.fat_tree_route(64, routes_per_pair=4)
+    assert routes(5, 40) == routes.all(5, 40)[0] == network.fat_tree_route(64)(5, 40)
+    alts = routes.all(5, 40)
+    assert len(alts) == 4 and len({tuple(r) for r in alts}) == 4
+    for r in alts:
+        assert r[0][0] == ("node", 5) and r[-1][1] == ("node", 40)
+        assert all(a[1] == b[0] for a, b in zip(r, r[1:]))
+    inner = [set(r[1:-2]) for r in alts]  # every link between the two leaf switches' last hops
+    assert all(not (inner[i] & inner[j]) for i in range(4) for j in range(i))
+    assert len(routes.all(0, 3)) == 1  # one leaf switch: one route
+    net = resolve("sp2:64").build_network(Engine())
+    assert net.route(5, 40) == [link.name for link in net.paths(5, 40)[0]]
+    assert len(net.paths(5, 40)) == 4 and len(resolve("cs2:64").build_network(Engine())
+                                                 .paths(5, 40)) == 1
+    # Round robin per pair, packet by packet, continuing from the pair's previous message.
+    first = net.pieces(Transfer(5, 40, 600, 5, 40))  # 3 packets: routes 0, 1, 2
+    second = net.pieces(Transfer(5, 40, 100, 5, 40))  # 1 packet: route 3
+    assert [b for _, b in first] == [255, 255, 90] and [b for _, b in second] == [100]
+    assert [net.paths(5, 40).index(p) for p, _ in first + second] == [0, 1, 2, 3]
 
 
 def test_receive_buffer_limit_of_the_paragon():
