@@ -66,3 +66,22 @@ def test_proteus_examples_write_a_report(name: str, tmp_path):
     # a timeline per PP (gantt.svg) and per link (links-gantt.svg), as the issue asks
     assert (tmp_path / "report" / "gantt.svg").exists()
     assert "cluster 0 link out" in (tmp_path / "report" / "links-gantt.svg").read_text()
+
+
+# A 64-node size of every registered target: every example fits (the largest needs 64
+# processors), and most run on arrangements smaller than the machine.
+SIXTY_FOUR = {"ideal": "ideal:64", "iwarp": "iwarp:8x8", "torus": "torus:8x8", "paragon": "paragon:8x8",
+              "sp2": "sp2:64", "cs2": "cs2:64", "hypercube": "hypercube:6",
+              "proteus": "proteus:groups=2,links=1", "ksr1": "ksr1:64"}
+
+
+def test_every_registered_target_has_a_64_node_size():
+    assert set(SIXTY_FOUR) == set(TARGETS)
+
+
+@pytest.mark.parametrize("spec", sorted(SIXTY_FOUR.values()))
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_example_runs_with_auto_on_every_target(path: Path, spec: str):
+    """Issue 22: `auto` offers only algorithms that can run, on any machine."""
+    result = simulate(compile_program(path, target=spec), seed=1)
+    assert result.verified, [c.problems for c in result.collectives]

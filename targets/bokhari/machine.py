@@ -91,6 +91,13 @@ class BokhariTarget(Target):
                     f"limit of {int(self.params.recv_buffer_bytes)} bytes (seed 003 Sec. 5)")
         return None
 
+    def candidates(self, coll: Collective) -> list[tuple[str, str | None]]:
+        """An all-to-all on 2^d processors of a larger machine: the exchange family of its d."""
+        d = hypercube.log2_exact(coll.nprocs)
+        if self._family_kind(coll) and d is not None and coll.nprocs != self.nnodes:
+            return [(a, self.unmet(coll, a)) for a in hypercube.family(d)]
+        return super().candidates(coll)
+
     def describe_algorithm(self, kind: str, algorithm: str) -> str:
         if kind == "alltoall" and hypercube.log2_exact(self.nnodes) is not None:
             return {"standard": "Johnsson-Ho standard exchange: d steps of half the blocks, "
@@ -166,7 +173,6 @@ class BokhariTarget(Target):
 
     def choose(self, coll: Collective, algorithm: str = "auto", cost: str = "target") -> str:
         """`auto`: least predicted time among the feasible equipartitions (Sec. 2.3)."""
-        known = self.algorithms(coll.kind)
         d = hypercube.log2_exact(coll.nprocs)
         if algorithm != "auto":
             if algorithm.startswith("multiphase:") and d is not None and self._family_kind(coll):
@@ -180,7 +186,7 @@ class BokhariTarget(Target):
         if not feasible:
             raise usage_error(f"no exchange fits the receive buffers of {self.spec} for "
                               f"{coll.block_bytes}-byte blocks", "use smaller messages")
-        return min(feasible, key=lambda a: (self.predict(coll, a, cost), known.index(a)))
+        return min(feasible, key=lambda a: (self.predict(coll, a, cost), names.index(a)))
 
     def lower_bound_s(self, coll: Collective) -> float:
         return self.binding_bound(coll)[0]
