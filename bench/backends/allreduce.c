@@ -1,5 +1,6 @@
 /* One MPI_Allreduce (MPI_SUM) of BYTES bytes of doubles (BYTES / 8 of them, at least one), timed
- * with MPI_Wtime after a barrier (maximum over ranks). Built with smpicc and run by
+ * after a barrier from the last rank's start to the last rank's end (SMPI's MPI_Wtime is the
+ * simulated global clock: the barrier's exit skew is not counted). Built with smpicc and run by
  * bench/collectives.py under smpirun, once per SMPI algorithm (--cfg=smpi/allreduce:NAME), on the
  * same SimGrid platform as Phalanx's schedules. Every element of the result is checked (the sums
  * are small integers, exact in double). Computation is not simulated (smpi/simulate-computation:no),
