@@ -34,7 +34,7 @@ nodes together receive more than --max-phalanx-bytes (default 256 MiB) are recor
 with that reason; SMPI is still run there.
 
 Run: .venv/bin/python bench/collectives.py [--only KIND] [--targets T,T] [--sizes 8,2K,64K,1M]
-     [--no-smpi] [--smpi-timeout S]
+     [--no-smpi] [--smpi-timeout S] [--table]
 """
 
 from __future__ import annotations
@@ -234,6 +234,28 @@ def summary(row: dict[str, Any]) -> str:
             + (f"  ratio {ratio:.3f}" if ratio else ""))
 
 
+def markdown(rows: list[dict[str, Any]]) -> str:
+    """The results as a markdown table (times in ms): `--table`."""
+    lines = ["| target | kind | size B | Phalanx best | bound (binds) | eff. | auto (built-in) | "
+             "auto on SimGrid | SMPI best | best / SMPI best | auto on SimGrid / SMPI best |",
+             "|" + "---|" * 11]
+    for row in rows:
+        ph, sb = row["phalanx"], (row.get("smpi") or {}).get("best") or {}
+        smpi = f"{sb['algorithm']} {ms(sb['time_s'])}" if sb else "-"
+        head = f"| {row['target']} | {row['kind']} | {row['size_bytes']} |"
+        if "best" not in ph:
+            why = "not expressible" if "not_expressible" in ph else "skipped (memory)"
+            lines.append(f"{head} {why} | | | | | {smpi} | | |")
+            continue
+        b, a, sg = ph["best"], ph["auto"], ph.get("auto_simgrid", {})
+        ratio, same = ph.get("best_over_smpi_best"), sg.get("over_smpi_best")
+        lines.append(f"{head} {b['algorithm']} {ms(b['time_s'])} | {ms(b['lower_bound_s'])} "
+                     f"({b['lower_bound_binds']}) | {b['efficiency']:.2f} | {a.get('algorithm')} "
+                     f"{ms(a.get('time_s'))} | {sg.get('algorithm', '-')} {ms(sg.get('time_s'))} | "
+                     f"{smpi} | {f'{ratio:.3f}' if ratio else '-'} | {f'{same:.3f}' if same else '-'} |")
+    return "\n".join(lines)
+
+
 def save(out: Path, rows: list[dict[str, Any]], meta: dict[str, Any]) -> None:
     """Merge: rows of the same (target, kind, size) are replaced, the others kept."""
     old = json.loads(out.read_text()) if out.exists() else {}
@@ -255,7 +277,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--smpi-timeout", type=float, default=SMPI_TIMEOUT_S, help="seconds per smpirun")
     ap.add_argument("--max-phalanx-bytes", type=int, default=MAX_PHALANX_BYTES)
     ap.add_argument("--out", default=str(RESULTS))
+    ap.add_argument("--table", action="store_true", help="print the results file as markdown, run nothing")
     args = ap.parse_args(argv)
+    if args.table:
+        print(markdown(json.loads(Path(args.out).read_text())["rows"]))
+        return 0
     targets = [t for t in args.targets.split(",") if t]
     kinds = [args.only] if args.only else list(KINDS)
     sizes = parse_sizes(args.sizes)
