@@ -49,6 +49,7 @@ bench: setup ## run the benchmarks, results in bench/results*.json
 	$(BIN)/python bench/iwarp.py
 	$(BIN)/python bench/bokhari.py
 	$(BIN)/python bench/native.py
+	$(BIN)/python bench/collectives.py
 
 fuzz: setup ## 20,000 fuzzed programs through both parsers, the compiler and the simulator, results in bench/results-fuzz.json
 	$(BIN)/python bench/fuzz.py
