@@ -335,6 +335,10 @@ class AssignmentData:
         """Bytes one message of these blocks puts on the wire."""
         return sum(t.nbytes for t in group)
 
+    def combine_operations(self, group: tuple[Transfer, ...]) -> int:
+        """An assignment's blocks are stored, not combined."""
+        return 0
+
     def put(self, t: Transfer, payload: np.ndarray) -> None:
         if t.origin >= self.store.nprocs:
             self._put_piece(t, payload)
@@ -421,6 +425,11 @@ class ReductionData:
 
     def move_direct(self, t: Transfer) -> bool:
         return False
+
+    def combine_operations(self, group: tuple[Transfer, ...]) -> int:
+        """The receiver merges what a message carries into its own partial: one operation per
+        element, and a message carries one combined element per destination (wire_bytes)."""
+        return self.wire_bytes(group) // self.stmt.dst.itemsize
 
     def wire_bytes(self, group: tuple[Transfer, ...]) -> int:
         """Partials travelling together to one destination are combined on the way (the

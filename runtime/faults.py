@@ -121,6 +121,9 @@ class FaultyNetwork(Network):
     def barrier_time_s(self, nnodes: int) -> float:
         return self.inner.barrier_time_s(nnodes)
 
+    def combine_time_s(self, operations: int) -> float:
+        return self.inner.combine_time_s(operations)
+
     def resources(self) -> list[Any]:
         return self.inner.resources()
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from phalanx.compiler.schedule import ComputeStep, PipelineStep, Plan, Schedule, Transfer
 from phalanx.runtime.data import ScheduleError, move
-from phalanx.runtime.engine import Engine, Event, Stopped
+from phalanx.runtime.engine import Engine, Event, Resource, Stopped
 from phalanx.runtime.fastpath import FastPlan, move_data, run_fast
 from phalanx.runtime.network import Network
 
@@ -118,6 +118,7 @@ class Interpreter:
         self.arrived: set[tuple] = set()
         self.due: dict[int, dict[tuple, tuple[int, int, int]]] = {}
         self.barriers: dict[tuple[int, int], tuple[Event, set[int]]] = {}
+        self.arithmetic: dict[int, Resource] = {}
         self.timings = {s.collective: StepTiming() for s in plan.schedules()}
         self.spans: list[Span] = []
         self.finish_s = [0.0] * plan.nprocs
@@ -300,6 +301,12 @@ class Interpreter:
         else:
             yield from self.network.transfer(message)
             kind = "send"
+        operations = data.combine_operations(group)
+        if operations:  # reduction partials: the receiver's processor merges them, one at a time
+            arithmetic = self._arithmetic(first.dst)
+            yield arithmetic.request()
+            yield self.engine.timeout(self.network.combine_time_s(operations), "combine")
+            arithmetic.release()
         for t, payload in zip(group, payloads):
             if payload is not None:
                 data.put(t, payload)
@@ -308,6 +315,12 @@ class Interpreter:
             self._arrived(i, t)
         self.spans.append(Span(first.src, kind, start, self.engine.now,
                                f"{_blocks(group)} to {first.dst}, {nbytes} B", first.dst))
+
+    def _arithmetic(self, node: int) -> Resource:
+        """The node's processor as it combines reduction partials (one merge at a time)."""
+        if node not in self.arithmetic:
+            self.arithmetic[node] = Resource(self.engine, f"node {node} arithmetic")
+        return self.arithmetic[node]
 
     def _barrier(self, i: int, k: int, node: int, nprocs: int) -> Event:
         if (i, k) not in self.barriers:

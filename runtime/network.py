@@ -2,10 +2,10 @@
 
 A target builds its network on the engine's resources (targets import runtime, never the
 reverse) and hands it to the runtime through `Target.build_network`. The runtime calls only
-the methods declared here: the four required ones every machine implements, and the
+the methods declared here: the five required ones every machine implements, and the
 optional ones, whose defaults say "this network has none" (no fast path, no counters, no
 drawing, no routes) or, for what a user asked for explicitly (failing links), raise a clear
-error. A new machine subclasses `Network`, implements the four, and overrides what it has;
+error. A new machine subclasses `Network`, implements the five, and overrides what it has;
 the runtime needs no change (docs/targets.md, "Adding a machine").
 """
 
@@ -73,6 +73,11 @@ class Network(ABC):
     @abstractmethod
     def barrier_time_s(self, nnodes: int) -> float:
         """Time from the last arrival at a barrier until everyone leaves it."""
+
+    @abstractmethod
+    def combine_time_s(self, operations: int) -> float:
+        """Time a node takes to combine `operations` elements of reduction partials into its
+        own (one arithmetic operation each, at the machine's rate)."""
 
     @abstractmethod
     def resources(self) -> list[Any]:

@@ -91,6 +91,10 @@ class SyntheticData:
     def wire_bytes(self, group: tuple[Transfer, ...]) -> int:
         return sum(t.nbytes for t in group)
 
+    def combine_operations(self, group: tuple[Transfer, ...]) -> int:
+        """Synthetic blocks are exchanged, never combined."""
+        return 0
+
     def put(self, t: Transfer, payload: np.ndarray) -> None:
         if t.dst != t.final:
             self.store.keep(t, payload)

@@ -32,6 +32,7 @@ class IdealParams:
     beta_us_per_byte: float = 0.01  # 100 MB/s per port direction
     copy_us_per_byte: float = 0.0  # local copies are free on the reference machine
     barrier_us: float = 0.0  # barrier after the last arrival
+    arith_MFLOPS: float = 100.0  # reduction partials combined at 100 M operations/s
 
 
 class IdealNetwork(Network):
@@ -56,6 +57,9 @@ class IdealNetwork(Network):
     def barrier_time_s(self, nnodes: int) -> float:
         return self.params.barrier_us * 1e-6
 
+    def combine_time_s(self, operations: int) -> float:
+        return operations / (self.params.arith_MFLOPS * 1e6)
+
     def resources(self) -> list[Resource]:
         return self.send_ports + self.recv_ports
 
@@ -68,7 +72,7 @@ class IdealTarget(Target):
         self.params = params
         p = params
         # The port model of the simulator above: one start-up at a time per send port.
-        port = PortModel(p.alpha_us * 1e-6, p.beta_us_per_byte * 1e-6,
+        port = PortModel(p.alpha_us * 1e-6, p.beta_us_per_byte * 1e-6, 1 / (p.arith_MFLOPS * 1e6),
                          copy_s_per_byte=p.copy_us_per_byte * 1e-6, barrier_s=p.barrier_us * 1e-6)
         self.library = Library.of(Machine(nnodes, port))
 

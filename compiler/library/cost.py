@@ -16,9 +16,9 @@ from phalanx.compiler.library.registry import PortModel
 from phalanx.compiler.schedule import Schedule, Transfer
 
 
-def messages(transfers: tuple[Transfer, ...], reduction: bool) -> list[tuple[int, int, int]]:
-    """(src, dst, wire bytes) of each network message or local copy of a phase, in order.
-    Partials travelling together to one destination combine to one element per final."""
+def messages(transfers: tuple[Transfer, ...], reduction: bool) -> list[tuple[int, int, int, int]]:
+    """(src, dst, wire bytes, finals) of each network message or local copy of a phase, in
+    order. Partials travelling together to one destination combine to one element per final."""
     groups: dict[tuple[int, int, int], list[Transfer]] = {}
     out = []
     for t in transfers:
@@ -32,7 +32,7 @@ def messages(transfers: tuple[Transfer, ...], reduction: bool) -> list[tuple[int
         group = groups[key]
         nbytes = (max(t.nbytes for t in group) * len({t.final for t in group}) if reduction
                   else sum(t.nbytes for t in group))
-        sizes.append((key[0], key[1], nbytes))
+        sizes.append((key[0], key[1], nbytes, len({t.final for t in group})))
     return sizes
 
 
@@ -41,14 +41,17 @@ def estimate_s(schedule: Schedule, port: PortModel) -> float:
     reduction = schedule.kind in REDUCTIONS
     ready = [0.0] * schedule.nprocs
     for phase in schedule.phases:
-        cpu, ends = list(ready), list(ready)
+        cpu, ends, arith = list(ready), list(ready), list(ready)
         groups = {port.port(p) for p in range(schedule.nprocs)}
         out = {g: [0.0] * port.streams for g in groups}
         inn = out if port.shared_engine else {g: [0.0] * port.streams for g in groups}
-        for src, dst, nbytes in messages(phase.sends, reduction):
+        for src, dst, nbytes, finals in messages(phase.sends, reduction):
+            # The receiver merges one element per final into its own partial, one at a time.
+            combine_s = port.combine_s_per_op * finals if reduction else 0.0
             if port.port(src) == port.port(dst):  # a local copy, or within a shared port's node
                 cpu[src] += port.copy_s_per_byte * nbytes
-                ends[src] = max(ends[src], cpu[src])
+                arith[dst] = max(arith[dst], cpu[src]) + combine_s
+                ends[src] = max(ends[src], cpu[src], arith[dst])
                 continue
             a, b = port.port(src), port.port(dst)
             if port.streams == 1:  # one port: the start-up holds it too
@@ -61,7 +64,8 @@ def estimate_s(schedule: Schedule, port: PortModel) -> float:
             done = begin + port.s_per_byte * nbytes
             heapq.heappush(out[a], done)
             heapq.heappush(inn[b], done)
-            ends[src], ends[dst] = max(ends[src], done), max(ends[dst], done)
+            arith[dst] = max(arith[dst], done) + combine_s
+            ends[src], ends[dst] = max(ends[src], done), max(ends[dst], done, arith[dst])
         if phase.sync == "barrier":
             ends = [max(ends) + port.barrier_s] * schedule.nprocs
         ready = ends

@@ -27,6 +27,7 @@ class PortModel:
 
     startup_s: float
     s_per_byte: float
+    combine_s_per_op: float  # a node combining one element of a reduction partial
     shared_engine: bool = False
     streams: int = 1
     copy_s_per_byte: float = 0.0

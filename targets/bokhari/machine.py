@@ -55,6 +55,7 @@ class BokhariTarget(Target):
         link_MBps = getattr(params, "link_MBps", 0.0)
         port = PortModel(params.startup_us * 1e-6,
                          max(params.us_per_byte, 1 / link_MBps if link_MBps else 0.0) * 1e-6,
+                         1 / (params.arith_MFLOPS * 1e6),
                          shared_engine=bool(params.shared_engine),
                          copy_s_per_byte=params.copy_us_per_byte * 1e-6,
                          barrier_s=barrier_us(params, nnodes) * 1e-6,

@@ -270,6 +270,9 @@ class RoutedNetwork(Network):
     def barrier_time_s(self, nnodes: int) -> float:
         return barrier_us(self.params, nnodes) * 1e-6
 
+    def combine_time_s(self, operations: int) -> float:
+        return operations / (self.params.arith_MFLOPS * 1e6)
+
     def resources(self) -> list[Resource]:
         ends = self.send_ports if self.shared else self.send_ports + self.recv_ports
         return ends + list(self.links.values())

@@ -18,6 +18,9 @@ class ParagonParams:
     barrier_us_per_dim: float = 126.0  # 003_f18cb429ce0a4177.txt Table 1: barrier 126d - 113 us
     barrier_offset_us: float = 113.0  # 003_f18cb429ce0a4177.txt Table 1
     link_MBps: float = 175.0  # 000_df708a39f4a23045.txt Sec. 6: 175 MB/s Paragon links
+    # 003_f18cb429ce0a4177.txt Sec. 3.1: "The i860s run at 50MHz and are capable of 75 MFlops
+    # each": the rate at which a node combines reduction partials (peak, one op per element).
+    arith_MFLOPS: float = 75.0
     # 003_f18cb429ce0a4177.txt Sec. 5 / Fig. 12: the OS could post the 255 receives of
     # direct {8} only up to 1728-byte messages -> a pool of 255 * 1728 bytes per node.
     recv_buffer_bytes: float = 255 * 1728.0
@@ -35,6 +38,9 @@ class MultistageParams:
     copy_us_per_byte: float
     barrier_us_per_dim: float
     barrier_offset_us: float
+    # Reduction partials combined at the node's peak rate (one op per element); each machine
+    # below cites its own (003_f18cb429ce0a4177.txt Secs. 3.2, 3.3).
+    arith_MFLOPS: float
     # Not a seed figure: 1 = up-ports chosen by the source's digits (no two sources of the
     # XOR pattern share an up-link), 0 = by the destination's (a static table per target).
     up_route_by_source: float = 0.0
@@ -56,6 +62,7 @@ SP2 = MultistageParams(
     copy_us_per_byte=0.0043,  # 003_f18cb429ce0a4177.txt Table 1
     barrier_us_per_dim=72.0,  # 003_f18cb429ce0a4177.txt Table 1: barrier 72d - 52 us
     barrier_offset_us=52.0,  # 003_f18cb429ce0a4177.txt Table 1
+    arith_MFLOPS=266.0,  # 003_f18cb429ce0a4177.txt Sec. 3.2: POWER2 node "capable of 266 MFlops"
     # Not in the seed (Sec. 3.2 says only "multistage switch", Fig. 8). Stunkel et al., "The
     # SP2 High-Performance Switch", IBM Systems Journal 34(2), 1995: source routing, the
     # adapter holding several routes to each destination and spreading packets over them;
@@ -75,6 +82,7 @@ CS2 = MultistageParams(
     copy_us_per_byte=0.0153,  # 003_f18cb429ce0a4177.txt Table 1
     barrier_us_per_dim=17.0,  # 003_f18cb429ce0a4177.txt Table 1: barrier 17d - 5.6 us
     barrier_offset_us=5.6,  # 003_f18cb429ce0a4177.txt Table 1
+    arith_MFLOPS=100.0,  # 003_f18cb429ce0a4177.txt Sec. 3.3: SuperSPARC "capable of 100 MFlops"
 )
 
 
@@ -88,6 +96,7 @@ class HypercubeParams:
     copy_us_per_byte: float = 0.0140  # 003_f18cb429ce0a4177.txt Table 1 (Paragon)
     barrier_us_per_dim: float = 126.0  # 003_f18cb429ce0a4177.txt Table 1 (Paragon)
     barrier_offset_us: float = 113.0  # 003_f18cb429ce0a4177.txt Table 1 (Paragon)
+    arith_MFLOPS: float = 75.0  # 003_f18cb429ce0a4177.txt Sec. 3.1 (the Paragon's i860)
     # The theory's t = lambda + tau m per step (003_f18cb429ce0a4177.txt Sec. 2) has every
     # node send and receive at once: separate send and receive engines (0).
     shared_engine: float = 0.0

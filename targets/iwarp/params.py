@@ -11,6 +11,9 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class IWarpParams:
     clock_MHz: float = 20.0  # 001_569dde0e56ec3e6f.txt Sec. 4 (S = 20 MHz)
+    # Rate at which a cell combines reduction partials. An assumption: one operation per
+    # cycle of the 20 MHz clock above (the seed gives the clock, not an arithmetic rate).
+    arith_MFLOPS: float = 20.0
     cycles_per_word: float = 2.0  # 001_569dde0e56ec3e6f.txt Sec. 4 (T_t = 2 cycles per word)
     word_bytes: float = 4.0  # 001_569dde0e56ec3e6f.txt Sec. 2 (a 4-byte word; 40 MB/s, Sec. 3.1)
     hop_cycles: float = 3.0  # 001_569dde0e56ec3e6f.txt Sec. 3.1 ("2 to 4 cycles per hop")

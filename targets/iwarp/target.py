@@ -58,6 +58,7 @@ class IWarpTarget(Target):
         # Sec. 3.1: ~400 cycles of processor overhead per message and at least one hop; data
         # at link rate on up to four streams at once (four links; memory_streams of memory).
         port = PortModel(params.overhead_s + params.hop_s, 1 / params.link_Bps,
+                         1 / (params.arith_MFLOPS * 1e6),
                          streams=int(min(params.inject_channels, params.memory_streams)),
                          copy_s_per_byte=params.copy_s(1.0), link_s_per_byte=1 / params.link_Bps)
         self.library = Library.of(Machine(self.nnodes, port, (torus.rows, torus.cols)),

@@ -215,6 +215,9 @@ class WormholeNetwork(Network):
     def barrier_time_s(self, nnodes: int) -> float:
         return self.params.barrier_s(self.torus.rows, self.torus.cols)
 
+    def combine_time_s(self, operations: int) -> float:
+        return operations / (self.params.arith_MFLOPS * 1e6)
+
     def resources(self) -> list:
         return (self.cpus + self.vcs + self.wires + self.memory + self.inject + self.library_sends
                 + self.library_receives)

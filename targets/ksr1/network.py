@@ -105,6 +105,9 @@ class KsrNetwork(Network):
     def barrier_time_s(self, nnodes: int) -> float:
         return self.p.barrier_us * 1e-6
 
+    def combine_time_s(self, operations: int) -> float:
+        return operations / (self.p.arith_MFLOPS * 1e6)
+
     def resources(self) -> list[Any]:
         cius = [c for cell in self.cius for c in cell]
         return self.readers + cius + self.slots + self.ard_up + self.ard_down

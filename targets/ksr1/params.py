@@ -14,6 +14,9 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class KsrParams:
     clock_MHz: float = 20.0  # 002_1e1cb805508c9dd7.txt Sec. 2.1: "CPU clock speed is 20 MHz"
+    # 002_1e1cb805508c9dd7.txt Sec. 2.1: "a peak performance of 40 MFLOPS per processing node":
+    # the rate at which a cell combines reduction partials.
+    arith_MFLOPS: float = 40.0
     subcache_cycles: float = 2.0  # 002_1e1cb805508c9dd7.txt Table 1: local sub-cache, 2 cycles
     local_cache_cycles: float = 18.0  # 002_1e1cb805508c9dd7.txt Table 1: local cache, 18 cycles
     ring0_cycles: float = 175.0  # 002_1e1cb805508c9dd7.txt Table 1: a subpage on ring:0, 175 cycles

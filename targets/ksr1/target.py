@@ -56,7 +56,8 @@ class Ksr1Target(Target):
         self.nnodes, self.params = nnodes, params
         self.clock_hz = params.clock_MHz * 1e6
         # For the library's pipelines: a read costs an access and a hop, then a slot per subpage.
-        port = PortModel(params.access_s + params.hop_s, params.slot_s / params.subpage_bytes)
+        port = PortModel(params.access_s + params.hop_s, params.slot_s / params.subpage_bytes,
+                         1 / (params.arith_MFLOPS * 1e6))
         self.library = Library.of(Machine(nnodes, port))
 
     def own_algorithms(self, kind: str) -> tuple[str, ...]:

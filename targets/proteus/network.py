@@ -95,6 +95,9 @@ class ProteusNetwork(Network):
         """A barrier rides on one cycle's control exchange (Sec. 3.2: CCs and GCI sync)."""
         return self.params.overhead_s
 
+    def combine_time_s(self, operations: int) -> float:
+        return operations / (self.params.arith_MFLOPS * 1e6)
+
     def resources(self) -> list[Any]:
         return (self.out_links + self.in_links + self.dps + self.buses
                 + list(self.group_links.values()))

@@ -40,6 +40,9 @@ class ProteusParams:
     error_rate: float = 0.0
     error_seed: float = 0.0  # not a machine parameter: mixes with the run's seed
     clock_MHz: float = 40.0  # 000_df708a39f4a23045.txt Sec. 2.1: i860 PP at 40 MHz
+    # Rate at which a PP combines reduction partials. An assumption: one operation per cycle
+    # of the 40 MHz i860 (the seed gives the clock, not an arithmetic rate).
+    arith_MFLOPS: float = 40.0
 
     @property
     def overhead_s(self) -> float:

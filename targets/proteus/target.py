@@ -39,7 +39,7 @@ class ProteusTarget(Target):
         # A message between clusters takes a communication cycle (sync + set-up, Sec. 3.2, 5)
         # and moves at the link rate; the PPs of a cluster share the link and flush to each
         # other through shared memory (Sec. 3.1).
-        port = PortModel(params.overhead_s, 1 / params.link_Bps,
+        port = PortModel(params.overhead_s, 1 / params.link_Bps, 1 / (params.arith_MFLOPS * 1e6),
                          copy_s_per_byte=1 / params.flush_Bps,
                          port_of=tuple(r // int(params.pps) for r in range(topo.nnodes)))
         self.library = Library.of(Machine(topo.nnodes, port))

@@ -30,6 +30,7 @@ from phalanx.runtime.simulate import simulate
 class RingParams:
     startup_us: float = 5.0  # an assumption of this example, not a machine of the seeds
     us_per_byte: float = 0.02  # 50 MB/s links
+    combine_us_per_op: float = 0.01  # 100 M operations/s
 
 
 class RingNetwork(Network):
@@ -58,6 +59,9 @@ class RingNetwork(Network):
 
     def barrier_time_s(self, nnodes: int) -> float:
         return 0.0
+
+    def combine_time_s(self, operations: int) -> float:
+        return operations * self.params.combine_us_per_op * 1e-6
 
     def resources(self) -> list[Resource]:
         return self.cpus + self.links

@@ -58,6 +58,9 @@ class Listed(Network):
     def barrier_time_s(self, nnodes: int) -> float:
         return 0.0
 
+    def combine_time_s(self, operations: int) -> float:
+        return 0.0
+
     def resources(self):
         return self.listed
 
