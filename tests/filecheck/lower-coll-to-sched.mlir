@@ -49,7 +49,7 @@
 // BADTARGET: phalanx-opt: error: unknown target 'nosuch' in spec 'nosuch:4'
 // BADTARGET-NEXT: hint: known targets: {{.*}}ideal
 
-// BADALG: phalanx-opt: error: algorithm 'phased' cannot lower an alltoall on target 'ideal'
-// BADALG-NEXT: hint: choose one of: auto, direct
+// BADALG: phalanx-opt: error: unknown algorithm 'phased' for an alltoall on target 'ideal:4'
+// BADALG-NEXT: hint: choose one of: auto, direct{{.*}}
 // BADCOST: phalanx-opt: error: unknown cost model 'wormhole'
 // BADCOST-NEXT: hint: choose one of: target, simgrid
