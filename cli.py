@@ -1,7 +1,10 @@
 """The `phalanx` command line: compile, run, sweep, targets, algorithms.
 
-Exit codes: 0 success, 1 program errors (with file:line:col), 2 usage errors,
-3 a run that did not verify, 70 an internal error (reported without a traceback).
+Exit codes: 0 success, 1 program errors (with file:line:col), 2 usage errors (running
+out of memory included: the run is too big for this machine), 3 a run that did not verify,
+70 an internal error (reported without a traceback), 141 (128 + SIGPIPE, as a shell reports
+for a writer killed by a closed pipe) when the reader of stdout went away, e.g. `| head`:
+phalanx then stops quietly, without a message.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -89,6 +93,14 @@ def _algorithm_option(values: list[str] | None) -> str:
     return ",".join(values) if values else "auto"
 
 
+def _seed(value: int) -> int:
+    """`--seed`: numpy seeds its generator with a whole number from 0 up."""
+    if value < 0:
+        raise usage_error(f"--seed {value} is negative; a seed is a whole number from 0 up",
+                          "e.g. --seed 1 (the default is 0)")
+    return value
+
+
 def _cost_model(args: argparse.Namespace) -> str:
     """`--cost`, else the model of the network the run goes to."""
     return args.cost or ("simgrid" if getattr(args, "backend", None) == "simgrid" else "target")
@@ -114,6 +126,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from phalanx.runtime.report import write_report
     from phalanx.runtime.simulate import simulate
 
+    _seed(args.seed)
+    if args.nprocs is not None and args.nprocs < 1:
+        raise usage_error(f"-n {args.nprocs} must be at least 1 (it counts MPI processes)",
+                          "e.g. -n 4, or leave -n out to run one process per processor")
     if args.backend != "sim" or args.nprocs is not None:
         from phalanx.runtime.backends.command import run_backend
 
@@ -159,6 +175,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from phalanx.runtime.sweep import Variation, parse_fractions, parse_sizes
     from phalanx.runtime.sweep_report import run_sweep, write_sweep_report
 
+    _seed(args.seed)
     if args.samples < 1:
         raise usage_error(f"--samples {args.samples} must be at least 1",
                           "Fig. 9 of the iWarp paper averages 16 matrices: --samples 16")
@@ -288,14 +305,38 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a writer whose reader went away
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's last flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout has no file descriptor (a test's capture)
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         register_all()
         args = build_parser().parse_args(argv)
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return code
     except PhalanxError as exc:
         print(exc.diagnostic.render(), file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:  # the reader of stdout is gone (`| head`): stop quietly
+        _drop_stdout()
+        return CLOSED_PIPE
+    except MemoryError:
+        print(usage_error(
+            "out of memory: this run needs more memory than the machine could give it",
+            "make the arrays or the machine smaller; without --force, `phalanx run` estimates the "
+            "memory first and refuses a run that would not fit").diagnostic.render(), file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("phalanx: interrupted", file=sys.stderr)
         return 130

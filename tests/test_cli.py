@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -125,3 +126,53 @@ def test_console_script_runs():
         pytest.skip("the phalanx console script is not on PATH (package not installed)")
     done = subprocess.run([exe, "targets"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "ideal" in done.stdout
+
+
+def _closed_pipe_run(*argv: str) -> subprocess.CompletedProcess:
+    """Run the CLI in a child process whose stdout is a pipe nobody reads (`| head` gone)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run([sys.executable, "-c", "import sys; from phalanx.cli import main; "
+                               "sys.exit(main())", *argv], stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, timeout=300)
+    finally:
+        os.close(write_end)
+
+
+@pytest.mark.parametrize("argv", [("targets", "--json"), ("run", "transpose.phx", "--json")])
+def test_closed_pipe_exits_quietly_141(examples, argv):
+    argv = tuple(str(examples / a) if a.endswith(".phx") else a for a in argv)
+    done = _closed_pipe_run(*argv)
+    assert done.returncode == 141, done.stderr
+    assert done.stderr == ""
+
+
+@pytest.mark.parametrize("argv, message, hint", [
+    (["run", "PROG", "--seed", "-1"], "--seed -1 is negative; a seed is a whole number from 0 up",
+     "e.g. --seed 1"),
+    (["sweep", "--target", "ideal:4", "--collective", "alltoall", "--sizes", "64", "--seed", "-3"],
+     "--seed -3 is negative", "e.g. --seed 1"),
+    (["run", "PROG", "--backend", "mpi", "-n", "0"], "-n 0 must be at least 1 (it counts MPI processes)",
+     "leave -n out"),
+    (["run", "PROG", "--seed", "x"], "argument --seed: invalid int value: 'x'", "see `phalanx run --help`"),
+])
+def test_bad_numbers_are_usage_errors(cli, examples, argv, message, hint):
+    argv = [str(examples / "transpose.phx") if a == "PROG" else a for a in argv]
+    result = cli(*argv)
+    assert result.code == 2 and result.out == ""
+    assert message in result.err and hint in result.err
+    assert "internal error" not in result.err and "Traceback" not in result.err
+
+
+def test_out_of_memory_is_a_clear_error(cli, examples, monkeypatch):
+    def exhausted(*args, **kwargs):
+        raise MemoryError()
+
+    monkeypatch.setattr("phalanx.runtime.simulate.simulate", exhausted)
+    result = cli("run", str(examples / "transpose.phx"), "--force")
+    assert result.code == 2 and result.out == ""
+    assert result.err.splitlines()[0] == ("phalanx: error: out of memory: this run needs more memory "
+                                          "than the machine could give it")
+    assert "hint: make the arrays or the machine smaller" in result.err
+    assert "internal error" not in result.err and "bug" not in result.err
