@@ -123,7 +123,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     from phalanx.runtime.limits import run_notes, run_options
     from phalanx.runtime.progress import progress_console, status
-    from phalanx.runtime.report import write_report
+    from phalanx.runtime.report import summary_lines, write_report
     from phalanx.runtime.simulate import simulate
 
     _seed(args.seed)
@@ -155,11 +155,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         print(f"{compiled.program.file} on {compiled.target_spec}: total "
               f"{result.total_time_s * 1e3:.6f} ms, verified: {result.verified}")
-        for c in result.collectives:
-            print(f"  line {c.line}: {c.kind} by {c.algorithm}, {c.phases} phases, "
-                  f"{c.time_s * 1e3:.6f} ms, efficiency {c.efficiency:.3f}")
-            for problem in c.problems:
-                print(f"    problem: {problem}")
+        for line in summary_lines(result.collectives, args.verbose):
+            print(line)
         if "stopped" in notes:
             print(f"  {notes['stopped']['reason']}: a partial run, unfinished collectives at lines "
                   f"{notes['stopped']['unfinished_lines']}")
@@ -266,6 +263,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write index.html (self-contained), report.json, report.md and the pictures")
     p.add_argument("--seed", type=int, default=0, help="seed of the payload data")
     p.add_argument("--quiet", action="store_true", help="no progress display on stderr")
+    p.add_argument("--verbose", action="store_true",
+                   help="one line per collective run (pipeline stage, repeat iteration, start and "
+                   "end) instead of one per statement")
     p.add_argument("--faults", metavar="SPEC", help="inject faults, e.g. 'link-fail=3:E;"
                    "error-rate=0.01;corrupt-rate=0.001;seed=1' (runtime/faults.py)")
     p.add_argument("--force", action="store_true",

@@ -13,7 +13,7 @@ import pytest
 RUN_KEYS = {"target", "backend", "total_time_s", "verified", "collectives", "program", "seed"}
 COLLECTIVE_KEYS = {"line", "kind", "nprocs", "block_bytes", "total_bytes", "algorithm", "phases",
                    "time_s", "lower_bound_s", "efficiency", "aggregate_bandwidth_Bps",
-                   "candidates", "verified"}
+                   "candidates", "verified", "stage", "iteration", "start_s", "end_s", "elapsed_s"}
 
 
 def test_run_json_contract(cli, examples):
@@ -176,3 +176,36 @@ def test_out_of_memory_is_a_clear_error(cli, examples, monkeypatch):
                                           "than the machine could give it")
     assert "hint: make the arrays or the machine smaller" in result.err
     assert "internal error" not in result.err and "bug" not in result.err
+
+
+def _program(tmp_path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_summary_groups_repeats_and_verbose_lists_every_run(cli, tmp_path):
+    from conftest import HEADER
+
+    prog = _program(tmp_path, "rep.phx", HEADER + "repeat 3 {\n  B = A\n  A = B\n}\n")
+    lines = cli("run", prog).out.splitlines()
+    assert len(lines) == 3
+    assert lines[1].startswith("  line 6: alltoall by direct, 15 phases, 3 runs (iterations 0-2): "
+                               "mean 0.457200 ms, total 1.371600 ms, efficiency ")
+    assert lines[2].startswith("  line 7: ")
+    verbose = cli("run", prog, "--verbose").out.splitlines()[1:]
+    assert [v.split(":")[0] for v in verbose] == [
+        f"  line {line} iteration {k}" for k in range(3) for line in (6, 7)]
+    assert verbose[1].endswith("from 0.457200 to 0.914400 ms")
+
+
+def test_pipeline_json_has_distinct_stages_with_start_and_end(cli, tmp_path):
+    from conftest import pipeline_source
+
+    result = cli("run", _program(tmp_path, "pipe.phx", pipeline_source(0.5)), "--json")
+    runs = result.json()["collectives"]
+    assert [c["stage"] for c in runs] == [0, 1, 2, 3]
+    assert all(c["start_s"] < c["end_s"] for c in runs)
+    assert len({(c["start_s"], c["end_s"]) for c in runs}) == 4
+    text = cli("run", _program(tmp_path, "pipe.phx", pipeline_source(0.5))).out.splitlines()
+    assert len(text) == 2 and "4 runs (stages 0-3): mean " in text[1]
