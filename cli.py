@@ -121,7 +121,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from phalanx.runtime.limits import run_notes, run_options
+    from phalanx.runtime.limits import check_program_fits, run_notes, run_options
     from phalanx.runtime.progress import progress_console, status
     from phalanx.runtime.report import summary_lines, write_report
     from phalanx.runtime.simulate import simulate
@@ -141,7 +141,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     console = progress_console(args.quiet)
     with status(f"compiling {args.program}", console):
         compiled = compile_program(args.program, args.target, _algorithm_option(args.algorithm),
-                                   parser=args.parser, cost=_cost_model(args))
+                                   parser=args.parser, cost=_cost_model(args),
+                                   checked=lambda program, spec: check_program_fits(program, spec,
+                                                                                    args.force))
     faults, limits = run_options(compiled, args.faults, args.force, args.max_events, args.time_limit)
     with status(f"simulating on {compiled.target_spec}", console):
         result = simulate(compiled, args.seed, limits=limits, faults=faults)
