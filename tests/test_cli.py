@@ -94,9 +94,17 @@ def test_usage_errors_exit_2(cli, examples, argv, message):
     assert message in result.err and "Traceback" not in result.err
 
 
-def test_missing_file_is_a_clear_error(cli, tmp_path):
-    result = cli("compile", str(tmp_path / "nope.phx"))
-    assert result.code == 1 and "cannot read program" in result.err
+@pytest.mark.parametrize("command", ["compile", "run"])
+def test_unreadable_file_is_a_usage_error(cli, tmp_path, command):
+    missing = tmp_path / "nope.phx"
+    result = cli(command, str(missing))
+    assert result.code == 2 and result.out == ""
+    assert result.err.startswith(f"phalanx: error: cannot read program '{missing}': [Errno 2]")
+    assert "hint: check the path and that the file is UTF-8 text" in result.err
+    binary = tmp_path / "binary.phx"
+    binary.write_bytes(b"\xff\xfe\x00")
+    result = cli(command, str(binary), "--parser", "antlr")
+    assert result.code == 2 and f"cannot read program '{binary}'" in result.err
 
 
 def test_targets_and_algorithms_json(cli):
