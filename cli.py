@@ -1,7 +1,10 @@
 """The `phalanx` command line: compile, run, sweep, targets, algorithms.
 
-Exit codes: 0 success, 1 program errors (with file:line:col), 2 usage errors,
-3 a run that did not verify, 70 an internal error (reported without a traceback).
+Exit codes: 0 success, 1 program errors (with file:line:col), 2 usage errors (running
+out of memory included: the run is too big for this machine), 3 a run that did not verify,
+70 an internal error (reported without a traceback), 141 (128 + SIGPIPE, as a shell reports
+for a writer killed by a closed pipe) when the reader of stdout went away, e.g. `| head`:
+phalanx then stops quietly, without a message.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -92,6 +96,14 @@ def _algorithm_option(values: list[str] | None) -> str:
     return ",".join(values) if values else "auto"
 
 
+def _seed(value: int) -> int:
+    """`--seed`: numpy seeds its generator with a whole number from 0 up."""
+    if value < 0:
+        raise usage_error(f"--seed {value} is negative; a seed is a whole number from 0 up",
+                          "e.g. --seed 1 (the default is 0)")
+    return value
+
+
 def _cost_model(args: argparse.Namespace) -> str:
     """`--cost`, else the model of the network the run goes to."""
     return args.cost or ("simgrid" if getattr(args, "backend", None) == "simgrid" else "target")
@@ -112,11 +124,15 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from phalanx.runtime.limits import run_notes, run_options
+    from phalanx.runtime.limits import check_program_fits, run_notes, run_options
     from phalanx.runtime.progress import progress_console, status
-    from phalanx.runtime.report import write_report
+    from phalanx.runtime.report import summary_lines, write_report
     from phalanx.runtime.simulate import simulate
 
+    _seed(args.seed)
+    if args.nprocs is not None and args.nprocs < 1:
+        raise usage_error(f"-n {args.nprocs} must be at least 1 (it counts MPI processes)",
+                          "e.g. -n 4, or leave -n out to run one process per processor")
     if args.backend != "sim" or args.nprocs is not None:
         from phalanx.runtime.backends.command import run_backend
 
@@ -128,7 +144,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     console = progress_console(args.quiet)
     with status(f"compiling {args.program}", console):
         compiled = compile_program(args.program, args.target, _algorithm_option(args.algorithm),
-                                   parser=args.parser, cost=_cost_model(args))
+                                   parser=args.parser, cost=_cost_model(args),
+                                   checked=lambda program, spec: check_program_fits(program, spec,
+                                                                                    args.force))
     faults, limits = run_options(compiled, args.faults, args.force, args.max_events, args.time_limit)
     with status(f"simulating on {compiled.target_spec}", console):
         result = simulate(compiled, args.seed, limits=limits, faults=faults)
@@ -142,12 +160,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         print(f"{compiled.program.file} on {compiled.target_spec}: total "
               f"{result.total_time_s * 1e3:.6f} ms, verified: {result.verified}")
-        for c in result.collectives:
-            print(f"  line {c.line}: {c.kind} by {c.algorithm}, {c.phases} phases, "
-                  f"{c.time_s * 1e3:.6f} ms, efficiency {c.efficiency:.3f} "
-                  f"(bound: {c.lower_bound_binds})")
-            for problem in c.problems:
-                print(f"    problem: {problem}")
+        for line in summary_lines(result.collectives, args.verbose):
+            print(line)
         if "stopped" in notes:
             print(f"  {notes['stopped']['reason']}: a partial run, unfinished collectives at lines "
                   f"{notes['stopped']['unfinished_lines']}")
@@ -163,6 +177,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from phalanx.runtime.sweep import Variation, parse_fractions, parse_sizes
     from phalanx.runtime.sweep_report import run_sweep, write_sweep_report
 
+    _seed(args.seed)
     if args.samples < 1:
         raise usage_error(f"--samples {args.samples} must be at least 1",
                           "Fig. 9 of the iWarp paper averages 16 matrices: --samples 16")
@@ -257,6 +272,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write index.html (self-contained), report.json, report.md and the pictures")
     p.add_argument("--seed", type=int, default=0, help="seed of the payload data")
     p.add_argument("--quiet", action="store_true", help="no progress display on stderr")
+    p.add_argument("--verbose", action="store_true",
+                   help="one line per collective run (pipeline stage, repeat iteration, start and "
+                   "end) instead of one per statement")
     p.add_argument("--faults", metavar="SPEC", help="inject faults, e.g. 'link-fail=3:E;"
                    "error-rate=0.01;corrupt-rate=0.001;seed=1' (runtime/faults.py)")
     p.add_argument("--force", action="store_true",
@@ -296,14 +314,38 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+CLOSED_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a writer whose reader went away
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's last flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout has no file descriptor (a test's capture)
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         register_all()
         args = build_parser().parse_args(argv)
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return code
     except PhalanxError as exc:
         print(exc.diagnostic.render(), file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:  # the reader of stdout is gone (`| head`): stop quietly
+        _drop_stdout()
+        return CLOSED_PIPE
+    except MemoryError:
+        print(usage_error(
+            "out of memory: this run needs more memory than the machine could give it",
+            "make the arrays or the machine smaller; without --force, `phalanx run` estimates the "
+            "memory first and refuses a run that would not fit").diagnostic.render(), file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("phalanx: interrupted", file=sys.stderr)
         return 130

@@ -6,6 +6,7 @@ parse -> check -> dist IR -> recognize-collectives -> coll IR
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -87,10 +88,14 @@ def _resolve_target(program: CheckedProgram, spec: str | None) -> tuple[str, Tar
 
 def compile_program(source_or_path: str | Path, target: str | None = None,
                     algorithm: str = "auto", file: str | None = None,
-                    parser: str = "lark", cost: str = "target") -> Compiled:
+                    parser: str = "lark", cost: str = "target",
+                    checked: Callable[[CheckedProgram, str], None] | None = None) -> Compiled:
     """Compile a program; `algorithm` is `auto`, one name, or `KIND=ALG,...`;
     `parser` is the front end, `lark` or `antlr`; `cost` the cost model `auto` minimises
-    (`target`, or one a backend registered, e.g. `simgrid`)."""
+    (`target`, or one a backend registered, e.g. `simgrid`). `checked(program, spec)` is
+    called once the program is checked and its target resolved, before communication sets
+    and schedules are worked out (the expensive part): `phalanx run` refuses there a program
+    too big to simulate (runtime/limits.py)."""
     module = load(source_or_path, file, parser)
     program = check(module)
     check_cost_model(cost)
@@ -101,6 +106,8 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
                            f"processors but target '{spec}' has {machine.nnodes} nodes",
                            program.source, f"use at most {machine.nnodes} processors or a "
                            "larger target")
+    if checked is not None:
+        checked(program, spec)
     ctx = make_context()
     stages = {"dist": module_from_program(program, machine.clock_hz, spec)}
     stages["dist"].verify()

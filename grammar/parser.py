@@ -9,7 +9,7 @@ import lark
 from lark import Token, Transformer, v_args
 
 from phalanx.grammar import ast
-from phalanx.grammar.diagnostics import PhalanxError, SourceLoc, error_at
+from phalanx.grammar.diagnostics import PhalanxError, SourceLoc, error_at, usage_error
 
 GRAMMAR_PATH = Path(__file__).with_name("phalanx.lark")
 
@@ -40,12 +40,13 @@ def parse(source: str, file: str = "<input>") -> ast.Module:
 
 
 def read_source(path: str | Path) -> str:
-    """A program's text; an unreadable file is a diagnostic, whichever front end reads it."""
+    """A program's text; an unreadable file is a usage error (exit 2: the command names a file
+    that is not a program), whichever front end reads it."""
     try:
         return Path(path).read_text()
     except (OSError, UnicodeDecodeError) as exc:
-        raise error_at(None, f"cannot read program '{path}': {exc}",
-                       hint="check the path and that the file is UTF-8 text") from None
+        raise usage_error(f"cannot read program '{path}': {exc}",
+                          "check the path and that the file is UTF-8 text") from None
 
 
 def parse_file(path: str | Path) -> ast.Module:

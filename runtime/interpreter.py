@@ -37,6 +37,9 @@ class Span:
 
 @dataclass
 class StepTiming:
+    """A schedule in the program: the first node enters at `start_s`, the last leaves at
+    `end_s` (inf and 0 until then)."""
+
     start_s: float = float("inf")
     end_s: float = 0.0
 
@@ -152,13 +155,13 @@ class Interpreter:
             yield self.engine.timeout(step.cost_s, "compute")
             self.spans.append(Span(node, "compute", start, self.engine.now, step.label))
         else:
+            timing = self.timings[step.collective]
+            timing.start_s = min(timing.start_s, start)  # on entry: a stopped run shows what began
             plan = self._fast_plan(step)
             if plan is not None:
                 yield self._fast_arrive(node, step, plan)
             else:
                 yield from self._schedule(node, step)
-            timing = self.timings[step.collective]
-            timing.start_s = min(timing.start_s, start)
             timing.end_s = max(timing.end_s, self.engine.now)
 
     def _pipeline(self, node: int, step: PipelineStep):

@@ -1,8 +1,13 @@
 """Limits of a simulated run: estimate events and memory first, stop cleanly at a limit.
 
-`check_fits(compiled)` estimates, before anything is allocated, the engine events and the
-memory a run needs, and refuses (a UsageError with the estimate) what would not fit this
-machine; `--force` skips the refusal. `run_options(...)` checks `phalanx run`'s options and
+`check_program_fits(program, spec)` runs first, on the checked program, before the compiler
+works out communication sets and schedules (compile_program's `checked` hook): a lower bound
+of the memory (the arrays, and one block bookkeeping per block that must cross the network,
+from each distinct statement's byte matrix times its runs) that refuses a hopeless program
+in seconds instead of after compiling every unrolled repeat. `check_fits(compiled)` then
+estimates, before anything is allocated, the engine events and the memory a run needs, and
+refuses (a UsageError with the estimate) what would not fit this machine; `--force` skips
+both refusals. `run_options(...)` checks `phalanx run`'s options and
 gives `simulate` the run's limits (`--max-events`, `--time-limit`: the engine stops with a
 partial report, runtime/engine.py Stopped) and its faults (runtime/faults.py).
 
@@ -20,8 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from phalanx.compiler.commsets import CommSet
 from phalanx.compiler.driver import Compiled
-from phalanx.compiler.semantics import AssignStmt
+from phalanx.compiler.semantics import AssignStmt, CheckedProgram, Comm
 from phalanx.compiler.target import Target
 from phalanx.grammar.diagnostics import usage_error
 from phalanx.runtime.faults import FaultSpec, parse_faults
@@ -64,16 +70,38 @@ def estimate(compiled: Compiled) -> Estimate:
     """Events and memory of simulating `compiled` on the event path (the fast path needs fewer)."""
     n_messages = n_transfers = 0
     pairs: set[tuple[int, int]] = set()
+    counted: dict[int, tuple[int, int]] = {}  # repeats share their phases' send tuples: count once
     for schedule in compiled.schedules:
         for phase in schedule.phases:
-            groups = messages(list(phase.sends))
-            n_messages += len(groups)
-            n_transfers += len(phase.sends)
-            if len(pairs) < HOP_SAMPLE:
-                pairs.update((g[0].src, g[0].dst) for g in groups if g[0].src != g[0].dst)
+            if id(phase.sends) not in counted:
+                groups = messages(list(phase.sends))
+                counted[id(phase.sends)] = (len(groups), len(phase.sends))
+                if len(pairs) < HOP_SAMPLE:
+                    pairs.update((g[0].src, g[0].dst) for g in groups if g[0].src != g[0].dst)
+            n_messages += counted[id(phase.sends)][0]
+            n_transfers += counted[id(phase.sends)][1]
     hops = n_messages * _mean_hops(compiled.target, sorted(pairs)[:HOP_SAMPLE])
     events = EVENTS_PER_MESSAGE * n_messages + EVENTS_PER_HOP * hops + EVENTS_PER_TRANSFER * n_transfers
-    return Estimate(int(events), _data_bytes(compiled) + BYTES_PER_TRANSFER * n_transfers, n_messages)
+    return Estimate(int(events), _data_bytes(compiled.communications) + BYTES_PER_TRANSFER * n_transfers,
+                    n_messages)
+
+
+def memory_floor(program: CheckedProgram) -> int:
+    """A lower bound of `estimate(...).memory_bytes` from the checked program alone: its arrays,
+    and for each assignment one transfer per block that crosses the network (every schedule
+    moves each such block at least once). Byte matrices are worked out once per distinct
+    statement: the runs of a repeat share theirs. Reductions count their arrays only (a tree
+    combines partials, so their blocks bound nothing)."""
+    crossing: dict[int, int] = {}
+    transfers = 0
+    communications = program.communications()
+    for stmt in communications:
+        if isinstance(stmt, AssignStmt):
+            if id(stmt) not in crossing:
+                matrix = CommSet(stmt).byte_matrix
+                crossing[id(stmt)] = int(np.count_nonzero(matrix) - np.count_nonzero(np.diag(matrix)))
+            transfers += crossing[id(stmt)]
+    return _data_bytes(communications) + BYTES_PER_TRANSFER * transfers
 
 
 def _mean_hops(target: Target, pairs: list[tuple[int, int]]) -> float:
@@ -83,14 +111,32 @@ def _mean_hops(target: Target, pairs: list[tuple[int, int]]) -> float:
     return float(np.mean([target.route_hops(s, d) for s, d in pairs]))
 
 
-def _data_bytes(compiled: Compiled) -> int:
+def _data_bytes(communications: list[Comm]) -> int:
     total = 0
-    for stmt in compiled.communications:
+    for stmt in communications:
         if isinstance(stmt, AssignStmt):
             total += stmt.src.size * (ARRAY_COPIES * stmt.src.itemsize + WRITE_COUNT_BYTES)
         else:  # a reduction: the source array, its partials and one element per receiver
             total += 2 * stmt.src.size * stmt.src.itemsize
     return total
+
+
+REFUSAL_HINT = ("make the arrays or the machine smaller (or repeat fewer times), or run anyway "
+                "with --force (and --max-events N / --time-limit S to stop with a partial report)")
+
+
+def check_program_fits(program: CheckedProgram, spec: str, force: bool = False) -> int:
+    """The memory floor; a UsageError when even the floor would not fit (unless `force`).
+    Called before compiling the communication (compile_program's `checked` hook)."""
+    floor = memory_floor(program)
+    budget = int(MEMORY_SHARE * physical_memory_bytes())
+    if floor > budget and not force:
+        runs = len(program.communications())
+        raise usage_error(f"{program.file} on {spec} is too big to simulate here: it needs at least "
+                          f"{_gib(floor)} of memory for the arrays and blocks of its {runs} collective "
+                          f"{'run' if runs == 1 else 'runs'}, more than the {_gib(budget)} this "
+                          "machine can give a run", REFUSAL_HINT)
+    return floor
 
 
 def check_fits(compiled: Compiled, force: bool = False) -> Estimate:
@@ -106,9 +152,7 @@ def check_fits(compiled: Compiled, force: bool = False) -> Estimate:
                         f"{EVENTS_PER_S} events/s (the limit is {MAX_WALL_S / 3600:g} hour)")
     if problems and not force:
         raise usage_error(f"{compiled.program.file} on {compiled.target_spec} is too big to "
-                          f"simulate here: it needs {' and '.join(problems)}",
-                          "make the arrays or the machine smaller, or run anyway with --force "
-                          "(and --max-events N / --time-limit S to stop with a partial report)")
+                          f"simulate here: it needs {' and '.join(problems)}", REFUSAL_HINT)
     return est
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,91 @@ from phalanx.runtime.html import Picture, escape, ms
 from phalanx.runtime.plots import candidates_svg
 from phalanx.runtime.simulate import CollectiveResult, RunResult
 from phalanx.runtime.utilisation import busiest_phase, routes_svg, utilisation_svg
+
+
+@dataclass
+class StatementRuns:
+    """The runs of one statement by one algorithm: its pipeline stages and repeat iterations."""
+
+    line: int
+    kind: str
+    algorithm: str
+    runs: list[CollectiveResult]
+
+    @property
+    def total_s(self) -> float:
+        return sum(c.time_s for c in self.runs)
+
+    @property
+    def mean_s(self) -> float:
+        return self.total_s / len(self.runs)
+
+    @property
+    def efficiency(self) -> float:
+        """Summed lower bounds over summed own durations (1.0 when nothing took time)."""
+        return sum(c.lower_bound_s for c in self.runs) / self.total_s if self.total_s > 0 else 1.0
+
+    @property
+    def phases(self) -> str:
+        low, high = min(c.phases for c in self.runs), max(c.phases for c in self.runs)
+        return f"{low} phases" if low == high else f"{low}-{high} phases"
+
+    @property
+    def which(self) -> str:
+        """`stages 0-3, iterations 0-49`: what the runs are."""
+        parts = []
+        for name, values in (("stages", [c.stage for c in self.runs]),
+                             ("iterations", [c.iteration for c in self.runs])):
+            known = sorted({v for v in values if v is not None})
+            if known:
+                parts.append(f"{name} {known[0]}-{known[-1]}" if len(known) > 1 else
+                             f"{name[:-1]} {known[0]}")
+        return ", ".join(parts)
+
+
+def statement_runs(collectives: list[CollectiveResult]) -> list[StatementRuns]:
+    """Collectives grouped by statement (line, kind and algorithm), in order of first run."""
+    groups: dict[tuple[int, str, str], StatementRuns] = {}
+    for c in collectives:
+        key = (c.line, c.kind, c.algorithm)
+        if key not in groups:
+            groups[key] = StatementRuns(c.line, c.kind, c.algorithm, [])
+        groups[key].runs.append(c)
+    return list(groups.values())
+
+
+def run_identity(c: CollectiveResult) -> str:
+    """`line 8 stage 2 iteration 5`: which execution of which statement."""
+    return f"line {c.line}" + (f" stage {c.stage}" if c.stage is not None else "") + \
+        (f" iteration {c.iteration}" if c.iteration is not None else "")
+
+
+def summary_lines(collectives: list[CollectiveResult], verbose: bool = False) -> list[str]:
+    """The terminal summary of a run: one line per statement (count, mean, total), or with
+    `verbose` one line per collective run with its start and end in the program."""
+    out = []
+    if verbose:
+        for c in collectives:
+            where = ("" if c.start_s is None or c.end_s is None else
+                     f", from {c.start_s * 1e3:.6f} to {c.end_s * 1e3:.6f} ms")
+            out.append(f"  {run_identity(c)}: {c.kind} by {c.algorithm}, {c.phases} phases, "
+                       f"{c.time_s * 1e3:.6f} ms, efficiency {c.efficiency:.3f} "
+                       f"(bound: {c.lower_bound_binds}){where}")
+            out += [f"    problem: {problem}" for problem in c.problems]
+        return out
+    for g in statement_runs(collectives):
+        head = f"  line {g.line}: {g.kind} by {g.algorithm}, {g.phases}, "
+        if len(g.runs) == 1:
+            out.append(head + f"{g.total_s * 1e3:.6f} ms, efficiency {g.efficiency:.3f} "
+                       f"(bound: {g.runs[0].lower_bound_binds})")
+        else:
+            which = f" ({g.which})" if g.which else ""
+            out.append(head + f"{len(g.runs)} runs{which}: mean {g.mean_s * 1e3:.6f} ms, total "
+                       f"{g.total_s * 1e3:.6f} ms, efficiency {g.efficiency:.3f} "
+                       f"(bound: {g.runs[0].lower_bound_binds})")
+        out += [f"    problem ({run_identity(c)}): {problem}" if len(g.runs) > 1 else
+                f"    problem: {problem}" for c in g.runs for problem in c.problems]
+    return out
 
 
 def render_svg(dot_text: str) -> str:
@@ -74,14 +160,22 @@ def markdown(result: RunResult) -> str:
            f"- backend: {data['backend']}, seed {data['seed']}",
            f"- total time: {data['total_time_s'] * 1e3:.6f} ms",
            f"- verified: {'yes' if data['verified'] else 'NO'}", "",
-           "| line | kind | algorithm | phases | block bytes | time (ms) | lower bound (ms) "
-           "| efficiency | bandwidth (MB/s) | verified |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+           "| line | kind | algorithm | phases | block bytes | own time (ms) | lower bound (ms) "
+           "| efficiency | bandwidth (MB/s) | verified | stage | iteration | start (ms) | end (ms) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in data["collectives"]:
         out.append(f"| {c['line']} | {c['kind']} | {c['algorithm']} | {c['phases']} | "
                    f"{c['block_bytes']} | {c['time_s'] * 1e3:.6f} | {c['lower_bound_s'] * 1e3:.6f} | "
                    f"{c['efficiency']:.3f} | {c['aggregate_bandwidth_Bps'] / 1e6:.1f} | "
-                   f"{'yes' if c['verified'] else 'NO'} |")
+                   f"{'yes' if c['verified'] else 'NO'} | {_or_dash(c['stage'])} | "
+                   f"{_or_dash(c['iteration'])} | {ms(c['start_s'])} | {ms(c['end_s'])} |")
+    out += ["", "Own time: the collective's schedule alone on an idle machine (docs/reports.md); "
+            "start and end: first node in and last node out in the program.", "",
+            "| line | kind | algorithm | runs | which | mean (ms) | total (ms) | efficiency |",
+            "|---|---|---|---|---|---|---|---|"]
+    out += [f"| {g.line} | {g.kind} | {g.algorithm} | {len(g.runs)} | {g.which or '-'} | "
+            f"{g.mean_s * 1e3:.6f} | {g.total_s * 1e3:.6f} | {g.efficiency:.3f} |"
+            for g in statement_runs(result.collectives)]
     for c in result.collectives:
         out += ["", f"## Candidates for line {c.line} ({c.kind})", "",
                 "| algorithm | predicted time (ms) |", "|---|---|"]
@@ -92,6 +186,10 @@ def markdown(result: RunResult) -> str:
     out += ["", "![schedule](schedule.svg)", "", "![timeline](gantt.svg)", "",
             "![utilisation](utilisation.svg)", "", "The full report with every picture: index.html", ""]
     return "\n".join(out)
+
+
+def _or_dash(value: int | None) -> str:
+    return "-" if value is None else str(value)
 
 
 def run_pictures(result: RunResult, schedule_svg: str) -> list[Picture]:
@@ -135,18 +233,34 @@ def _summary(result: RunResult) -> str:
     return html.table([], rows) + "<h3>Target parameters</h3>" + html.params_table(data["target"])
 
 
+def _statements(result: RunResult) -> str:
+    """One row per statement: how often it ran, mean and total own time, efficiency."""
+    first = {id(c): i for i, c in reversed(list(enumerate(result.collectives)))}
+    rows = [[f'<a href="#collective-{first[id(g.runs[0])]}">{g.line}</a>',
+             escape(g.kind), escape(g.algorithm), str(len(g.runs)), escape(g.which or "-"),
+             ms(g.mean_s), ms(g.total_s), f"{g.efficiency:.3f}"]
+            for g in statement_runs(result.collectives)]
+    return (html.table(["line", "kind", "algorithm", "runs", "which", "mean own time (ms)",
+                        "total own time (ms)", "efficiency"], rows)
+            + "<p>Own time: the collective's schedule alone on an idle machine, every node "
+              "starting together, so waiting for earlier statements is not counted; start and "
+              "end: first node in and last node out in the program (docs/reports.md). A "
+              "statement's efficiency is its summed lower bounds over its summed own time.</p>")
+
+
 def _collective(i: int, c: CollectiveResult, pics: dict[str, Picture], cost_model: str) -> str:
     stats = [[str(c.nprocs), str(c.block_bytes), str(c.total_bytes), str(c.phases), ms(c.time_s),
               ms(c.lower_bound_s), f"{c.efficiency:.3f}", f"{c.aggregate_bandwidth_Bps / 1e6:.1f}",
-              html.verdict(c.verified)]]
+              ms(c.start_s), ms(c.end_s), html.verdict(c.verified)]]
     rows = candidate_rows(c)
     cand = [[escape(r["algorithm"]) + (" (ran)" if r["chosen"] else ""), ms(r["predicted_time_s"]),
              ms(r["simulated_time_s"]), ms(r["lower_bound_s"]), f"{r['efficiency']:.3f}"] for r in rows]
     problems = "".join(f"<li>{escape(p)}</li>" for p in c.problems)
-    return (f'<article id="collective-{i}"><h3>Line {c.line}: {escape(c.kind)} by '
-            f"{escape(c.algorithm)}</h3>"
-            + html.table(["nodes", "block bytes", "total bytes", "phases", "time (ms)",
-                          "lower bound (ms)", "efficiency", "bandwidth (MB/s)", "data"], stats)
+    return (f'<article id="collective-{i}"><h3>{escape(run_identity(c)).capitalize()}: '
+            f"{escape(c.kind)} by {escape(c.algorithm)}</h3>"
+            + html.table(["nodes", "block bytes", "total bytes", "phases", "own time (ms)",
+                          "lower bound (ms)", "efficiency", "bandwidth (MB/s)", "start (ms)",
+                          "end (ms)", "data"], stats)
             + html.table(["algorithm", "predicted (ms)", "simulated (ms)", "lower bound (ms)",
                           "efficiency"], cand, ["chosen" if r["chosen"] else "" for r in rows])
             + f"<p>{escape(why_chosen(c, cost_model))} Efficiency is lower bound / time (simulated "
@@ -157,8 +271,8 @@ def _collective(i: int, c: CollectiveResult, pics: dict[str, Picture], cost_mode
 
 def run_html(result: RunResult, pictures: list[Picture]) -> str:
     pics = {p.key: p for p in pictures}
-    links = {c.line: (f"collective-{i}", f"{c.kind} by {c.algorithm}")
-             for i, c in enumerate(result.collectives)}
+    links = {c.line: (f"collective-{i}", f"{c.kind} by {c.algorithm}")  # a statement's first run
+             for i, c in reversed(list(enumerate(result.collectives)))}
     links |= {s.line: ("timeline", f"compute {s.label}") for s in result.compiled.plan.steps
               if isinstance(s, ComputeStep) and s.line}
     notes = [n for s in result.compiled.schedules if (n := summary_note(s, DotLimits()))]
@@ -168,9 +282,10 @@ def run_html(result: RunResult, pictures: list[Picture]) -> str:
         ("summary", "Summary", _summary(result)),
         ("program", "Program", "<p>Each communication statement links to its collective.</p>"
          + html.listing(result.compiled.program.source, links)),
-        ("collectives", "Collectives", "".join(_collective(i, c, pics, result.compiled.cost_model)
-                                               for i, c in enumerate(result.collectives))
-         or "<p>The program has no communication.</p>"),
+        ("collectives", "Collectives", (_statements(result) + "".join(
+            _collective(i, c, pics, result.compiled.cost_model)
+            for i, c in enumerate(result.collectives))) if result.collectives
+         else "<p>The program has no communication.</p>"),
         ("schedule", "Schedule", schedule),
         ("timeline", "Timeline", "".join(html.figure(pics[k]) for k in (
             "timeline-picture", "link-timeline-picture") if k in pics)),

@@ -1,6 +1,10 @@
 """Run a compiled program on the built-in simulator and collect the contract's results.
 
-The result's `to_json()` is the `run --json` object of ARCHITECTURE.md.
+The result's `to_json()` is the `run --json` object of ARCHITECTURE.md. Each collective also
+says which execution of its statement it is (`stage` of a pipeline, `iteration` of a repeat),
+when it ran in the program (`start_s`, `end_s`: first node in, last node out) and its own
+duration `time_s`: its schedule replayed alone on a fresh network, every node starting at 0,
+so that waiting for earlier statements is not counted (docs/reports.md).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from phalanx.compiler.driver import Compiled
-from phalanx.compiler.schedule import Plan
+from phalanx.compiler.schedule import Plan, Schedule
 from phalanx.compiler.target import Target
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError
 from phalanx.runtime.data import ScheduleError, build_data
@@ -38,6 +42,15 @@ class CollectiveResult:
     problems: list[str] = field(default_factory=list)
     lower_bound_binds: str = ""  # which bound of the target's lower_bound_s binds
     left_out: list[dict[str, str]] = field(default_factory=list)  # algorithms auto could not use
+    stage: int | None = None  # pipeline stage, None outside a pipeline
+    iteration: int | None = None  # 0-based run of a statement that runs more than once (repeat)
+    start_s: float | None = None  # in the program: the first node enters (None: never started)
+    end_s: float | None = None  # in the program: the last node leaves (None: none left yet)
+
+    @property
+    def elapsed_s(self) -> float | None:
+        """First node in to last node out in the program: waiting for earlier work included."""
+        return None if self.start_s is None or self.end_s is None else self.end_s - self.start_s
 
     @property
     def efficiency(self) -> float:
@@ -54,7 +67,9 @@ class CollectiveResult:
                "lower_bound_s": self.lower_bound_s, "efficiency": self.efficiency,
                "aggregate_bandwidth_Bps": self.aggregate_bandwidth_Bps,
                "candidates": self.candidates, "verified": self.verified,
-               "lower_bound_binds": self.lower_bound_binds, "left_out": self.left_out}
+               "lower_bound_binds": self.lower_bound_binds, "left_out": self.left_out,
+               "stage": self.stage, "iteration": self.iteration, "start_s": self.start_s,
+               "end_s": self.end_s, "elapsed_s": self.elapsed_s}
         if self.problems:
             out["problems"] = self.problems
         return out
@@ -136,6 +151,39 @@ def run_plan(target: Target, plan: Plan, data: dict[int, Any], seed: int = 0, *,
     return execution, network
 
 
+def own_times(compiled: Compiled, seed: int = 0, fast: bool = True,
+              measured: dict[int, float] | None = None) -> dict[int, float]:
+    """Each collective's own duration: its schedule replayed alone on a fresh network of the
+    target with fresh payloads, every node starting at 0, no fault injection. Runs of one
+    statement (repeat iterations) share their schedule and payload sizes, so they replay once.
+    `measured`: collectives whose run in the program already was such a run (the program's
+    first step: every node starts it at 0 on an idle network), not replayed again."""
+    replayed: dict[tuple[int, int, str], float] = {}
+    out: dict[int, float] = {}
+    for step in compiled.plan.schedules():
+        i, stmt = step.collective, compiled.communications[step.collective]
+        key = (id(stmt), step.stage, step.algorithm)
+        if measured and i in measured:
+            replayed.setdefault(key, measured[i])
+        if key not in replayed:
+            data = {i: build_data(stmt, np.random.default_rng(seed), {})}
+            execution, _ = run_plan(compiled.target, Plan(compiled.plan.nprocs, (step,)), data, seed,
+                                    fast=fast)
+            replayed[key] = execution.collectives[i].time_s
+        out[i] = replayed[key]
+    return out
+
+
+def iterations(plan: Plan) -> dict[int, int | None]:
+    """Per collective, which run of its statement (and stage) it is, 0-based; None for a
+    statement that runs once. `repeat` is unrolled by the compiler, and a statement has a line
+    of its own, so the runs of a statement are the schedules with its line (and stage)."""
+    runs: dict[tuple[int, int], list[int]] = {}
+    for step in plan.schedules():
+        runs.setdefault((step.line, step.stage), []).append(step.collective)
+    return {i: (k if len(same) > 1 else None) for same in runs.values() for k, i in enumerate(same)}
+
+
 def simulate(compiled: Compiled, seed: int = 0, *, fast: bool = True, limits: RunLimits | None = None,
              faults: FaultSpec | None = None) -> RunResult:
     """Execute the plan on the target's network model, moving and checking real bytes."""
@@ -147,19 +195,33 @@ def simulate(compiled: Compiled, seed: int = 0, *, fast: bool = True, limits: Ru
     drawn = time.perf_counter()
     execution, network = run_plan(compiled.target, compiled.plan, data, seed, fast=fast,
                                   limits=limits, faults=faults)
-    wall_s = {"data": drawn - started, "simulate": time.perf_counter() - drawn}
+    simulated = time.perf_counter()
+    problems = {i: d.problems() for i, d in data.items()}
+    del data, sources  # the payloads are checked: free them before the replays build their own
+    # A stopped run does not replay (its limits would not hold): own time is then in-program.
+    first = compiled.plan.steps[0] if compiled.plan.steps else None
+    alone = ({first.collective: execution.collectives[first.collective].time_s}
+             if isinstance(first, Schedule) and faults is None else {})
+    own = ({i: t.time_s for i, t in execution.collectives.items()} if execution.stopped
+           else own_times(compiled, seed, fast, alone))
+    wall_s = {"data": drawn - started, "simulate": simulated - drawn,
+              "own_times": time.perf_counter() - simulated}
+    runs = iterations(compiled.plan)
     results = []
     for step in compiled.plan.schedules():
         i = step.collective
-        coll = compiled.collectives[i]
-        problems = data[i].problems()
+        coll, timing = compiled.collectives[i], execution.collectives[i]
+        started_in = timing.start_s != float("inf")
+        finished = started_in and timing.end_s >= timing.start_s
         results.append(CollectiveResult(
             line=coll.line, kind=coll.kind, nprocs=coll.nprocs, block_bytes=coll.block_bytes,
             total_bytes=coll.total_bytes, algorithm=step.algorithm, phases=len(step.phases),
-            time_s=execution.collectives[i].time_s,
-            lower_bound_s=compiled.target.lower_bound_s(coll),
+            time_s=own[i], lower_bound_s=compiled.target.lower_bound_s(coll),
             candidates=[{"algorithm": c.algorithm, "predicted_time_s": c.predicted_time_s}
                         for c in compiled.candidates[step.collective]],
-            verified=not problems, problems=problems))
+            verified=not problems[i], problems=problems[i],
+            stage=step.stage if step.stage >= 0 else None, iteration=runs[i],
+            start_s=timing.start_s if started_in else None,
+            end_s=timing.end_s if finished else None))
     summary = network.summary() if isinstance(network, FaultyNetwork) else None
     return RunResult(compiled, execution, results, seed, network, faults=summary, wall_s=wall_s)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,8 @@ import pytest
 RUN_KEYS = {"target", "backend", "total_time_s", "verified", "collectives", "program", "seed"}
 COLLECTIVE_KEYS = {"line", "kind", "nprocs", "block_bytes", "total_bytes", "algorithm", "phases",
                    "time_s", "lower_bound_s", "efficiency", "aggregate_bandwidth_Bps",
-                   "candidates", "verified", "lower_bound_binds", "left_out"}
+                   "candidates", "verified", "lower_bound_binds", "left_out", "stage", "iteration",
+                   "start_s", "end_s", "elapsed_s"}
 
 
 def test_run_json_contract(cli, examples):
@@ -93,9 +95,17 @@ def test_usage_errors_exit_2(cli, examples, argv, message):
     assert message in result.err and "Traceback" not in result.err
 
 
-def test_missing_file_is_a_clear_error(cli, tmp_path):
-    result = cli("compile", str(tmp_path / "nope.phx"))
-    assert result.code == 1 and "cannot read program" in result.err
+@pytest.mark.parametrize("command", ["compile", "run"])
+def test_unreadable_file_is_a_usage_error(cli, tmp_path, command):
+    missing = tmp_path / "nope.phx"
+    result = cli(command, str(missing))
+    assert result.code == 2 and result.out == ""
+    assert result.err.startswith(f"phalanx: error: cannot read program '{missing}': [Errno 2]")
+    assert "hint: check the path and that the file is UTF-8 text" in result.err
+    binary = tmp_path / "binary.phx"
+    binary.write_bytes(b"\xff\xfe\x00")
+    result = cli(command, str(binary), "--parser", "antlr")
+    assert result.code == 2 and f"cannot read program '{binary}'" in result.err
 
 
 def test_targets_and_algorithms_json(cli):
@@ -126,3 +136,86 @@ def test_console_script_runs():
         pytest.skip("the phalanx console script is not on PATH (package not installed)")
     done = subprocess.run([exe, "targets"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "ideal" in done.stdout
+
+
+def _closed_pipe_run(*argv: str) -> subprocess.CompletedProcess:
+    """Run the CLI in a child process whose stdout is a pipe nobody reads (`| head` gone)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run([sys.executable, "-c", "import sys; from phalanx.cli import main; "
+                               "sys.exit(main())", *argv], stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, timeout=300)
+    finally:
+        os.close(write_end)
+
+
+@pytest.mark.parametrize("argv", [("targets", "--json"), ("run", "transpose.phx", "--json")])
+def test_closed_pipe_exits_quietly_141(examples, argv):
+    argv = tuple(str(examples / a) if a.endswith(".phx") else a for a in argv)
+    done = _closed_pipe_run(*argv)
+    assert done.returncode == 141, done.stderr
+    assert done.stderr == ""
+
+
+@pytest.mark.parametrize("argv, message, hint", [
+    (["run", "PROG", "--seed", "-1"], "--seed -1 is negative; a seed is a whole number from 0 up",
+     "e.g. --seed 1"),
+    (["sweep", "--target", "ideal:4", "--collective", "alltoall", "--sizes", "64", "--seed", "-3"],
+     "--seed -3 is negative", "e.g. --seed 1"),
+    (["run", "PROG", "--backend", "mpi", "-n", "0"], "-n 0 must be at least 1 (it counts MPI processes)",
+     "leave -n out"),
+    (["run", "PROG", "--seed", "x"], "argument --seed: invalid int value: 'x'", "see `phalanx run --help`"),
+])
+def test_bad_numbers_are_usage_errors(cli, examples, argv, message, hint):
+    argv = [str(examples / "transpose.phx") if a == "PROG" else a for a in argv]
+    result = cli(*argv)
+    assert result.code == 2 and result.out == ""
+    assert message in result.err and hint in result.err
+    assert "internal error" not in result.err and "Traceback" not in result.err
+
+
+def test_out_of_memory_is_a_clear_error(cli, examples, monkeypatch):
+    def exhausted(*args, **kwargs):
+        raise MemoryError()
+
+    monkeypatch.setattr("phalanx.runtime.simulate.simulate", exhausted)
+    result = cli("run", str(examples / "transpose.phx"), "--force")
+    assert result.code == 2 and result.out == ""
+    assert result.err.splitlines()[0] == ("phalanx: error: out of memory: this run needs more memory "
+                                          "than the machine could give it")
+    assert "hint: make the arrays or the machine smaller" in result.err
+    assert "internal error" not in result.err and "bug" not in result.err
+
+
+def _program(tmp_path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_summary_groups_repeats_and_verbose_lists_every_run(cli, tmp_path):
+    from conftest import HEADER
+
+    prog = _program(tmp_path, "rep.phx", HEADER + "repeat 3 {\n  B = A\n  A = B\n}\n")
+    lines = cli("run", prog).out.splitlines()
+    assert len(lines) == 3
+    assert lines[1].startswith("  line 6: alltoall by direct, 15 phases, 3 runs (iterations 0-2): "
+                               "mean 0.457200 ms, total 1.371600 ms, efficiency ")
+    assert lines[2].startswith("  line 7: ")
+    verbose = cli("run", prog, "--verbose").out.splitlines()[1:]
+    assert [v.split(":")[0] for v in verbose] == [
+        f"  line {line} iteration {k}" for k in range(3) for line in (6, 7)]
+    assert verbose[1].endswith("from 0.457200 to 0.914400 ms")
+
+
+def test_pipeline_json_has_distinct_stages_with_start_and_end(cli, tmp_path):
+    from conftest import pipeline_source
+
+    result = cli("run", _program(tmp_path, "pipe.phx", pipeline_source(0.5)), "--json")
+    runs = result.json()["collectives"]
+    assert [c["stage"] for c in runs] == [0, 1, 2, 3]
+    assert all(c["start_s"] < c["end_s"] for c in runs)
+    assert len({(c["start_s"], c["end_s"]) for c in runs}) == 4
+    text = cli("run", _program(tmp_path, "pipe.phx", pipeline_source(0.5))).out.splitlines()
+    assert len(text) == 2 and "4 runs (stages 0-3): mean " in text[1]

@@ -209,7 +209,8 @@ def run_simgrid(compiled: Compiled, seed: int = 0, routing: str = "target",
     timings = {int(k): StepTiming(*v) for k, v in worker["collectives"].items()}
     spans = [Span(n, kind, a, b, label) for n, kind, a, b, label in worker["spans"]]
     execution = Execution(worker["total_time_s"], timings, spans, worker["messages"])
-    results = [CollectiveResult(**{**vars(c), "time_s": timings[i].time_s,
+    results = [CollectiveResult(**{**vars(c), "time_s": timings[i].time_s, "start_s": timings[i].start_s,
+                                   "end_s": timings[i].end_s,
                                    "verified": not problems[i], "problems": problems[i]})
                for i, c in zip((s.collective for s in compiled.plan.schedules()),
                                builtin.collectives)]

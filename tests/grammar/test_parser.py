@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from phalanx.grammar import ast
-from phalanx.grammar.diagnostics import PhalanxError
+from phalanx.grammar.diagnostics import PhalanxError, UsageError
 from phalanx.grammar.parser import parse, parse_file
 
 
@@ -62,6 +62,6 @@ def test_syntax_errors_have_location_and_caret(source, where, message, hint):
 
 
 def test_unreadable_file_is_a_diagnostic(tmp_path):
-    with pytest.raises(PhalanxError) as info:
+    with pytest.raises(UsageError) as info:  # exit 2: the command names no readable program
         parse_file(tmp_path / "missing.phx")
     assert "cannot read program" in str(info.value) and "missing.phx" in str(info.value)

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import EXAMPLES, HEADER, compile_text
 from phalanx.grammar.diagnostics import UsageError
-from phalanx.runtime.limits import check_fits, estimate
+from phalanx.runtime.limits import BYTES_PER_TRANSFER, check_fits, check_program_fits, estimate, memory_floor
 from phalanx.runtime.simulate import RunLimits, simulate
 
 FFT = (EXAMPLES / "fft2d_iwarp.phx").read_text()
@@ -80,3 +80,51 @@ def test_cli_partial_report_and_bad_values(cli, tmp_path):
     huge.write_text(HUGE)
     refused = cli("run", str(huge))
     assert refused.code == 2 and "is too big to simulate here" in refused.err
+
+
+REPEATED = ("target ideal:64\nprocessors P(64)\n"
+            "array A(512, 512) of float64 distribute (BLOCK, *) onto P\n"
+            "array B(512, 512) of float64 distribute (*, BLOCK) onto P\nrepeat 40 {\n  B = A\n}\n")
+
+
+@pytest.mark.parametrize("source", [
+    HEADER + "B = A\n", FFT, PARAGON, REPEATED, (EXAMPLES / "bcast_reduce.phx").read_text(),
+    (EXAMPLES / "cyclic_to_block.phx").read_text(), (EXAMPLES / "adi.phx").read_text(),
+])
+def test_memory_floor_is_below_the_estimate(source):
+    compiled = compile_text(source)
+    assert 0 < memory_floor(compiled.program) <= estimate(compiled).memory_bytes
+
+
+def test_refusal_comes_before_communication_sets_and_schedules(cli, tmp_path, monkeypatch):
+    from phalanx.compiler.ir.conversion.lower_coll_to_sched import LowerCollToSched
+    from phalanx.compiler.ir.transforms.recognize_collectives import RecognizeCollectives
+
+    def too_late(*args, **kwargs):
+        raise AssertionError("the refusal must come before recognition and lowering")
+
+    monkeypatch.setattr(RecognizeCollectives, "apply", too_late)
+    monkeypatch.setattr(LowerCollToSched, "apply", too_late)
+    monkeypatch.setattr("phalanx.runtime.limits.physical_memory_bytes", lambda: 1 << 30)
+    prog = tmp_path / "rep.phx"
+    prog.write_text(REPEATED)
+    refused = cli("run", str(prog))
+    assert refused.code == 2 and refused.out == ""
+    first, hint = refused.err.splitlines()
+    assert first.startswith(f"phalanx: error: {prog} on ideal:64 is too big to simulate here: it "
+                            "needs at least ")
+    assert first.endswith("of memory for the arrays and blocks of its 40 collective runs, more than "
+                          "the 0.8 GiB this machine can give a run")
+    assert hint.startswith("hint: make the arrays or the machine smaller (or repeat fewer times)")
+
+
+def test_floor_refusal_names_the_floor_and_force_skips_it(monkeypatch):
+    monkeypatch.setattr("phalanx.runtime.limits.physical_memory_bytes", lambda: 1 << 30)
+    program = compile_text(REPEATED).program
+    floor = memory_floor(program)
+    # 40 runs of a 64-node all-to-all: 64 * 63 blocks cross the network per run
+    assert floor >= 40 * 64 * 63 * BYTES_PER_TRANSFER
+    with pytest.raises(UsageError) as info:
+        check_program_fits(program, "ideal:64")
+    assert f"needs at least {floor / (1 << 30):.1f} GiB of memory" in info.value.diagnostic.message
+    assert check_program_fits(program, "ideal:64", force=True) == floor

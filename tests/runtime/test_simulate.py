@@ -183,3 +183,91 @@ def test_allreduce_by_gather_combine_broadcast():
     assert result.verified
     sends = [x for x in result.execution.spans if x.kind == "send" and x.node == 0]
     assert [x.label.split(", ")[-1] for x in sends] == ["8 B"] * 3  # combined on the way
+
+
+# Execution identity: stage, iteration, start and end in the program, own duration.
+
+def rooted(n: int, statements: str) -> str:
+    """Arrays for a broadcast, a gather and a copy that moves nothing on ideal:n."""
+    return (f"target ideal:{n}\nprocessors P({n})\n"
+            f"array root(4096) of float64 on P(0)\narray everywhere(4096) of float64 replicated onto P\n"
+            f"array spread(4096) of float64 distribute BLOCK onto P\n"
+            f"array same(4096) of float64 distribute BLOCK onto P\n"
+            f"array back(4096) of float64 on P(0)\n{statements}")
+
+
+def test_own_time_leaves_out_waiting_for_earlier_statements():
+    # The linear broadcast: the root sends every copy itself, so it is busy longest.
+    both = simulate(compile_text(rooted(8, "everywhere = root\nback = spread\n"),
+                                 algorithm="broadcast=linear"))
+    alone = simulate(compile_text(rooted(8, "back = spread\n")))
+    bcast, gather = both.collectives
+    (gather_alone,) = alone.collectives
+    assert (bcast.kind, gather.kind) == ("broadcast", "gather")
+    # The root is still broadcasting while the others reach the gather: in the program the
+    # gather spans far more than its own time, which is the gather's time on an idle machine.
+    assert gather.start_s < bcast.end_s and gather.end_s == pytest.approx(both.total_time_s)
+    assert gather.elapsed_s > 3 * gather.time_s
+    assert gather.time_s == gather_alone.time_s == pytest.approx(gather_alone.elapsed_s, rel=1e-12)
+    assert gather.efficiency == gather_alone.efficiency == pytest.approx(
+        gather.lower_bound_s / gather.time_s)
+    assert gather.aggregate_bandwidth_Bps == pytest.approx(gather.total_bytes / gather.time_s)
+
+
+def test_a_statement_that_moves_nothing_takes_no_own_time():
+    result = simulate(compile_text(rooted(8, "everywhere = root\nsame = spread\n")))
+    nothing = result.collectives[1]
+    assert nothing.total_bytes == 0 and nothing.elapsed_s > 0  # it waited for the broadcast
+    assert nothing.time_s == 0.0 and nothing.efficiency == 1.0
+
+
+def test_first_statement_own_time_is_its_time_in_the_program(examples):
+    (c,) = simulate(compile_text((examples / "transpose.phx").read_text())).collectives
+    assert (c.start_s, c.stage, c.iteration) == (1.5e-3, None, None)
+    assert c.time_s == pytest.approx(c.elapsed_s, rel=1e-12)  # same events, shifted by 1.5 ms
+
+
+def test_pipeline_stages_have_their_own_identity_and_times():
+    from conftest import pipeline_source
+
+    result = simulate(compile_text(pipeline_source(0.5)))
+    runs = result.collectives
+    assert [c.stage for c in runs] == [0, 1, 2, 3] and {c.iteration for c in runs} == {None}
+    assert len({c.line for c in runs}) == 1
+    starts = [c.start_s for c in runs]
+    assert starts == sorted(starts) and len(set(starts)) == 4 and starts[0] >= 0.2e-3 + 0.5e-3 / 4
+    assert all(c.start_s < c.end_s <= result.total_time_s for c in runs)
+    assert runs[-1].end_s == pytest.approx(result.total_time_s)
+    assert all(0 < c.time_s <= c.elapsed_s * (1 + 1e-9) for c in runs)
+
+
+def test_repeat_iterations_count_runs_of_each_statement():
+    source = HEADER + "repeat 3 {\n  B = A\n  A = transpose(B)\n}\n"
+    result = simulate(compile_text(source))
+    assert [(c.line, c.iteration) for c in result.collectives] == [
+        (6, 0), (7, 0), (6, 1), (7, 1), (6, 2), (7, 2)]
+    assert {c.stage for c in result.collectives} == {None}
+    ends = [c.end_s for c in result.collectives]
+    assert all(a.end_s <= b.start_s * (1 + 1e-12) for a, b in zip(result.collectives, result.collectives[1:]))
+    assert ends[-1] == pytest.approx(result.total_time_s)
+    assert len({c.time_s for c in result.collectives if c.line == 6}) == 1  # replayed once
+
+
+def test_identity_and_times_in_the_json(examples):
+    data = simulate(compile_text(HEADER + "repeat 2 {\n  B = A\n}\n")).to_json()
+    for k, c in enumerate(data["collectives"]):
+        assert (c["stage"], c["iteration"]) == (None, k)
+        assert c["elapsed_s"] == pytest.approx(c["end_s"] - c["start_s"])
+        assert c["efficiency"] == pytest.approx(c["lower_bound_s"] / c["time_s"])
+
+
+def test_a_stopped_run_keeps_in_program_times():
+    from phalanx.runtime.simulate import RunLimits
+
+    limits = RunLimits(max_events=1500)  # past the first of three transposes, inside the second
+    result = simulate(compile_text(HEADER + "repeat 3 {\n  B = A\n}\n"), limits=limits)
+    done, begun, waiting = result.collectives
+    assert result.execution.stopped and done.verified and not begun.verified
+    assert done.time_s == pytest.approx(done.elapsed_s) and done.end_s == begun.start_s
+    assert (begun.end_s, begun.elapsed_s, begun.time_s) == (None, None, 0.0)
+    assert (waiting.start_s, waiting.end_s, waiting.time_s) == (None, None, 0.0)
