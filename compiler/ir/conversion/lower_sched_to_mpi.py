@@ -170,6 +170,13 @@ class _SchedulePlanner:
         blocks: dict[tuple[int, int], int] = {}
         for phase in phases:
             for t in phase.sends:
+                if t.origin >= self.n:  # compiler/schedule.py piece_origin
+                    raise usage_error(
+                        f"the {self.op.algorithm.data} schedule of collective "
+                        f"{self.op.collective.value.data} moves blocks in pieces, which native MPI "
+                        "executables do not carry yet",
+                        "choose an algorithm that sends whole blocks for --emit exe / "
+                        "--backend mpi-native, e.g. --algorithm broadcast=binomial")
                 blocks.setdefault((t.origin, t.final), t.nbytes)
         for (origin, final), nbytes in blocks.items():
             cid = self.content_id(origin, final)

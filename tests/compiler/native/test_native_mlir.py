@@ -249,3 +249,14 @@ def test_mlir_opt_verifies_and_lowers_everything(mpi):
     done = subprocess.run([opt, *MLIR_OPT_PASSES], input=text, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "mpi." not in done.stdout.replace("ompi_mpi", "") and "unrealized" not in done.stdout
+
+
+def test_schedules_that_move_pieces_are_refused_with_what_to_use(cli, tmp_path):
+    program = tmp_path / "bcast.phx"
+    program.write_text("target ideal:8\nprocessors P(8)\narray S(65536) of byte on P(0)\n"
+                       "array R(65536) of byte replicated onto P\nR = S\n")
+    out = cli("compile", str(program), "--algorithm", "broadcast=chain", "--emit", "mpi-mlir")
+    assert out.code == 2
+    assert ("error: the chain schedule of collective 0 moves blocks in pieces, which native MPI "
+            "executables do not carry yet") in out.err
+    assert "--algorithm broadcast=binomial" in out.err
