@@ -125,8 +125,10 @@ def run_verified(program: Path, *argv: str) -> dict | None:
 
 
 def check_targets(work: Path) -> None:
-    from phalanx import targets  # noqa: F401  (fills the target registry)
+    import phalanx
     from phalanx.compiler.target import resolve
+
+    phalanx.register_all()
 
     done = phalanx_cli("targets", "--json")
     if not check(done.returncode == 0, f"phalanx targets --json: {done.stderr}"):
