@@ -14,12 +14,51 @@ from phalanx.compiler.schedule import Phase, Schedule, Transfer
 MAX_PHASES = 8  # more phases than this per collective: summarise
 MAX_EDGES_PER_PHASE = 96  # more messages than this in one phase: draw a sample
 MAX_ALIGNED_NODES = 64  # up to this many nodes, every node keeps its row in every phase
+MAX_COLLECTIVES = 6  # more statements than this: draw the first ones and say so
+MAX_EDGES = 1200  # the whole graph's budget of message edges: dot's time grows fast with edges
 
 
 @dataclass(frozen=True)
 class DotLimits:
     max_phases: int = MAX_PHASES
     max_edges_per_phase: int = MAX_EDGES_PER_PHASE
+    max_collectives: int = MAX_COLLECTIVES
+    max_edges: int = MAX_EDGES
+
+
+def statement_schedules(schedules: list[Schedule]) -> list[tuple[Schedule, int]]:
+    """(first schedule, number of runs) per statement: the runs of one statement (repeat
+    iterations, pipeline stages) have one schedule, so a picture draws it once."""
+    first: dict[tuple[int, str, str], Schedule] = {}
+    runs: dict[tuple[int, str, str], int] = {}
+    for s in schedules:
+        key = (s.line, s.kind, s.algorithm)
+        first.setdefault(key, s)
+        runs[key] = runs.get(key, 0) + 1
+    return [(first[k], runs[k]) for k in first]
+
+
+def drawn_schedules(schedules: list[Schedule], limits: DotLimits) -> tuple[list[tuple[Schedule, int]], str]:
+    """The statements a picture draws within the budget, and a note on what it leaves out."""
+    statements = statement_schedules(schedules)
+    out: list[tuple[Schedule, int]] = []
+    edges = 0
+    for s, runs in statements[:limits.max_collectives]:
+        kept = sampled_phases(len(s.phases), limits.max_phases)
+        cost = sum(min(len(s.phases[k].sends), limits.max_edges_per_phase) for k in kept)
+        if out and edges + cost > limits.max_edges:
+            break
+        out.append((s, runs))
+        edges += cost
+    notes = []
+    if len(statements) < len(schedules):
+        notes.append(f"{len(schedules)} collective runs of {len(statements)} statements: each "
+                     "statement's schedule is drawn once (its runs share it)")
+    if len(out) < len(statements):
+        left = ", ".join(f"line {s.line}" for s, _ in statements[len(out):])
+        notes.append(f"{len(out)} of {len(statements)} statements drawn (picture budget); "
+                     f"not drawn: {left}")
+    return out, "; ".join(notes)
 
 
 def _size(nbytes: int) -> str:
@@ -95,11 +134,12 @@ def summary_note(s: Schedule, limits: DotLimits) -> str:
     return "; ".join(notes)
 
 
-def _collective_lines(s: Schedule, limits: DotLimits) -> list[str]:
+def _collective_lines(s: Schedule, limits: DotLimits, runs: int = 1) -> list[str]:
     """A cluster per collective holding its drawn phases left to right, rows kept per node."""
     note = summary_note(s, limits)
+    ran = f", {runs} runs" if runs > 1 else ""
     label = (f"collective {s.collective}: {s.kind} by {s.algorithm} "
-             f"(line {s.line}, {len(s.phases)} phases)" + (f"\\n{note}" if note else ""))
+             f"(line {s.line}, {len(s.phases)} phases{ran})" + (f"\\n{note}" if note else ""))
     aligned = s.nprocs <= MAX_ALIGNED_NODES
     c = f"c{s.collective}"
     lines = [f'  subgraph "cluster_{c}" {{', f'    label="{label}";']
@@ -130,12 +170,15 @@ def schedule_to_dot(schedules: list[Schedule], title: str = "schedule",
                     limits: DotLimits | None = None) -> str:
     """Graphviz text: per collective, its phases left to right (senders, then receivers)."""
     limits = limits or DotLimits()
-    notes = [f"  // collective {s.collective}: {note}" for s in schedules
+    drawn, left_out = drawn_schedules(schedules, limits)
+    notes = [f"  // collective {s.collective}: {note}" for s, _ in drawn
              if (note := summary_note(s, limits))]
-    lines = [f'digraph "{title}" {{', *notes, "  rankdir=LR; newrank=true; ordering=out;",
+    notes += [f"  // {left_out}"] if left_out else []
+    graph_label = [f'  label="{left_out}"; labelloc=t;'] if left_out else []
+    lines = [f'digraph "{title}" {{', *notes, *graph_label, "  rankdir=LR; newrank=true; ordering=out;",
              "  node [shape=circle, fontsize=9, width=0.3, fixedsize=true];",
              "  edge [fontsize=8, arrowsize=0.5];"]
-    for s in schedules:
-        lines += _collective_lines(s, limits)
+    for s, runs in drawn:
+        lines += _collective_lines(s, limits, runs)
     lines.append("}")
     return "\n".join(lines) + "\n"

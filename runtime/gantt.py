@@ -8,7 +8,9 @@ receive. A wait is time inside a phase in which the node neither sends nor recei
 
 from __future__ import annotations
 
+import ast
 import re
+from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -47,13 +49,25 @@ def _peer(span: Span) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _subtract(interval: tuple[float, float], busy: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """Parts of `interval` not covered by the (sorted) `busy` intervals."""
+def _merge(busy: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Sorted, overlapping intervals merged: disjoint, sorted by start and by end."""
+    out: list[tuple[float, float]] = []
+    for b0, b1 in sorted(busy):
+        if out and b0 <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b1))
+        else:
+            out.append((b0, b1))
+    return out
+
+
+def _subtract(interval: tuple[float, float], busy: list[tuple[float, float]],
+              ends: list[float]) -> list[tuple[float, float]]:
+    """Parts of `interval` not covered by the merged `busy` intervals (`ends`: their ends)."""
     start, end = interval
     out = []
-    for b0, b1 in busy:
-        if b1 <= start or b0 >= end:
-            continue
+    for b0, b1 in busy[bisect_right(ends, start):]:
+        if b0 >= end:
+            break
         if b0 > start:
             out.append((start, b0))
         start = max(start, b1)
@@ -76,11 +90,11 @@ def timeline_bars(spans: list[Span]) -> list[Bar]:
                 active[peer].append((s.start_s, s.end_s))
         elif s.kind == "compute":
             bars.append(Bar(s.node, "compute", s.start_s, s.end_s))
-    for busy in active.values():
-        busy.sort()
+    merged = {node: _merge(busy) for node, busy in active.items()}
+    ends = {node: [b1 for _, b1 in busy] for node, busy in merged.items()}
     for s in spans:
         if s.kind in ("phase", "barrier"):
-            for a, b in _subtract((s.start_s, s.end_s), active.get(s.node, [])):
+            for a, b in _subtract((s.start_s, s.end_s), merged.get(s.node, []), ends.get(s.node, [])):
                 bars.append(Bar(s.node, "wait", a, b))
     return [b for b in bars if b.end_s > b.start_s]
 
@@ -90,7 +104,7 @@ def gantt_svg(spans: list[Span], nnodes: int, title: str = "timeline") -> str:
     bars = timeline_bars(spans)
     if not bars:
         return empty_svg(title, "nothing ran: the program has no compute and no communication")
-    fig = new_figure(9, min(max(2.2, 0.22 * nnodes + 1.4), 14))
+    fig = new_figure(9, _height_in(nnodes))
     ax = fig.add_subplot()
     lanes: dict[str, list[list[tuple[float, float]]]] = defaultdict(list)
     for b in bars:
@@ -116,13 +130,34 @@ def gantt_svg(spans: list[Span], nnodes: int, title: str = "timeline") -> str:
     return svg_of(fig)
 
 
+def link_label(name: object) -> str:
+    """A link's name for people: `('switch', 1, (0, 0))` (a tuple, or its repr) becomes
+    `switch 1 (0,0)`."""
+    if isinstance(name, str) and name.startswith("("):
+        try:
+            name = ast.literal_eval(name)
+        except (ValueError, SyntaxError):
+            return name
+    if not isinstance(name, tuple):
+        return str(name)
+    if all(isinstance(x, int) for x in name):
+        return "(" + ",".join(map(str, name)) + ")"
+    return " ".join(link_label(x) for x in name)
+
+
+def _height_in(rows: int) -> float:
+    """Rows of 0.22 in up to 48 rows, then squeezed so the chart stays under 12 in."""
+    return max(2.2, min(0.22 * rows, 10.6) + 1.4)
+
+
 def link_gantt_svg(link_spans: list[tuple[str, float, float]], title: str = "links") -> str:
     """When each link carried data: one row per link (a network's optional `link_spans`)."""
+    link_spans = [(link_label(n), a, b) for n, a, b in link_spans]
     names = sorted({name for name, _, _ in link_spans})
     if not names:
         return empty_svg(title, "no link carried data")
     row = {name: i for i, name in enumerate(names)}
-    fig = new_figure(9, min(max(2.2, 0.22 * len(names) + 1.4), 14))
+    fig = new_figure(9, _height_in(len(names)))
     ax = fig.add_subplot()
     boxes = [[(a * 1e3, row[n] - 0.4), (b * 1e3, row[n] - 0.4), (b * 1e3, row[n] + 0.4),
               (a * 1e3, row[n] + 0.4)] for n, a, b in link_spans if b > a]

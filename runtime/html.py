@@ -28,7 +28,8 @@ pre.listing .ln { color: #999; display: inline-block; width: 3em; user-select: n
 pre.listing a { background: #fff3c4; color: #222; }
 .ok { color: #1a7f37; font-weight: 600; } .bad { color: #c62828; font-weight: 600; }
 figure { margin: 12px 0 24px; } figcaption { color: #555; font-size: 13px; }
-.pic { overflow: auto; max-height: 900px; border: 1px solid #eee; }
+.pic { overflow: auto; border: 1px solid #eee; }
+.pic.wide { max-height: 900px; }
 .pic svg { display: block; max-width: 100%; height: auto; }
 .pic.wide svg { max-width: none; }
 .note { color: #555; font-style: italic; }

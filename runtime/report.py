@@ -14,9 +14,10 @@ from typing import Any
 from phalanx.compiler.schedule import ComputeStep
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError
 from phalanx.runtime import html
-from phalanx.runtime.dot import DotLimits, schedule_to_dot, summary_note
+from phalanx.runtime.dot import DotLimits, drawn_schedules, schedule_to_dot, summary_note
 from phalanx.runtime.gantt import gantt_svg, link_gantt_svg
 from phalanx.runtime.html import Picture, escape, ms
+from phalanx.runtime.phase_matrix import phase_matrix_svg
 from phalanx.runtime.plots import candidates_svg
 from phalanx.runtime.simulate import CollectiveResult, RunResult
 from phalanx.runtime.utilisation import busiest_phase, routes_svg, utilisation_svg
@@ -107,14 +108,22 @@ def summary_lines(collectives: list[CollectiveResult], verbose: bool = False) ->
     return out
 
 
-def render_svg(dot_text: str) -> str:
-    """Render Graphviz text with Debian's `dot`; a clear error when it is missing."""
+MAX_DOT_NODES = 16  # larger machines: the schedule as phase matrices (runtime/phase_matrix.py)
+DOT_TIMEOUT_S = 20.0  # Graphviz's budget; past it the report draws phase matrices instead
+
+
+def render_svg(dot_text: str, timeout_s: float = DOT_TIMEOUT_S) -> str | None:
+    """Render Graphviz text with Debian's `dot`; a clear error when it is missing, None when
+    it takes longer than `timeout_s`."""
     dot = shutil.which("dot")
     if dot is None:
         raise PhalanxError(Diagnostic("Graphviz `dot` is not installed; cannot draw the schedule",
                                       hint="install it: apt-get install graphviz"))
-    done = subprocess.run([dot, "-Tsvg"], input=dot_text, capture_output=True, text=True,
-                          timeout=120)
+    try:
+        done = subprocess.run([dot, "-Tsvg"], input=dot_text, capture_output=True, text=True,
+                              timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return None
     if done.returncode != 0:
         raise PhalanxError(Diagnostic(f"dot failed: {done.stderr.strip()}"))
     return done.stdout
@@ -192,11 +201,37 @@ def _or_dash(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
-def run_pictures(result: RunResult, schedule_svg: str) -> list[Picture]:
+def schedule_picture(result: RunResult, dot_text: str) -> Picture:
+    """Graphviz on small machines; phase matrices on big ones or when Graphviz runs out of time."""
+    schedules = result.compiled.schedules
+    title = f"schedule of {result.compiled.program.file}: messages per phase"
+    if all(s.nprocs <= MAX_DOT_NODES for s in schedules):
+        svg = render_svg(dot_text)
+        if svg is not None:
+            return Picture("schedule-picture", "schedule.svg", svg, "Schedule: per statement, one "
+                           "cluster per phase; senders left, receivers right", wide=False)
+        title += f" (Graphviz took over {DOT_TIMEOUT_S:g} s; schedule.dot has the graph)"
+    return Picture("schedule-picture", "schedule.svg", phase_matrix_svg(schedules, title),
+                   "Schedule: per statement and drawn phase, which node sends to which "
+                   "(one cell per message, coloured by its size)")
+
+
+def has_candidates(c: CollectiveResult) -> bool:
+    """Whether a candidates chart would show anything (some candidate with a time)."""
+    return any(r["predicted_time_s"] > 0 or (r["simulated_time_s"] or 0) > 0 for r in candidate_rows(c))
+
+
+def first_runs(collectives: list[CollectiveResult]) -> list[int]:
+    """Index of each statement's first run (later runs share its candidates)."""
+    seen: dict[tuple[int, str, str], int] = {}
+    for i, c in enumerate(collectives):
+        seen.setdefault((c.line, c.kind, c.algorithm), i)
+    return sorted(seen.values())
+
+
+def run_pictures(result: RunResult, schedule_pic: Picture) -> list[Picture]:
     """Every picture of a run's page, in page order."""
-    pics = [Picture("schedule-picture", "schedule.svg", schedule_svg,
-                    "Schedule: per collective, one cluster per phase; senders left, receivers right",
-                    wide=False)]
+    pics = [schedule_pic]
     schedules, network = result.compiled.schedules, result.network
     if network is not None and schedules and schedules[0].phases:
         k = busiest_phase(schedules[0].phases)
@@ -218,7 +253,10 @@ def run_pictures(result: RunResult, schedule_svg: str) -> list[Picture]:
     pics.append(Picture("utilisation-picture", "utilisation.svg",
                         utilisation_svg(network, result.total_time_s),
                         "Utilisation: busy time of each network resource over the run time"))
-    for i, c in enumerate(result.collectives):
+    for i in first_runs(result.collectives):
+        c = result.collectives[i]
+        if not has_candidates(c):
+            continue
         pics.append(Picture(f"candidates-picture-{i}", f"candidates-{i}.svg",
                             candidates_svg(c.line, c.kind, candidate_rows(c)),
                             f"Candidates of line {c.line}: predicted and simulated time"))
@@ -253,6 +291,13 @@ def _collective(i: int, c: CollectiveResult, pics: dict[str, Picture], cost_mode
               ms(c.lower_bound_s), f"{c.efficiency:.3f}", f"{c.aggregate_bandwidth_Bps / 1e6:.1f}",
               ms(c.start_s), ms(c.end_s), html.verdict(c.verified)]]
     rows = candidate_rows(c)
+    chart = pics.get(f"candidates-picture-{i}")
+    if chart is not None:
+        chart_html = html.figure(chart)
+    elif has_candidates(c):
+        chart_html = "<p>Candidates chart: as for this statement's first run.</p>"
+    else:
+        chart_html = '<p class="note">No candidates chart: no candidate has a predicted time.</p>'
     cand = [[escape(r["algorithm"]) + (" (ran)" if r["chosen"] else ""), ms(r["predicted_time_s"]),
              ms(r["simulated_time_s"]), ms(r["lower_bound_s"]), f"{r['efficiency']:.3f}"] for r in rows]
     problems = "".join(f"<li>{escape(p)}</li>" for p in c.problems)
@@ -261,12 +306,13 @@ def _collective(i: int, c: CollectiveResult, pics: dict[str, Picture], cost_mode
             + html.table(["nodes", "block bytes", "total bytes", "phases", "own time (ms)",
                           "lower bound (ms)", "efficiency", "bandwidth (MB/s)", "start (ms)",
                           "end (ms)", "data"], stats)
-            + html.table(["algorithm", "predicted (ms)", "simulated (ms)", "lower bound (ms)",
-                          "efficiency"], cand, ["chosen" if r["chosen"] else "" for r in rows])
+            + (html.table(["algorithm", "predicted (ms)", "simulated (ms)", "lower bound (ms)",
+                           "efficiency"], cand, ["chosen" if r["chosen"] else "" for r in rows])
+               if rows else '<p class="note">The target listed no candidates.</p>')
             + f"<p>{escape(why_chosen(c, cost_model))} Efficiency is lower bound / time (simulated "
               "where run, else predicted).</p>"
             + (f'<ul class="bad">{problems}</ul>' if problems else "")
-            + html.figure(pics[f"candidates-picture-{i}"]) + "</article>")
+            + chart_html + "</article>")
 
 
 def run_html(result: RunResult, pictures: list[Picture]) -> str:
@@ -275,7 +321,10 @@ def run_html(result: RunResult, pictures: list[Picture]) -> str:
              for i, c in reversed(list(enumerate(result.collectives)))}
     links |= {s.line: ("timeline", f"compute {s.label}") for s in result.compiled.plan.steps
               if isinstance(s, ComputeStep) and s.line}
-    notes = [n for s in result.compiled.schedules if (n := summary_note(s, DotLimits()))]
+    drawn, left_out = drawn_schedules(result.compiled.schedules, DotLimits())
+    notes = [left_out] if left_out else []
+    if "Generated by graphviz" in pics["schedule-picture"].svg:  # phase matrices title their own
+        notes = [f"line {s.line}: {n}" for s, _ in drawn if (n := summary_note(s, DotLimits()))] + notes
     schedule = "".join(f'<p class="note">{escape(n)}</p>' for n in notes)
     schedule += "".join(html.figure(pics[k]) for k in ("schedule-picture", "routes-picture") if k in pics)
     sections = [
@@ -314,7 +363,7 @@ def write_report(result: RunResult, directory: str | Path) -> Path:
     (directory / "report.md").write_text(markdown(result))
     dot_text = schedule_to_dot(result.compiled.schedules, result.compiled.program.file)
     (directory / "schedule.dot").write_text(dot_text)
-    pictures = run_pictures(result, render_svg(dot_text))
+    pictures = run_pictures(result, schedule_picture(result, dot_text))
     for p in pictures:
         (directory / p.file).write_text(p.svg)
     index = directory / "index.html"

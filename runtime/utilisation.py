@@ -23,7 +23,8 @@ from matplotlib import colormaps
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 
-from phalanx.compiler.schedule import Phase
+from phalanx.compiler.schedule import Phase, Transfer
+from phalanx.runtime.interpreter import messages
 from phalanx.runtime.network import Layout, Network
 from phalanx.runtime.plots import empty_svg, new_figure, svg_of
 
@@ -170,15 +171,24 @@ def utilisation_svg(network: Network | None, total_time_s: float) -> str:
 
 
 def busiest_phase(phases: Sequence[Phase]) -> int:
-    """The phase with the most messages between distinct nodes (the first such)."""
-    counts = [sum(t.src != t.dst for t in p.sends) for p in phases]
+    """The phase with the most network messages between distinct nodes (the first such)."""
+    counts = [len(phase_messages(p)) for p in phases]
     return max(range(len(counts)), key=lambda k: (counts[k], -k)) if counts else 0
+
+
+def phase_messages(phase: Phase) -> list[tuple[Transfer, ...]]:
+    """A phase's network messages between distinct nodes: each node's sends grouped as the
+    interpreter sends them (runtime/interpreter.py `messages`)."""
+    by_node: dict[int, list[Transfer]] = {}
+    for t in phase.sends:
+        by_node.setdefault(t.src, []).append(t)
+    return [m for sends in by_node.values() for m in messages(sends) if m[0].src != m[0].dst]
 
 
 def routes_svg(network: Network, phase: Phase, title: str) -> str | None:
     """One phase's messages drawn along their routes, or None without a layout and routes."""
     layout = network.layout()
-    messages = [t for t in phase.sends if t.src != t.dst]
+    messages = [m[0] for m in phase_messages(phase)]
     if layout is None or (messages and network.route(messages[0].src, messages[0].dst) is None):
         return None
     fig = new_figure(7, 6.5)
@@ -194,7 +204,9 @@ def routes_svg(network: Network, phase: Phase, title: str) -> str | None:
                 ax.annotate("", xy=q, xytext=p, arrowprops={"arrowstyle": "-|>", "color": colours(i % 20),
                                                             "lw": 1.6, "shrinkA": 0, "shrinkB": 0})
     _draw_nodes(ax, layout)
-    ax.plot([], [], color=colours(0), label=f"{len(messages)} messages (one colour each)")
+    blocks = sum(t.src != t.dst for t in phase.sends)
+    of_blocks = f"; {blocks} blocks" if blocks != len(messages) else ""
+    ax.plot([], [], color=colours(0), label=f"{len(messages)} messages (one colour each{of_blocks})")
     ax.legend(loc="upper right", fontsize=7)
     ax.set_title(title)
     return svg_of(fig)

@@ -62,7 +62,7 @@ def probe(index: Path) -> tuple[dict, list[str]]:
     return json.loads(text.replace("&amp;", "&")), console
 
 
-def screenshot(index: Path, png: Path, height_px: int = 4000) -> Path:
+def screenshot(index: Path, png: Path, height_px: int = 4000, width_px: int = 1280) -> Path:
     png.parent.mkdir(parents=True, exist_ok=True)
-    _run([f"--screenshot={png}", f"--window-size=1280,{height_px}", index.as_uri()])
+    _run([f"--screenshot={png}", f"--window-size={width_px},{height_px}", index.as_uri()])
     return png

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from phalanx.compiler.algorithms import direct_schedule
 from phalanx.compiler.recognize import Collective
-from phalanx.runtime.dot import DotLimits, sampled_phases, schedule_to_dot, summary_note
+from phalanx.runtime.dot import DotLimits, drawn_schedules, sampled_phases, schedule_to_dot, summary_note
+from phalanx.runtime.phase_matrix import phase_matrix_svg
 from phalanx.runtime.report import render_svg
 
 
@@ -50,3 +53,41 @@ def test_messages_per_phase_are_capped():
 def test_summarised_dump_renders():
     svg = render_svg(schedule_to_dot([alltoall(64)], "t"))
     assert svg.count('class="cluster"') == 9 and "not drawn" in svg
+
+
+def statement(line: int, n: int = 8, collective: int = 0):
+    """A run of the all-to-all statement at `line` (its collective number `collective`)."""
+    return replace(alltoall(n), line=line, collective=collective)
+
+
+def test_runs_of_one_statement_are_drawn_once_and_said_so():
+    runs = [statement(7 + i % 2, collective=i) for i in range(100)]
+    drawn, note = drawn_schedules(runs, DotLimits())
+    assert [(s.line, count) for s, count in drawn] == [(7, 50), (8, 50)]
+    assert note == ("100 collective runs of 2 statements: each statement's schedule is drawn "
+                    "once (its runs share it)")
+    dot = schedule_to_dot(runs, "t")
+    assert dot.count('subgraph "cluster_c') == 2 + 2 * 7 and "50 runs" in dot
+
+
+def test_statements_past_the_budget_are_left_out_and_named():
+    runs = [statement(line) for line in range(1, 11)]
+    drawn, note = drawn_schedules(runs, DotLimits(max_collectives=3))
+    assert len(drawn) == 3
+    assert note == "3 of 10 statements drawn (picture budget); not drawn: line 4, line 5, line 6, " \
+        "line 7, line 8, line 9, line 10"
+    drawn, note = drawn_schedules(runs, DotLimits(max_edges=130))  # 64 sends per statement
+    assert len(drawn) == 2 and "2 of 10 statements drawn" in note
+
+
+def test_graphviz_out_of_time_is_none_not_an_error(monkeypatch):
+    def slow(*args, **kwargs):
+        raise subprocess.TimeoutExpired("dot", kwargs["timeout"])
+    monkeypatch.setattr(subprocess, "run", slow)
+    assert render_svg("digraph { a -> b }", timeout_s=1.0) is None
+
+
+def test_phase_matrices_count_messages_and_say_what_is_left_out():
+    svg = phase_matrix_svg([alltoall(64)], "schedule of t")
+    assert "phase 0 of 63: 64 messages" in svg and "destination node" in svg
+    assert "55 phases not drawn" in svg and "message size (KB)" in svg

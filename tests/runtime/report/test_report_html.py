@@ -3,6 +3,8 @@ notebook API (phalanx.runtime.api)."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import io
 import json
 import re
@@ -116,3 +118,14 @@ def test_progress_shows_only_on_a_terminal():
         steps.advance("two")
     shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", stream.getvalue())
     assert "sweep" in shown and "0/2" in shown and "two" in shown and "2/2" in shown
+
+
+def test_no_candidates_means_no_chart_and_says_so(demo_run, tmp_path):
+    run, _ = demo_run
+    result = copy.copy(run.result)
+    result.collectives = [dataclasses.replace(c, candidates=[]) for c in result.collectives]
+    index = write_report(result, tmp_path / "none")
+    text = index.read_text()
+    assert not (tmp_path / "none" / "candidates-0.svg").exists()
+    assert "The target listed no candidates." in text
+    assert "No candidates chart: no candidate has a predicted time." in text

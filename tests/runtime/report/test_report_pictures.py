@@ -8,7 +8,7 @@ import pytest
 
 from phalanx.compiler.schedule import Phase, Transfer
 from phalanx.runtime.engine import Engine, Resource
-from phalanx.runtime.gantt import Bar, gantt_svg, timeline_bars
+from phalanx.runtime.gantt import Bar, gantt_svg, link_label, timeline_bars
 from phalanx.runtime.interpreter import Span
 from phalanx.runtime.network import Layout, Network
 from phalanx.runtime.plots import sweep_bandwidth_svg, sweep_time_svg
@@ -128,3 +128,9 @@ def test_sweep_plots_have_a_line_per_algorithm_and_the_bound(draw, ylabel):
     for text in ("alltoall on ideal:4", ylabel, "message size per pair (bytes, log scale)", "direct",
                  "other", "bound"):
         assert text in svg
+
+
+def test_link_names_are_written_for_people():
+    assert link_label("('switch',1,(0,0))") == "switch 1 (0,0)"
+    assert link_label(("link", 3, "+x")) == "link 3 +x"
+    assert link_label("link 3 +x") == "link 3 +x"
