@@ -5,6 +5,7 @@
  * (--cfg=smpi/allgather:NAME), on the same SimGrid platform as Phalanx's schedules. Every byte
  * received is checked. */
 #include <mpi.h>
+#include "timed.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,17 +26,12 @@ int main(int argc, char **argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   double start = MPI_Wtime();
   MPI_Allgather(send, (int)block, MPI_BYTE, recv, (int)block, MPI_BYTE, MPI_COMM_WORLD);
-  double end = MPI_Wtime(), last_start = 0.0, last_end = 0.0;
+  double end = MPI_Wtime();
   int ok = 1;
   for (int p = 0; p < size; p++)
     for (size_t i = 0; i < block; i++)
       ok &= recv[(size_t)p * block + i] == pattern(p, i);
-  int all_ok = 0;
-  MPI_Reduce(&start, &last_start, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-  MPI_Reduce(&end, &last_end, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-  MPI_Reduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, 0, MPI_COMM_WORLD);
-  if (rank == 0)
-    printf("{\"time_s\": %.12g, \"verified\": %s}\n", last_end - last_start, all_ok ? "true" : "false");
+  report_timed(start, end, ok);
   free(send);
   free(recv);
   MPI_Finalize();

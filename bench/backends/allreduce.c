@@ -6,6 +6,7 @@
  * are small integers, exact in double). Computation is not simulated (smpi/simulate-computation:no),
  * so the sums cost no simulated time, as Phalanx's combining does not on the SimGrid backend. */
 #include <mpi.h>
+#include "timed.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -22,17 +23,12 @@ int main(int argc, char **argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   double start = MPI_Wtime();
   MPI_Allreduce(send, recv, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  double end = MPI_Wtime(), last_start = 0.0, last_end = 0.0;
+  double end = MPI_Wtime();
   int ok = 1;
   double ranks = (double)size * (size - 1) / 2.0;
   for (int i = 0; i < count; i++)
     ok &= recv[i] == ranks + (double)size * (i % 1000);
-  int all_ok = 0;
-  MPI_Reduce(&start, &last_start, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-  MPI_Reduce(&end, &last_end, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-  MPI_Reduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, 0, MPI_COMM_WORLD);
-  if (rank == 0)
-    printf("{\"time_s\": %.12g, \"verified\": %s}\n", last_end - last_start, all_ok ? "true" : "false");
+  report_timed(start, end, ok);
   free(send);
   free(recv);
   MPI_Finalize();
