@@ -156,8 +156,8 @@ class BlockStore:
         label = f"piece [{offset}, {offset + t.nbytes}) of block {origin}->{t.final}"
         content = self.content(origin, t.final)
         whole = self.copies[t.src].get(content)
-        if t.src == origin:
-            whole = pack(origin, t.final)
+        if whole is None and t.src == origin:  # packed once, then every piece is cut from it
+            whole = self.copies[origin][content] = pack(origin, t.final)
         if whole is not None:
             flat = _bytes(whole)
             if offset + t.nbytes > flat.size:

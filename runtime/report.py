@@ -223,10 +223,8 @@ def has_candidates(c: CollectiveResult) -> bool:
 
 def first_runs(collectives: list[CollectiveResult]) -> list[int]:
     """Index of each statement's first run (later runs share its candidates)."""
-    seen: dict[tuple[int, str, str], int] = {}
-    for i, c in enumerate(collectives):
-        seen.setdefault((c.line, c.kind, c.algorithm), i)
-    return sorted(seen.values())
+    firsts = {id(g.runs[0]) for g in statement_runs(collectives)}
+    return [i for i, c in enumerate(collectives) if id(c) in firsts]
 
 
 def run_pictures(result: RunResult, schedule_pic: Picture) -> list[Picture]:

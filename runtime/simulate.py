@@ -94,16 +94,6 @@ class RunResult:
     faults: dict[str, Any] | None = None  # what fault injection did, when it was asked for
     wall_s: dict[str, float] = field(default_factory=dict)  # "data" and "simulate" wall clock
 
-    def __post_init__(self) -> None:
-        """Name each collective's binding bound and the algorithms `auto` left out, and why."""
-        steps = self.compiled.plan.schedules()
-        for result, step in zip(self.collectives, steps):
-            i = step.collective
-            result.lower_bound_binds = self.compiled.target.binding_bound(self.compiled.collectives[i])[1]
-            if i < len(self.compiled.left_out):
-                result.left_out = [{"algorithm": x.algorithm, "reason": x.reason}
-                                   for x in self.compiled.left_out[i]]
-
     @property
     def total_time_s(self) -> float:
         return self.execution.total_time_s
@@ -125,6 +115,27 @@ class RunResult:
             "collectives": [c.to_json() for c in self.collectives],
             **({"network": counters} if counters else {}),
         }
+
+
+def collective_result(compiled: Compiled, step: Schedule, time_s: float, problems: list[str],
+                      iteration: int | None, start_s: float | None, end_s: float | None
+                      ) -> CollectiveResult:
+    """What a run reports of one collective (every backend): the compiler's facts, the bound
+    and which bound binds (computed once), the candidates and the algorithms left out."""
+    i = step.collective
+    coll = compiled.collectives[i]
+    bound_s, binds = compiled.target.binding_bound(coll)
+    return CollectiveResult(
+        line=coll.line, kind=coll.kind, nprocs=coll.nprocs, block_bytes=coll.block_bytes,
+        total_bytes=coll.total_bytes, algorithm=step.algorithm, phases=len(step.phases),
+        time_s=time_s, lower_bound_s=bound_s,
+        candidates=[{"algorithm": c.algorithm, "predicted_time_s": c.predicted_time_s}
+                    for c in compiled.candidates[i]],
+        verified=not problems, problems=problems, lower_bound_binds=binds,
+        left_out=[{"algorithm": x.algorithm, "reason": x.reason} for x in compiled.left_out[i]]
+        if i < len(compiled.left_out) else [],
+        stage=step.stage if step.stage >= 0 else None, iteration=iteration,
+        start_s=start_s, end_s=end_s)
 
 
 def run_plan(target: Target, plan: Plan, data: dict[int, Any], seed: int = 0, *, fast: bool = True,
@@ -210,18 +221,11 @@ def simulate(compiled: Compiled, seed: int = 0, *, fast: bool = True, limits: Ru
     results = []
     for step in compiled.plan.schedules():
         i = step.collective
-        coll, timing = compiled.collectives[i], execution.collectives[i]
+        timing = execution.collectives[i]
         started_in = timing.start_s != float("inf")
         finished = started_in and timing.end_s >= timing.start_s
-        results.append(CollectiveResult(
-            line=coll.line, kind=coll.kind, nprocs=coll.nprocs, block_bytes=coll.block_bytes,
-            total_bytes=coll.total_bytes, algorithm=step.algorithm, phases=len(step.phases),
-            time_s=own[i], lower_bound_s=compiled.target.lower_bound_s(coll),
-            candidates=[{"algorithm": c.algorithm, "predicted_time_s": c.predicted_time_s}
-                        for c in compiled.candidates[step.collective]],
-            verified=not problems[i], problems=problems[i],
-            stage=step.stage if step.stage >= 0 else None, iteration=runs[i],
-            start_s=timing.start_s if started_in else None,
-            end_s=timing.end_s if finished else None))
+        results.append(collective_result(compiled, step, own[i], problems[i], runs[i],
+                                         timing.start_s if started_in else None,
+                                         timing.end_s if finished else None))
     summary = network.summary() if isinstance(network, FaultyNetwork) else None
     return RunResult(compiled, execution, results, seed, network, faults=summary, wall_s=wall_s)

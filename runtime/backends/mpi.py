@@ -27,7 +27,7 @@ from typing import Any
 from phalanx.compiler.driver import Compiled
 from phalanx.grammar.diagnostics import usage_error
 from phalanx.runtime.interpreter import Execution, Span, StepTiming
-from phalanx.runtime.simulate import CollectiveResult, RunResult, iterations
+from phalanx.runtime.simulate import RunResult, collective_result, iterations
 
 ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
@@ -137,17 +137,9 @@ def run_mpi(compiled: Compiled, nprocs: int | None = None, seed: int = 0,
     results, timings, runs = [], {}, iterations(compiled.plan)
     for s in compiled.plan.schedules():
         m = measured["collectives"][str(s.collective)]
-        coll = compiled.collectives[s.collective]
         timings[s.collective] = StepTiming(m["start_s"], m["end_s"])
-        results.append(CollectiveResult(
-            line=coll.line, kind=coll.kind, nprocs=coll.nprocs, block_bytes=coll.block_bytes,
-            total_bytes=coll.total_bytes, algorithm=s.algorithm, phases=len(s.phases),
-            time_s=m["time_s"], lower_bound_s=compiled.target.lower_bound_s(coll),
-            candidates=[{"algorithm": c.algorithm, "predicted_time_s": c.predicted_time_s}
-                        for c in compiled.candidates[s.collective]],
-            verified=not m["problems"], problems=m["problems"],
-            stage=s.stage if s.stage >= 0 else None, iteration=runs[s.collective],
-            start_s=m["start_s"], end_s=m["end_s"]))
+        results.append(collective_result(compiled, s, m["time_s"], m["problems"], runs[s.collective],
+                                         m["start_s"], m["end_s"]))
     spans = [Span(rank, kind, a, b, label) for rank, kind, a, b, label in measured["spans"]]
     execution = Execution(measured["total_time_s"], timings, spans)
     return MpiRun(RunResult(compiled, execution, results, seed, None, backend="mpi"), measured)
