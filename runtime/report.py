@@ -299,6 +299,7 @@ def _collective(i: int, c: CollectiveResult, pics: dict[str, Picture], cost_mode
     cand = [[escape(r["algorithm"]) + (" (ran)" if r["chosen"] else ""), ms(r["predicted_time_s"]),
              ms(r["simulated_time_s"]), ms(r["lower_bound_s"]), f"{r['efficiency']:.3f}"] for r in rows]
     problems = "".join(f"<li>{escape(p)}</li>" for p in c.problems)
+    left_out = [[escape(x["algorithm"]), escape(x["reason"])] for x in c.left_out]
     return (f'<article id="collective-{i}"><h3>{escape(run_identity(c)).capitalize()}: '
             f"{escape(c.kind)} by {escape(c.algorithm)}</h3>"
             + html.table(["nodes", "block bytes", "total bytes", "phases", "own time (ms)",
@@ -307,6 +308,7 @@ def _collective(i: int, c: CollectiveResult, pics: dict[str, Picture], cost_mode
             + (html.table(["algorithm", "predicted (ms)", "simulated (ms)", "lower bound (ms)",
                            "efficiency"], cand, ["chosen" if r["chosen"] else "" for r in rows])
                if rows else '<p class="note">The target listed no candidates.</p>')
+            + (html.table(["left out by auto", "precondition that failed"], left_out) if left_out else "")
             + f"<p>{escape(why_chosen(c, cost_model))} Efficiency is lower bound / time (simulated "
               "where run, else predicted).</p>"
             + (f'<ul class="bad">{problems}</ul>' if problems else "")

@@ -172,8 +172,8 @@ class _SchedulePlanner:
             for t in phase.sends:
                 if t.origin >= self.n:  # compiler/schedule.py piece_origin
                     raise usage_error(
-                        f"the {self.op.algorithm.data} schedule of collective "
-                        f"{self.op.collective.value.data} moves blocks in pieces, which native MPI "
+                        f"the {self.op.algorithm.data} schedule of the {self.op.kind.data} at line "
+                        f"{self.op.line.value.data} moves blocks in pieces, which native MPI "
                         "executables do not carry yet",
                         "choose an algorithm that sends whole blocks for --emit exe / "
                         "--backend mpi-native, e.g. --algorithm broadcast=binomial")

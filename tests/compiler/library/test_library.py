@@ -193,3 +193,15 @@ def test_sweep_runs_every_kind(cli, kind):
     data = out.json()
     assert data["collective"] == kind and data["results"]
     assert all(r["verified"] and r["lower_bound_binds"] for r in data["results"])
+
+
+def test_the_report_page_lists_what_auto_left_out_and_why(cli, tmp_path):
+    prog = tmp_path / "small.phx"
+    prog.write_text("processors P(6)\nprocessors P2(4)\n"
+                    "array C(240) of float64 distribute CYCLIC(3) onto P\n"
+                    "array D(240) of float64 distribute BLOCK onto P2\nD = C\n")
+    out = cli("run", str(prog), "--target", "iwarp:4x4", "--quiet", "--report", str(tmp_path / "r"))
+    assert out.code == 0, out.err
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert ("<td>store-forward</td><td>it needs all 16 nodes, but the collective has 6 "
+            "processors</td>") in page

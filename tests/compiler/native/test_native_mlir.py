@@ -257,6 +257,6 @@ def test_schedules_that_move_pieces_are_refused_with_what_to_use(cli, tmp_path):
                        "array R(65536) of byte replicated onto P\nR = S\n")
     out = cli("compile", str(program), "--algorithm", "broadcast=chain", "--emit", "mpi-mlir")
     assert out.code == 2
-    assert ("error: the chain schedule of collective 0 moves blocks in pieces, which native MPI "
-            "executables do not carry yet") in out.err
+    assert ("error: the chain schedule of the broadcast at line 5 moves blocks in pieces, which "
+            "native MPI executables do not carry yet") in out.err
     assert "--algorithm broadcast=binomial" in out.err
