@@ -13,6 +13,7 @@ from phalanx.compiler.driver import compile_program
 from phalanx.compiler.schedule import Transfer
 from phalanx.compiler.target import resolve
 from phalanx.runtime.data import _one_run, build_data
+from phalanx.runtime.faults import parse_faults
 from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import alltoall_program
 from phalanx.runtime.synthetic import run_matrix
@@ -122,3 +123,14 @@ def test_validation_table1_is_measured_without_packing():
                         "message-passing-random").time_s
              for c in (0.0, IWarpParams().pack_cycles_per_word)]
     assert times[0] == times[1]
+
+
+def test_a_faulty_network_packs_once_as_the_machines_network_does():
+    # --faults wraps the network (runtime/faults.py): with no errors it must charge the same
+    # packing as the plain run, once per message however often a message is resent.
+    compiled = compile_program(TRANSPOSE, target="iwarp:8x8", algorithm="message-passing-random",
+                               file="t.phx")
+    plain = simulate(compiled)
+    faulty = simulate(compiled, faults=parse_faults("error-rate=0"))
+    assert faulty.verified and faulty.total_time_s == plain.total_time_s
+    assert plain.total_time_s > transpose_time_s("message-passing-random", 0.0)
