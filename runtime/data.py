@@ -97,6 +97,30 @@ def _bytes(block: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(block).reshape(-1).view(np.uint8)
 
 
+def _is_run(ix) -> bool:
+    if isinstance(ix, slice):
+        return ix.step in (None, 1)
+    return len(ix) < 2 or bool(np.all(np.diff(ix) == 1))
+
+
+def _one_run(local: list, order: tuple[int, ...], shape: tuple[int, ...]) -> bool:
+    """Whether a block is one run of a row-major array of `shape`: `local[d]` are the local
+    indices (slice or array) along the array dimension `order[d]`, and d is the order the
+    block's elements are read in. Dimensions of extent 1 do not matter; the others must keep
+    the array's order and be runs, and every array dimension inside the outermost of them
+    must be taken whole."""
+    extent = [len(range(*ix.indices(shape[a]))) if isinstance(ix, slice) else len(ix)
+              for ix, a in zip(local, order)]
+    wide = [(a, ix) for ix, a, n in zip(local, order, extent) if n > 1]
+    if not wide:
+        return True
+    dims = [a for a, _ in wide]
+    if dims != sorted(dims) or not all(_is_run(ix) for _, ix in wide):
+        return False
+    taken = dict(zip(order, extent))
+    return all(taken[a] == shape[a] for a in range(dims[0] + 1, len(shape)))
+
+
 def check_size(t: Transfer, block: np.ndarray) -> None:
     if block.nbytes != t.nbytes:
         raise ScheduleError(f"transfer {t.src}->{t.dst} of block {t.origin}->{t.final} says "
@@ -335,6 +359,33 @@ class AssignmentData:
         """Bytes one message of these blocks puts on the wire."""
         return sum(t.nbytes for t in group)
 
+    def strided_bytes(self, group: tuple[Transfer, ...]) -> tuple[int, int]:
+        """(bytes the sender's code must gather, bytes the receiver's must scatter): a block
+        leaving its origin's array is gathered unless, in the order the message carries it
+        (the destination's), it is one run of that array; one entering its final array is
+        scattered unless it is one run there. Forwarded blocks sit in message buffers."""
+        gather = scatter = 0
+        for t in group:
+            origin, _ = block_of(t.origin, self.store.nprocs)
+            if t.src == origin and not self._one_run("src", origin, t.final):
+                gather += t.nbytes
+            if t.dst == t.final and not self._one_run("dst", origin, t.final):
+                scatter += t.nbytes
+        return gather, scatter
+
+    def _one_run(self, side: str, origin: int, final: int) -> bool:
+        """Whether block (origin, final), in destination order, is one run of consecutive
+        elements of the row-major local array on `side` (src: the origin's, dst: the final's)."""
+        cache = self.__dict__.setdefault("_runs", {})
+        key = (side, origin, final)
+        if key not in cache:
+            section = self.commset.section_arrays(origin, final)
+            local = [self._converted(side, d, ix) for d, ix in enumerate(section)]
+            order = self.stmt.perm if side == "src" else tuple(range(len(section)))
+            shape = (self.src_local[origin] if side == "src" else self.dst_local[final]).shape
+            cache[key] = _one_run(local, order, shape)
+        return cache[key]
+
     def combine_operations(self, group: tuple[Transfer, ...]) -> int:
         """An assignment's blocks are stored, not combined."""
         return 0
@@ -430,6 +481,10 @@ class ReductionData:
         """The receiver merges what a message carries into its own partial: one operation per
         element, and a message carries one combined element per destination (wire_bytes)."""
         return self.wire_bytes(group) // self.stmt.dst.itemsize
+
+    def strided_bytes(self, group: tuple[Transfer, ...]) -> tuple[int, int]:
+        """A partial is one element: nothing to gather or scatter."""
+        return 0, 0
 
     def wire_bytes(self, group: tuple[Transfer, ...]) -> int:
         """Partials travelling together to one destination are combined on the way (the
