@@ -55,18 +55,19 @@ def phase_time_s(phase: Phase, kind: str, params: KsrParams, geo: RingGeometry) 
             rate_s = max(params.slot_s, params.access_s / params.cius_per_cell)
             lift_s = 2 * params.slot_s + params.ring1_transit_s if geo.nrings > 1 else 0.0
             push_s = max(push_s, params.access_s + n * rate_s + params.rotation_s + lift_s)
-            readers[q] += n * params.access_s
+            readers[q] += n * (params.access_s + params.read_loop_s)
             continue
         # a write (tags.WRITE) costs a read: one ownership request round the ring
         latency = params.ring1_read_s if cross else params.ring0_read_s
         depth = min(params.prefetch_outstanding, n) if mode == PREFETCH else 1.0  # within a loop
-        readers[q] += n * max(latency / depth, params.slot_s)
+        step_s = params.read_loop_s + latency  # the loop's own time, then the read
+        readers[q] += n * max(step_s / depth, params.read_loop_s, params.slot_s)
         if cross:
             ard[geo.ring(q)] += n
             ard[geo.ring(h)] += n
     copies = max((math.ceil(t.nbytes / params.subpage_bytes) * params.access_s
                   for t in phase.sends if t.src == t.dst), default=0.0)
-    busiest_ard_s = max(ard.values(), default=0) * params.slot_s
+    busiest_ard_s = max(ard.values(), default=0) * params.ard_s
     return max(max(readers.values(), default=0.0) + push_s, busiest_ard_s, copies)
 
 
@@ -76,8 +77,9 @@ def predict_time_s(schedule: Schedule, kind: str, params: KsrParams, nnodes: int
 
 
 def lower_bound_s(coll: Collective, params: KsrParams) -> float:
-    """The busiest reader gets at most one subpage per slot time, after at least one holder
-    access and one hop; nothing else is assumed."""
+    """The busiest reader gets at most one subpage per slot time and runs its reading loop
+    once per subpage (read_loop_us), after at least one holder access and one hop; nothing
+    else is assumed."""
     m = coll.network_matrix
     if not m.any():
         return 0.0
@@ -86,7 +88,7 @@ def lower_bound_s(coll: Collective, params: KsrParams) -> float:
     else:
         most = max(sum(math.ceil(int(b) / params.subpage_bytes) for b in m[:, q] if b)
                    for q in range(coll.nprocs))
-    return params.access_s + params.hop_s + most * params.slot_s
+    return params.access_s + params.hop_s + most * max(params.slot_s, params.read_loop_s)
 
 
 # -- the seed's fitted formulas (Sec. 5), T in ms, size in KB (see module doc) -----------

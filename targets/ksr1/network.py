@@ -53,6 +53,7 @@ class KsrNetwork(Network):
         self.engine, self.p = engine, params
         self.geo = geo = RingGeometry(params, nnodes)
         self.readers = [Resource(engine, f"cell {q} read engine") for q in range(nnodes)]
+        self.loops = [Resource(engine, f"cell {q} reading loop") for q in range(nnodes)]
         self.cius = [[Resource(engine, f"cell {q} CIU {k}") for k in range(int(params.cius_per_cell))]
                      for q in range(nnodes)]
         # grant_now=False: a free slot is granted through the heap, the order of events in which
@@ -110,11 +111,13 @@ class KsrNetwork(Network):
 
     def resources(self) -> list[Any]:
         cius = [c for cell in self.cius for c in cell]
-        return self.readers + cius + self.slots + self.ard_up + self.ard_down
+        return self.readers + self.loops + cius + self.slots + self.ard_up + self.ard_down
 
     # -- reads ---------------------------------------------------------------------------
     def _stream(self, t: Transfer, key: Any, subpages: range, write: bool = False):
+        loop = self.loops[t.dst]
         for j in subpages:
+            yield from self._loop_step(loop)
             yield self.engine.timeout(self.p.miss_s + self.p.protocol_s, "miss and request")
             if write:
                 yield from self.write(t.dst, t.src, (key, j))
@@ -261,6 +264,14 @@ class KsrNetwork(Network):
         self.counters["invalidated"] += len(have - {q})
 
     # -- resources -----------------------------------------------------------------------
+    def _loop_step(self, loop: Resource):
+        """The reading loop's own time for one subpage (params.read_loop_us): the cell's
+        processor runs it, one subpage at a time even when several reads are in flight."""
+        if self.p.read_loop_s > 0:
+            yield loop.request()
+            yield self.engine.timeout(self.p.read_loop_s, "reading loop")
+            loop.release()
+
     def _access(self, holder: int, sub: Sub):
         """The holder's CIU (one of four, by subpage address) reads its local cache."""
         cius = self.cius[holder]
@@ -315,7 +326,7 @@ class KsrNetwork(Network):
 
     def _ard(self, ard: Resource):
         yield ard.request()
-        yield self.engine.timeout(self.p.slot_s, "ARD")
+        yield self.engine.timeout(self.p.ard_s, "ARD")
         ard.release()
 
     # -- poststore -----------------------------------------------------------------------
@@ -338,7 +349,7 @@ class KsrNetwork(Network):
                 self.engine.process(self._request(t.dst, t.src, sub, done), f"cell {t.dst} request")
             waits.append(done)
         yield self.engine.all_of(waits, f"poststored data at cell {t.dst}")
-        yield self.engine.timeout(nsub * self.p.access_s, "local cache read")
+        yield self.engine.timeout(nsub * (self.p.access_s + self.p.read_loop_s), "local cache read")
         for j in range(nsub):
             self.copies[(key, j)].add(t.dst)
 
