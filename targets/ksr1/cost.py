@@ -7,12 +7,11 @@ ring:1), divided by the prefetch depth; a phase lasts as long as its slowest rea
 busiest ARD (one packet per slot time). Broadcast readers of shared data do not add up
 (responses pass every waiting cell, Sec. 5.2); poststore pushes each subpage once.
 
-Paper fits, T in ms: the seed gives T = C0 + C1 * N_procs + C2 * N_subpages but no units
-for N_subpages. Read as 128-byte subpages, the broadcast's C1 = 0.054 ms would be 54 us per
-subpage, 8x the 6-7 us per subpage that Table 2 ("Broadcast cost per subpage") measures
-for the same broadcast. Read per kilobyte (8 subpages) it is 6.75 us per subpage, as in
-Table 2, and Table 3's cshift (3.88 ms on 32 cells) is then 128 KB per cell. So
-`paper_fit_ms` takes N in KB.
+Paper fits, T in ms with the size in subpages, as the seed names it (N_subpages): the
+cshift fit then gives Table 3's distance-1 entries at 128 subpages a cell (experiments.py).
+An earlier reading took N in KB to make the broadcast's 54 us per subpage agree with
+Table 2's 6-7 us; it puts Table 3 at 128 KB a cell, 4 MB in 3.88 ms on one ring:0, more
+than ring:0's 1 GB/s (Sec. 2.2). docs/targets_ksr1.md lists what each reading contradicts.
 """
 
 from __future__ import annotations
@@ -91,11 +90,11 @@ def lower_bound_s(coll: Collective, params: KsrParams) -> float:
     return params.access_s + params.hop_s + most * max(params.slot_s, params.read_loop_s)
 
 
-# -- the seed's fitted formulas (Sec. 5), T in ms, size in KB (see module doc) -----------
+# -- the seed's fitted formulas (Sec. 5), T in ms, size in subpages (see module doc) -----
 
-def paper_fit_ms(algorithm: str, nprocs: int, size_kb: float) -> float | None:
-    """The seed's fit for `algorithm` on `nprocs` cells moving `size_kb` (None: not given)."""
-    p, n, log_p = nprocs, size_kb, math.log2(max(nprocs, 1))
+def paper_fit_ms(algorithm: str, nprocs: int, subpages: float) -> float | None:
+    """The seed's fit for `algorithm` on `nprocs` cells moving `subpages` (None: not given)."""
+    p, n, log_p = nprocs, subpages, math.log2(max(nprocs, 1))
     if algorithm == "broadcast":  # Sec. 5.2
         return 0.054 * n if p <= 32 else 0.419 + 0.069 * n
     if algorithm == "cshift":  # Sec. 5.4 (distance 1)
