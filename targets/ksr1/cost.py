@@ -85,8 +85,8 @@ def lower_bound_s(coll: Collective, params: KsrParams) -> float:
     if coll.kind in REDUCTIONS:
         most = 1
     else:
-        most = max(sum(math.ceil(int(b) / params.subpage_bytes) for b in m[:, q] if b)
-                   for q in range(coll.nprocs))
+        # a read loop may pack blocks of several cells into one subpage (a tree's levels)
+        most = max(math.ceil(int(m[:, q].sum()) / params.subpage_bytes) for q in range(coll.nprocs))
     return params.access_s + params.hop_s + most * max(params.slot_s, params.read_loop_s)
 
 
