@@ -192,7 +192,7 @@ def test_broadcast_c1_on_64_cells():
 
 @pytest.mark.xfail(strict=True, reason=(
     "no start-up cost in the model: ours C0 = 0.0005 ms on 64 cells; the seed's 0.419 ms is "
-    "about 14 reads over ring:1 of the calibrated loop, which no measured mechanism supplies"))
+    "8 reads over ring:1 with the calibrated loop (51 us each), which no mechanism supplies"))
 def test_broadcast_c0_on_64_cells():
     """Sec. 5.2: C0 = 0.419 ms on 64 processors, ±15%."""
     assert broadcast_fit(64)[0] == pytest.approx(0.419, rel=0.15)
