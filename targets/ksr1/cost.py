@@ -2,9 +2,10 @@
 paper's fitted formulas (seed 002_1e1cb805508c9dd7.txt Sec. 5) that tests cross-check against.
 
 Analytic model: in each phase a reader's read loops run one after another; a loop of n
-subpages from a holder costs n unloaded reads (Table 1: 175 cycles on one ring:0, 600 over
-ring:1), divided by the prefetch depth; a phase lasts as long as its slowest reader or its
-busiest ARD (one packet per slot time). Broadcast readers of shared data do not add up
+subpages from a holder costs n turns of the reading loop (params.read_loop_us) and n
+unloaded reads (Table 1: 175 cycles on one ring:0, 600 over ring:1), divided by the prefetch
+depth but never below the loop's own time; a phase lasts as long as its slowest reader or
+its busiest ARD (one packet per ard_service_ns). Broadcast readers of shared data do not add up
 (responses pass every waiting cell, Sec. 5.2); poststore pushes each subpage once.
 
 Paper fits, T in ms with the size in subpages, as the seed names it (N_subpages): the

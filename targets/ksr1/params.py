@@ -33,10 +33,11 @@ class KsrParams:
     # Not a seed figure: Sec. 3.4 names prefetch but not how many reads may be outstanding.
     prefetch_outstanding: float = 4.0
     # CALIBRATED (not in the seed): bench/calibrate_ksr1.py fits both from Table 3 of
-    # 002_1e1cb805508c9dd7.txt (fit data: 32 cells at distance 1, 3.88 ms; 64 cells at
-    # distance 32, 7.94 ms; 128 subpages a cell, plain reads: algorithm `cshift`), result in
-    # bench/results_calibrate_ksr1.json; validated on the rest of Tables 2-3 and the Sec. 5
-    # fits (docs/targets_ksr1.md, tests/targets/ksr1/test_ksr1_paper.py).
+    # 002_1e1cb805508c9dd7.txt, 128 subpages a cell (fit data: 32 cells at distance 1,
+    # 3.88 ms -> read_loop_us; 64 cells at distance 32, 7.94 ms -> ard_service_ns; 64 cells
+    # at distance 16, 5.15 ms, chose one read in flight: the plain `cshift`), result in
+    # bench/results_calibrate_ksr1.json; validation data: the rest of Tables 2-3 and the
+    # Sec. 5 fits (docs/targets_ksr1.md, tests/targets/ksr1/test_ksr1_paper.py).
     # The paper's reading loop: CPU time per subpage a cell's loop spends besides waiting for
     # the ring (issuing the access, copying the 128 bytes into the destination array).
     read_loop_us: float = 21.41
