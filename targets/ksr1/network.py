@@ -21,11 +21,13 @@ those over ring:1); every copy it passes is invalidated, the first holder answer
 the data, and the writer becomes the exclusive owner, whom later readers then find.
 
 Resources (runtime engine): per cell a read engine (one read loop at a time; a plain read
-waits for its subpage, `prefetch` keeps several in flight, Sec. 3.4) and four CIUs (Sec.
-2.1); per ring:0 a pool of 13 slots (Sec. 2.2) and the two ARDs, one packet per slot time
-each: the ARDs are where reads over ring:1 queue (Secs. 5.2, 5.4). Ring:1 itself is a fixed
-transit (the seed gives no ring:1 bandwidth). An unloaded read costs exactly Table 1's
-175 (ring:0) or 600 (ring:1) cycles plus slot alignment; everything else is contention.
+waits for its subpage, `prefetch` keeps several in flight, Sec. 3.4), the processor running
+the loop (params.read_loop_us per subpage, calibrated) and four CIUs (Sec. 2.1); per ring:0
+a pool of 13 slots (Sec. 2.2) and the two ARDs, one packet per params.ard_service_ns
+(calibrated) each: the ARDs are where reads over ring:1 queue (Secs. 5.2, 5.4). Ring:1
+itself is a fixed transit (the seed gives no ring:1 bandwidth). An unloaded read costs
+exactly the loop's turn and Table 1's 175 (ring:0) or 600 (ring:1) cycles plus slot
+alignment; everything else is contention.
 Poststore (Sec. 3.4): the owner pushes each subpage once round every ring:0, readers then
 read their local cache.
 """
