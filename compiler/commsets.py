@@ -46,6 +46,11 @@ class Section:
         """Per dimension, the (start, length) runs of consecutive indices."""
         return tuple(_runs(ix) for ix in self.indices)
 
+    def strided_runs(self) -> tuple[tuple[tuple[int, int, int], ...], ...]:
+        """Per dimension, (start, stride, count) runs: each a maximal arithmetic progression
+        read from the left (a strided section over a BLOCK owner is one run)."""
+        return tuple(_strided_runs(ix) for ix in self.indices)
+
 
 def _runs(ix: np.ndarray) -> tuple[tuple[int, int], ...]:
     if len(ix) == 0:
@@ -54,6 +59,25 @@ def _runs(ix: np.ndarray) -> tuple[tuple[int, int], ...]:
     starts = np.concatenate(([0], breaks))
     ends = np.concatenate((breaks, [len(ix)]))
     return tuple((int(ix[s]), int(e - s)) for s, e in zip(starts, ends))
+
+
+def _strided_runs(ix: np.ndarray) -> tuple[tuple[int, int, int], ...]:
+    """Cut `ix` where its step changes: a run takes the step from its first two indices and
+    goes on while the step stays the same (a last lone index is a run of one)."""
+    out, i, n = [], 0, len(ix)
+    steps = np.diff(ix)
+    # change[k]: the step into ix[k + 1] differs from the one into ix[k]
+    change = np.flatnonzero(steps[1:] != steps[:-1]) + 1 if n > 2 else np.zeros(0, np.int64)
+    cuts = iter(change.tolist())
+    while i < n:
+        if i == n - 1:
+            out.append((int(ix[i]), 1, 1))
+            break
+        step = int(steps[i])
+        end = next((c for c in cuts if c > i), n - 1)  # the run's last index: ix[end]
+        out.append((int(ix[i]), step, end - i + 1))
+        i = end + 1
+    return tuple(out)
 
 
 def _group_by(keys: np.ndarray, nkeys: int, positions: np.ndarray) -> list[np.ndarray]:
