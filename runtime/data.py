@@ -425,15 +425,13 @@ class AssignmentData:
     def _reduction_problems(self) -> list[str]:
         out = []
         m = self.commset.byte_matrix
-        due = {(p, q) for p in range(self.commset.nprocs) for q in range(self.commset.nprocs)
-               if m[p, q] > 0}
-        wrong = {k: c for k, c in self.arrived.items() if k not in due or c != 1}
-        missing = sorted(due - set(self.arrived))
-        if wrong or missing:
-            out.append(f"partial results: blocks {sorted(wrong)} arrived {sorted(wrong.values())} "
-                       f"times, blocks {missing[:8]} never")
         for q, (w, got, ref, want) in enumerate(zip(self.writes, self.dst_local, self.reference,
                                                     self.expected)):
+            got_from = {p: c for (p, final), c in self.arrived.items() if final == q}
+            due = {p for p in range(self.commset.nprocs) if m[p, q] > 0}
+            if set(got_from) != due or any(c != 1 for c in got_from.values()):
+                out.append(f"node {q}: partial results from {sorted(got_from)} (counts "
+                           f"{sorted(got_from.values())}), expected each of {sorted(due)} once")
             if (want & (w == 0)).any() or (~want & (w > 0)).any():
                 out.append(f"node {q}: {int((want & (w == 0)).sum())} elements got no partial "
                            f"result, {int((~want & (w > 0)).sum())} got one where none was due")
