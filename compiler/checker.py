@@ -355,7 +355,11 @@ class Checker:
         if ncopies.value < 1:
             self.fail(ncopies.loc, f"spread ncopies={ncopies.value} makes no copies",
                       "use ncopies=1 or more")
-        d = self._dim(call, keywords["dim"], len(v.shape) + 1, _describe(ref, v) + " plus one")
+        d = keywords["dim"].value - 1
+        if not 0 <= d <= len(v.shape):
+            self.fail(keywords["dim"].loc, f"spread dim={d + 1} is out of range: spreading the "
+                      f"{len(v.shape)}-D {_describe(ref, v)} makes {len(v.shape) + 1} dimensions",
+                      f"use dim=1 to dim={len(v.shape) + 1}")
         return v.replace(op=SPREAD, shape=v.shape[:d] + [ncopies.value] + v.shape[d:],
                          perm=v.perm[:d] + [-1] + v.perm[d:], shift=v.shift[:d] + [0] + v.shift[d:])
 

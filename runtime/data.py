@@ -7,6 +7,7 @@ have received every partial result exactly once and combine to the reference.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from dataclasses import dataclass, field
@@ -242,18 +243,20 @@ class AssignmentData:
         b, due = reference_result(stmt, a)
         # Views where the owned indices are runs: the global arrays are only read.
         src_local = [a[_index(owned_sections(stmt.src, p))] for p in range(n)]
-        owned = [_index(owned_sections(stmt.dst, q)) for q in range(n)]
-        ref = [b[ix] for ix in owned]
-        expected = [due[ix] for ix in owned]
+        owned = [owned_sections(stmt.dst, q) for q in range(n)]
+        ref = [b[_index(ix)] for ix in owned]
+        expected = [_product_mask(due, ix) for ix in owned]
         count = np.uint16 if stmt.reduces and n >= 255 else _count_type(stmt.src, n)
         writes = [np.zeros(r.shape, dtype=count) for r in ref]
-        # eoshift's boundary positions: due, but no source element reaches them; the owner
-        # writes the boundary value 0 itself (its array starts zeroed), without communication.
-        boundary = due.copy()
-        boundary[np.ix_(*(idx for idx, _ in commset.index_maps))] = False
-        if boundary.any():
-            for w, ix in zip(writes, owned):
-                w[boundary[ix]] = 1
+        if stmt.op == "eoshift":
+            # The boundary positions: due, but no source element reaches them; the owner writes
+            # the boundary value 0 itself (its array starts zeroed), without communication.
+            sent = []
+            for extent, (idx, _) in zip(stmt.dst.shape, commset.index_maps):
+                sent.append(np.zeros(extent, dtype=bool))
+                sent[-1][idx] = True
+            for w, want, ix in zip(writes, expected, owned):
+                w[want & ~_product_mask(sent, ix)] = 1
         m = commset.byte_matrix
         blocks = [(p, q) for p in range(n) for q in range(n) if m[p, q] > 0]
         # Blocks with the same source elements carry the same bytes (a replicated destination).
@@ -442,10 +445,22 @@ class AssignmentData:
         return out
 
 
-def reference_result(stmt: AssignStmt, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _product_mask(masks: list[np.ndarray], owned) -> np.ndarray:
+    """The elements of a node's local array (`owned`: its global indices per dim) where every
+    per-dimension mask holds; a read-only broadcast view, as large as one dimension's."""
+    local = [m[ix] for m, ix in zip(masks, owned)]
+    if all(m.all() for m in local):
+        return np.broadcast_to(np.True_, tuple(len(m) for m in local))
+    shaped = [m.reshape([-1 if k == d else 1 for k in range(len(local))]) for d, m in enumerate(local)]
+    return np.broadcast_to(functools.reduce(np.logical_and, shaped), tuple(len(m) for m in local))
+
+
+def reference_result(stmt: AssignStmt, a: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
     """The statement applied to the global source with numpy, Fortran's semantics: the
-    destination array (zero outside the section) and the mask of the elements it writes."""
-    section = a[np.ix_(*(t.indices() for t in stmt.src_triplets))]
+    destination array (zero outside the section; a view of `a` for a whole-array copy or
+    transpose) and, per destination dim, the mask of the indices it writes (the elements
+    written are their product)."""
+    section = a[np.ix_(*(t.indices() for t in stmt.src_triplets))] if stmt.src_section else a
     collapsed = stmt.collapsed
     if stmt.reduces:
         value = REDUCE_FUNCTIONS[stmt.op](section, axis=collapsed).astype(a.dtype)
@@ -472,13 +487,17 @@ def reference_result(stmt: AssignStmt, a: np.ndarray) -> tuple[np.ndarray, np.nd
     for d, p in enumerate(stmt.perm):
         if p < 0:  # spread's new dim (or a scalar subscript of the destination): copies
             value = np.repeat(np.expand_dims(value, d), triplets[d].count, axis=d)
-    b = np.zeros(stmt.dst.shape, dtype=a.dtype)
-    due = np.zeros(stmt.dst.shape, dtype=bool)
-    where = np.ix_(*(t.indices() for t in triplets))
-    b[where], due[where] = value, True
+    due = []
+    for extent, t in zip(stmt.dst.shape, triplets):
+        due.append(np.zeros(extent, dtype=bool))
+        due[-1][t.indices()] = True
     if stmt.window is not None:
         rows = np.arange(stmt.dst.shape[0])
-        due[(rows < stmt.window[0]) | (rows >= stmt.window[1])] = False
+        due[0] &= (rows >= stmt.window[0]) & (rows < stmt.window[1])
+    if not stmt.dst_section:
+        return value, due
+    b = np.zeros(stmt.dst.shape, dtype=a.dtype)
+    b[np.ix_(*(t.indices() for t in triplets))] = value
     return b, due
 
 
