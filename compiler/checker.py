@@ -408,8 +408,9 @@ class Checker:
     def _reduction(self, stmt: ast.Assign, dst: DistArray, call: ast.Call) -> ReduceStmt:
         (ref,), _ = self._argument(call, 1, ("dim",))
         if isinstance(ref, ast.Call):
+            written = _source_text(self.module.source, ref.loc)
             self.fail(ref.loc, f"{call.func} of an array section needs dim=",
-                      f"reduce the whole array, or write {call.func}({_source_text(self.module.source, ref.loc)}, dim=d)")
+                      f"reduce the whole array, or write {call.func}({written}, dim=d)")
         src = self._array(ref)
         if not isinstance(stmt.dst, ast.NameRef):
             self.fail(stmt.dst.loc, f"a {call.func} of a whole array goes into a one-element "

@@ -469,7 +469,7 @@ def reference_result(stmt: AssignStmt, a: np.ndarray) -> tuple[np.ndarray, list[
     kept = [d for d in range(a.ndim) if d not in collapsed]
     value = np.transpose(value, [kept.index(p) for p in stmt.perm if p >= 0])
     axis = 0
-    for d, (p, k) in enumerate(zip(stmt.perm, stmt.shift)):
+    for p, k in zip(stmt.perm, stmt.shift):
         if p < 0:
             continue
         if stmt.op == "cshift":

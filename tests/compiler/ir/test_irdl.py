@@ -152,7 +152,8 @@ def test_mlir_opt_verifies_every_statement_form():
         assert_verified(text, f"every statement form at stage {stage}")
 
 
-GOOD = ('"dist.processors"() {sym_name = "P", shape = array<i64: 4>, base = 0 : i64, line = 2 : i64} : () -> ()\n'
+GOOD = ('"dist.processors"() {sym_name = "P", shape = array<i64: 4>, base = 0 : i64, '
+        'line = 2 : i64} : () -> ()\n'
         '"dist.array"() {sym_name = "A", shape = array<i64: 8>, elem_type = "float64", '
         'distribution = ["BLOCK"], onto = "P", mapping = "distributed", owner = -1 : i64, '
         'line = 3 : i64} : () -> ()\n')
