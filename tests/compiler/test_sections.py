@@ -414,3 +414,42 @@ def test_eoshift_writes_the_boundary_without_communication():
     assert data.dst_local[3].tolist() == [0, 0] and data.writes[3].tolist() == [1, 1]
     m = data.commset.byte_matrix  # B(0:4) = A(3:7); B(5:7) = 0 is not sent
     assert m.sum() == 5 * 4
+
+
+PLACED = """processors P(3)
+processors R(2, 2) at 4
+processors V(4) at 4
+array C(12) of float64 distribute CYCLIC onto V
+array D(12) of float64 distribute BLOCK onto P
+array s(1) of float64 replicated onto R
+array t(1) of float64 on P(2)
+array S(12) of float64 on R(1, 0)
+array Rr(12) of float64 replicated onto R
+array G(4, 6) of float64 distribute (BLOCK, CYCLIC) onto R
+s = sum(C)
+t = max(C)
+Rr = S
+S = D
+Rr = D
+C = cshift(C, 5)
+D = Rr
+G = cshift(G, 1, dim=2)
+D(0:5) = G(1, :)
+"""
+
+
+@pytest.mark.parametrize("spec", ["ideal:8", "paragon:2x4", "torus:2x4"])
+def test_every_collective_on_arrangements_placed_at_node_4(spec):
+    """Reductions, broadcast, gather, allgather, cshift on R(2, 2) at 4 and V(4) at 4: the
+    nodes of the placed arrangements (4 to 7) take part, and the data verify."""
+    from phalanx.compiler.driver import compile_program
+    from phalanx.runtime.simulate import simulate
+
+    compiled = compile_program(PLACED, target=spec, file="p.phx")
+    kinds = [c.kind for c in compiled.collectives]
+    assert kinds == ["allreduce", "reduce", "broadcast", "gather", "allgather", "cshift",
+                     "permutation", "cshift", "sparse"]
+    allreduce, reduce_, broadcast = compiled.collectives[:3]
+    assert allreduce.participants == (4, 5, 6, 7)
+    assert reduce_.root == 2 and broadcast.root == 6  # t on P(2); S on R(1, 0) = node 4 + 2
+    assert simulate(compiled, seed=2).verified
