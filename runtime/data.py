@@ -477,10 +477,11 @@ def reference_result(stmt: AssignStmt, a: np.ndarray) -> tuple[np.ndarray, list[
         elif stmt.op == "eoshift" and k:  # end-off: position j gets j + k, or 0 past the ends
             shifted = np.zeros_like(value)
             n = value.shape[axis]
-            dst = [slice(None)] * value.ndim
-            src = [slice(None)] * value.ndim
-            dst[axis], src[axis] = slice(max(0, -k), min(n, n - k)), slice(max(0, k), min(n, n + k))
-            shifted[tuple(dst)] = value[tuple(src)]
+            if abs(k) < n:  # else every position is past the end: all boundary
+                dst = [slice(None)] * value.ndim
+                src = [slice(None)] * value.ndim
+                dst[axis], src[axis] = slice(max(0, -k), n - max(0, k)), slice(max(0, k), n + min(0, k))
+                shifted[tuple(dst)] = value[tuple(src)]
             value = shifted
         axis += 1
     triplets = stmt.dst_triplets
