@@ -136,10 +136,6 @@ class Triplet:
     def indices(self) -> np.ndarray:
         return self.lo + self.stride * np.arange(self.count, dtype=np.int64)
 
-    def __str__(self) -> str:
-        last = self.lo + self.stride * (self.count - 1)
-        return f"{self.lo}:{last}" + ("" if self.stride == 1 else f":{self.stride}")
-
 
 SHIFTS = ("cshift", "eoshift")
 SPREAD = "spread"
