@@ -209,10 +209,6 @@ class Checker:
 
     def _Compute(self, stmt: ast.Compute) -> ComputeStmt:
         procs = self._processors(stmt.onto, stmt.onto_loc)
-        if procs.base:  # compute steps name a node count: they run on nodes 0 to count-1
-            self.fail(stmt.onto_loc, f"compute on '{procs.name}', which is placed at node "
-                      f"{procs.base}, is not supported", "compute on an arrangement that starts "
-                      "at node 0 (the nodes a compute step keeps busy are counted from 0)")
         if stmt.unit not in TIME_UNITS_S and stmt.unit != CYCLES:
             self.fail(stmt.unit_loc, f"unknown time unit '{stmt.unit}'",
                       "use one of s, ms, us, or cycles (of the target's clock)")

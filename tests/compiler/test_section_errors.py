@@ -61,9 +61,6 @@ CASES = [
      "the first argument of cshift must be an array or an array section", None),
     ("section of an arrangement", "B = P(0:3)\n", L + "5",
      "'P' is a processor arrangement, not an array", None),
-    ("compute on a placed arrangement",
-     "processors Q(4) at 4\ncompute \"k\" on Q cost 1 ms\n", "t.phx:7:16",
-     "compute on 'Q', which is placed at node 4, is not supported", "starts at node 0"),
 ]
 
 

@@ -471,3 +471,30 @@ def test_eoshift_by_any_amount_matches_fortran(shift):
     assert _delivered_by_hand(f"processors P(2)\narray A(4, 3) of int32 distribute (BLOCK, *) onto P\n"
                               f"array B(4, 3) of int32 distribute (*, BLOCK) onto P\n"
                               f"B = eoshift(A, {shift})\n").problems() == []
+
+
+HALVES = """processors L(4)
+processors R(4) at 4
+array A(8, 8) of float64 distribute (BLOCK, *) onto L
+array B(8, 8) of float64 distribute (BLOCK, *) onto R
+compute "left" on L cost 1 ms
+compute "right" on R cost 3 ms
+B = A
+"""
+
+
+@pytest.mark.parametrize("spec", ["ideal:8", "paragon:2x4"])
+def test_compute_on_a_placed_arrangement_keeps_its_nodes_busy(spec):
+    from phalanx.compiler.driver import compile_program
+    from phalanx.compiler.schedule import ComputeStep
+    from phalanx.runtime.simulate import simulate
+
+    compiled = compile_program(HALVES, target=spec, file="h.phx")
+    left, right = [s for s in compiled.plan.steps if isinstance(s, ComputeStep)]
+    assert (left.first, left.nprocs, right.first, right.nprocs) == (0, 4, 4, 4)
+    assert [n for n in range(8) if right.runs_on(n)] == [4, 5, 6, 7]
+    result = simulate(compiled, seed=1)
+    assert result.verified
+    spans = [s for s in result.execution.spans if s.kind == "compute"]
+    busy = {s.node: round(s.end_s - s.start_s, 9) for s in spans}
+    assert busy == {0: 1e-3, 1: 1e-3, 2: 1e-3, 3: 1e-3, 4: 3e-3, 5: 3e-3, 6: 3e-3, 7: 3e-3}
