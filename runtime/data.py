@@ -419,10 +419,19 @@ class AssignmentData:
         key = (side, origin, final)
         if key not in cache:
             section = self.commset.section_arrays(origin, final)
-            local = [self._converted(side, d, ix) for d, ix in enumerate(section)]
-            order = self.stmt.perm if side == "src" else tuple(range(len(section)))
-            shape = (self.src_local[origin] if side == "src" else self.dst_local[final]).shape
-            cache[key] = _one_run(local, order, shape)
+            if side == "dst":
+                local = [self._converted("dst", d, ix) for d, ix in enumerate(section)]
+                order = tuple(range(len(section)))
+                cache[key] = _one_run(local, order, self.dst_local[final].shape)
+            elif min(self.stmt.perm, default=0) < 0:
+                cache[key] = False  # a spread copies each element several times: a gather loop
+            else:
+                # Source dims read by destination dims, in destination order; a dim the
+                # statement collapses (scalar subscript, reduction) is read innermost.
+                local = [self._converted("src", d, ix) for d, ix in enumerate(section)]
+                local += [self._collapsed_local(origin, c) for c in self.stmt.collapsed]
+                order = tuple(self.stmt.perm) + tuple(self.stmt.collapsed)
+                cache[key] = _one_run(local, order, self.src_local[origin].shape)
         return cache[key]
 
     def combine_operations(self, group: tuple[Transfer, ...]) -> int:
