@@ -493,11 +493,13 @@ class Payloads:
         self.open_data: dict[int, object] = {}
         self.problems: dict[int, list[str]] = {}
         self.build_s = 0.0  # wall clock spent drawing payloads
+        self.peak_open = 0  # most collectives open at once
 
     def open(self, i: int) -> None:
         if i not in self.open_data and i not in self.problems:
             started = time.perf_counter()
             self.open_data[i] = self.build(i)
+            self.peak_open = max(self.peak_open, len(self.open_data))
             self.build_s += time.perf_counter() - started
 
     def __getitem__(self, i: int):
