@@ -26,13 +26,14 @@ from matplotlib.patches import Patch
 from phalanx.runtime.interpreter import Span
 from phalanx.runtime.plots import RASTER_ABOVE, empty_svg, new_figure, svg_of
 
-# kind -> (colour, lower edge, upper edge) within a node's row of height 1
+# kind -> (colour, y from, y to) within a node's row of height 1; the node axis points down
+# (node 0 at the top), so the upper half of a row is the one with the smaller y
 LANES = {
     "wait": ("#d9d9d9", -0.42, 0.42),
     "compute": ("#31a354", -0.42, 0.42),
-    "send": ("#3182bd", 0.0, 0.42),
-    "copy": ("#9e9ac8", 0.0, 0.42),
-    "receive": ("#fd8d3c", -0.42, 0.0),
+    "send": ("#3182bd", -0.42, 0.0),
+    "copy": ("#9e9ac8", -0.42, 0.0),
+    "receive": ("#fd8d3c", 0.0, 0.42),
 }
 LEGEND = {"compute": "compute", "send": "send (upper half)", "copy": "local copy",
           "receive": "receive (lower half)", "wait": "wait (in a phase, idle)"}

@@ -5,6 +5,7 @@ and route hooks, sweep plots; every picture has a title, axis labels with units,
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
@@ -42,6 +43,20 @@ def test_gantt_has_title_axes_and_legend():
     for text in ("timeline of t", "time (ms)", "node", "compute", "send (upper half)",
                  "receive (lower half)", "wait (in a phase, idle)"):
         assert text in svg
+
+
+def test_gantt_draws_sends_in_the_upper_half_of_a_row():
+    """Node 0 computes, then sends to node 1: in the SVG (y grows downwards) the send's box
+    is the upper half of the compute's row, the receive's the lower half of row 1."""
+    svg = gantt_svg([Span(0, "compute", 0.0, 1e-3, "work"),
+                     Span(0, "send", 1e-3, 2e-3, "0->1 to 1, 8 B", 1)], 2, "t")
+    boxes = {colour: [float(y) for y in re.findall(r"L [\d.]+ ([\d.]+)", d)]
+             for d, colour in re.findall(r'<path d="([^"]*)"[^>]*style="fill: (#[0-9a-f]+)"', svg)}
+    compute, send, receive = boxes["#31a354"], boxes["#3182bd"], boxes["#fd8d3c"]
+    middle = (min(compute) + max(compute)) / 2
+    assert min(send) == pytest.approx(min(compute)) and max(send) == pytest.approx(middle)
+    row = min(receive) - middle  # the receive starts at the middle of row 1
+    assert max(receive) - min(receive) == pytest.approx(max(send) - min(send)) and row > 0
 
 
 def test_gantt_merges_bars_closer_than_a_pixel():
