@@ -6,9 +6,9 @@ from __future__ import annotations
 from phalanx.compiler.schedule import Phase, Schedule, Transfer
 from phalanx.compiler.target import resolve
 from phalanx.runtime.engine import Engine
+from phalanx.runtime.routes import Routes, drawable, phase_load, routes_svg
 from phalanx.runtime.sweep import sweep
 from phalanx.runtime.sweep_report import write_sweep_report
-from phalanx.runtime.routes import Routes, drawable, phase_load, routes_svg
 
 
 def test_the_paragon_mesh_offers_layout_and_route():
