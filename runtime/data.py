@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import time
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
@@ -672,3 +673,43 @@ def build_data(stmt: AssignStmt | ReduceStmt, rng: np.random.Generator,
     if isinstance(stmt, ReduceStmt):
         return ReductionData.build(stmt, rng)
     return AssignmentData.build(stmt, rng, sources)
+
+
+NEVER_STARTED = "never started: the run stopped before any node reached this collective"
+
+
+class Payloads:
+    """The payloads of a run's collectives, each built when the first node enters its
+    collective and checked and freed when the last node leaves it. A run then holds the
+    collectives in flight, not every run of a repeat (500 runs of a 512 KB transpose held
+    1.2 GB of arrays before; issue 20); every run is still checked element by element.
+
+    `build(i)` makes collective i's data (AssignmentData, ReductionData, SyntheticData).
+    After the run `checked()` gives each collective's problems: those still open (a stopped
+    run) are checked as they stand, and those never entered say so."""
+
+    def __init__(self, build, collectives):
+        self.build = build
+        self.expected = list(collectives)  # every collective index of the plan
+        self.open_data: dict[int, object] = {}
+        self.problems: dict[int, list[str]] = {}
+        self.build_s = 0.0  # wall clock spent drawing payloads
+        self.peak_open = 0  # most collectives open at once
+
+    def open(self, i: int) -> None:
+        if i not in self.open_data and i not in self.problems:
+            started = time.perf_counter()
+            self.open_data[i] = self.build(i)
+            self.peak_open = max(self.peak_open, len(self.open_data))
+            self.build_s += time.perf_counter() - started
+
+    def __getitem__(self, i: int):
+        return self.open_data[i]
+
+    def close(self, i: int) -> None:
+        self.problems[i] = self.open_data.pop(i).problems()
+
+    def checked(self) -> dict[int, list[str]]:
+        for i in list(self.open_data):
+            self.close(i)
+        return {i: self.problems.get(i, [NEVER_STARTED]) for i in self.expected}
