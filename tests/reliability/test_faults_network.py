@@ -15,6 +15,8 @@ from phalanx.runtime.simulate import simulate
 
 TRANSPOSE = HEADER + "B = A\n"  # ideal:16, 240 network messages of 2048 bytes
 FFT = EXAMPLES / "fft2d_iwarp.phx"
+# The line of the FFT's first transpose, where the faults below strike.
+FIRST_TRANSPOSE = 1 + FFT.read_text().splitlines().index("B = transpose(A)")
 SHIFT = ("target paragon:4x4\nprocessors P(16)\narray A(64) of float64 distribute BLOCK onto P\n"
          "array B(64) of float64 distribute BLOCK onto P\nB = cshift(A, 20)\n")
 
@@ -106,7 +108,8 @@ def test_torus_without_a_way_round_names_the_phase_and_the_link():
     with pytest.raises(PhalanxError) as info:
         run(FFT.read_text(), "link-fail=0:E,0:W", "message-passing")
     assert info.value.diagnostic.message == (
-        "phase 0 of the alltoall at line 14: no route from node 0 to node 1 avoids the failed "
+        f"phase 0 of the alltoall at line {FIRST_TRANSPOSE}: no route from node 0 to node 1 "
+        "avoids the failed "
         "link (0,0)+X; the routing allows no way around it")
 
 
@@ -114,7 +117,8 @@ def test_phased_schedule_cannot_be_rerouted():
     with pytest.raises(PhalanxError) as info:
         run(FFT.read_text(), "link-fail=0:E", "phased")
     message = info.value.diagnostic.message
-    assert message.startswith("phase 0 of the alltoall at line 14: the phased message from node 0")
+    assert message.startswith(
+        f"phase 0 of the alltoall at line {FIRST_TRANSPOSE}: the phased message from node 0")
     assert "synchronizing switch" in message and "message-passing" in info.value.diagnostic.hint
 
 
