@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from phalanx.compiler import groups
 from phalanx.compiler.recognize import KINDS, Collective
 from phalanx.compiler.schedule import Schedule
 from phalanx.grammar.diagnostics import usage_error
@@ -66,9 +67,32 @@ class Target(ABC):
         memo = self.__dict__.setdefault("_predictions", {})
         key = (cost, coll, algorithm)
         if key not in memo:
-            memo[key] = (self.predict_time_s(coll, algorithm) if cost == "target"
-                         else COST_MODELS[check_cost_model(cost)](self, coll, algorithm))
+            if cost != "target":  # a backend's model runs the whole (merged) schedule
+                memo[key] = COST_MODELS[check_cost_model(cost)](self, coll, algorithm)
+            elif coll.groups and not self.runs_whole_pattern(coll.kind, algorithm):
+                memo[key] = self.grouped_time_s(coll, algorithm)
+            else:
+                memo[key] = self.predict_time_s(coll, algorithm)
         return memo[key]
+
+    def grouped_time_s(self, coll: Collective, algorithm: str) -> float:
+        """A collective in groups: every group runs `algorithm` at once, so it takes as long as
+        its slowest group (each predicted by this machine's model as a machine of its own size),
+        and no less than the busiest link needs to carry the whole pattern under the machine's
+        routing, where groups share links."""
+        slowest = max(self.predict(sub, algorithm) for sub in groups.locals_of(coll))
+        return max(slowest, self.busiest_link_s(coll.network_matrix))
+
+    def busiest_link_s(self, matrix: Any) -> float:
+        """Seconds the busiest network link needs to carry a byte matrix (bytes p to q) under
+        the machine's routing; 0 where links are not modelled apart from the nodes' ports."""
+        return 0.0
+
+    def runs_whole_pattern(self, kind: str, algorithm: str) -> bool:
+        """Whether `algorithm` takes any byte matrix in the machine's own numbering (it routes by
+        node position), so that in groups it runs once on the whole pattern rather than once
+        per group on renumbered members. None by default."""
+        return False
 
     @abstractmethod
     def lower_bound_s(self, coll: Collective) -> float:
@@ -97,9 +121,13 @@ class Target(ABC):
         """`generate`, remembering the phases of each communication pattern: programs repeat
         the same redistribution many times, and generators are deterministic."""
         cache = self.__dict__.setdefault("_phase_cache", {})
-        key = (coll.kind, coll.byte_matrix, coll.root, algorithm)
+        key = (coll.kind, coll.byte_matrix, coll.root, coll.groups, algorithm)
         if key not in cache:
-            cache[key] = self.generate(coll, algorithm).phases
+            if coll.groups and not self.runs_whole_pattern(coll.kind, algorithm):
+                cache[key] = groups.merge(coll, algorithm, [self.schedule_for(sub, algorithm)
+                                                            for sub in groups.locals_of(coll)]).phases
+            else:
+                cache[key] = self.generate(coll, algorithm).phases
         return Schedule(coll.index, coll.kind, algorithm, coll.nprocs, cache[key], coll.src,
                         coll.dst, coll.line)
 
@@ -120,12 +148,36 @@ class Target(ABC):
         return self.lower_bound_s(coll), "machine"
 
     def candidates(self, coll: Collective) -> list[tuple[str, str | None]]:
-        """Every algorithm for the kind, with the failed precondition of those `auto` leaves out."""
+        """Every algorithm for the kind, with the failed precondition of those `auto` leaves out.
+        In groups an algorithm must be able to run in every group."""
+        if coll.groups:
+            return self.grouped_candidates(coll)
         return [(a, self.unmet(coll, a)) for a in self.algorithms(coll.kind)]
+
+    def grouped_candidates(self, coll: Collective) -> list[tuple[str, str | None]]:
+        per_group = [dict(self.candidates(sub)) for sub in groups.locals_of(coll)]
+        names = dict.fromkeys([a for each in per_group for a in each] + [
+            a for a in self.algorithms(coll.kind) if self.runs_whole_pattern(coll.kind, a)])
+        out = []
+        for a in names:
+            if self.runs_whole_pattern(coll.kind, a):
+                out.append((a, self.unmet(coll, a)))
+                continue
+            reason = None
+            for members, each in zip(coll.groups, per_group):
+                why = each[a] if a in each else "it is not an algorithm for a group of this size"
+                if why is not None:
+                    reason = f"in the group of nodes {_members_text(members)}: {why}"
+                    break
+            out.append((a, reason))
+        return out
 
     def choose(self, coll: Collective, algorithm: str = "auto", cost: str = "target") -> str:
         """Resolve `auto` to the runnable algorithm with the least time predicted by the cost
         model `cost`; check a forced one: a known name whose preconditions hold."""
+        if coll.groups and algorithm != "auto" and not self.runs_whole_pattern(coll.kind, algorithm):
+            # checked, and its name normalised, in every group
+            return [self.choose(sub, algorithm, cost) for sub in groups.locals_of(coll)][0]
         known = self.algorithms(coll.kind)
         article = "an" if coll.kind[0] in "aeiou" else "a"
         if not known:
@@ -138,7 +190,8 @@ class Target(ABC):
                 why = "; ".join(f"{a}: {r}" for a, r in self.candidates(coll))
                 raise usage_error(f"no algorithm of target '{self.spec}' can lower the {coll.kind} "
                                   f"of line {coll.line}", why)
-            return min(able, key=lambda a: (self.predict(coll, a, cost), known.index(a)))
+            order = [a for a, _ in self.candidates(coll)]
+            return min(able, key=lambda a: (self.predict(coll, a, cost), order.index(a)))
         if algorithm not in known:
             raise usage_error(f"unknown algorithm '{algorithm}' for {article} {coll.kind} on "
                               f"target '{self.spec}'", "choose one of: auto, " + ", ".join(known))
@@ -148,6 +201,12 @@ class Target(ABC):
                               f"{coll.line} on {self.spec}: {reason}",
                               "use algorithm auto, which only picks algorithms that can run")
         return algorithm
+
+
+def _members_text(members: tuple[int, ...]) -> str:
+    """`8, 16, ..., 56` for a long group, every member for a short one."""
+    shown = ", ".join(str(m) for m in members[:3])
+    return shown if len(members) <= 4 else f"{shown}, ..., {members[-1]}"
 
 
 @dataclass(frozen=True)

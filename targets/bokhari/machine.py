@@ -173,7 +173,10 @@ class BokhariTarget(Target):
         return ((coll.nprocs - 1) * p.startup_us + p.us_per_byte * busiest) * 1e-6
 
     def choose(self, coll: Collective, algorithm: str = "auto", cost: str = "target") -> str:
-        """`auto`: least predicted time among the feasible equipartitions (Sec. 2.3)."""
+        """`auto`: least predicted time among the feasible equipartitions (Sec. 2.3). In groups,
+        the base class checks or chooses per group, each group of its own d."""
+        if coll.groups:
+            return super().choose(coll, algorithm, cost)
         d = hypercube.log2_exact(coll.nprocs)
         if algorithm != "auto":
             if algorithm.startswith("multiphase:") and d is not None and self._family_kind(coll):
@@ -209,6 +212,17 @@ class BokhariTarget(Target):
 
     def route_hops(self, src: int, dst: int) -> int:
         return len(self.route(src, dst))
+
+    def busiest_link_s(self, matrix: Any) -> float:
+        """The Paragon's mesh links under row-column routing at link_MBps (seed 000 Sec. 6);
+        the other machines' links are not what limits a message (link_MBps)."""
+        if self.link_MBps is None:
+            return 0.0
+        loads: dict[network.Hop, int] = {}
+        for src, dst in zip(*matrix.nonzero()):
+            for hop in self.route(int(src), int(dst)):
+                loads[hop] = loads.get(hop, 0) + int(matrix[src, dst])
+        return max(loads.values(), default=0) / (self.link_MBps * 1e6)
 
     @property
     def link_MBps(self) -> float | None:
