@@ -88,8 +88,12 @@ def describe(coll: Collective) -> dict:
 
 def label(coll: Collective) -> str:
     """`alltoall in 8 groups of 8` (or `of 4-8` when sizes differ); the kind alone otherwise."""
-    if not coll.groups:
-        return coll.kind
-    sizes = sorted({len(g) for g in coll.groups})
-    size = str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]}-{sizes[-1]}"
-    return f"{coll.kind} in {len(coll.groups)} groups of {size}"
+    return kind_label(coll.kind, [len(g) for g in coll.groups])
+
+
+def kind_label(kind: str, sizes: list[int]) -> str:
+    """The kind, and `in N groups of S` for a collective in groups of those sizes."""
+    if not sizes:
+        return kind
+    low, high = min(sizes), max(sizes)
+    return f"{kind} in {len(sizes)} groups of {low if low == high else f'{low}-{high}'}"

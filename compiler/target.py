@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from phalanx.compiler import groups
 from phalanx.compiler.recognize import KINDS, Collective
 from phalanx.compiler.schedule import Schedule
@@ -78,10 +80,17 @@ class Target(ABC):
     def grouped_time_s(self, coll: Collective, algorithm: str) -> float:
         """A collective in groups: every group runs `algorithm` at once, so it takes as long as
         its slowest group (each predicted by this machine's model as a machine of its own size),
-        and no less than the busiest link needs to carry the whole pattern under the machine's
-        routing, where groups share links."""
+        and no less than its phases' busiest links need, one phase after another, where the
+        groups' messages share links under the machine's routing."""
         slowest = max(self.predict(sub, algorithm) for sub in groups.locals_of(coll))
-        return max(slowest, self.busiest_link_s(coll.network_matrix))
+        links_s = 0.0
+        for phase in self.schedule_for(coll, algorithm).phases:
+            sent = np.zeros((coll.nprocs, coll.nprocs), dtype=np.int64)
+            for t in phase.sends:
+                if t.src != t.dst:
+                    sent[t.src, t.dst] += t.nbytes
+            links_s += self.busiest_link_s(sent) if sent.any() else 0.0
+        return float(max(slowest, links_s))
 
     def busiest_link_s(self, matrix: Any) -> float:
         """Seconds the busiest network link needs to carry a byte matrix (bytes p to q) under
