@@ -3,8 +3,9 @@
 - start-up: a node starts one message at a time, so the nodes that hold some of one node's
   data at most double per start-up: a broadcast, scatter, allgather or allreduce over n
   members needs ceil(log2 n) start-ups along its critical path (in groups, n of the largest
-  group: the groups run at once; the port and cut bounds below hold for any byte matrix). Receiving costs no start-up
-  in these port models, so a gather or reduce (and any other pattern) needs only one;
+  group: the groups run at once; the port and cut bounds below hold for any byte matrix).
+  Receiving costs no start-up in these port models, so a gather or reduce (and any other
+  pattern) needs only one;
 - port bandwidth: each node must send and receive at least the data that leaves or reaches
   it, counted once however it is forwarded (a broadcast's root sends its block once; an
   allreduce's partials combine to one element), at its port rate (both directions on one
