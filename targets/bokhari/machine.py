@@ -213,6 +213,10 @@ class BokhariTarget(Target):
     def route_hops(self, src: int, dst: int) -> int:
         return len(self.route(src, dst))
 
+    def barrier_s(self, nnodes: int) -> float:
+        """Table 1's barrier, a d - b us on 2^d nodes (the network's barrier_time_s)."""
+        return barrier_us(self.params, nnodes) * 1e-6
+
     def busiest_link_s(self, matrix: Any) -> float:
         """The Paragon's mesh links under row-column routing at link_MBps (seed 000 Sec. 6);
         the other machines' links are not what limits a message (link_MBps)."""
