@@ -6,7 +6,8 @@ kind `in groups`. Each group is that collective on its own members: `local` renu
 `embedded` keeps the machine's numbering with everything outside the group zero (what bounds
 take: a group's bound holds wherever its members are). A grouped schedule runs the same
 algorithm in every group, phase k of the whole being phase k of every group, on the real
-network, so groups contend wherever they share links.
+network, so groups contend wherever they share links. `as_pattern` is the statement as the
+sparse exchange it also is, for the target's sparse algorithms on the whole byte matrix.
 """
 
 from __future__ import annotations
@@ -30,6 +31,12 @@ def local(coll: Collective, members: tuple[int, ...]) -> Collective:
 
 def locals_of(coll: Collective) -> list[Collective]:
     return [local(coll, members) for members in coll.groups]
+
+
+def as_pattern(coll: Collective) -> Collective:
+    """The statement as the sparse exchange it also is: the whole byte matrix, no groups."""
+    return Collective(coll.index, "sparse", coll.nprocs, coll.byte_matrix, coll.src, coll.dst,
+                      coll.line)
 
 
 def embedded(coll: Collective, members: tuple[int, ...]) -> Collective:

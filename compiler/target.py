@@ -23,6 +23,9 @@ from phalanx.grammar.diagnostics import usage_error
 CostModel = Callable[["Target", Collective, str], float]
 # "target" is each target's predict_time_s; backends register theirs (runtime/backends).
 COST_MODELS: dict[str, CostModel] = {}
+# A collective in groups may also run as the sparse exchange it is: `sparse:direct` is the
+# target's `direct` for a sparse pattern, once on the whole byte matrix.
+AS_PATTERN = "sparse:"
 
 
 def register_cost_model(name: str, model: CostModel) -> None:
@@ -71,7 +74,9 @@ class Target(ABC):
         if key not in memo:
             if cost != "target":  # a backend's model runs the whole (merged) schedule
                 memo[key] = COST_MODELS[check_cost_model(cost)](self, coll, algorithm)
-            elif coll.groups and not self.runs_whole_pattern(coll.kind, algorithm):
+            elif coll.groups and algorithm.startswith(AS_PATTERN):
+                memo[key] = self.predict(groups.as_pattern(coll), algorithm[len(AS_PATTERN):])
+            elif coll.groups:
                 memo[key] = self.grouped_time_s(coll, algorithm)
             else:
                 memo[key] = self.predict_time_s(coll, algorithm)
@@ -110,12 +115,6 @@ class Target(ABC):
         the machine's routing; 0 where links are not modelled apart from the nodes' ports."""
         return 0.0
 
-    def runs_whole_pattern(self, kind: str, algorithm: str) -> bool:
-        """Whether `algorithm` takes any byte matrix in the machine's own numbering (it routes by
-        node position), so that in groups it runs once on the whole pattern rather than once
-        per group on renumbered members. None by default."""
-        return False
-
     @abstractmethod
     def lower_bound_s(self, coll: Collective) -> float:
         """No schedule on this machine can move `coll` faster."""
@@ -145,7 +144,10 @@ class Target(ABC):
         cache = self.__dict__.setdefault("_phase_cache", {})
         key = (coll.kind, coll.byte_matrix, coll.root, coll.groups, algorithm)
         if key not in cache:
-            if coll.groups and not self.runs_whole_pattern(coll.kind, algorithm):
+            if coll.groups and algorithm.startswith(AS_PATTERN):
+                cache[key] = self.schedule_for(groups.as_pattern(coll),
+                                               algorithm[len(AS_PATTERN):]).phases
+            elif coll.groups:
                 cache[key] = groups.merge(coll, algorithm, [self.schedule_for(sub, algorithm)
                                                             for sub in groups.locals_of(coll)]).phases
             else:
@@ -177,14 +179,12 @@ class Target(ABC):
         return [(a, self.unmet(coll, a)) for a in self.algorithms(coll.kind)]
 
     def grouped_candidates(self, coll: Collective) -> list[tuple[str, str | None]]:
+        """Each algorithm of the kind, run in every group, then each algorithm of the `sparse`
+        exchange the statement also is, run once on the whole pattern (named `sparse:NAME`),
+        so that finding the groups never takes an option away."""
         per_group = [dict(self.candidates(sub)) for sub in groups.locals_of(coll)]
-        names = dict.fromkeys([a for each in per_group for a in each] + [
-            a for a in self.algorithms(coll.kind) if self.runs_whole_pattern(coll.kind, a)])
         out = []
-        for a in names:
-            if self.runs_whole_pattern(coll.kind, a):
-                out.append((a, self.unmet(coll, a)))
-                continue
+        for a in dict.fromkeys(a for each in per_group for a in each):
             reason = None
             for members, each in zip(coll.groups, per_group):
                 why = each[a] if a in each else "it is not an algorithm for a group of this size"
@@ -192,13 +192,15 @@ class Target(ABC):
                     reason = f"in the group of nodes {_members_text(members)}: {why}"
                     break
             out.append((a, reason))
-        return out
+        return out + [(AS_PATTERN + a, why) for a, why in self.candidates(groups.as_pattern(coll))]
 
     def choose(self, coll: Collective, algorithm: str = "auto", cost: str = "target") -> str:
         """Resolve `auto` to the runnable algorithm with the least time predicted by the cost
         model `cost`; check a forced one: a known name whose preconditions hold."""
-        if coll.groups and algorithm != "auto" and not self.runs_whole_pattern(coll.kind, algorithm):
-            # checked, and its name normalised, in every group
+        if coll.groups and algorithm.startswith(AS_PATTERN):  # checked on the whole pattern
+            return AS_PATTERN + self.choose(groups.as_pattern(coll), algorithm[len(AS_PATTERN):],
+                                            cost)
+        if coll.groups and algorithm != "auto":  # checked, and its name normalised, per group
             return [self.choose(sub, algorithm, cost) for sub in groups.locals_of(coll)][0]
         known = self.algorithms(coll.kind)
         article = "an" if coll.kind[0] in "aeiou" else "a"

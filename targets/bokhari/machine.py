@@ -23,7 +23,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from phalanx.compiler import hypercube
+from phalanx.compiler.algorithms import direct_partner
 from phalanx.compiler.library.members import GROUP, ROOTED
 from phalanx.compiler.library.offer import Library, bisection_cuts
 from phalanx.compiler.library.registry import Machine, PortModel
@@ -170,7 +173,7 @@ class BokhariTarget(Target):
             return hypercube.multiphase_time_s(parts, block, self.cost(coll.nprocs))
         p, m = self.params, coll.network_matrix
         busiest = int(max(m.sum(axis=1).max(), m.sum(axis=0).max())) if m.size else 0
-        return ((coll.nprocs - 1) * p.startup_us + p.us_per_byte * busiest) * 1e-6
+        return (direct_steps(m) * p.startup_us + p.us_per_byte * busiest) * 1e-6
 
     def choose(self, coll: Collective, algorithm: str = "auto", cost: str = "target") -> str:
         """`auto`: least predicted time among the feasible equipartitions (Sec. 2.3). In groups,
@@ -245,6 +248,14 @@ class BokhariTarget(Target):
         if self.mesh is not None:
             return network.MeshNetwork(engine, self.params, *self.mesh)
         return network.RoutedNetwork(engine, self.params, self.nnodes, self.route, self.link_MBps)
+
+
+def direct_steps(m: np.ndarray) -> int:
+    """Steps of the direct exchange that carry a message (the library drops empty ones): all
+    P - 1 for an all-to-all, 7 of 63 for eight 8-node groups on 64 nodes."""
+    n = len(m)
+    ranks = np.arange(n)
+    return sum(bool(m[ranks, direct_partner(ranks, s, n)].any()) for s in range(1, n))
 
 
 def parse_mesh(positional: str | None) -> tuple[int, int]:

@@ -35,8 +35,6 @@ from phalanx.targets.iwarp.wormhole import WormholeNetwork
 PHASED = ("phased", "phased-global", "two-stage")
 ALGORITHMS = ("phased", "phased-global", "message-passing", "message-passing-random",
               "store-forward", "two-stage", "direct")
-# Any byte matrix, routed by node position: in groups these run once on the whole pattern.
-WHOLE_PATTERN = ("message-passing", "message-passing-random", "store-forward")
 # Any byte matrix; alltoallv: Fig. 9's random sizes; a shift or permutation is a sparse pattern.
 KINDS = ("alltoall", "alltoallv", "sparse", "cshift", "permutation")
 RANDOM_ORDER_SEED = 1
@@ -156,11 +154,6 @@ class IWarpTarget(Target):
         if not self._own(coll, algorithm):
             return self.library.predict_s(self.schedule_for(coll, algorithm))
         return cost.predict_time_s(self.params, self.torus, coll, algorithm)
-
-    def runs_whole_pattern(self, kind: str, algorithm: str) -> bool:
-        """Message passing and store-and-forward take any byte matrix and route it over the
-        torus by node position: in groups they run once on the whole pattern."""
-        return kind in KINDS and algorithm in WHOLE_PATTERN
 
     def busiest_link_s(self, matrix: np.ndarray) -> float:
         """The torus's busiest directed link under e-cube routing, at link rate (001 Sec. 3.1)."""

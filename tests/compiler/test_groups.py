@@ -234,7 +234,26 @@ def test_a_forced_algorithm_is_checked_in_every_group():
         iwarp.choose(c, "phased")
     reasons = dict(iwarp.candidates(c))
     assert reasons["phased"].startswith("in the group of nodes 0, 1, 2, ..., 7: it needs all 64")
-    assert reasons["store-forward"] is None  # routes the whole pattern by node position
+    assert reasons["direct"] is None
+    assert reasons["sparse:store-forward"] is None  # once on the whole pattern, as before
+    assert iwarp.choose(c, "sparse:store-forward") == "sparse:store-forward"
+
+
+def test_finding_the_groups_takes_no_option_away():
+    """The statement is also the sparse exchange it was recognized as before: each of the
+    target's sparse algorithms stays a candidate (`sparse:NAME`), on the whole pattern."""
+    for spec in TARGETS:
+        machine = resolve(spec)
+        c = grouped_alltoall()
+        names = [a for a, _ in machine.candidates(c)]
+        sparse = [a for a, _ in machine.candidates(groups.as_pattern(c))]
+        assert names[-len(sparse):] == ["sparse:" + a for a in sparse]
+        for a in sparse:
+            assert machine.predict(c, "sparse:" + a) == machine.predict(groups.as_pattern(c), a)
+        best = machine.choose(c)
+        assert machine.predict(c, best) <= min(machine.predict(groups.as_pattern(c), a)
+                                               for a, why in machine.candidates(groups.as_pattern(c))
+                                               if why is None)
 
 
 # -- the IR, the JSON and the report -----------------------------------------------------------
