@@ -50,6 +50,7 @@ bench: setup ## run the benchmarks, results in bench/results*.json and docs/fide
 	$(BIN)/python bench/bokhari.py
 	$(BIN)/python bench/native.py
 	$(BIN)/python bench/collectives.py
+	$(BIN)/python bench/calibrate_ksr1.py
 	$(BIN)/python bench/fidelity.py
 
 fuzz: setup ## 20,000 fuzzed programs through both parsers, the compiler and the simulator, results in bench/results-fuzz.json

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from phalanx.grammar import ast
 from phalanx.grammar.diagnostics import SourceLoc
 
@@ -19,15 +21,24 @@ DIST_KINDS = ("BLOCK", "CYCLIC", "*")
 TIME_UNITS_S = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
 CYCLES = "cycles"
 REDUCTIONS = ("sum", "max", "min", "prod")
-FUNCTIONS = ("transpose", "cshift", *REDUCTIONS)
+FUNCTIONS = ("transpose", "cshift", "eoshift", "spread", *REDUCTIONS)
 MAX_RANK = 3
 
 
 @dataclass(frozen=True)
 class Processors:
+    """An arrangement of processors: `rank` and `coords` number them from 0 within it, and
+    machine node `base + rank` is the processor of rank `rank` (`processors Q(4, 8) at 32`)."""
+
     name: str
     shape: tuple[int, ...]
     loc: SourceLoc
+    base: int = 0
+
+    @property
+    def nodes(self) -> range:
+        """The machine nodes the arrangement occupies."""
+        return range(self.base, self.base + self.count)
 
     @property
     def count(self) -> int:
@@ -74,7 +85,7 @@ class DistArray:
     mapping: str
     dist: tuple[DimDist, ...]
     onto: Processors
-    owner: int | None  # linear rank of the single owner
+    owner: int | None  # machine node of the single owner
     loc: SourceLoc
 
     @property
@@ -104,16 +115,45 @@ class DistArray:
         if self.mapping == "replicated":
             return f"replicated onto {self.onto.name}"
         if self.mapping == "single":
-            return f"on {self.onto.name}({', '.join(map(str, self.onto.coords(self.owner)))})"
+            coords = self.onto.coords(self.owner - self.onto.base)
+            return f"on {self.onto.name}({', '.join(map(str, coords))})"
         return f"distribute ({', '.join(map(str, self.dist))}) onto {self.onto.name}"
 
 
 @dataclass(frozen=True)
-class AssignStmt:
-    """`dst = src`, `dst = transpose(src)` or `dst = cshift(src, k, dim=d)`.
+class Triplet:
+    """The indices lo, lo + stride, ..., `count` of them: a subscript triplet with its bounds
+    resolved (a scalar subscript is a triplet of one index)."""
 
-    Destination dim d reads source dim perm[d] at index (i + shift[d]) mod extent.
-    `window` restricts destination dim 0 to [lo, hi): one stage of a pipeline.
+    lo: int
+    stride: int
+    count: int
+
+    @staticmethod
+    def whole(extent: int) -> Triplet:
+        return Triplet(0, 1, extent)
+
+    def indices(self) -> np.ndarray:
+        return self.lo + self.stride * np.arange(self.count, dtype=np.int64)
+
+
+SHIFTS = ("cshift", "eoshift")
+SPREAD = "spread"
+
+
+@dataclass(frozen=True)
+class AssignStmt:
+    """`dst(dst_section) = f(src(src_section))` where f is a copy, transpose, cshift, eoshift,
+    spread, or a reduction (sum, max, min, prod) along dimensions.
+
+    The sections are per-dimension triplets of the destination and the source (whole arrays
+    when empty). Position j of destination section dim d reads source section dim perm[d] at
+    position j + shift[d]: modulo that dim's count for cshift, and for eoshift only where
+    0 <= j + shift[d] < count (the other positions get the boundary 0). perm[d] = -1 is a dim
+    that spread adds: every position reads the same source elements. Source dims no
+    destination dim reads are collapsed: combined by a reduction, or one index (a scalar
+    subscript). `window` restricts destination dim 0 to global rows [lo, hi): one stage of
+    a pipeline.
     """
 
     dst: DistArray
@@ -121,9 +161,29 @@ class AssignStmt:
     perm: tuple[int, ...]
     shift: tuple[int, ...]
     loc: SourceLoc
-    op: str = "copy"  # copy, transpose, cshift
+    op: str = "copy"  # copy, transpose, cshift, eoshift, spread, sum, max, min, prod
     window: tuple[int, int] | None = None
     stage: int | None = None
+    dst_section: tuple[Triplet, ...] = ()
+    src_section: tuple[Triplet, ...] = ()
+
+    @property
+    def dst_triplets(self) -> tuple[Triplet, ...]:
+        return self.dst_section or tuple(Triplet.whole(e) for e in self.dst.shape)
+
+    @property
+    def src_triplets(self) -> tuple[Triplet, ...]:
+        return self.src_section or tuple(Triplet.whole(e) for e in self.src.shape)
+
+    @property
+    def collapsed(self) -> tuple[int, ...]:
+        """Source dims no destination dim reads (reduced, or a scalar subscript)."""
+        return tuple(d for d in range(len(self.src.shape)) if d not in self.perm)
+
+    @property
+    def reduces(self) -> bool:
+        """A reduction along dimensions: partial results are combined at the destination."""
+        return self.op in REDUCTIONS
 
 
 @dataclass(frozen=True)
@@ -176,8 +236,8 @@ class CheckedProgram:
 
     @property
     def nprocs(self) -> int:
-        """Nodes the program needs: the largest arrangement."""
-        return max((p.count for p in self.processors.values()), default=0)
+        """Nodes the program needs: up to the end of the last-placed arrangement."""
+        return max((p.base + p.count for p in self.processors.values()), default=0)
 
     def communications(self) -> list[Comm]:
         """Every communication statement in program order (pipeline stages included)."""

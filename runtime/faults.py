@@ -139,6 +139,12 @@ class FaultyNetwork(Network):
     def link_spans(self) -> list[tuple[str, float, float]]:
         return self.inner.link_spans()
 
+    def pack(self, t: Transfer, nbytes: int) -> Generator[Any, Any, None]:
+        yield from self.inner.pack(t, nbytes)  # once: a retransmission resends the packed buffer
+
+    def unpack(self, t: Transfer, nbytes: int) -> Generator[Any, Any, None]:
+        yield from self.inner.unpack(t, nbytes)  # once, from the copy that arrived intact
+
     # -- what faults change ------------------------------------------------------------
 
     def fast_plan(self, schedule: Schedule) -> None:

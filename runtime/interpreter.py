@@ -139,7 +139,7 @@ class Interpreter:
 
     def _node(self, node: int):
         for step in self.plan.steps:
-            if node >= step.nprocs:
+            if not step.runs_on(node):
                 continue
             if isinstance(step, PipelineStep):
                 yield from self._pipeline(node, step)
@@ -148,7 +148,7 @@ class Interpreter:
         self.finish_s[node] = self.engine.now
 
     def _step(self, node: int, step: ComputeStep | Schedule):
-        if node >= step.nprocs:
+        if not step.runs_on(node):
             return
         start = self.engine.now
         if isinstance(step, ComputeStep):
@@ -295,6 +295,9 @@ class Interpreter:
         payloads = [None if not sees_payloads and data.movable(t) else data.take(t) for t in group]
         first, nbytes = group[0], data.wire_bytes(group)
         message = first if nbytes == first.nbytes else first._replace(nbytes=nbytes)
+        gather, scatter = data.strided_bytes(group)
+        if gather:  # the sender's code packs strided blocks into the message
+            yield from self.network.pack(message, gather)
         if first.src == first.dst:
             yield self.engine.timeout(self.network.copy_time_s(nbytes), "copy")
             kind = "copy"
@@ -304,6 +307,8 @@ class Interpreter:
         else:
             yield from self.network.transfer(message)
             kind = "send"
+        if scatter:  # the receiver's code unpacks them into its strided array
+            yield from self.network.unpack(message, scatter)
         operations = data.combine_operations(group)
         if operations:  # reduction partials: the receiver's processor merges them, one at a time
             arithmetic = self._arithmetic(first.dst)

@@ -91,6 +91,16 @@ class Network(ABC):
         yield from self.transfer(t)
         return payloads
 
+    def pack(self, t: Transfer, nbytes: int) -> Generator[Event, Any, None]:
+        """Process body of the sender's code gathering `nbytes` of `t` from strided memory into
+        the message (application buffering). A network that does not model that code: no time."""
+        yield from ()
+
+    def unpack(self, t: Transfer, nbytes: int) -> Generator[Event, Any, None]:
+        """Process body of the receiver's code scattering `nbytes` of the arrived `t` into
+        strided memory; none by default, as for `pack`."""
+        yield from ()
+
     def fast_plan(self, schedule: Schedule) -> FastPlan | None:
         """A vectorized plan of `schedule` where the network proves it contention-free
         (runtime/fastpath.py); None: run it event by event."""

@@ -91,6 +91,12 @@ class SyntheticData:
     def wire_bytes(self, group: tuple[Transfer, ...]) -> int:
         return sum(t.nbytes for t in group)
 
+    def strided_bytes(self, group: tuple[Transfer, ...]) -> tuple[int, int]:
+        """A byte matrix's blocks are buffers of their own, sent and received in place: no
+        application buffering (as in the measurements of 001_569dde0e56ec3e6f.txt Sec. 4.1-4.3,
+        Table 1's footnote 5)."""
+        return 0, 0
+
     def combine_operations(self, group: tuple[Transfer, ...]) -> int:
         """Synthetic blocks are exchanged, never combined."""
         return 0

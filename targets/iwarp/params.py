@@ -40,6 +40,15 @@ class IWarpParams:
     # DMA set-up). Derived from Sec. 4.4: 184,400 cycles for two 8x8 AAPCs of 128-word messages
     # = 1440.6 cycles per phase, less 400 overhead, 256 data, ~24 hop cycles: about 760.
     phase_software_cycles: float = 760.0
+    # CALIBRATED (docs/targets.md, "Calibrated: packing"): processor cycles the code the Fx
+    # compiler generates around the deposit library's calls spends per 4-byte word of a strided
+    # block, to pack it into a message at the sender and to unpack it at the receiver (a
+    # transpose's blocks; contiguous blocks go as they lie). The seed gives no value: Sec. 4.4's
+    # message passing FFT spends 801,000 cycles in its two transposes, Sec. 4.1 / Table 1 measure
+    # the library without this code (footnote 5). Fit data: those 801,000 cycles, by
+    # bench/calibrate_iwarp_packing.py. Validation: Sec. 4.4's phased estimate (which pays none,
+    # see WormholeNetwork.pack) and Table 1, unchanged.
+    pack_cycles_per_word: float = 9.93
     # 001_569dde0e56ec3e6f.txt Sec. 2.2.2: the global barrier takes O(n) steps; the cost of a step
     # is not given: 50 cycles per step over 2(R + C) steps (a reduce and a broadcast) is assumed.
     barrier_step_cycles: float = 50.0
@@ -64,6 +73,10 @@ class IWarpParams:
     @property
     def receive_overhead_s(self) -> float:
         return self.receive_overhead_cycles * self.cycle_s
+
+    def pack_s(self, nbytes: int) -> float:
+        """Processor time to pack (or unpack) nbytes of strided blocks."""
+        return nbytes / self.word_bytes * self.pack_cycles_per_word * self.cycle_s
 
     @property
     def phase_software_s(self) -> float:

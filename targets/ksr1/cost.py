@@ -2,17 +2,17 @@
 paper's fitted formulas (seed 002_1e1cb805508c9dd7.txt Sec. 5) that tests cross-check against.
 
 Analytic model: in each phase a reader's read loops run one after another; a loop of n
-subpages from a holder costs n unloaded reads (Table 1: 175 cycles on one ring:0, 600 over
-ring:1), divided by the prefetch depth; a phase lasts as long as its slowest reader or its
-busiest ARD (one packet per slot time). Broadcast readers of shared data do not add up
+subpages from a holder costs n turns of the reading loop (params.read_loop_us) and n
+unloaded reads (Table 1: 175 cycles on one ring:0, 600 over ring:1), divided by the prefetch
+depth but never below the loop's own time; a phase lasts as long as its slowest reader or
+its busiest ARD (one packet per ard_service_ns). Broadcast readers of shared data do not add up
 (responses pass every waiting cell, Sec. 5.2); poststore pushes each subpage once.
 
-Paper fits, T in ms: the seed gives T = C0 + C1 * N_procs + C2 * N_subpages but no units
-for N_subpages. Read as 128-byte subpages, the broadcast's C1 = 0.054 ms would be 54 us per
-subpage, 8x the 6-7 us per subpage that Table 2 ("Broadcast cost per subpage") measures
-for the same broadcast. Read per kilobyte (8 subpages) it is 6.75 us per subpage, as in
-Table 2, and Table 3's cshift (3.88 ms on 32 cells) is then 128 KB per cell. So
-`paper_fit_ms` takes N in KB.
+Paper fits, T in ms with the size in subpages, as the seed names it (N_subpages): the
+cshift fit then gives Table 3's distance-1 entries at 128 subpages a cell (experiments.py).
+An earlier reading took N in KB to make the broadcast's 54 us per subpage agree with
+Table 2's 6-7 us; it puts Table 3 at 128 KB a cell, 4 MB in 3.88 ms on one ring:0, more
+than ring:0's 1 GB/s (Sec. 2.2). docs/targets_ksr1.md lists what each reading contradicts.
 """
 
 from __future__ import annotations
@@ -55,18 +55,19 @@ def phase_time_s(phase: Phase, kind: str, params: KsrParams, geo: RingGeometry) 
             rate_s = max(params.slot_s, params.access_s / params.cius_per_cell)
             lift_s = 2 * params.slot_s + params.ring1_transit_s if geo.nrings > 1 else 0.0
             push_s = max(push_s, params.access_s + n * rate_s + params.rotation_s + lift_s)
-            readers[q] += n * params.access_s
+            readers[q] += n * (params.access_s + params.read_loop_s)
             continue
         # a write (tags.WRITE) costs a read: one ownership request round the ring
         latency = params.ring1_read_s if cross else params.ring0_read_s
         depth = min(params.prefetch_outstanding, n) if mode == PREFETCH else 1.0  # within a loop
-        readers[q] += n * max(latency / depth, params.slot_s)
+        step_s = params.read_loop_s + latency  # the loop's own time, then the read
+        readers[q] += n * max(step_s / depth, params.read_loop_s, params.slot_s)
         if cross:
             ard[geo.ring(q)] += n
             ard[geo.ring(h)] += n
     copies = max((math.ceil(t.nbytes / params.subpage_bytes) * params.access_s
                   for t in phase.sends if t.src == t.dst), default=0.0)
-    busiest_ard_s = max(ard.values(), default=0) * params.slot_s
+    busiest_ard_s = max(ard.values(), default=0) * params.ard_s
     return max(max(readers.values(), default=0.0) + push_s, busiest_ard_s, copies)
 
 
@@ -76,24 +77,25 @@ def predict_time_s(schedule: Schedule, kind: str, params: KsrParams, nnodes: int
 
 
 def lower_bound_s(coll: Collective, params: KsrParams) -> float:
-    """The busiest reader gets at most one subpage per slot time, after at least one holder
-    access and one hop; nothing else is assumed."""
+    """The busiest reader gets at most one subpage per slot time and runs its reading loop
+    once per subpage (read_loop_us), after at least one holder access and one hop; nothing
+    else is assumed."""
     m = coll.network_matrix
     if not m.any():
         return 0.0
     if coll.kind in REDUCTIONS:
         most = 1
     else:
-        most = max(sum(math.ceil(int(b) / params.subpage_bytes) for b in m[:, q] if b)
-                   for q in range(coll.nprocs))
-    return params.access_s + params.hop_s + most * params.slot_s
+        # a read loop may pack blocks of several cells into one subpage (a tree's levels)
+        most = max(math.ceil(int(m[:, q].sum()) / params.subpage_bytes) for q in range(coll.nprocs))
+    return params.access_s + params.hop_s + most * max(params.slot_s, params.read_loop_s)
 
 
-# -- the seed's fitted formulas (Sec. 5), T in ms, size in KB (see module doc) -----------
+# -- the seed's fitted formulas (Sec. 5), T in ms, size in subpages (see module doc) -----
 
-def paper_fit_ms(algorithm: str, nprocs: int, size_kb: float) -> float | None:
-    """The seed's fit for `algorithm` on `nprocs` cells moving `size_kb` (None: not given)."""
-    p, n, log_p = nprocs, size_kb, math.log2(max(nprocs, 1))
+def paper_fit_ms(algorithm: str, nprocs: int, subpages: float) -> float | None:
+    """The seed's fit for `algorithm` on `nprocs` cells moving `subpages` (None: not given)."""
+    p, n, log_p = nprocs, subpages, math.log2(max(nprocs, 1))
     if algorithm == "broadcast":  # Sec. 5.2
         return 0.054 * n if p <= 32 else 0.419 + 0.069 * n
     if algorithm == "cshift":  # Sec. 5.4 (distance 1)

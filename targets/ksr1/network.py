@@ -21,11 +21,13 @@ those over ring:1); every copy it passes is invalidated, the first holder answer
 the data, and the writer becomes the exclusive owner, whom later readers then find.
 
 Resources (runtime engine): per cell a read engine (one read loop at a time; a plain read
-waits for its subpage, `prefetch` keeps several in flight, Sec. 3.4) and four CIUs (Sec.
-2.1); per ring:0 a pool of 13 slots (Sec. 2.2) and the two ARDs, one packet per slot time
-each: the ARDs are where reads over ring:1 queue (Secs. 5.2, 5.4). Ring:1 itself is a fixed
-transit (the seed gives no ring:1 bandwidth). An unloaded read costs exactly Table 1's
-175 (ring:0) or 600 (ring:1) cycles plus slot alignment; everything else is contention.
+waits for its subpage, `prefetch` keeps several in flight, Sec. 3.4), the processor running
+the loop (params.read_loop_us per subpage, calibrated) and four CIUs (Sec. 2.1); per ring:0
+a pool of 13 slots (Sec. 2.2) and the two ARDs, one packet per params.ard_service_ns
+(calibrated) each: the ARDs are where reads over ring:1 queue (Secs. 5.2, 5.4). Ring:1
+itself is a fixed transit (the seed gives no ring:1 bandwidth). An unloaded read costs
+exactly the loop's turn and Table 1's 175 (ring:0) or 600 (ring:1) cycles plus slot
+alignment; everything else is contention.
 Poststore (Sec. 3.4): the owner pushes each subpage once round every ring:0, readers then
 read their local cache.
 """
@@ -53,6 +55,7 @@ class KsrNetwork(Network):
         self.engine, self.p = engine, params
         self.geo = geo = RingGeometry(params, nnodes)
         self.readers = [Resource(engine, f"cell {q} read engine") for q in range(nnodes)]
+        self.loops = [Resource(engine, f"cell {q} reading loop") for q in range(nnodes)]
         self.cius = [[Resource(engine, f"cell {q} CIU {k}") for k in range(int(params.cius_per_cell))]
                      for q in range(nnodes)]
         # grant_now=False: a free slot is granted through the heap, the order of events in which
@@ -110,11 +113,13 @@ class KsrNetwork(Network):
 
     def resources(self) -> list[Any]:
         cius = [c for cell in self.cius for c in cell]
-        return self.readers + cius + self.slots + self.ard_up + self.ard_down
+        return self.readers + self.loops + cius + self.slots + self.ard_up + self.ard_down
 
     # -- reads ---------------------------------------------------------------------------
     def _stream(self, t: Transfer, key: Any, subpages: range, write: bool = False):
+        loop = self.loops[t.dst]
         for j in subpages:
+            yield from self._loop_step(loop)
             yield self.engine.timeout(self.p.miss_s + self.p.protocol_s, "miss and request")
             if write:
                 yield from self.write(t.dst, t.src, (key, j))
@@ -261,6 +266,14 @@ class KsrNetwork(Network):
         self.counters["invalidated"] += len(have - {q})
 
     # -- resources -----------------------------------------------------------------------
+    def _loop_step(self, loop: Resource):
+        """The reading loop's own time for one subpage (params.read_loop_us): the cell's
+        processor runs it, one subpage at a time even when several reads are in flight."""
+        if self.p.read_loop_s > 0:
+            yield loop.request()
+            yield self.engine.timeout(self.p.read_loop_s, "reading loop")
+            loop.release()
+
     def _access(self, holder: int, sub: Sub):
         """The holder's CIU (one of four, by subpage address) reads its local cache."""
         cius = self.cius[holder]
@@ -315,7 +328,7 @@ class KsrNetwork(Network):
 
     def _ard(self, ard: Resource):
         yield ard.request()
-        yield self.engine.timeout(self.p.slot_s, "ARD")
+        yield self.engine.timeout(self.p.ard_s, "ARD")
         ard.release()
 
     # -- poststore -----------------------------------------------------------------------
@@ -338,7 +351,7 @@ class KsrNetwork(Network):
                 self.engine.process(self._request(t.dst, t.src, sub, done), f"cell {t.dst} request")
             waits.append(done)
         yield self.engine.all_of(waits, f"poststored data at cell {t.dst}")
-        yield self.engine.timeout(nsub * self.p.access_s, "local cache read")
+        yield self.engine.timeout(nsub * (self.p.access_s + self.p.read_loop_s), "local cache read")
         for j in range(nsub):
             self.copies[(key, j)].add(t.dst)
 

@@ -55,8 +55,10 @@ class Ksr1Target(Target):
     def __init__(self, nnodes: int, params: KsrParams):
         self.nnodes, self.params = nnodes, params
         self.clock_hz = params.clock_MHz * 1e6
-        # For the library's pipelines: a read costs an access and a hop, then a slot per subpage.
-        port = PortModel(params.access_s + params.hop_s, params.slot_s / params.subpage_bytes,
+        # For the library's pipelines: a read costs an access and a hop, then per subpage a
+        # slot or a turn of the reading loop, whichever is longer.
+        per_subpage_s = max(params.slot_s, params.read_loop_s)
+        port = PortModel(params.access_s + params.hop_s, per_subpage_s / params.subpage_bytes,
                          1 / (params.arith_MFLOPS * 1e6))
         self.library = Library.of(Machine(nnodes, port))
 
@@ -105,7 +107,7 @@ class Ksr1Target(Target):
         return cost.lower_bound_s(coll, self.params)
 
     def binding_bound(self, coll: Collective) -> tuple[float, str]:
-        return self.lower_bound_s(coll), "reader bandwidth (one subpage per slot)"
+        return self.lower_bound_s(coll), "reader bandwidth (a subpage per slot or per reading-loop turn)"
 
     def build_network(self, engine: Engine) -> KsrNetwork:
         return KsrNetwork(engine, self.params, self.nnodes)
@@ -130,6 +132,12 @@ def check_params(params: KsrParams) -> None:
         raise usage_error(f"ring1_cycles={params.ring1_cycles:g} is less than ring0_cycles="
                           f"{params.ring0_cycles:g}", "a read over ring:1 cannot be faster "
                           "than one on ring:0 (Table 1: 600 vs 175 cycles)")
+    if 4 * params.ard_s + params.crossing_hops * params.hop_s > \
+            (params.ring1_cycles - params.ring0_cycles) * params.cycle_s:
+        raise usage_error(f"ard_service_ns={params.ard_service_ns:g} does not fit in Table 1's "
+                          f"ring:1 read ({params.ring1_cycles:g} cycles): a crossing read passes "
+                          "four ARDs", "give a smaller ard_service_ns or omit it for the "
+                          "calibrated value")
 
 
 def make_ksr1(positional: str | None, overrides: dict[str, str]) -> Ksr1Target:

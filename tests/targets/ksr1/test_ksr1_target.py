@@ -28,6 +28,7 @@ P = KsrParams()
     ("ksr1:8,ards_per_ring0=3", "exactly 2 ARDs"),
     ("ksr1:8,bogus=1", "unknown parameter 'bogus' for target 'ksr1'"),
     ("ksr1:8,barrier_us=-1", "barrier_us=-1 of target 'ksr1' must be a finite number >= 0"),
+    ("ksr1:8,ard_service_ns=6000", "ard_service_ns=6000 does not fit in Table 1's ring:1 read"),
 ])
 def test_bad_specs_are_clear_usage_errors(spec, message):
     with pytest.raises(PhalanxError) as info:
@@ -88,9 +89,11 @@ def test_tags_round_trip():
     assert untag(tag(2, WRITE)) == (2, WRITE)
 
 
-def _net(spec: str):
+def _net(spec: str, loop: bool = False):
+    """The ring alone unless `loop`: the calibrated reading loop (params.read_loop_us) is
+    the paper's code's time, not the ring's, and is tested on its own below."""
     engine = Engine()
-    return engine, resolve(spec).build_network(engine)
+    return engine, resolve(spec if loop else f"{spec},read_loop_us=0").build_network(engine)
 
 
 def _read(engine, net, transfers):
@@ -205,6 +208,18 @@ def test_prefetch_overlaps_reads_and_poststore_pushes_once():
                                  for q in range(1, 64)])
     assert net.stats()["pushes"] == 16 and net.stats()["requests"] == 0
     assert pushed < 16 * P.ring0_read_s
+
+
+def test_the_reading_loop_runs_once_per_subpage_even_with_reads_in_flight():
+    """params.read_loop_us (calibrated): a plain read loop pays it and then the read for
+    every subpage; prefetching overlaps the reads, but the one processor still runs the
+    loop once per subpage."""
+    n = 16
+    plain = _read(*_net("ksr1:32", loop=True), [Transfer(1, 0, 128 * n, 1, 0)])
+    ring = _read(*_net("ksr1:32"), [Transfer(1, 0, 128 * n, 1, 0)])
+    assert plain == pytest.approx(ring + n * P.read_loop_s, abs=n * P.slot_s)  # slot alignment
+    fetched = _read(*_net("ksr1:32", loop=True), [Transfer(1, 0, 128 * n, 1, 0, tag(0, PREFETCH))])
+    assert n * P.read_loop_s < fetched < n * P.read_loop_s + 2 * P.ring0_read_s
 
 
 def test_ard_is_the_bottleneck_when_every_read_crosses():
