@@ -19,6 +19,7 @@ from typing import Any
 
 from phalanx import register_all
 from phalanx.compiler.driver import Compiled, chosen_algorithms, compile_program
+from phalanx.compiler.groups import describe as describe_groups
 from phalanx.compiler.ir.printing import print_generic
 from phalanx.compiler.recognize import KINDS as COLLECTIVE_KINDS
 from phalanx.compiler.target import TARGETS, resolve
@@ -60,6 +61,7 @@ def compile_json(compiled: Compiled) -> dict[str, Any]:
             "phases": len(compiled.schedules[i].phases),
             "lower_bound_s": compiled.target.lower_bound_s(c),
             "lower_bound_binds": compiled.target.binding_bound(c)[1],
+            "groups": describe_groups(c) if c.groups else None,
             "candidates": [dataclasses.asdict(x) for x in compiled.candidates[i]],
             "left_out": [dataclasses.asdict(x) for x in compiled.left_out[i]],
         } for i, (c, alg) in enumerate(zip(compiled.collectives, algs))],

@@ -14,6 +14,10 @@ import numpy as np
 
 KINDS = ("alltoall", "alltoallv", "broadcast", "scatter", "gather", "allgather", "reduce",
          "allreduce", "cshift", "permutation", "sparse")
+# Kinds a statement may be `in groups`: a shift or a permutation splits into pairs and rings
+# whatever the statement, and its algorithms already take any byte matrix.
+GROUPABLE = ("alltoall", "alltoallv", "broadcast", "scatter", "gather", "allgather", "reduce",
+             "allreduce")
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,9 @@ class Collective:
     dst: str
     line: int
     root: int | None = None  # the single owner of broadcast, scatter, gather and reduce
+    # `kind` in groups: the members (global ranks, ascending) of each independent group,
+    # every one of which is that collective on its own; empty for a whole-statement collective.
+    groups: tuple[tuple[int, ...], ...] = ()
 
     @property
     def matrix(self) -> np.ndarray:
@@ -56,6 +63,49 @@ class Collective:
     def participants(self) -> tuple[int, ...]:
         m = self.matrix
         return tuple(int(p) for p in np.flatnonzero(m.sum(axis=0) + m.sum(axis=1)))
+
+
+def connected_groups(m: np.ndarray) -> list[tuple[int, ...]]:
+    """Connected components (two or more nodes) of the graph with an edge wherever bytes move
+    between two distinct nodes, lowest member first. Label propagation with pointer jumping:
+    each node takes the least label of its neighbours and of its label's label, until no
+    label changes, so every component ends labelled by its least node."""
+    n = m.shape[0]
+    net = (m > 0) | (m.T > 0)
+    np.fill_diagonal(net, False)
+    src, dst = np.nonzero(net)
+    labels = np.arange(n)
+    while True:
+        new = labels.copy()
+        np.minimum.at(new, src, labels[dst])
+        new = new[new]
+        if np.array_equal(new, labels):
+            break
+        labels = new
+    touched = np.zeros(n, dtype=bool)
+    touched[src] = True
+    out: dict[int, list[int]] = {}
+    for p in np.flatnonzero(touched).tolist():
+        out.setdefault(int(labels[p]), []).append(p)
+    return [tuple(members) for _, members in sorted(out.items())]
+
+
+def group_kind(m: np.ndarray, groups: list[tuple[int, ...]], op: str, src_mapping: str,
+               dst_mapping: str) -> str | None:
+    """The one kind every group is on its own (the statement's mappings read per group: `single`
+    one owner in each group, `replicated` a copy on each member), or None. Groups of uniform and
+    of varying all-to-alls together are an alltoallv."""
+    kinds = set()
+    for members in groups:
+        sub = m[np.ix_(members, members)]
+        off = sub.copy()
+        np.fill_diagonal(off, 0)
+        receiving = int((off.sum(axis=0) > 0).sum())
+        kinds.add(classify(sub, op, src_mapping, dst_mapping, receiving))
+    if kinds == {"alltoall", "alltoallv"}:
+        return "alltoallv"
+    kind = kinds.pop() if len(kinds) == 1 else None
+    return kind if kind in GROUPABLE else None
 
 
 def _off_diagonal(m: np.ndarray) -> np.ndarray:
@@ -99,8 +149,17 @@ def recognize(index: int, byte_matrix: np.ndarray, src: str, dst: str, line: int
               op: str = "copy", src_mapping: str = "distributed",
               dst_mapping: str = "distributed", nreceivers: int = 1,
               root: int | None = None) -> Collective:
+    """The statement's collective. Where its byte matrix splits into two or more independent
+    groups (connected components of who sends to whom) that are each the same known collective,
+    it is that collective in groups (a shift or a permutation stays what it is)."""
     n = byte_matrix.shape[0]
     rows = tuple(tuple(int(x) for x in row) for row in byte_matrix)
     kind = classify(byte_matrix, op, src_mapping, dst_mapping, nreceivers)
+    if kind not in ("cshift", "permutation", "alltoall", "alltoallv"):
+        groups = connected_groups(byte_matrix)
+        in_groups = group_kind(byte_matrix, groups, op, src_mapping, dst_mapping) \
+            if len(groups) > 1 else None
+        if in_groups is not None:
+            return Collective(index, in_groups, n, rows, src, dst, line, None, tuple(groups))
     keeps_root = kind in ("broadcast", "scatter", "gather", "reduce")
     return Collective(index, kind, n, rows, src, dst, line, root if keeps_root else None)

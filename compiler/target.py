@@ -12,6 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from phalanx.compiler import groups
 from phalanx.compiler.recognize import KINDS, Collective
 from phalanx.compiler.schedule import Schedule
 from phalanx.grammar.diagnostics import usage_error
@@ -20,6 +23,9 @@ from phalanx.grammar.diagnostics import usage_error
 CostModel = Callable[["Target", Collective, str], float]
 # "target" is each target's predict_time_s; backends register theirs (runtime/backends).
 COST_MODELS: dict[str, CostModel] = {}
+# A collective in groups may also run as the sparse exchange it is: `sparse:direct` is the
+# target's `direct` for a sparse pattern, once on the whole byte matrix.
+AS_PATTERN = "sparse:"
 
 
 def register_cost_model(name: str, model: CostModel) -> None:
@@ -66,9 +72,48 @@ class Target(ABC):
         memo = self.__dict__.setdefault("_predictions", {})
         key = (cost, coll, algorithm)
         if key not in memo:
-            memo[key] = (self.predict_time_s(coll, algorithm) if cost == "target"
-                         else COST_MODELS[check_cost_model(cost)](self, coll, algorithm))
+            if cost != "target":  # a backend's model runs the whole (merged) schedule
+                memo[key] = COST_MODELS[check_cost_model(cost)](self, coll, algorithm)
+            elif coll.groups and algorithm.startswith(AS_PATTERN):
+                memo[key] = self.predict(groups.as_pattern(coll), algorithm[len(AS_PATTERN):])
+            elif coll.groups:
+                memo[key] = self.grouped_time_s(coll, algorithm)
+            else:
+                memo[key] = self.predict_time_s(coll, algorithm)
         return memo[key]
+
+    def grouped_time_s(self, coll: Collective, algorithm: str) -> float:
+        """A collective in groups: every group runs `algorithm` at once, so it takes as long as
+        its slowest group (each predicted by this machine's model as a machine of its own size),
+        and no less than its phases' busiest links need, one phase after another, where the
+        groups' messages share links under the machine's routing. A barrier phase of the merged
+        schedule waits for the whole machine, at the whole machine's barrier cost."""
+        slowest = max(self.predict(sub, algorithm) for sub in groups.locals_of(coll))
+        merged = self.schedule_for(coll, algorithm)
+        # A merged barrier phase is a barrier of the whole machine, not of one group.
+        barriers = sum(phase.sync == "barrier" for phase in merged.phases)
+        largest = max(len(g) for g in coll.groups)
+        slowest += barriers * max(self.barrier_s(coll.nprocs) - self.barrier_s(largest), 0.0)
+        links_s = 0.0
+        for phase in merged.phases:
+            sent = np.zeros((coll.nprocs, coll.nprocs), dtype=np.int64)
+            for t in phase.sends:
+                if t.src != t.dst:
+                    sent[t.src, t.dst] += t.nbytes
+            links_s += self.busiest_link_s(sent) if sent.any() else 0.0
+        return float(max(slowest, links_s))
+
+    def barrier_s(self, nnodes: int) -> float:
+        """One barrier of `nnodes` nodes as the machine's network charges it (its
+        `barrier_time_s`). Only the difference between the whole machine's barrier and a
+        group's matters (grouped_time_s); 0 by default, for machines whose barrier does not
+        depend on the node count (or that have no barrier phases in groups)."""
+        return 0.0
+
+    def busiest_link_s(self, matrix: Any) -> float:
+        """Seconds the busiest network link needs to carry a byte matrix (bytes p to q) under
+        the machine's routing; 0 where links are not modelled apart from the nodes' ports."""
+        return 0.0
 
     @abstractmethod
     def lower_bound_s(self, coll: Collective) -> float:
@@ -97,9 +142,16 @@ class Target(ABC):
         """`generate`, remembering the phases of each communication pattern: programs repeat
         the same redistribution many times, and generators are deterministic."""
         cache = self.__dict__.setdefault("_phase_cache", {})
-        key = (coll.kind, coll.byte_matrix, coll.root, algorithm)
+        key = (coll.kind, coll.byte_matrix, coll.root, coll.groups, algorithm)
         if key not in cache:
-            cache[key] = self.generate(coll, algorithm).phases
+            if coll.groups and algorithm.startswith(AS_PATTERN):
+                cache[key] = self.schedule_for(groups.as_pattern(coll),
+                                               algorithm[len(AS_PATTERN):]).phases
+            elif coll.groups:
+                cache[key] = groups.merge(coll, algorithm, [self.schedule_for(sub, algorithm)
+                                                            for sub in groups.locals_of(coll)]).phases
+            else:
+                cache[key] = self.generate(coll, algorithm).phases
         return Schedule(coll.index, coll.kind, algorithm, coll.nprocs, cache[key], coll.src,
                         coll.dst, coll.line)
 
@@ -120,12 +172,36 @@ class Target(ABC):
         return self.lower_bound_s(coll), "machine"
 
     def candidates(self, coll: Collective) -> list[tuple[str, str | None]]:
-        """Every algorithm for the kind, with the failed precondition of those `auto` leaves out."""
+        """Every algorithm for the kind, with the failed precondition of those `auto` leaves out.
+        In groups an algorithm must be able to run in every group."""
+        if coll.groups:
+            return self.grouped_candidates(coll)
         return [(a, self.unmet(coll, a)) for a in self.algorithms(coll.kind)]
+
+    def grouped_candidates(self, coll: Collective) -> list[tuple[str, str | None]]:
+        """Each algorithm of the kind, run in every group, then each algorithm of the `sparse`
+        exchange the statement also is, run once on the whole pattern (named `sparse:NAME`),
+        so that finding the groups never takes an option away."""
+        per_group = [dict(self.candidates(sub)) for sub in groups.locals_of(coll)]
+        out = []
+        for a in dict.fromkeys(a for each in per_group for a in each):
+            reason = None
+            for members, each in zip(coll.groups, per_group):
+                why = each[a] if a in each else "it is not an algorithm for a group of this size"
+                if why is not None:
+                    reason = f"in the group of nodes {_members_text(members)}: {why}"
+                    break
+            out.append((a, reason))
+        return out + [(AS_PATTERN + a, why) for a, why in self.candidates(groups.as_pattern(coll))]
 
     def choose(self, coll: Collective, algorithm: str = "auto", cost: str = "target") -> str:
         """Resolve `auto` to the runnable algorithm with the least time predicted by the cost
         model `cost`; check a forced one: a known name whose preconditions hold."""
+        if coll.groups and algorithm.startswith(AS_PATTERN):  # checked on the whole pattern
+            return AS_PATTERN + self.choose(groups.as_pattern(coll), algorithm[len(AS_PATTERN):],
+                                            cost)
+        if coll.groups and algorithm != "auto":  # checked, and its name normalised, per group
+            return [self.choose(sub, algorithm, cost) for sub in groups.locals_of(coll)][0]
         known = self.algorithms(coll.kind)
         article = "an" if coll.kind[0] in "aeiou" else "a"
         if not known:
@@ -138,7 +214,8 @@ class Target(ABC):
                 why = "; ".join(f"{a}: {r}" for a, r in self.candidates(coll))
                 raise usage_error(f"no algorithm of target '{self.spec}' can lower the {coll.kind} "
                                   f"of line {coll.line}", why)
-            return min(able, key=lambda a: (self.predict(coll, a, cost), known.index(a)))
+            order = [a for a, _ in self.candidates(coll)]
+            return min(able, key=lambda a: (self.predict(coll, a, cost), order.index(a)))
         if algorithm not in known:
             raise usage_error(f"unknown algorithm '{algorithm}' for {article} {coll.kind} on "
                               f"target '{self.spec}'", "choose one of: auto, " + ", ".join(known))
@@ -148,6 +225,12 @@ class Target(ABC):
                               f"{coll.line} on {self.spec}: {reason}",
                               "use algorithm auto, which only picks algorithms that can run")
         return algorithm
+
+
+def _members_text(members: tuple[int, ...]) -> str:
+    """`8, 16, ..., 56` for a long group, every member for a short one."""
+    shown = ", ".join(str(m) for m in members[:3])
+    return shown if len(members) <= 4 else f"{shown}, ..., {members[-1]}"
 
 
 @dataclass(frozen=True)

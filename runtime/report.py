@@ -70,7 +70,7 @@ def statement_runs(collectives: list[CollectiveResult]) -> list[StatementRuns]:
     for c in collectives:
         key = (c.line, c.kind, c.algorithm)
         if key not in groups:
-            groups[key] = StatementRuns(c.line, c.kind, c.algorithm, [])
+            groups[key] = StatementRuns(c.line, c.label, c.algorithm, [])
         groups[key].runs.append(c)
     return list(groups.values())
 
@@ -89,7 +89,7 @@ def summary_lines(collectives: list[CollectiveResult], verbose: bool = False) ->
         for c in collectives:
             where = ("" if c.start_s is None or c.end_s is None else
                      f", from {c.start_s * 1e3:.6f} to {c.end_s * 1e3:.6f} ms")
-            out.append(f"  {run_identity(c)}: {c.kind} by {c.algorithm}, {c.phases} phases, "
+            out.append(f"  {run_identity(c)}: {c.label} by {c.algorithm}, {c.phases} phases, "
                        f"{c.time_s * 1e3:.6f} ms, efficiency {c.efficiency:.3f} "
                        f"(bound: {c.lower_bound_binds}){where}")
             out += [f"    problem: {problem}" for problem in c.problems]
@@ -189,7 +189,7 @@ def markdown(result: RunResult) -> str:
     for c, full in zip(data["collectives"], result.collectives):
         if id(full) not in shown:
             continue
-        out.append(f"| {c['line']} | {c['kind']} | {c['algorithm']} | {c['phases']} | "
+        out.append(f"| {c['line']} | {full.label} | {c['algorithm']} | {c['phases']} | "
                    f"{c['block_bytes']} | {c['time_s'] * 1e3:.6f} | {c['lower_bound_s'] * 1e3:.6f} | "
                    f"{c['efficiency']:.3f} | {c['aggregate_bandwidth_Bps'] / 1e6:.1f} | "
                    f"{'yes' if c['verified'] else 'NO'} | {_or_dash(c['stage'])} | "
@@ -206,7 +206,7 @@ def markdown(result: RunResult) -> str:
             for g in statement_runs(result.collectives)]
     for g in statement_runs(result.collectives):
         c = g.runs[0]
-        out += ["", f"## Candidates for line {c.line} ({c.kind})", "",
+        out += ["", f"## Candidates for line {c.line} ({c.label})", "",
                 "| algorithm | predicted time (ms) |", "|---|---|"]
         out += [f"| {a['algorithm']} | {a['predicted_time_s'] * 1e3:.6f} |" for a in c.candidates]
         out += ["", why_chosen(c, result.compiled.cost_model)]
@@ -339,7 +339,7 @@ def _collective(i: int, c: CollectiveResult, pics: dict[str, Picture], cost_mode
     problems = "".join(f"<li>{escape(p)}</li>" for p in c.problems)
     left_out = [[escape(x["algorithm"]), escape(x["reason"])] for x in c.left_out]
     return (f'<article id="collective-{i}"><h3>{escape(run_identity(c)).capitalize()}: '
-            f"{escape(c.kind)} by {escape(c.algorithm)}</h3>"
+            f"{escape(c.label)} by {escape(c.algorithm)}</h3>"
             + html.table(["nodes", "block bytes", "total bytes", "phases", "own time (ms)",
                           "lower bound (ms)", "efficiency", "bandwidth (MB/s)", "start (ms)",
                           "end (ms)", "data"], stats)
@@ -347,15 +347,26 @@ def _collective(i: int, c: CollectiveResult, pics: dict[str, Picture], cost_mode
                            "efficiency"], cand, ["chosen" if r["chosen"] else "" for r in rows])
                if rows else '<p class="note">The target listed no candidates.</p>')
             + (html.table(["left out by auto", "precondition that failed"], left_out) if left_out else "")
+            + groups_note(c)
             + f"<p>{escape(why_chosen(c, cost_model))} Efficiency is lower bound / time (simulated "
               "where run, else predicted).</p>"
             + (f'<ul class="bad">{problems}</ul>' if problems else "")
             + chart_html + (_runs_table(runs) if len(runs) > 1 else "") + "</article>")
 
 
+def groups_note(c: CollectiveResult) -> str:
+    """Who is in which group of a collective in groups (every group runs the algorithm at once)."""
+    if not c.groups:
+        return ""
+    members = "; ".join(", ".join(str(m) for m in g) for g in c.groups["members"])
+    roots = f" Roots: {', '.join(str(r) for r in c.groups['roots'])}." if "roots" in c.groups else ""
+    return (f"<p>{escape(c.label)}: every group runs {escape(c.algorithm)} at the same time on "
+            f"the same network. Members: {escape(members)}.{escape(roots)}</p>")
+
+
 def run_html(result: RunResult, pictures: list[Picture]) -> str:
     pics = {p.key: p for p in pictures}
-    links = {c.line: (f"collective-{i}", f"{c.kind} by {c.algorithm}")  # a statement's first run
+    links = {c.line: (f"collective-{i}", f"{c.label} by {c.algorithm}")  # a statement's first run
              for i, c in reversed(list(enumerate(result.collectives)))}
     links |= {s.line: ("timeline", f"compute {s.label}") for s in result.compiled.plan.steps
               if isinstance(s, ComputeStep) and s.line}

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 
 from phalanx.compiler.driver import Compiled
+from phalanx.compiler.groups import describe as describe_groups
+from phalanx.compiler.groups import kind_label
 from phalanx.compiler.schedule import Plan, Schedule
 from phalanx.compiler.target import Target
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError
@@ -46,6 +48,12 @@ class CollectiveResult:
     iteration: int | None = None  # 0-based run of a statement that runs more than once (repeat)
     start_s: float | None = None  # in the program: the first node enters (None: never started)
     end_s: float | None = None  # in the program: the last node leaves (None: none left yet)
+    groups: dict[str, Any] | None = None  # a collective in groups: compiler/groups.py describe
+
+    @property
+    def label(self) -> str:
+        """The kind, with `in 8 groups of 8` for a collective in groups."""
+        return kind_label(self.kind, [len(m) for m in self.groups["members"]] if self.groups else [])
 
     @property
     def elapsed_s(self) -> float | None:
@@ -69,7 +77,7 @@ class CollectiveResult:
                "candidates": self.candidates, "verified": self.verified,
                "lower_bound_binds": self.lower_bound_binds, "left_out": self.left_out,
                "stage": self.stage, "iteration": self.iteration, "start_s": self.start_s,
-               "end_s": self.end_s, "elapsed_s": self.elapsed_s}
+               "end_s": self.end_s, "elapsed_s": self.elapsed_s, "groups": self.groups}
         if self.problems:
             out["problems"] = self.problems
         return out
@@ -135,7 +143,7 @@ def collective_result(compiled: Compiled, step: Schedule, time_s: float, problem
         left_out=[{"algorithm": x.algorithm, "reason": x.reason} for x in compiled.left_out[i]]
         if i < len(compiled.left_out) else [],
         stage=step.stage if step.stage >= 0 else None, iteration=iteration,
-        start_s=start_s, end_s=end_s)
+        start_s=start_s, end_s=end_s, groups=describe_groups(coll) if coll.groups else None)
 
 
 def run_plan(target: Target, plan: Plan, data: Payloads, seed: int = 0, *, fast: bool = True,

@@ -146,7 +146,7 @@ class SyntheticRun:
 def lower(machine: Target, matrix: np.ndarray, algorithm: str) -> tuple[Collective, Schedule]:
     """Recognize the matrix's collective, choose (or check) the algorithm and generate it."""
     coll = recognize(0, np.asarray(matrix, dtype=np.int64), "A", "B", 0)
-    schedule = machine.generate(coll, machine.choose(coll, algorithm))
+    schedule = machine.schedule_for(coll, machine.choose(coll, algorithm))
     problems = schedule_problems(schedule) + machine.schedule_problems(schedule)
     if problems:
         raise PhalanxError(Diagnostic(f"the {schedule.algorithm} schedule of this "

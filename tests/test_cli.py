@@ -14,7 +14,7 @@ RUN_KEYS = {"target", "backend", "total_time_s", "verified", "collectives", "pro
 COLLECTIVE_KEYS = {"line", "kind", "nprocs", "block_bytes", "total_bytes", "algorithm", "phases",
                    "time_s", "lower_bound_s", "efficiency", "aggregate_bandwidth_Bps",
                    "candidates", "verified", "lower_bound_binds", "left_out", "stage", "iteration",
-                   "start_s", "end_s", "elapsed_s"}
+                   "start_s", "end_s", "elapsed_s", "groups"}
 
 
 def test_run_json_contract(cli, examples):
@@ -27,6 +27,7 @@ def test_run_json_contract(cli, examples):
     assert set(c) == COLLECTIVE_KEYS
     assert (c["kind"], c["line"], c["block_bytes"], c["phases"], c["algorithm"]) == \
         ("alltoall", 8, 2048, 15, "direct")
+    assert c["groups"] is None  # a whole-statement collective (docs/reports.md)
     closed_form = 15 * (10e-6 + 0.01e-6 * 2048)
     assert abs(c["time_s"] - closed_form) <= 1e-9 * closed_form
     assert abs(data["total_time_s"] - (1.5e-3 + closed_form)) <= 1e-9 * data["total_time_s"]

@@ -25,6 +25,7 @@ EXPECTED_KINDS = {
     "nbody.phx": ["allgather"] * 3,
     "cyclic_to_block.phx": ["alltoall", "sparse"],
     "bcast_reduce.phx": ["broadcast", "reduce", "allreduce"],
+    "fft3d_pencil.phx": ["alltoall", "alltoall"],  # each in 8 groups of 8 (test below)
 }
 
 
@@ -51,6 +52,21 @@ def test_example_runs_and_verifies(path: Path):
     if path.name in EXPECTED_KINDS:
         assert kinds == EXPECTED_KINDS[path.name]
     assert all(c["verified"] for c in result.to_json()["collectives"])
+
+
+@pytest.mark.parametrize("spec", ["ideal:64", "paragon:8x8", "iwarp:8x8", "torus:8x8"])
+def test_pencil_fft_runs_as_alltoall_in_groups_on_the_issue_targets(spec: str):
+    """Issue 19: the pencil FFT's transposes are all-to-alls inside the grid's columns, then
+    its rows, on every machine of the issue, and deliver their data."""
+    path = next(p for p in EXAMPLES if p.name == "fft3d_pencil.phx")
+    compiled = compile_program(path, target=spec)
+    columns = tuple(tuple(range(c, 64, 8)) for c in range(8))
+    rows = tuple(tuple(range(8 * r, 8 * r + 8)) for r in range(8))
+    assert [(c.kind, c.groups) for c in compiled.collectives] == [("alltoall", columns),
+                                                                  ("alltoall", rows)]
+    result = simulate(compiled, seed=1)
+    assert result.verified
+    assert [c["groups"]["count"] for c in result.to_json()["collectives"]] == [8, 8]
 
 
 @pytest.mark.parametrize("name", ["proteus_exchange.phx", "proteus_fft2d.phx",

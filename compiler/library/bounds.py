@@ -2,8 +2,10 @@
 
 - start-up: a node starts one message at a time, so the nodes that hold some of one node's
   data at most double per start-up: a broadcast, scatter, allgather or allreduce over n
-  members needs ceil(log2 n) start-ups along its critical path. Receiving costs no start-up
-  in these port models, so a gather or reduce (and any other pattern) needs only one;
+  members needs ceil(log2 n) start-ups along its critical path (in groups, n of the largest
+  group: the groups run at once; the port and cut bounds below hold for any byte matrix).
+  Receiving costs no start-up in these port models, so a gather or reduce (and any other
+  pattern) needs only one;
 - port bandwidth: each node must send and receive at least the data that leaves or reaches
   it, counted once however it is forwarded (a broadcast's root sends its block once; an
   allreduce's partials combine to one element), at its port rate (both directions on one
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from phalanx.compiler import groups
 from phalanx.compiler.library.members import (
     GROUP,
     REDUCTIONS,
@@ -83,9 +86,12 @@ def must_cross(coll: Collective, side: frozenset[int]) -> float:
 
 
 def startup_rounds(coll: Collective, port: PortModel) -> int:
-    """Start-ups on the critical path; nodes sharing a port count once (they talk in memory)."""
+    """Start-ups on the critical path; nodes sharing a port count once (they talk in memory).
+    In groups, the groups start at once: the largest group's count."""
     if coll.total_bytes == 0:
         return 0
+    if coll.groups:
+        return max(startup_rounds(groups.embedded(coll, g), port) for g in coll.groups)
     members = set(senders(coll)) | set(receivers(coll)) | (
         set(contributors(coll)) if coll.kind in GROUP else set())
     ports = {port.port(p) for p in members}

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from phalanx.compiler import groups
 from phalanx.compiler.driver import Compiled
 from phalanx.grammar.diagnostics import usage_error
 from phalanx.runtime.interpreter import Execution, Span, StepTiming
@@ -54,7 +55,8 @@ def mpirun_command(nprocs: int, job: Path, status_dir: Path, extra: list[str]) -
 def _job(compiled: Compiled, seed: int) -> dict[str, Any]:
     return {"seed": seed, "steps": compiled.plan.steps, "schedules": compiled.plan.schedules(),
             "communications": compiled.communications,
-            "collectives": [{"kind": c.kind, "root": c.root, "matrix": c.byte_matrix}
+            "collectives": [{"kind": c.kind, "root": c.root, "matrix": c.byte_matrix,
+                             "groups": [list(g) for g in c.groups], "roots": groups.roots(c)}
                             for c in compiled.collectives]}
 
 

@@ -220,29 +220,47 @@ def describe(step) -> str:
 
 
 def library_collective(comm, rank: int, coll: dict[str, Any], data) -> tuple[str, float]:
-    """MPI's own collective on the same byte counts (reductions: the same partial values)."""
+    """MPI's own collective on the same byte counts (reductions: the same partial values); for
+    a collective in groups, in a communicator per group (MPI_Comm_split), all at once."""
     kind, m = coll["kind"], np.asarray(coll["matrix"], dtype=np.int64)
     root = coll["root"] if coll["root"] is not None else 0
+    groups = coll["groups"]
+    if groups:
+        color = next((i for i, g in enumerate(groups) if rank in g), MPI.UNDEFINED)
+        sub = comm.Split(color, rank)
+        if color != MPI.UNDEFINED:
+            members = groups[color]
+            m = m[np.ix_(members, members)]
+            root = members.index(coll["roots"][color]) if coll["roots"] else 0
     comm.Barrier()
     start = MPI.Wtime()
+    if not groups:
+        name = _library_call(comm, rank, rank, kind, m, root, data)
+    elif sub != MPI.COMM_NULL:
+        name = _library_call(sub, sub.Get_rank(), rank, kind, m, root, data) + " in groups"
+        sub.Free()
+    else:
+        name = ""  # a rank outside every group takes no part
+    return name, MPI.Wtime() - start
+
+
+def _library_call(comm, rank: int, node: int, kind: str, m: np.ndarray, root: int, data) -> str:
+    """One MPI collective on `comm`, where this process is `rank` (node `node` of the machine)."""
     if isinstance(data, ReductionData):
-        part = data.partials.get(rank, np.zeros(1, data.reference.dtype))
+        part = data.partials.get(node, np.zeros(1, data.reference.dtype))
         out = np.empty_like(part)
         if kind == "allreduce":
-            name = "MPI_Allreduce"
             comm.Allreduce(part, out, op=MPI_OPS[data.stmt.op])
-        else:
-            name = "MPI_Reduce"
-            comm.Reduce(part, out, op=MPI_OPS[data.stmt.op], root=root)
-    elif kind == "broadcast":
-        name = "MPI_Bcast"
+            return "MPI_Allreduce"
+        comm.Reduce(part, out, op=MPI_OPS[data.stmt.op], root=root)
+        return "MPI_Reduce"
+    if kind == "broadcast":
         comm.Bcast(np.zeros(int(m[root].max(initial=0)), np.uint8), root=root)
-    else:
-        name = "MPI_Alltoallv"
-        send, recv = m[rank], m[:, rank]
-        sbuf, rbuf = np.zeros(int(send.sum()), np.uint8), np.empty(int(recv.sum()), np.uint8)
-        comm.Alltoallv([sbuf, (send.tolist(), None), MPI.BYTE], [rbuf, (recv.tolist(), None), MPI.BYTE])
-    return name, MPI.Wtime() - start
+        return "MPI_Bcast"
+    send, recv = m[rank], m[:, rank]
+    sbuf, rbuf = np.zeros(int(send.sum()), np.uint8), np.empty(int(recv.sum()), np.uint8)
+    comm.Alltoallv([sbuf, (send.tolist(), None), MPI.BYTE], [rbuf, (recv.tolist(), None), MPI.BYTE])
+    return "MPI_Alltoallv"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,7 +23,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from phalanx.compiler import hypercube
+from phalanx.compiler.algorithms import direct_partner
 from phalanx.compiler.library.members import GROUP, ROOTED
 from phalanx.compiler.library.offer import Library, bisection_cuts
 from phalanx.compiler.library.registry import Machine, PortModel
@@ -170,10 +173,13 @@ class BokhariTarget(Target):
             return hypercube.multiphase_time_s(parts, block, self.cost(coll.nprocs))
         p, m = self.params, coll.network_matrix
         busiest = int(max(m.sum(axis=1).max(), m.sum(axis=0).max())) if m.size else 0
-        return ((coll.nprocs - 1) * p.startup_us + p.us_per_byte * busiest) * 1e-6
+        return (direct_steps(m) * p.startup_us + p.us_per_byte * busiest) * 1e-6
 
     def choose(self, coll: Collective, algorithm: str = "auto", cost: str = "target") -> str:
-        """`auto`: least predicted time among the feasible equipartitions (Sec. 2.3)."""
+        """`auto`: least predicted time among the feasible equipartitions (Sec. 2.3). In groups,
+        the base class checks or chooses per group, each group of its own d."""
+        if coll.groups:
+            return super().choose(coll, algorithm, cost)
         d = hypercube.log2_exact(coll.nprocs)
         if algorithm != "auto":
             if algorithm.startswith("multiphase:") and d is not None and self._family_kind(coll):
@@ -210,6 +216,21 @@ class BokhariTarget(Target):
     def route_hops(self, src: int, dst: int) -> int:
         return len(self.route(src, dst))
 
+    def barrier_s(self, nnodes: int) -> float:
+        """Table 1's barrier, a d - b us on 2^d nodes (the network's barrier_time_s)."""
+        return barrier_us(self.params, nnodes) * 1e-6
+
+    def busiest_link_s(self, matrix: Any) -> float:
+        """The Paragon's mesh links under row-column routing at link_MBps (seed 000 Sec. 6);
+        the other machines' links are not what limits a message (link_MBps)."""
+        if self.link_MBps is None:
+            return 0.0
+        loads: dict[network.Hop, int] = {}
+        for src, dst in zip(*matrix.nonzero()):
+            for hop in self.route(int(src), int(dst)):
+                loads[hop] = loads.get(hop, 0) + int(matrix[src, dst])
+        return max(loads.values(), default=0) / (self.link_MBps * 1e6)
+
     @property
     def link_MBps(self) -> float | None:
         """The mesh link rate (Paragon, seed 000 Sec. 6); None where only the end points'
@@ -227,6 +248,14 @@ class BokhariTarget(Target):
         if self.mesh is not None:
             return network.MeshNetwork(engine, self.params, *self.mesh)
         return network.RoutedNetwork(engine, self.params, self.nnodes, self.route, self.link_MBps)
+
+
+def direct_steps(m: np.ndarray) -> int:
+    """Steps of the direct exchange that carry a message (the library drops empty ones): all
+    P - 1 for an all-to-all, 7 of 63 for eight 8-node groups on 64 nodes."""
+    n = len(m)
+    ranks = np.arange(n)
+    return sum(bool(m[ranks, direct_partner(ranks, s, n)].any()) for s in range(1, n))
 
 
 def parse_mesh(positional: str | None) -> tuple[int, int]:

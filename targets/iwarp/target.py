@@ -155,6 +155,12 @@ class IWarpTarget(Target):
             return self.library.predict_s(self.schedule_for(coll, algorithm))
         return cost.predict_time_s(self.params, self.torus, coll, algorithm)
 
+    def busiest_link_s(self, matrix: np.ndarray) -> float:
+        """The torus's busiest directed link under e-cube routing, at link rate (001 Sec. 3.1)."""
+        m = np.zeros((self.nnodes, self.nnodes), dtype=np.int64)  # fewer processors than nodes
+        m[:len(matrix), :len(matrix)] = matrix
+        return self.params.data_s(float(self.torus.link_loads(m).max()))
+
     def lower_bound_s(self, coll: Collective) -> float:
         return self.binding_bound(coll)[0]
 

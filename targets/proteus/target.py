@@ -102,7 +102,7 @@ class ProteusTarget(Target):
         return hypercube.multiphase_schedule(coll, algorithm)
 
     def choose(self, coll: Collective, algorithm: str = "auto", cost: str = "target") -> str:
-        if algorithm.startswith("multiphase:") and coll.kind == "alltoall":
+        if algorithm.startswith("multiphase:") and coll.kind == "alltoall" and not coll.groups:
             d = hypercube.log2_exact(coll.nprocs)
             if d is not None:
                 return hypercube.algorithm_name(hypercube.parse_partition(algorithm, d))

@@ -42,3 +42,6 @@ PHALANX_OPT = _tool("phalanx-opt", f"{sys.executable} -m phalanx.compiler.ir.opt
 config.substitutions.append(("phalanx-opt", PHALANX_OPT))
 config.substitutions.append(("filecheck", _tool("filecheck")))
 config.environment["PATH"] = BIN + os.pathsep + os.environ.get("PATH", "")
+# A worktree run with PYTHONPATH pointing at its own checkout tests that checkout's passes.
+if "PYTHONPATH" in os.environ:
+    config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]

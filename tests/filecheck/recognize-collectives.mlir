@@ -32,7 +32,7 @@
 
 // CHECK:      "dist.compute"() {label = "rows"
 // 8x8 float64 rows to columns on 4: every pair exchanges a 2x2 block of 8-byte elements.
-// CHECK-NEXT: "coll.alltoall"() {collective = 0 : i64, src = "A", dst = "B", nprocs = 4 : i64, byte_matrix = array<i64: 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32>, line = 11 : i64, root = -1 : i64, stage = -1 : i64, block_bytes = 32 : i64}
+// CHECK-NEXT: "coll.alltoall"() {collective = 0 : i64, src = "A", dst = "B", nprocs = 4 : i64, byte_matrix = array<i64: 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32>, line = 11 : i64, root = -1 : i64, stage = -1 : i64, group_sizes = array<i64>, group_members = array<i64>, block_bytes = 32 : i64}
 // The single owner's 8 float32 to every processor.
 // CHECK-NEXT: "coll.broadcast"() {collective = 1 : i64, src = "S", dst = "R", nprocs = 4 : i64, byte_matrix = array<i64: 32, 32, 32, 32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, line = 12 : i64, root = 0 : i64
 // Two cyclic elements of each processor concatenated on the owner, and back.
@@ -47,8 +47,8 @@
 // CHECK-NEXT: "dist.pipeline"() {stages = 2 : i64, line = 19 : i64}
 // CHECK-NEXT: "dist.compute"() {label = "k", {{.*}} stage = 0 : i64
 // Stage 0 moves rows [0, 4) of B, which processors 0 and 1 hold in A: only they send.
-// CHECK-NEXT: "coll.sparse"() {collective = 8 : i64, {{.*}} byte_matrix = array<i64: 32, 32, 32, 32, 32, 32, 32, 32, 0, 0, 0, 0, 0, 0, 0, 0>, line = 21 : i64, root = -1 : i64, stage = 0 : i64}
+// CHECK-NEXT: "coll.sparse"() {collective = 8 : i64, {{.*}} byte_matrix = array<i64: 32, 32, 32, 32, 32, 32, 32, 32, 0, 0, 0, 0, 0, 0, 0, 0>, line = 21 : i64, root = -1 : i64, stage = 0 : i64, group_sizes = array<i64>, group_members = array<i64>}
 // CHECK-NEXT: "dist.compute"() {label = "k", {{.*}} stage = 1 : i64
-// CHECK-NEXT: "coll.sparse"() {collective = 9 : i64, {{.*}} byte_matrix = array<i64: 0, 0, 0, 0, 0, 0, 0, 0, 32, 32, 32, 32, 32, 32, 32, 32>, {{.*}} stage = 1 : i64}
+// CHECK-NEXT: "coll.sparse"() {collective = 9 : i64, {{.*}} byte_matrix = array<i64: 0, 0, 0, 0, 0, 0, 0, 0, 32, 32, 32, 32, 32, 32, 32, 32>, {{.*}} stage = 1 : i64, group_sizes = array<i64>, group_members = array<i64>}
 // CHECK-NOT:  "dist.assign"
 // CHECK-NOT:  "dist.reduce"

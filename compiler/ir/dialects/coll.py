@@ -37,16 +37,21 @@ class CollectiveOp(IRDLOperation, ABC):
     line = attr_def(IntegerAttr[I64])
     root = attr_def(IntegerAttr[I64])  # the single owner of a rooted collective, else -1
     stage = attr_def(IntegerAttr[I64])  # the pipeline stage, else -1
+    # The kind in groups (compiler/groups.py): each group's member count, and the members of
+    # every group one after another (global ranks); both empty for a whole-statement collective.
+    group_sizes = attr_def(DenseArrayBase[I64])
+    group_members = attr_def(DenseArrayBase[I64])
 
     def __init__(self, collective: int, src: str, dst: str, byte_matrix: Sequence[Sequence[int]],
-                 line: int = 0, root: int = -1, stage: int = -1) -> None:
+                 line: int = 0, root: int = -1, stage: int = -1,
+                 groups: Sequence[Sequence[int]] = ()) -> None:
         super().__init__(attributes=self._common_attrs(collective, src, dst, byte_matrix, line,
-                                                       root, stage))
+                                                       root, stage, groups))
 
     @staticmethod
     def _common_attrs(
         collective: int, src: str, dst: str, byte_matrix: Sequence[Sequence[int]], line: int,
-        root: int = -1, stage: int = -1,
+        root: int = -1, stage: int = -1, groups: Sequence[Sequence[int]] = (),
     ) -> dict[str, Attribute]:
         flat = np.array(_flatten(byte_matrix), dtype="<i8")
         return {
@@ -58,7 +63,15 @@ class CollectiveOp(IRDLOperation, ABC):
             "line": IntegerAttr(line, i64),
             "root": IntegerAttr(root, i64),
             "stage": IntegerAttr(stage, i64),
+            "group_sizes": DenseArrayBase.from_list(i64, [len(g) for g in groups]),
+            "group_members": DenseArrayBase.from_list(i64, [int(m) for g in groups for m in g]),
         }
+
+    def groups_value(self) -> tuple[tuple[int, ...], ...]:
+        """The members of each group; empty for a whole-statement collective."""
+        members = iter(self.group_members.get_values())
+        return tuple(tuple(next(members) for _ in range(size))
+                     for size in self.group_sizes.get_values())
 
     @property
     def kind(self) -> str:
@@ -88,6 +101,7 @@ class CollectiveOp(IRDLOperation, ABC):
             "nprocs": self.nprocs_value,
             "byte_matrix": self.byte_matrix_rows(),
             "line": self.line.value.data,
+            "groups": [list(g) for g in self.groups_value()],
         }
 
     def verify_(self) -> None:
@@ -101,6 +115,13 @@ class CollectiveOp(IRDLOperation, ABC):
             )
         if (np.frombuffer(self.byte_matrix.data.data, dtype="<i8") < 0).any():
             raise VerifyException(f"'{self.name}' byte_matrix has a negative entry")
+        sizes, members = self.group_sizes.get_values(), self.group_members.get_values()
+        if sum(sizes) != len(members) or any(size < 2 for size in sizes):
+            raise VerifyException(f"'{self.name}' group_sizes {list(sizes)} do not split the "
+                                  f"{len(members)} group_members into groups of 2 or more")
+        if len(set(members)) != len(members) or any(not 0 <= m < n for m in members):
+            raise VerifyException(f"'{self.name}' group_members must be distinct ranks in "
+                                  f"0..{n - 1}")
 
 
 @irdl_op_definition
@@ -120,8 +141,9 @@ class AlltoallOp(CollectiveOp):
         block_bytes: int,
         line: int = 0,
         stage: int = -1,
+        groups: Sequence[Sequence[int]] = (),
     ) -> None:
-        attrs = self._common_attrs(collective, src, dst, byte_matrix, line, -1, stage)
+        attrs = self._common_attrs(collective, src, dst, byte_matrix, line, -1, stage, groups)
         attrs["block_bytes"] = IntegerAttr(block_bytes, i64)
         IRDLOperation.__init__(self, attributes=attrs)
 

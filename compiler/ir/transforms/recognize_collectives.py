@@ -2,8 +2,8 @@
 
 Input: a module of `dist` ops. Output: the same module with every assignment and
 reduction (pipeline stages included) replaced by a `coll.<kind>` op carrying the exact
-byte matrix (compiler/commsets.py), the root where there is one, and the collective's
-index in program order.
+byte matrix (compiler/commsets.py), the root where there is one, the members of each group
+of a collective in groups (compiler/groups.py), and the collective's index in program order.
 """
 
 from __future__ import annotations
@@ -25,15 +25,17 @@ def collective_op(c: Collective, stage: int = -1) -> coll.CollectiveOp:
     root = -1 if c.root is None else c.root
     if c.kind == "alltoall":
         return coll.AlltoallOp(c.index, c.src, c.dst, c.byte_matrix, c.block_bytes or 0, c.line,
-                               stage)
-    return coll.KIND_OPS[c.kind](c.index, c.src, c.dst, c.byte_matrix, c.line, root, stage)
+                               stage, c.groups)
+    return coll.KIND_OPS[c.kind](c.index, c.src, c.dst, c.byte_matrix, c.line, root, stage,
+                                 c.groups)
 
 
 def collective_from_op(op: coll.CollectiveOp) -> Collective:
     rows = tuple(tuple(r) for r in op.byte_matrix_rows())
     root = op.root.value.data
     return Collective(op.collective.value.data, op.kind, op.nprocs_value, rows, op.src.data,
-                      op.dst.data, op.line.value.data, root if root >= 0 else None)
+                      op.dst.data, op.line.value.data, root if root >= 0 else None,
+                      op.groups_value())
 
 
 def recognize_statement(index: int, stmt) -> Collective:

@@ -145,7 +145,7 @@ def test_coll_rejects_wrong_byte_matrix_length() -> None:
     text = (
         '"coll.alltoall"() {collective = 0 : i64, src = "A", dst = "B", nprocs = 2 : i64, '
         "byte_matrix = array<i64: 0, 1, 1, 0, 5>, line = 1 : i64, root = -1 : i64, stage = -1 : i64, "
-        "block_bytes = 1 : i64} : () -> ()"
+        "group_sizes = array<i64>, group_members = array<i64>, block_bytes = 1 : i64} : () -> ()"
     )
     with pytest.raises(VerifyException, match="byte_matrix has 5 entries"):
         parse_module(text)

@@ -1,0 +1,106 @@
+"""Collectives in groups: one collective per group, run in every group at once.
+
+A statement whose byte matrix splits into independent groups (compiler/recognize.py) is its
+kind `in groups`. Each group is that collective on its own members: `local` renumbers them
+0..n-1 (what the target's algorithms and cost models take: a group is a machine of n nodes),
+`embedded` keeps the machine's numbering with everything outside the group zero (what bounds
+take: a group's bound holds wherever its members are). A grouped schedule runs the same
+algorithm in every group, phase k of the whole being phase k of every group, on the real
+network, so groups contend wherever they share links. `as_pattern` is the statement as the
+sparse exchange it also is, for the target's sparse algorithms on the whole byte matrix.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from phalanx.compiler.library.members import ROOTED, root_of
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import Phase, Schedule, Transfer, block_of, piece_origin
+
+
+def _sub(coll: Collective, members: tuple[int, ...]) -> np.ndarray:
+    return coll.matrix[np.ix_(members, members)]
+
+
+def local(coll: Collective, members: tuple[int, ...]) -> Collective:
+    """The group's collective on its own, members renumbered 0..n-1 in ascending order."""
+    rows = tuple(tuple(int(x) for x in row) for row in _sub(coll, members))
+    return Collective(coll.index, coll.kind, len(members), rows, coll.src, coll.dst, coll.line)
+
+
+def locals_of(coll: Collective) -> list[Collective]:
+    return [local(coll, members) for members in coll.groups]
+
+
+def as_pattern(coll: Collective) -> Collective:
+    """The statement as the sparse exchange it also is: the whole byte matrix, no groups."""
+    return Collective(coll.index, "sparse", coll.nprocs, coll.byte_matrix, coll.src, coll.dst,
+                      coll.line)
+
+
+def embedded(coll: Collective, members: tuple[int, ...]) -> Collective:
+    """The group's collective in the machine's numbering, every other node idle."""
+    m = np.zeros_like(coll.matrix)
+    m[np.ix_(members, members)] = _sub(coll, members)
+    rows = tuple(tuple(int(x) for x in row) for row in m)
+    return Collective(coll.index, coll.kind, coll.nprocs, rows, coll.src, coll.dst, coll.line)
+
+
+def roots(coll: Collective) -> list[int]:
+    """Each group's root (global rank) for a rooted kind: the one sender of a broadcast or
+    scatter, the one receiver of a gather or reduce; empty for other kinds."""
+    if coll.kind not in ROOTED:
+        return []
+    return [members[root_of(local(coll, members))] for members in coll.groups]
+
+
+def _to_global(t: Transfer, members: tuple[int, ...], nlocal: int, nprocs: int) -> Transfer:
+    origin, offset = block_of(t.origin, nlocal)
+    whole = members[origin] if offset is None else piece_origin(members[origin], offset, nprocs)
+    return Transfer(members[t.src], members[t.dst], t.nbytes, whole, members[t.final], t.message)
+
+
+def merge(coll: Collective, algorithm: str, schedules: list[Schedule]) -> Schedule:
+    """One schedule of the whole machine: phase k holds every group's phase k (renumbered to
+    the machine's ranks); a phase is a barrier where any group's is."""
+    phases = []
+    for k in range(max(len(s.phases) for s in schedules)):
+        sends: list[Transfer] = []
+        recvs: list[Transfer] = []
+        sync = "local"
+        for members, s in zip(coll.groups, schedules):
+            if k >= len(s.phases):
+                continue
+            phase = s.phases[k]
+            sends += [_to_global(t, members, s.nprocs, coll.nprocs) for t in phase.sends]
+            recvs += [_to_global(t, members, s.nprocs, coll.nprocs) for t in phase.recvs]
+            sync = "barrier" if phase.sync == "barrier" else sync
+        phases.append(Phase(tuple(sends), tuple(recvs), sync))
+    return Schedule(coll.index, coll.kind, algorithm, coll.nprocs, tuple(phases), coll.src,
+                    coll.dst, coll.line)
+
+
+def describe(coll: Collective) -> dict:
+    """The groups as the JSON reports them: count, size (None when they differ), members and,
+    for a rooted kind, each group's root."""
+    sizes = {len(g) for g in coll.groups}
+    out = {"count": len(coll.groups), "size": sizes.pop() if len(sizes) == 1 else None,
+           "members": [list(g) for g in coll.groups]}
+    found = roots(coll)
+    if found:
+        out["roots"] = found
+    return out
+
+
+def label(coll: Collective) -> str:
+    """`alltoall in 8 groups of 8` (or `of 4-8` when sizes differ); the kind alone otherwise."""
+    return kind_label(coll.kind, [len(g) for g in coll.groups])
+
+
+def kind_label(kind: str, sizes: list[int]) -> str:
+    """The kind, and `in N groups of S` for a collective in groups of those sizes."""
+    if not sizes:
+        return kind
+    low, high = min(sizes), max(sizes)
+    return f"{kind} in {len(sizes)} groups of {low if low == high else f'{low}-{high}'}"

@@ -1,0 +1,19 @@
+// RUN: phalanx-opt -p recognize-collectives %s | filecheck %s
+//
+// A collective in groups: a 3-D array on a 4 x 2 grid goes from (*, BLOCK, BLOCK) to
+// (BLOCK, *, BLOCK), so dimensions 1 and 2 trade places within each grid column (the ranks
+// with one second coordinate: 0, 2, 4, 6 and 1, 3, 5, 7) and nothing crosses between them.
+// Each column is an all-to-all of 64-byte blocks (2 x 2 x 4 float32): `coll.alltoall` in two
+// groups of four, the groups listed by size and members.
+
+"builtin.module"() ({
+  "dist.processors"() {sym_name = "Q", shape = array<i64: 4, 2>, base = 0 : i64, line = 2 : i64} : () -> ()
+  "dist.array"() {sym_name = "X", shape = array<i64: 8, 8, 8>, elem_type = "float32", distribution = ["*", "BLOCK", "BLOCK"], onto = "Q", mapping = "distributed", owner = -1 : i64, line = 3 : i64} : () -> ()
+  "dist.array"() {sym_name = "Y", shape = array<i64: 8, 8, 8>, elem_type = "float32", distribution = ["BLOCK", "*", "BLOCK"], onto = "Q", mapping = "distributed", owner = -1 : i64, line = 4 : i64} : () -> ()
+  "dist.assign"() {dst = "Y", src = "X", op = "copy", perm = array<i64: 0, 1, 2>, shift = array<i64: 0, 0, 0>, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 5 : i64} : () -> ()
+}) : () -> ()
+
+// CHECK:      "coll.alltoall"() {collective = 0 : i64, src = "X", dst = "Y", nprocs = 8 : i64,
+// CHECK-SAME: byte_matrix = array<i64: 64, 0, 64, 0, 64, 0, 64, 0, 0, 64, 0, 64,
+// CHECK-SAME: group_sizes = array<i64: 4, 4>, group_members = array<i64: 0, 2, 4, 6, 1, 3, 5, 7>, block_bytes = 64 : i64}
+// CHECK-NOT:  "dist.assign"
