@@ -18,7 +18,7 @@ from phalanx.compiler.schedule import Plan, block_of
 from phalanx.compiler.target import resolve
 from phalanx.compiler.verify import schedule_problems
 from phalanx.grammar.diagnostics import PhalanxError
-from phalanx.runtime.data import BlockStore
+from phalanx.runtime.data import BlockStore, Payloads
 from phalanx.runtime.simulate import run_plan, simulate
 from phalanx.runtime.synthetic import SyntheticData, block_bytes_of, execute
 
@@ -206,9 +206,9 @@ def test_broadcast_in_rows_runs_every_tree_in_every_row(spec: str):
             continue
         schedule = machine.schedule_for(c, name)
         assert schedule_problems(schedule) == []
-        data = BroadcastData(c.matrix, 1)
-        execution, _ = run_plan(machine, Plan(64, (schedule,)), {0: data}, 1)
-        assert data.problems() == [], (name, data.problems())
+        data = Payloads(lambda _: BroadcastData(c.matrix, 1), [0])
+        execution, _ = run_plan(machine, Plan(64, (schedule,)), data, 1)
+        assert data.checked() == {0: []}, name
         assert bound <= execution.collectives[0].time_s * (1 + 1e-9), (name, binds)
 
 
