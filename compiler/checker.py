@@ -255,9 +255,12 @@ class Checker:
             if isinstance(s, (ReduceStmt, PipelineStmt)):
                 self.fail(s.loc, "a pipeline may hold only compute statements and assignments",
                           "move the reduction or the nested pipeline out of the pipeline")
-            if isinstance(s, AssignStmt) and s.dst.shape[0] < stmt.stages:
-                self.fail(s.loc, f"cannot split '{s.dst.name}' ({s.dst.shape[0]} rows) into "
-                          f"{stmt.stages} stages", f"use at most {s.dst.shape[0]} stages")
+            if isinstance(s, AssignStmt) and max(s.dst.shape) < stmt.stages:
+                longest = s.dst.shape.index(max(s.dst.shape))
+                self.fail(s.loc, f"cannot split '{s.dst.name}' {_shape(s.dst.shape)} into "
+                          f"{stmt.stages} stages: its longest dimension, dimension {longest + 1}, "
+                          f"has {s.dst.shape[longest]} indices",
+                          f"use at most {s.dst.shape[longest]} stages")
         from phalanx.compiler.stages import split_stages
 
         return PipelineStmt(split_stages(body, stmt.stages), stmt.loc)

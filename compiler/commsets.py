@@ -72,8 +72,8 @@ class CommSet:
         self.nprocs = max(src.onto.count, dst.onto.count)
         self.dims = []  # per dest dim: (indices, src coords or None, src proc dim, dst coords, dst proc dim)
         for d, extent in enumerate(dst.shape):
-            lo, hi = stmt.window if (stmt.window and d == 0) else (0, extent)
-            idx = np.arange(lo, hi, dtype=np.int64)
+            cut = stmt.window is not None and d == stmt.window.dim  # one pipeline stage
+            idx = stmt.window.indices() if cut else np.arange(extent, dtype=np.int64)
             sd = stmt.perm[d]
             src_owner = dim_owner_map(src, sd)
             src_coord = None if src_owner is None else src_owner[(idx + stmt.shift[d]) % extent]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from phalanx.grammar import ast
 from phalanx.grammar.diagnostics import SourceLoc
 
@@ -109,11 +111,24 @@ class DistArray:
 
 
 @dataclass(frozen=True)
+class StageWindow:
+    """The destination indices one pipeline stage of an assignment moves: along destination
+    dimension `dim` (0-based), the [lo, hi) `runs`; every index of the other dimensions."""
+
+    dim: int
+    runs: tuple[tuple[int, int], ...]
+
+    def indices(self) -> np.ndarray:
+        return np.concatenate([np.arange(lo, hi, dtype=np.int64) for lo, hi in self.runs])
+
+
+@dataclass(frozen=True)
 class AssignStmt:
     """`dst = src`, `dst = transpose(src)` or `dst = cshift(src, k, dim=d)`.
 
     Destination dim d reads source dim perm[d] at index (i + shift[d]) mod extent.
-    `window` restricts destination dim 0 to [lo, hi): one stage of a pipeline.
+    `window` restricts one destination dim to some of its indices: one stage of a pipeline
+    (compiler/stages.py chooses the dim).
     """
 
     dst: DistArray
@@ -122,7 +137,7 @@ class AssignStmt:
     shift: tuple[int, ...]
     loc: SourceLoc
     op: str = "copy"  # copy, transpose, cshift
-    window: tuple[int, int] | None = None
+    window: StageWindow | None = None
     stage: int | None = None
 
 

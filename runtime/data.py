@@ -234,6 +234,19 @@ class BlockStore:
             self.copies[t.dst][self.content(t.origin, t.final)] = payload
 
 
+def _in_window(stmt: AssignStmt, owned: tuple, shape: tuple[int, ...]) -> np.ndarray:
+    """Which of a destination's local elements the statement writes: all of them, or in a
+    pipeline stage those whose index along the cut dimension is in the stage's window."""
+    if stmt.window is None:
+        return np.broadcast_to(np.True_, shape)
+    d = stmt.window.dim
+    mine = np.zeros(stmt.dst.shape[d], dtype=bool)
+    mine[stmt.window.indices()] = True
+    ix = owned[d]
+    along = mine[np.arange(ix.start, ix.stop, ix.step or 1) if isinstance(ix, slice) else ix]
+    return np.broadcast_to(along.reshape([-1 if k == d else 1 for k in range(len(shape))]), shape)
+
+
 @dataclass
 class AssignmentData:
     """Source and destination local arrays of one assignment, with write counts."""
@@ -268,14 +281,7 @@ class AssignmentData:
         src_local = [a[_index(owned_sections(stmt.src, p))] for p in range(n)]
         owned = [owned_sections(stmt.dst, q) for q in range(n)]
         ref = [b[_index(ix)] for ix in owned]
-        lo, hi = stmt.window or (0, stmt.dst.shape[0])
-        expected = []
-        for ix, r in zip(owned, ref):
-            first = ix[0]
-            if isinstance(first, slice):
-                first = np.arange(first.start, first.stop, first.step or 1)
-            rows = (first >= lo) & (first < hi)
-            expected.append(np.broadcast_to(rows.reshape((-1,) + (1,) * (r.ndim - 1)), r.shape))
+        expected = [_in_window(stmt, ix, r.shape) for ix, r in zip(owned, ref)]
         count = _count_type(stmt.src, n)
         m = commset.byte_matrix
         blocks = [(p, q) for p in range(n) for q in range(n) if m[p, q] > 0]

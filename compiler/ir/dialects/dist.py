@@ -147,13 +147,16 @@ class AssignOp(IRDLOperation):
     op = attr_def(StringAttr)  # copy, transpose, cshift
     perm = attr_def(DenseArrayBase[I64])
     shift = attr_def(DenseArrayBase[I64])  # per destination dim: reads index (i + shift) mod n
-    window = attr_def(DenseArrayBase[I64])  # [lo, hi) rows of destination dim 0, or empty
+    # A pipeline stage moves destination dim `split_dim` at the indices of `window`, runs
+    # [lo0, hi0, lo1, hi1, ...]; outside a pipeline split_dim is -1 and window empty.
+    split_dim = attr_def(IntegerAttr[I64])
+    window = attr_def(DenseArrayBase[I64])
     stage = attr_def(IntegerAttr[I64])  # pipeline stage, else -1
     line = attr_def(IntegerAttr[I64])
 
     def __init__(self, dst: str, src: str, perm: Sequence[int] = (0,), line: int = 0,
                  shift: Sequence[int] | None = None, op: str = "copy",
-                 window: Sequence[int] = (), stage: int = -1) -> None:
+                 window: Sequence[int] = (), stage: int = -1, split_dim: int = -1) -> None:
         super().__init__(
             attributes={
                 "dst": StringAttr(dst),
@@ -161,6 +164,7 @@ class AssignOp(IRDLOperation):
                 "op": StringAttr(op),
                 "perm": DenseArrayBase.from_list(i64, list(perm)),
                 "shift": DenseArrayBase.from_list(i64, list(shift or [0] * len(perm))),
+                "split_dim": IntegerAttr(split_dim, i64),
                 "window": DenseArrayBase.from_list(i64, list(window)),
                 "stage": IntegerAttr(stage, i64),
                 "line": IntegerAttr(line, i64),
@@ -174,6 +178,13 @@ class AssignOp(IRDLOperation):
     def verify_(self) -> None:
         if sorted(self.perm_values) != list(range(len(self.perm_values))):
             raise VerifyException(f"'{self.name}' perm {list(self.perm_values)} is not a permutation")
+        window, dim = self.window.get_values(), self.split_dim.value.data
+        if (dim == -1) != (not window) or not -1 <= dim < len(self.perm_values):
+            raise VerifyException(f"'{self.name}' split_dim {dim} does not fit window {list(window)} "
+                                  f"of a rank-{len(self.perm_values)} assignment")
+        if len(window) % 2 or any(b <= a for a, b in zip(window, window[1:])):
+            raise VerifyException(f"'{self.name}' window {list(window)} is not ascending "
+                                  "[lo, hi) runs")
 
 
 @irdl_op_definition
