@@ -63,6 +63,7 @@ def compile_json(compiled: Compiled) -> dict[str, Any]:
             "candidates": [dataclasses.asdict(x) for x in compiled.candidates[i]],
             "left_out": [dataclasses.asdict(x) for x in compiled.left_out[i]],
         } for i, (c, alg) in enumerate(zip(compiled.collectives, algs))],
+        **({"pipelines": [p.to_json() for p in compiled.pipelines]} if compiled.pipelines else {}),
     }
 
 
@@ -162,6 +163,9 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"{result.total_time_s * 1e3:.6f} ms, verified: {result.verified}")
         for line in summary_lines(result.collectives, args.verbose):
             print(line)
+        for pipeline in compiled.pipelines:
+            if pipeline.pays is False:
+                print(f"  note: {pipeline.note()}")
         if "stopped" in notes:
             print(f"  {notes['stopped']['reason']}: a partial run, unfinished collectives at lines "
                   f"{notes['stopped']['unfinished_lines']}")

@@ -44,7 +44,7 @@ class PipelinePrediction:
 
     @property
     def pays(self) -> bool | None:
-        return None if self.unpipelined_s is None else self.pipelined_s < self.unpipelined_s
+        return None if self.unpipelined_s is None else bool(self.pipelined_s < self.unpipelined_s)
 
     def note(self) -> str:
         """What the report says of this pipeline."""
@@ -97,8 +97,8 @@ def predict_pipeline(stmt: PipelineStmt, step: PipelineStep, collectives: list[C
     unsplit = [_unsplit_time_s(s, machine, parse_algorithm_option(algorithm), cost) for s in assigns]
     cuts = tuple(StageCut(s.loc.line, s.dst.name, s.window.dim + 1) for s in assigns)
     return PipelinePrediction(stmt.loc.line, len(stmt.stages), cuts,
-                              overlapped_time_s(compute_s, comm_s),
-                              None if None in unsplit else sum(compute_s) + sum(unsplit))
+                              float(overlapped_time_s(compute_s, comm_s)),
+                              None if None in unsplit else float(sum(compute_s) + sum(unsplit)))
 
 
 def predict_pipelines(statements, steps, collectives: list[Collective], machine: Target,
