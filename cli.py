@@ -125,6 +125,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from phalanx.compiler.pipelines import terminal_notes
     from phalanx.runtime.limits import check_program_fits, run_notes, run_options
     from phalanx.runtime.progress import progress_console, status
     from phalanx.runtime.report import summary_lines, write_report
@@ -163,9 +164,8 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"{result.total_time_s * 1e3:.6f} ms, verified: {result.verified}")
         for line in summary_lines(result.collectives, args.verbose):
             print(line)
-        for pipeline in compiled.pipelines:
-            if pipeline.pays is False:
-                print(f"  note: {pipeline.note()}")
+        for line in terminal_notes(compiled.pipelines):
+            print(line)
         if "stopped" in notes:
             print(f"  {notes['stopped']['reason']}: a partial run, unfinished collectives at lines "
                   f"{notes['stopped']['unfinished_lines']}")

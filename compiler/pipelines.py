@@ -65,6 +65,11 @@ class PipelinePrediction:
                 "note": self.note()}
 
 
+def terminal_notes(pipelines: list[PipelinePrediction]) -> list[str]:
+    """The lines `phalanx run` prints under its summary: pipelines predicted not to pay."""
+    return [f"  note: {p.note()}" for p in pipelines if p.pays is False]
+
+
 def overlapped_time_s(compute_s: list[float], comm_s: list[float]) -> float:
     """Stage i's compute and communication times -> the time the last communication ends."""
     compute_end = 0.0
@@ -103,8 +108,14 @@ def predict_pipeline(stmt: PipelineStmt, step: PipelineStep, collectives: list[C
 
 def predict_pipelines(statements, steps, collectives: list[Collective], machine: Target,
                       algorithm: str, cost: str) -> list[PipelinePrediction]:
-    """One prediction per pipeline of the program, in order (the checked program's pipelines
-    and the plan's pipeline steps correspond one to one)."""
+    """One prediction per pipeline statement of the program, in order: the checked program's
+    pipelines and the plan's pipeline steps correspond one to one, and the runs of a pipeline
+    in a `repeat` (the same statement, unrolled) share their prediction."""
     stmts = [s for s in statements if isinstance(s, PipelineStmt)]
     pipes = [s for s in steps if isinstance(s, PipelineStep)]
-    return [predict_pipeline(s, p, collectives, machine, algorithm, cost) for s, p in zip(stmts, pipes)]
+    out, seen = [], set()
+    for s, p in zip(stmts, pipes):
+        if id(s) not in seen:
+            seen.add(id(s))
+            out.append(predict_pipeline(s, p, collectives, machine, algorithm, cost))
+    return out

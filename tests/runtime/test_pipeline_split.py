@@ -150,3 +150,11 @@ def test_every_stage_moves_exactly_its_window(decls, assign, stages):
     assert result.verified and len(result.collectives) == stages
     assert sum(c.total_bytes for c in result.collectives) == \
         compile_text(f"target ideal:8\nprocessors P(8)\n{decls}\n{assign}\n").collectives[0].total_bytes
+
+
+def test_a_pipeline_in_a_repeat_is_predicted_once(cli, tmp_path):
+    piped = _program(tmp_path, "piped.phx", NO_PAY + 'repeat 3 {\npipeline stages=4 {\n'
+                     '  compute "work" on P cost 10 us\n  B = A\n}\n}\n')
+    result = cli("run", piped)
+    assert sum(line.startswith("  note: pipeline at line 6") for line in result.out.splitlines()) == 1
+    assert [p["line"] for p in cli("run", piped, "--json").json()["pipelines"]] == [6]
