@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+
 from phalanx.compiler.semantics import (
     CYCLES,
     DIST_KINDS,
@@ -9,6 +12,8 @@ from phalanx.compiler.semantics import (
     FUNCTIONS,
     MAX_RANK,
     REDUCTIONS,
+    SHIFTS,
+    SPREAD,
     TIME_UNITS_S,
     AssignStmt,
     CheckedProgram,
@@ -19,6 +24,7 @@ from phalanx.compiler.semantics import (
     Processors,
     ReduceStmt,
     Statement,
+    Triplet,
 )
 from phalanx.grammar import ast
 from phalanx.grammar.diagnostics import SourceLoc, error_at
@@ -28,6 +34,45 @@ MAX_REPEAT_STATEMENTS = 100_000  # unrolled statements; beyond this a program is
 
 def _shape(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(map(str, shape)) + ")"
+
+
+def _ref_name(ref: ast.NameRef | ast.Call) -> ast.NameRef:
+    """The array a reference names: `A` itself, or the `A` of a section `A(0:7, :)`."""
+    return ref if isinstance(ref, ast.NameRef) else ast.NameRef(ref.func, ref.loc)
+
+
+def _source_text(source: str, start: SourceLoc) -> str:
+    """The text of a section as written: from `start` to its closing parenthesis."""
+    line = source.splitlines()[start.line - 1]
+    text = line[start.col - 1:]
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if ch == ")" and depth == 0:
+            return text[:i + 1]
+    return text.strip()
+
+
+def _describe(ref: ast.NameRef | ast.Call, value: _Value) -> str:
+    return f"array '{value.array.name}'" if isinstance(ref, ast.NameRef) else \
+        f"section of '{value.array.name}'"
+
+
+@dataclass(frozen=True)
+class _Value:
+    """A right-hand side: `op` applied to a section of `array` (`triplets` per array dim).
+    Per value dim: its extent, the array dim it reads (-1: added by spread) and the shift of
+    positions along it."""
+
+    op: str
+    array: DistArray
+    triplets: tuple[Triplet, ...]
+    shape: list[int]
+    perm: list[int]
+    shift: list[int]
+
+    def replace(self, **changes) -> _Value:
+        return dataclasses.replace(self, **changes)
 
 
 class Checker:
@@ -86,7 +131,7 @@ class Checker:
         if min(stmt.shape) < 1:
             self.fail(stmt.loc, f"processor arrangement '{stmt.name}' has an empty dimension",
                       "every extent must be at least 1")
-        self.processors[stmt.name] = Processors(stmt.name, stmt.shape, stmt.loc)
+        self.processors[stmt.name] = Processors(stmt.name, stmt.shape, stmt.loc, stmt.at or 0)
 
     def _processors(self, name: str, loc: SourceLoc) -> Processors:
         procs = self.processors.get(name)
@@ -116,7 +161,7 @@ class Checker:
                 self.fail(stmt.onto_loc, f"owner {stmt.onto}{_shape(stmt.owner)} is not a processor "
                           f"of the arrangement {stmt.onto}{_shape(procs.shape)}",
                           "give one 0-based coordinate per arrangement dimension, within its extent")
-            owner = procs.rank(stmt.owner)
+            owner = procs.base + procs.rank(stmt.owner)
         self.arrays[stmt.name] = DistArray(stmt.name, stmt.shape, stmt.elem_type, stmt.mapping,
                                            dist, procs, owner, stmt.loc)
 
@@ -170,63 +215,186 @@ class Checker:
         return ComputeStmt(stmt.label, procs, stmt.cost, stmt.unit, stmt.loc, stmt.unit_loc)
 
     def _Assign(self, stmt: ast.Assign) -> AssignStmt | ReduceStmt:
-        dst = self._array(stmt.dst)
-        if isinstance(stmt.src, ast.NameRef):
-            src = self._array(stmt.src)
-            if src is dst:
-                self.fail(stmt.loc, f"'{dst.name} = {dst.name}' moves nothing",
-                          "assign between two different arrays")
-            rank = len(src.shape)
-            return self._assign(stmt, dst, src, tuple(range(rank)), (0,) * rank, "copy")
+        dst = self._array(_ref_name(stmt.dst))
         call = stmt.src
-        if call.func not in FUNCTIONS:
-            self.fail(call.loc, f"unknown function '{call.func}'", "supported: " + ", ".join(FUNCTIONS))
-        if call.func in REDUCTIONS:
-            return self._reduction(stmt, dst, call)
-        if call.func == "transpose":
-            src = self._array(self._positional(call, 1)[0])
-            if len(src.shape) != 2:
-                self.fail(call.args[0].loc, f"transpose needs a 2-D array; '{src.name}' has "
-                          f"{len(src.shape)} dimension(s)")
-            return self._assign(stmt, dst, src, (1, 0), (0, 0), "transpose")
-        return self._cshift(stmt, dst, call)
+        if isinstance(call, ast.Call) and call.func not in self.arrays:
+            if call.func not in FUNCTIONS:
+                if call.func in self.processors:
+                    self.fail(call.loc, f"'{call.func}' is a processor arrangement, not an array")
+                self.fail(call.loc, f"unknown function '{call.func}'",
+                          "supported: " + ", ".join(FUNCTIONS) + "; or subscript a declared array")
+            if call.func in REDUCTIONS and not any(
+                    isinstance(a, ast.KeywordArg) and a.name == "dim" for a in call.args):
+                return self._reduction(stmt, dst, call)
+            builders = {"transpose": self._value_transpose, SPREAD: self._value_spread,
+                        **{f: self._shifted for f in SHIFTS}}
+            value = builders.get(call.func, self._value_reduce)(call)
+        else:
+            value = self._value_ref(call)
+        return self._assign(stmt, dst, value)
 
-    def _positional(self, call: ast.Call, count: int, keywords: tuple[str, ...] = ()):
+    # The right-hand side as a value: its shape and, per value dim, the source dim it reads
+    # (-1: a dim spread adds) and the shift of positions along it.
+
+    def _section(self, ref: ast.NameRef | ast.Call) -> tuple[DistArray, tuple[Triplet, ...], list[int]]:
+        """An array or array section: the array, a triplet per dim, and the dims a triplet
+        subscripts (the others have a scalar subscript and drop out of the section's rank)."""
+        array = self._array(_ref_name(ref))
+        if isinstance(ref, ast.NameRef):
+            return array, tuple(Triplet.whole(e) for e in array.shape), list(range(len(array.shape)))
+        if len(ref.args) != len(array.shape):
+            self.fail(ref.loc, f"array '{array.name}' has {len(array.shape)} dimension(s) but "
+                      f"the section gives {len(ref.args)} subscript(s)",
+                      "give one subscript (an index or a triplet lo:hi:stride) per dimension")
+        triplets, kept = [], []
+        for d, (sub, extent) in enumerate(zip(ref.args, array.shape)):
+            if isinstance(sub, ast.IntArg):
+                if not 0 <= sub.value < extent:
+                    self.fail(sub.loc, f"index {sub.value} is out of bounds for dimension {d + 1} "
+                              f"of '{array.name}' {_shape(array.shape)}",
+                              f"indices count from 0 to {extent - 1}")
+                triplets.append(Triplet(sub.value, 1, 1))
+            elif isinstance(sub, ast.Triplet):
+                triplets.append(self._triplet(array, d, sub))
+                kept.append(d)
+            else:
+                self.fail(sub.loc, f"subscript {d + 1} of '{array.name}' must be an index or a "
+                          "triplet lo:hi:stride", "write e.g. A(0:63, :) or A(3, :)")
+        return array, tuple(triplets), kept
+
+    def _triplet(self, array: DistArray, d: int, sub: ast.Triplet) -> Triplet:
+        """Fortran's triplet lo:hi:stride, 0-based with `hi` included; lo and hi default to the
+        dimension's first and last index, the stride to 1."""
+        extent = array.shape[d]
+        stride = 1 if sub.stride is None else sub.stride
+        if stride == 0:
+            self.fail(sub.loc, f"stride 0 in a subscript of '{array.name}'",
+                      "a triplet's stride is a nonzero integer (negative to run backwards)")
+        lo = 0 if sub.lo is None else sub.lo
+        hi = extent - 1 if sub.hi is None else sub.hi
+        count = max(0, (hi - lo + stride) // stride)
+        written = f"{'' if sub.lo is None else sub.lo}:{'' if sub.hi is None else sub.hi}" + (
+            "" if sub.stride is None else f":{sub.stride}")
+        if count == 0:
+            hint = ("with a negative stride give the bounds from high to low, e.g. "
+                    f"{extent - 1}:0:{stride}" if stride < 0 else "give a lower bound at most "
+                    "the upper bound")
+            self.fail(sub.loc, f"the subscript {written} of '{array.name}' selects no elements",
+                      hint)
+        last = lo + stride * (count - 1)
+        if not (0 <= lo < extent and 0 <= last < extent):
+            self.fail(sub.loc, f"the subscript {written} of '{array.name}' is out of bounds: "
+                      f"dimension {d + 1} has indices 0 to {extent - 1}",
+                      "indices count from 0; the upper bound is included")
+        return Triplet(lo, stride, count)
+
+    def _value_ref(self, ref) -> _Value:
+        array, triplets, kept = self._section(ref)
+        return _Value("copy", array, triplets, [triplets[d].count for d in kept], kept,
+                      [0] * len(kept))
+
+    def _argument(self, call: ast.Call, count: int, keywords: tuple[str, ...] = ()):
+        """The positional arguments and the keyword arguments of a call; the first positional
+        one is an array or an array section."""
         args = [a for a in call.args if not isinstance(a, ast.KeywordArg)]
+        given = {}
         for a in call.args:
-            if isinstance(a, ast.KeywordArg) and a.name not in keywords:
-                self.fail(a.loc, f"{call.func} has no argument '{a.name}'",
-                          "keywords: " + (", ".join(keywords) or "none"))
+            if isinstance(a, ast.KeywordArg):
+                if a.name not in keywords:
+                    self.fail(a.loc, f"{call.func} has no argument '{a.name}'",
+                              "keywords: " + (", ".join(keywords) or "none"))
+                given[a.name] = a
         if len(args) != count:
             self.fail(call.loc, f"{call.func} takes {count} positional argument(s), got {len(args)}")
-        if not isinstance(args[0], ast.NameRef):
-            self.fail(args[0].loc, f"the first argument of {call.func} must be an array")
-        return args
+        first = args[0]
+        if not isinstance(first, ast.NameRef) and not (
+                isinstance(first, ast.Call) and first.func in self.arrays):
+            self.fail(first.loc, f"the first argument of {call.func} must be an array or an "
+                      "array section", "write e.g. cshift(A, 1) or sum(A(0:7, :), dim=2)")
+        return args, given
 
-    def _cshift(self, stmt: ast.Assign, dst: DistArray, call: ast.Call) -> AssignStmt:
-        ref, amount = self._positional(call, 2, ("dim",))
-        src = self._array(ref)
-        if not isinstance(amount, ast.IntArg):
-            self.fail(amount.loc, "the shift of cshift must be an integer")
-        dim = next((a for a in call.args if isinstance(a, ast.KeywordArg)), None)
+    def _dim(self, call: ast.Call, dim: ast.KeywordArg | None, rank: int, name: str) -> int:
+        """A 1-based dim= argument (default 1) as a 0-based value dim."""
         d = 1 if dim is None else dim.value
-        if not 1 <= d <= len(src.shape):
-            self.fail(dim.loc, f"cshift dim={d} is out of range for the {len(src.shape)}-D array "
-                      f"'{src.name}'", f"use dim=1 to dim={len(src.shape)}")
-        shift = tuple(amount.value % src.shape[k] if k == d - 1 else 0 for k in range(len(src.shape)))
-        return self._assign(stmt, dst, src, tuple(range(len(src.shape))), shift, "cshift")
+        if not 1 <= d <= rank:
+            self.fail(dim.loc, f"{call.func} dim={d} is out of range for the {rank}-D {name}",
+                      f"use dim=1 to dim={rank}")
+        return d - 1
 
-    def _assign(self, stmt, dst, src, perm, shift, op) -> AssignStmt:
-        src_shape = tuple(src.shape[p] for p in perm)
-        if len(src_shape) != len(dst.shape):
-            self.fail(stmt.loc, f"rank mismatch: '{dst.name}' has {len(dst.shape)} dimension(s), "
-                      f"the right-hand side {len(src_shape)}", "assign arrays of the same rank")
-        if src_shape != dst.shape:
-            self.fail(stmt.loc, f"shape mismatch: '{dst.name}' is {_shape(dst.shape)} but the "
-                      f"right-hand side is {_shape(src_shape)}",
-                      "declare both arrays with matching extents")
-        self._same_type(stmt, dst, src)
-        return AssignStmt(dst, src, perm, shift, stmt.loc, op)
+    def _value_transpose(self, call: ast.Call) -> _Value:
+        args, _ = self._argument(call, 1)
+        v = self._value_ref(args[0])
+        if len(v.shape) != 2:
+            self.fail(args[0].loc, f"transpose needs a 2-D array; '{_ref_name(args[0]).name}' has "
+                      f"{len(v.shape)} dimension(s)")
+        return v.replace(op="transpose", shape=v.shape[::-1], perm=v.perm[::-1])
+
+    def _shifted(self, call: ast.Call) -> _Value:
+        """cshift(A, k, dim=d) and eoshift(A, k, dim=d): circular and end-off (boundary 0)."""
+        (ref, amount), keywords = self._argument(call, 2, ("dim",))
+        v = self._value_ref(ref)
+        if not isinstance(amount, ast.IntArg):
+            self.fail(amount.loc, f"the shift of {call.func} must be an integer")
+        d = self._dim(call, keywords.get("dim"), len(v.shape), _describe(ref, v))
+        k = amount.value % v.shape[d] if call.func == "cshift" else amount.value
+        return v.replace(op=call.func, shift=[k if i == d else 0 for i in range(len(v.shape))])
+
+    def _value_spread(self, call: ast.Call) -> _Value:
+        """spread(A, dim=d, ncopies=n): a new dim d (1 to rank+1) of n copies."""
+        (ref,), keywords = self._argument(call, 1, ("dim", "ncopies"))
+        v = self._value_ref(ref)
+        for needed in ("dim", "ncopies"):
+            if needed not in keywords:
+                self.fail(call.loc, f"spread needs {needed}=",
+                          "write spread(A, dim=d, ncopies=n)")
+        ncopies = keywords["ncopies"]
+        if ncopies.value < 1:
+            self.fail(ncopies.loc, f"spread ncopies={ncopies.value} makes no copies",
+                      "use ncopies=1 or more")
+        d = keywords["dim"].value - 1
+        if not 0 <= d <= len(v.shape):
+            self.fail(keywords["dim"].loc, f"spread dim={d + 1} is out of range: spreading the "
+                      f"{len(v.shape)}-D {_describe(ref, v)} makes {len(v.shape) + 1} dimensions",
+                      f"use dim=1 to dim={len(v.shape) + 1}")
+        return v.replace(op=SPREAD, shape=v.shape[:d] + [ncopies.value] + v.shape[d:],
+                         perm=v.perm[:d] + [-1] + v.perm[d:], shift=v.shift[:d] + [0] + v.shift[d:])
+
+    def _value_reduce(self, call: ast.Call) -> _Value:
+        """sum(A, dim=d) (or max, min, prod): combines along dim d; the result has one
+        dimension less."""
+        (ref,), keywords = self._argument(call, 1, ("dim",))
+        v = self._value_ref(ref)
+        d = self._dim(call, keywords["dim"], len(v.shape), _describe(ref, v))
+        return v.replace(op=call.func, shape=v.shape[:d] + v.shape[d + 1:],
+                         perm=v.perm[:d] + v.perm[d + 1:], shift=v.shift[:d] + v.shift[d + 1:])
+
+    def _assign(self, stmt: ast.Assign, dst: DistArray, value: _Value) -> AssignStmt:
+        """Match the value's dims with the destination section's: a scalar subscript of the
+        destination is a dim of one position that reads no source dim."""
+        dst_array, dst_triplets, kept = self._section(stmt.dst)
+        dst_shape = tuple(dst_triplets[d].count for d in kept)
+        dst_text = dst.name if isinstance(stmt.dst, ast.NameRef) else _source_text(
+            self.module.source, stmt.dst.loc)
+        if len(value.shape) != len(dst_shape):
+            self.fail(stmt.loc, f"rank mismatch: '{dst_text}' has {len(dst_shape)} dimension(s), "
+                      f"the right-hand side {len(value.shape)}", "assign arrays of the same rank")
+        if tuple(value.shape) != dst_shape:
+            what = "declare both arrays with matching extents" if isinstance(stmt.dst, ast.NameRef) \
+                and isinstance(stmt.src, ast.NameRef) else "make the sections' extents agree"
+            self.fail(stmt.loc, f"shape mismatch: '{dst_text}' is {_shape(dst_shape)} but the "
+                      f"right-hand side is {_shape(tuple(value.shape))}", what)
+        self._same_type(stmt, dst, value.array)
+        if value.array is dst and value.op == "copy" and value.triplets == dst_triplets:
+            self.fail(stmt.loc, f"'{dst_text} = {dst_text}' moves nothing",
+                      "assign between two different arrays")
+        perm, shift = [-1] * len(dst.shape), [0] * len(dst.shape)
+        for d, p, k in zip(kept, value.perm, value.shift):
+            perm[d], shift[d] = p, k
+        whole_dst = all(t == Triplet.whole(e) for t, e in zip(dst_triplets, dst.shape))
+        whole_src = all(t == Triplet.whole(e) for t, e in zip(value.triplets, value.array.shape))
+        return AssignStmt(dst, value.array, tuple(perm), tuple(shift), stmt.loc, value.op,
+                          dst_section=() if whole_dst else dst_triplets,
+                          src_section=() if whole_src else value.triplets)
 
     def _same_type(self, stmt, dst: DistArray, src: DistArray) -> None:
         if src.elem_type != dst.elem_type:
@@ -234,12 +402,20 @@ class Checker:
                       f"'{src.name}' is {src.elem_type}", "declare both with the same element type")
 
     def _reduction(self, stmt: ast.Assign, dst: DistArray, call: ast.Call) -> ReduceStmt:
-        (ref,) = self._positional(call, 1)
+        (ref,), _ = self._argument(call, 1, ("dim",))
+        if isinstance(ref, ast.Call):
+            written = _source_text(self.module.source, ref.loc)
+            self.fail(ref.loc, f"{call.func} of an array section needs dim=",
+                      f"reduce the whole array, or write {call.func}({written}, dim=d)")
         src = self._array(ref)
+        if not isinstance(stmt.dst, ast.NameRef):
+            self.fail(stmt.dst.loc, f"a {call.func} of a whole array goes into a one-element "
+                      "array, not a section", f"write `{dst.name} = {call.func}(...)`")
         if dst.size != 1:
             self.fail(stmt.dst.loc, f"reduction into the non-scalar array '{dst.name}' "
                       f"{_shape(dst.shape)}", f"declare it with one element, e.g. "
-                      f"`array {dst.name}(1) of {src.elem_type} replicated onto {src.onto.name}`")
+                      f"`array {dst.name}(1) of {src.elem_type} replicated onto {src.onto.name}`, "
+                      f"or reduce along one dimension with {call.func}({src.name}, dim=d)")
         self._same_type(stmt, dst, src)
         return ReduceStmt(dst, src, call.func, stmt.loc)
 
@@ -255,12 +431,12 @@ class Checker:
             if isinstance(s, (ReduceStmt, PipelineStmt)):
                 self.fail(s.loc, "a pipeline may hold only compute statements and assignments",
                           "move the reduction or the nested pipeline out of the pipeline")
-            if isinstance(s, AssignStmt) and max(s.dst.shape) < stmt.stages:
-                longest = s.dst.shape.index(max(s.dst.shape))
-                self.fail(s.loc, f"cannot split '{s.dst.name}' {_shape(s.dst.shape)} into "
+            counts = tuple(t.count for t in s.dst_triplets) if isinstance(s, AssignStmt) else ()
+            if counts and max(counts) < stmt.stages:  # what the statement writes (its section)
+                longest = counts.index(max(counts))
+                self.fail(s.loc, f"cannot split '{s.dst.name}' {_shape(counts)} into "
                           f"{stmt.stages} stages: its longest dimension, dimension {longest + 1}, "
-                          f"has {s.dst.shape[longest]} indices",
-                          f"use at most {s.dst.shape[longest]} stages")
+                          f"has {counts[longest]} indices", f"use at most {counts[longest]} stages")
         from phalanx.compiler.stages import split_stages
 
         return PipelineStmt(split_stages(body, stmt.stages), stmt.loc)

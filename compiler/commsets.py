@@ -1,17 +1,21 @@
 """Exact communication sets of assignments and reductions.
 
-Work happens in the destination's index space: destination dim d reads source dim
-perm[d] at index (i + shift[d]) mod extent. Each array dim is spread over at most one
-arrangement dim, so the elements one sender sends to one receiver form a cartesian
-section of per-dimension index runs: the byte matrix is a product of per-dimension
-count tables (as ScaLAPACK's PxGEMR2D intersects intervals per dimension), never an
-enumeration of elements.
+Work happens in the destination's index space: position j of destination section dim d
+reads source section dim perm[d] at position j + shift[d] (compiler/semantics.py
+AssignStmt). Each array dim is spread over at most one arrangement dim, so the elements
+one sender sends to one receiver form a cartesian section of per-dimension index sets:
+the byte matrix is a product of per-dimension count tables (as ScaLAPACK's PxGEMR2D
+intersects intervals per dimension), never an enumeration of elements. A source dim that
+no destination dim reads (a reduction's dim, a scalar subscript) contributes a factor of
+one where the sender holds any of its indices: a sender sends one partial result per
+destination element.
 
 Senders and receivers by mapping: a distributed source sends from each element's
 owner, a single-owner source from its owner, and a replicated source from the
 receiver itself (a local copy; a receiver outside the source's arrangement gets it
-from rank receiver mod count). Every processor of a replicated destination receives
-every element; a single-owner destination, its owner.
+from the source's processor of rank receiver mod count). Every processor of a replicated
+destination receives every element; a single-owner destination, its owner. Ranks in
+the byte matrix are machine nodes: an arrangement placed `at b` starts at node b.
 """
 
 from __future__ import annotations
@@ -42,6 +46,11 @@ class Section:
         """Per dimension, the (start, length) runs of consecutive indices."""
         return tuple(_runs(ix) for ix in self.indices)
 
+    def strided_runs(self) -> tuple[tuple[tuple[int, int, int], ...], ...]:
+        """Per dimension, (start, stride, count) runs: each a maximal arithmetic progression
+        read from the left (a strided section over a BLOCK owner is one run)."""
+        return tuple(_strided_runs(ix) for ix in self.indices)
+
 
 def _runs(ix: np.ndarray) -> tuple[tuple[int, int], ...]:
     if len(ix) == 0:
@@ -50,6 +59,25 @@ def _runs(ix: np.ndarray) -> tuple[tuple[int, int], ...]:
     starts = np.concatenate(([0], breaks))
     ends = np.concatenate((breaks, [len(ix)]))
     return tuple((int(ix[s]), int(e - s)) for s, e in zip(starts, ends))
+
+
+def _strided_runs(ix: np.ndarray) -> tuple[tuple[int, int, int], ...]:
+    """Cut `ix` where its step changes: a run takes the step from its first two indices and
+    goes on while the step stays the same (a last lone index is a run of one)."""
+    out, i, n = [], 0, len(ix)
+    steps = np.diff(ix)
+    # change[k]: the step into ix[k + 1] differs from the one into ix[k]
+    change = np.flatnonzero(steps[1:] != steps[:-1]) + 1 if n > 2 else np.zeros(0, np.int64)
+    cuts = iter(change.tolist())
+    while i < n:
+        if i == n - 1:
+            out.append((int(ix[i]), 1, 1))
+            break
+        step = int(steps[i])
+        end = next((c for c in cuts if c > i), n - 1)  # the run's last index: ix[end]
+        out.append((int(ix[i]), step, end - i + 1))
+        i = end + 1
+    return tuple(out)
 
 
 def _group_by(keys: np.ndarray, nkeys: int, positions: np.ndarray) -> list[np.ndarray]:
@@ -63,23 +91,70 @@ def _ranks(array: DistArray) -> int:
     return array.onto.count if array.mapping == "distributed" else 1
 
 
+def _owns_any(array: DistArray, dim: int, indices: np.ndarray) -> np.ndarray | None:
+    """Per arrangement coordinate of `dim`, 1 where it holds any of `indices` (None: `*`)."""
+    owner = dim_owner_map(array, dim)
+    if owner is None:
+        return None
+    out = np.zeros(array.onto.shape[array.proc_dims[dim]], dtype=np.int64)
+    out[owner[indices]] = 1
+    return out
+
+
+def section_index_maps(stmt: AssignStmt) -> list[tuple[np.ndarray, np.ndarray | None]]:
+    """Per destination dim, (destination indices written, source indices they read) in
+    global indices, one pair per position; the source is None for a dim spread adds.
+    eoshift's boundary positions and rows outside a pipeline stage's window are left out."""
+    out = []
+    src_triplets = stmt.src_triplets
+    for d, trip in enumerate(stmt.dst_triplets):
+        idx = trip.indices()
+        keep = np.ones(trip.count, dtype=bool)
+        if stmt.window is not None and d == stmt.window.dim:  # one pipeline stage
+            keep &= np.isin(idx, stmt.window.indices())
+        sd = stmt.perm[d]
+        src_idx = None
+        if sd >= 0:
+            strip = src_triplets[sd]
+            pos = np.arange(trip.count, dtype=np.int64) + stmt.shift[d]
+            if stmt.op == "eoshift":
+                keep &= (pos >= 0) & (pos < strip.count)
+            else:
+                pos %= strip.count
+            src_idx = (strip.lo + strip.stride * pos)[keep]
+        out.append((idx[keep], src_idx))
+    return out
+
+
+def replica_for(src: DistArray, receiver: int) -> int:
+    """The node a replicated source's copy comes from: the receiver's own, or the source's
+    processor of rank receiver mod count when the receiver holds none."""
+    if receiver in src.onto.nodes:
+        return receiver
+    return src.onto.base + receiver % src.onto.count
+
+
 class CommSet:
-    """Who sends what to whom for one assignment, over `nprocs` = the larger arrangement."""
+    """Who sends what to whom for one assignment, over `nprocs` machine nodes (up to the
+    end of the later-placed arrangement)."""
 
     def __init__(self, stmt: AssignStmt):
         self.stmt = stmt
         src, dst = stmt.src, stmt.dst
-        self.nprocs = max(src.onto.count, dst.onto.count)
+        self.nprocs = max(src.onto.nodes.stop, dst.onto.nodes.stop)
         self.dims = []  # per dest dim: (indices, src coords or None, src proc dim, dst coords, dst proc dim)
-        for d, extent in enumerate(dst.shape):
-            cut = stmt.window is not None and d == stmt.window.dim  # one pipeline stage
-            idx = stmt.window.indices() if cut else np.arange(extent, dtype=np.int64)
+        self.index_maps = section_index_maps(stmt)
+        for d, (idx, src_idx) in enumerate(self.index_maps):
             sd = stmt.perm[d]
-            src_owner = dim_owner_map(src, sd)
-            src_coord = None if src_owner is None else src_owner[(idx + stmt.shift[d]) % extent]
+            src_owner = dim_owner_map(src, sd) if sd >= 0 else None
+            src_coord = None if src_owner is None else src_owner[src_idx]
             dst_owner = dim_owner_map(dst, d)
             dst_coord = None if dst_owner is None else dst_owner[idx]
-            self.dims.append((idx, src_coord, src.proc_dims[sd], dst_coord, dst.proc_dims[d]))
+            self.dims.append((idx, src_coord, src.proc_dims[sd] if sd >= 0 else None,
+                              dst_coord, dst.proc_dims[d]))
+        # Collapsed source dims: (src proc dim, per-coordinate 0/1 "holds any of its indices").
+        self.collapsed = [(src.proc_dims[c], _owns_any(src, c, stmt.src_triplets[c].indices()))
+                          for c in stmt.collapsed]
 
     @cached_property
     def _tables(self) -> list[np.ndarray]:
@@ -99,8 +174,9 @@ class CommSet:
 
     @cached_property
     def _rank_counts(self) -> np.ndarray:
-        """counts[s, t]: elements from source rank s to destination rank t (distributed sides),
-        or to/from the one column/row standing for a non-distributed side."""
+        """counts[s, t]: elements from source rank s to destination rank t (ranks within the
+        arrangements of distributed sides), or to/from the one column/row standing for a
+        non-distributed side."""
         src, dst = self.stmt.src, self.stmt.dst
         letters = iter("abcdefghijklmnopqrstuvwxyz")
         src_axes = [next(letters) for _ in src.onto.shape]
@@ -119,6 +195,10 @@ class CommSet:
             else:
                 operands.append(table[0, 0])
                 subscripts.append("")
+        for spd, holds in self.collapsed:
+            if holds is not None:
+                operands.append(holds)
+                subscripts.append(src_axes[spd])
         out_s = ("".join(src_axes) if src.mapping == "distributed" else "") + \
                 ("".join(dst_axes) if dst.mapping == "distributed" else "")
         tensor = np.einsum(",".join(subscripts) + "->" + out_s, *operands)
@@ -127,28 +207,30 @@ class CommSet:
     def senders(self, receiver: int) -> range:
         """Ranks that may send to `receiver` (a range: membership tests are O(1))."""
         src = self.stmt.src
-        if src.mapping == "replicated":  # the receiver's own copy, or a holder's if it has none
-            first = receiver % src.onto.count
+        if src.mapping == "replicated":
+            first = replica_for(src, receiver)
             return range(first, first + 1)
         if src.mapping == "single":
             return range(src.owner, src.owner + 1)
-        return range(src.onto.count)
+        return src.onto.nodes
 
     @cached_property
     def _receivers(self) -> range:
         dst = self.stmt.dst
         if dst.mapping == "single":
             return range(dst.owner, dst.owner + 1)
-        return range(dst.onto.count)
+        return dst.onto.nodes
 
     def receivers(self) -> range:
         return self._receivers
 
     def _row(self, sender: int) -> int:
-        return sender if self.stmt.src.mapping == "distributed" else 0
+        src = self.stmt.src
+        return sender - src.onto.base if src.mapping == "distributed" else 0
 
     def _col(self, receiver: int) -> int:
-        return receiver if self.stmt.dst.mapping == "distributed" else 0
+        dst = self.stmt.dst
+        return receiver - dst.onto.base if dst.mapping == "distributed" else 0
 
     @cached_property
     def element_matrix(self) -> np.ndarray:
@@ -180,7 +262,7 @@ class CommSet:
     def section(self, src: int, dst: int) -> Section:
         """The destination-space indices of the block `src` sends to `dst`."""
         s_arr, d_arr = self.stmt.src, self.stmt.dst
-        if dst not in self.receivers() or src not in self.senders(dst) or src >= s_arr.onto.count:
+        if dst not in self.receivers() or src not in self.senders(dst) or src not in s_arr.onto.nodes:
             return Section(tuple(np.zeros(0, dtype=np.int64) for _ in d_arr.shape))
         return Section(self.section_arrays(src, dst))
 
@@ -195,8 +277,8 @@ class CommSet:
         """`section(src, dst).indices` for a block known to exist, without the checks. The
         arrays are shared by every block with the same owner coordinates in a dimension."""
         s_all, d_all = self._coords
-        s_coords = s_all[src] if s_all is not None else None
-        d_coords = d_all[dst] if d_all is not None else None
+        s_coords = s_all[src - self.stmt.src.onto.base] if s_all is not None else None
+        d_coords = d_all[dst - self.stmt.dst.onto.base] if d_all is not None else None
         out = []
         for (idx, sc, spd, dc, dpd), table, groups in zip(self.dims, self._tables,
                                                             self._index_groups):
@@ -214,14 +296,13 @@ class ReduceSet:
 
     def __init__(self, stmt: ReduceStmt):
         self.stmt = stmt
-        self.nprocs = max(stmt.src.onto.count, stmt.dst.onto.count)
+        self.nprocs = max(stmt.src.onto.nodes.stop, stmt.dst.onto.nodes.stop)
 
     def contributors(self) -> list[int]:
         """Processors holding elements of the source (a BLOCK(k) may leave some empty)."""
         src = self.stmt.src
         if src.mapping == "distributed":
-            return [p for p in range(src.onto.count)
-                    if all(len(ix) for ix in owned_indices(src, p))]
+            return [p for p in src.onto.nodes if all(len(ix) for ix in owned_indices(src, p))]
         return [src.owner if src.mapping == "single" else 0]
 
     def receivers(self) -> list[int]:
@@ -229,14 +310,14 @@ class ReduceSet:
         if dst.mapping == "single":
             return [dst.owner]
         if dst.mapping == "replicated":
-            return list(range(dst.onto.count))
-        return [0]  # a one-element distributed array lives on rank 0
+            return list(dst.onto.nodes)
+        return [dst.onto.base]  # a one-element distributed array lives on its first processor
 
     @cached_property
     def byte_matrix(self) -> np.ndarray:
         m = np.zeros((self.nprocs, self.nprocs), dtype=np.int64)
         src = self.stmt.src
         for q in self.receivers():
-            for p in ([q % src.onto.count] if src.mapping == "replicated" else self.contributors()):
+            for p in ([replica_for(src, q)] if src.mapping == "replicated" else self.contributors()):
                 m[p, q] = self.stmt.dst.itemsize
         return m

@@ -59,14 +59,14 @@ def dim_local_map(array: DistArray, dim: int) -> np.ndarray:
     return local_index_map(array.dist[dim], array.shape[dim], array.onto.shape[proc_dim])
 
 
-def owned_sections(array: DistArray, rank: int) -> tuple[slice | np.ndarray, ...]:
-    """What `rank` holds, per dimension, as a slice where it is a (strided) run, else as
-    ascending global indices; computed from the owner's coordinate, in O(local size)."""
-    if rank >= array.onto.count or (array.mapping == "single" and rank != array.owner):
+def owned_sections(array: DistArray, node: int) -> tuple[slice | np.ndarray, ...]:
+    """What machine node `node` holds, per dimension, as a slice where it is a (strided) run,
+    else as ascending global indices; computed from the owner's coordinate, in O(local size)."""
+    if node not in array.onto.nodes or (array.mapping == "single" and node != array.owner):
         return tuple(slice(0, 0) for _ in array.shape)
     if array.mapping in ("replicated", "single"):
         return tuple(slice(0, e) for e in array.shape)
-    coords = array.onto.coords(rank)
+    coords = array.onto.coords(node - array.onto.base)
     out: list[slice | np.ndarray] = []
     for dim, extent in enumerate(array.shape):
         proc_dim = array.proc_dims[dim]
@@ -87,7 +87,7 @@ def owned_sections(array: DistArray, rank: int) -> tuple[slice | np.ndarray, ...
 
 
 def owned_indices(array: DistArray, rank: int) -> tuple[np.ndarray, ...]:
-    """Global indices, per dimension, of the elements `rank` holds (ascending = local order)."""
+    """Global indices, per dimension, of the elements node `rank` holds (ascending = local order)."""
     return tuple(np.arange(ix.start, ix.stop, ix.step or 1, dtype=np.int64)
                  if isinstance(ix, slice) else ix for ix in owned_sections(array, rank))
 

@@ -108,6 +108,12 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
                            f"processors but target '{spec}' has {machine.nnodes} nodes",
                            program.source, f"use at most {machine.nnodes} processors or a "
                            "larger target")
+        if procs.base + procs.count > machine.nnodes:
+            raise error_at(procs.loc, f"processor arrangement '{procs.name}' at node {procs.base} "
+                           f"needs nodes {procs.base} to {procs.base + procs.count - 1} but target "
+                           f"'{spec}' has {machine.nnodes} nodes (0 to {machine.nnodes - 1})",
+                           program.source, f"place it at node {machine.nnodes - procs.count} or "
+                           "lower, or use a larger target")
     if checked is not None:
         checked(program, spec)
     ctx = make_context()

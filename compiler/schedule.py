@@ -89,16 +89,24 @@ class Schedule:
     line: int = 0
     stage: int = -1  # pipeline stage, else -1
 
+    def runs_on(self, node: int) -> bool:
+        return node < self.nprocs
+
 
 @dataclass(frozen=True)
 class ComputeStep:
-    """`compute "label" on P cost T`: every node of the arrangement is busy for `cost_s`."""
+    """`compute "label" on P cost T`: every node of the arrangement (nodes `first` to
+    `first + nprocs - 1`) is busy for `cost_s`."""
 
     label: str
     nprocs: int
     cost_s: float
     line: int = 0
     stage: int = -1  # pipeline stage, else -1
+    first: int = 0  # the arrangement's first node (`processors Q(4) at 4`)
+
+    def runs_on(self, node: int) -> bool:
+        return self.first <= node < self.first + self.nprocs
 
 
 @dataclass(frozen=True)
@@ -112,7 +120,12 @@ class PipelineStep:
 
     @property
     def nprocs(self) -> int:
-        return max(s.nprocs for stage in self.stages for s in stage)
+        """Nodes 0 to nprocs - 1 include every node that takes part."""
+        return max(s.first + s.nprocs if isinstance(s, ComputeStep) else s.nprocs
+                   for stage in self.stages for s in stage)
+
+    def runs_on(self, node: int) -> bool:
+        return any(s.runs_on(node) for stage in self.stages for s in stage)
 
 
 @dataclass(frozen=True)

@@ -21,15 +21,24 @@ DIST_KINDS = ("BLOCK", "CYCLIC", "*")
 TIME_UNITS_S = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
 CYCLES = "cycles"
 REDUCTIONS = ("sum", "max", "min", "prod")
-FUNCTIONS = ("transpose", "cshift", *REDUCTIONS)
+FUNCTIONS = ("transpose", "cshift", "eoshift", "spread", *REDUCTIONS)
 MAX_RANK = 3
 
 
 @dataclass(frozen=True)
 class Processors:
+    """An arrangement of processors: `rank` and `coords` number them from 0 within it, and
+    machine node `base + rank` is the processor of rank `rank` (`processors Q(4, 8) at 32`)."""
+
     name: str
     shape: tuple[int, ...]
     loc: SourceLoc
+    base: int = 0
+
+    @property
+    def nodes(self) -> range:
+        """The machine nodes the arrangement occupies."""
+        return range(self.base, self.base + self.count)
 
     @property
     def count(self) -> int:
@@ -76,7 +85,7 @@ class DistArray:
     mapping: str
     dist: tuple[DimDist, ...]
     onto: Processors
-    owner: int | None  # linear rank of the single owner
+    owner: int | None  # machine node of the single owner
     loc: SourceLoc
 
     @property
@@ -106,14 +115,37 @@ class DistArray:
         if self.mapping == "replicated":
             return f"replicated onto {self.onto.name}"
         if self.mapping == "single":
-            return f"on {self.onto.name}({', '.join(map(str, self.onto.coords(self.owner)))})"
+            coords = self.onto.coords(self.owner - self.onto.base)
+            return f"on {self.onto.name}({', '.join(map(str, coords))})"
         return f"distribute ({', '.join(map(str, self.dist))}) onto {self.onto.name}"
+
+
+@dataclass(frozen=True)
+class Triplet:
+    """The indices lo, lo + stride, ..., `count` of them: a subscript triplet with its bounds
+    resolved (a scalar subscript is a triplet of one index)."""
+
+    lo: int
+    stride: int
+    count: int
+
+    @staticmethod
+    def whole(extent: int) -> Triplet:
+        return Triplet(0, 1, extent)
+
+    def indices(self) -> np.ndarray:
+        return self.lo + self.stride * np.arange(self.count, dtype=np.int64)
+
+
+SHIFTS = ("cshift", "eoshift")
+SPREAD = "spread"
 
 
 @dataclass(frozen=True)
 class StageWindow:
     """The destination indices one pipeline stage of an assignment moves: along destination
-    dimension `dim` (0-based), the [lo, hi) `runs`; every index of the other dimensions."""
+    dimension `dim` (0-based), the global indices in the [lo, hi) `runs`; every index of
+    the other dimensions."""
 
     dim: int
     runs: tuple[tuple[int, int], ...]
@@ -124,11 +156,17 @@ class StageWindow:
 
 @dataclass(frozen=True)
 class AssignStmt:
-    """`dst = src`, `dst = transpose(src)` or `dst = cshift(src, k, dim=d)`.
+    """`dst(dst_section) = f(src(src_section))` where f is a copy, transpose, cshift, eoshift,
+    spread, or a reduction (sum, max, min, prod) along dimensions.
 
-    Destination dim d reads source dim perm[d] at index (i + shift[d]) mod extent.
-    `window` restricts one destination dim to some of its indices: one stage of a pipeline
-    (compiler/stages.py chooses the dim).
+    The sections are per-dimension triplets of the destination and the source (whole arrays
+    when empty). Position j of destination section dim d reads source section dim perm[d] at
+    position j + shift[d]: modulo that dim's count for cshift, and for eoshift only where
+    0 <= j + shift[d] < count (the other positions get the boundary 0). perm[d] = -1 is a dim
+    that spread adds: every position reads the same source elements. Source dims no
+    destination dim reads are collapsed: combined by a reduction, or one index (a scalar
+    subscript). `window` restricts one destination dim to some of its global indices: one
+    stage of a pipeline (compiler/stages.py chooses the dim).
     """
 
     dst: DistArray
@@ -136,9 +174,29 @@ class AssignStmt:
     perm: tuple[int, ...]
     shift: tuple[int, ...]
     loc: SourceLoc
-    op: str = "copy"  # copy, transpose, cshift
+    op: str = "copy"  # copy, transpose, cshift, eoshift, spread, sum, max, min, prod
     window: StageWindow | None = None
     stage: int | None = None
+    dst_section: tuple[Triplet, ...] = ()
+    src_section: tuple[Triplet, ...] = ()
+
+    @property
+    def dst_triplets(self) -> tuple[Triplet, ...]:
+        return self.dst_section or tuple(Triplet.whole(e) for e in self.dst.shape)
+
+    @property
+    def src_triplets(self) -> tuple[Triplet, ...]:
+        return self.src_section or tuple(Triplet.whole(e) for e in self.src.shape)
+
+    @property
+    def collapsed(self) -> tuple[int, ...]:
+        """Source dims no destination dim reads (reduced, or a scalar subscript)."""
+        return tuple(d for d in range(len(self.src.shape)) if d not in self.perm)
+
+    @property
+    def reduces(self) -> bool:
+        """A reduction along dimensions: partial results are combined at the destination."""
+        return self.op in REDUCTIONS
 
 
 @dataclass(frozen=True)
@@ -191,8 +249,8 @@ class CheckedProgram:
 
     @property
     def nprocs(self) -> int:
-        """Nodes the program needs: the largest arrangement."""
-        return max((p.count for p in self.processors.values()), default=0)
+        """Nodes the program needs: up to the end of the last-placed arrangement."""
+        return max((p.base + p.count for p in self.processors.values()), default=0)
 
     def communications(self) -> list[Comm]:
         """Every communication statement in program order (pipeline stages included)."""

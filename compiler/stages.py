@@ -43,23 +43,32 @@ def stage_windows(rows: int, stages: int) -> list[tuple[int, int]]:
     return out
 
 
-def _owner_keys(stmt: AssignStmt, dim: int) -> np.ndarray:
-    """Per index of destination dimension `dim`: which (source owner, destination owner)
-    group it is in, as one number (all 0 where the dimension is distributed on neither side)."""
-    extent = stmt.dst.shape[dim]
-    idx = np.arange(extent, dtype=np.int64)
-    src_owner = dim_owner_map(stmt.src, stmt.perm[dim])
+def _owner_keys(stmt: AssignStmt, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """The global indices the statement writes along destination dimension `dim` (its
+    section there) and, per index, which (source owner, destination owner) group it is in,
+    as one number (all 0 where the dimension is distributed on neither side). An eoshift's
+    boundary positions, which read no source element, are a group of their own."""
+    trip = stmt.dst_triplets[dim]
+    idx = trip.indices()
     dst_owner = dim_owner_map(stmt.dst, dim)
-    src_key = np.zeros(extent, np.int64) if src_owner is None else \
-        src_owner[(idx + stmt.shift[dim]) % extent].astype(np.int64)
-    dst_key = np.zeros(extent, np.int64) if dst_owner is None else dst_owner.astype(np.int64)
-    return src_key * (int(dst_key.max()) + 1) + dst_key
+    dst_key = np.zeros(trip.count, np.int64) if dst_owner is None else dst_owner[idx].astype(np.int64)
+    src_key = np.zeros(trip.count, np.int64)
+    sd = stmt.perm[dim]
+    src_owner = dim_owner_map(stmt.src, sd) if sd >= 0 else None
+    if src_owner is not None:
+        strip = stmt.src_triplets[sd]
+        pos = np.arange(trip.count, dtype=np.int64) + stmt.shift[dim]
+        reads = (pos >= 0) & (pos < strip.count) if stmt.op == "eoshift" else np.ones(trip.count, bool)
+        pos %= strip.count
+        src_key = np.where(reads, src_owner[strip.lo + strip.stride * pos], int(src_owner.max()) + 1)
+    return idx, src_key.astype(np.int64) * (int(dst_key.max()) + 1) + dst_key
 
 
 def distributed(stmt: AssignStmt, dim: int) -> bool:
     """Whether destination dimension `dim` is spread over processors in the destination or,
     where it reads from, in the source."""
-    return stmt.dst.proc_dims[dim] is not None or stmt.src.proc_dims[stmt.perm[dim]] is not None
+    sd = stmt.perm[dim]
+    return stmt.dst.proc_dims[dim] is not None or (sd >= 0 and stmt.src.proc_dims[sd] is not None)
 
 
 @dataclass(frozen=True)
@@ -86,7 +95,7 @@ def cut_along(stmt: AssignStmt, dim: int, stages: int) -> Cut:
     ordered by their position within their group, (rank + 1/2) / group size, and the order
     is cut into even pieces. Groups whose size is a multiple of `stages` then give each stage
     exactly 1/`stages` of their indices; one group gives contiguous windows."""
-    keys = _owner_keys(stmt, dim)
+    idx, keys = _owner_keys(stmt, dim)
     extent = len(keys)
     order = np.argsort(keys, kind="stable")
     sizes = np.bincount(keys)
@@ -97,15 +106,16 @@ def cut_along(stmt: AssignStmt, dim: int, stages: int) -> Cut:
     ranked = np.lexsort((np.arange(extent), position))
     pieces = tuple(np.sort(ranked[lo:hi]) for lo, hi in stage_windows(extent, stages))
     spread = 1.0
-    for piece in pieces:
+    for piece in pieces:  # positions in the section
         fraction = np.bincount(keys[piece], minlength=len(sizes))[sizes > 0] / sizes[sizes > 0]
         spread = max(spread, math.inf if fraction.min() == 0 else fraction.max() / fraction.min())
-    return Cut(dim, pieces, spread)
+    return Cut(dim, tuple(np.sort(idx[piece]) for piece in pieces), spread)
 
 
 def choose_cut(stmt: AssignStmt, stages: int) -> Cut | None:
     """The cut of the module docstring, or None when no dimension has `stages` indices."""
-    cuts = [cut_along(stmt, d, stages) for d, extent in enumerate(stmt.dst.shape) if extent >= stages]
+    cuts = [cut_along(stmt, d, stages) for d, trip in enumerate(stmt.dst_triplets)
+            if trip.count >= stages]
     return min(cuts, key=lambda c: (c.spread, distributed(stmt, c.dim), c.dim), default=None)
 
 

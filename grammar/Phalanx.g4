@@ -29,7 +29,7 @@ statement      : targetDecl
 targetDecl     : TARGET targetSpec ;
 // lark's TARGET_SPEC without a ':' part is a name that starts with a letter: not UNAME.
 targetSpec     : TARGET_SPEC | NAME | keyword ;
-processorsDecl : PROCESSORS name LPAREN intList RPAREN ;
+processorsDecl : PROCESSORS name LPAREN intList RPAREN (AT INT)? ;
 arrayDecl      : ARRAY name LPAREN intList RPAREN OF name mapping ;
 mapping        : DISTRIBUTE distSpec ONTO name                  # distributed
                | REPLICATED ONTO name                           # replicated
@@ -42,12 +42,16 @@ dimDist        : name (LPAREN INT RPAREN)?                      # distNamed
                | STAR                                           # distStar
                ;
 computeStmt    : COMPUTE STRING ON name COST number name ;
-assignStmt     : stmtName EQUAL expr ;
+// A destination with subscripts is an array section: `B(:, 0:63) = A(:, 64:127)`.
+assignStmt     : stmtName (LPAREN callArgs RPAREN)? EQUAL expr ;
+// `name(...)` is a call or an array section; the checker tells them apart by the name.
 expr           : name (LPAREN callArgs RPAREN)? ;               // a name, or a call when '(' follows
 callArgs       : callArg (COMMA callArg)* ;
-callArg        : name (EQUAL signedInt)?                        # argNameOrKeyword
-               | signedInt                                      # argInt
+callArg        : name (EQUAL signedInt | LPAREN callArgs RPAREN)?   # argNameKeywordOrCall
+               | signedInt (COLON bound (COLON signedInt)?)?        # argIntOrTriplet
+               | COLON bound (COLON signedInt)?                     # argTriplet
                ;
+bound          : signedInt? ;                                   // a triplet's upper bound, or none
 pipelineStmt   : PIPELINE STAGES EQUAL INT body ;
 repeatStmt     : REPEAT INT body ;
 body           : LBRACE statement? (NL statement?)* RBRACE ;
@@ -58,9 +62,9 @@ signedInt      : INT | SIGNED_INT ;                             // lark's SIGNED
 
 name           : NAME | UNAME | keyword ;
 // At the start of a statement the six statement keywords are reserved (lark's lexer sees both).
-stmtName       : NAME | UNAME | OF | DISTRIBUTE | REPLICATED | ONTO | ON | COST | STAGES ;
+stmtName       : NAME | UNAME | OF | DISTRIBUTE | REPLICATED | ONTO | ON | COST | STAGES | AT ;
 keyword        : TARGET | PROCESSORS | ARRAY | OF | DISTRIBUTE | REPLICATED | ONTO | ON
-               | COMPUTE | COST | PIPELINE | STAGES | REPEAT ;
+               | COMPUTE | COST | PIPELINE | STAGES | REPEAT | AT ;
 
 // ---- lexer --------------------------------------------------------------------------------------
 // Keywords come first: on a tie in length the first rule wins, so `on` is ON and `onto` is ONTO.
@@ -78,6 +82,7 @@ COST           : 'cost' ;
 PIPELINE       : 'pipeline' ;
 STAGES         : 'stages' ;
 REPEAT         : 'repeat' ;
+AT             : 'at' ;
 
 // Only the ':' form: without it a target spec is a NAME (see targetSpec).
 TARGET_SPEC    : [A-Za-z] [A-Za-z0-9_]* ':' [A-Za-z0-9_.=,:\-]+ ;
@@ -93,6 +98,7 @@ RPAREN         : ')' ;
 LBRACE         : '{' ;
 RBRACE         : '}' ;
 COMMA          : ',' ;
+COLON          : ':' ;
 EQUAL          : '=' ;
 STAR           : '*' ;
 

@@ -22,7 +22,7 @@ from phalanx.grammar._antlr.PhalanxVisitor import PhalanxVisitor
 from phalanx.grammar.diagnostics import SourceLoc, error_at
 
 P = PhalanxParser
-KEYWORD_TYPES = {P.literalNames[t].strip("'"): t for t in range(P.TARGET, P.REPEAT + 1)}
+KEYWORD_TYPES = {P.literalNames[t].strip("'"): t for t in range(P.TARGET, P.AT + 1)}
 STATEMENT_KEYWORDS = {P.TARGET, P.PROCESSORS, P.ARRAY, P.COMPUTE, P.PIPELINE, P.REPEAT}
 # The same words as grammar/parser.py's TOKEN_NAMES, so hints read alike.
 TOKEN_NAMES = {
@@ -91,7 +91,7 @@ class _SyntaxErrors(ErrorListener):
             prefix = text.split(":", 1)[0]
             if KEYWORD_TYPES.get(prefix, P.NAME) not in expected:
                 return None
-            return self._at(token, len(prefix), "syntax error: unexpected character ':'")
+            return self._at(token, len(prefix), "syntax error: unexpected ':'")
         if token.type == P.NUMBER and expected & {P.INT, P.SIGNED_INT} and P.NUMBER not in expected:
             digits = len(text) - len(text.lstrip("0123456789"))
             if text[digits] == ".":
@@ -142,7 +142,9 @@ class _AstBuilder(PhalanxVisitor):
         return ast.TargetDecl(ctx.targetSpec().getText(), self._loc(ctx))
 
     def visitProcessorsDecl(self, ctx: P.ProcessorsDeclContext):
-        return ast.ProcessorsDecl(ctx.name().getText(), self.visit(ctx.intList()), self._loc(ctx))
+        at = ctx.INT()
+        return ast.ProcessorsDecl(ctx.name().getText(), self.visit(ctx.intList()), self._loc(ctx),
+                                  int(at.getText()) if at else None, self._loc(at) if at else None)
 
     def visitArrayDecl(self, ctx: P.ArrayDeclContext):
         name, elem_type = ctx.name()
@@ -179,7 +181,11 @@ class _AstBuilder(PhalanxVisitor):
                            unit.getText(), self._loc(ctx), self._loc(onto), self._loc(unit))
 
     def visitAssignStmt(self, ctx: P.AssignStmtContext):
-        dst = ast.NameRef(ctx.stmtName().getText(), self._loc(ctx.stmtName()))
+        name = ctx.stmtName()
+        if ctx.callArgs() is None:
+            dst = ast.NameRef(name.getText(), self._loc(name))
+        else:
+            dst = ast.Call(name.getText(), self.visit(ctx.callArgs()), self._loc(name))
         return ast.Assign(dst, self.visit(ctx.expr()), self._loc(ctx))
 
     def visitExpr(self, ctx: P.ExprContext):
@@ -191,14 +197,27 @@ class _AstBuilder(PhalanxVisitor):
     def visitCallArgs(self, ctx: P.CallArgsContext):
         return tuple(self.visit(a) for a in ctx.callArg())
 
-    def visitArgNameOrKeyword(self, ctx: P.ArgNameOrKeywordContext):
+    def visitArgNameKeywordOrCall(self, ctx: P.ArgNameKeywordOrCallContext):
         name = ctx.name()
+        if ctx.callArgs() is not None:
+            return ast.Call(name.getText(), self.visit(ctx.callArgs()), self._loc(name))
         if ctx.signedInt() is None:
             return ast.NameRef(name.getText(), self._loc(name))
         return ast.KeywordArg(name.getText(), int(ctx.signedInt().getText()), self._loc(name))
 
-    def visitArgInt(self, ctx: P.ArgIntContext):
-        return ast.IntArg(int(ctx.signedInt().getText()), self._loc(ctx))
+    def visitArgIntOrTriplet(self, ctx: P.ArgIntOrTripletContext):
+        ints = [int(i.getText()) for i in ctx.signedInt()]
+        if ctx.COLON(0) is None:
+            return ast.IntArg(ints[0], self._loc(ctx))
+        stride = ints[1] if ctx.COLON(1) is not None else None
+        return ast.Triplet(ints[0], self.visit(ctx.bound()), stride, self._loc(ctx))
+
+    def visitArgTriplet(self, ctx: P.ArgTripletContext):
+        stride = int(ctx.signedInt().getText()) if ctx.signedInt() is not None else None
+        return ast.Triplet(None, self.visit(ctx.bound()), stride, self._loc(ctx))
+
+    def visitBound(self, ctx: P.BoundContext):
+        return int(ctx.signedInt().getText()) if ctx.signedInt() is not None else None
 
     def visitPipelineStmt(self, ctx: P.PipelineStmtContext):
         return ast.Pipeline(int(ctx.INT().getText()), self.visit(ctx.body()), self._loc(ctx))

@@ -18,9 +18,13 @@ class TargetDecl:
 
 @dataclass(frozen=True)
 class ProcessorsDecl:
+    """`processors Q(4, 8) [at 32]`: `at` is the machine node of Q's first processor."""
+
     name: str
     shape: tuple[int, ...]
     loc: SourceLoc
+    at: int | None = None
+    at_loc: SourceLoc | None = None
 
 
 @dataclass(frozen=True)
@@ -82,15 +86,29 @@ class KeywordArg:
 
 
 @dataclass(frozen=True)
+class Triplet:
+    """A subscript triplet `lo:hi[:stride]` (Fortran: `hi` inclusive); a bound left out is None."""
+
+    lo: int | None
+    hi: int | None
+    stride: int | None
+    loc: SourceLoc
+
+
+@dataclass(frozen=True)
 class Call:
+    """`f(args)`: a call, or an array section when `func` names an array (the checker decides)."""
+
     func: str
-    args: tuple[NameRef | IntArg | KeywordArg, ...]
+    args: tuple[NameRef | IntArg | KeywordArg | Triplet | Call, ...]
     loc: SourceLoc
 
 
 @dataclass(frozen=True)
 class Assign:
-    dst: NameRef
+    """`dst = src`; a destination with subscripts (`B(:, 0:63) = ...`) is a Call node."""
+
+    dst: NameRef | Call
     src: NameRef | Call
     loc: SourceLoc
 

@@ -17,7 +17,7 @@ GRAMMAR_PATH = Path(__file__).with_name("phalanx.lark")
 TOKEN_NAMES = {
     "NAME": "a name", "INT": "an integer", "NUMBER": "a number", "STRING": "a quoted string",
     "TARGET_SPEC": "a target spec such as ideal:16", "_NL": "end of line", "$END": "end of file",
-    "LPAR": "'('", "RPAR": "')'", "COMMA": "','", "EQUAL": "'='", "STAR": "'*'",
+    "LPAR": "'('", "RPAR": "')'", "COMMA": "','", "COLON": "':'", "EQUAL": "'='", "STAR": "'*'",
     "SIGNED_INT": "an integer", "LBRACE": "'{'", "RBRACE": "'}'",
 }
 
@@ -104,8 +104,9 @@ class _ToAst(Transformer):
         return ast.TargetDecl(str(children[0]), self._loc(meta))
 
     def processors_decl(self, meta, children):
-        name, shape = children
-        return ast.ProcessorsDecl(str(name), shape, self._loc(meta))
+        name, shape, *at = children
+        return ast.ProcessorsDecl(str(name), shape, self._loc(meta), int(at[0]) if at else None,
+                                  self._loc(at[0]) if at else None)
 
     def array_decl(self, meta, children):
         name, shape, elem_type, (mapping, dist, onto, owner) = children
@@ -145,6 +146,10 @@ class _ToAst(Transformer):
         dst, src = children
         return ast.Assign(ast.NameRef(str(dst), self._loc(dst)), src, self._loc(meta))
 
+    def assign_section(self, meta, children):
+        name, args, src = children
+        return ast.Assign(ast.Call(str(name), args, self._loc(name)), src, self._loc(meta))
+
     def name_ref(self, meta, children):
         return ast.NameRef(str(children[0]), self._loc(children[0]))
 
@@ -157,6 +162,17 @@ class _ToAst(Transformer):
 
     def arg_name(self, meta, children):
         return ast.NameRef(str(children[0]), self._loc(children[0]))
+
+    def arg_call(self, meta, children):
+        func, args = children
+        return ast.Call(str(func), args, self._loc(func))
+
+    def arg_triplet(self, meta, children):
+        lo, hi, *stride = children
+        return ast.Triplet(lo, hi, int(stride[0]) if stride else None, self._loc(meta))
+
+    def bound(self, meta, children):
+        return int(children[0]) if children else None
 
     def arg_int(self, meta, children):
         return ast.IntArg(int(children[0]), self._loc(children[0]))

@@ -7,10 +7,11 @@ have received every partial result exactly once and combine to the reference.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from phalanx.compiler.semantics import AssignStmt, DistArray, ReduceStmt
 NUMPY_TYPES = {"byte": np.uint8, "int32": np.int32, "int64": np.int64, "float32": np.float32,
                "float64": np.float64, "complex64": np.complex64, "complex128": np.complex128}
 REDUCE_FUNCTIONS = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}
+COMBINE = {"sum": np.add, "max": np.maximum, "min": np.minimum, "prod": np.multiply}
 
 # Simulated runs allocate and first touch gigabytes of arrays (16x16 at 16 KB: 1 GB of
 # payload, its copy and write counts). NumPy asks the kernel for transparent huge pages on
@@ -234,19 +236,6 @@ class BlockStore:
             self.copies[t.dst][self.content(t.origin, t.final)] = payload
 
 
-def _in_window(stmt: AssignStmt, owned: tuple, shape: tuple[int, ...]) -> np.ndarray:
-    """Which of a destination's local elements the statement writes: all of them, or in a
-    pipeline stage those whose index along the cut dimension is in the stage's window."""
-    if stmt.window is None:
-        return np.broadcast_to(np.True_, shape)
-    d = stmt.window.dim
-    mine = np.zeros(stmt.dst.shape[d], dtype=bool)
-    mine[stmt.window.indices()] = True
-    ix = owned[d]
-    along = mine[np.arange(ix.start, ix.stop, ix.step or 1) if isinstance(ix, slice) else ix]
-    return np.broadcast_to(along.reshape([-1 if k == d else 1 for k in range(len(shape))]), shape)
-
-
 @dataclass
 class AssignmentData:
     """Source and destination local arrays of one assignment, with write counts."""
@@ -259,6 +248,7 @@ class AssignmentData:
     reference: list[np.ndarray]
     expected: list[np.ndarray]  # elements this statement (or stage) must write
     store: BlockStore = field(repr=False)
+    arrived: dict[tuple[int, int], int] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, stmt: AssignStmt, rng: np.random.Generator,
@@ -271,26 +261,33 @@ class AssignmentData:
         if sources is not None and key in sources:
             a = sources[key]
         else:
-            a = random_global(stmt.src, rng)
+            a = random_global(stmt.src, rng, near_one=stmt.op == "prod")
             if sources is not None and key is not None:
                 sources[key] = a
-        b = np.transpose(a, stmt.perm)
-        for d, k in enumerate(stmt.shift):
-            b = np.roll(b, -k, axis=d) if k else b
+        b, due = reference_result(stmt, a)
         # Views where the owned indices are runs: the global arrays are only read.
         src_local = [a[_index(owned_sections(stmt.src, p))] for p in range(n)]
         owned = [owned_sections(stmt.dst, q) for q in range(n)]
         ref = [b[_index(ix)] for ix in owned]
-        expected = [_in_window(stmt, ix, r.shape) for ix, r in zip(owned, ref)]
-        count = _count_type(stmt.src, n)
+        expected = [_product_mask(due, ix) for ix in owned]
+        count = np.uint16 if stmt.reduces and n >= 255 else _count_type(stmt.src, n)
+        writes = [np.zeros(r.shape, dtype=count) for r in ref]
+        if stmt.op == "eoshift":
+            # The boundary positions: due, but no source element reaches them; the owner writes
+            # the boundary value 0 itself (its array starts zeroed), without communication.
+            sent = []
+            for extent, (idx, _) in zip(stmt.dst.shape, commset.index_maps):
+                sent.append(np.zeros(extent, dtype=bool))
+                sent[-1][idx] = True
+            for w, want, ix in zip(writes, expected, owned):
+                w[want & ~_product_mask(sent, ix)] = 1
         m = commset.byte_matrix
         blocks = [(p, q) for p in range(n) for q in range(n) if m[p, q] > 0]
         # Blocks with the same source elements carry the same bytes (a replicated destination).
         replicated = stmt.dst.mapping == "replicated"
         content = (lambda o, f: (o, "all")) if replicated else None
         return cls(stmt, commset, src_local, [np.zeros(r.shape, dtype=r.dtype) for r in ref],
-                   [np.zeros(r.shape, dtype=count) for r in ref], ref, expected,
-                   BlockStore(n, blocks, content))
+                   writes, ref, expected, BlockStore(n, blocks, content))
 
     def _local(self, array: DistArray, dim: int, global_idx: np.ndarray) -> np.ndarray | slice:
         """Local indices of global ones; a slice when a run maps onto a run (local maps
@@ -302,6 +299,20 @@ class AssignmentData:
             if last - first + 1 == n:
                 return slice(first, last + 1)
         return local_map[global_idx]
+
+    @cached_property
+    def _source_of(self) -> list[np.ndarray | None]:
+        """Per destination dim, the source index each destination index reads (None for a
+        dim spread adds)."""
+        out = []
+        for d, (idx, src_idx) in enumerate(self.commset.index_maps):
+            if src_idx is None:
+                out.append(None)
+                continue
+            full = np.full(self.stmt.dst.shape[d], -1, dtype=np.int64)
+            full[idx] = src_idx
+            out.append(full)
+        return out
 
     def _converted(self, side: str, d: int, ix: np.ndarray):
         """Local indices (slice or array) of destination-dim `d`'s section array `ix` on the
@@ -315,25 +326,40 @@ class AssignmentData:
             if side == "dst":
                 local = self._local(self.stmt.dst, d, ix)
             else:
-                shift = self.stmt.shift[d]
-                src_ix = (ix + shift) % self.stmt.dst.shape[d] if shift else ix
-                local = self._local(self.stmt.src, self.stmt.perm[d], src_ix)
+                local = self._local(self.stmt.src, self.stmt.perm[d], self._source_of[d][ix])
             hit = cache[key] = (ix, local)
         return hit[1]
 
+    def _collapsed_local(self, origin: int, dim: int):
+        """Local indices, on `origin`, of the indices of collapsed source dim `dim` it holds."""
+        cache = self.__dict__.setdefault("_collapsed", {})
+        hit = cache.get((origin, dim))
+        if hit is None:
+            held = owned_indices(self.stmt.src, origin)[dim]
+            wanted = self.stmt.src_triplets[dim].indices()
+            hit = cache[(origin, dim)] = self._local(self.stmt.src, dim,
+                                                     np.intersect1d(held, wanted))
+        return hit
+
     def _src_block(self, origin: int, section: tuple[np.ndarray, ...]) -> np.ndarray:
-        """The block's elements in the origin's local array, in source dimension order."""
-        src_idx: list = [None] * len(section)
-        for d, ix in enumerate(section):  # source dim perm[d] reads destination dim d
-            src_idx[self.stmt.perm[d]] = self._converted("src", d, ix)
-        return self.src_local[origin][_index(src_idx)]
+        """The block in destination layout: the origin's elements (source dim perm[d] read
+        by destination dim d), combined along reduced dims, copied along spread ones."""
+        stmt = self.stmt
+        src_idx: list = [None] * len(stmt.src.shape)
+        for d, ix in enumerate(section):
+            if stmt.perm[d] >= 0:
+                src_idx[stmt.perm[d]] = self._converted("src", d, ix)
+        for c in stmt.collapsed:
+            src_idx[c] = self._collapsed_local(origin, c)
+        block = self.src_local[origin][_index(src_idx)]
+        return to_destination_layout(stmt, block, tuple(len(ix) for ix in section))
 
     def _dst_section_index(self, section: tuple[np.ndarray, ...]) -> tuple:
         return _index([self._converted("dst", d, ix) for d, ix in enumerate(section)])
 
     def pack(self, origin: int, final: int) -> np.ndarray:
         block = self._src_block(origin, self.commset.section_arrays(origin, final))
-        return np.ascontiguousarray(np.transpose(block, self.stmt.perm))
+        return np.ascontiguousarray(block)
 
     def _dst_index(self, origin: int, final: int):
         return self._dst_section_index(self.commset.section_arrays(origin, final))
@@ -353,13 +379,20 @@ class AssignmentData:
         if not self.movable(t):
             return False
         self.store.spend(t)
+        self.arrived[(t.origin, t.final)] = self.arrived.get((t.origin, t.final), 0) + 1
         section = self.commset.section_arrays(t.origin, t.final)
         block = self._src_block(t.origin, section)
         check_size(t, block)
-        index = self._dst_section_index(section)
-        self.dst_local[t.final][index] = np.transpose(block, self.stmt.perm)
-        self.writes[t.final][index] += 1
+        self._store(t.final, self._dst_section_index(section), block)
         return True
+
+    def _store(self, node: int, index, block: np.ndarray) -> None:
+        """Write a block at its destination; a reduction's partials combine with those there."""
+        if self.stmt.reduces:
+            seen = self.writes[node][index] > 0
+            block = np.where(seen, COMBINE[self.stmt.op](self.dst_local[node][index], block), block)
+        self.dst_local[node][index] = block
+        self.writes[node][index] += 1
 
     def wire_bytes(self, group: tuple[Transfer, ...]) -> int:
         """Bytes one message of these blocks puts on the wire."""
@@ -401,9 +434,8 @@ class AssignmentData:
             self._put_piece(t, payload)
             return
         if t.dst == t.final:
-            index = self._dst_index(t.origin, t.final)
-            self.dst_local[t.final][index] = payload
-            self.writes[t.final][index] += 1
+            self._store(t.final, self._dst_index(t.origin, t.final), payload)
+            self.arrived[(t.origin, t.final)] = self.arrived.get((t.origin, t.final), 0) + 1
             self.store.delivered(t, payload)
         else:
             self.store.keep(t, payload)
@@ -419,7 +451,10 @@ class AssignmentData:
             self.put(t._replace(origin=origin, src=t.final), block.view(dtype).reshape(shape))
 
     def problems(self) -> list[str]:
-        """Empty when every expected element arrived exactly once with the right value."""
+        """Empty when every expected element arrived exactly once with the right value (a
+        reduction's: every partial once, combined to the reference)."""
+        if self.stmt.reduces:
+            return self._reduction_problems()
         out = []
         m = self.commset.byte_matrix
         for q, (w, got, ref, want) in enumerate(zip(self.writes, self.dst_local, self.reference,
@@ -439,6 +474,103 @@ class AssignmentData:
             if not np.array_equal(got[ok], ref[ok]):
                 out.append(f"node {q}: delivered values differ from the reference result")
         return out
+
+
+    def _reduction_problems(self) -> list[str]:
+        out = []
+        m = self.commset.byte_matrix
+        for q, (w, got, ref, want) in enumerate(zip(self.writes, self.dst_local, self.reference,
+                                                    self.expected)):
+            got_from = {p: c for (p, final), c in self.arrived.items() if final == q}
+            due = {p for p in range(self.commset.nprocs) if m[p, q] > 0}
+            if set(got_from) != due or any(c != 1 for c in got_from.values()):
+                out.append(f"node {q}: partial results from {sorted(got_from)} (counts "
+                           f"{sorted(got_from.values())}), expected each of {sorted(due)} once")
+            if (want & (w == 0)).any() or (~want & (w > 0)).any():
+                out.append(f"node {q}: {int((want & (w == 0)).sum())} elements got no partial "
+                           f"result, {int((~want & (w > 0)).sum())} got one where none was due")
+            exact = np.issubdtype(ref.dtype, np.integer)
+            if not (np.array_equal(got[want], ref[want]) if exact else
+                    np.allclose(got[want], ref[want], rtol=1e-5)):
+                out.append(f"node {q}: combined {self.stmt.op} differs from the reference")
+        return out
+
+
+def _product_mask(masks: list[np.ndarray], owned) -> np.ndarray:
+    """The elements of a node's local array (`owned`: its global indices per dim) where every
+    per-dimension mask holds; a read-only broadcast view, as large as one dimension's."""
+    local = [m[ix] for m, ix in zip(masks, owned)]
+    if all(m.all() for m in local):
+        return np.broadcast_to(np.True_, tuple(len(m) for m in local))
+    shaped = [m.reshape([-1 if k == d else 1 for k in range(len(local))]) for d, m in enumerate(local)]
+    return np.broadcast_to(functools.reduce(np.logical_and, shaped), tuple(len(m) for m in local))
+
+
+def reference_result(stmt: AssignStmt, a: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The statement applied to the global source with numpy, Fortran's semantics: the
+    destination array (zero outside the section; a view of `a` for a whole-array copy or
+    transpose) and, per destination dim, the mask of the indices it writes (the elements
+    written are their product)."""
+    section = a[np.ix_(*(t.indices() for t in stmt.src_triplets))] if stmt.src_section else a
+    collapsed = stmt.collapsed
+    if stmt.reduces:
+        value = REDUCE_FUNCTIONS[stmt.op](section, axis=collapsed).astype(a.dtype)
+    else:
+        value = section.reshape([n for d, n in enumerate(section.shape) if d not in collapsed])
+    kept = [d for d in range(a.ndim) if d not in collapsed]
+    value = np.transpose(value, [kept.index(p) for p in stmt.perm if p >= 0])
+    axis = 0
+    for p, k in zip(stmt.perm, stmt.shift):
+        if p < 0:
+            continue
+        if stmt.op == "cshift":
+            value = np.roll(value, -k, axis=axis)
+        elif stmt.op == "eoshift" and k:  # end-off: position j gets j + k, or 0 past the ends
+            shifted = np.zeros_like(value)
+            n = value.shape[axis]
+            if abs(k) < n:  # else every position is past the end: all boundary
+                dst = [slice(None)] * value.ndim
+                src = [slice(None)] * value.ndim
+                dst[axis], src[axis] = slice(max(0, -k), n - max(0, k)), slice(max(0, k), n + min(0, k))
+                shifted[tuple(dst)] = value[tuple(src)]
+            value = shifted
+        axis += 1
+    triplets = stmt.dst_triplets
+    for d, p in enumerate(stmt.perm):
+        if p < 0:  # spread's new dim (or a scalar subscript of the destination): copies
+            value = np.repeat(np.expand_dims(value, d), triplets[d].count, axis=d)
+    due = []
+    for extent, t in zip(stmt.dst.shape, triplets):
+        due.append(np.zeros(extent, dtype=bool))
+        due[-1][t.indices()] = True
+    if stmt.window is not None:  # one pipeline stage: its indices along the cut dimension
+        stage = np.zeros(stmt.dst.shape[stmt.window.dim], dtype=bool)
+        stage[stmt.window.indices()] = True
+        due[stmt.window.dim] &= stage
+    if not stmt.dst_section:
+        return value, due
+    b = np.zeros(stmt.dst.shape, dtype=a.dtype)
+    b[np.ix_(*(t.indices() for t in triplets))] = value
+    return b, due
+
+
+def to_destination_layout(stmt: AssignStmt, block: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """A block read from the source (source dim order, collapsed dims included) in the
+    destination's layout of `shape`: combined or dropped along collapsed dims, transposed,
+    copied along spread dims."""
+    collapsed = stmt.collapsed
+    if collapsed:
+        block = (REDUCE_FUNCTIONS[stmt.op](block, axis=collapsed).astype(block.dtype)
+                 if stmt.reduces else block.reshape([n for d, n in enumerate(block.shape)
+                                                     if d not in collapsed]))
+    kept = [d for d in range(len(stmt.src.shape)) if d not in collapsed]
+    order = [kept.index(p) for p in stmt.perm if p >= 0]
+    if order != sorted(order):
+        block = np.transpose(block, order)
+    for d, p in enumerate(stmt.perm):
+        if p < 0:
+            block = np.expand_dims(block, d)
+    return np.broadcast_to(block, shape) if block.shape != shape else block
 
 
 @dataclass

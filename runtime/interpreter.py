@@ -139,7 +139,7 @@ class Interpreter:
 
     def _node(self, node: int):
         for step in self.plan.steps:
-            if node >= step.nprocs:
+            if not step.runs_on(node):
                 continue
             if isinstance(step, PipelineStep):
                 yield from self._pipeline(node, step)
@@ -148,7 +148,7 @@ class Interpreter:
         self.finish_s[node] = self.engine.now
 
     def _step(self, node: int, step: ComputeStep | Schedule):
-        if node >= step.nprocs:
+        if not step.runs_on(node):
             return
         start = self.engine.now
         if isinstance(step, ComputeStep):

@@ -22,6 +22,7 @@ from phalanx.compiler.semantics import (
     Processors,
     ReduceStmt,
     StageWindow,
+    Triplet,
 )
 from phalanx.grammar.diagnostics import SourceLoc, error_at
 
@@ -48,12 +49,22 @@ def _op(stmt, program: CheckedProgram, clock_hz: float | None, target: str) -> O
     window = stmt.window
     return dist.AssignOp(stmt.dst.name, stmt.src.name, stmt.perm, stmt.loc.line, stmt.shift,
                          stmt.op, [i for run in window.runs for i in run] if window else (),
-                         -1 if stmt.stage is None else stmt.stage, window.dim if window else -1)
+                         -1 if stmt.stage is None else stmt.stage,
+                         _flat(stmt.dst_section), _flat(stmt.src_section),
+                         window.dim if window else -1)
+
+
+def _flat(section: tuple[Triplet, ...]) -> list[int]:
+    return [v for t in section for v in (t.lo, t.stride, t.count)]
+
+
+def _triplets(values: tuple[int, ...]) -> tuple[Triplet, ...]:
+    return tuple(Triplet(*values[i:i + 3]) for i in range(0, len(values), 3))
 
 
 def module_from_program(program: CheckedProgram, clock_hz: float | None = None,
                         target: str = "") -> ModuleOp:
-    ops: list[Operation] = [dist.ProcessorsOp(p.name, p.shape, p.loc.line)
+    ops: list[Operation] = [dist.ProcessorsOp(p.name, p.shape, p.loc.line, p.base)
                             for p in program.processors.values()]
     ops += [dist.ArrayOp(a.name, a.shape, a.elem_type, [str(d) for d in a.dist], a.onto.name,
                          a.loc.line, a.mapping, -1 if a.owner is None else a.owner)
@@ -77,7 +88,7 @@ def _dim_dist(text: str) -> DimDist:
 
 def processors_from_module(module: ModuleOp, file: str = "<ir>") -> dict[str, Processors]:
     return {op.sym_name.data: Processors(op.sym_name.data, op.dims,
-                                         SourceLoc(file, op.line.value.data, 1))
+                                         SourceLoc(file, op.line.value.data, 1), op.base.value.data)
             for op in module.ops if isinstance(op, dist.ProcessorsOp)}
 
 
@@ -103,7 +114,8 @@ def assign_from_op(op: dist.AssignOp, arrays: dict[str, DistArray],
     stage = op.stage.value.data
     return AssignStmt(arrays[op.dst.data], arrays[op.src.data], op.perm_values,
                       op.shift.get_values(), SourceLoc(file, op.line.value.data, 1), op.op.data,
-                      window, stage if stage >= 0 else None)
+                      window, stage if stage >= 0 else None,
+                      _triplets(op.dst_section.get_values()), _triplets(op.src_section.get_values()))
 
 
 def reduce_from_op(op: dist.ReduceOp, arrays: dict[str, DistArray], file: str = "<ir>") -> ReduceStmt:

@@ -12,78 +12,92 @@ else:
 
 def serializedATN():
     return [
-        4,1,31,213,2,0,7,0,2,1,7,1,2,2,7,2,2,3,7,3,2,4,7,4,2,5,7,5,2,6,7,
+        4,1,33,245,2,0,7,0,2,1,7,1,2,2,7,2,2,3,7,3,2,4,7,4,2,5,7,5,2,6,7,
         6,2,7,7,7,2,8,7,8,2,9,7,9,2,10,7,10,2,11,7,11,2,12,7,12,2,13,7,13,
         2,14,7,14,2,15,7,15,2,16,7,16,2,17,7,17,2,18,7,18,2,19,7,19,2,20,
-        7,20,2,21,7,21,2,22,7,22,1,0,3,0,48,8,0,1,0,1,0,3,0,52,8,0,5,0,54,
-        8,0,10,0,12,0,57,9,0,1,0,1,0,1,1,1,1,1,1,1,1,1,1,1,1,1,1,3,1,68,
-        8,1,1,2,1,2,1,2,1,3,1,3,1,3,3,3,76,8,3,1,4,1,4,1,4,1,4,1,4,1,4,1,
-        5,1,5,1,5,1,5,1,5,1,5,1,5,1,5,1,5,1,6,1,6,1,6,1,6,1,6,1,6,1,6,1,
-        6,1,6,1,6,1,6,1,6,1,6,1,6,3,6,107,8,6,1,7,1,7,1,7,1,7,5,7,113,8,
-        7,10,7,12,7,116,9,7,1,7,1,7,1,7,3,7,121,8,7,1,8,1,8,1,8,1,8,3,8,
-        127,8,8,1,8,3,8,130,8,8,1,9,1,9,1,9,1,9,1,9,1,9,1,9,1,9,1,10,1,10,
-        1,10,1,10,1,11,1,11,1,11,1,11,1,11,3,11,149,8,11,1,12,1,12,1,12,
-        5,12,154,8,12,10,12,12,12,157,9,12,1,13,1,13,1,13,3,13,162,8,13,
-        1,13,3,13,165,8,13,1,14,1,14,1,14,1,14,1,14,1,14,1,15,1,15,1,15,
-        1,15,1,16,1,16,3,16,179,8,16,1,16,1,16,3,16,183,8,16,5,16,185,8,
-        16,10,16,12,16,188,9,16,1,16,1,16,1,17,1,17,1,17,5,17,195,8,17,10,
-        17,12,17,198,9,17,1,18,1,18,1,19,1,19,1,20,1,20,1,20,3,20,207,8,
-        20,1,21,1,21,1,22,1,22,1,22,0,0,23,0,2,4,6,8,10,12,14,16,18,20,22,
-        24,26,28,30,32,34,36,38,40,42,44,0,4,1,0,17,18,2,0,17,17,19,19,4,
-        0,4,8,10,10,12,12,15,16,1,0,1,13,216,0,47,1,0,0,0,2,67,1,0,0,0,4,
-        69,1,0,0,0,6,75,1,0,0,0,8,77,1,0,0,0,10,83,1,0,0,0,12,106,1,0,0,
-        0,14,120,1,0,0,0,16,129,1,0,0,0,18,131,1,0,0,0,20,139,1,0,0,0,22,
-        143,1,0,0,0,24,150,1,0,0,0,26,164,1,0,0,0,28,166,1,0,0,0,30,172,
-        1,0,0,0,32,176,1,0,0,0,34,191,1,0,0,0,36,199,1,0,0,0,38,201,1,0,
-        0,0,40,206,1,0,0,0,42,208,1,0,0,0,44,210,1,0,0,0,46,48,3,2,1,0,47,
-        46,1,0,0,0,47,48,1,0,0,0,48,55,1,0,0,0,49,51,5,28,0,0,50,52,3,2,
-        1,0,51,50,1,0,0,0,51,52,1,0,0,0,52,54,1,0,0,0,53,49,1,0,0,0,54,57,
-        1,0,0,0,55,53,1,0,0,0,55,56,1,0,0,0,56,58,1,0,0,0,57,55,1,0,0,0,
-        58,59,5,0,0,1,59,1,1,0,0,0,60,68,3,4,2,0,61,68,3,8,4,0,62,68,3,10,
-        5,0,63,68,3,18,9,0,64,68,3,20,10,0,65,68,3,28,14,0,66,68,3,30,15,
-        0,67,60,1,0,0,0,67,61,1,0,0,0,67,62,1,0,0,0,67,63,1,0,0,0,67,64,
-        1,0,0,0,67,65,1,0,0,0,67,66,1,0,0,0,68,3,1,0,0,0,69,70,5,1,0,0,70,
-        71,3,6,3,0,71,5,1,0,0,0,72,76,5,14,0,0,73,76,5,15,0,0,74,76,3,44,
-        22,0,75,72,1,0,0,0,75,73,1,0,0,0,75,74,1,0,0,0,76,7,1,0,0,0,77,78,
-        5,2,0,0,78,79,3,40,20,0,79,80,5,21,0,0,80,81,3,34,17,0,81,82,5,22,
-        0,0,82,9,1,0,0,0,83,84,5,3,0,0,84,85,3,40,20,0,85,86,5,21,0,0,86,
-        87,3,34,17,0,87,88,5,22,0,0,88,89,5,4,0,0,89,90,3,40,20,0,90,91,
-        3,12,6,0,91,11,1,0,0,0,92,93,5,5,0,0,93,94,3,14,7,0,94,95,5,7,0,
-        0,95,96,3,40,20,0,96,107,1,0,0,0,97,98,5,6,0,0,98,99,5,7,0,0,99,
-        107,3,40,20,0,100,101,5,8,0,0,101,102,3,40,20,0,102,103,5,21,0,0,
-        103,104,3,34,17,0,104,105,5,22,0,0,105,107,1,0,0,0,106,92,1,0,0,
-        0,106,97,1,0,0,0,106,100,1,0,0,0,107,13,1,0,0,0,108,109,5,21,0,0,
-        109,114,3,16,8,0,110,111,5,25,0,0,111,113,3,16,8,0,112,110,1,0,0,
-        0,113,116,1,0,0,0,114,112,1,0,0,0,114,115,1,0,0,0,115,117,1,0,0,
-        0,116,114,1,0,0,0,117,118,5,22,0,0,118,121,1,0,0,0,119,121,3,16,
-        8,0,120,108,1,0,0,0,120,119,1,0,0,0,121,15,1,0,0,0,122,126,3,40,
-        20,0,123,124,5,21,0,0,124,125,5,17,0,0,125,127,5,22,0,0,126,123,
-        1,0,0,0,126,127,1,0,0,0,127,130,1,0,0,0,128,130,5,27,0,0,129,122,
-        1,0,0,0,129,128,1,0,0,0,130,17,1,0,0,0,131,132,5,9,0,0,132,133,5,
-        20,0,0,133,134,5,8,0,0,134,135,3,40,20,0,135,136,5,10,0,0,136,137,
-        3,36,18,0,137,138,3,40,20,0,138,19,1,0,0,0,139,140,3,42,21,0,140,
-        141,5,26,0,0,141,142,3,22,11,0,142,21,1,0,0,0,143,148,3,40,20,0,
-        144,145,5,21,0,0,145,146,3,24,12,0,146,147,5,22,0,0,147,149,1,0,
-        0,0,148,144,1,0,0,0,148,149,1,0,0,0,149,23,1,0,0,0,150,155,3,26,
-        13,0,151,152,5,25,0,0,152,154,3,26,13,0,153,151,1,0,0,0,154,157,
-        1,0,0,0,155,153,1,0,0,0,155,156,1,0,0,0,156,25,1,0,0,0,157,155,1,
-        0,0,0,158,161,3,40,20,0,159,160,5,26,0,0,160,162,3,38,19,0,161,159,
-        1,0,0,0,161,162,1,0,0,0,162,165,1,0,0,0,163,165,3,38,19,0,164,158,
-        1,0,0,0,164,163,1,0,0,0,165,27,1,0,0,0,166,167,5,11,0,0,167,168,
-        5,12,0,0,168,169,5,26,0,0,169,170,5,17,0,0,170,171,3,32,16,0,171,
-        29,1,0,0,0,172,173,5,13,0,0,173,174,5,17,0,0,174,175,3,32,16,0,175,
-        31,1,0,0,0,176,178,5,23,0,0,177,179,3,2,1,0,178,177,1,0,0,0,178,
-        179,1,0,0,0,179,186,1,0,0,0,180,182,5,28,0,0,181,183,3,2,1,0,182,
-        181,1,0,0,0,182,183,1,0,0,0,183,185,1,0,0,0,184,180,1,0,0,0,185,
-        188,1,0,0,0,186,184,1,0,0,0,186,187,1,0,0,0,187,189,1,0,0,0,188,
-        186,1,0,0,0,189,190,5,24,0,0,190,33,1,0,0,0,191,196,5,17,0,0,192,
-        193,5,25,0,0,193,195,5,17,0,0,194,192,1,0,0,0,195,198,1,0,0,0,196,
-        194,1,0,0,0,196,197,1,0,0,0,197,35,1,0,0,0,198,196,1,0,0,0,199,200,
-        7,0,0,0,200,37,1,0,0,0,201,202,7,1,0,0,202,39,1,0,0,0,203,207,5,
-        15,0,0,204,207,5,16,0,0,205,207,3,44,22,0,206,203,1,0,0,0,206,204,
-        1,0,0,0,206,205,1,0,0,0,207,41,1,0,0,0,208,209,7,2,0,0,209,43,1,
-        0,0,0,210,211,7,3,0,0,211,45,1,0,0,0,19,47,51,55,67,75,106,114,120,
-        126,129,148,155,161,164,178,182,186,196,206
+        7,20,2,21,7,21,2,22,7,22,2,23,7,23,1,0,3,0,50,8,0,1,0,1,0,3,0,54,
+        8,0,5,0,56,8,0,10,0,12,0,59,9,0,1,0,1,0,1,1,1,1,1,1,1,1,1,1,1,1,
+        1,1,3,1,70,8,1,1,2,1,2,1,2,1,3,1,3,1,3,3,3,78,8,3,1,4,1,4,1,4,1,
+        4,1,4,1,4,1,4,3,4,87,8,4,1,5,1,5,1,5,1,5,1,5,1,5,1,5,1,5,1,5,1,6,
+        1,6,1,6,1,6,1,6,1,6,1,6,1,6,1,6,1,6,1,6,1,6,1,6,1,6,3,6,112,8,6,
+        1,7,1,7,1,7,1,7,5,7,118,8,7,10,7,12,7,121,9,7,1,7,1,7,1,7,3,7,126,
+        8,7,1,8,1,8,1,8,1,8,3,8,132,8,8,1,8,3,8,135,8,8,1,9,1,9,1,9,1,9,
+        1,9,1,9,1,9,1,9,1,10,1,10,1,10,1,10,1,10,3,10,150,8,10,1,10,1,10,
+        1,10,1,11,1,11,1,11,1,11,1,11,3,11,160,8,11,1,12,1,12,1,12,5,12,
+        165,8,12,10,12,12,12,168,9,12,1,13,1,13,1,13,1,13,1,13,1,13,1,13,
+        3,13,177,8,13,1,13,1,13,1,13,1,13,1,13,3,13,184,8,13,3,13,186,8,
+        13,1,13,1,13,1,13,1,13,3,13,192,8,13,3,13,194,8,13,1,14,3,14,197,
+        8,14,1,15,1,15,1,15,1,15,1,15,1,15,1,16,1,16,1,16,1,16,1,17,1,17,
+        3,17,211,8,17,1,17,1,17,3,17,215,8,17,5,17,217,8,17,10,17,12,17,
+        220,9,17,1,17,1,17,1,18,1,18,1,18,5,18,227,8,18,10,18,12,18,230,
+        9,18,1,19,1,19,1,20,1,20,1,21,1,21,1,21,3,21,239,8,21,1,22,1,22,
+        1,23,1,23,1,23,0,0,24,0,2,4,6,8,10,12,14,16,18,20,22,24,26,28,30,
+        32,34,36,38,40,42,44,46,0,4,1,0,18,19,2,0,18,18,20,20,5,0,4,8,10,
+        10,12,12,14,14,16,17,1,0,1,14,255,0,49,1,0,0,0,2,69,1,0,0,0,4,71,
+        1,0,0,0,6,77,1,0,0,0,8,79,1,0,0,0,10,88,1,0,0,0,12,111,1,0,0,0,14,
+        125,1,0,0,0,16,134,1,0,0,0,18,136,1,0,0,0,20,144,1,0,0,0,22,154,
+        1,0,0,0,24,161,1,0,0,0,26,193,1,0,0,0,28,196,1,0,0,0,30,198,1,0,
+        0,0,32,204,1,0,0,0,34,208,1,0,0,0,36,223,1,0,0,0,38,231,1,0,0,0,
+        40,233,1,0,0,0,42,238,1,0,0,0,44,240,1,0,0,0,46,242,1,0,0,0,48,50,
+        3,2,1,0,49,48,1,0,0,0,49,50,1,0,0,0,50,57,1,0,0,0,51,53,5,30,0,0,
+        52,54,3,2,1,0,53,52,1,0,0,0,53,54,1,0,0,0,54,56,1,0,0,0,55,51,1,
+        0,0,0,56,59,1,0,0,0,57,55,1,0,0,0,57,58,1,0,0,0,58,60,1,0,0,0,59,
+        57,1,0,0,0,60,61,5,0,0,1,61,1,1,0,0,0,62,70,3,4,2,0,63,70,3,8,4,
+        0,64,70,3,10,5,0,65,70,3,18,9,0,66,70,3,20,10,0,67,70,3,30,15,0,
+        68,70,3,32,16,0,69,62,1,0,0,0,69,63,1,0,0,0,69,64,1,0,0,0,69,65,
+        1,0,0,0,69,66,1,0,0,0,69,67,1,0,0,0,69,68,1,0,0,0,70,3,1,0,0,0,71,
+        72,5,1,0,0,72,73,3,6,3,0,73,5,1,0,0,0,74,78,5,15,0,0,75,78,5,16,
+        0,0,76,78,3,46,23,0,77,74,1,0,0,0,77,75,1,0,0,0,77,76,1,0,0,0,78,
+        7,1,0,0,0,79,80,5,2,0,0,80,81,3,42,21,0,81,82,5,22,0,0,82,83,3,36,
+        18,0,83,86,5,23,0,0,84,85,5,14,0,0,85,87,5,18,0,0,86,84,1,0,0,0,
+        86,87,1,0,0,0,87,9,1,0,0,0,88,89,5,3,0,0,89,90,3,42,21,0,90,91,5,
+        22,0,0,91,92,3,36,18,0,92,93,5,23,0,0,93,94,5,4,0,0,94,95,3,42,21,
+        0,95,96,3,12,6,0,96,11,1,0,0,0,97,98,5,5,0,0,98,99,3,14,7,0,99,100,
+        5,7,0,0,100,101,3,42,21,0,101,112,1,0,0,0,102,103,5,6,0,0,103,104,
+        5,7,0,0,104,112,3,42,21,0,105,106,5,8,0,0,106,107,3,42,21,0,107,
+        108,5,22,0,0,108,109,3,36,18,0,109,110,5,23,0,0,110,112,1,0,0,0,
+        111,97,1,0,0,0,111,102,1,0,0,0,111,105,1,0,0,0,112,13,1,0,0,0,113,
+        114,5,22,0,0,114,119,3,16,8,0,115,116,5,26,0,0,116,118,3,16,8,0,
+        117,115,1,0,0,0,118,121,1,0,0,0,119,117,1,0,0,0,119,120,1,0,0,0,
+        120,122,1,0,0,0,121,119,1,0,0,0,122,123,5,23,0,0,123,126,1,0,0,0,
+        124,126,3,16,8,0,125,113,1,0,0,0,125,124,1,0,0,0,126,15,1,0,0,0,
+        127,131,3,42,21,0,128,129,5,22,0,0,129,130,5,18,0,0,130,132,5,23,
+        0,0,131,128,1,0,0,0,131,132,1,0,0,0,132,135,1,0,0,0,133,135,5,29,
+        0,0,134,127,1,0,0,0,134,133,1,0,0,0,135,17,1,0,0,0,136,137,5,9,0,
+        0,137,138,5,21,0,0,138,139,5,8,0,0,139,140,3,42,21,0,140,141,5,10,
+        0,0,141,142,3,38,19,0,142,143,3,42,21,0,143,19,1,0,0,0,144,149,3,
+        44,22,0,145,146,5,22,0,0,146,147,3,24,12,0,147,148,5,23,0,0,148,
+        150,1,0,0,0,149,145,1,0,0,0,149,150,1,0,0,0,150,151,1,0,0,0,151,
+        152,5,28,0,0,152,153,3,22,11,0,153,21,1,0,0,0,154,159,3,42,21,0,
+        155,156,5,22,0,0,156,157,3,24,12,0,157,158,5,23,0,0,158,160,1,0,
+        0,0,159,155,1,0,0,0,159,160,1,0,0,0,160,23,1,0,0,0,161,166,3,26,
+        13,0,162,163,5,26,0,0,163,165,3,26,13,0,164,162,1,0,0,0,165,168,
+        1,0,0,0,166,164,1,0,0,0,166,167,1,0,0,0,167,25,1,0,0,0,168,166,1,
+        0,0,0,169,176,3,42,21,0,170,171,5,28,0,0,171,177,3,40,20,0,172,173,
+        5,22,0,0,173,174,3,24,12,0,174,175,5,23,0,0,175,177,1,0,0,0,176,
+        170,1,0,0,0,176,172,1,0,0,0,176,177,1,0,0,0,177,194,1,0,0,0,178,
+        185,3,40,20,0,179,180,5,27,0,0,180,183,3,28,14,0,181,182,5,27,0,
+        0,182,184,3,40,20,0,183,181,1,0,0,0,183,184,1,0,0,0,184,186,1,0,
+        0,0,185,179,1,0,0,0,185,186,1,0,0,0,186,194,1,0,0,0,187,188,5,27,
+        0,0,188,191,3,28,14,0,189,190,5,27,0,0,190,192,3,40,20,0,191,189,
+        1,0,0,0,191,192,1,0,0,0,192,194,1,0,0,0,193,169,1,0,0,0,193,178,
+        1,0,0,0,193,187,1,0,0,0,194,27,1,0,0,0,195,197,3,40,20,0,196,195,
+        1,0,0,0,196,197,1,0,0,0,197,29,1,0,0,0,198,199,5,11,0,0,199,200,
+        5,12,0,0,200,201,5,28,0,0,201,202,5,18,0,0,202,203,3,34,17,0,203,
+        31,1,0,0,0,204,205,5,13,0,0,205,206,5,18,0,0,206,207,3,34,17,0,207,
+        33,1,0,0,0,208,210,5,24,0,0,209,211,3,2,1,0,210,209,1,0,0,0,210,
+        211,1,0,0,0,211,218,1,0,0,0,212,214,5,30,0,0,213,215,3,2,1,0,214,
+        213,1,0,0,0,214,215,1,0,0,0,215,217,1,0,0,0,216,212,1,0,0,0,217,
+        220,1,0,0,0,218,216,1,0,0,0,218,219,1,0,0,0,219,221,1,0,0,0,220,
+        218,1,0,0,0,221,222,5,25,0,0,222,35,1,0,0,0,223,228,5,18,0,0,224,
+        225,5,26,0,0,225,227,5,18,0,0,226,224,1,0,0,0,227,230,1,0,0,0,228,
+        226,1,0,0,0,228,229,1,0,0,0,229,37,1,0,0,0,230,228,1,0,0,0,231,232,
+        7,0,0,0,232,39,1,0,0,0,233,234,7,1,0,0,234,41,1,0,0,0,235,239,5,
+        16,0,0,236,239,5,17,0,0,237,239,3,46,23,0,238,235,1,0,0,0,238,236,
+        1,0,0,0,238,237,1,0,0,0,239,43,1,0,0,0,240,241,7,2,0,0,241,45,1,
+        0,0,0,242,243,7,3,0,0,243,47,1,0,0,0,25,49,53,57,69,77,86,111,119,
+        125,131,134,149,159,166,176,183,185,191,193,196,210,214,218,228,
+        238
     ]
 
 class PhalanxParser ( Parser ):
@@ -99,16 +113,16 @@ class PhalanxParser ( Parser ):
     literalNames = [ "<INVALID>", "'target'", "'processors'", "'array'", 
                      "'of'", "'distribute'", "'replicated'", "'onto'", "'on'", 
                      "'compute'", "'cost'", "'pipeline'", "'stages'", "'repeat'", 
-                     "<INVALID>", "<INVALID>", "<INVALID>", "<INVALID>", 
+                     "'at'", "<INVALID>", "<INVALID>", "<INVALID>", "<INVALID>", 
                      "<INVALID>", "<INVALID>", "<INVALID>", "'('", "')'", 
-                     "'{'", "'}'", "','", "'='", "'*'" ]
+                     "'{'", "'}'", "','", "':'", "'='", "'*'" ]
 
     symbolicNames = [ "<INVALID>", "TARGET", "PROCESSORS", "ARRAY", "OF", 
                       "DISTRIBUTE", "REPLICATED", "ONTO", "ON", "COMPUTE", 
-                      "COST", "PIPELINE", "STAGES", "REPEAT", "TARGET_SPEC", 
+                      "COST", "PIPELINE", "STAGES", "REPEAT", "AT", "TARGET_SPEC", 
                       "NAME", "UNAME", "INT", "NUMBER", "SIGNED_INT", "STRING", 
-                      "LPAREN", "RPAREN", "LBRACE", "RBRACE", "COMMA", "EQUAL", 
-                      "STAR", "NL", "WS", "COMMENT", "ERROR_CHAR" ]
+                      "LPAREN", "RPAREN", "LBRACE", "RBRACE", "COMMA", "COLON", 
+                      "EQUAL", "STAR", "NL", "WS", "COMMENT", "ERROR_CHAR" ]
 
     RULE_program = 0
     RULE_statement = 1
@@ -124,21 +138,22 @@ class PhalanxParser ( Parser ):
     RULE_expr = 11
     RULE_callArgs = 12
     RULE_callArg = 13
-    RULE_pipelineStmt = 14
-    RULE_repeatStmt = 15
-    RULE_body = 16
-    RULE_intList = 17
-    RULE_number = 18
-    RULE_signedInt = 19
-    RULE_name = 20
-    RULE_stmtName = 21
-    RULE_keyword = 22
+    RULE_bound = 14
+    RULE_pipelineStmt = 15
+    RULE_repeatStmt = 16
+    RULE_body = 17
+    RULE_intList = 18
+    RULE_number = 19
+    RULE_signedInt = 20
+    RULE_name = 21
+    RULE_stmtName = 22
+    RULE_keyword = 23
 
     ruleNames =  [ "program", "statement", "targetDecl", "targetSpec", "processorsDecl", 
                    "arrayDecl", "mapping", "distSpec", "dimDist", "computeStmt", 
-                   "assignStmt", "expr", "callArgs", "callArg", "pipelineStmt", 
-                   "repeatStmt", "body", "intList", "number", "signedInt", 
-                   "name", "stmtName", "keyword" ]
+                   "assignStmt", "expr", "callArgs", "callArg", "bound", 
+                   "pipelineStmt", "repeatStmt", "body", "intList", "number", 
+                   "signedInt", "name", "stmtName", "keyword" ]
 
     EOF = Token.EOF
     TARGET=1
@@ -154,24 +169,26 @@ class PhalanxParser ( Parser ):
     PIPELINE=11
     STAGES=12
     REPEAT=13
-    TARGET_SPEC=14
-    NAME=15
-    UNAME=16
-    INT=17
-    NUMBER=18
-    SIGNED_INT=19
-    STRING=20
-    LPAREN=21
-    RPAREN=22
-    LBRACE=23
-    RBRACE=24
-    COMMA=25
-    EQUAL=26
-    STAR=27
-    NL=28
-    WS=29
-    COMMENT=30
-    ERROR_CHAR=31
+    AT=14
+    TARGET_SPEC=15
+    NAME=16
+    UNAME=17
+    INT=18
+    NUMBER=19
+    SIGNED_INT=20
+    STRING=21
+    LPAREN=22
+    RPAREN=23
+    LBRACE=24
+    RBRACE=25
+    COMMA=26
+    COLON=27
+    EQUAL=28
+    STAR=29
+    NL=30
+    WS=31
+    COMMENT=32
+    ERROR_CHAR=33
 
     def __init__(self, input:TokenStream, output:TextIO = sys.stdout):
         super().__init__(input, output)
@@ -224,33 +241,33 @@ class PhalanxParser ( Parser ):
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 47
+            self.state = 49
             self._errHandler.sync(self)
             _la = self._input.LA(1)
-            if (((_la) & ~0x3f) == 0 and ((1 << _la) & 114686) != 0):
-                self.state = 46
+            if (((_la) & ~0x3f) == 0 and ((1 << _la) & 229374) != 0):
+                self.state = 48
                 self.statement()
 
 
-            self.state = 55
+            self.state = 57
             self._errHandler.sync(self)
             _la = self._input.LA(1)
-            while _la==28:
-                self.state = 49
-                self.match(PhalanxParser.NL)
+            while _la==30:
                 self.state = 51
+                self.match(PhalanxParser.NL)
+                self.state = 53
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
-                if (((_la) & ~0x3f) == 0 and ((1 << _la) & 114686) != 0):
-                    self.state = 50
+                if (((_la) & ~0x3f) == 0 and ((1 << _la) & 229374) != 0):
+                    self.state = 52
                     self.statement()
 
 
-                self.state = 57
+                self.state = 59
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
 
-            self.state = 58
+            self.state = 60
             self.match(PhalanxParser.EOF)
         except RecognitionException as re:
             localctx.exception = re
@@ -313,42 +330,42 @@ class PhalanxParser ( Parser ):
         localctx = PhalanxParser.StatementContext(self, self._ctx, self.state)
         self.enterRule(localctx, 2, self.RULE_statement)
         try:
-            self.state = 67
+            self.state = 69
             self._errHandler.sync(self)
             token = self._input.LA(1)
             if token in [1]:
                 self.enterOuterAlt(localctx, 1)
-                self.state = 60
+                self.state = 62
                 self.targetDecl()
                 pass
             elif token in [2]:
                 self.enterOuterAlt(localctx, 2)
-                self.state = 61
+                self.state = 63
                 self.processorsDecl()
                 pass
             elif token in [3]:
                 self.enterOuterAlt(localctx, 3)
-                self.state = 62
+                self.state = 64
                 self.arrayDecl()
                 pass
             elif token in [9]:
                 self.enterOuterAlt(localctx, 4)
-                self.state = 63
+                self.state = 65
                 self.computeStmt()
                 pass
-            elif token in [4, 5, 6, 7, 8, 10, 12, 15, 16]:
+            elif token in [4, 5, 6, 7, 8, 10, 12, 14, 16, 17]:
                 self.enterOuterAlt(localctx, 5)
-                self.state = 64
+                self.state = 66
                 self.assignStmt()
                 pass
             elif token in [11]:
                 self.enterOuterAlt(localctx, 6)
-                self.state = 65
+                self.state = 67
                 self.pipelineStmt()
                 pass
             elif token in [13]:
                 self.enterOuterAlt(localctx, 7)
-                self.state = 66
+                self.state = 68
                 self.repeatStmt()
                 pass
             else:
@@ -395,9 +412,9 @@ class PhalanxParser ( Parser ):
         self.enterRule(localctx, 4, self.RULE_targetDecl)
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 69
+            self.state = 71
             self.match(PhalanxParser.TARGET)
-            self.state = 70
+            self.state = 72
             self.targetSpec()
         except RecognitionException as re:
             localctx.exception = re
@@ -442,22 +459,22 @@ class PhalanxParser ( Parser ):
         localctx = PhalanxParser.TargetSpecContext(self, self._ctx, self.state)
         self.enterRule(localctx, 6, self.RULE_targetSpec)
         try:
-            self.state = 75
+            self.state = 77
             self._errHandler.sync(self)
             token = self._input.LA(1)
-            if token in [14]:
+            if token in [15]:
                 self.enterOuterAlt(localctx, 1)
-                self.state = 72
+                self.state = 74
                 self.match(PhalanxParser.TARGET_SPEC)
                 pass
-            elif token in [15]:
+            elif token in [16]:
                 self.enterOuterAlt(localctx, 2)
-                self.state = 73
+                self.state = 75
                 self.match(PhalanxParser.NAME)
                 pass
-            elif token in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]:
+            elif token in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]:
                 self.enterOuterAlt(localctx, 3)
-                self.state = 74
+                self.state = 76
                 self.keyword()
                 pass
             else:
@@ -496,6 +513,12 @@ class PhalanxParser ( Parser ):
         def RPAREN(self):
             return self.getToken(PhalanxParser.RPAREN, 0)
 
+        def AT(self):
+            return self.getToken(PhalanxParser.AT, 0)
+
+        def INT(self):
+            return self.getToken(PhalanxParser.INT, 0)
+
         def getRuleIndex(self):
             return PhalanxParser.RULE_processorsDecl
 
@@ -512,18 +535,29 @@ class PhalanxParser ( Parser ):
 
         localctx = PhalanxParser.ProcessorsDeclContext(self, self._ctx, self.state)
         self.enterRule(localctx, 8, self.RULE_processorsDecl)
+        self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 77
-            self.match(PhalanxParser.PROCESSORS)
-            self.state = 78
-            self.name()
             self.state = 79
-            self.match(PhalanxParser.LPAREN)
+            self.match(PhalanxParser.PROCESSORS)
             self.state = 80
-            self.intList()
+            self.name()
             self.state = 81
+            self.match(PhalanxParser.LPAREN)
+            self.state = 82
+            self.intList()
+            self.state = 83
             self.match(PhalanxParser.RPAREN)
+            self.state = 86
+            self._errHandler.sync(self)
+            _la = self._input.LA(1)
+            if _la==14:
+                self.state = 84
+                self.match(PhalanxParser.AT)
+                self.state = 85
+                self.match(PhalanxParser.INT)
+
+
         except RecognitionException as re:
             localctx.exception = re
             self._errHandler.reportError(self, re)
@@ -585,21 +619,21 @@ class PhalanxParser ( Parser ):
         self.enterRule(localctx, 10, self.RULE_arrayDecl)
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 83
-            self.match(PhalanxParser.ARRAY)
-            self.state = 84
-            self.name()
-            self.state = 85
-            self.match(PhalanxParser.LPAREN)
-            self.state = 86
-            self.intList()
-            self.state = 87
-            self.match(PhalanxParser.RPAREN)
             self.state = 88
-            self.match(PhalanxParser.OF)
+            self.match(PhalanxParser.ARRAY)
             self.state = 89
             self.name()
             self.state = 90
+            self.match(PhalanxParser.LPAREN)
+            self.state = 91
+            self.intList()
+            self.state = 92
+            self.match(PhalanxParser.RPAREN)
+            self.state = 93
+            self.match(PhalanxParser.OF)
+            self.state = 94
+            self.name()
+            self.state = 95
             self.mapping()
         except RecognitionException as re:
             localctx.exception = re
@@ -704,43 +738,43 @@ class PhalanxParser ( Parser ):
         localctx = PhalanxParser.MappingContext(self, self._ctx, self.state)
         self.enterRule(localctx, 12, self.RULE_mapping)
         try:
-            self.state = 106
+            self.state = 111
             self._errHandler.sync(self)
             token = self._input.LA(1)
             if token in [5]:
                 localctx = PhalanxParser.DistributedContext(self, localctx)
                 self.enterOuterAlt(localctx, 1)
-                self.state = 92
+                self.state = 97
                 self.match(PhalanxParser.DISTRIBUTE)
-                self.state = 93
+                self.state = 98
                 self.distSpec()
-                self.state = 94
+                self.state = 99
                 self.match(PhalanxParser.ONTO)
-                self.state = 95
+                self.state = 100
                 self.name()
                 pass
             elif token in [6]:
                 localctx = PhalanxParser.ReplicatedContext(self, localctx)
                 self.enterOuterAlt(localctx, 2)
-                self.state = 97
+                self.state = 102
                 self.match(PhalanxParser.REPLICATED)
-                self.state = 98
+                self.state = 103
                 self.match(PhalanxParser.ONTO)
-                self.state = 99
+                self.state = 104
                 self.name()
                 pass
             elif token in [8]:
                 localctx = PhalanxParser.SingleOwnerContext(self, localctx)
                 self.enterOuterAlt(localctx, 3)
-                self.state = 100
+                self.state = 105
                 self.match(PhalanxParser.ON)
-                self.state = 101
+                self.state = 106
                 self.name()
-                self.state = 102
+                self.state = 107
                 self.match(PhalanxParser.LPAREN)
-                self.state = 103
+                self.state = 108
                 self.intList()
-                self.state = 104
+                self.state = 109
                 self.match(PhalanxParser.RPAREN)
                 pass
             else:
@@ -825,35 +859,35 @@ class PhalanxParser ( Parser ):
         self.enterRule(localctx, 14, self.RULE_distSpec)
         self._la = 0 # Token type
         try:
-            self.state = 120
+            self.state = 125
             self._errHandler.sync(self)
             token = self._input.LA(1)
-            if token in [21]:
+            if token in [22]:
                 localctx = PhalanxParser.DistListContext(self, localctx)
                 self.enterOuterAlt(localctx, 1)
-                self.state = 108
+                self.state = 113
                 self.match(PhalanxParser.LPAREN)
-                self.state = 109
-                self.dimDist()
                 self.state = 114
+                self.dimDist()
+                self.state = 119
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
-                while _la==25:
-                    self.state = 110
+                while _la==26:
+                    self.state = 115
                     self.match(PhalanxParser.COMMA)
-                    self.state = 111
-                    self.dimDist()
                     self.state = 116
+                    self.dimDist()
+                    self.state = 121
                     self._errHandler.sync(self)
                     _la = self._input.LA(1)
 
-                self.state = 117
+                self.state = 122
                 self.match(PhalanxParser.RPAREN)
                 pass
-            elif token in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16, 27]:
+            elif token in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 29]:
                 localctx = PhalanxParser.DistSingleContext(self, localctx)
                 self.enterOuterAlt(localctx, 2)
-                self.state = 119
+                self.state = 124
                 self.dimDist()
                 pass
             else:
@@ -931,31 +965,31 @@ class PhalanxParser ( Parser ):
         self.enterRule(localctx, 16, self.RULE_dimDist)
         self._la = 0 # Token type
         try:
-            self.state = 129
+            self.state = 134
             self._errHandler.sync(self)
             token = self._input.LA(1)
-            if token in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16]:
+            if token in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17]:
                 localctx = PhalanxParser.DistNamedContext(self, localctx)
                 self.enterOuterAlt(localctx, 1)
-                self.state = 122
+                self.state = 127
                 self.name()
-                self.state = 126
+                self.state = 131
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
-                if _la==21:
-                    self.state = 123
+                if _la==22:
+                    self.state = 128
                     self.match(PhalanxParser.LPAREN)
-                    self.state = 124
+                    self.state = 129
                     self.match(PhalanxParser.INT)
-                    self.state = 125
+                    self.state = 130
                     self.match(PhalanxParser.RPAREN)
 
 
                 pass
-            elif token in [27]:
+            elif token in [29]:
                 localctx = PhalanxParser.DistStarContext(self, localctx)
                 self.enterOuterAlt(localctx, 2)
-                self.state = 128
+                self.state = 133
                 self.match(PhalanxParser.STAR)
                 pass
             else:
@@ -1018,19 +1052,19 @@ class PhalanxParser ( Parser ):
         self.enterRule(localctx, 18, self.RULE_computeStmt)
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 131
-            self.match(PhalanxParser.COMPUTE)
-            self.state = 132
-            self.match(PhalanxParser.STRING)
-            self.state = 133
-            self.match(PhalanxParser.ON)
-            self.state = 134
-            self.name()
-            self.state = 135
-            self.match(PhalanxParser.COST)
             self.state = 136
-            self.number()
+            self.match(PhalanxParser.COMPUTE)
             self.state = 137
+            self.match(PhalanxParser.STRING)
+            self.state = 138
+            self.match(PhalanxParser.ON)
+            self.state = 139
+            self.name()
+            self.state = 140
+            self.match(PhalanxParser.COST)
+            self.state = 141
+            self.number()
+            self.state = 142
             self.name()
         except RecognitionException as re:
             localctx.exception = re
@@ -1059,6 +1093,16 @@ class PhalanxParser ( Parser ):
             return self.getTypedRuleContext(PhalanxParser.ExprContext,0)
 
 
+        def LPAREN(self):
+            return self.getToken(PhalanxParser.LPAREN, 0)
+
+        def callArgs(self):
+            return self.getTypedRuleContext(PhalanxParser.CallArgsContext,0)
+
+
+        def RPAREN(self):
+            return self.getToken(PhalanxParser.RPAREN, 0)
+
         def getRuleIndex(self):
             return PhalanxParser.RULE_assignStmt
 
@@ -1075,13 +1119,26 @@ class PhalanxParser ( Parser ):
 
         localctx = PhalanxParser.AssignStmtContext(self, self._ctx, self.state)
         self.enterRule(localctx, 20, self.RULE_assignStmt)
+        self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 139
+            self.state = 144
             self.stmtName()
-            self.state = 140
+            self.state = 149
+            self._errHandler.sync(self)
+            _la = self._input.LA(1)
+            if _la==22:
+                self.state = 145
+                self.match(PhalanxParser.LPAREN)
+                self.state = 146
+                self.callArgs()
+                self.state = 147
+                self.match(PhalanxParser.RPAREN)
+
+
+            self.state = 151
             self.match(PhalanxParser.EQUAL)
-            self.state = 141
+            self.state = 152
             self.expr()
         except RecognitionException as re:
             localctx.exception = re
@@ -1132,17 +1189,17 @@ class PhalanxParser ( Parser ):
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 143
+            self.state = 154
             self.name()
-            self.state = 148
+            self.state = 159
             self._errHandler.sync(self)
             _la = self._input.LA(1)
-            if _la==21:
-                self.state = 144
+            if _la==22:
+                self.state = 155
                 self.match(PhalanxParser.LPAREN)
-                self.state = 145
+                self.state = 156
                 self.callArgs()
-                self.state = 146
+                self.state = 157
                 self.match(PhalanxParser.RPAREN)
 
 
@@ -1194,17 +1251,17 @@ class PhalanxParser ( Parser ):
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 150
+            self.state = 161
             self.callArg()
-            self.state = 155
+            self.state = 166
             self._errHandler.sync(self)
             _la = self._input.LA(1)
-            while _la==25:
-                self.state = 151
+            while _la==26:
+                self.state = 162
                 self.match(PhalanxParser.COMMA)
-                self.state = 152
+                self.state = 163
                 self.callArg()
-                self.state = 157
+                self.state = 168
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
 
@@ -1234,24 +1291,32 @@ class PhalanxParser ( Parser ):
 
 
 
-    class ArgIntContext(CallArgContext):
+    class ArgTripletContext(CallArgContext):
 
         def __init__(self, parser, ctx:ParserRuleContext): # actually a PhalanxParser.CallArgContext
             super().__init__(parser)
             self.copyFrom(ctx)
+
+        def COLON(self, i:int=None):
+            if i is None:
+                return self.getTokens(PhalanxParser.COLON)
+            else:
+                return self.getToken(PhalanxParser.COLON, i)
+        def bound(self):
+            return self.getTypedRuleContext(PhalanxParser.BoundContext,0)
 
         def signedInt(self):
             return self.getTypedRuleContext(PhalanxParser.SignedIntContext,0)
 
 
         def accept(self, visitor:ParseTreeVisitor):
-            if hasattr( visitor, "visitArgInt" ):
-                return visitor.visitArgInt(self)
+            if hasattr( visitor, "visitArgTriplet" ):
+                return visitor.visitArgTriplet(self)
             else:
                 return visitor.visitChildren(self)
 
 
-    class ArgNameOrKeywordContext(CallArgContext):
+    class ArgNameKeywordOrCallContext(CallArgContext):
 
         def __init__(self, parser, ctx:ParserRuleContext): # actually a PhalanxParser.CallArgContext
             super().__init__(parser)
@@ -1265,10 +1330,45 @@ class PhalanxParser ( Parser ):
         def signedInt(self):
             return self.getTypedRuleContext(PhalanxParser.SignedIntContext,0)
 
+        def LPAREN(self):
+            return self.getToken(PhalanxParser.LPAREN, 0)
+        def callArgs(self):
+            return self.getTypedRuleContext(PhalanxParser.CallArgsContext,0)
+
+        def RPAREN(self):
+            return self.getToken(PhalanxParser.RPAREN, 0)
 
         def accept(self, visitor:ParseTreeVisitor):
-            if hasattr( visitor, "visitArgNameOrKeyword" ):
-                return visitor.visitArgNameOrKeyword(self)
+            if hasattr( visitor, "visitArgNameKeywordOrCall" ):
+                return visitor.visitArgNameKeywordOrCall(self)
+            else:
+                return visitor.visitChildren(self)
+
+
+    class ArgIntOrTripletContext(CallArgContext):
+
+        def __init__(self, parser, ctx:ParserRuleContext): # actually a PhalanxParser.CallArgContext
+            super().__init__(parser)
+            self.copyFrom(ctx)
+
+        def signedInt(self, i:int=None):
+            if i is None:
+                return self.getTypedRuleContexts(PhalanxParser.SignedIntContext)
+            else:
+                return self.getTypedRuleContext(PhalanxParser.SignedIntContext,i)
+
+        def COLON(self, i:int=None):
+            if i is None:
+                return self.getTokens(PhalanxParser.COLON)
+            else:
+                return self.getToken(PhalanxParser.COLON, i)
+        def bound(self):
+            return self.getTypedRuleContext(PhalanxParser.BoundContext,0)
+
+
+        def accept(self, visitor:ParseTreeVisitor):
+            if hasattr( visitor, "visitArgIntOrTriplet" ):
+                return visitor.visitArgIntOrTriplet(self)
             else:
                 return visitor.visitChildren(self)
 
@@ -1280,33 +1380,129 @@ class PhalanxParser ( Parser ):
         self.enterRule(localctx, 26, self.RULE_callArg)
         self._la = 0 # Token type
         try:
-            self.state = 164
+            self.state = 193
             self._errHandler.sync(self)
             token = self._input.LA(1)
-            if token in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16]:
-                localctx = PhalanxParser.ArgNameOrKeywordContext(self, localctx)
+            if token in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17]:
+                localctx = PhalanxParser.ArgNameKeywordOrCallContext(self, localctx)
                 self.enterOuterAlt(localctx, 1)
-                self.state = 158
+                self.state = 169
                 self.name()
-                self.state = 161
+                self.state = 176
+                self._errHandler.sync(self)
+                token = self._input.LA(1)
+                if token in [28]:
+                    self.state = 170
+                    self.match(PhalanxParser.EQUAL)
+                    self.state = 171
+                    self.signedInt()
+                    pass
+                elif token in [22]:
+                    self.state = 172
+                    self.match(PhalanxParser.LPAREN)
+                    self.state = 173
+                    self.callArgs()
+                    self.state = 174
+                    self.match(PhalanxParser.RPAREN)
+                    pass
+                elif token in [23, 26]:
+                    pass
+                else:
+                    pass
+                pass
+            elif token in [18, 20]:
+                localctx = PhalanxParser.ArgIntOrTripletContext(self, localctx)
+                self.enterOuterAlt(localctx, 2)
+                self.state = 178
+                self.signedInt()
+                self.state = 185
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
-                if _la==26:
-                    self.state = 159
-                    self.match(PhalanxParser.EQUAL)
-                    self.state = 160
+                if _la==27:
+                    self.state = 179
+                    self.match(PhalanxParser.COLON)
+                    self.state = 180
+                    self.bound()
+                    self.state = 183
+                    self._errHandler.sync(self)
+                    _la = self._input.LA(1)
+                    if _la==27:
+                        self.state = 181
+                        self.match(PhalanxParser.COLON)
+                        self.state = 182
+                        self.signedInt()
+
+
+
+
+                pass
+            elif token in [27]:
+                localctx = PhalanxParser.ArgTripletContext(self, localctx)
+                self.enterOuterAlt(localctx, 3)
+                self.state = 187
+                self.match(PhalanxParser.COLON)
+                self.state = 188
+                self.bound()
+                self.state = 191
+                self._errHandler.sync(self)
+                _la = self._input.LA(1)
+                if _la==27:
+                    self.state = 189
+                    self.match(PhalanxParser.COLON)
+                    self.state = 190
                     self.signedInt()
 
 
                 pass
-            elif token in [17, 19]:
-                localctx = PhalanxParser.ArgIntContext(self, localctx)
-                self.enterOuterAlt(localctx, 2)
-                self.state = 163
-                self.signedInt()
-                pass
             else:
                 raise NoViableAltException(self)
+
+        except RecognitionException as re:
+            localctx.exception = re
+            self._errHandler.reportError(self, re)
+            self._errHandler.recover(self, re)
+        finally:
+            self.exitRule()
+        return localctx
+
+
+    class BoundContext(ParserRuleContext):
+        __slots__ = 'parser'
+
+        def __init__(self, parser, parent:ParserRuleContext=None, invokingState:int=-1):
+            super().__init__(parent, invokingState)
+            self.parser = parser
+
+        def signedInt(self):
+            return self.getTypedRuleContext(PhalanxParser.SignedIntContext,0)
+
+
+        def getRuleIndex(self):
+            return PhalanxParser.RULE_bound
+
+        def accept(self, visitor:ParseTreeVisitor):
+            if hasattr( visitor, "visitBound" ):
+                return visitor.visitBound(self)
+            else:
+                return visitor.visitChildren(self)
+
+
+
+
+    def bound(self):
+
+        localctx = PhalanxParser.BoundContext(self, self._ctx, self.state)
+        self.enterRule(localctx, 28, self.RULE_bound)
+        self._la = 0 # Token type
+        try:
+            self.enterOuterAlt(localctx, 1)
+            self.state = 196
+            self._errHandler.sync(self)
+            _la = self._input.LA(1)
+            if _la==18 or _la==20:
+                self.state = 195
+                self.signedInt()
+
 
         except RecognitionException as re:
             localctx.exception = re
@@ -1355,18 +1551,18 @@ class PhalanxParser ( Parser ):
     def pipelineStmt(self):
 
         localctx = PhalanxParser.PipelineStmtContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 28, self.RULE_pipelineStmt)
+        self.enterRule(localctx, 30, self.RULE_pipelineStmt)
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 166
+            self.state = 198
             self.match(PhalanxParser.PIPELINE)
-            self.state = 167
+            self.state = 199
             self.match(PhalanxParser.STAGES)
-            self.state = 168
+            self.state = 200
             self.match(PhalanxParser.EQUAL)
-            self.state = 169
+            self.state = 201
             self.match(PhalanxParser.INT)
-            self.state = 170
+            self.state = 202
             self.body()
         except RecognitionException as re:
             localctx.exception = re
@@ -1409,14 +1605,14 @@ class PhalanxParser ( Parser ):
     def repeatStmt(self):
 
         localctx = PhalanxParser.RepeatStmtContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 30, self.RULE_repeatStmt)
+        self.enterRule(localctx, 32, self.RULE_repeatStmt)
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 172
+            self.state = 204
             self.match(PhalanxParser.REPEAT)
-            self.state = 173
+            self.state = 205
             self.match(PhalanxParser.INT)
-            self.state = 174
+            self.state = 206
             self.body()
         except RecognitionException as re:
             localctx.exception = re
@@ -1468,39 +1664,39 @@ class PhalanxParser ( Parser ):
     def body(self):
 
         localctx = PhalanxParser.BodyContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 32, self.RULE_body)
+        self.enterRule(localctx, 34, self.RULE_body)
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 176
+            self.state = 208
             self.match(PhalanxParser.LBRACE)
-            self.state = 178
+            self.state = 210
             self._errHandler.sync(self)
             _la = self._input.LA(1)
-            if (((_la) & ~0x3f) == 0 and ((1 << _la) & 114686) != 0):
-                self.state = 177
+            if (((_la) & ~0x3f) == 0 and ((1 << _la) & 229374) != 0):
+                self.state = 209
                 self.statement()
 
 
-            self.state = 186
+            self.state = 218
             self._errHandler.sync(self)
             _la = self._input.LA(1)
-            while _la==28:
-                self.state = 180
+            while _la==30:
+                self.state = 212
                 self.match(PhalanxParser.NL)
-                self.state = 182
+                self.state = 214
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
-                if (((_la) & ~0x3f) == 0 and ((1 << _la) & 114686) != 0):
-                    self.state = 181
+                if (((_la) & ~0x3f) == 0 and ((1 << _la) & 229374) != 0):
+                    self.state = 213
                     self.statement()
 
 
-                self.state = 188
+                self.state = 220
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
 
-            self.state = 189
+            self.state = 221
             self.match(PhalanxParser.RBRACE)
         except RecognitionException as re:
             localctx.exception = re
@@ -1545,21 +1741,21 @@ class PhalanxParser ( Parser ):
     def intList(self):
 
         localctx = PhalanxParser.IntListContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 34, self.RULE_intList)
+        self.enterRule(localctx, 36, self.RULE_intList)
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 191
+            self.state = 223
             self.match(PhalanxParser.INT)
-            self.state = 196
+            self.state = 228
             self._errHandler.sync(self)
             _la = self._input.LA(1)
-            while _la==25:
-                self.state = 192
+            while _la==26:
+                self.state = 224
                 self.match(PhalanxParser.COMMA)
-                self.state = 193
+                self.state = 225
                 self.match(PhalanxParser.INT)
-                self.state = 198
+                self.state = 230
                 self._errHandler.sync(self)
                 _la = self._input.LA(1)
 
@@ -1600,13 +1796,13 @@ class PhalanxParser ( Parser ):
     def number(self):
 
         localctx = PhalanxParser.NumberContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 36, self.RULE_number)
+        self.enterRule(localctx, 38, self.RULE_number)
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 199
+            self.state = 231
             _la = self._input.LA(1)
-            if not(_la==17 or _la==18):
+            if not(_la==18 or _la==19):
                 self._errHandler.recoverInline(self)
             else:
                 self._errHandler.reportMatch(self)
@@ -1648,13 +1844,13 @@ class PhalanxParser ( Parser ):
     def signedInt(self):
 
         localctx = PhalanxParser.SignedIntContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 38, self.RULE_signedInt)
+        self.enterRule(localctx, 40, self.RULE_signedInt)
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 201
+            self.state = 233
             _la = self._input.LA(1)
-            if not(_la==17 or _la==19):
+            if not(_la==18 or _la==20):
                 self._errHandler.recoverInline(self)
             else:
                 self._errHandler.reportMatch(self)
@@ -1700,24 +1896,24 @@ class PhalanxParser ( Parser ):
     def name(self):
 
         localctx = PhalanxParser.NameContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 40, self.RULE_name)
+        self.enterRule(localctx, 42, self.RULE_name)
         try:
-            self.state = 206
+            self.state = 238
             self._errHandler.sync(self)
             token = self._input.LA(1)
-            if token in [15]:
+            if token in [16]:
                 self.enterOuterAlt(localctx, 1)
-                self.state = 203
+                self.state = 235
                 self.match(PhalanxParser.NAME)
                 pass
-            elif token in [16]:
+            elif token in [17]:
                 self.enterOuterAlt(localctx, 2)
-                self.state = 204
+                self.state = 236
                 self.match(PhalanxParser.UNAME)
                 pass
-            elif token in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]:
+            elif token in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]:
                 self.enterOuterAlt(localctx, 3)
-                self.state = 205
+                self.state = 237
                 self.keyword()
                 pass
             else:
@@ -1766,6 +1962,9 @@ class PhalanxParser ( Parser ):
         def STAGES(self):
             return self.getToken(PhalanxParser.STAGES, 0)
 
+        def AT(self):
+            return self.getToken(PhalanxParser.AT, 0)
+
         def getRuleIndex(self):
             return PhalanxParser.RULE_stmtName
 
@@ -1781,13 +1980,13 @@ class PhalanxParser ( Parser ):
     def stmtName(self):
 
         localctx = PhalanxParser.StmtNameContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 42, self.RULE_stmtName)
+        self.enterRule(localctx, 44, self.RULE_stmtName)
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 208
+            self.state = 240
             _la = self._input.LA(1)
-            if not((((_la) & ~0x3f) == 0 and ((1 << _la) & 103920) != 0)):
+            if not((((_la) & ~0x3f) == 0 and ((1 << _la) & 218608) != 0)):
                 self._errHandler.recoverInline(self)
             else:
                 self._errHandler.reportMatch(self)
@@ -1847,6 +2046,9 @@ class PhalanxParser ( Parser ):
         def REPEAT(self):
             return self.getToken(PhalanxParser.REPEAT, 0)
 
+        def AT(self):
+            return self.getToken(PhalanxParser.AT, 0)
+
         def getRuleIndex(self):
             return PhalanxParser.RULE_keyword
 
@@ -1862,13 +2064,13 @@ class PhalanxParser ( Parser ):
     def keyword(self):
 
         localctx = PhalanxParser.KeywordContext(self, self._ctx, self.state)
-        self.enterRule(localctx, 44, self.RULE_keyword)
+        self.enterRule(localctx, 46, self.RULE_keyword)
         self._la = 0 # Token type
         try:
             self.enterOuterAlt(localctx, 1)
-            self.state = 210
+            self.state = 242
             _la = self._input.LA(1)
-            if not((((_la) & ~0x3f) == 0 and ((1 << _la) & 16382) != 0)):
+            if not((((_la) & ~0x3f) == 0 and ((1 << _la) & 32766) != 0)):
                 self._errHandler.recoverInline(self)
             else:
                 self._errHandler.reportMatch(self)

@@ -96,13 +96,23 @@ class PhalanxVisitor(ParseTreeVisitor):
         return self.visitChildren(ctx)
 
 
-    # Visit a parse tree produced by PhalanxParser#argNameOrKeyword.
-    def visitArgNameOrKeyword(self, ctx:PhalanxParser.ArgNameOrKeywordContext):
+    # Visit a parse tree produced by PhalanxParser#argNameKeywordOrCall.
+    def visitArgNameKeywordOrCall(self, ctx:PhalanxParser.ArgNameKeywordOrCallContext):
         return self.visitChildren(ctx)
 
 
-    # Visit a parse tree produced by PhalanxParser#argInt.
-    def visitArgInt(self, ctx:PhalanxParser.ArgIntContext):
+    # Visit a parse tree produced by PhalanxParser#argIntOrTriplet.
+    def visitArgIntOrTriplet(self, ctx:PhalanxParser.ArgIntOrTripletContext):
+        return self.visitChildren(ctx)
+
+
+    # Visit a parse tree produced by PhalanxParser#argTriplet.
+    def visitArgTriplet(self, ctx:PhalanxParser.ArgTripletContext):
+        return self.visitChildren(ctx)
+
+
+    # Visit a parse tree produced by PhalanxParser#bound.
+    def visitBound(self, ctx:PhalanxParser.BoundContext):
         return self.visitChildren(ctx)
 
 

@@ -191,7 +191,7 @@ def run_plan(comms: dict[int, Any], rank: int, steps, data, status: Status) -> T
                 for s in schedules if rank < s.nprocs]
 
     for step in steps:
-        if rank >= step.nprocs:
+        if not step.runs_on(rank):
             continue
         if isinstance(step, ComputeStep):
             compute(step, agent, clock, status)
@@ -203,7 +203,7 @@ def run_plan(comms: dict[int, Any], rank: int, steps, data, status: Status) -> T
                 if i >= 2:
                     agent.wait(tickets[i - 2])
                 for s in stage:
-                    if isinstance(s, ComputeStep) and rank < s.nprocs:
+                    if isinstance(s, ComputeStep) and s.runs_on(rank):
                         compute(s, agent, clock, status)
                 tickets.append(agent.add(agents(s for s in stage if isinstance(s, Schedule))))
             agent.wait(tickets[-1])

@@ -85,7 +85,7 @@ def describe(compiled: Compiled, platform: Platform, data: dict[int, Any],
 
     def step_json(step: ComputeStep | Schedule) -> dict[str, Any]:
         if isinstance(step, ComputeStep):
-            return {"type": "compute", "nprocs": step.nprocs, "cost_s": step.cost_s,
+            return {"type": "compute", "first": step.first, "nprocs": step.nprocs, "cost_s": step.cost_s,
                     "label": step.label}
         return _schedule_json(step, platform, data[step.collective])
 

@@ -32,6 +32,12 @@ from simgrid import Actor, Barrier, Comm, Engine, Mailbox, Semaphore, this_actor
 FLOPS_PER_S = 1e9  # hosts are declared with speed="1Gf": a local copy of t s is t * 1e9 flops
 
 
+
+def runs_on(step: dict, node: int) -> bool:
+    """A compute step runs on nodes first to first + nprocs - 1, other steps from node 0."""
+    first = step["first"] if step["type"] == "compute" else 0
+    return first <= node < first + step["nprocs"]
+
 class Switch:
     """iWarp's synchronizing switch (001 Sec. 2.2, Lemma 1), as the built-in model has it
     (targets/iwarp/wormhole.py SwitchGates): a link forwards the header of a schedule's phase-k
@@ -127,7 +133,7 @@ class Run:
 
     def node(self, node: int) -> None:
         for step in self.spec["steps"]:
-            if node < step["nprocs"]:
+            if runs_on(step, node):
                 if step["type"] == "pipeline":
                     self.pipeline(node, step)
                 else:
@@ -153,7 +159,7 @@ class Run:
             if i >= 2:
                 agents[i - 2].join()
             for s in stage:
-                if s["type"] == "compute" and node < s["nprocs"]:
+                if s["type"] == "compute" and runs_on(s, node):
                     self.step(node, s)
             comms = [s for s in stage if s["type"] == "schedule" and node < s["nprocs"]]
             agent = Actor.create(f"agent-{node}-{i}", self.hosts[node], self.agent, node, comms,

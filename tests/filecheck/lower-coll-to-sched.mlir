@@ -11,7 +11,7 @@
 // staged ops keep their stage. Declarations stay.
 
 "builtin.module"() ({
-  "dist.processors"() {sym_name = "P", shape = array<i64: 4>, line = 2 : i64} : () -> ()
+  "dist.processors"() {sym_name = "P", shape = array<i64: 4>, base = 0 : i64, line = 2 : i64} : () -> ()
   "dist.array"() {sym_name = "A", shape = array<i64: 8, 8>, elem_type = "float64", distribution = ["BLOCK", "*"], onto = "P", mapping = "distributed", owner = -1 : i64, line = 3 : i64} : () -> ()
   "dist.array"() {sym_name = "B", shape = array<i64: 8, 8>, elem_type = "float64", distribution = ["*", "BLOCK"], onto = "P", mapping = "distributed", owner = -1 : i64, line = 4 : i64} : () -> ()
   "dist.array"() {sym_name = "S", shape = array<i64: 8>, elem_type = "float32", distribution = [], onto = "P", mapping = "single", owner = 0 : i64, line = 5 : i64} : () -> ()
@@ -27,7 +27,7 @@
 }) : () -> ()
 
 // CHECK:      "dist.array"() {sym_name = "R"
-// CHECK-NEXT: "sched.compute"() {label = "rows", nprocs = 4 : i64, cost_s = 1.000000e-03 : f64, line = 10 : i64, stage = -1 : i64}
+// CHECK-NEXT: "sched.compute"() {label = "rows", first = 0 : i64, nprocs = 4 : i64, cost_s = 1.000000e-03 : f64, line = 10 : i64, stage = -1 : i64}
 // direct on 4 = 2^2 processors: phase 0 the local blocks, then phase k pairs p with p XOR k.
 // CHECK-NEXT: "sched.schedule"() {collective = 0 : i64, kind = "alltoall", algorithm = "direct", src = "A", dst = "B", nprocs = 4 : i64, line = 11 : i64, stage = -1 : i64, phase_sync = ["local", "local", "local"], send_offsets = array<i64: 0, 8, 12, 16>,
 // CHECK-SAME: sends = array<i64: 0, 0, 32, 0, 0, 0, 1, 1, 32, 1, 1, 0, 2, 2, 32, 2, 2, 0, 3, 3, 32, 3, 3, 0, 0, 1, 32, 0, 1, 0, 1, 0, 32, 1, 0, 0, 2, 3, 32, 2, 3, 0, 3, 2, 32, 3, 2, 0, 0, 2, 32, 0, 2, 0, 1, 3, 32, 1, 3, 0, 2, 0, 32, 2, 0, 0, 3, 1, 32, 3, 1, 0, 0, 3, 32, 0, 3, 0,

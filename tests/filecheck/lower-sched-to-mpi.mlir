@@ -19,7 +19,7 @@
 // MPICH-NOT: ompi_mpi
 
 "builtin.module"() ({
-  "dist.processors"() {sym_name = "P", shape = array<i64: 4>, line = 2 : i64} : () -> ()
+  "dist.processors"() {sym_name = "P", shape = array<i64: 4>, base = 0 : i64, line = 2 : i64} : () -> ()
   "dist.array"() {sym_name = "A", shape = array<i64: 8, 8>, elem_type = "float64", distribution = ["BLOCK", "*"], onto = "P", mapping = "distributed", owner = -1 : i64, line = 3 : i64} : () -> ()
   "dist.array"() {sym_name = "B", shape = array<i64: 8, 8>, elem_type = "float64", distribution = ["*", "BLOCK"], onto = "P", mapping = "distributed", owner = -1 : i64, line = 4 : i64} : () -> ()
   "sched.schedule"() {collective = 0 : i64, kind = "alltoall", algorithm = "direct", src = "A", dst = "B", nprocs = 4 : i64, line = 5 : i64, stage = -1 : i64, phase_sync = ["local", "local", "local"], send_offsets = array<i64: 0, 8, 12, 16>, sends = array<i64: 0, 0, 32, 0, 0, 0, 1, 1, 32, 1, 1, 0, 2, 2, 32, 2, 2, 0, 3, 3, 32, 3, 3, 0, 0, 1, 32, 0, 1, 0, 1, 0, 32, 1, 0, 0, 2, 3, 32, 2, 3, 0, 3, 2, 32, 3, 2, 0, 0, 2, 32, 0, 2, 0, 1, 3, 32, 1, 3, 0, 2, 0, 32, 2, 0, 0, 3, 1, 32, 3, 1, 0, 0, 3, 32, 0, 3, 0, 1, 2, 32, 1, 2, 0, 2, 1, 32, 2, 1, 0, 3, 0, 32, 3, 0, 0>, recv_offsets = array<i64: 0, 8, 12, 16>, recvs = array<i64: 0, 0, 32, 0, 0, 0, 1, 1, 32, 1, 1, 0, 2, 2, 32, 2, 2, 0, 3, 3, 32, 3, 3, 0, 0, 1, 32, 0, 1, 0, 1, 0, 32, 1, 0, 0, 2, 3, 32, 2, 3, 0, 3, 2, 32, 3, 2, 0, 0, 2, 32, 0, 2, 0, 1, 3, 32, 1, 3, 0, 2, 0, 32, 2, 0, 0, 3, 1, 32, 3, 1, 0, 0, 3, 32, 0, 3, 0, 1, 2, 32, 1, 2, 0, 2, 1, 32, 2, 1, 0, 3, 0, 32, 3, 0, 0>} : () -> ()

@@ -6,7 +6,7 @@
 // steps and the pipeline header stay; the staged ops keep their stage.
 
 "builtin.module"() ({
-  "dist.processors"() {sym_name = "P", shape = array<i64: 4>, line = 2 : i64} : () -> ()
+  "dist.processors"() {sym_name = "P", shape = array<i64: 4>, base = 0 : i64, line = 2 : i64} : () -> ()
   "dist.array"() {sym_name = "A", shape = array<i64: 8, 8>, elem_type = "float64", distribution = ["BLOCK", "*"], onto = "P", mapping = "distributed", owner = -1 : i64, line = 3 : i64} : () -> ()
   "dist.array"() {sym_name = "B", shape = array<i64: 8, 8>, elem_type = "float64", distribution = ["*", "BLOCK"], onto = "P", mapping = "distributed", owner = -1 : i64, line = 4 : i64} : () -> ()
   "dist.array"() {sym_name = "S", shape = array<i64: 8>, elem_type = "float32", distribution = [], onto = "P", mapping = "single", owner = 0 : i64, line = 5 : i64} : () -> ()
@@ -15,19 +15,19 @@
   "dist.array"() {sym_name = "s", shape = array<i64: 1>, elem_type = "float32", distribution = [], onto = "P", mapping = "replicated", owner = -1 : i64, line = 8 : i64} : () -> ()
   "dist.array"() {sym_name = "t", shape = array<i64: 1>, elem_type = "float32", distribution = [], onto = "P", mapping = "single", owner = 2 : i64, line = 9 : i64} : () -> ()
   "dist.compute"() {label = "rows", onto = "P", cost_s = 1.000000e-03 : f64, stage = -1 : i64, line = 10 : i64} : () -> ()
-  "dist.assign"() {dst = "B", src = "A", op = "copy", perm = array<i64: 0, 1>, shift = array<i64: 0, 0>, split_dim = -1 : i64, window = array<i64>, stage = -1 : i64, line = 11 : i64} : () -> ()
-  "dist.assign"() {dst = "R", src = "S", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, split_dim = -1 : i64, window = array<i64>, stage = -1 : i64, line = 12 : i64} : () -> ()
-  "dist.assign"() {dst = "S", src = "C", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, split_dim = -1 : i64, window = array<i64>, stage = -1 : i64, line = 13 : i64} : () -> ()
-  "dist.assign"() {dst = "C", src = "S", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, split_dim = -1 : i64, window = array<i64>, stage = -1 : i64, line = 14 : i64} : () -> ()
-  "dist.assign"() {dst = "R", src = "C", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, split_dim = -1 : i64, window = array<i64>, stage = -1 : i64, line = 15 : i64} : () -> ()
-  "dist.assign"() {dst = "C", src = "C", op = "cshift", perm = array<i64: 0>, shift = array<i64: 1>, split_dim = -1 : i64, window = array<i64>, stage = -1 : i64, line = 16 : i64} : () -> ()
+  "dist.assign"() {dst = "B", src = "A", op = "copy", perm = array<i64: 0, 1>, shift = array<i64: 0, 0>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 11 : i64} : () -> ()
+  "dist.assign"() {dst = "R", src = "S", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 12 : i64} : () -> ()
+  "dist.assign"() {dst = "S", src = "C", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 13 : i64} : () -> ()
+  "dist.assign"() {dst = "C", src = "S", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 14 : i64} : () -> ()
+  "dist.assign"() {dst = "R", src = "C", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 15 : i64} : () -> ()
+  "dist.assign"() {dst = "C", src = "C", op = "cshift", perm = array<i64: 0>, shift = array<i64: 1>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 16 : i64} : () -> ()
   "dist.reduce"() {dst = "s", src = "C", op = "sum", line = 17 : i64} : () -> ()
   "dist.reduce"() {dst = "t", src = "C", op = "max", line = 18 : i64} : () -> ()
   "dist.pipeline"() {stages = 2 : i64, line = 19 : i64} : () -> ()
   "dist.compute"() {label = "k", onto = "P", cost_s = 1.000000e-03 : f64, stage = 0 : i64, line = 20 : i64} : () -> ()
-  "dist.assign"() {dst = "B", src = "A", op = "copy", perm = array<i64: 0, 1>, shift = array<i64: 0, 0>, split_dim = 0 : i64, window = array<i64: 0, 1, 2, 3, 4, 5, 6, 7>, stage = 0 : i64, line = 21 : i64} : () -> ()
+  "dist.assign"() {dst = "B", src = "A", op = "copy", perm = array<i64: 0, 1>, shift = array<i64: 0, 0>, split_dim = 0 : i64, window = array<i64: 0, 1, 2, 3, 4, 5, 6, 7>, dst_section = array<i64>, src_section = array<i64>, stage = 0 : i64, line = 21 : i64} : () -> ()
   "dist.compute"() {label = "k", onto = "P", cost_s = 1.000000e-03 : f64, stage = 1 : i64, line = 20 : i64} : () -> ()
-  "dist.assign"() {dst = "B", src = "A", op = "copy", perm = array<i64: 0, 1>, shift = array<i64: 0, 0>, split_dim = 1 : i64, window = array<i64: 4, 8>, stage = 1 : i64, line = 21 : i64} : () -> ()
+  "dist.assign"() {dst = "B", src = "A", op = "copy", perm = array<i64: 0, 1>, shift = array<i64: 0, 0>, split_dim = 1 : i64, window = array<i64: 4, 8>, dst_section = array<i64>, src_section = array<i64>, stage = 1 : i64, line = 21 : i64} : () -> ()
 }) : () -> ()
 
 // CHECK:      "dist.compute"() {label = "rows"

@@ -74,7 +74,7 @@ def test_keywords_are_names_except_at_the_start_of_a_statement():
     ("processors P(4) P\n", "x.phx:1:17", "unexpected 'P'", None),
     ("array A(4,) of byte distribute * onto P\n", "x.phx:1:11", "unexpected ')'", "expected an integer"),
     ("repeat 2 {\n", "x.phx:1:11", "unexpected end of file", "expected '}', a name, end of line"),
-    ("B = A:3\n", "x.phx:1:6", "unexpected character ':'", None),
+    ("B = A:3\n", "x.phx:1:6", "unexpected ':'", None),
     ("processors P(1.5)\n", "x.phx:1:15", "unexpected character '.'", None),
     ("target _p\n", "x.phx:1:8", "unexpected '_p'", "expected a target spec such as ideal:16"),
 ])

@@ -20,7 +20,7 @@ from phalanx.grammar import parser as lark_parser
 from phalanx.grammar.diagnostics import PhalanxError
 
 KEYWORDS = ("target", "processors", "array", "of", "distribute", "replicated", "onto", "on", "compute",
-            "cost", "pipeline", "stages", "repeat")
+            "cost", "pipeline", "stages", "repeat", "at")
 STATEMENT_KEYWORDS = {"target", "processors", "array", "compute", "pipeline", "repeat"}
 SETTINGS = settings(derandomize=True, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -82,10 +82,27 @@ def mappings(draw) -> list[str]:
 
 
 @st.composite
-def call_args(draw) -> list[str]:
-    arg = draw(st.sampled_from(["name", "int", "keyword"]))
+def triplets(draw) -> list[str]:
+    """`lo:hi[:stride]` with either bound left out (an array section's subscript)."""
+    lo = [draw(signed_ints)] if draw(st.booleans()) else []
+    hi = [draw(signed_ints)] if draw(st.booleans()) else []
+    return [*lo, ":", *hi, *([":", draw(signed_ints)] if draw(st.booleans()) else [])]
+
+
+def arg_list(args: list[list[str]]) -> list[str]:
+    return [t for i, a in enumerate(args) for t in ([","] if i else []) + a]
+
+
+@st.composite
+def call_args(draw, nested: bool = True) -> list[str]:
+    arg = draw(st.sampled_from(["name", "int", "keyword", "triplet"] + (["section"] if nested else [])))
     if arg == "name":
         return [draw(names)]
+    if arg == "triplet":
+        return draw(triplets())
+    if arg == "section":  # a section (or call) as an argument: spread(A(:, 3), dim=2)
+        inner = draw(st.lists(call_args(nested=False), min_size=1, max_size=3))
+        return [draw(names), "(", *arg_list(inner), ")"]
     return [draw(signed_ints)] if arg == "int" else [draw(names), "=", draw(signed_ints)]
 
 
@@ -95,17 +112,22 @@ def simple_statements(draw) -> list[str]:
     if kind == "target":
         return ["target", draw(target_specs)]
     if kind == "processors":
-        return ["processors", draw(names), "(", *listed(draw(st.lists(ints, min_size=1, max_size=3))), ")"]
+        at = ["at", draw(ints)] if draw(st.booleans()) else []
+        return ["processors", draw(names), "(", *listed(draw(st.lists(ints, min_size=1, max_size=3))), ")",
+                *at]
     if kind == "array":
         shape = listed(draw(st.lists(ints, min_size=1, max_size=3)))
         return ["array", draw(names), "(", *shape, ")", "of", draw(names), *draw(mappings())]
     if kind == "compute":
         return ["compute", draw(strings), "on", draw(names), "cost", draw(numbers), draw(names)]
-    head = [draw(stmt_names), "=", draw(names)]
+    lhs = [draw(stmt_names)]
+    if draw(st.integers(0, 3)) == 0:  # a section on the left: B(:, 0:63) = ...
+        lhs += ["(", *arg_list(draw(st.lists(call_args(nested=False), min_size=1, max_size=3))), ")"]
+    head = [*lhs, "=", draw(names)]
     if kind == "assign":
         return head
     args = draw(st.lists(call_args(), min_size=1, max_size=3))
-    return [*head, "(", *[t for i, a in enumerate(args) for t in ([","] if i else []) + a], ")"]
+    return [*head, "(", *arg_list(args), ")"]
 
 
 def statements(depth: int) -> st.SearchStrategy[list[str]]:
@@ -141,7 +163,8 @@ def programs(draw) -> str:
 
 
 SNIPPETS = ["(", ")", ",", "=", "*", "{", "}", ":", ".", "-", "+", "$", '"', "#", "\n", "\r", " ", "1",
-            "1.5", "-2", "x", "_", "on", "onto", "of", "target", "stages", "array", "e5", ":4", "\r\n"]
+            "1.5", "-2", "x", "_", "on", "onto", "of", "target", "stages", "array", "e5", ":4", "\r\n",
+            "at", "::", "(:", "1:"]
 
 
 @st.composite

@@ -32,7 +32,7 @@ TARGETS = ("ideal:4", "ideal:8", "ideal:16", "ideal:3", "ideal:0", "ideal:4,alph
            "cs2:4", "hypercube:3", "iwarp:3x5", "ideal")
 DISTS = ("BLOCK", "CYCLIC", "*", "BLOCK(4)", "CYCLIC(2)", "BLOCK(0)", "CYCLIC(3)", "BLOCKY", "BLOCK(1)")
 UNITS = ("s", "ms", "us", "cycles", "hours")
-FUNCS = ("transpose", "cshift", "sum", "max", "min", "prod", "fft")
+FUNCS = ("transpose", "cshift", "eoshift", "spread", "sum", "max", "min", "prod", "fft")
 MAX_SIM_EVENTS = 200_000  # keep one fuzz case well under a second of simulation
 CASE_TIMEOUT_S = 20.0  # a case that takes longer is a hang
 
@@ -47,7 +47,8 @@ def _declarations(rng: random.Random) -> list[str]:
         lines.append(f"target {rng.choice(TARGETS)}")
     nprocs = rng.choice((1, 2, 3, 4, 4, 8, 8, 16))
     shape = rng.choice(((nprocs,), (nprocs,), (2, nprocs // 2 or 1), (0,), (2, 2, 2), (1, 1, 1, 1)))
-    lines.append(f"processors {rng.choice(('P', 'P', 'P', 'Q'))}({', '.join(map(str, shape))})")
+    at = f" at {rng.choice((0, 1, 4, 8, 15))}" if rng.random() < 0.2 else ""
+    lines.append(f"processors {rng.choice(('P', 'P', 'P', 'Q'))}({', '.join(map(str, shape))}){at}")
     for name in rng.sample(NAMES[:5], rng.randint(1, 5)):
         rank = rng.choice((1, 1, 2, 2, 2, 3))
         dims = _ints(rng, rank, 0 if rng.random() < 0.05 else 1, rng.choice((4, 8, 16, 32)))
@@ -63,18 +64,35 @@ def _declarations(rng: random.Random) -> list[str]:
     return lines
 
 
+def _subscripts(rng: random.Random) -> str:
+    """Random subscripts, right or wrong: indices, triplets with any bounds and strides."""
+    def one() -> str:
+        if rng.random() < 0.3:
+            return str(rng.randint(-2, 9))
+        lo = str(rng.randint(-1, 9)) if rng.random() < 0.6 else ""
+        hi = str(rng.randint(-1, 40)) if rng.random() < 0.6 else ""
+        return f"{lo}:{hi}" + (f":{rng.choice((-2, -1, 0, 1, 2, 3))}" if rng.random() < 0.4 else "")
+    return ", ".join(one() for _ in range(rng.choice((1, 2, 2, 3))))
+
+
 def _statement(rng: random.Random, depth: int = 0) -> str:
     kind = rng.random()
     dst, src = rng.choice(NAMES), rng.choice(NAMES)
+    if rng.random() < 0.25:
+        src = f"{src}({_subscripts(rng)})"
+    if rng.random() < 0.15:
+        dst = f"{dst}({_subscripts(rng)})"
     if kind < 0.35:
         return f"{dst} = {src}"
     if kind < 0.55:
         func = rng.choice(FUNCS)
         args = [src]
-        if func == "cshift" or rng.random() < 0.1:
+        if func in ("cshift", "eoshift") or rng.random() < 0.1:
             args.append(str(rng.randint(-9, 9)))
-            if rng.random() < 0.5:
-                args.append(f"dim={rng.randint(0, 4)}")
+        if rng.random() < 0.5:
+            args.append(f"dim={rng.randint(0, 4)}")
+        if func == "spread" and rng.random() < 0.8:
+            args.append(f"ncopies={rng.randint(-1, 4)}")
         return f"{dst} = {func}({', '.join(args)})"
     if kind < 0.75:
         return (f'compute "work" on {rng.choice("PPQ")} cost {rng.choice((0, 1, 2.5, 1e3))} '
@@ -108,8 +126,15 @@ def coherent_program(rng: random.Random) -> list[str]:
             lines.append(f"array {name}({rows}, {cols}) of {elem} distribute {dist} onto P")
     lines.append(f"array T({cols}, {rows}) of {elem} distribute (BLOCK, *) onto P")
     lines.append(f"array s(1) of {elem} replicated onto P")
+    lines.append(f"array W({rows}, {cols}, 2) of {elem} distribute (BLOCK, *, *) onto P")
+    lines.append(f"array X({rows}) of {elem} distribute CYCLIC onto P")
+    half = rows // 2
     stmts = ["B = A", "C = B", "D = cshift(A, 3)", f"D = cshift(C, {rng.randint(-5, 5)}, dim=2)",
-             "T = transpose(A)", "s = sum(A)", "s = max(B)", 'compute "w" on P cost 1 us']
+             "T = transpose(A)", "s = sum(A)", "s = max(B)", 'compute "w" on P cost 1 us',
+             f"D = eoshift(A, {rng.randint(-5, 5)}, dim={rng.randint(1, 2)})",
+             "W = spread(A, dim=3, ncopies=2)", f"X = {rng.choice(('sum', 'max', 'prod'))}(A, dim=2)",
+             f"X(::2) = B(::2, {cols - 1})",
+             f"B({rows - 1}:{rows - half}:-1, :) = C(0:{half - 1}, :)" if half else "B(0, :) = C(0, :)"]
     body = rng.sample(stmts, rng.randint(1, 4))
     if rng.random() < 0.3:
         body = [f"pipeline stages={rng.randint(1, 3)} {{", 'compute "w" on P cost 2 us', "B = A", "}"] + body

@@ -140,6 +140,10 @@ STAGED = [
      "array B(50, 20) of float32 distribute (*, BLOCK) onto P", "B = cshift(A, 7, dim=1)", 6),
     ("array A(12, 10, 14) of float64 distribute (*, BLOCK, *) onto P\n"
      "array B(12, 10, 14) of float64 distribute (*, *, CYCLIC) onto P", "B = A", 11),
+    ("array A(40, 24) of float64 distribute (BLOCK, *) onto P\n"  # sections: what is written
+     "array B(40, 24) of float64 distribute (*, BLOCK) onto P", "B(0:38:2, :) = A(20:39, :)", 5),
+    ("array A(32, 32) of float64 distribute (BLOCK, *) onto P\n"  # boundary rows in the stages
+     "array B(32, 32) of float64 distribute (BLOCK, *) onto P", "B = eoshift(A, 3, dim=1)", 8),
 ]
 
 

@@ -66,9 +66,9 @@ class LowerCollToSched(ModulePass):
                                                stage=child.stage.value.data)
                 new = sched.schedule_to_ir(schedule)
             elif isinstance(child, dist.ComputeOp):
-                step = ComputeStep(child.label.data, procs[child.onto.data].count,
-                                   child.cost_s.value.data, child.line.value.data,
-                                   child.stage.value.data)
+                onto = procs[child.onto.data]
+                step = ComputeStep(child.label.data, onto.count, child.cost_s.value.data,
+                                   child.line.value.data, child.stage.value.data, onto.base)
                 new = sched.compute_to_ir(step)
             elif isinstance(child, dist.PipelineOp):
                 new = sched.PipelineOp(child.stages.value.data, child.line.value.data)

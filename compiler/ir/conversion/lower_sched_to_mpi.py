@@ -248,10 +248,12 @@ class _SchedulePlanner:
 def world_size(module: ModuleOp) -> int:
     sizes = [1]
     for op in module.walk():
-        if isinstance(op, (sched.ScheduleOp, sched.ComputeOp)):
+        if isinstance(op, sched.ScheduleOp):
             sizes.append(op.nprocs.value.data)
+        elif isinstance(op, sched.ComputeOp):
+            sizes.append(op.first.value.data + op.nprocs.value.data)
         elif isinstance(op, dist.ProcessorsOp):
-            sizes.append(op.nprocs)
+            sizes.append(op.base.value.data + op.nprocs)
     return max(sizes)
 
 
@@ -275,7 +277,8 @@ def plan_native(module: ModuleOp) -> NativePlan:
                   if isinstance(op, dist.ArrayOp) and op.mapping.data == "replicated"}
     for op in _steps(module):
         if isinstance(op, sched.ComputeOp):
-            for rank in range(op.nprocs.value.data):
+            first = op.first.value.data
+            for rank in range(first, first + op.nprocs.value.data):
                 plan.emit(rank, COMPUTE, round(op.cost_s.value.data * 1e9))
             continue
         kind = op.kind.data

@@ -35,22 +35,24 @@ def _positive_dims(op: IRDLOperation, dims: tuple[int, ...]) -> None:
 
 @irdl_op_definition
 class ProcessorsOp(IRDLOperation):
-    """`processors P(4, 4)`: a named arrangement of processors."""
+    """`processors P(4, 4) [at b]`: a named arrangement of processors from machine node `base`."""
 
     name = "dist.processors"
 
     sym_name = attr_def(StringAttr)
     shape = attr_def(DenseArrayBase[I64])
+    base = attr_def(IntegerAttr[I64])
     line = attr_def(IntegerAttr[I64])
 
     # Processor and array names share one scope; the module's symbol table checks it.
     traits = traits_def(SymbolOpInterface())
 
-    def __init__(self, sym_name: str, shape: Sequence[int], line: int = 0) -> None:
+    def __init__(self, sym_name: str, shape: Sequence[int], line: int = 0, base: int = 0) -> None:
         super().__init__(
             attributes={
                 "sym_name": StringAttr(sym_name),
                 "shape": DenseArrayBase.from_list(i64, list(shape)),
+                "base": IntegerAttr(base, i64),
                 "line": IntegerAttr(line, i64),
             }
         )
@@ -68,6 +70,8 @@ class ProcessorsOp(IRDLOperation):
 
     def verify_(self) -> None:
         _positive_dims(self, self.dims)
+        if self.base.value.data < 0:
+            raise VerifyException(f"'{self.name}' base must be >= 0, got {self.base.value.data}")
 
 
 @irdl_op_definition
@@ -134,29 +138,35 @@ class ArrayOp(IRDLOperation):
 
 @irdl_op_definition
 class AssignOp(IRDLOperation):
-    """`B = A` or `B = transpose(A)`: copy `src` into `dst`, redistributing as needed.
+    """`B = A`, `B(:, 0:63) = transpose(A(0:63, :))`, `B = spread(A, dim=2, ncopies=8)`, ...:
+    compiler/semantics.py AssignStmt, attribute for field.
 
-    `perm[d]` is the source dimension that feeds destination dimension d
-    (the identity for a copy, reversed for a transpose).
+    `perm[d]` is the source dimension that feeds destination dimension d (the identity for
+    a copy, reversed for a transpose, -1 for a dimension spread adds); source dimensions no
+    destination dimension reads are reduced (sum, max, min, prod) or have one index. The
+    sections are flat (lo, stride, count) triples per dimension, empty for a whole array.
     """
 
     name = "dist.assign"
 
     dst = attr_def(StringAttr)
     src = attr_def(StringAttr)
-    op = attr_def(StringAttr)  # copy, transpose, cshift
+    op = attr_def(StringAttr)  # copy, transpose, cshift, eoshift, spread, sum, max, min, prod
     perm = attr_def(DenseArrayBase[I64])
-    shift = attr_def(DenseArrayBase[I64])  # per destination dim: reads index (i + shift) mod n
-    # A pipeline stage moves destination dim `split_dim` at the indices of `window`, runs
-    # [lo0, hi0, lo1, hi1, ...]; outside a pipeline split_dim is -1 and window empty.
+    shift = attr_def(DenseArrayBase[I64])  # per destination dim: position j reads j + shift
+    # A pipeline stage moves destination dim `split_dim` at the global indices of `window`,
+    # runs [lo0, hi0, lo1, hi1, ...]; outside a pipeline split_dim is -1 and window empty.
     split_dim = attr_def(IntegerAttr[I64])
     window = attr_def(DenseArrayBase[I64])
+    dst_section = attr_def(DenseArrayBase[I64])  # (lo, stride, count) per destination dim, or empty
+    src_section = attr_def(DenseArrayBase[I64])  # (lo, stride, count) per source dim, or empty
     stage = attr_def(IntegerAttr[I64])  # pipeline stage, else -1
     line = attr_def(IntegerAttr[I64])
 
     def __init__(self, dst: str, src: str, perm: Sequence[int] = (0,), line: int = 0,
                  shift: Sequence[int] | None = None, op: str = "copy",
-                 window: Sequence[int] = (), stage: int = -1, split_dim: int = -1) -> None:
+                 window: Sequence[int] = (), stage: int = -1, dst_section: Sequence[int] = (),
+                 src_section: Sequence[int] = (), split_dim: int = -1) -> None:
         super().__init__(
             attributes={
                 "dst": StringAttr(dst),
@@ -166,6 +176,8 @@ class AssignOp(IRDLOperation):
                 "shift": DenseArrayBase.from_list(i64, list(shift or [0] * len(perm))),
                 "split_dim": IntegerAttr(split_dim, i64),
                 "window": DenseArrayBase.from_list(i64, list(window)),
+                "dst_section": DenseArrayBase.from_list(i64, list(dst_section)),
+                "src_section": DenseArrayBase.from_list(i64, list(src_section)),
                 "stage": IntegerAttr(stage, i64),
                 "line": IntegerAttr(line, i64),
             }
@@ -176,8 +188,10 @@ class AssignOp(IRDLOperation):
         return self.perm.get_values()
 
     def verify_(self) -> None:
-        if sorted(self.perm_values) != list(range(len(self.perm_values))):
-            raise VerifyException(f"'{self.name}' perm {list(self.perm_values)} is not a permutation")
+        read = [p for p in self.perm_values if p != -1]
+        if len(set(read)) != len(read) or any(p < -1 for p in read):
+            raise VerifyException(f"'{self.name}' perm {list(self.perm_values)} reads a source "
+                                  "dimension twice or names none")
         window, dim = self.window.get_values(), self.split_dim.value.data
         if (dim == -1) != (not window) or not -1 <= dim < len(self.perm_values):
             raise VerifyException(f"'{self.name}' split_dim {dim} does not fit window {list(window)} "
@@ -185,6 +199,11 @@ class AssignOp(IRDLOperation):
         if len(window) % 2 or any(b <= a for a, b in zip(window, window[1:])):
             raise VerifyException(f"'{self.name}' window {list(window)} is not ascending "
                                   "[lo, hi) runs")
+        for attr in ("dst_section", "src_section"):
+            values = self.attributes[attr].get_values()
+            if len(values) % 3 or any(c < 1 for c in values[2::3]) or 0 in values[1::3]:
+                raise VerifyException(f"'{self.name}' {attr} {list(values)} is not (lo, stride, "
+                                      "count) triples with stride != 0 and count >= 1")
 
 
 @irdl_op_definition

@@ -171,21 +171,24 @@ class ScheduleOp(IRDLOperation):
 
 @irdl_op_definition
 class ComputeOp(IRDLOperation):
-    """Every one of `nprocs` processors is busy computing for `cost_s` seconds."""
+    """Every one of `nprocs` processors from node `first` on is busy computing for `cost_s`
+    seconds."""
 
     name = "sched.compute"
 
     label = attr_def(StringAttr)
+    first = attr_def(IntegerAttr[I64])
     nprocs = attr_def(IntegerAttr[I64])
     cost_s = attr_def(FloatAttr[Float64Type])
     line = attr_def(IntegerAttr[I64])
     stage = attr_def(IntegerAttr[I64])  # pipeline stage, else -1
 
     def __init__(self, label: str, nprocs: int, cost_s: float, line: int = 0,
-                 stage: int = -1) -> None:
+                 stage: int = -1, first: int = 0) -> None:
         super().__init__(
             attributes={
                 "label": StringAttr(label),
+                "first": IntegerAttr(first, i64),
                 "nprocs": IntegerAttr(nprocs, i64),
                 "cost_s": FloatAttr(float(cost_s), f64),
                 "line": IntegerAttr(line, i64),
@@ -223,7 +226,7 @@ def schedule_from_ir(op: ScheduleOp) -> Schedule:
 
 
 def compute_to_ir(c: ComputeStep) -> ComputeOp:
-    return ComputeOp(c.label, c.nprocs, c.cost_s, c.line, c.stage)
+    return ComputeOp(c.label, c.nprocs, c.cost_s, c.line, c.stage, c.first)
 
 
 def compute_from_ir(op: ComputeOp) -> ComputeStep:
@@ -233,6 +236,7 @@ def compute_from_ir(op: ComputeOp) -> ComputeStep:
         cost_s=op.cost_s.value.data,
         line=op.line.value.data,
         stage=op.stage.value.data,
+        first=op.first.value.data,
     )
 
 

@@ -46,8 +46,11 @@ def recognize_statement(index: int, stmt) -> Collective:
                          receivers[0] if len(receivers) == 1 else stmt.src.owner)
     cset = CommSet(stmt)
     root = stmt.src.owner if stmt.src.mapping == "single" else stmt.dst.owner
+    # A reduction along a dimension moves blocks of partial results, each to its own
+    # destination: recognized from its byte matrix like a copy, not as a reduce of one value.
+    op = "copy" if stmt.reduces else stmt.op
     return recognize(index, cset.byte_matrix, stmt.src.name, stmt.dst.name, stmt.loc.line,
-                     stmt.op, stmt.src.mapping, stmt.dst.mapping, len(cset.receivers()), root)
+                     op, stmt.src.mapping, stmt.dst.mapping, len(cset.receivers()), root)
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ def test_lit_suite_passes():
 
 
 WRONG = """// RUN: phalanx-opt %s | filecheck %s
-"dist.processors"() {sym_name = "P", shape = array<i64: 2>, line = 1 : i64} : () -> ()
+"dist.processors"() {sym_name = "P", shape = array<i64: 2>, base = 0 : i64, line = 1 : i64} : () -> ()
 // CHECK: "dist.processors"() {sym_name = "Q"
 """
 

@@ -18,7 +18,7 @@ from phalanx.compiler.driver import compile_program
 from phalanx.compiler.ir.dialects import ALL_DIALECTS
 from phalanx.compiler.ir.printing import print_generic
 from phalanx.compiler.recognize import KINDS
-from phalanx.compiler.semantics import ELEMENT_BYTES, REDUCTIONS
+from phalanx.compiler.semantics import ELEMENT_BYTES, FUNCTIONS, REDUCTIONS
 from phalanx.compiler.target import TARGETS, parse_spec
 
 IRDL = Path(__file__).resolve().parents[3] / "compiler" / "ir" / "irdl" / "phalanx.irdl"
@@ -101,7 +101,30 @@ def test_irdl_names_exactly_the_xdsl_ops_and_attributes():
     assert {name: sorted(attrs) for name, attrs in irdl_ops().items()} == xdsl_ops
 
 
+SECTION_FORMS = """target ideal:8
+processors P(4)
+processors Q(2, 2) at 4
+array A(8, 8) of float64 distribute (BLOCK, *) onto P
+array G(8, 8) of float64 distribute (BLOCK, CYCLIC(2)) onto Q
+array X(8) of float64 distribute CYCLIC onto P
+array T(8, 8, 2) of float64 distribute (*, BLOCK, BLOCK) onto Q
+G(:, 0:3) = A(7:0:-1, 4:7)
+G = eoshift(A, -2, dim=2)
+T = spread(G, dim=3, ncopies=2)
+X = max(G(:, ::2), dim=2)
+X(0:3) = prod(A(0:3, :), dim=2)
+X(5) = min(A(:, 5), dim=1)
+"""
+
+
+def test_mlir_opt_verifies_sections_spread_eoshift_and_dim_reductions():
+    compiled = compile_text(SECTION_FORMS)
+    for stage, module in compiled.stages.items():
+        assert_verified(print_generic(module), f"the section forms at stage {stage}")
+
+
 def test_irdl_enumerations_match_the_language():
+    assert irdl_enum("assign", "how") == ["copy", "transpose", *FUNCTIONS[1:4], *REDUCTIONS]
     assert irdl_enum("array", "elem") == list(ELEMENT_BYTES)
     assert irdl_enum("reduce", "how") == list(REDUCTIONS)
     assert irdl_enum("schedule", "kind") == list(KINDS)
@@ -129,7 +152,8 @@ def test_mlir_opt_verifies_every_statement_form():
         assert_verified(text, f"every statement form at stage {stage}")
 
 
-GOOD = ('"dist.processors"() {sym_name = "P", shape = array<i64: 4>, line = 2 : i64} : () -> ()\n'
+GOOD = ('"dist.processors"() {sym_name = "P", shape = array<i64: 4>, base = 0 : i64, '
+        'line = 2 : i64} : () -> ()\n'
         '"dist.array"() {sym_name = "A", shape = array<i64: 8>, elem_type = "float64", '
         'distribution = ["BLOCK"], onto = "P", mapping = "distributed", owner = -1 : i64, '
         'line = 3 : i64} : () -> ()\n')
