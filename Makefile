@@ -45,6 +45,7 @@ test: setup ## run the test suite
 
 bench: setup ## run the benchmarks, results in bench/results*.json and docs/fidelity.md
 	$(BIN)/python bench/run.py --out bench/results.json
+	$(BIN)/python bench/report.py
 	$(BIN)/python bench/compiler.py
 	$(BIN)/python bench/iwarp.py
 	$(BIN)/python bench/bokhari.py

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import time
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
@@ -419,10 +420,19 @@ class AssignmentData:
         key = (side, origin, final)
         if key not in cache:
             section = self.commset.section_arrays(origin, final)
-            local = [self._converted(side, d, ix) for d, ix in enumerate(section)]
-            order = self.stmt.perm if side == "src" else tuple(range(len(section)))
-            shape = (self.src_local[origin] if side == "src" else self.dst_local[final]).shape
-            cache[key] = _one_run(local, order, shape)
+            if side == "dst":
+                local = [self._converted("dst", d, ix) for d, ix in enumerate(section)]
+                order = tuple(range(len(section)))
+                cache[key] = _one_run(local, order, self.dst_local[final].shape)
+            elif min(self.stmt.perm, default=0) < 0:
+                cache[key] = False  # a spread copies each element several times: a gather loop
+            else:
+                # Source dims read by destination dims, in destination order; a dim the
+                # statement collapses (scalar subscript, reduction) is read innermost.
+                local = [self._converted("src", d, ix) for d, ix in enumerate(section)]
+                local += [self._collapsed_local(origin, c) for c in self.stmt.collapsed]
+                order = tuple(self.stmt.perm) + tuple(self.stmt.collapsed)
+                cache[key] = _one_run(local, order, self.src_local[origin].shape)
         return cache[key]
 
     def combine_operations(self, group: tuple[Transfer, ...]) -> int:
@@ -664,3 +674,43 @@ def build_data(stmt: AssignStmt | ReduceStmt, rng: np.random.Generator,
     if isinstance(stmt, ReduceStmt):
         return ReductionData.build(stmt, rng)
     return AssignmentData.build(stmt, rng, sources)
+
+
+NEVER_STARTED = "never started: the run stopped before any node reached this collective"
+
+
+class Payloads:
+    """The payloads of a run's collectives, each built when the first node enters its
+    collective and checked and freed when the last node leaves it. A run then holds the
+    collectives in flight, not every run of a repeat (500 runs of a 512 KB transpose held
+    1.2 GB of arrays before; issue 20); every run is still checked element by element.
+
+    `build(i)` makes collective i's data (AssignmentData, ReductionData, SyntheticData).
+    After the run `checked()` gives each collective's problems: those still open (a stopped
+    run) are checked as they stand, and those never entered say so."""
+
+    def __init__(self, build, collectives):
+        self.build = build
+        self.expected = list(collectives)  # every collective index of the plan
+        self.open_data: dict[int, object] = {}
+        self.problems: dict[int, list[str]] = {}
+        self.build_s = 0.0  # wall clock spent drawing payloads
+        self.peak_open = 0  # most collectives open at once
+
+    def open(self, i: int) -> None:
+        if i not in self.open_data and i not in self.problems:
+            started = time.perf_counter()
+            self.open_data[i] = self.build(i)
+            self.peak_open = max(self.peak_open, len(self.open_data))
+            self.build_s += time.perf_counter() - started
+
+    def __getitem__(self, i: int):
+        return self.open_data[i]
+
+    def close(self, i: int) -> None:
+        self.problems[i] = self.open_data.pop(i).problems()
+
+    def checked(self) -> dict[int, list[str]]:
+        for i in list(self.open_data):
+            self.close(i)
+        return {i: self.problems.get(i, [NEVER_STARTED]) for i in self.expected}

@@ -4,6 +4,11 @@ Built from `Execution.spans` only (node, kind, start_s, end_s, label), so every 
 gets it. A send span runs from the moment the node starts the message until it has
 arrived (port waits included); the receiving node shows the same interval as a
 receive. A wait is time inside a phase in which the node neither sends nor receives.
+
+A long run has hundreds of thousands of bars, far more than the chart has pixels: bars of a
+node and lane less than MERGE_FRACTION of the time axis apart are drawn as one (a gap that
+small is narrower than a pixel), so that the picture costs memory and time in proportion to
+its pixels, not to the run.
 """
 
 from __future__ import annotations
@@ -14,23 +19,26 @@ from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import dataclass
 
+import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.patches import Patch
 
 from phalanx.runtime.interpreter import Span
 from phalanx.runtime.plots import RASTER_ABOVE, empty_svg, new_figure, svg_of
 
-# kind -> (colour, lower edge, upper edge) within a node's row of height 1
+# kind -> (colour, y from, y to) within a node's row of height 1; the node axis points down
+# (node 0 at the top), so the upper half of a row is the one with the smaller y
 LANES = {
     "wait": ("#d9d9d9", -0.42, 0.42),
     "compute": ("#31a354", -0.42, 0.42),
-    "send": ("#3182bd", 0.0, 0.42),
-    "copy": ("#9e9ac8", 0.0, 0.42),
-    "receive": ("#fd8d3c", -0.42, 0.0),
+    "send": ("#3182bd", -0.42, 0.0),
+    "copy": ("#9e9ac8", -0.42, 0.0),
+    "receive": ("#fd8d3c", 0.0, 0.42),
 }
 LEGEND = {"compute": "compute", "send": "send (upper half)", "copy": "local copy",
           "receive": "receive (lower half)", "wait": "wait (in a phase, idle)"}
 _PEER = re.compile(r"to (\d+), \d+ B$")
+MERGE_FRACTION = 1 / 4000  # of the time axis: a quarter of a pixel of a 9 in chart at 100 dpi
 
 
 @dataclass(frozen=True)
@@ -99,24 +107,49 @@ def timeline_bars(spans: list[Span]) -> list[Bar]:
     return [b for b in bars if b.end_s > b.start_s]
 
 
-def gantt_svg(spans: list[Span], nnodes: int, title: str = "timeline") -> str:
-    """The timeline of every node; time in ms on x, one row per node."""
+def merged_lane(bars: list[Bar], gap_s: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(node, start, end) arrays of one lane's bars, overlapping bars and bars less than
+    `gap_s` apart on the same node merged."""
+    node = np.fromiter((b.node for b in bars), np.int64, len(bars))
+    start = np.fromiter((b.start_s for b in bars), np.float64, len(bars))
+    end = np.fromiter((b.end_s for b in bars), np.float64, len(bars))
+    order = np.lexsort((start, node))
+    node, start, end = node[order], start[order], end[order]
+    # The running latest end within each node: nodes are offset far apart on one axis.
+    offset = (node * 2.0 + 2.0) * (float(end.max()) + 1.0)
+    reach = np.maximum.accumulate(end + offset) - offset
+    first = np.ones(len(bars), bool)
+    first[1:] = (node[1:] != node[:-1]) | (start[1:] > reach[:-1] + gap_s)
+    heads = np.flatnonzero(first)
+    return node[heads], start[heads], np.maximum.reduceat(end, heads)
+
+
+def gantt_svg(spans: list[Span], nnodes: int, title: str = "timeline", left_out: int = 0) -> str:
+    """The timeline of every node; time in ms on x, one row per node. `left_out`: spans the
+    run did not keep (runtime/interpreter.py MAX_SPANS), said in the title."""
     bars = timeline_bars(spans)
     if not bars:
         return empty_svg(title, "nothing ran: the program has no compute and no communication")
+    end_ms = max(b.end_s for b in bars) * 1e3
+    if left_out:
+        title += (f"\nthe first {len(spans)} spans, to {end_ms:.3f} ms; {left_out} later spans "
+                  "not kept (span budget)")
     fig = new_figure(9, _height_in(nnodes))
     ax = fig.add_subplot()
-    lanes: dict[str, list[list[tuple[float, float]]]] = defaultdict(list)
+    by_kind: dict[str, list[Bar]] = defaultdict(list)
     for b in bars:
-        _, low, high = LANES[b.kind]
-        x0, x1 = b.start_s * 1e3, b.end_s * 1e3
-        lanes[b.kind].append([(x0, b.node + low), (x1, b.node + low), (x1, b.node + high),
-                              (x0, b.node + high)])
-    for kind, (colour, _, _) in LANES.items():
-        if lanes[kind]:
-            ax.add_collection(PolyCollection(lanes[kind], facecolors=colour, edgecolors="none",
-                                             rasterized=len(lanes[kind]) > RASTER_ABOVE))
-    end_ms = max(b.end_s for b in bars) * 1e3
+        by_kind[b.kind].append(b)
+    drawn = {}
+    for kind, (colour, low, high) in LANES.items():
+        if not by_kind[kind]:
+            continue
+        node, start, end = merged_lane(by_kind[kind], end_ms * 1e-3 * MERGE_FRACTION)
+        x0, x1, y0, y1 = start * 1e3, end * 1e3, node + low, node + high
+        boxes = np.stack([np.stack([x0, y0], 1), np.stack([x1, y0], 1), np.stack([x1, y1], 1),
+                          np.stack([x0, y1], 1)], 1)
+        ax.add_collection(PolyCollection(boxes, facecolors=colour, edgecolors="none",
+                                         rasterized=len(boxes) > RASTER_ABOVE))
+        drawn[kind] = len(boxes)
     ax.set_xlim(0, end_ms * 1.01)
     ax.set_ylim(nnodes - 0.5, -0.5)
     step = max(1, nnodes // 16)
@@ -125,7 +158,7 @@ def gantt_svg(spans: list[Span], nnodes: int, title: str = "timeline") -> str:
     ax.set_xlabel("time (ms)")
     ax.set_ylabel("node")
     ax.set_title(title)
-    handles = [Patch(color=LANES[k][0], label=LEGEND[k]) for k in LANES if lanes[k]]
+    handles = [Patch(color=LANES[k][0], label=LEGEND[k]) for k in LANES if k in drawn]
     fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), frameon=False)
     return svg_of(fig)
 

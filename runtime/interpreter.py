@@ -7,23 +7,28 @@ runtime/data.py so that delivery is checked, not assumed. A network that `sees_p
 (runtime/faults.py's) moves messages through `deliver(t, payloads, where)`, which returns
 the payloads as they arrived, retransmitting on detected errors. A run stopped by an
 engine limit returns a partial Execution that says why (`stopped`).
+
+What the interpreter keeps of a collective (its payloads, runtime/data.py Payloads, and its
+bookkeeping: inboxes, arrivals, barriers) lives from the first node's entry to the last
+node's exit, so that memory follows the collectives in flight, not the length of the run.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from phalanx.compiler.schedule import ComputeStep, PipelineStep, Plan, Schedule, Transfer
-from phalanx.runtime.data import ScheduleError, move
+from phalanx.runtime.data import Payloads, ScheduleError, move
 from phalanx.runtime.engine import Engine, Event, Resource, Stopped
 from phalanx.runtime.fastpath import FastPlan, move_data, run_fast
 from phalanx.runtime.network import Network
 
+MAX_SPANS = 100_000  # spans a run keeps (~150 B each); later ones are counted, not kept
 
-@dataclass
+
+@dataclass(slots=True)
 class Span:
     """One interval of a node's timeline (for Gantt charts and traces)."""
 
@@ -56,6 +61,8 @@ class Execution:
     events: int = 0
     fast_messages: int = 0  # messages run on the fast path (not counted in events)
     stopped: str | None = None  # why the run ended early (an engine limit), None if it finished
+    spans_left_out: int = 0  # spans past the MAX_SPANS budget: not kept, so that memory does not
+    # grow with the run's length; the kept ones are those that ended first (engine time order)
 
 
 def messages(sends: list[Transfer]) -> list[tuple[Transfer, ...]]:
@@ -88,15 +95,15 @@ class Inbox(Event):
         super().__init__(engine)
         self.phase, self.pending = phase, pending
 
-    def _first(self) -> tuple | None:  # (collective, origin, final, src, dst)
-        return min(self.pending, key=lambda key: (key[3], key[1], key[2])) if self.pending else None
+    def _first(self) -> tuple | None:  # (origin, final, src, dst)
+        return min(self.pending, key=lambda key: (key[2], key[0], key[1])) if self.pending else None
 
     @property
     def what(self) -> str:
         first = self._first()
         if first is None:
             return f"blocks of phase {self.phase}"
-        return f"block {first[1]}->{first[2]} from node {first[3]} (phase {self.phase})"
+        return f"block {first[0]}->{first[1]} from node {first[2]} (phase {self.phase})"
 
     @what.setter
     def what(self, _: str) -> None:
@@ -105,25 +112,61 @@ class Inbox(Event):
     @property
     def producer(self) -> str | None:
         first = self._first()
-        return None if first is None else f"node {first[3]}"
+        return None if first is None else f"node {first[2]}"
+
+
+class InFlight:
+    """A collective while nodes are in it: who still has to leave, its fast plan (if the
+    network proves one) and the bookkeeping of its phases."""
+
+    def __init__(self, schedule: Schedule, fast: FastPlan | None):
+        self.schedule = schedule
+        self.fast = fast
+        self.fast_events: dict[int, Event] = {}  # node -> its wait for the fast path
+        self.fast_starts: dict[int, float] = {}
+        self.inside = schedule.nprocs  # nodes that have not left it yet
+        self.inboxes: dict[tuple[int, int], Inbox] = {}  # (node, phase)
+        self.arrived: set[tuple] = set()  # (origin, final, src, dst) of each transfer in
+        self.barriers: dict[int, tuple[Event, set[int]]] = {}  # phase -> (event, missing)
+        self._by_node: list[tuple[dict, dict]] | None = None
+        self._due: dict[tuple, tuple[int, int]] | None = None
+
+    def by_node(self) -> list[tuple[dict, dict]]:
+        """Per phase, each node's sends and receives (built once per schedule, not per node)."""
+        if self._by_node is None:
+            self._by_node = []
+            for phase in self.schedule.phases:
+                sends: dict[int, list[Transfer]] = {}
+                recvs: dict[int, list[Transfer]] = {}
+                for t in phase.sends:
+                    sends.setdefault(t.src, []).append(t)
+                for t in phase.recvs:
+                    recvs.setdefault(t.dst, []).append(t)
+                self._by_node.append((sends, recvs))
+        return self._by_node
+
+    def due(self) -> dict[tuple, tuple[int, int]]:
+        """The inbox (node, phase) in which each transfer is received."""
+        if self._due is None:
+            self._due = {(t.origin, t.final, t.src, t.dst): (t.dst, k)
+                         for k, phase in enumerate(self.schedule.phases) for t in phase.recvs}
+        return self._due
 
 
 class Interpreter:
-    def __init__(self, plan: Plan, network: Network, engine: Engine, data: dict[int, Any],
+    def __init__(self, plan: Plan, network: Network, engine: Engine, data: Payloads,
                  fast: bool = True):
-        """`data[c]` moves the payloads of collective c (runtime/data.py); `fast` lets schedules
-        take runtime/fastpath.py where the network offers it."""
+        """`data` builds, moves and checks the payloads of each collective (runtime/data.py
+        Payloads); `fast` lets schedules take runtime/fastpath.py where the network offers it."""
         self.plan, self.network, self.engine, self.data = plan, network, engine, data
         self.fast = fast
-        self.arrivals: dict[int, tuple[FastPlan, dict[int, Event], dict[int, float]]] = {}
+        self.live: dict[int, InFlight] = {}  # collectives some node is in
         self.fast_messages = 0
-        self.inboxes: dict[tuple[int, int, int], Inbox] = {}
-        self.arrived: set[tuple] = set()
-        self.due: dict[int, dict[tuple, tuple[int, int, int]]] = {}
-        self.barriers: dict[tuple[int, int], tuple[Event, set[int]]] = {}
         self.arithmetic: dict[int, Resource] = {}
         self.timings = {s.collective: StepTiming() for s in plan.schedules()}
         self.spans: list[Span] = []
+        self.spans_left_out = 0
+        self._labels: dict[str, str] = {}  # one string per distinct label (repeats share them)
         self.finish_s = [0.0] * plan.nprocs
 
     def run(self) -> Execution:
@@ -133,9 +176,20 @@ class Interpreter:
             self.engine.run()
         except Stopped as stop:  # a partial run: what finished is timed, the rest is missing
             return Execution(self.engine.now, self.timings, self.spans,
-                             self.engine.events_processed, self.fast_messages, str(stop))
+                             self.engine.events_processed, self.fast_messages, str(stop),
+                             self.spans_left_out)
         return Execution(max(self.finish_s, default=0.0), self.timings, self.spans,
-                         self.engine.events_processed, self.fast_messages)
+                         self.engine.events_processed, self.fast_messages,
+                         spans_left_out=self.spans_left_out)
+
+    def _span(self, node: int, kind: str, start_s: float, end_s: float, label: str,
+              peer: int | None = None) -> None:
+        """Keep a span of the timeline, within the MAX_SPANS budget."""
+        if len(self.spans) >= MAX_SPANS:
+            self.spans_left_out += 1
+            return
+        self.spans.append(Span(node, kind, start_s, end_s, self._labels.setdefault(label, label),
+                               peer))
 
     def _node(self, node: int):
         for step in self.plan.steps:
@@ -153,16 +207,34 @@ class Interpreter:
         start = self.engine.now
         if isinstance(step, ComputeStep):
             yield self.engine.timeout(step.cost_s, "compute")
-            self.spans.append(Span(node, "compute", start, self.engine.now, step.label))
+            self._span(node, "compute", start, self.engine.now, step.label)
         else:
             timing = self.timings[step.collective]
             timing.start_s = min(timing.start_s, start)  # on entry: a stopped run shows what began
-            plan = self._fast_plan(step)
-            if plan is not None:
-                yield self._fast_arrive(node, step, plan)
+            flight = self._enter(step)
+            if flight.fast is not None:
+                yield self._fast_arrive(node, flight)
             else:
-                yield from self._schedule(node, step)
+                yield from self._schedule(node, flight)
             timing.end_s = max(timing.end_s, self.engine.now)
+            self._leave(step.collective, flight)
+
+    def _enter(self, schedule: Schedule) -> InFlight:
+        """The collective's state; the first node in builds it and the payloads."""
+        i = schedule.collective
+        flight = self.live.get(i)
+        if flight is None:
+            fast = self.network.fast_plan(schedule) if self.fast else None
+            flight = self.live[i] = InFlight(schedule, fast)
+            self.data.open(i)
+        return flight
+
+    def _leave(self, i: int, flight: InFlight) -> None:
+        """The last node out checks the payloads and frees the collective's state."""
+        flight.inside -= 1
+        if flight.inside == 0:
+            del self.live[i]
+            self.data.close(i)
 
     def _pipeline(self, node: int, step: PipelineStep):
         """Compute of stage i+1 runs while the node's communication agent moves stage i.
@@ -191,52 +263,29 @@ class Interpreter:
         for s in schedules:
             yield from self._step(node, s)
 
-    def _by_node(self, schedule: Schedule) -> list[tuple[dict, dict]]:
-        """Per phase, each node's sends and receives (built once per schedule, not per node)."""
-        cache = self.__dict__.setdefault("_node_index", {})
-        if schedule.collective not in cache:
-            index = []
-            for phase in schedule.phases:
-                sends: dict[int, list[Transfer]] = {}
-                recvs: dict[int, list[Transfer]] = {}
-                for t in phase.sends:
-                    sends.setdefault(t.src, []).append(t)
-                for t in phase.recvs:
-                    recvs.setdefault(t.dst, []).append(t)
-                index.append((sends, recvs))
-            cache[schedule.collective] = index
-        return cache[schedule.collective]
-
-    def _schedule(self, node: int, schedule: Schedule):
+    def _schedule(self, node: int, flight: InFlight):
+        schedule = flight.schedule
         i = schedule.collective
-        index = self._by_node(schedule)
+        index = flight.by_node()
         for k, phase in enumerate(schedule.phases):
             start = self.engine.now
             where = f"phase {k} of the {schedule.kind} at line {schedule.line}"
             sends, recvs = index[k]
-            waits = [self.engine.process(self._send(i, group, where), f"node {node} send "
+            waits = [self.engine.process(self._send(i, flight, group, where), f"node {node} send "
                                          f"{_blocks(group)} to {group[0].dst}")
                      for group in messages(sends.get(node, []))]
             if node in recvs:
-                waits.append(self._inbox(i, node, k, recvs[node]))
+                waits.append(self._inbox(flight, node, k, recvs[node]))
             yield self.engine.all_of(waits, f"phase {k} of node {node}")
             if phase.sync == "barrier":
-                yield self._barrier(i, k, node, schedule.nprocs)
-            self.spans.append(Span(node, "phase", start, self.engine.now, f"phase {k}"))
+                yield self._barrier(flight, k, node)
+            self._span(node, "phase", start, self.engine.now, f"phase {k}")
 
-    def _fast_plan(self, schedule: Schedule) -> FastPlan | None:
-        i = schedule.collective
-        if i in self.arrivals:
-            return self.arrivals[i][0]
-        plan = self.network.fast_plan(schedule) if self.fast else None
-        if plan is not None:
-            self.arrivals[i] = (plan, {}, {})
-        return plan
-
-    def _fast_arrive(self, node: int, schedule: Schedule, plan: FastPlan) -> Event:
+    def _fast_arrive(self, node: int, flight: InFlight) -> Event:
         """Wait here until every node has arrived, then run the fast path from their start times."""
+        schedule, plan = flight.schedule, flight.fast
         i = schedule.collective
-        _, events, starts = self.arrivals[i]
+        events, starts = flight.fast_events, flight.fast_starts
         event = self.engine.event(f"fast path of schedule {i} at node {node}")
         event.producer = "the last node to reach the schedule"
         events[node], starts[node] = event, self.engine.now
@@ -246,47 +295,36 @@ class Interpreter:
             move_data(schedule, self.data[i])
             self.fast_messages += count
             for n, end in enumerate(ends.tolist()):
-                self.spans.append(Span(n, "phase", starts[n], end, f"{len(schedule.phases)} "
-                                       "phases (fast path)"))
+                self._span(n, "phase", starts[n], end, f"{len(schedule.phases)} phases (fast path)")
                 self.engine.at(end, events[n].what).callbacks.append(
                     lambda _, e=events[n]: e.succeed())
         return event
 
-    def _inbox(self, i: int, node: int, k: int, due: list[Transfer]) -> Event:
+    def _inbox(self, flight: InFlight, node: int, k: int, due: list[Transfer]) -> Event:
         """The event that fires when every transfer due to `node` in phase k has arrived (one
         event per node and phase, not per transfer: a phase may bring hundreds of blocks)."""
-        key = (i, node, k)
-        inbox = self.inboxes.get(key)
+        inbox = flight.inboxes.get((node, k))
         if inbox is None:
-            pending = {(i, t.origin, t.final, t.src, t.dst) for t in due} - self.arrived
-            inbox = self.inboxes[key] = Inbox(self.engine, k, pending)
+            pending = {(t.origin, t.final, t.src, t.dst) for t in due} - flight.arrived
+            inbox = flight.inboxes[(node, k)] = Inbox(self.engine, k, pending)
             if not pending:
                 inbox.succeed()
         return inbox
 
-    def _arrived(self, i: int, t: Transfer) -> None:
-        key = (i, t.origin, t.final, t.src, t.dst)
-        if key in self.arrived:
+    def _arrived(self, flight: InFlight, t: Transfer) -> None:
+        key = (t.origin, t.final, t.src, t.dst)
+        if key in flight.arrived:
             raise ScheduleError(f"transfer {t.src}->{t.dst} of block {t.origin}->{t.final} "
                                 "is sent twice")
-        self.arrived.add(key)
-        where = self._due(i).get(key)
-        inbox = self.inboxes.get(where) if where is not None else None
+        flight.arrived.add(key)
+        where = flight.due().get(key)
+        inbox = flight.inboxes.get(where) if where is not None else None
         if inbox is not None and key in inbox.pending:
             inbox.pending.discard(key)
             if not inbox.pending:
                 inbox.succeed()
 
-    def _due(self, i: int) -> dict[tuple, tuple[int, int, int]]:
-        """The inbox key (collective, node, phase) in which each transfer of collective i is
-        received."""
-        if i not in self.due:
-            schedule = next(s for s in self.plan.schedules() if s.collective == i)
-            self.due[i] = {(i, t.origin, t.final, t.src, t.dst): (i, t.dst, k)
-                           for k, phase in enumerate(schedule.phases) for t in phase.recvs}
-        return self.due[i]
-
-    def _send(self, i: int, group: tuple[Transfer, ...], where: str = ""):
+    def _send(self, i: int, flight: InFlight, group: tuple[Transfer, ...], where: str = ""):
         """One network message (or local copy) carrying the blocks of `group`."""
         start, data = self.engine.now, self.data[i]
         sees_payloads = self.network.sees_payloads
@@ -320,9 +358,9 @@ class Interpreter:
                 data.put(t, payload)
             else:  # direct (or, if sent on meanwhile, take refuses it with the reason)
                 move(data, t)
-            self._arrived(i, t)
-        self.spans.append(Span(first.src, kind, start, self.engine.now,
-                               f"{_blocks(group)} to {first.dst}, {nbytes} B", first.dst))
+            self._arrived(flight, t)
+        self._span(first.src, kind, start, self.engine.now,
+                   f"{_blocks(group)} to {first.dst}, {nbytes} B", first.dst)
 
     def _arithmetic(self, node: int) -> Resource:
         """The node's processor as it combines reduction partials (one merge at a time)."""
@@ -330,11 +368,12 @@ class Interpreter:
             self.arithmetic[node] = Resource(self.engine, f"node {node} arithmetic")
         return self.arithmetic[node]
 
-    def _barrier(self, i: int, k: int, node: int, nprocs: int) -> Event:
-        if (i, k) not in self.barriers:
+    def _barrier(self, flight: InFlight, k: int, node: int) -> Event:
+        nprocs = flight.schedule.nprocs
+        if k not in flight.barriers:
             event = self.engine.event(f"barrier after phase {k}")
-            self.barriers[(i, k)] = (event, set(range(nprocs)))
-        event, missing = self.barriers[(i, k)]
+            flight.barriers[k] = (event, set(range(nprocs)))
+        event, missing = flight.barriers[k]
         missing.discard(node)
         event.producer = f"node {min(missing)}" if missing else None
         if not missing:

@@ -2,14 +2,19 @@
 
 `check_program_fits(program, spec)` runs first, on the checked program, before the compiler
 works out communication sets and schedules (compile_program's `checked` hook): a lower bound
-of the memory (the arrays, and one block bookkeeping per block that must cross the network,
-from each distinct statement's byte matrix times its runs) that refuses a hopeless program
-in seconds instead of after compiling every unrolled repeat. `check_fits(compiled)` then
+of the memory (the arrays of the biggest statement, and one block bookkeeping per block of it
+that must cross the network, from its byte matrix) that refuses a hopeless program in seconds
+instead of after compiling every unrolled repeat. `check_fits(compiled)` then
 estimates, before anything is allocated, the engine events and the memory a run needs, and
 refuses (a UsageError with the estimate) what would not fit this machine; `--force` skips
 both refusals. `run_options(...)` checks `phalanx run`'s options and
 gives `simulate` the run's limits (`--max-events`, `--time-limit`: the engine stops with a
 partial report, runtime/engine.py Stopped) and its faults (runtime/faults.py).
+
+A run holds the payloads and bookkeeping of the collectives in flight only (runtime/data.py
+Payloads: built when the first node enters, freed when the last leaves), so the memory is
+that of the IN_FLIGHT biggest collectives plus the timeline's spans (at most MAX_SPANS),
+not a sum over every run of a repeat.
 
 The estimate's constants were fitted on the event path of ideal, iWarp, Paragon and SP2 runs
 (tests/reliability/test_limits.py keeps it within a factor of 2 of the measured events and
@@ -31,7 +36,7 @@ from phalanx.compiler.semantics import AssignStmt, CheckedProgram, Comm
 from phalanx.compiler.target import Target
 from phalanx.grammar.diagnostics import usage_error
 from phalanx.runtime.faults import FaultSpec, parse_faults
-from phalanx.runtime.interpreter import messages
+from phalanx.runtime.interpreter import MAX_SPANS, messages
 from phalanx.runtime.simulate import RunLimits, RunResult
 
 EVENTS_PER_MESSAGE = 6.0
@@ -41,6 +46,8 @@ BYTES_PER_TRANSFER = 2048  # its arrival key, span and block bookkeeping (tracem
 # An upper bound: global source, result, destination, payloads (local sources and references
 # are views where the owned indices are runs).
 ARRAY_COPIES = 6
+IN_FLIGHT = 2  # collectives open at once: one in flight, the next one its first node entered
+BYTES_PER_SPAN = 160  # a timeline span (slots) and its two floats
 WRITE_COUNT_BYTES = 2  # uint8 (uint16 from 255 nodes) write count per element (runtime/data.py)
 EVENTS_PER_S = 50_000  # a conservative rate of this engine on one core (60k-170k measured)
 MAX_WALL_S = 3600.0  # a run estimated to need more than an hour is refused without --force
@@ -71,7 +78,9 @@ def estimate(compiled: Compiled) -> Estimate:
     n_messages = n_transfers = 0
     pairs: set[tuple[int, int]] = set()
     counted: dict[int, tuple[int, int]] = {}  # repeats share their phases' send tuples: count once
+    collective_bytes = []
     for schedule in compiled.schedules:
+        transfers = 0
         for phase in schedule.phases:
             if id(phase.sends) not in counted:
                 groups = messages(list(phase.sends))
@@ -79,29 +88,34 @@ def estimate(compiled: Compiled) -> Estimate:
                 if len(pairs) < HOP_SAMPLE:
                     pairs.update((g[0].src, g[0].dst) for g in groups if g[0].src != g[0].dst)
             n_messages += counted[id(phase.sends)][0]
-            n_transfers += counted[id(phase.sends)][1]
+            transfers += counted[id(phase.sends)][1]
+        n_transfers += transfers
+        stmt = compiled.communications[schedule.collective]
+        collective_bytes.append(_data_bytes([stmt]) + BYTES_PER_TRANSFER * transfers)
     hops = n_messages * _mean_hops(compiled.target, sorted(pairs)[:HOP_SAMPLE])
     events = EVENTS_PER_MESSAGE * n_messages + EVENTS_PER_HOP * hops + EVENTS_PER_TRANSFER * n_transfers
-    return Estimate(int(events), _data_bytes(compiled.communications) + BYTES_PER_TRANSFER * n_transfers,
-                    n_messages)
+    spans = min(2 * n_messages, MAX_SPANS)  # a send and (about) a phase span per message
+    memory = sum(sorted(collective_bytes)[-IN_FLIGHT:]) + BYTES_PER_SPAN * spans
+    return Estimate(int(events), memory, n_messages)
 
 
 def memory_floor(program: CheckedProgram) -> int:
-    """A lower bound of `estimate(...).memory_bytes` from the checked program alone: its arrays,
-    and for each assignment one transfer per block that crosses the network (every schedule
-    moves each such block at least once). Byte matrices are worked out once per distinct
-    statement: the runs of a repeat share theirs. Reductions count their arrays only (a tree
-    combines partials, so their blocks bound nothing)."""
-    crossing: dict[int, int] = {}
-    transfers = 0
-    communications = program.communications()
-    for stmt in communications:
+    """A lower bound of `estimate(...).memory_bytes` from the checked program alone: the
+    biggest statement's arrays and, for an assignment, one transfer per block that crosses
+    the network (every schedule moves each such block at least once, and a collective's
+    bookkeeping lives until its last node leaves). Each distinct statement is worked out
+    once: the runs of a repeat share it. Reductions count their arrays only (a tree combines
+    partials, so their blocks bound nothing)."""
+    biggest: dict[int, int] = {}
+    for stmt in program.communications():
+        if id(stmt) in biggest:
+            continue
+        crossing = 0
         if isinstance(stmt, AssignStmt):
-            if id(stmt) not in crossing:
-                matrix = CommSet(stmt).byte_matrix
-                crossing[id(stmt)] = int(np.count_nonzero(matrix) - np.count_nonzero(np.diag(matrix)))
-            transfers += crossing[id(stmt)]
-    return _data_bytes(communications) + BYTES_PER_TRANSFER * transfers
+            matrix = CommSet(stmt).byte_matrix
+            crossing = int(np.count_nonzero(matrix) - np.count_nonzero(np.diag(matrix)))
+        biggest[id(stmt)] = _data_bytes([stmt]) + BYTES_PER_TRANSFER * crossing
+    return max(biggest.values(), default=0)
 
 
 def _mean_hops(target: Target, pairs: list[tuple[int, int]]) -> float:
@@ -131,11 +145,10 @@ def check_program_fits(program: CheckedProgram, spec: str, force: bool = False) 
     floor = memory_floor(program)
     budget = int(MEMORY_SHARE * physical_memory_bytes())
     if floor > budget and not force:
-        runs = len(program.communications())
         raise usage_error(f"{program.file} on {spec} is too big to simulate here: it needs at least "
-                          f"{_gib(floor)} of memory for the arrays and blocks of its {runs} collective "
-                          f"{'run' if runs == 1 else 'runs'}, more than the {_gib(budget)} this "
-                          "machine can give a run", REFUSAL_HINT)
+                          f"{_gib(floor)} of memory for the arrays and blocks of its biggest "
+                          f"collective, more than the {_gib(budget)} this machine can give a run",
+                          REFUSAL_HINT)
     return floor
 
 

@@ -54,13 +54,14 @@ def phase_matrix_svg(schedules: list[Schedule], title: str, limits: DotLimits | 
     nrows = -(-len(panels) // ncols)
     fig = new_figure(3.3 * ncols + 1.2, 3.3 * nrows + 0.9)
     axes = fig.subplots(nrows, ncols, squeeze=False)
-    most = max((b for s, k, _ in panels for _, _, b in phase_sizes(s.phases[k])), default=1)
+    sizes = [phase_sizes(s.phases[k]) for s, k, _ in panels]
+    most = max((b for sent in sizes for _, _, b in sent), default=1)
     cmap = colormaps["viridis"].with_extremes(bad="white")
     image = None
-    for ax, (s, k, runs) in zip(axes.flat, panels):
+    for ax, (s, k, runs), sent in zip(axes.flat, panels, sizes):
         grid = np.full((s.nprocs, s.nprocs), np.nan)
-        sent = phase_sizes(s.phases[k])
-        for src, dst, nbytes in sent:
+        if sent:
+            src, dst, nbytes = np.array(sent).T
             grid[src, dst] = nbytes / 1024
         image = ax.imshow(grid, cmap=cmap, vmin=0, vmax=most / 1024, interpolation="nearest",
                           aspect="equal")
@@ -71,6 +72,7 @@ def phase_matrix_svg(schedules: list[Schedule], title: str, limits: DotLimits | 
         ax.set_xlabel("destination node", fontsize=7)
         ax.set_ylabel("source node", fontsize=7)
         ax.tick_params(labelsize=6)
+        ax.locator_params(nbins=5)
     for ax in axes.flat[len(panels):]:
         ax.set_axis_off()
     fig.suptitle(title + (f"\n{note}" if note else ""), fontsize=10)

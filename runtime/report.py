@@ -19,8 +19,9 @@ from phalanx.runtime.gantt import gantt_svg, link_gantt_svg
 from phalanx.runtime.html import Picture, escape, ms
 from phalanx.runtime.phase_matrix import phase_matrix_svg
 from phalanx.runtime.plots import candidates_svg
+from phalanx.runtime.routes import drawable, link_load_svg, routes_svg
 from phalanx.runtime.simulate import CollectiveResult, RunResult
-from phalanx.runtime.utilisation import busiest_phase, routes_svg, utilisation_svg
+from phalanx.runtime.utilisation import utilisation_svg
 
 
 @dataclass
@@ -108,6 +109,17 @@ def summary_lines(collectives: list[CollectiveResult], verbose: bool = False) ->
     return out
 
 
+MAX_RUN_ROWS = 40  # runs of one statement listed on the page (those with problems first)
+
+
+def listed_runs(runs: list[CollectiveResult]) -> tuple[list[CollectiveResult], int]:
+    """The runs a page lists (at most MAX_RUN_ROWS, every run with problems before the
+    others, in program order) and how many it leaves to report.json."""
+    failed = [c for c in runs if c.problems]
+    kept = {id(c) for c in (failed + [c for c in runs if not c.problems])[:MAX_RUN_ROWS]}
+    return [c for c in runs if id(c) in kept], len(runs) - len(kept)
+
+
 MAX_DOT_NODES = 16  # larger machines: the schedule as phase matrices (runtime/phase_matrix.py)
 DOT_TIMEOUT_S = 20.0  # Graphviz's budget; past it the report draws phase matrices instead
 
@@ -173,12 +185,19 @@ def markdown(result: RunResult) -> str:
            "| line | kind | algorithm | phases | block bytes | own time (ms) | lower bound (ms) "
            "| efficiency | bandwidth (MB/s) | verified | stage | iteration | start (ms) | end (ms) |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for c in data["collectives"]:
+    shown = {id(c) for g in statement_runs(result.collectives) for c in listed_runs(g.runs)[0]}
+    omitted = len(result.collectives) - len(shown)
+    for c, full in zip(data["collectives"], result.collectives):
+        if id(full) not in shown:
+            continue
         out.append(f"| {c['line']} | {c['kind']} | {c['algorithm']} | {c['phases']} | "
                    f"{c['block_bytes']} | {c['time_s'] * 1e3:.6f} | {c['lower_bound_s'] * 1e3:.6f} | "
                    f"{c['efficiency']:.3f} | {c['aggregate_bandwidth_Bps'] / 1e6:.1f} | "
                    f"{'yes' if c['verified'] else 'NO'} | {_or_dash(c['stage'])} | "
                    f"{_or_dash(c['iteration'])} | {ms(c['start_s'])} | {ms(c['end_s'])} |")
+    if omitted:
+        out += ["", f"{omitted} more runs of these statements are not listed here (at most "
+                f"{MAX_RUN_ROWS} per statement, runs with problems first); report.json has every run."]
     out += ["", "Own time: the collective's schedule alone on an idle machine (docs/reports.md); "
             "start and end: first node in and last node out in the program.", "",
             "| line | kind | algorithm | runs | which | mean (ms) | total (ms) | efficiency |",
@@ -186,13 +205,14 @@ def markdown(result: RunResult) -> str:
     out += [f"| {g.line} | {g.kind} | {g.algorithm} | {len(g.runs)} | {g.which or '-'} | "
             f"{g.mean_s * 1e3:.6f} | {g.total_s * 1e3:.6f} | {g.efficiency:.3f} |"
             for g in statement_runs(result.collectives)]
-    for c in result.collectives:
+    for g in statement_runs(result.collectives):
+        c = g.runs[0]
         out += ["", f"## Candidates for line {c.line} ({c.kind})", "",
                 "| algorithm | predicted time (ms) |", "|---|---|"]
         out += [f"| {a['algorithm']} | {a['predicted_time_s'] * 1e3:.6f} |" for a in c.candidates]
         out += ["", why_chosen(c, result.compiled.cost_model)]
-        for problem in c.problems:
-            out.append(f"- problem: {problem}")
+        for run in listed_runs(g.runs)[0]:
+            out += [f"- problem ({run_identity(run)}): {problem}" for problem in run.problems]
     out += ["", "![schedule](schedule.svg)", "", "![timeline](gantt.svg)", "",
             "![utilisation](utilisation.svg)", "", "The full report with every picture: index.html", ""]
     return "\n".join(out)
@@ -232,17 +252,22 @@ def run_pictures(result: RunResult, schedule_pic: Picture) -> list[Picture]:
     """Every picture of a run's page, in page order."""
     pics = [schedule_pic]
     schedules, network = result.compiled.schedules, result.network
-    if network is not None and schedules and schedules[0].phases:
-        k = busiest_phase(schedules[0].phases)
-        title = f"collective 0 ({schedules[0].kind}), phase {k}: messages along their routes"
-        routes = routes_svg(network, schedules[0].phases[k], title)
-        if routes is not None:
-            pics.append(Picture("routes-picture", "routes.svg", routes,
-                                f"Routes of phase {k} on the topology, one colour per message"))
+    layout = drawable(network, schedules)
+    if layout is not None:
+        spec = result.compiled.target_spec
+        pics.append(Picture("routes-picture", "routes.svg",
+                            routes_svg(network, layout, schedules, f"messages along their routes on {spec}"),
+                            "Routes: a few phases on the topology, each link coloured by how many "
+                            "messages of the phase hold it"))
+        pics.append(Picture("link-load-picture", "link-load.svg",
+                            link_load_svg(network, layout, schedules, f"data per link on {spec}"),
+                            "Link load: per statement, the data each link carries over all its "
+                            "phases and runs (every phase, drawn or not)"))
     spec = result.compiled.target_spec
     pics.append(Picture("timeline-picture", "gantt.svg",
                         gantt_svg(result.execution.spans, result.compiled.plan.nprocs,
-                                  f"timeline of every node on {spec}"),
+                                  f"timeline of every node on {spec}",
+                                  result.execution.spans_left_out),
                         "Timeline: compute, sends (upper half), receives (lower half) and waits"))
     link_spans = network.link_spans() if network is not None else []
     if link_spans:
@@ -288,7 +313,22 @@ def _statements(result: RunResult) -> str:
               "statement's efficiency is its summed lower bounds over its summed own time.</p>")
 
 
-def _collective(i: int, c: CollectiveResult, pics: dict[str, Picture], cost_model: str) -> str:
+def _runs_table(runs: list[CollectiveResult]) -> str:
+    """One row per listed run of a statement: which, own time, start, end, data."""
+    listed, omitted = listed_runs(runs)
+    rows = [[escape(run_identity(c)), ms(c.time_s), ms(c.start_s), ms(c.end_s), ms(c.elapsed_s),
+             html.verdict(c.verified) + "".join(f"<br>{escape(p)}" for p in c.problems)]
+            for c in listed]
+    note = (f'<p class="note">{omitted} more runs not listed (at most {MAX_RUN_ROWS}, runs with '
+            "problems first); report.json has every run.</p>" if omitted else "")
+    return (f"<h4>Its {len(runs)} runs</h4>"
+            + html.table(["run", "own time (ms)", "start (ms)", "end (ms)", "first in to last "
+                          "out (ms)", "data"], rows) + note)
+
+
+def _collective(i: int, c: CollectiveResult, pics: dict[str, Picture], cost_model: str,
+                runs: list[CollectiveResult]) -> str:
+    """The article of a statement: its first run `c` in full, then a table of its `runs`."""
     stats = [[str(c.nprocs), str(c.block_bytes), str(c.total_bytes), str(c.phases), ms(c.time_s),
               ms(c.lower_bound_s), f"{c.efficiency:.3f}", f"{c.aggregate_bandwidth_Bps / 1e6:.1f}",
               ms(c.start_s), ms(c.end_s), html.verdict(c.verified)]]
@@ -296,8 +336,6 @@ def _collective(i: int, c: CollectiveResult, pics: dict[str, Picture], cost_mode
     chart = pics.get(f"candidates-picture-{i}")
     if chart is not None:
         chart_html = html.figure(chart)
-    elif has_candidates(c):
-        chart_html = "<p>Candidates chart: as for this statement's first run.</p>"
     else:
         chart_html = '<p class="note">No candidates chart: no candidate has a predicted time.</p>'
     cand = [[escape(r["algorithm"]) + (" (ran)" if r["chosen"] else ""), ms(r["predicted_time_s"]),
@@ -316,7 +354,7 @@ def _collective(i: int, c: CollectiveResult, pics: dict[str, Picture], cost_mode
             + f"<p>{escape(why_chosen(c, cost_model))} Efficiency is lower bound / time (simulated "
               "where run, else predicted).</p>"
             + (f'<ul class="bad">{problems}</ul>' if problems else "")
-            + chart_html + "</article>")
+            + chart_html + (_runs_table(runs) if len(runs) > 1 else "") + "</article>")
 
 
 def run_html(result: RunResult, pictures: list[Picture]) -> str:
@@ -325,19 +363,21 @@ def run_html(result: RunResult, pictures: list[Picture]) -> str:
              for i, c in reversed(list(enumerate(result.collectives)))}
     links |= {s.line: ("timeline", f"compute {s.label}") for s in result.compiled.plan.steps
               if isinstance(s, ComputeStep) and s.line}
+    index = {id(c): i for i, c in enumerate(result.collectives)}
     drawn, left_out = drawn_schedules(result.compiled.schedules, DotLimits())
     notes = [left_out] if left_out else []
     if "Generated by graphviz" in pics["schedule-picture"].svg:  # phase matrices title their own
         notes = [f"line {s.line}: {n}" for s, _ in drawn if (n := summary_note(s, DotLimits()))] + notes
     schedule = "".join(f'<p class="note">{escape(n)}</p>' for n in notes)
-    schedule += "".join(html.figure(pics[k]) for k in ("schedule-picture", "routes-picture") if k in pics)
+    schedule += "".join(html.figure(pics[k]) for k in ("schedule-picture", "routes-picture",
+                                                       "link-load-picture") if k in pics)
     sections = [
         ("summary", "Summary", _summary(result)),
         ("program", "Program", "<p>Each communication statement links to its collective.</p>"
          + html.listing(result.compiled.program.source, links)),
         ("collectives", "Collectives", (_statements(result) + "".join(
-            _collective(i, c, pics, result.compiled.cost_model)
-            for i, c in enumerate(result.collectives))) if result.collectives
+            _collective(index[id(g.runs[0])], g.runs[0], pics, result.compiled.cost_model, g.runs)
+            for g in statement_runs(result.collectives))) if result.collectives
          else "<p>The program has no communication.</p>"),
         ("schedule", "Schedule", schedule),
         ("timeline", "Timeline", "".join(html.figure(pics[k]) for k in (

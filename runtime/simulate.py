@@ -19,7 +19,7 @@ from phalanx.compiler.driver import Compiled
 from phalanx.compiler.schedule import Plan, Schedule
 from phalanx.compiler.target import Target
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError
-from phalanx.runtime.data import ScheduleError, build_data
+from phalanx.runtime.data import Payloads, ScheduleError, build_data
 from phalanx.runtime.engine import Deadlock, Engine
 from phalanx.runtime.faults import FaultSpec, FaultyNetwork
 from phalanx.runtime.interpreter import Execution, Interpreter
@@ -140,11 +140,12 @@ def collective_result(compiled: Compiled, step: Schedule, time_s: float, problem
         start_s=start_s, end_s=end_s)
 
 
-def run_plan(target: Target, plan: Plan, data: dict[int, Any], seed: int = 0, *, fast: bool = True,
+def run_plan(target: Target, plan: Plan, data: Payloads, seed: int = 0, *, fast: bool = True,
              limits: RunLimits | None = None, faults: FaultSpec | None = None
              ) -> tuple[Execution, Network]:
-    """Execute `plan` on a fresh network of `target`, moving `data` (runtime/data.py or
-    synthetic payloads): the one place a simulated run is set up. `fast` lets proven
+    """Execute `plan` on a fresh network of `target`, moving the payloads `data` builds
+    (runtime/data.py or synthetic ones; `data.checked()` then says what each collective got
+    wrong): the one place a simulated run is set up. `fast` lets proven
     contention-free schedules take the vectorized path; `limits` stop the engine early;
     `faults` wrap the network in runtime/faults.py's FaultyNetwork."""
     engine = Engine()
@@ -179,7 +180,7 @@ def own_times(compiled: Compiled, seed: int = 0, fast: bool = True,
         if measured and i in measured:
             replayed.setdefault(key, measured[i])
         if key not in replayed:
-            data = {i: build_data(stmt, np.random.default_rng(seed), {})}
+            data = Payloads(lambda _, s=stmt: build_data(s, np.random.default_rng(seed), {}), [i])
             execution, _ = run_plan(compiled.target, Plan(compiled.plan.nprocs, (step,)), data, seed,
                                     fast=fast)
             replayed[key] = execution.collectives[i].time_s
@@ -199,25 +200,26 @@ def iterations(plan: Plan) -> dict[int, int | None]:
 
 def simulate(compiled: Compiled, seed: int = 0, *, fast: bool = True, limits: RunLimits | None = None,
              faults: FaultSpec | None = None) -> RunResult:
-    """Execute the plan on the target's network model, moving and checking real bytes."""
+    """Execute the plan on the target's network model, moving and checking real bytes. Each
+    collective's payloads are drawn (from one generator, in the order nodes first reach the
+    collectives) when the first node enters it and checked when the last leaves it."""
     started = time.perf_counter()
     rng = np.random.default_rng(seed)
     sources: dict = {}
-    data = {s.collective: build_data(compiled.communications[s.collective], rng, sources)
-            for s in compiled.plan.schedules()}
-    drawn = time.perf_counter()
+    data = Payloads(lambda i: build_data(compiled.communications[i], rng, sources),
+                    [s.collective for s in compiled.plan.schedules()])
     execution, network = run_plan(compiled.target, compiled.plan, data, seed, fast=fast,
                                   limits=limits, faults=faults)
     simulated = time.perf_counter()
-    problems = {i: d.problems() for i, d in data.items()}
-    del data, sources  # the payloads are checked: free them before the replays build their own
+    problems, build_s = data.checked(), data.build_s
+    del data  # checked: free what is left before the replays build their own
     # A stopped run does not replay (its limits would not hold): own time is then in-program.
     first = compiled.plan.steps[0] if compiled.plan.steps else None
     alone = ({first.collective: execution.collectives[first.collective].time_s}
              if isinstance(first, Schedule) and faults is None else {})
     own = ({i: t.time_s for i, t in execution.collectives.items()} if execution.stopped
            else own_times(compiled, seed, fast, alone))
-    wall_s = {"data": drawn - started, "simulate": simulated - drawn,
+    wall_s = {"data": build_s, "simulate": simulated - started - build_s,
               "own_times": time.perf_counter() - simulated}
     runs = iterations(compiled.plan)
     results = []

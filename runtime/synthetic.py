@@ -21,7 +21,7 @@ from phalanx.compiler.schedule import Plan, Schedule, Transfer
 from phalanx.compiler.target import Target
 from phalanx.compiler.verify import schedule_problems
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError, usage_error
-from phalanx.runtime.data import BlockStore
+from phalanx.runtime.data import BlockStore, Payloads
 from phalanx.runtime.interpreter import Execution
 from phalanx.runtime.network import Network
 from phalanx.runtime.simulate import run_plan
@@ -157,10 +157,9 @@ def lower(machine: Target, matrix: np.ndarray, algorithm: str) -> tuple[Collecti
 def execute(machine: Target, coll: Collective, schedule: Schedule, seed: int = 0,
             fast: bool = True) -> SyntheticRun:
     """Run `schedule` on the machine's network with SyntheticData and check every block."""
-    data = SyntheticData(coll.matrix, seed)
-    execution, network = run_plan(machine, Plan(coll.nprocs, (schedule,)), {coll.index: data}, seed,
-                                  fast=fast)
-    problems = data.problems()
+    data = Payloads(lambda _: SyntheticData(coll.matrix, seed), [coll.index])
+    execution, network = run_plan(machine, Plan(coll.nprocs, (schedule,)), data, seed, fast=fast)
+    problems = data.checked()[coll.index]
     if execution.stopped:  # an engine limit ended the run early
         problems.insert(0, f"the run stopped early: {execution.stopped}")
     return SyntheticRun(coll, schedule, execution, machine.lower_bound_s(coll), problems, network)

@@ -9,7 +9,7 @@ Optional operations of runtime/network.py's `Network` (docs/reports.md):
 - `layout() -> Layout`: node coordinates and, per link resource name, the two nodes it
   joins. The heatmap is then drawn on the topology.
 - `route(src, dst) -> list[str]`: names of the link resources a message holds. With
-  `layout()` it draws one phase's messages on the topology.
+  `layout()` runtime/routes.py draws phases' messages on the topology.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from matplotlib import colormaps
 from matplotlib.cm import ScalarMappable
+from matplotlib.collections import LineCollection
 from matplotlib.colors import Normalize
 
 from phalanx.compiler.schedule import Phase, Transfer
@@ -117,7 +118,7 @@ def bars_svg(use: dict[str, float], title: str) -> str:
     return svg_of(fig)
 
 
-def _segment(layout: Layout, a: int, b: int, offset: float) -> list[tuple[np.ndarray, np.ndarray]]:
+def link_segments(layout: Layout, a: int, b: int, offset: float) -> list[tuple[np.ndarray, np.ndarray]]:
     """Line pieces for link a->b: straight between neighbours, two stubs for a wrap-around."""
     pa, pb = np.array(layout.positions[a], float), np.array(layout.positions[b], float)
     d = pb - pa
@@ -129,11 +130,32 @@ def _segment(layout: Layout, a: int, b: int, offset: float) -> list[tuple[np.nda
     return [(pa + normal, pa + step + normal), (pb - step + normal, pb + normal)]
 
 
-def _draw_nodes(ax: Any, layout: Layout) -> None:
+def draw_links(ax: Any, layout: Layout, values: dict[str, float], colour, offset: float,
+               idle: str | None = None) -> None:
+    """Every link of the layout in one collection (fast at 1024 links), coloured by
+    `colour(values[name])`; links without a value in `idle` and thin (None: coloured by 0).
+    Past 64 nodes the lines are rasterized: the SVG stays small."""
+    lines, colours, quiet = [], [], []
+    for name, (a, b) in layout.links.items():
+        pieces = [(tuple(p), tuple(q)) for p, q in link_segments(layout, a, b, offset)]
+        if name in values or idle is None:
+            lines += pieces
+            colours += [colour(values.get(name, 0.0))] * len(pieces)
+        else:
+            quiet += pieces
+    big = len(layout.positions) > 64
+    if quiet:
+        ax.add_collection(LineCollection(quiet, colors=idle, linewidths=0.6, rasterized=big))
+    ax.add_collection(LineCollection(lines, colors=colours, linewidths=1.1 if big else 2.2,
+                                     capstyle="butt", rasterized=big))
+
+
+def draw_nodes(ax: Any, layout: Layout, labels: bool = True) -> None:
+    """The nodes as circles (numbered when `labels` and at most 64), axes in topology units."""
     xy = np.array([layout.positions[n] for n in sorted(layout.positions)])
     ax.scatter(xy[:, 0], xy[:, 1], s=60 if len(xy) <= 64 else 12, color="white",
                edgecolors="k", zorder=3, label="node")
-    if len(xy) <= 64:
+    if labels and len(xy) <= 64:
         for n, (x, y) in layout.positions.items():
             ax.text(x, y, str(n), ha="center", va="center", fontsize=6, zorder=4)
     ax.set_aspect("equal")
@@ -145,11 +167,8 @@ def _draw_nodes(ax: Any, layout: Layout) -> None:
 def topology_heatmap_svg(layout: Layout, use: dict[str, float], title: str) -> str:
     fig = new_figure(7, 6.5)
     ax = fig.add_subplot()
-    for name, (a, b) in layout.links.items():
-        colour = HEAT(use.get(name, 0.0))
-        for p, q in _segment(layout, a, b, 0.08):
-            ax.plot([p[0], q[0]], [p[1], q[1]], color=colour, linewidth=2.5, solid_capstyle="butt")
-    _draw_nodes(ax, layout)
+    draw_links(ax, layout, use, HEAT, 0.08)
+    draw_nodes(ax, layout)
     ax.legend(loc="upper right", fontsize=7)
     ax.set_title(_title(title, {k: use.get(k, 0.0) for k in layout.links} or use))
     fig.colorbar(ScalarMappable(Normalize(0, 1), HEAT), ax=ax,
@@ -170,12 +189,6 @@ def utilisation_svg(network: Network | None, total_time_s: float) -> str:
     return grid_heatmap_svg(use, "utilisation of ports and links")
 
 
-def busiest_phase(phases: Sequence[Phase]) -> int:
-    """The phase with the most network messages between distinct nodes (the first such)."""
-    counts = [len(phase_messages(p)) for p in phases]
-    return max(range(len(counts)), key=lambda k: (counts[k], -k)) if counts else 0
-
-
 def phase_messages(phase: Phase) -> list[tuple[Transfer, ...]]:
     """A phase's network messages between distinct nodes: each node's sends grouped as the
     interpreter sends them (runtime/interpreter.py `messages`)."""
@@ -183,30 +196,3 @@ def phase_messages(phase: Phase) -> list[tuple[Transfer, ...]]:
     for t in phase.sends:
         by_node.setdefault(t.src, []).append(t)
     return [m for sends in by_node.values() for m in messages(sends) if m[0].src != m[0].dst]
-
-
-def routes_svg(network: Network, phase: Phase, title: str) -> str | None:
-    """One phase's messages drawn along their routes, or None without a layout and routes."""
-    layout = network.layout()
-    messages = [m[0] for m in phase_messages(phase)]
-    if layout is None or (messages and network.route(messages[0].src, messages[0].dst) is None):
-        return None
-    fig = new_figure(7, 6.5)
-    ax = fig.add_subplot()
-    for a, b in layout.links.values():
-        for p, q in _segment(layout, a, b, 0.0):
-            ax.plot([p[0], q[0]], [p[1], q[1]], color="#e0e0e0", linewidth=1)
-    colours = colormaps["tab20"]
-    for i, t in enumerate(messages):
-        for name in network.route(t.src, t.dst) or []:
-            a, b = layout.links[name]
-            for p, q in _segment(layout, a, b, 0.08):
-                ax.annotate("", xy=q, xytext=p, arrowprops={"arrowstyle": "-|>", "color": colours(i % 20),
-                                                            "lw": 1.6, "shrinkA": 0, "shrinkB": 0})
-    _draw_nodes(ax, layout)
-    blocks = sum(t.src != t.dst for t in phase.sends)
-    of_blocks = f"; {blocks} blocks" if blocks != len(messages) else ""
-    ax.plot([], [], color=colours(0), label=f"{len(messages)} messages (one colour each{of_blocks})")
-    ax.legend(loc="upper right", fontsize=7)
-    ax.set_title(title)
-    return svg_of(fig)

@@ -21,7 +21,7 @@ PARAGON = ("target paragon:8x8\nprocessors P(64)\narray A(512, 512) of float64 d
 
 @pytest.mark.parametrize("source, algorithm", [
     (HEADER + "B = A\n", "auto"), (FFT, "message-passing"), (FFT, "store-forward"),
-    (PARAGON, "auto"), (PARAGON, "direct"),
+    (PARAGON, "auto"), (PARAGON, "direct"), (HEADER + "repeat 8 {\n  B = A\n  A = B\n}\n", "auto"),
 ])
 def test_estimate_is_within_a_factor_of_two(source, algorithm):
     compiled = compile_text(source, algorithm=algorithm)
@@ -85,6 +85,7 @@ def test_cli_partial_report_and_bad_values(cli, tmp_path):
 REPEATED = ("target ideal:64\nprocessors P(64)\n"
             "array A(512, 512) of float64 distribute (BLOCK, *) onto P\n"
             "array B(512, 512) of float64 distribute (*, BLOCK) onto P\nrepeat 40 {\n  B = A\n}\n")
+BIG_REPEATED = REPEATED.replace("512, 512", "4096, 4096")  # 128 MB arrays
 
 
 @pytest.mark.parametrize("source", [
@@ -105,25 +106,27 @@ def test_refusal_comes_before_communication_sets_and_schedules(cli, tmp_path, mo
 
     monkeypatch.setattr(RecognizeCollectives, "apply", too_late)
     monkeypatch.setattr(LowerCollToSched, "apply", too_late)
-    monkeypatch.setattr("phalanx.runtime.limits.physical_memory_bytes", lambda: 1 << 30)
+    monkeypatch.setattr("phalanx.runtime.limits.physical_memory_bytes", lambda: 1 << 29)
     prog = tmp_path / "rep.phx"
-    prog.write_text(REPEATED)
+    prog.write_text(BIG_REPEATED)
     refused = cli("run", str(prog))
     assert refused.code == 2 and refused.out == ""
     first, hint = refused.err.splitlines()
     assert first.startswith(f"phalanx: error: {prog} on ideal:64 is too big to simulate here: it "
                             "needs at least ")
-    assert first.endswith("of memory for the arrays and blocks of its 40 collective runs, more than "
-                          "the 0.8 GiB this machine can give a run")
+    assert first.endswith("of memory for the arrays and blocks of its biggest collective, more than "
+                          "the 0.4 GiB this machine can give a run")
     assert hint.startswith("hint: make the arrays or the machine smaller (or repeat fewer times)")
 
 
 def test_floor_refusal_names_the_floor_and_force_skips_it(monkeypatch):
-    monkeypatch.setattr("phalanx.runtime.limits.physical_memory_bytes", lambda: 1 << 30)
-    program = compile_text(REPEATED).program
+    monkeypatch.setattr("phalanx.runtime.limits.physical_memory_bytes", lambda: 1 << 29)
+    program = compile_text(BIG_REPEATED).program
     floor = memory_floor(program)
-    # 40 runs of a 64-node all-to-all: 64 * 63 blocks cross the network per run
-    assert floor >= 40 * 64 * 63 * BYTES_PER_TRANSFER
+    # One run of the 64-node all-to-all (the runs of a repeat do not add up: each run's
+    # payloads are freed when it ends): its two 128 MB arrays, 64 * 63 blocks cross the network
+    assert 2 * (128 << 20) + 64 * 63 * BYTES_PER_TRANSFER <= floor < 2 * memory_floor(
+        compile_text(BIG_REPEATED.replace("repeat 40", "repeat 1")).program)
     with pytest.raises(UsageError) as info:
         check_program_fits(program, "ideal:64")
     assert f"needs at least {floor / (1 << 30):.1f} GiB of memory" in info.value.diagnostic.message

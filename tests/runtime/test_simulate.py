@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from conftest import HEADER, compile_text
 from phalanx.compiler.schedule import Phase, Plan, Schedule
 from phalanx.grammar.diagnostics import PhalanxError
-from phalanx.runtime.simulate import simulate
+from phalanx.runtime.data import NEVER_STARTED, Payloads, build_data
+from phalanx.runtime.simulate import run_plan, simulate
 
 ALPHA, BETA = 10e-6, 0.01e-6
 
@@ -271,3 +273,50 @@ def test_a_stopped_run_keeps_in_program_times():
     assert done.time_s == pytest.approx(done.elapsed_s) and done.end_s == begun.start_s
     assert (begun.end_s, begun.elapsed_s, begun.time_s) == (None, None, 0.0)
     assert (waiting.start_s, waiting.end_s, waiting.time_s) == (None, None, 0.0)
+    assert waiting.problems == [NEVER_STARTED]  # its payloads were never built
+
+
+# Memory that does not grow with the number of repeats (issue 20).
+
+def test_payloads_live_only_while_their_collective_runs():
+    compiled = compile_text(HEADER + "repeat 20 {\n  B = A\n  A = B\n}\n")
+    rng = np.random.default_rng(0)
+    built = []
+
+    def build(i):
+        built.append(i)
+        return build_data(compiled.communications[i], rng, {})
+
+    data = Payloads(build, [s.collective for s in compiled.plan.schedules()])
+    run_plan(compiled.target, compiled.plan, data)
+    assert data.checked() == {i: [] for i in range(40)}  # every run checked, each one passes
+    assert sorted(built) == list(range(40))
+    assert data.peak_open <= 2  # the collective in flight and the next one some node entered
+
+
+def test_every_run_is_still_checked_when_one_goes_wrong():
+    compiled = compile_text(HEADER + "repeat 3 {\n  B = A\n}\n")
+    s = compiled.schedules[1]
+    dropped = dataclasses.replace(s, phases=tuple(
+        Phase.of(tuple(t for t in p.sends if (t.src, t.dst) != (5, 1)), p.sync) for p in s.phases))
+    steps = tuple(dropped if isinstance(x, Schedule) and x.collective == 1 else x
+                  for x in compiled.plan.steps)
+    result = simulate(dataclasses.replace(compiled, plan=Plan(compiled.plan.nprocs, steps)))
+    assert [c.verified for c in result.collectives] == [True, False, True]
+    assert result.collectives[1].problems == ["node 1: 256 elements never arrived (blocks from [5])"]
+
+
+def test_the_timeline_keeps_a_budget_of_spans(monkeypatch):
+    from phalanx.runtime import interpreter
+    from phalanx.runtime.gantt import gantt_svg
+
+    compiled = compile_text(HEADER + "repeat 2 {\n  B = A\n}\n")
+    full = simulate(compiled)
+    monkeypatch.setattr(interpreter, "MAX_SPANS", 100)
+    cut = simulate(compiled)
+    left = len(full.execution.spans) - 100
+    assert len(cut.execution.spans) == 100 and cut.execution.spans_left_out == left > 0
+    assert cut.verified and cut.total_time_s == full.total_time_s
+    assert [c.time_s for c in cut.collectives] == [c.time_s for c in full.collectives]
+    svg = gantt_svg(cut.execution.spans, 16, "timeline", cut.execution.spans_left_out)
+    assert "the first 100 spans, to " in svg and f"{left} later spans not kept (span budget)" in svg

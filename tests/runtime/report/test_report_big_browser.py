@@ -1,7 +1,7 @@
 """Reports of big and long programs in Chromium (issue 20): a 64-node all-to-all on
-iwarp:8x8, a pipeline and a 50-step repeat. Each page renders without errors, shows no
-empty chart, every picture has axis labels with units, a legend or a colour bar, and the
-1400 px wide screenshot is not blank. Nothing here is timed.
+iwarp:8x8, a 256-node one on torus:16x16, a pipeline and a 50-step repeat. Each page
+renders without errors, shows no empty chart, every picture has axis labels with units, a
+legend or a colour bar, and the 1400 px wide screenshot is not blank. Nothing here is timed.
 """
 
 from __future__ import annotations
@@ -31,7 +31,10 @@ PROGRAMS = {
     "pipeline": HEAD.format(target="iwarp:8x8", n=64)
     + 'pipeline stages=4 {\n  compute "work" on P cost 1 ms\n  B = A\n}\n',
     "repeat50": HEAD.format(target="ideal:16", n=16) + "repeat 50 {\n  B = A\n  A = B\n}\n",
+    "alltoall_torus256": HEAD.format(target="torus:16x16", n=256).replace("512, 512", "256, 256")
+    + "B = A\n",
 }
+TOPOLOGY = {"alltoall_iwarp", "alltoall_torus256", "pipeline"}  # pages with routes and link load
 UNITS = re.compile(r"\((ms|KB|bytes|fraction|topology coordinate|coordinates)[^)]*\)|^node$|^link$")
 
 
@@ -69,6 +72,10 @@ def test_big_report_renders_and_explains_every_picture(name, tmp_path):
     svgs = {f.name: f.read_text() for f in index.parent.glob("*.svg")}
     assert svgs and not [f for f, svg in svgs.items() if not explained(svg)]
     assert "('" not in text  # no Python tuples as names
+    if name in TOPOLOGY:  # the schedule on the topology: a few phases, and the load of all
+        assert {"routes.svg", "link-load.svg"} <= set(svgs)
+        assert "messages of the phase on the link (1: no contention)" in svgs["routes.svg"]
+        assert "data carried by the link" in svgs["link-load.svg"]
     png = screenshot(index, ARTIFACTS / f"report_{name}.png", height_px=9000, width_px=1400)
     assert not_blank(png)
 

@@ -129,3 +129,21 @@ def test_no_candidates_means_no_chart_and_says_so(demo_run, tmp_path):
     assert not (tmp_path / "none" / "candidates-0.svg").exists()
     assert "The target listed no candidates." in text
     assert "No candidates chart: no candidate has a predicted time." in text
+
+
+def test_a_statement_lists_its_runs_within_a_budget(tmp_path):
+    from conftest import compile_text
+    from phalanx.runtime.report import MAX_RUN_ROWS
+    from phalanx.runtime.simulate import simulate
+
+    source = ("target ideal:4\nprocessors P(4)\narray A(8, 8) of float64 distribute (BLOCK, *) "
+              "onto P\narray B(8, 8) of float64 distribute (*, BLOCK) onto P\n"
+              f"repeat {MAX_RUN_ROWS + 5} {{\n  B = A\n}}\n")
+    result = simulate(compile_text(source, file="r.phx"))
+    index = write_report(result, tmp_path / "r")
+    text = index.read_text()
+    assert f"Its {MAX_RUN_ROWS + 5} runs" in text and text.count('<article id="collective-') == 1
+    assert "5 more runs not listed" in text and "report.json has every run" in text
+    assert "line 6 iteration 39<" in text and "line 6 iteration 40<" not in text
+    assert len(json.loads((tmp_path / "r" / "report.json").read_text())["collectives"]) == 45
+    assert "5 more runs of these statements are not listed here" in (tmp_path / "r" / "report.md").read_text()

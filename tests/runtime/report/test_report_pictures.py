@@ -4,15 +4,27 @@ and route hooks, sweep plots; every picture has a title, axis labels with units,
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 import pytest
 
-from phalanx.compiler.schedule import Phase, Transfer
+from phalanx.compiler.schedule import Phase, Schedule, Transfer
 from phalanx.runtime.engine import Engine, Resource
-from phalanx.runtime.gantt import Bar, gantt_svg, link_label, timeline_bars
+from phalanx.runtime.gantt import Bar, gantt_svg, link_label, merged_lane, timeline_bars
 from phalanx.runtime.interpreter import Span
 from phalanx.runtime.network import Layout, Network
 from phalanx.runtime.plots import sweep_bandwidth_svg, sweep_time_svg
-from phalanx.runtime.utilisation import routes_svg, utilisation, utilisation_svg
+from phalanx.runtime.routes import (
+    MAX_ROUTE_PANELS,
+    Routes,
+    drawable,
+    link_load_svg,
+    phase_load,
+    route_panels,
+    routes_svg,
+)
+from phalanx.runtime.utilisation import utilisation, utilisation_svg
 
 SPANS = [Span(0, "compute", 0.0, 1e-3, "row pass"), Span(1, "compute", 0.0, 1e-3, "row pass"),
          Span(0, "send", 1e-3, 1.5e-3, "0->1 to 1, 100 B"), Span(0, "phase", 1e-3, 2e-3, "phase 0"),
@@ -31,6 +43,28 @@ def test_gantt_has_title_axes_and_legend():
     for text in ("timeline of t", "time (ms)", "node", "compute", "send (upper half)",
                  "receive (lower half)", "wait (in a phase, idle)"):
         assert text in svg
+
+
+def test_gantt_draws_sends_in_the_upper_half_of_a_row():
+    """Node 0 computes, then sends to node 1: in the SVG (y grows downwards) the send's box
+    is the upper half of the compute's row, the receive's the lower half of row 1."""
+    svg = gantt_svg([Span(0, "compute", 0.0, 1e-3, "work"),
+                     Span(0, "send", 1e-3, 2e-3, "0->1 to 1, 8 B", 1)], 2, "t")
+    boxes = {colour: [float(y) for y in re.findall(r"L [\d.]+ ([\d.]+)", d)]
+             for d, colour in re.findall(r'<path d="([^"]*)"[^>]*style="fill: (#[0-9a-f]+)"', svg)}
+    compute, send, receive = boxes["#31a354"], boxes["#3182bd"], boxes["#fd8d3c"]
+    middle = (min(compute) + max(compute)) / 2
+    assert min(send) == pytest.approx(min(compute)) and max(send) == pytest.approx(middle)
+    row = min(receive) - middle  # the receive starts at the middle of row 1
+    assert max(receive) - min(receive) == pytest.approx(max(send) - min(send)) and row > 0
+
+
+def test_gantt_merges_bars_closer_than_a_pixel():
+    bars = [Bar(0, "send", 0.0, 1.0), Bar(0, "send", 0.2, 0.5), Bar(0, "send", 1.0001, 2.0),
+            Bar(0, "send", 3.0, 4.0), Bar(1, "send", 0.5, 0.6)]
+    node, start, end = merged_lane(bars, 0.001)
+    assert list(zip(node.tolist(), start.tolist(), end.tolist())) == [
+        (0, 0.0, 2.0), (0, 3.0, 4.0), (1, 0.5, 0.6)]
 
 
 def hold(engine: Engine, resource: Resource, start_s: float, hold_s: float):
@@ -102,11 +136,34 @@ def test_topology_heatmap_and_routes_use_the_hooks():
     engine.run()
     svg = utilisation_svg(ring, 2.0)
     assert "link utilisation" in svg and "x (topology coordinate)" in svg and "max 50%" in svg
-    phase = Phase.of([Transfer(0, 2, 8, 0, 2), Transfer(3, 0, 8, 3, 0)])
-    routes = routes_svg(ring, phase, "phase 0 routes")
-    assert routes is not None and "phase 0 routes" in routes and "2 messages (one colour each)" in routes
-    assert routes.count("<path") > 8  # arrows along 3 links
-    assert routes_svg(Listed(ring.links), phase, "no layout") is None
+    # Phase 0: 0->2 and 1->2 share link 1->2 (two messages on it); phase 1: 3->0 alone.
+    phases = (Phase.of([Transfer(0, 2, 8, 0, 2), Transfer(1, 2, 8, 1, 2)]),
+              Phase.of([Transfer(3, 0, 8, 3, 0)]))
+    schedule = Schedule(0, "gather", "direct", 4, phases, line=7)
+    layout = drawable(ring, [schedule])
+    assert layout is not None and drawable(Listed(ring.links), [schedule]) is None
+    assert phase_load(Routes(ring), phases[0]) == ({"link 0->1": 1, "link 1->2": 2}, 2)
+    routes = routes_svg(ring, layout, [schedule], "routes on ring")
+    for text in ("routes on ring", "line 7 gather", "phase 0 of 2: 2 messages, at most 2 on a link",
+                 "phase 1 of 2: 1 messages, at most 1 on a link",
+                 "messages of the phase on the link (1: no contention); grey: idle",
+                 "x (topology coordinate)"):
+        assert text in routes, text
+    load = link_load_svg(ring, layout, [schedule, dataclasses.replace(schedule, collective=1)],
+                         "data per link")
+    # link 1->2 carries 16 B per run, two runs
+    assert "all 2 phases over its 2 runs" in load and "busiest link 0.032 KB" in load
+    assert "data carried by the link (KB); grey: idle" in load
+
+
+def test_route_panels_keep_to_their_budget_and_say_so():
+    phase = Phase.of([Transfer(0, 1, 8, 0, 1)])
+    schedule = Schedule(0, "alltoall", "direct", 4, (phase,) * 20, line=3)
+    panels, note = route_panels([schedule])
+    assert len(panels) == MAX_ROUTE_PANELS and [k for _, k, _ in panels][:2] == [0, 4]
+    assert panels[-1][1] == 19  # first, last and an even sample between
+    assert note == (f"{MAX_ROUTE_PANELS} phases drawn, {20 - MAX_ROUTE_PANELS} other phases with "
+                    "messages are in the link-load picture")
 
 
 def test_resources_without_node_numbers_fall_back_to_bars():

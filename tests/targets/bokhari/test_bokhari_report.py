@@ -3,12 +3,12 @@ sweep report of Figs. 10-12 (one line per partition, refused points listed, not 
 
 from __future__ import annotations
 
-from phalanx.compiler.schedule import Phase, Transfer
+from phalanx.compiler.schedule import Phase, Schedule, Transfer
 from phalanx.compiler.target import resolve
 from phalanx.runtime.engine import Engine
+from phalanx.runtime.routes import Routes, drawable, phase_load, routes_svg
 from phalanx.runtime.sweep import sweep
 from phalanx.runtime.sweep_report import write_sweep_report
-from phalanx.runtime.utilisation import routes_svg
 
 
 def test_the_paragon_mesh_offers_layout_and_route():
@@ -19,7 +19,11 @@ def test_the_paragon_mesh_offers_layout_and_route():
     assert layout.links["link (0,2)->(1,2)"] == (2, 10)
     assert {r.name for r in network.resources()} >= set(layout.links)
     phase = Phase.of([Transfer(0, 2, 8, 0, 2), Transfer(1, 3, 8, 1, 3)])  # Fig. 7's shared edge
-    assert "2 messages (one colour each)" in routes_svg(network, phase, "edge contention")
+    load, sent = phase_load(Routes(network), phase)
+    assert sent == 2 and load["link (0,1)->(0,2)"] == 2 and max(load.values()) == 2
+    schedule = Schedule(0, "alltoall", "direct", 32, (phase,), line=4)
+    svg = routes_svg(network, drawable(network, [schedule]), [schedule], "edge contention")
+    assert "phase 0 of 1: 2 messages, at most 2 on a link" in svg
 
 
 def test_hypercube_and_multistage_networks_name_their_routes_without_a_layout():

@@ -29,7 +29,8 @@ def test_a_run_report_of_iwarp_8x8_draws_the_routes_and_the_topology_heatmap(tmp
     page = index.read_text()
     routes = (tmp_path / "routes.svg").read_text()
     assert 'id="routes-picture"' in page and "messages along their routes" in page
-    assert "64 messages (one colour each)" in routes  # a phase: 8n messages
+    # a phase: 8n messages, each link held by at most one (phased is contention-free)
+    assert ": 64 messages, at most 1 on a link" in routes and "link-load.svg" in page
     assert "link utilisation" in (tmp_path / "utilisation.svg").read_text()  # on the topology
 
 
