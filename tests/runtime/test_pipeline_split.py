@@ -9,7 +9,7 @@ import pytest
 
 from conftest import compile_text
 from phalanx.compiler.schedule import Plan
-from phalanx.runtime.data import build_data
+from phalanx.runtime.data import Payloads, build_data
 from phalanx.runtime.simulate import run_plan, simulate
 
 DECLS = """target torus:8x8
@@ -29,10 +29,10 @@ def _run(compiled) -> float:
     data: the runtime checks each destination element against the statement applied to the
     global arrays, and that only the stage's window was written, once."""
     rng, sources = np.random.default_rng(0), {}
-    data = {s.collective: build_data(compiled.communications[s.collective], rng, sources)
-            for s in compiled.plan.schedules()}
+    data = Payloads(lambda i: build_data(compiled.communications[i], rng, sources),
+                    [s.collective for s in compiled.plan.schedules()])
     execution, _ = run_plan(compiled.target, compiled.plan, data, 0)
-    assert all(not d.problems() for d in data.values())
+    assert not any(data.checked().values())
     return execution.total_time_s
 
 
@@ -41,10 +41,10 @@ def _stage_alone_s(compiled, algorithm: str) -> float:
     last = compiled.plan.schedules()[-1]
     coll = compiled.collectives[last.collective]
     step = compiled.target.schedule_for(coll, algorithm)
-    data = {step.collective: build_data(compiled.communications[last.collective],
-                                        np.random.default_rng(0), {})}
+    data = Payloads(lambda _: build_data(compiled.communications[last.collective],
+                                         np.random.default_rng(0), {}), [step.collective])
     execution, _ = run_plan(compiled.target, Plan(compiled.plan.nprocs, (step,)), data, 0)
-    assert not data[step.collective].problems()
+    assert not any(data.checked().values())
     return execution.total_time_s
 
 
