@@ -65,6 +65,7 @@ def compile_json(compiled: Compiled) -> dict[str, Any]:
             "candidates": [dataclasses.asdict(x) for x in compiled.candidates[i]],
             "left_out": [dataclasses.asdict(x) for x in compiled.left_out[i]],
         } for i, (c, alg) in enumerate(zip(compiled.collectives, algs))],
+        **({"pipelines": [p.to_json() for p in compiled.pipelines]} if compiled.pipelines else {}),
     }
 
 
@@ -126,6 +127,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from phalanx.compiler.pipelines import terminal_notes
     from phalanx.runtime.limits import check_program_fits, run_notes, run_options
     from phalanx.runtime.progress import progress_console, status
     from phalanx.runtime.report import summary_lines, write_report
@@ -163,6 +165,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"{compiled.program.file} on {compiled.target_spec}: total "
               f"{result.total_time_s * 1e3:.6f} ms, verified: {result.verified}")
         for line in summary_lines(result.collectives, args.verbose):
+            print(line)
+        for line in terminal_notes(compiled.pipelines):
             print(line)
         if "stopped" in notes:
             print(f"  {notes['stopped']['reason']}: a partial run, unfinished collectives at lines "

@@ -431,9 +431,12 @@ class Checker:
             if isinstance(s, (ReduceStmt, PipelineStmt)):
                 self.fail(s.loc, "a pipeline may hold only compute statements and assignments",
                           "move the reduction or the nested pipeline out of the pipeline")
-            if isinstance(s, AssignStmt) and s.dst.shape[0] < stmt.stages:
-                self.fail(s.loc, f"cannot split '{s.dst.name}' ({s.dst.shape[0]} rows) into "
-                          f"{stmt.stages} stages", f"use at most {s.dst.shape[0]} stages")
+            counts = tuple(t.count for t in s.dst_triplets) if isinstance(s, AssignStmt) else ()
+            if counts and max(counts) < stmt.stages:  # what the statement writes (its section)
+                longest = counts.index(max(counts))
+                self.fail(s.loc, f"cannot split '{s.dst.name}' {_shape(counts)} into "
+                          f"{stmt.stages} stages: its longest dimension, dimension {longest + 1}, "
+                          f"has {counts[longest]} indices", f"use at most {counts[longest]} stages")
         from phalanx.compiler.stages import split_stages
 
         return PipelineStmt(split_stages(body, stmt.stages), stmt.loc)

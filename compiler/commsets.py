@@ -110,8 +110,8 @@ def section_index_maps(stmt: AssignStmt) -> list[tuple[np.ndarray, np.ndarray | 
     for d, trip in enumerate(stmt.dst_triplets):
         idx = trip.indices()
         keep = np.ones(trip.count, dtype=bool)
-        if stmt.window is not None and d == 0:
-            keep &= (idx >= stmt.window[0]) & (idx < stmt.window[1])
+        if stmt.window is not None and d == stmt.window.dim:  # one pipeline stage
+            keep &= np.isin(idx, stmt.window.indices())
         sd = stmt.perm[d]
         src_idx = None
         if sd >= 0:

@@ -18,6 +18,7 @@ from phalanx.compiler.ir.dialects import coll, make_context
 from phalanx.compiler.ir.dialects.sched import ScheduleOp, plan_from_module
 from phalanx.compiler.ir.transforms.recognize_collectives import RecognizeCollectives, collective_from_op
 from phalanx.compiler.ir.transforms.verify_schedule import VerifySchedule
+from phalanx.compiler.pipelines import PipelinePrediction, predict_pipelines
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Plan, Schedule
 from phalanx.compiler.semantics import AssignStmt, CheckedProgram, ReduceStmt, check
@@ -56,6 +57,7 @@ class Compiled:
     plan: Plan
     cost_model: str = "target"  # the cost model `auto` minimised
     left_out: list[list[LeftOut]] = field(default_factory=list)  # by collective index
+    pipelines: list[PipelinePrediction] = field(default_factory=list)  # whether each pipeline pays
 
     @property
     def schedules(self) -> list[Schedule]:
@@ -130,8 +132,9 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
                   for c, each in zip(collectives, listed)]
     left_out = [[LeftOut(a, reason) for a, reason in each if reason is not None] for each in listed]
     plan = plan_from_module(stages["sched"], max(program.nprocs, 1))
+    pipelines = predict_pipelines(program.statements, plan.steps, collectives, machine, algorithm, cost)
     return Compiled(module, program, spec, machine, collectives, program.communications(),
-                    candidates, stages, plan, cost, left_out)
+                    candidates, stages, plan, cost, left_out, pipelines)
 
 
 def chosen_algorithms(compiled: Compiled) -> list[str]:

@@ -142,6 +142,19 @@ SPREAD = "spread"
 
 
 @dataclass(frozen=True)
+class StageWindow:
+    """The destination indices one pipeline stage of an assignment moves: along destination
+    dimension `dim` (0-based), the global indices in the [lo, hi) `runs`; every index of
+    the other dimensions."""
+
+    dim: int
+    runs: tuple[tuple[int, int], ...]
+
+    def indices(self) -> np.ndarray:
+        return np.concatenate([np.arange(lo, hi, dtype=np.int64) for lo, hi in self.runs])
+
+
+@dataclass(frozen=True)
 class AssignStmt:
     """`dst(dst_section) = f(src(src_section))` where f is a copy, transpose, cshift, eoshift,
     spread, or a reduction (sum, max, min, prod) along dimensions.
@@ -152,8 +165,8 @@ class AssignStmt:
     0 <= j + shift[d] < count (the other positions get the boundary 0). perm[d] = -1 is a dim
     that spread adds: every position reads the same source elements. Source dims no
     destination dim reads are collapsed: combined by a reduction, or one index (a scalar
-    subscript). `window` restricts destination dim 0 to global rows [lo, hi): one stage of
-    a pipeline.
+    subscript). `window` restricts one destination dim to some of its global indices: one
+    stage of a pipeline (compiler/stages.py chooses the dim).
     """
 
     dst: DistArray
@@ -162,7 +175,7 @@ class AssignStmt:
     shift: tuple[int, ...]
     loc: SourceLoc
     op: str = "copy"  # copy, transpose, cshift, eoshift, spread, sum, max, min, prod
-    window: tuple[int, int] | None = None
+    window: StageWindow | None = None
     stage: int | None = None
     dst_section: tuple[Triplet, ...] = ()
     src_section: tuple[Triplet, ...] = ()

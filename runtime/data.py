@@ -553,9 +553,10 @@ def reference_result(stmt: AssignStmt, a: np.ndarray) -> tuple[np.ndarray, list[
     for extent, t in zip(stmt.dst.shape, triplets):
         due.append(np.zeros(extent, dtype=bool))
         due[-1][t.indices()] = True
-    if stmt.window is not None:
-        rows = np.arange(stmt.dst.shape[0])
-        due[0] &= (rows >= stmt.window[0]) & (rows < stmt.window[1])
+    if stmt.window is not None:  # one pipeline stage: its indices along the cut dimension
+        stage = np.zeros(stmt.dst.shape[stmt.window.dim], dtype=bool)
+        stage[stmt.window.indices()] = True
+        due[stmt.window.dim] &= stage
     if not stmt.dst_section:
         return value, due
     b = np.zeros(stmt.dst.shape, dtype=a.dtype)

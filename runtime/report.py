@@ -180,7 +180,8 @@ def markdown(result: RunResult) -> str:
            f"- target: `{target['spec']}` ({', '.join(f'{k}={v}' for k, v in target['params'].items())})",
            f"- backend: {data['backend']}, seed {data['seed']}",
            f"- total time: {data['total_time_s'] * 1e3:.6f} ms",
-           f"- verified: {'yes' if data['verified'] else 'NO'}", "",
+           f"- verified: {'yes' if data['verified'] else 'NO'}",
+           *(f"- {p.note()} (predicted by the cost model)" for p in result.compiled.pipelines), "",
            "| line | kind | algorithm | phases | block bytes | own time (ms) | lower bound (ms) "
            "| efficiency | bandwidth (MB/s) | verified | stage | iteration | start (ms) | end (ms) |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -291,7 +292,10 @@ def _summary(result: RunResult) -> str:
     rows = [["program", escape(data["program"])], ["target", escape(data["target"]["spec"])],
             ["backend", escape(data["backend"])], ["seed", str(data["seed"])],
             ["total time (ms)", ms(data["total_time_s"])], ["result", html.verdict(data["verified"])]]
-    return html.table([], rows) + "<h3>Target parameters</h3>" + html.params_table(data["target"])
+    pipelines = "".join(f'<p class="note">{escape(p.note())} (predicted by the cost model; '
+                        "docs/language.md, `pipeline`)</p>" for p in result.compiled.pipelines)
+    return (html.table([], rows) + pipelines + "<h3>Target parameters</h3>"
+            + html.params_table(data["target"]))
 
 
 def _statements(result: RunResult) -> str:

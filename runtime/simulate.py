@@ -121,6 +121,8 @@ class RunResult:
             "total_time_s": self.total_time_s,
             "verified": self.verified,
             "collectives": [c.to_json() for c in self.collectives],
+            **({"pipelines": [p.to_json() for p in self.compiled.pipelines]}
+               if self.compiled.pipelines else {}),
             **({"network": counters} if counters else {}),
         }
 

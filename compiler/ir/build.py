@@ -21,6 +21,7 @@ from phalanx.compiler.semantics import (
     PipelineStmt,
     Processors,
     ReduceStmt,
+    StageWindow,
     Triplet,
 )
 from phalanx.grammar.diagnostics import SourceLoc, error_at
@@ -45,9 +46,12 @@ def _op(stmt, program: CheckedProgram, clock_hz: float | None, target: str) -> O
                               -1 if stmt.stage is None else stmt.stage)
     if isinstance(stmt, ReduceStmt):
         return dist.ReduceOp(stmt.dst.name, stmt.src.name, stmt.op, stmt.loc.line)
+    window = stmt.window
     return dist.AssignOp(stmt.dst.name, stmt.src.name, stmt.perm, stmt.loc.line, stmt.shift,
-                         stmt.op, stmt.window or (), -1 if stmt.stage is None else stmt.stage,
-                         _flat(stmt.dst_section), _flat(stmt.src_section))
+                         stmt.op, [i for run in window.runs for i in run] if window else (),
+                         -1 if stmt.stage is None else stmt.stage,
+                         _flat(stmt.dst_section), _flat(stmt.src_section),
+                         window.dim if window else -1)
 
 
 def _flat(section: tuple[Triplet, ...]) -> list[int]:
@@ -105,11 +109,12 @@ def arrays_from_module(module: ModuleOp, file: str = "<ir>") -> dict[str, DistAr
 
 def assign_from_op(op: dist.AssignOp, arrays: dict[str, DistArray],
                    file: str = "<ir>") -> AssignStmt:
-    window = op.window.get_values()
+    bounds, dim = op.window.get_values(), op.split_dim.value.data
+    window = StageWindow(dim, tuple(zip(bounds[::2], bounds[1::2]))) if dim >= 0 else None
     stage = op.stage.value.data
     return AssignStmt(arrays[op.dst.data], arrays[op.src.data], op.perm_values,
                       op.shift.get_values(), SourceLoc(file, op.line.value.data, 1), op.op.data,
-                      tuple(window) if window else None, stage if stage >= 0 else None,
+                      window, stage if stage >= 0 else None,
                       _triplets(op.dst_section.get_values()), _triplets(op.src_section.get_values()))
 
 

@@ -10,6 +10,7 @@ import argparse
 import json
 
 from phalanx.compiler.driver import Compiled
+from phalanx.compiler.pipelines import terminal_notes
 from phalanx.grammar.diagnostics import usage_error
 
 BACKENDS = ("sim", "simgrid", "mpi", "mpi-native")
@@ -104,4 +105,4 @@ def _text(compiled: Compiled, out: dict) -> str:
         lines.append(line)
         lines += [f"    note: {c['note']}"] if "note" in c else []
         lines += [f"    problem: {p}" for p in c.get("problems", [])]
-    return "\n".join(lines)
+    return "\n".join(lines + terminal_notes(compiled.pipelines))

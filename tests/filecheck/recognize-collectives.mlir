@@ -15,19 +15,19 @@
   "dist.array"() {sym_name = "s", shape = array<i64: 1>, elem_type = "float32", distribution = [], onto = "P", mapping = "replicated", owner = -1 : i64, line = 8 : i64} : () -> ()
   "dist.array"() {sym_name = "t", shape = array<i64: 1>, elem_type = "float32", distribution = [], onto = "P", mapping = "single", owner = 2 : i64, line = 9 : i64} : () -> ()
   "dist.compute"() {label = "rows", onto = "P", cost_s = 1.000000e-03 : f64, stage = -1 : i64, line = 10 : i64} : () -> ()
-  "dist.assign"() {dst = "B", src = "A", op = "copy", perm = array<i64: 0, 1>, shift = array<i64: 0, 0>, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 11 : i64} : () -> ()
-  "dist.assign"() {dst = "R", src = "S", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 12 : i64} : () -> ()
-  "dist.assign"() {dst = "S", src = "C", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 13 : i64} : () -> ()
-  "dist.assign"() {dst = "C", src = "S", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 14 : i64} : () -> ()
-  "dist.assign"() {dst = "R", src = "C", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 15 : i64} : () -> ()
-  "dist.assign"() {dst = "C", src = "C", op = "cshift", perm = array<i64: 0>, shift = array<i64: 1>, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 16 : i64} : () -> ()
+  "dist.assign"() {dst = "B", src = "A", op = "copy", perm = array<i64: 0, 1>, shift = array<i64: 0, 0>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 11 : i64} : () -> ()
+  "dist.assign"() {dst = "R", src = "S", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 12 : i64} : () -> ()
+  "dist.assign"() {dst = "S", src = "C", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 13 : i64} : () -> ()
+  "dist.assign"() {dst = "C", src = "S", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 14 : i64} : () -> ()
+  "dist.assign"() {dst = "R", src = "C", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 15 : i64} : () -> ()
+  "dist.assign"() {dst = "C", src = "C", op = "cshift", perm = array<i64: 0>, shift = array<i64: 1>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 16 : i64} : () -> ()
   "dist.reduce"() {dst = "s", src = "C", op = "sum", line = 17 : i64} : () -> ()
   "dist.reduce"() {dst = "t", src = "C", op = "max", line = 18 : i64} : () -> ()
   "dist.pipeline"() {stages = 2 : i64, line = 19 : i64} : () -> ()
   "dist.compute"() {label = "k", onto = "P", cost_s = 1.000000e-03 : f64, stage = 0 : i64, line = 20 : i64} : () -> ()
-  "dist.assign"() {dst = "B", src = "A", op = "copy", perm = array<i64: 0, 1>, shift = array<i64: 0, 0>, window = array<i64: 0, 4>, dst_section = array<i64>, src_section = array<i64>, stage = 0 : i64, line = 21 : i64} : () -> ()
+  "dist.assign"() {dst = "B", src = "A", op = "copy", perm = array<i64: 0, 1>, shift = array<i64: 0, 0>, split_dim = 0 : i64, window = array<i64: 0, 1, 2, 3, 4, 5, 6, 7>, dst_section = array<i64>, src_section = array<i64>, stage = 0 : i64, line = 21 : i64} : () -> ()
   "dist.compute"() {label = "k", onto = "P", cost_s = 1.000000e-03 : f64, stage = 1 : i64, line = 20 : i64} : () -> ()
-  "dist.assign"() {dst = "B", src = "A", op = "copy", perm = array<i64: 0, 1>, shift = array<i64: 0, 0>, window = array<i64: 4, 8>, dst_section = array<i64>, src_section = array<i64>, stage = 1 : i64, line = 21 : i64} : () -> ()
+  "dist.assign"() {dst = "B", src = "A", op = "copy", perm = array<i64: 0, 1>, shift = array<i64: 0, 0>, split_dim = 1 : i64, window = array<i64: 4, 8>, dst_section = array<i64>, src_section = array<i64>, stage = 1 : i64, line = 21 : i64} : () -> ()
 }) : () -> ()
 
 // CHECK:      "dist.compute"() {label = "rows"
@@ -46,9 +46,12 @@
 // CHECK-NEXT: "coll.reduce"() {collective = 7 : i64, src = "C", dst = "t", nprocs = 4 : i64, byte_matrix = array<i64: 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 4, 0>, line = 18 : i64, root = 2 : i64
 // CHECK-NEXT: "dist.pipeline"() {stages = 2 : i64, line = 19 : i64}
 // CHECK-NEXT: "dist.compute"() {label = "k", {{.*}} stage = 0 : i64
-// Stage 0 moves rows [0, 4) of B, which processors 0 and 1 hold in A: only they send.
-// CHECK-NEXT: "coll.sparse"() {collective = 8 : i64, {{.*}} byte_matrix = array<i64: 32, 32, 32, 32, 32, 32, 32, 32, 0, 0, 0, 0, 0, 0, 0, 0>, line = 21 : i64, root = -1 : i64, stage = 0 : i64, group_sizes = array<i64>, group_members = array<i64>}
+// Stage 0 moves rows 0, 2, 4 and 6 of B (split_dim 0): one of each processor's two rows of
+// A, so every processor still sends to every other one, half a block each.
+// CHECK-NEXT: "coll.alltoall"() {collective = 8 : i64, {{.*}} byte_matrix = array<i64: 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16>, line = 21 : i64, root = -1 : i64, stage = 0 : i64, block_bytes = 16 : i64
 // CHECK-NEXT: "dist.compute"() {label = "k", {{.*}} stage = 1 : i64
-// CHECK-NEXT: "coll.sparse"() {collective = 9 : i64, {{.*}} byte_matrix = array<i64: 0, 0, 0, 0, 0, 0, 0, 0, 32, 32, 32, 32, 32, 32, 32, 32>, {{.*}} stage = 1 : i64, group_sizes = array<i64>, group_members = array<i64>}
+// A window along dimension 1 (split_dim 1): columns [4, 8) of B, which processors 2 and 3
+// hold in B: only they receive.
+// CHECK-NEXT: "coll.sparse"() {collective = 9 : i64, {{.*}} byte_matrix = array<i64: 0, 0, 32, 32, 0, 0, 32, 32, 0, 0, 32, 32, 0, 0, 32, 32>, {{.*}} stage = 1 : i64,
 // CHECK-NOT:  "dist.assign"
 // CHECK-NOT:  "dist.reduce"

@@ -154,7 +154,10 @@ class AssignOp(IRDLOperation):
     op = attr_def(StringAttr)  # copy, transpose, cshift, eoshift, spread, sum, max, min, prod
     perm = attr_def(DenseArrayBase[I64])
     shift = attr_def(DenseArrayBase[I64])  # per destination dim: position j reads j + shift
-    window = attr_def(DenseArrayBase[I64])  # [lo, hi) rows of destination dim 0, or empty
+    # A pipeline stage moves destination dim `split_dim` at the global indices of `window`,
+    # runs [lo0, hi0, lo1, hi1, ...]; outside a pipeline split_dim is -1 and window empty.
+    split_dim = attr_def(IntegerAttr[I64])
+    window = attr_def(DenseArrayBase[I64])
     dst_section = attr_def(DenseArrayBase[I64])  # (lo, stride, count) per destination dim, or empty
     src_section = attr_def(DenseArrayBase[I64])  # (lo, stride, count) per source dim, or empty
     stage = attr_def(IntegerAttr[I64])  # pipeline stage, else -1
@@ -163,7 +166,7 @@ class AssignOp(IRDLOperation):
     def __init__(self, dst: str, src: str, perm: Sequence[int] = (0,), line: int = 0,
                  shift: Sequence[int] | None = None, op: str = "copy",
                  window: Sequence[int] = (), stage: int = -1, dst_section: Sequence[int] = (),
-                 src_section: Sequence[int] = ()) -> None:
+                 src_section: Sequence[int] = (), split_dim: int = -1) -> None:
         super().__init__(
             attributes={
                 "dst": StringAttr(dst),
@@ -171,6 +174,7 @@ class AssignOp(IRDLOperation):
                 "op": StringAttr(op),
                 "perm": DenseArrayBase.from_list(i64, list(perm)),
                 "shift": DenseArrayBase.from_list(i64, list(shift or [0] * len(perm))),
+                "split_dim": IntegerAttr(split_dim, i64),
                 "window": DenseArrayBase.from_list(i64, list(window)),
                 "dst_section": DenseArrayBase.from_list(i64, list(dst_section)),
                 "src_section": DenseArrayBase.from_list(i64, list(src_section)),
@@ -188,6 +192,13 @@ class AssignOp(IRDLOperation):
         if len(set(read)) != len(read) or any(p < -1 for p in read):
             raise VerifyException(f"'{self.name}' perm {list(self.perm_values)} reads a source "
                                   "dimension twice or names none")
+        window, dim = self.window.get_values(), self.split_dim.value.data
+        if (dim == -1) != (not window) or not -1 <= dim < len(self.perm_values):
+            raise VerifyException(f"'{self.name}' split_dim {dim} does not fit window {list(window)} "
+                                  f"of a rank-{len(self.perm_values)} assignment")
+        if len(window) % 2 or any(b <= a for a, b in zip(window, window[1:])):
+            raise VerifyException(f"'{self.name}' window {list(window)} is not ascending "
+                                  "[lo, hi) runs")
         for attr in ("dst_section", "src_section"):
             values = self.attributes[attr].get_values()
             if len(values) % 3 or any(c < 1 for c in values[2::3]) or 0 in values[1::3]:
