@@ -48,10 +48,10 @@
 // CHECK-NEXT: "dist.compute"() {label = "k", {{.*}} stage = 0 : i64
 // Stage 0 moves rows 0, 2, 4 and 6 of B (split_dim 0): one of each processor's two rows of
 // A, so every processor still sends to every other one, half a block each.
-// CHECK-NEXT: "coll.alltoall"() {collective = 8 : i64, {{.*}} byte_matrix = array<i64: 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16>, line = 21 : i64, root = -1 : i64, stage = 0 : i64, block_bytes = 16 : i64
+// CHECK-NEXT: "coll.alltoall"() {collective = 8 : i64, {{.*}} byte_matrix = array<i64: 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16>, line = 21 : i64, root = -1 : i64, stage = 0 : i64, group_sizes = array<i64>, group_members = array<i64>, block_bytes = 16 : i64}
 // CHECK-NEXT: "dist.compute"() {label = "k", {{.*}} stage = 1 : i64
 // A window along dimension 1 (split_dim 1): columns [4, 8) of B, which processors 2 and 3
 // hold in B: only they receive.
-// CHECK-NEXT: "coll.sparse"() {collective = 9 : i64, {{.*}} byte_matrix = array<i64: 0, 0, 32, 32, 0, 0, 32, 32, 0, 0, 32, 32, 0, 0, 32, 32>, {{.*}} stage = 1 : i64,
+// CHECK-NEXT: "coll.sparse"() {collective = 9 : i64, {{.*}} byte_matrix = array<i64: 0, 0, 32, 32, 0, 0, 32, 32, 0, 0, 32, 32, 0, 0, 32, 32>, {{.*}} stage = 1 : i64, group_sizes = array<i64>, group_members = array<i64>}
 // CHECK-NOT:  "dist.assign"
 // CHECK-NOT:  "dist.reduce"
