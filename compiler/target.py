@@ -17,21 +17,58 @@ from phalanx.compiler.schedule import Schedule
 from phalanx.grammar.diagnostics import usage_error
 
 # A cost model other than the target's own: (target, collective, algorithm) -> seconds.
-CostModel = Callable[["Target", Collective, str], float]
-# "target" is each target's predict_time_s; backends register theirs (runtime/backends).
-COST_MODELS: dict[str, CostModel] = {}
+CostTime = Callable[["Target", Collective, str], float]
 
 
-def register_cost_model(name: str, model: CostModel) -> None:
-    COST_MODELS[name] = model
+def _predicted(target: Target, coll: Collective, algorithm: str) -> str:
+    return "predicted"
 
 
-def check_cost_model(name: str) -> str:
-    """`name` if it is a cost model `auto` can minimise; a UsageError that lists them otherwise."""
-    if name != "target" and name not in COST_MODELS:
+@dataclass(frozen=True)
+class CostModel:
+    """What `auto` minimises when it is not the target's own predict_time_s: `time_s`, and
+    `source`, which says how a candidate's time was found ("predicted" by a formula, or
+    "simulated" on the built-in simulator, with the reason when it was not simulated)."""
+
+    time_s: CostTime
+    source: Callable[[Target, Collective, str], str] = _predicted
+
+
+# A cost model's name -> its maker, given the text after `NAME:` in `--cost NAME:ARGUMENT`
+# (None without one); the maker raises a UsageError for an argument it cannot take.
+# "target" is each target's predict_time_s; backends and runtime/simcost.py register theirs.
+COST_MODELS: dict[str, Callable[[str | None], CostModel]] = {}
+
+
+def register_cost_model(name: str, make: Callable[[str | None], CostModel]) -> None:
+    COST_MODELS[name] = make
+
+
+def no_argument(name: str, model: CostModel) -> Callable[[str | None], CostModel]:
+    """The maker of a cost model that takes no `:ARGUMENT`."""
+    def make(argument: str | None) -> CostModel:
+        if argument is not None:
+            raise usage_error(f"cost model '{name}' takes no argument (got '{name}:{argument}')",
+                              f"write --cost {name}")
+        return model
+    return make
+
+
+def cost_model(spec: str) -> CostModel:
+    """The cost model of `--cost NAME[:ARGUMENT]`; a UsageError naming the known ones otherwise."""
+    name, colon, argument = spec.partition(":")
+    if name not in COST_MODELS:
         known = ", ".join(["target", *sorted(COST_MODELS)])
         raise usage_error(f"unknown cost model '{name}'", f"choose one of: {known}")
-    return name
+    return COST_MODELS[name](argument if colon else None)
+
+
+def check_cost_model(spec: str) -> str:
+    """`spec` if it names a cost model `auto` can minimise (with a valid argument); a
+    UsageError otherwise."""
+    if spec != "target":
+        cost_model(spec)
+    return spec
 
 
 class Target(ABC):
@@ -67,8 +104,13 @@ class Target(ABC):
         key = (cost, coll, algorithm)
         if key not in memo:
             memo[key] = (self.predict_time_s(coll, algorithm) if cost == "target"
-                         else COST_MODELS[check_cost_model(cost)](self, coll, algorithm))
+                         else cost_model(cost).time_s(self, coll, algorithm))
         return memo[key]
+
+    def predict_source(self, coll: Collective, algorithm: str, cost: str = "target") -> str:
+        """How `predict` found its time: "predicted" (a formula) or "simulated" (the built-in
+        simulator, runtime/simcost.py), with the reason a candidate was not simulated."""
+        return "predicted" if cost == "target" else cost_model(cost).source(self, coll, algorithm)
 
     @abstractmethod
     def lower_bound_s(self, coll: Collective) -> float:
