@@ -103,14 +103,33 @@ class Target(ABC):
         memo = self.__dict__.setdefault("_predictions", {})
         key = (cost, coll, algorithm)
         if key not in memo:
-            memo[key] = (self.predict_time_s(coll, algorithm) if cost == "target"
-                         else cost_model(cost).time_s(self, coll, algorithm))
+            model = self._model_of(coll, algorithm, cost)
+            memo[key] = (self.predict_time_s(coll, algorithm) if model == "target"
+                         else cost_model(model).time_s(self, coll, algorithm))
         return memo[key]
+
+    def _model_of(self, coll: Collective, algorithm: str, cost: str) -> str:
+        """The cost model that times this candidate: `cost`, except that `target` hands the
+        candidates its closed forms cannot follow (`closed_form_gap`) to `simulate`."""
+        if cost == "target" and self.closed_form_gap(coll, algorithm) is not None:
+            return "simulate"
+        return cost
 
     def predict_source(self, coll: Collective, algorithm: str, cost: str = "target") -> str:
         """How `predict` found its time: "predicted" (a formula) or "simulated" (the built-in
-        simulator, runtime/simcost.py), with the reason a candidate was not simulated."""
-        return "predicted" if cost == "target" else cost_model(cost).source(self, coll, algorithm)
+        simulator, runtime/simcost.py), with the reason a candidate was or was not simulated."""
+        model = self._model_of(coll, algorithm, cost)
+        if model == "target":
+            return "predicted"
+        source = cost_model(model).source(self, coll, algorithm)
+        gap = self.closed_form_gap(coll, algorithm) if cost == "target" else None
+        return source if gap is None else f"{source}: the closed form does not follow the simulator ({gap})"
+
+    def closed_form_gap(self, coll: Collective, algorithm: str) -> str | None:
+        """Why this target's predict_time_s cannot follow its simulator for `algorithm` on
+        `coll` (then `--cost target` simulates the candidate, within --cost simulate's default
+        budget), or None when it can. Measured by bench/regret.py."""
+        return None
 
     @abstractmethod
     def lower_bound_s(self, coll: Collective) -> float:

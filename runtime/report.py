@@ -165,11 +165,11 @@ def why_chosen(c: CollectiveResult, cost_model: str = "target") -> str:
 def simulated_note(c: CollectiveResult) -> str:
     """Which candidates' times came from the simulator (`--cost simulate`) and which from a
     formula; nothing when every one was predicted."""
-    simulated = [a["algorithm"] for a in c.candidates if a["source"] == "simulated"]
+    simulated = [a["algorithm"] for a in c.candidates if a["source"].startswith("simulated")]
     if not simulated:
         return ""
     predicted = [f"`{a['algorithm']}` {a['source']}" for a in c.candidates
-                 if a["source"] != "simulated"]
+                 if not a["source"].startswith("simulated")]
     return (" Simulated: " + ", ".join(f"`{a}`" for a in simulated) + "."
             + (" Not simulated: " + "; ".join(predicted) + "." if predicted else ""))
 
