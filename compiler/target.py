@@ -104,8 +104,12 @@ class Target(ABC):
         key = (cost, coll, algorithm)
         if key not in memo:
             model = self._model_of(coll, algorithm, cost)
-            memo[key] = (self.predict_time_s(coll, algorithm) if model == "target"
-                         else cost_model(model).time_s(self, coll, algorithm))
+            if model == "target":
+                memo[key] = self.predict_time_s(coll, algorithm)
+            elif model != cost:  # handed on: share that model's memo
+                memo[key] = self.predict(coll, algorithm, model)
+            else:
+                memo[key] = cost_model(model).time_s(self, coll, algorithm)
         return memo[key]
 
     def _model_of(self, coll: Collective, algorithm: str, cost: str) -> str:
