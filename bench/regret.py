@@ -35,6 +35,7 @@ from typing import Any
 import phalanx
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.target import resolve
+from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.sweep import kind_program, parse_sizes
 from phalanx.runtime.timing import simulated_time_s
 
@@ -64,11 +65,13 @@ def program(kind: str, nnodes: int, size: int) -> str:
 def measure(target: str, kind: str, size: int) -> dict[str, Any]:
     nnodes = resolve(target).nnodes
     source = program(kind, nnodes, size)
-    compiled = compile_program(source, target=target, file=f"<regret {kind} {size} B>")
+    row: dict[str, Any] = {"target": target, "kind": kind, "size_bytes": size, "nodes": nnodes}
+    try:
+        compiled = compile_program(source, target=target, file=f"<regret {kind} {size} B>")
+    except PhalanxError as exc:  # e.g. no exchange fits the Paragon's receive buffers
+        return row | {"not_runnable": exc.diagnostic.message.splitlines()[0]}
     machine, coll = compiled.target, compiled.collectives[0]
-    row: dict[str, Any] = {"target": target, "kind": kind, "recognized": coll.kind,
-                           "size_bytes": size, "nodes": nnodes,
-                           "auto": compiled.schedules[0].algorithm}
+    row |= {"recognized": coll.kind, "auto": compiled.schedules[0].algorithm}
     algorithms = []
     for name, reason in machine.candidates(coll):
         if reason is not None:
@@ -131,6 +134,10 @@ def markdown(report: dict[str, Any]) -> str:
              "| target | kind | size B | auto (target) | best | regret | auto (simulate) | "
              "regret | worst error (algorithm) |", "|" + "---|" * 9]
     for r in report["rows"]:
+        if "not_runnable" in r:
+            lines.append(f"| {r['target']} | {r['kind']} | {r['size_bytes']} | not runnable: "
+                         f"{r['not_runnable']} | | | | | |")
+            continue
         w = max(r["algorithms"], key=lambda a: abs(math.log(a["error"])) if a["error"] > 0 else 0)
         lines.append(f"| {r['target']} | {r['kind']} | {r['size_bytes']} | {r['auto']} "
                      f"{ms(r['auto_s'])} ms | {r['best']} {ms(r['best_s'])} ms | {r['regret']:.3f} | "
@@ -156,14 +163,18 @@ def main(argv: list[str] | None = None) -> int:
                 row = measure(target, kind, size)
                 row["wall_s"] = round(time.perf_counter() - t0, 2)
                 rows.append(row)
+                if "not_runnable" in row:
+                    print(f"{target:<12} {kind:<11} {size:>8}  not runnable: {row['not_runnable']}")
+                    continue
                 print(f"{target:<12} {kind:<11} {size:>8}  auto {row['auto']:<22} best "
                       f"{row['best']:<22} regret {row['regret']:.3f}  simulate "
                       f"{row['regret_simulate']:.3f}  [{row['wall_s']} s]", flush=True)
+    ran = [r for r in rows if "not_runnable" not in r]
     report = {"machine": {"arch": host_platform.machine(), "python": host_platform.python_version()},
               "wall_s": round(time.perf_counter() - start, 1), "time_unit": "s (simulated)",
-              "summary_target": summary(rows, "regret"),
-              "summary_simulate": summary(rows, "regret_simulate"),
-              "largest_errors": errors(rows), "rows": rows}
+              "summary_target": summary(ran, "regret"),
+              "summary_simulate": summary(ran, "regret_simulate"),
+              "not_runnable": len(rows) - len(ran), "largest_errors": errors(ran), "rows": rows}
     Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
     if args.table:
         Path(args.table).write_text(markdown(report))
