@@ -147,6 +147,11 @@ class Target(ABC):
         """Links a message from src to dst crosses (the run-size estimate); one by default."""
         return 1
 
+    def message_events(self, src: int, dst: int, nbytes: int) -> int:
+        """About how many events the simulator spends on one message (what `--cost simulate`
+        budgets): its start-up and one per link it crosses, by default."""
+        return self.route_hops(src, dst) + 1
+
     def simgrid_platform(self, pairs: list[tuple[int, int]], routing: str) -> Any:
         """The SimGrid platform of this machine (runtime/backends/platforms.py's Platform)
         declaring the routes of `pairs`; a machine without one says so."""

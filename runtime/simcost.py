@@ -2,8 +2,8 @@
 
 Each candidate's schedule runs alone on the target's built-in simulator with the payload left
 out (runtime/timing.py: the same time a run with real data gives). A candidate whose run would
-be too big falls back to the target's own model: the run's size is estimated as one event per
-link a message crosses plus one for its start-up (the engine's work grows with that), and
+be too big falls back to the target's own model: the run's size is estimated by the target's
+events per message (Target.message_events: a start-up and one per link by default), and
 candidates past the budget (`--cost simulate:EVENTS`, default DEFAULT_BUDGET) are predicted.
 `Target.predict_source` says which candidates were simulated and which predicted, and why.
 """
@@ -21,9 +21,9 @@ DEFAULT_BUDGET = 200_000
 
 
 def estimated_events(target: Target, coll: Collective, algorithm: str) -> int:
-    """One event per link each message crosses, plus its start-up."""
+    """The target's events per message (Target.message_events), over the schedule."""
     schedule = target.schedule_for(coll, algorithm)
-    return sum(target.route_hops(t.src, t.dst) + 1 for phase in schedule.phases
+    return sum(target.message_events(t.src, t.dst, t.nbytes) for phase in schedule.phases
                for t in phase.sends if t.src != t.dst)
 
 

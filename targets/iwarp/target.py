@@ -17,7 +17,7 @@ import numpy as np
 
 from phalanx.compiler.algorithms import direct_schedule
 from phalanx.compiler.library.members import GROUP, ROOTED
-from phalanx.compiler.library.offer import Library, bisection_cuts
+from phalanx.compiler.library.offer import PORT_MODEL_GAP, Library, bisection_cuts
 from phalanx.compiler.library.registry import Machine, PortModel
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Schedule
@@ -171,9 +171,10 @@ class IWarpTarget(Target):
 
     def closed_form_gap(self, coll: Collective, algorithm: str) -> str | None:
         """Only the phased closed form follows the wormhole simulator (within 2% on complete
-        all-to-alls, bench/results_regret.json); the others are simulated by `--cost target`."""
+        all-to-alls, bench/results_regret.json); the others, and the library's algorithms, are
+        simulated by `--cost target`."""
         if not self._own(coll, algorithm):
-            return None
+            return PORT_MODEL_GAP
         if algorithm in ("phased", "phased-global"):
             if bool((coll.matrix > 0).all()):
                 return None
