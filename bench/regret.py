@@ -151,6 +151,26 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def write(out: Path, table: str, rows: list[dict[str, Any]], wall_s: float) -> dict[str, Any]:
+    """Rows of this run replace those of the same targets in `out`; the others are kept (a
+    long run saves after every target, and runs over disjoint targets can be merged)."""
+    mine = {r["target"] for r in rows}
+    old = json.loads(out.read_text()).get("rows", []) if out.exists() else []
+    order = {t: i for i, t in enumerate(TARGETS)}
+    merged = sorted([r for r in old if r["target"] not in mine] + rows,
+                    key=lambda r: order.get(r["target"], len(order)))
+    ran = [r for r in merged if "not_runnable" not in r]
+    report = {"machine": {"arch": host_platform.machine(), "python": host_platform.python_version()},
+              "wall_s": wall_s, "time_unit": "s (simulated)",
+              "summary_target": summary(ran, "regret"),
+              "summary_simulate": summary(ran, "regret_simulate"),
+              "not_runnable": len(merged) - len(ran), "largest_errors": errors(ran), "rows": merged}
+    out.write_text(json.dumps(report, indent=1) + "\n")
+    if table:
+        Path(table).write_text(markdown(report))
+    return report
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--targets", default=",".join(TARGETS))
@@ -158,7 +178,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default=SIZES, help="bytes, K = 1024, M = 1024^2")
     ap.add_argument("--out", default=str(RESULTS))
     ap.add_argument("--table", default=str(TABLE), help="markdown table ('' for none)")
+    ap.add_argument("--merge", metavar="FILE", help="merge another run's results file into --out, "
+                    "run nothing (wall_s: the sum)")
     args = ap.parse_args(argv)
+    out = Path(args.out)
+    if args.merge:
+        other = json.loads(Path(args.merge).read_text())
+        mine = json.loads(out.read_text())
+        write(out, "", mine["rows"], mine["wall_s"])
+        report = write(out, args.table, other["rows"], round(mine["wall_s"] + other["wall_s"], 1))
+        print(f"merged {args.merge} into {out}: max regret {report['summary_target']['max']:.3f}")
+        return 0
     sizes = parse_sizes(args.sizes)
     rows, start = [], time.perf_counter()
     for target in filter(None, args.targets.split(",")):
@@ -175,17 +205,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{target:<12} {kind:<11} {size:>8}  auto {row['auto']:<22} best "
                       f"{row['best']:<22} regret {row['regret']:.3f}  simulate "
                       f"{row['regret_simulate']:.3f}  [{row['wall_s']} s]", flush=True)
-    ran = [r for r in rows if "not_runnable" not in r]
-    report = {"machine": {"arch": host_platform.machine(), "python": host_platform.python_version()},
-              "wall_s": round(time.perf_counter() - start, 1), "time_unit": "s (simulated)",
-              "summary_target": summary(ran, "regret"),
-              "summary_simulate": summary(ran, "regret_simulate"),
-              "not_runnable": len(rows) - len(ran), "largest_errors": errors(ran), "rows": rows}
-    Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
-    if args.table:
-        Path(args.table).write_text(markdown(report))
+        report = write(out, args.table, rows, round(time.perf_counter() - start, 1))
     t = report["summary_target"]
-    print(f"wrote {args.out}: {t['cases']} cases, max regret {t['max']:.3f}, geomean "
+    print(f"wrote {out}: {t['cases']} cases, max regret {t['max']:.3f}, geomean "
           f"{t['geomean']:.4f} ({report['wall_s']} s)")
     return 0
 
