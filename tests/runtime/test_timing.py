@@ -88,3 +88,25 @@ def test_cli_run_json_lists_simulated_candidates(cli, examples):
     (c,) = result.json()["collectives"]
     assert [a["source"] for a in c["candidates"]] == ["simulated"]
     assert c["candidates"][0]["predicted_time_s"] == c["time_s"]
+
+
+def test_cost_target_simulates_where_its_closed_form_cannot_follow():
+    """Bokhari's contention-free time is the hypercube's own (predicted); on the Paragon's mesh
+    the family is simulated, every feasible partition a candidate, and so are the library's
+    algorithms (the port model has no links); on `ideal` the port model is the network."""
+    cube = compiled_case("hypercube:4", "alltoall", 64)
+    assert {c.source for c in cube.candidates[0]} == {"predicted"}
+    mesh = compiled_case("paragon:4x4", "alltoall", 64)
+    sources = {c.algorithm: c.source for c in mesh.candidates[0]}
+    assert sources["multiphase:1,3"].startswith("simulated: the closed form does not follow the "
+                                                "simulator (Bokhari's exchange time is the "
+                                                "contention-free hypercube's")
+    machine, coll = mesh.target, mesh.collectives[0]
+    times = {a: simulated_time_s(machine, coll, a) for a in sources}
+    assert mesh.schedules[0].algorithm == min(times, key=times.get)
+    broadcast = compiled_case("cs2:16", "broadcast", 4096)
+    assert all(c.source.startswith("simulated: the closed form does not follow the simulator "
+                                   "(the library's port model leaves out the links")
+               for c in broadcast.candidates[0])
+    assert {c.source for c in compiled_case("ideal:16", "broadcast", 4096).candidates[0]} == \
+        {"predicted"}
