@@ -131,7 +131,8 @@ def markdown(report: dict[str, Any]) -> str:
     lines = ["# Regret of `auto` (bench/regret.py)", "",
              "Regret = simulated time of `auto`'s choice / least simulated time of any algorithm "
              "forced with `--algorithm`, on the built-in simulator. Error = the target's closed form / "
-             "simulated (where `--cost target` simulates instead, the error is still shown). Regenerate with `make bench` or `python bench/regret.py`.", "",
+             "simulated (where `--cost target` simulates instead, the error is still shown). "
+             "Regenerate with `make bench` or `python bench/regret.py`.", "",
              f"- `--cost target`: {t['cases']} cases, max regret {t['max']:.3f}, geometric mean "
              f"{t['geomean']:.4f}, {t['above_1_10']} cases above 1.10",
              f"- `--cost simulate`: max regret {s['max']:.3f}, geometric mean {s['geomean']:.4f}",
