@@ -43,7 +43,7 @@ demo: setup ## compile and simulate examples/transpose.phx on ideal:16, report i
 test: setup ## run the test suite
 	$(BIN)/python -m pytest tests
 
-bench: setup ## run the benchmarks, results in bench/results*.json and docs/fidelity.md
+bench: setup ## run the benchmarks, results in bench/results*.json, docs/fidelity.md and docs/regret.md
 	$(BIN)/python bench/run.py --out bench/results.json
 	$(BIN)/python bench/report.py
 	$(BIN)/python bench/compiler.py
@@ -52,6 +52,7 @@ bench: setup ## run the benchmarks, results in bench/results*.json and docs/fide
 	$(BIN)/python bench/native.py
 	$(BIN)/python bench/collectives.py
 	$(BIN)/python bench/calibrate_ksr1.py
+	$(BIN)/python bench/regret.py
 	$(BIN)/python bench/fidelity.py
 
 fuzz: setup ## 20,000 fuzzed programs through both parsers, the compiler and the simulator, results in bench/results-fuzz.json

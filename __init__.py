@@ -9,10 +9,12 @@ def register_all() -> None:
     Nothing registers itself on import; the CLI, the Python API, `phalanx-opt` and the tests
     call this once (calling it again is harmless)."""
     from phalanx.runtime.backends.flowcost import register_simgrid_cost_model
+    from phalanx.runtime.simcost import register_simulate_cost_model
     from phalanx.targets import register_targets
 
     register_targets()
     register_simgrid_cost_model()
+    register_simulate_cost_model()
 
 
 def __getattr__(name: str):

@@ -255,8 +255,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="algorithm for a collective kind, or one name for all (default auto)")
         p.add_argument("--parser", choices=PARSERS, default="lark", help="front end (default lark)")
         p.add_argument("--cost", metavar="MODEL", default=None,
-                       help="cost model `auto` minimises: target (the machine's own) or simgrid "
-                       "(SimGrid's flow network); default: simgrid for --backend simgrid, else target")
+                       help="cost model `auto` minimises: target (the machine's own), simgrid "
+                       "(SimGrid's flow network) or simulate[:EVENTS] (each candidate simulated on "
+                       "the built-in simulator, those estimated past EVENTS (default 200000) "
+                       "predicted); default: simgrid for --backend simgrid, else target")
 
     p = sub.add_parser("compile", help="compile a program and print one stage")
     program_args(p)

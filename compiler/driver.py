@@ -31,7 +31,8 @@ from phalanx.grammar.frontend import parse_path, parse_source
 @dataclass(frozen=True)
 class Candidate:
     algorithm: str
-    predicted_time_s: float
+    predicted_time_s: float  # by the cost model `auto` minimised
+    source: str = "predicted"  # "predicted" (a formula) or "simulated" (--cost simulate)
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,8 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
     collectives = [collective_from_op(op) for op in stages["coll"].ops
                    if isinstance(op, coll.CollectiveOp)]
     listed = [machine.candidates(c) for c in collectives]
-    candidates = [[Candidate(a, machine.predict(c, a, cost)) for a, reason in each if reason is None]
+    candidates = [[Candidate(a, machine.predict(c, a, cost), machine.predict_source(c, a, cost))
+                   for a, reason in each if reason is None]
                   for c, each in zip(collectives, listed)]
     left_out = [[LeftOut(a, reason) for a, reason in each if reason is not None] for each in listed]
     plan = plan_from_module(stages["sched"], max(program.nprocs, 1))

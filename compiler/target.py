@@ -20,24 +20,61 @@ from phalanx.compiler.schedule import Schedule
 from phalanx.grammar.diagnostics import usage_error
 
 # A cost model other than the target's own: (target, collective, algorithm) -> seconds.
-CostModel = Callable[["Target", Collective, str], float]
-# "target" is each target's predict_time_s; backends register theirs (runtime/backends).
-COST_MODELS: dict[str, CostModel] = {}
+CostTime = Callable[["Target", Collective, str], float]
 # A collective in groups may also run as the sparse exchange it is: `sparse:direct` is the
 # target's `direct` for a sparse pattern, once on the whole byte matrix.
 AS_PATTERN = "sparse:"
 
 
-def register_cost_model(name: str, model: CostModel) -> None:
-    COST_MODELS[name] = model
+def _predicted(target: Target, coll: Collective, algorithm: str) -> str:
+    return "predicted"
 
 
-def check_cost_model(name: str) -> str:
-    """`name` if it is a cost model `auto` can minimise; a UsageError that lists them otherwise."""
-    if name != "target" and name not in COST_MODELS:
+@dataclass(frozen=True)
+class CostModel:
+    """What `auto` minimises when it is not the target's own predict_time_s: `time_s`, and
+    `source`, which says how a candidate's time was found ("predicted" by a formula, or
+    "simulated" on the built-in simulator, with the reason when it was not simulated)."""
+
+    time_s: CostTime
+    source: Callable[[Target, Collective, str], str] = _predicted
+
+
+# A cost model's name -> its maker, given the text after `NAME:` in `--cost NAME:ARGUMENT`
+# (None without one); the maker raises a UsageError for an argument it cannot take.
+# "target" is each target's predict_time_s; backends and runtime/simcost.py register theirs.
+COST_MODELS: dict[str, Callable[[str | None], CostModel]] = {}
+
+
+def register_cost_model(name: str, make: Callable[[str | None], CostModel]) -> None:
+    COST_MODELS[name] = make
+
+
+def no_argument(name: str, model: CostModel) -> Callable[[str | None], CostModel]:
+    """The maker of a cost model that takes no `:ARGUMENT`."""
+    def make(argument: str | None) -> CostModel:
+        if argument is not None:
+            raise usage_error(f"cost model '{name}' takes no argument (got '{name}:{argument}')",
+                              f"write --cost {name}")
+        return model
+    return make
+
+
+def cost_model(spec: str) -> CostModel:
+    """The cost model of `--cost NAME[:ARGUMENT]`; a UsageError naming the known ones otherwise."""
+    name, colon, argument = spec.partition(":")
+    if name not in COST_MODELS:
         known = ", ".join(["target", *sorted(COST_MODELS)])
         raise usage_error(f"unknown cost model '{name}'", f"choose one of: {known}")
-    return name
+    return COST_MODELS[name](argument if colon else None)
+
+
+def check_cost_model(spec: str) -> str:
+    """`spec` if it names a cost model `auto` can minimise (with a valid argument); a
+    UsageError otherwise."""
+    if spec != "target":
+        cost_model(spec)
+    return spec
 
 
 class Target(ABC):
@@ -72,15 +109,56 @@ class Target(ABC):
         memo = self.__dict__.setdefault("_predictions", {})
         key = (cost, coll, algorithm)
         if key not in memo:
-            if cost != "target":  # a backend's model runs the whole (merged) schedule
-                memo[key] = COST_MODELS[check_cost_model(cost)](self, coll, algorithm)
-            elif coll.groups and algorithm.startswith(AS_PATTERN):
-                memo[key] = self.predict(groups.as_pattern(coll), algorithm[len(AS_PATTERN):])
-            elif coll.groups:
-                memo[key] = self.grouped_time_s(coll, algorithm)
-            else:
-                memo[key] = self.predict_time_s(coll, algorithm)
+            model = self._model_of(coll, algorithm, cost)
+            if model == "target":
+                memo[key] = self.closed_form_s(coll, algorithm)
+            elif model != cost:  # handed on: share that model's memo
+                memo[key] = self.predict(coll, algorithm, model)
+            else:  # a model other than the target's runs the whole (merged) schedule
+                memo[key] = cost_model(model).time_s(self, coll, algorithm)
         return memo[key]
+
+    def closed_form_s(self, coll: Collective, algorithm: str) -> float:
+        """This machine's own formulas (predict_time_s), for a collective in groups too."""
+        if coll.groups and algorithm.startswith(AS_PATTERN):
+            return self.predict(groups.as_pattern(coll), algorithm[len(AS_PATTERN):])
+        if coll.groups:
+            return self.grouped_time_s(coll, algorithm)
+        return self.predict_time_s(coll, algorithm)
+
+    def _model_of(self, coll: Collective, algorithm: str, cost: str) -> str:
+        """The cost model that times this candidate: `cost`, except that `target` hands the
+        candidates its closed forms cannot follow (`closed_form_gap`) to `simulate`."""
+        if cost == "target" and self._gap(coll, algorithm) is not None:
+            return "simulate"
+        return cost
+
+    def predict_source(self, coll: Collective, algorithm: str, cost: str = "target") -> str:
+        """How `predict` found its time: "predicted" (a formula) or "simulated" (the built-in
+        simulator, runtime/simcost.py), with the reason a candidate was or was not simulated."""
+        model = self._model_of(coll, algorithm, cost)
+        if model == "target":
+            return "predicted"
+        source = cost_model(model).source(self, coll, algorithm)
+        gap = self._gap(coll, algorithm) if cost == "target" else None
+        return source if gap is None else f"{source}: the closed form does not follow the simulator ({gap})"
+
+    def closed_form_gap(self, coll: Collective, algorithm: str) -> str | None:
+        """Why this target's predict_time_s cannot follow its simulator for `algorithm` on
+        `coll` (then `--cost target` simulates the candidate, within --cost simulate's default
+        budget), or None when it can. Measured by bench/regret.py."""
+        return None
+
+    def _gap(self, coll: Collective, algorithm: str) -> str | None:
+        """closed_form_gap, for a collective in groups too: its groups' formulas cannot follow
+        the simulator where one group's cannot (the merged schedule is then simulated); a
+        `sparse:NAME` candidate is predicted by the pattern's own model, which asks again."""
+        if coll.groups and algorithm.startswith(AS_PATTERN):
+            return None
+        if coll.groups:
+            return next((gap for sub in groups.locals_of(coll)
+                         if (gap := self.closed_form_gap(sub, algorithm)) is not None), None)
+        return self.closed_form_gap(coll, algorithm)
 
     def grouped_time_s(self, coll: Collective, algorithm: str) -> float:
         """A collective in groups: every group runs `algorithm` at once, so it takes as long as
@@ -126,6 +204,11 @@ class Target(ABC):
     def route_hops(self, src: int, dst: int) -> int:
         """Links a message from src to dst crosses (the run-size estimate); one by default."""
         return 1
+
+    def message_events(self, src: int, dst: int, nbytes: int) -> int:
+        """About how many events the simulator spends on one message (what `--cost simulate`
+        budgets): its start-up and one per link it crosses, by default."""
+        return self.route_hops(src, dst) + 1
 
     def simgrid_platform(self, pairs: list[tuple[int, int]], routing: str) -> Any:
         """The SimGrid platform of this machine (runtime/backends/platforms.py's Platform)

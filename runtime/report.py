@@ -170,7 +170,20 @@ def why_chosen(c: CollectiveResult, cost_model: str = "target") -> str:
     ratio = runner_up["predicted_time_s"] / best["predicted_time_s"] if best["predicted_time_s"] else 1.0
     return (f"`auto` takes the least time predicted{model}: `{c.algorithm}` at "
             f"{ms(best['predicted_time_s'])} ms; "
-            f"next best `{runner_up['algorithm']}` is predicted {ratio:.2f}× as long.")
+            f"next best `{runner_up['algorithm']}` is predicted {ratio:.2f}× as long."
+            + simulated_note(c))
+
+
+def simulated_note(c: CollectiveResult) -> str:
+    """Which candidates' times came from the simulator (`--cost simulate`) and which from a
+    formula; nothing when every one was predicted."""
+    simulated = [a["algorithm"] for a in c.candidates if a["source"].startswith("simulated")]
+    if not simulated:
+        return ""
+    predicted = [f"`{a['algorithm']}` {a['source']}" for a in c.candidates
+                 if not a["source"].startswith("simulated")]
+    return (" Simulated: " + ", ".join(f"`{a}`" for a in simulated) + "."
+            + (" Not simulated: " + "; ".join(predicted) + "." if predicted else ""))
 
 
 def markdown(result: RunResult) -> str:
@@ -208,8 +221,9 @@ def markdown(result: RunResult) -> str:
     for g in statement_runs(result.collectives):
         c = g.runs[0]
         out += ["", f"## Candidates for line {c.line} ({c.label})", "",
-                "| algorithm | predicted time (ms) |", "|---|---|"]
-        out += [f"| {a['algorithm']} | {a['predicted_time_s'] * 1e3:.6f} |" for a in c.candidates]
+                "| algorithm | predicted time (ms) | how |", "|---|---|---|"]
+        out += [f"| {a['algorithm']} | {a['predicted_time_s'] * 1e3:.6f} | {a['source']} |"
+                for a in c.candidates]
         out += ["", why_chosen(c, result.compiled.cost_model)]
         for run in listed_runs(g.runs)[0]:
             out += [f"- problem ({run_identity(run)}): {problem}" for problem in run.problems]

@@ -32,7 +32,7 @@ def test_run_json_contract(cli, examples):
     assert abs(c["time_s"] - closed_form) <= 1e-9 * closed_form
     assert abs(data["total_time_s"] - (1.5e-3 + closed_form)) <= 1e-9 * data["total_time_s"]
     assert c["candidates"] == [{"algorithm": "direct", "predicted_time_s": c["candidates"][0][
-        "predicted_time_s"]}]
+        "predicted_time_s"], "source": "predicted"}]
 
 
 def test_run_target_override_and_text_output(cli, examples):

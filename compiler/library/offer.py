@@ -16,6 +16,14 @@ from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Schedule
 from phalanx.grammar.diagnostics import usage_error
 
+# Why a target whose network has links of its own (a torus, a mesh, a multistage network,
+# rings, shared cluster ports) cannot rank library algorithms by estimate_s: the port model
+# leaves those links out (cost.py), and bench/regret.py measures it at 0.05x to 30x of the
+# simulated times there. Such targets return this from Target.closed_form_gap, and
+# `--cost target` simulates the library's candidates. On `ideal` the port model is the network.
+PORT_MODEL_GAP = ("the library's port model leaves out the links inside the network, on which "
+                  "the target's simulator queues messages")
+
 
 def bisection_cuts(rows: int, cols: int, wrap: bool) -> tuple[Cut, ...]:
     """The two half-cuts of a rows x cols grid (row-major): a torus ring crosses each twice."""

@@ -19,7 +19,7 @@ from collections import defaultdict
 
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Schedule
-from phalanx.compiler.target import Target, register_cost_model
+from phalanx.compiler.target import CostModel, Target, no_argument, register_cost_model
 from phalanx.runtime.backends.platforms import Platform, platform_for
 from phalanx.runtime.interpreter import messages
 
@@ -65,4 +65,4 @@ def predict_time_s(target: Target, coll: Collective, algorithm: str) -> float:
 
 def register_simgrid_cost_model() -> None:
     """Make `--cost simgrid` available (phalanx.register_all calls this)."""
-    register_cost_model("simgrid", predict_time_s)
+    register_cost_model("simgrid", no_argument("simgrid", CostModel(predict_time_s)))

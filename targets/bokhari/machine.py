@@ -28,7 +28,7 @@ import numpy as np
 from phalanx.compiler import hypercube
 from phalanx.compiler.algorithms import direct_partner
 from phalanx.compiler.library.members import GROUP, ROOTED
-from phalanx.compiler.library.offer import Library, bisection_cuts
+from phalanx.compiler.library.offer import PORT_MODEL_GAP, Library, bisection_cuts
 from phalanx.compiler.library.registry import Machine, PortModel
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Schedule
@@ -175,8 +175,21 @@ class BokhariTarget(Target):
         busiest = int(max(m.sum(axis=1).max(), m.sum(axis=0).max())) if m.size else 0
         return (direct_steps(m) * p.startup_us + p.us_per_byte * busiest) * 1e-6
 
+    def closed_form_gap(self, coll: Collective, algorithm: str) -> str | None:
+        """Bokhari's contention-free time follows the circuit-switched hypercube; on a mesh or
+        a multistage network the routes of one phase share links, which it leaves out. The
+        library's algorithms are timed by a port model without the network's links."""
+        if coll.kind in ROOTED + GROUP or (algorithm != "direct" and not self._family_kind(coll)):
+            return PORT_MODEL_GAP
+        if self._family_kind(coll) and self.name != "hypercube":
+            return (f"Bokhari's exchange time is the contention-free hypercube's; the {self.name} "
+                    "network's routes of one phase share links")
+        return None
+
     def choose(self, coll: Collective, algorithm: str = "auto", cost: str = "target") -> str:
-        """`auto`: least predicted time among the feasible equipartitions (Sec. 2.3). In groups,
+        """`auto`: least predicted time among the feasible equipartitions (Sec. 2.3), where
+        the closed form times them; among every feasible partition where the candidates are
+        simulated (`--cost simulate`, or a network the closed form does not follow). In groups,
         the base class checks or chooses per group, each group of its own d."""
         if coll.groups:
             return super().choose(coll, algorithm, cost)
@@ -187,8 +200,9 @@ class BokhariTarget(Target):
             return super().choose(coll, algorithm, cost)
         if not self._family_kind(coll) or d is None:
             return super().choose(coll, algorithm, cost)
+        by_formula = cost == "target" and self.closed_form_gap(coll, "direct") is None
         names = [hypercube.algorithm_name(p) for p in hypercube.partitions(d)
-                 if hypercube.is_equipartition(p)]
+                 if hypercube.is_equipartition(p) or not by_formula]
         feasible = [a for a in names if self.fits(coll, a)]
         if not feasible:
             raise usage_error(f"no exchange fits the receive buffers of {self.spec} for "

@@ -109,6 +109,10 @@ class Ksr1Target(Target):
     def binding_bound(self, coll: Collective) -> tuple[float, str]:
         return self.lower_bound_s(coll), "reader bandwidth (a subpage per slot or per reading-loop turn)"
 
+    def message_events(self, src: int, dst: int, nbytes: int) -> int:
+        """The ring simulator moves a message subpage by subpage, each through a slot."""
+        return 1 + -(-nbytes // int(self.params.subpage_bytes))
+
     def build_network(self, engine: Engine) -> KsrNetwork:
         return KsrNetwork(engine, self.params, self.nnodes)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from phalanx.compiler import hypercube
 from phalanx.compiler.algorithms import direct_schedule
 from phalanx.compiler.library.members import GROUP, ROOTED
-from phalanx.compiler.library.offer import Library
+from phalanx.compiler.library.offer import PORT_MODEL_GAP, Library
 from phalanx.compiler.library.registry import Machine, PortModel
 from phalanx.compiler.recognize import KINDS, Collective
 from phalanx.compiler.schedule import Schedule
@@ -65,6 +65,11 @@ class ProteusTarget(Target):
 
     def _library(self, coll: Collective, algorithm: str) -> bool:
         return algorithm != "direct" and algorithm in self.library.names(coll.kind)
+
+    def closed_form_gap(self, coll: Collective, algorithm: str) -> str | None:
+        """The library's algorithms are timed by the port model, which does not see the GCI's
+        synchronous cycles; Proteus's own closed forms follow its simulator."""
+        return PORT_MODEL_GAP if self._library(coll, algorithm) else None
 
     def unmet(self, coll: Collective, algorithm: str) -> str | None:
         if self._library(coll, algorithm):

@@ -1,0 +1,67 @@
+"""A collective's simulated time without its payload: what `--cost simulate` and the regret
+benchmark (bench/regret.py) measure for every candidate algorithm.
+
+The built-in networks time a message from its wire bytes and a reduction's combining from
+its element count, never from the bytes themselves (only a fault-injecting network looks at
+them, and candidates run without faults). So `TimingData` stands in for runtime/data.py's
+payloads: it puts on the wire what the real data layer would (an assignment's blocks summed,
+a reduction's partials combined to one element per destination) and moves nothing. The time
+is the one a run with real payloads gives (tests/runtime/test_timing.py checks that on every
+target); the data check is left to the run of the algorithm that is chosen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from phalanx.compiler.library.members import REDUCTIONS
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import Plan, Schedule, Transfer
+from phalanx.compiler.target import Target
+
+
+@dataclass
+class TimingData:
+    """The interpreter's data object (runtime/data.py's interface) with the payload left out."""
+
+    reduction: bool
+
+    def movable(self, t: Transfer) -> bool:
+        return True  # every block "moves direct": there is nothing to pack
+
+    def move_direct(self, t: Transfer) -> bool:
+        return True
+
+    def take(self, t: Transfer) -> None:  # only a network that sees payloads asks
+        raise AssertionError("timing runs have no payloads; run without fault injection")
+
+    def put(self, t: Transfer, payload: object) -> None:
+        raise AssertionError("timing runs have no payloads")
+
+    def wire_bytes(self, group: tuple[Transfer, ...]) -> int:
+        """As AssignmentData (blocks summed) or ReductionData (partials bound for one
+        destination combined by the sender: one element per destination)."""
+        if self.reduction:
+            return max(t.nbytes for t in group) * len({t.final for t in group})
+        return sum(t.nbytes for t in group)
+
+    def combine_operations(self, group: tuple[Transfer, ...]) -> int:
+        return len({t.final for t in group}) if self.reduction else 0
+
+    def problems(self) -> list[str]:
+        return []
+
+
+def schedule_time_s(target: Target, schedule: Schedule, seed: int = 0) -> float:
+    """`schedule` alone on a fresh network of `target`, every node starting at 0 (the
+    collective's own time, as runtime/simulate.py `own_times` measures it)."""
+    from phalanx.runtime.simulate import run_plan  # simulate imports the compiler's driver
+
+    data = {schedule.collective: TimingData(schedule.kind in REDUCTIONS)}
+    execution, _ = run_plan(target, Plan(schedule.nprocs, (schedule,)), data, seed)
+    return execution.collectives[schedule.collective].time_s
+
+
+def simulated_time_s(target: Target, coll: Collective, algorithm: str, seed: int = 0) -> float:
+    """The simulated time of `coll` lowered by `algorithm` on `target`, payload left out."""
+    return schedule_time_s(target, target.schedule_for(coll, algorithm), seed)

@@ -1,0 +1,112 @@
+"""Candidates timed without their payload (runtime/timing.py) and `--cost simulate`
+(runtime/simcost.py): the same times as runs with real data, the fastest one chosen, the
+budget past which a candidate is predicted, and the errors of a bad budget."""
+
+from __future__ import annotations
+
+import pytest
+
+from phalanx.compiler.driver import compile_program
+from phalanx.grammar.diagnostics import UsageError
+from phalanx.runtime.simcost import DEFAULT_BUDGET, estimated_events
+from phalanx.runtime.simulate import simulate
+from phalanx.runtime.sweep import kind_program
+from phalanx.runtime.timing import simulated_time_s
+
+# Every target kind's network, exchange and library kinds, a reduction, a segmenting algorithm.
+CASES = [("ideal:8", "alltoall", 64, "direct"), ("ideal:8", "broadcast", 4096, "scatter-allgather"),
+         ("ideal:8", "allreduce", 4, "recursive-doubling"),
+         ("iwarp:8x8", "alltoall", 256, "store-forward"), ("iwarp:8x8", "alltoall", 256, "two-stage"),
+         ("iwarp:8x8", "alltoall", 64, "message-passing-random"),
+         ("iwarp:8x8", "alltoall", 64, "phased"), ("torus:4x4", "allgather", 512, "dim-ordered"),
+         ("paragon:4x4", "alltoall", 128, "multiphase:2,2"), ("sp2:16", "alltoall", 128, "standard"),
+         ("cs2:16", "gather", 256, "binomial"), ("hypercube:4", "alltoall", 128, "direct"),
+         ("proteus", "alltoall", 64, "proteus-group"), ("ksr1", "allgather", 64, "allgather-cshift"),
+         ("ksr1", "reduce", 4, "gather-tree")]
+
+
+def compiled_case(target: str, kind: str, size: int, algorithm: str = "auto", cost: str = "target"):
+    from phalanx.compiler.target import resolve
+
+    source = kind_program(kind, resolve(target).nnodes, size)
+    return compile_program(source, target=target, algorithm=algorithm, cost=cost)
+
+
+@pytest.mark.parametrize("target, kind, size, algorithm", CASES)
+def test_time_without_payload_is_the_time_with_it(target, kind, size, algorithm):
+    compiled = compiled_case(target, kind, size, algorithm)
+    run = simulate(compiled)
+    assert run.verified
+    assert simulated_time_s(compiled.target, compiled.collectives[0], algorithm) == \
+        run.collectives[0].time_s
+
+
+def test_cost_simulate_takes_the_fastest_candidate_and_says_it_simulated():
+    compiled = compiled_case("iwarp:8x8", "alltoall", 2304, cost="simulate")
+    machine, coll = compiled.target, compiled.collectives[0]
+    cands = compiled.candidates[0]
+    assert {c.source for c in cands} == {"simulated"}
+    times = {c.algorithm: simulated_time_s(machine, coll, c.algorithm) for c in cands}
+    assert {c.algorithm: c.predicted_time_s for c in cands} == times
+    assert compiled.schedules[0].algorithm == min(times, key=times.get) == "phased"
+    assert compiled.cost_model == "simulate"
+
+
+def test_candidates_past_the_budget_are_predicted_and_say_why():
+    compiled = compiled_case("ideal:16", "alltoall", 64, cost="simulate:20")
+    (cand,) = compiled.candidates[0]
+    events = estimated_events(compiled.target, compiled.collectives[0], "direct")
+    assert events == 16 * 15 * 2 > 20  # one link and one start-up per message
+    assert cand.source == f"predicted (~{events} events, past the simulation budget of 20)"
+    assert cand.predicted_time_s == compiled.target.predict_time_s(compiled.collectives[0], "direct")
+    assert DEFAULT_BUDGET >= events
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("simulate:abc", "bad simulation budget 'abc' in --cost simulate:abc"),
+    ("simulate:0", "bad simulation budget '0' in --cost simulate:0"),
+    ("simulate:", "bad simulation budget '' in --cost simulate:"),
+    ("simgrid:5", "cost model 'simgrid' takes no argument (got 'simgrid:5')"),
+    ("simulat", "unknown cost model 'simulat'"),
+])
+def test_bad_cost_model_specs_are_refused(spec, message):
+    with pytest.raises(UsageError) as err:
+        compiled_case("ideal:4", "alltoall", 8, cost=spec)
+    assert err.value.diagnostic.message == message
+
+
+def test_cli_bad_budget_is_a_usage_error(cli, examples):
+    result = cli("run", str(examples / "transpose.phx"), "--cost", "simulate:-3")
+    assert result.code == 2
+    assert "bad simulation budget '-3' in --cost simulate:-3" in result.err
+    assert "Traceback" not in result.err
+
+
+def test_cli_run_json_lists_simulated_candidates(cli, examples):
+    result = cli("run", str(examples / "transpose.phx"), "--cost", "simulate", "--json")
+    assert result.code == 0
+    (c,) = result.json()["collectives"]
+    assert [a["source"] for a in c["candidates"]] == ["simulated"]
+    assert c["candidates"][0]["predicted_time_s"] == c["time_s"]
+
+
+def test_cost_target_simulates_where_its_closed_form_cannot_follow():
+    """Bokhari's contention-free time is the hypercube's own (predicted); on the Paragon's mesh
+    the family is simulated, every feasible partition a candidate, and so are the library's
+    algorithms (the port model has no links); on `ideal` the port model is the network."""
+    cube = compiled_case("hypercube:4", "alltoall", 64)
+    assert {c.source for c in cube.candidates[0]} == {"predicted"}
+    mesh = compiled_case("paragon:4x4", "alltoall", 64)
+    sources = {c.algorithm: c.source for c in mesh.candidates[0]}
+    assert sources["multiphase:1,3"].startswith("simulated: the closed form does not follow the "
+                                                "simulator (Bokhari's exchange time is the "
+                                                "contention-free hypercube's")
+    machine, coll = mesh.target, mesh.collectives[0]
+    times = {a: simulated_time_s(machine, coll, a) for a in sources}
+    assert mesh.schedules[0].algorithm == min(times, key=times.get)
+    broadcast = compiled_case("cs2:16", "broadcast", 4096)
+    assert all(c.source.startswith("simulated: the closed form does not follow the simulator "
+                                   "(the library's port model leaves out the links")
+               for c in broadcast.candidates[0])
+    assert {c.source for c in compiled_case("ideal:16", "broadcast", 4096).candidates[0]} == \
+        {"predicted"}
