@@ -166,7 +166,7 @@ class Target(ABC):
         and no less than its phases' busiest links need, one phase after another, where the
         groups' messages share links under the machine's routing. A barrier phase of the merged
         schedule waits for the whole machine, at the whole machine's barrier cost."""
-        slowest = max(self.predict(sub, algorithm) for sub in groups.locals_of(coll))
+        slowest = max(self.closed_form_s(sub, algorithm) for sub in groups.locals_of(coll))
         merged = self.schedule_for(coll, algorithm)
         # A merged barrier phase is a barrier of the whole machine, not of one group.
         barriers = sum(phase.sync == "barrier" for phase in merged.phases)

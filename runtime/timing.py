@@ -18,6 +18,7 @@ from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Plan, Schedule, Transfer
 from phalanx.compiler.target import Target
+from phalanx.runtime.data import Payloads
 
 
 @dataclass
@@ -48,6 +49,12 @@ class TimingData:
     def combine_operations(self, group: tuple[Transfer, ...]) -> int:
         return len({t.final for t in group}) if self.reduction else 0
 
+    def strided_bytes(self, group: tuple[Transfer, ...]) -> tuple[int, int]:
+        """Nothing packed: a collective's byte matrix says nothing of the arrays' layouts, so
+        the per-word packing of strided blocks (iWarp's pack_cycles_per_word) is left out of
+        what `--cost simulate` times, as it is out of every closed form (docs/targets.md)."""
+        return 0, 0
+
     def problems(self) -> list[str]:
         return []
 
@@ -57,7 +64,7 @@ def schedule_time_s(target: Target, schedule: Schedule, seed: int = 0) -> float:
     collective's own time, as runtime/simulate.py `own_times` measures it)."""
     from phalanx.runtime.simulate import run_plan  # simulate imports the compiler's driver
 
-    data = {schedule.collective: TimingData(schedule.kind in REDUCTIONS)}
+    data = Payloads(lambda _: TimingData(schedule.kind in REDUCTIONS), [schedule.collective])
     execution, _ = run_plan(target, Plan(schedule.nprocs, (schedule,)), data, seed)
     return execution.collectives[schedule.collective].time_s
 

@@ -163,12 +163,15 @@ def test_shared_links_slow_a_grouped_prediction():
     rows = alltoall_in([list(row) for row in ROWS], block)
     diagonals = alltoall_in([[8 * r + (r + k) % 8 for r in range(8)] for k in range(8)], block)
     assert len(diagonals.groups) == 8 and diagonals.kind == "alltoall"
-    alone = max(machine.predict(sub, "direct") for sub in groups.locals_of(rows))
-    assert machine.predict(rows, "direct") > alone
-    assert machine.predict(diagonals, "direct") > machine.predict(rows, "direct")
+    # The closed forms (what --cost target falls back to past the simulation budget; on the
+    # Paragon's mesh it simulates Bokhari's exchanges, closed_form_gap).
+    alone = max(machine.closed_form_s(sub, "direct") for sub in groups.locals_of(rows))
+    assert machine.closed_form_s(rows, "direct") > alone
+    assert machine.closed_form_s(diagonals, "direct") > machine.closed_form_s(rows, "direct")
     simulated = {name: execute(machine, c, machine.schedule_for(c, "direct")).time_s
                  for name, c in (("rows", rows), ("diagonals", diagonals))}
-    assert simulated["diagonals"] > simulated["rows"] > machine.predict(rows, "direct")
+    assert simulated["diagonals"] > simulated["rows"] > machine.closed_form_s(rows, "direct")
+    assert machine.predict(rows, "direct") == pytest.approx(simulated["rows"])
 
 
 class BroadcastData(SyntheticData):
