@@ -41,7 +41,7 @@ demo: setup ## compile and simulate examples/transpose.phx on ideal:16, report i
 	@echo "open out/demo/index.html"
 
 test: setup ## run the test suite
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest -n auto --dist loadfile tests
 
 bench: setup ## run the benchmarks, results in bench/results*.json, docs/fidelity.md and docs/regret.md
 	$(BIN)/python bench/run.py --out bench/results.json
