@@ -317,11 +317,12 @@ AK = spread(A(:, 16:31), dim=2, ncopies={copies})
 """
 
 
-@pytest.mark.parametrize("spec", ["ideal:16", "paragon:4x4"])
+@pytest.mark.parametrize("spec", ["ideal:16", "paragon:4x4", "ksr1:16"])
 def test_spread_of_a_panel_is_a_broadcast_in_rows_that_every_tree_delivers(spec: str):
     """A spread of grid column 1's panel along the rows: each row's panel holder is its
-    group's root, and every broadcast algorithm, trees that forward a received copy
-    included, delivers data equal to the numpy reference."""
+    group's root (member 1 of its group, which the KSR-1's reads must start from), and every
+    broadcast algorithm, trees that forward a received copy included, delivers data equal to
+    the numpy reference."""
     source = SPREAD_ROWS.format(copies=4)
     compiled = compile_program(source, target=spec, file="s.phx")
     c = compiled.collectives[0]
