@@ -291,6 +291,30 @@ class CommSet:
         return tuple(out)
 
 
+    @cached_property
+    def _read_index(self) -> list[np.ndarray | None]:
+        """Per destination dim, the source index each destination index reads (-1 where
+        none does; None for a dim spread adds)."""
+        out = []
+        for extent, (idx, src_idx) in zip(self.stmt.dst.shape, self.index_maps):
+            if src_idx is None:
+                out.append(None)
+                continue
+            full = np.full(extent, -1, dtype=np.int64)
+            full[idx] = src_idx
+            out.append(full)
+        return out
+
+    def content(self, src: int, dst: int) -> tuple:
+        """What block (src, dst) carries, as a key: blocks with equal keys carry equal bytes
+        (the same source elements of one sender, in the same destination layout), as a
+        spread's copies of one panel for the members of a processor row do."""
+        key: list = [src]
+        for ix, read in zip(self.section_arrays(src, dst), self._read_index):
+            key.append(len(ix) if read is None else read[ix].tobytes())
+        return tuple(key)
+
+
 class ReduceSet:
     """Reductions move one partial result from every contributor to every receiver."""
 

@@ -12,6 +12,8 @@ sparse exchange it also is, for the target's sparse algorithms on the whole byte
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from phalanx.compiler.library.members import ROOTED, root_of
@@ -26,7 +28,9 @@ def _sub(coll: Collective, members: tuple[int, ...]) -> np.ndarray:
 def local(coll: Collective, members: tuple[int, ...]) -> Collective:
     """The group's collective on its own, members renumbered 0..n-1 in ascending order."""
     rows = tuple(tuple(int(x) for x in row) for row in _sub(coll, members))
-    return Collective(coll.index, coll.kind, len(members), rows, coll.src, coll.dst, coll.line)
+    group = Collective(coll.index, coll.kind, len(members), rows, coll.src, coll.dst, coll.line)
+    # A target's schedules read a rooted kind's root from the collective: each group's own.
+    return dataclasses.replace(group, root=root_of(group)) if coll.kind in ROOTED else group
 
 
 def locals_of(coll: Collective) -> list[Collective]:

@@ -19,7 +19,7 @@ import numpy as np
 from phalanx.compiler.commsets import CommSet, ReduceSet
 from phalanx.compiler.distribution import dim_local_map, local_shape, owned_indices, owned_sections
 from phalanx.compiler.schedule import Transfer, block_of
-from phalanx.compiler.semantics import AssignStmt, DistArray, ReduceStmt
+from phalanx.compiler.semantics import SPREAD, AssignStmt, DistArray, ReduceStmt
 
 NUMPY_TYPES = {"byte": np.uint8, "int32": np.int32, "int64": np.int64, "float32": np.float32,
                "float64": np.float64, "complex64": np.complex64, "complex128": np.complex128}
@@ -237,6 +237,11 @@ class BlockStore:
             self.copies[t.dst][self.content(t.origin, t.final)] = payload
 
 
+def _whole_source(origin: int, final: int) -> tuple:
+    """A replicated destination's blocks from one sender: all the same bytes."""
+    return (origin, "all")
+
+
 @dataclass
 class AssignmentData:
     """Source and destination local arrays of one assignment, with write counts."""
@@ -284,9 +289,13 @@ class AssignmentData:
                 w[want & ~_product_mask(sent, ix)] = 1
         m = commset.byte_matrix
         blocks = [(p, q) for p in range(n) for q in range(n) if m[p, q] > 0]
-        # Blocks with the same source elements carry the same bytes (a replicated destination).
-        replicated = stmt.dst.mapping == "replicated"
-        content = (lambda o, f: (o, "all")) if replicated else None
+        # Blocks with the same source elements carry the same bytes (a replicated destination;
+        # a spread's copies of one section), so a node may forward the copy it received.
+        content = None
+        if stmt.dst.mapping == "replicated":
+            content = _whole_source
+        elif stmt.op == SPREAD:
+            content = commset.content
         return cls(stmt, commset, src_local, [np.zeros(r.shape, dtype=r.dtype) for r in ref],
                    writes, ref, expected, BlockStore(n, blocks, content))
 

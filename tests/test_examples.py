@@ -26,6 +26,7 @@ EXPECTED_KINDS = {
     "cyclic_to_block.phx": ["alltoall", "sparse"],
     "bcast_reduce.phx": ["broadcast", "reduce", "allreduce"],
     "fft3d_pencil.phx": ["alltoall", "alltoall"],  # each in 8 groups of 8 (test below)
+    "summa.phx": ["broadcast"] * 16,  # in 8 groups of 8 (tests/test_section_examples.py)
 }
 
 

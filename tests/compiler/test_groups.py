@@ -308,3 +308,45 @@ def test_pencil_fft_predictions_are_checked_against_the_simulator(spec: str):
         run = execute(machine, c, machine.schedule_for(c, name), seed=2)
         assert run.verified
         assert 0.5 <= machine.predict(c, name) / run.time_s <= 2.0, name
+
+
+SPREAD_ROWS = """processors Q(4, 4)
+array A(64, 64) of float64 distribute (BLOCK, BLOCK) onto Q
+array AK(64, {copies}, 16) of float64 distribute (BLOCK, BLOCK, *) onto Q
+AK = spread(A(:, 16:31), dim=2, ncopies={copies})
+"""
+
+
+@pytest.mark.parametrize("spec", ["ideal:16", "paragon:4x4", "ksr1:16"])
+def test_spread_of_a_panel_is_a_broadcast_in_rows_that_every_tree_delivers(spec: str):
+    """A spread of grid column 1's panel along the rows: each row's panel holder is its
+    group's root (member 1 of its group, which the KSR-1's reads must start from), and every
+    broadcast algorithm, trees that forward a received copy included, delivers data equal to
+    the numpy reference."""
+    source = SPREAD_ROWS.format(copies=4)
+    compiled = compile_program(source, target=spec, file="s.phx")
+    c = compiled.collectives[0]
+    assert groups.label(c) == "broadcast in 4 groups of 4"
+    assert groups.roots(c) == [1, 5, 9, 13]
+    machine = resolve(spec)
+    usable = [name for name, why in machine.candidates(c) if why is None]
+    assert {"binomial", "scatter-allgather", "chain"} <= set(usable)
+    for name in usable:
+        forced = compile_program(source, target=spec, file="s.phx",
+                                 algorithm=f"broadcast={name}")
+        assert simulate(forced, seed=3).verified, name
+
+
+def test_a_spread_that_sends_different_blocks_is_not_a_broadcast():
+    """Eight copies on four columns: every member gets two positions of the spread dimension,
+    the same block as the others, so still one broadcast per row. With the spread dimension
+    kept whole (`*`) and the panel's columns distributed, each member of a row gets its own
+    quarter of the panel: not a broadcast."""
+    doubled = compile_program(SPREAD_ROWS.format(copies=8), target="ideal:16", file="s.phx")
+    assert groups.label(doubled.collectives[0]) == "broadcast in 4 groups of 4"
+    assert simulate(doubled, seed=3).verified
+    whole = compile_program(
+        "processors Q(4, 4)\narray A(64, 64) of float64 distribute (BLOCK, BLOCK) onto Q\n"
+        "array AK(4, 64, 16) of float64 distribute (*, BLOCK, BLOCK) onto Q\n"
+        "AK = spread(A(:, 16:31), dim=1, ncopies=4)\n", target="ideal:16", file="s.phx")
+    assert whole.collectives[0].kind != "broadcast"

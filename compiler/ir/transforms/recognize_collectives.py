@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
@@ -17,8 +18,8 @@ from xdsl.passes import ModulePass
 from phalanx.compiler.commsets import CommSet, ReduceSet
 from phalanx.compiler.ir.build import arrays_from_module, assign_from_op, reduce_from_op
 from phalanx.compiler.ir.dialects import coll, dist
-from phalanx.compiler.recognize import Collective, recognize
-from phalanx.compiler.semantics import ReduceStmt
+from phalanx.compiler.recognize import Collective, connected_groups, recognize
+from phalanx.compiler.semantics import SPREAD, ReduceStmt
 
 
 def collective_op(c: Collective, stage: int = -1) -> coll.CollectiveOp:
@@ -51,8 +52,37 @@ def recognize_statement(index: int, stmt) -> Collective:
     # A reduction along a dimension moves blocks of partial results, each to its own
     # destination: recognized from its byte matrix like a copy, not as a reduce of one value.
     op = "copy" if stmt.reduces else stmt.op
+    src_mapping, dst_mapping = stmt.src.mapping, stmt.dst.mapping
+    roots = spread_roots(cset) if stmt.op == SPREAD else None
+    if roots is not None:
+        # Read per group: one owner of the section, a copy of it on every member.
+        src_mapping, dst_mapping = "single", "replicated"
+        root = roots[0] if len(roots) == 1 else None
     return recognize(index, cset.byte_matrix, stmt.src.name, stmt.dst.name, stmt.loc.line,
-                     op, stmt.src.mapping, stmt.dst.mapping, len(cset.receivers()), root)
+                     op, src_mapping, dst_mapping, len(cset.receivers()), root)
+
+
+def spread_roots(cset: CommSet) -> list[int] | None:
+    """Each group's one sender when a spread is a broadcast in every group its byte matrix
+    splits into (SUMMA's panel broadcasts): in each group one node sends, and every other
+    member receives from it a block of the same content (compiler/commsets.py
+    `CommSet.content`); None otherwise."""
+    m = cset.byte_matrix
+    roots = []
+    for members in connected_groups(m):
+        sub = m[np.ix_(members, members)].copy()
+        np.fill_diagonal(sub, 0)
+        senders = np.flatnonzero(sub.sum(axis=1))
+        if len(senders) != 1:
+            return None
+        root = members[int(senders[0])]
+        others = [f for f in members if f != root]
+        if not all(m[root, f] > 0 for f in others):
+            return None
+        if len({cset.content(root, f) for f in others}) != 1:
+            return None
+        roots.append(root)
+    return roots or None
 
 
 @dataclass(frozen=True)
