@@ -101,6 +101,22 @@ def _grid(count: int, columns: int, nnodes: int):
     return fig, fig.subplots(nrows, ncols, squeeze=False)
 
 
+def _panel(ax, layout: Layout, values: dict, color, title: str) -> None:
+    """One panel of a grid: the topology with its links coloured by `values`."""
+    draw_links(ax, layout, values, color, 0.1, IDLE)
+    draw_nodes(ax, layout, labels=len(layout.positions) <= 16)
+    ax.locator_params(nbins=5)
+    ax.set_title(title, fontsize=8)
+    ax.tick_params(labelsize=6)
+
+
+def _close_grid(fig, axes, used: int, title: str, note: str) -> None:
+    """Blank the grid's unused panels and title the figure, with what the budget left out."""
+    for ax in axes.flat[used:]:
+        ax.set_axis_off()
+    fig.suptitle(title + (f"\n{note}" if note else ""), fontsize=10)
+
+
 def routes_svg(network: Network, layout: Layout, schedules: list[Schedule], title: str) -> str:
     """Small multiples: a few phases' messages along their routes, links coloured by how many
     messages of the phase hold them."""
@@ -113,18 +129,13 @@ def routes_svg(network: Network, layout: Layout, schedules: list[Schedule], titl
     norm = BoundaryNorm(np.arange(0.5, most + 1.5), cmap.N)
     fig, axes = _grid(len(panels), ROUTE_COLUMNS, len(layout.positions))
     for ax, (s, k, runs), (load, sent) in zip(axes.flat, panels, loads):
-        draw_links(ax, layout, dict(load), lambda v: cmap(norm(v)), 0.1, IDLE)
-        draw_nodes(ax, layout, labels=len(layout.positions) <= 16)
-        ax.locator_params(nbins=5)
         ran = f", {runs} runs" if runs > 1 else ""
-        ax.set_title(f"line {s.line} {s.kind}{ran}\nphase {k} of {len(s.phases)}: {sent} messages, "
-                     f"at most {max(load.values(), default=0)} on a link", fontsize=8)
-        ax.tick_params(labelsize=6)
+        _panel(ax, layout, dict(load), lambda v: cmap(norm(v)),
+               f"line {s.line} {s.kind}{ran}\nphase {k} of {len(s.phases)}: {sent} messages, "
+               f"at most {max(load.values(), default=0)} on a link")
         ax.xaxis.label.set_size(7)
         ax.yaxis.label.set_size(7)
-    for ax in axes.flat[len(panels):]:
-        ax.set_axis_off()
-    fig.suptitle(title + (f"\n{note}" if note else ""), fontsize=10)
+    _close_grid(fig, axes, len(panels), title, note)
     ticks = list(range(1, most + 1, max(1, most // 8)))
     fig.colorbar(ScalarMappable(norm, cmap), ax=axes, ticks=ticks, shrink=0.8,
                  label="messages of the phase on the link (1: no contention); grey: idle")
@@ -170,17 +181,11 @@ def link_load_svg(network: Network, layout: Layout, schedules: list[Schedule], t
     unit, scale = ("MB", 1e6) if most >= 1e6 else ("KB", 1e3)
     cmap, norm = colormaps["viridis"], Normalize(0, most / scale)
     for ax, (s, runs, load) in zip(axes.flat, loads):
-        draw_links(ax, layout, {k: v / scale for k, v in load.items()}, lambda v: cmap(norm(v)),
-                   0.1, IDLE)
-        draw_nodes(ax, layout, labels=len(layout.positions) <= 16)
-        ax.locator_params(nbins=5)
         ran = f" over its {runs} runs" if runs > 1 else ""
-        ax.set_title(f"line {s.line} {s.kind} by {s.algorithm}: all {len(s.phases)} phases{ran}\n"
-                     f"busiest link {max(load.values()) / scale:.3g} {unit}", fontsize=8)
-        ax.tick_params(labelsize=6)
-    for ax in axes.flat[len(loads):]:
-        ax.set_axis_off()
-    fig.suptitle(title + (f"\n{note}" if note else ""), fontsize=10)
+        _panel(ax, layout, {k: v / scale for k, v in load.items()}, lambda v: cmap(norm(v)),
+               f"line {s.line} {s.kind} by {s.algorithm}: all {len(s.phases)} phases{ran}\n"
+               f"busiest link {max(load.values()) / scale:.3g} {unit}")
+    _close_grid(fig, axes, len(loads), title, note)
     fig.colorbar(ScalarMappable(norm, cmap), ax=axes, shrink=0.8,
                  label=f"data carried by the link ({unit}); grey: idle")
     return svg_of(fig)
