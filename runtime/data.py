@@ -13,6 +13,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -88,7 +89,7 @@ def _index(indices) -> tuple:
                     for ix in indices])
 
 
-def move(data, t: Transfer) -> None:
+def move(data: CollectiveData, t: Transfer) -> None:
     """Take the block from its sender and put it at its receiver; array to array where the
     data layer can (AssignmentData.move_direct)."""
     if not data.move_direct(t):
@@ -688,6 +689,32 @@ def build_data(stmt: AssignStmt | ReduceStmt, rng: np.random.Generator,
 NEVER_STARTED = "never started: the run stopped before any node reached this collective"
 
 
+@runtime_checkable
+class CollectiveData(Protocol):
+    """What the interpreter (runtime/interpreter.py) asks of one collective's data while it
+    runs the schedule: AssignmentData and ReductionData here, runtime/synthetic.py's
+    SyntheticData and runtime/timing.py's payload-free TimingData. A send of a group of
+    transfers asks `wire_bytes`, `strided_bytes` and `combine_operations` to time it, then
+    moves the payloads (`movable`/`take`/`put`, or `move_direct` when no network looks at the
+    bytes); `problems` is the data check when the collective is closed."""
+
+    def movable(self, t: Transfer) -> bool: ...
+
+    def move_direct(self, t: Transfer) -> bool: ...
+
+    def take(self, t: Transfer) -> object: ...
+
+    def put(self, t: Transfer, payload: object) -> None: ...
+
+    def wire_bytes(self, group: tuple[Transfer, ...]) -> int: ...
+
+    def strided_bytes(self, group: tuple[Transfer, ...]) -> tuple[int, int]: ...
+
+    def combine_operations(self, group: tuple[Transfer, ...]) -> int: ...
+
+    def problems(self) -> list[str]: ...
+
+
 class Payloads:
     """The payloads of a run's collectives, each built when the first node enters its
     collective and checked and freed when the last node leaves it. A run then holds the
@@ -698,10 +725,10 @@ class Payloads:
     After the run `checked()` gives each collective's problems: those still open (a stopped
     run) are checked as they stand, and those never entered say so."""
 
-    def __init__(self, build, collectives):
+    def __init__(self, build: Callable[[int], CollectiveData], collectives):
         self.build = build
         self.expected = list(collectives)  # every collective index of the plan
-        self.open_data: dict[int, object] = {}
+        self.open_data: dict[int, CollectiveData] = {}
         self.problems: dict[int, list[str]] = {}
         self.build_s = 0.0  # wall clock spent drawing payloads
         self.peak_open = 0  # most collectives open at once
@@ -713,7 +740,7 @@ class Payloads:
             self.peak_open = max(self.peak_open, len(self.open_data))
             self.build_s += time.perf_counter() - started
 
-    def __getitem__(self, i: int):
+    def __getitem__(self, i: int) -> CollectiveData:
         return self.open_data[i]
 
     def close(self, i: int) -> None:
