@@ -377,8 +377,10 @@ def test_json_and_report_show_the_groups(tmp_path):
 @pytest.mark.parametrize("spec", TARGETS)
 def test_pencil_fft_predictions_are_checked_against_the_simulator(spec: str):
     """The prediction `auto` ranks by, for every candidate that runs in the groups, within a
-    factor of two of the simulated own time (measured: ideal 1.00, Paragon 0.70-0.75 for
-    Bokhari's exchanges in groups, torus and iWarp 1.25 for direct in groups)."""
+    factor of two of the simulated own time (measured: 1.00 everywhere, since where the
+    closed form cannot follow the simulator, closed_form_gap, it simulates; the closed forms
+    alone: ideal 1.00, Paragon 0.63-0.66 for Bokhari's exchanges in groups, torus and iWarp
+    1.25 for direct in groups)."""
     compiled = compile_program(PENCIL, target=spec)
     machine = compiled.target
     c = dataclasses.replace(compiled.collectives[1], index=0)  # the run's only collective
