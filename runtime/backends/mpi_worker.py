@@ -65,9 +65,7 @@ class Comms:
         self.by_size = {n: comm.Split(0 if rank < n else MPI.UNDEFINED, rank)
                         for n in sorted({s.nprocs for s in schedules} | {comm.Get_size()})}
         splits = sorted({p.barrier_groups for s in schedules for p in s.phases if p.barrier_groups})
-        self.by_groups = {split: comm.Split(next((j for j, nodes in enumerate(split) if rank in nodes),
-                                                 MPI.UNDEFINED), rank)
-                          for split in splits}
+        self.by_groups = {split: comm.Split(_group_of(rank, split), rank) for split in splits}
 
     def barrier(self, s: Schedule, phase: Phase) -> Any:
         """The communicator phase's barrier runs on for this rank; None: it takes none."""
@@ -77,6 +75,11 @@ class Comms:
             return self.by_size[s.nprocs]
         group = self.by_groups[phase.barrier_groups]
         return None if group == MPI.COMM_NULL else group
+
+
+def _group_of(rank: int, split: tuple[tuple[int, ...], ...]) -> int:
+    """The index of the rank's group in `split` (its colour), MPI.UNDEFINED in none."""
+    return next((j for j, nodes in enumerate(split) if rank in nodes), MPI.UNDEFINED)
 
 
 def as_bytes(payload: np.ndarray) -> np.ndarray:
