@@ -49,6 +49,7 @@ bench: setup ## run the benchmarks, results in bench/results*.json, docs/fidelit
 	$(BIN)/python bench/compiler.py
 	$(BIN)/python bench/iwarp.py
 	$(BIN)/python bench/bokhari.py
+	$(BIN)/python bench/group_barriers.py
 	$(BIN)/python bench/native.py
 	$(BIN)/python bench/collectives.py
 	$(BIN)/python bench/calibrate_ksr1.py

@@ -67,20 +67,23 @@ def _to_global(t: Transfer, members: tuple[int, ...], nlocal: int, nprocs: int) 
 
 def merge(coll: Collective, algorithm: str, schedules: list[Schedule]) -> Schedule:
     """One schedule of the whole machine: phase k holds every group's phase k (renumbered to
-    the machine's ranks); a phase is a barrier where any group's is."""
+    the machine's ranks). A group's barrier stays the group's: phase k's barrier is scoped to
+    the members of each group whose phase k is a barrier (Phase.barrier_groups), so every
+    group synchronises on its own, at a barrier of its own size, as on its own communicator."""
     phases = []
     for k in range(max(len(s.phases) for s in schedules)):
         sends: list[Transfer] = []
         recvs: list[Transfer] = []
-        sync = "local"
+        scoped: list[tuple[int, ...]] = []
         for members, s in zip(coll.groups, schedules):
             if k >= len(s.phases):
                 continue
             phase = s.phases[k]
             sends += [_to_global(t, members, s.nprocs, coll.nprocs) for t in phase.sends]
             recvs += [_to_global(t, members, s.nprocs, coll.nprocs) for t in phase.recvs]
-            sync = "barrier" if phase.sync == "barrier" else sync
-        phases.append(Phase(tuple(sends), tuple(recvs), sync))
+            scoped += [tuple(members[i] for i in nodes) for nodes in phase.barriers(s.nprocs)]
+        phases.append(Phase(tuple(sends), tuple(recvs), "barrier" if scoped else "local",
+                            tuple(scoped)))
     return Schedule(coll.index, coll.kind, algorithm, coll.nprocs, tuple(phases), coll.src,
                     coll.dst, coll.line)
 

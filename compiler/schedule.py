@@ -60,6 +60,10 @@ class Phase:
 
     local: a node starts the next phase once its own sends and receives are done.
     barrier: every node waits for all nodes to finish the phase (target's barrier cost).
+    `barrier_groups` scopes a barrier: each set of nodes synchronises on its own, at the cost
+    of a barrier of its size, and a node in no set goes straight on (a collective in groups,
+    compiler/groups.py: each group's barrier, as on the group's communicator). Empty: the
+    barrier spans every node of the schedule. `barriers` gives the sets either way.
     A well-formed schedule receives each transfer in the phase that sends it; the two
     lists are kept apart so that the IR (and a test) can express any placement.
     """
@@ -67,6 +71,18 @@ class Phase:
     sends: tuple[Transfer, ...]
     recvs: tuple[Transfer, ...]
     sync: str = "local"
+    barrier_groups: tuple[tuple[int, ...], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.barrier_groups and self.sync != "barrier":
+            raise ValueError(f"a {self.sync} phase has no barrier to scope to barrier_groups")
+
+    def barriers(self, nprocs: int) -> tuple[tuple[int, ...], ...]:
+        """The node sets this phase's barrier synchronises, each on its own: none for a local
+        phase, all `nprocs` nodes of the schedule for an unscoped barrier."""
+        if self.sync != "barrier":
+            return ()
+        return self.barrier_groups or (tuple(range(nprocs)),)
 
     @staticmethod
     def of(transfers: tuple[Transfer, ...] | list[Transfer], sync: str = "local") -> Phase:

@@ -164,14 +164,10 @@ class Target(ABC):
         """A collective in groups: every group runs `algorithm` at once, so it takes as long as
         its slowest group (each predicted by this machine's model as a machine of its own size),
         and no less than its phases' busiest links need, one phase after another, where the
-        groups' messages share links under the machine's routing. A barrier phase of the merged
-        schedule waits for the whole machine, at the whole machine's barrier cost."""
+        groups' messages share links under the machine's routing. A group's barriers are its
+        own (groups.merge scopes them), so its formula's barrier of its own size stands."""
         slowest = max(self.closed_form_s(sub, algorithm) for sub in groups.locals_of(coll))
         merged = self.schedule_for(coll, algorithm)
-        # A merged barrier phase is a barrier of the whole machine, not of one group.
-        barriers = sum(phase.sync == "barrier" for phase in merged.phases)
-        largest = max(len(g) for g in coll.groups)
-        slowest += barriers * max(self.barrier_s(coll.nprocs) - self.barrier_s(largest), 0.0)
         links_s = 0.0
         for phase in merged.phases:
             sent = np.zeros((coll.nprocs, coll.nprocs), dtype=np.int64)
@@ -180,13 +176,6 @@ class Target(ABC):
                     sent[t.src, t.dst] += t.nbytes
             links_s += self.busiest_link_s(sent) if sent.any() else 0.0
         return float(max(slowest, links_s))
-
-    def barrier_s(self, nnodes: int) -> float:
-        """One barrier of `nnodes` nodes as the machine's network charges it (its
-        `barrier_time_s`). Only the difference between the whole machine's barrier and a
-        group's matters (grouped_time_s); 0 by default, for machines whose barrier does not
-        depend on the node count (or that have no barrier phases in groups)."""
-        return 0.0
 
     def busiest_link_s(self, matrix: Any) -> float:
         """Seconds the busiest network link needs to carry a byte matrix (bytes p to q) under

@@ -102,10 +102,11 @@ def _phase_lines(s: Schedule, k: int, phase: Phase, limits: DotLimits, aligned: 
     ncopies = sum(m[0].src == m[0].dst for m in messages)
     what = f"{len(messages) - ncopies} messages" + (f" of {_size(sizes[0])}" if len(sizes) == 1 else "")
     what += f" + {ncopies} local copies" if ncopies else ""
+    sync = f"{phase.sync} sync" + (f" in {len(phase.barrier_groups)} groups" if phase.barrier_groups else "")
     more = f", {len(shown)} drawn" if len(shown) < len(messages) else ""
     name = f"c{s.collective}p{k}"
     lines = [f'    subgraph "cluster_c{s.collective}_p{k}" {{',
-             f'      label="phase {k}: {what} ({phase.sync} sync{more})"; style=rounded;']
+             f'      label="phase {k}: {what} ({sync}{more})"; style=rounded;']
     nodes = range(s.nprocs) if aligned else sorted({m[0].src for m in shown} | {m[0].dst for m in shown})
     lines += [f'      "{name}s{n}" [label="{n}"]; "{name}r{n}" [label="{n}"];' for n in nodes]
     copies = {m[0].src for m in shown if m[0].src == m[0].dst}

@@ -2,7 +2,8 @@
 
 Each node is a process that walks the plan in order. In a phase it starts one child
 process per send and waits for those and for the receives addressed to it; a
-`barrier` phase then waits for every node of the schedule. Payloads move through
+`barrier` phase then waits for every node of the schedule, or, scoped to groups
+(Phase.barrier_groups), for the node's own group only. Payloads move through
 runtime/data.py so that delivery is checked, not assumed. A network that `sees_payloads`
 (runtime/faults.py's) moves messages through `deliver(t, payloads, where)`, which returns
 the payloads as they arrived, retransmitting on detected errors. A run stopped by an
@@ -127,9 +128,18 @@ class InFlight:
         self.inside = schedule.nprocs  # nodes that have not left it yet
         self.inboxes: dict[tuple[int, int], Inbox] = {}  # (node, phase)
         self.arrived: set[tuple] = set()  # (origin, final, src, dst) of each transfer in
-        self.barriers: dict[int, tuple[Event, set[int]]] = {}  # phase -> (event, missing)
+        # (phase, the first node of the barrier's set: sets are disjoint) -> (event, missing)
+        self.barriers: dict[tuple[int, int], tuple[Event, set[int]]] = {}
+        self._barrier_of: dict[int, dict[int, tuple[int, ...]]] = {}  # phase -> node -> its set
         self._by_node: list[tuple[dict, dict]] | None = None
         self._due: dict[tuple, tuple[int, int]] | None = None
+
+    def barrier_of(self, k: int, node: int) -> tuple[int, ...] | None:
+        """The nodes phase k's barrier synchronises `node` with; None: it does not wait."""
+        if k not in self._barrier_of:
+            phase, nprocs = self.schedule.phases[k], self.schedule.nprocs
+            self._barrier_of[k] = {p: nodes for nodes in phase.barriers(nprocs) for p in nodes}
+        return self._barrier_of[k].get(node)
 
     def by_node(self) -> list[tuple[dict, dict]]:
         """Per phase, each node's sends and receives (built once per schedule, not per node)."""
@@ -277,8 +287,9 @@ class Interpreter:
             if node in recvs:
                 waits.append(self._inbox(flight, node, k, recvs[node]))
             yield self.engine.all_of(waits, f"phase {k} of node {node}")
-            if phase.sync == "barrier":
-                yield self._barrier(flight, k, node)
+            nodes = flight.barrier_of(k, node) if phase.sync == "barrier" else None
+            if nodes is not None:
+                yield self._barrier(flight, k, node, nodes)
             self._span(node, "phase", start, self.engine.now, f"phase {k}")
 
     def _fast_arrive(self, node: int, flight: InFlight) -> Event:
@@ -368,14 +379,17 @@ class Interpreter:
             self.arithmetic[node] = Resource(self.engine, f"node {node} arithmetic")
         return self.arithmetic[node]
 
-    def _barrier(self, flight: InFlight, k: int, node: int) -> Event:
-        nprocs = flight.schedule.nprocs
-        if k not in flight.barriers:
-            event = self.engine.event(f"barrier after phase {k}")
-            flight.barriers[k] = (event, set(range(nprocs)))
-        event, missing = flight.barriers[k]
+    def _barrier(self, flight: InFlight, k: int, node: int, nodes: tuple[int, ...]) -> Event:
+        """`node` reaches phase k's barrier of `nodes`: it ends a barrier of their number
+        (the network's barrier_time_s) after the last of them arrives."""
+        key = (k, nodes[0])
+        if key not in flight.barriers:
+            what = "" if len(nodes) == flight.schedule.nprocs else f" in the group of node {nodes[0]}"
+            event = self.engine.event(f"barrier after phase {k}{what}")
+            flight.barriers[key] = (event, set(nodes))
+        event, missing = flight.barriers[key]
         missing.discard(node)
         event.producer = f"node {min(missing)}" if missing else None
         if not missing:
-            event.succeed(None, self.network.barrier_time_s(nprocs))
+            event.succeed(None, self.network.barrier_time_s(len(nodes)))
         return event

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -58,6 +59,21 @@ processors P(16)
 array A(256, 256) of float64 distribute (BLOCK, *) onto P
 array B(256, 256) of float64 distribute (*, BLOCK) onto P
 """
+
+
+# hypercube:4 as a 4 x 4 grid: Y = X trades X's first two dimensions within each grid
+# column (nodes j, j+4, j+8, j+12: a 2-cube whose exchanges share no link), so it is an
+# `alltoall in 4 groups of 4` of 512-byte blocks.
+GROUPED_EXCHANGE = ("target hypercube:4\nprocessors Q(4, 4)\n"
+                    "array X(16, 16, 16) of float64 distribute (*, BLOCK, BLOCK) onto Q\n"
+                    "array Y(16, 16, 16) of float64 distribute (BLOCK, *, BLOCK) onto Q\n"
+                    "Y = X\n")
+
+
+def whole_machine_barriers(schedule):
+    """The schedule with every barrier spanning all its nodes (Phase.barrier_groups dropped)."""
+    return dataclasses.replace(schedule, phases=tuple(dataclasses.replace(p, barrier_groups=())
+                                                      for p in schedule.phases))
 
 
 def pipeline_source(work_ms: float) -> str:

@@ -1,6 +1,7 @@
 """The generic cost model: a schedule's time under a machine's port model (registry.PortModel).
 
-Each node runs its phases in order (a `barrier` phase ends when the last node is done). A
+Each node runs its phases in order (a `barrier` phase ends when the last node of the
+barrier's set is done: every node, or each group's own, Phase.barriers). A
 message holds its sender for the start-up, then moves its bytes through one of the sender's
 and one of the receiver's streams (the same engine on a shared-engine machine), which it may
 have to wait for. Links inside the network are not modelled: the target's simulator adds
@@ -66,7 +67,9 @@ def estimate_s(schedule: Schedule, port: PortModel) -> float:
             heapq.heappush(inn[b], done)
             arith[dst] = max(arith[dst], done) + combine_s
             ends[src], ends[dst] = max(ends[src], done), max(ends[dst], done, arith[dst])
-        if phase.sync == "barrier":
-            ends = [max(ends) + port.barrier_s] * schedule.nprocs
+        for nodes in phase.barriers(schedule.nprocs):  # each set waits for its last node
+            last = max(ends[p] for p in nodes) + port.barrier_s
+            for p in nodes:
+                ends[p] = last
         ready = ends
     return max(ready, default=0.0)

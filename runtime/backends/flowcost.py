@@ -9,7 +9,8 @@ backend minimises this model instead of the target's own (`compile --cost simgri
 Per phase, on the platform SimGrid runs (platforms.py): the busiest link's bytes over its
 bandwidth, after the first start-up, or the busiest sender's chain of start-ups (and, where
 a node sends one message at a time, its own bytes), whichever is longer; plus the longest
-route's latency, the node's local copies, and the barrier of a `barrier` phase. Phases add
+route's latency, the node's local copies, and the barrier of a `barrier` phase (the largest
+of its sets, for a barrier scoped to groups: each group's of its own size). Phases add
 up. This is a bound-based estimate, not the simulator: tests compare it with SimGrid's runs.
 """
 
@@ -24,7 +25,7 @@ from phalanx.runtime.backends.platforms import Platform, platform_for
 from phalanx.runtime.interpreter import messages
 
 
-def phase_time_s(platform: Platform, phase: Phase) -> float:
+def phase_time_s(platform: Platform, phase: Phase, nprocs: int) -> float:
     assert platform.routes is not None, "the flow model needs the target's own routes"
     chain: dict[int, float] = defaultdict(float)  # a sender's start-ups (and serial bytes)
     copies: dict[int, float] = defaultdict(float)
@@ -48,11 +49,12 @@ def phase_time_s(platform: Platform, phase: Phase) -> float:
     senders = max(chain.values(), default=0.0)
     moved = max(senders, first_start + network) if load else 0.0
     time_s = moved + latency + max(copies.values(), default=0.0)
-    return time_s + (platform.barrier_s if phase.sync == "barrier" else 0.0)
+    return time_s + max((platform.barrier_time_s(len(nodes)) for nodes in phase.barriers(nprocs)),
+                        default=0.0)
 
 
 def schedule_time_s(platform: Platform, schedule: Schedule) -> float:
-    return sum(phase_time_s(platform, phase) for phase in schedule.phases)
+    return sum(phase_time_s(platform, phase, schedule.nprocs) for phase in schedule.phases)
 
 
 def predict_time_s(target: Target, coll: Collective, algorithm: str) -> float:

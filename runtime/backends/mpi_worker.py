@@ -7,7 +7,8 @@ does), so each holds its own source blocks and knows the reference result. The r
 the plan like runtime/interpreter.py: a compute step busy-waits its cost on the wall clock;
 a phase posts one MPI Irecv per message due to this rank and one Isend per message it sends
 (the schedule's message groups, packed into one contiguous byte buffer) and ends when they
-are complete (`local`), then for a `barrier` phase on a barrier of the schedule's ranks; a
+are complete (`local`), then for a `barrier` phase on a barrier of the schedule's ranks, or,
+scoped to groups (Phase.barrier_groups), of the rank's group's communicator; a
 pipeline hands stage i's schedules to the rank's communication agent, which advances them
 while the rank computes stage i+1. Received bytes are unpacked into the destination
 arrays, which are checked against the reference on every rank. Times are MPI_Wtime from a
@@ -36,7 +37,7 @@ from typing import Any
 import numpy as np
 from mpi4py import MPI
 
-from phalanx.compiler.schedule import ComputeStep, Schedule, Transfer
+from phalanx.compiler.schedule import ComputeStep, Phase, Schedule, Transfer
 from phalanx.runtime.data import ReductionData, build_data
 from phalanx.runtime.interpreter import messages
 
@@ -52,6 +53,33 @@ class Status:
 
     def say(self, text: str) -> None:
         self.path.write_text(text)
+
+
+class Comms:
+    """The communicators a plan needs, made before the clock starts (MPI_Comm_split is
+    collective): one of ranks 0..n-1 per schedule size n, and for each way a scoped barrier
+    splits ranks into groups, one per group (MPI_COMM_NULL for a rank in none)."""
+
+    def __init__(self, comm: Any, schedules: list[Schedule]):
+        rank = comm.Get_rank()
+        self.by_size = {n: comm.Split(0 if rank < n else MPI.UNDEFINED, rank)
+                        for n in sorted({s.nprocs for s in schedules} | {comm.Get_size()})}
+        splits = sorted({p.barrier_groups for s in schedules for p in s.phases if p.barrier_groups})
+        self.by_groups = {split: comm.Split(_group_of(rank, split), rank) for split in splits}
+
+    def barrier(self, s: Schedule, phase: Phase) -> Any:
+        """The communicator phase's barrier runs on for this rank; None: it takes none."""
+        if phase.sync != "barrier":
+            return None
+        if not phase.barrier_groups:
+            return self.by_size[s.nprocs]
+        group = self.by_groups[phase.barrier_groups]
+        return None if group == MPI.COMM_NULL else group
+
+
+def _group_of(rank: int, split: tuple[tuple[int, ...], ...]) -> int:
+    """The index of the rank's group in `split` (its colour), MPI.UNDEFINED in none."""
+    return next((j for j, nodes in enumerate(split) if rank in nodes), MPI.UNDEFINED)
 
 
 def as_bytes(payload: np.ndarray) -> np.ndarray:
@@ -109,21 +137,23 @@ class Timeline:
         return MPI.Wtime() - self.start
 
 
-def schedule_agent(comms: dict[int, Any], rank: int, s: Schedule, data, status: Status,
+def schedule_agent(comms: Comms, rank: int, s: Schedule, data, status: Status,
                    clock: Timeline) -> Iterator[list]:
     """Schedule s, phase by phase, as a generator that yields the requests it waits for, so
     that a communication agent can advance it while the rank computes. A `local` phase ends
     when this rank's sends and receives are complete (runtime/interpreter.py `_schedule`); a
-    `barrier` phase then waits on a nonblocking barrier of the schedule's ranks."""
+    `barrier` phase then waits on a nonblocking barrier of the schedule's ranks (of the rank's
+    group, for a barrier scoped to groups)."""
     start = clock.now()
     for k, phase in enumerate(s.phases):
         status.say(f"in schedule {s.collective} (line {s.line}) phase {k}")
         phase_start = clock.now()
-        requests, unpack_all = post_phase(comms[s.nprocs], rank, data, k, phase)
+        requests, unpack_all = post_phase(comms.by_size[s.nprocs], rank, data, k, phase)
         yield requests
         unpack_all()
-        if phase.sync == "barrier":
-            yield [comms[s.nprocs].Ibarrier()]
+        barrier = comms.barrier(s, phase)
+        if barrier is not None:
+            yield [barrier.Ibarrier()]
         clock.spans.append(["phase", phase_start, clock.now(), f"phase {k}"])
     clock.schedules[s.collective] = [start, clock.now()]
 
@@ -179,11 +209,11 @@ def compute(step: ComputeStep, agent: Agent, clock: Timeline, status: Status) ->
     clock.spans.append(["compute", start, clock.now(), step.label])
 
 
-def run_plan(comms: dict[int, Any], rank: int, steps, data, status: Status) -> Timeline:
+def run_plan(comms: Comms, rank: int, steps, data, status: Status) -> Timeline:
     """Walk the plan as runtime/interpreter.py does: compute steps, schedules, and pipelines in
     which stage i's schedules run in the agent while the rank computes stage i+1 (stage i+2's
     compute waits for stage i's communication: double buffering, seed 000 Sec. 4.1)."""
-    comms[max(comms)].Barrier()
+    comms.by_size[max(comms.by_size)].Barrier()
     clock, agent = Timeline(), Agent()
 
     def agents(schedules):
@@ -289,16 +319,14 @@ def main(argv: list[str] | None = None) -> int:
         data = {s.collective: build_data(job["communications"][s.collective], rng) for s in schedules}
         steps = job["steps"]
         status.say(f"at the barrier before {describe(steps[0]) if steps else 'the plan'}")
-        # one communicator per schedule size (a barrier phase synchronises the schedule's
-        # ranks only), made before the clock starts
-        comms = {n: comm.Split(0 if rank < n else MPI.UNDEFINED, rank)
-                 for n in sorted({s.nprocs for s in schedules} | {comm.Get_size()})}
+        # a barrier phase synchronises the schedule's ranks only, or each group's
+        comms = Comms(comm, schedules)
         clock = run_plan(comms, rank, steps, data, status)
         results = {}
         for s in schedules:  # then MPI's own collective on the same bytes, one at a time
             status.say(f"running MPI's collective for schedule {s.collective} (line {s.line})")
             mine = [p for p in data[s.collective].problems() if p.startswith(f"node {rank}:")]
-            library, library_s = (library_collective(comms[s.nprocs], rank,
+            library, library_s = (library_collective(comms.by_size[s.nprocs], rank,
                                                      job["collectives"][s.collective],
                                                      data[s.collective])
                                   if rank < s.nprocs else ("", 0.0))

@@ -44,7 +44,7 @@ class Platform:
     serial_sender: bool  # True: a node's messages leave one after another
     overhead_s: Callable[[Transfer], float]  # sender start-up of one message
     copy_time_s: Callable[[int], float]
-    barrier_s: float
+    barrier_time_s: Callable[[int], float]  # a barrier of that many nodes
     note: str
     routes: dict[tuple[int, int], list[str]] | None = None  # links per pair; None: SimGrid's own
     links: dict[str, tuple[float, float]] = field(default_factory=dict)  # (bytes/s, latency s)
@@ -114,7 +114,7 @@ def crossbar_platform(nnodes: int, startup_s: float, port_Bps: float, network: N
     routes = {(s, d): [f"up{s}", f"down{d}"] for s in range(nnodes) for d in range(nnodes)}
     links = {f"{way}{i}": (rate_Bps, 0.0) for i in range(nnodes) for way in ("up", "down")}
     return Platform("crossbar", lambda: xml, nnodes, True, lambda t: startup_s,
-                    network.copy_time_s, network.barrier_time_s(nnodes),
+                    network.copy_time_s, network.barrier_time_s,
                     "crossbar cluster, one split-duplex link per host at 1/beta, "
                     "start-up alpha paid by the sender", routes, links)
 
@@ -141,7 +141,7 @@ def routed_platform(nnodes: int, route: Callable[[int, int], list[Any]], node_Bp
         links[f"out{src}"] = links[f"in{dst}"] = (node_Bps, 0.0)
     with_loopbacks(links, routes, pairs)
     return Platform("routed", lambda: routed_zone(nnodes, links, routes), nnodes, True,
-                    lambda t: startup_s, network.copy_time_s, network.barrier_time_s(nnodes),
+                    lambda t: startup_s, network.copy_time_s, network.barrier_time_s,
                     "every directed hop of the target's routes a link, end points at 1/tau, "
                     "start-up paid by the sender", routes, links)
 

@@ -11,8 +11,10 @@ message's time on a free path is latency + bytes / bandwidth, like the built-in 
 Where they differ is contention: SimGrid shares a link's bandwidth between the flows on
 it, the built-in wormhole models hold links whole; `compare` says so for each collective.
 Phases keep their synchronisation: a `local` phase ends for a node when its own sends are
-done and its receives have arrived, a `barrier` phase on a SimGrid barrier; iWarp's phased
-messages also pass the synchronizing switch's per-link gates (simgrid_worker.Switch).
+done and its receives have arrived, a `barrier` phase on a SimGrid barrier (one per group
+for a barrier scoped to groups, Phase.barrier_groups, at the barrier time of the group's
+size); iWarp's phased messages also pass the synchronizing switch's per-link gates
+(simgrid_worker.Switch).
 
 Data: SimGrid moves sizes, not bytes. Every message carries its (schedule, phase, index),
 which the receiver checks, and the payloads are moved by the data layer in phase order
@@ -73,8 +75,11 @@ def _schedule_json(schedule: Schedule, platform: Platform, data) -> dict[str, An
             else:
                 msgs.append([first.src, first.dst, nbytes, platform.overhead_s(first),
                              platform.switched(first)])
-        phases.append({"sync": phase.sync, "barrier_s": platform.barrier_s, "messages": msgs,
-                       "copies": copies})
+        # groups: [members, barrier seconds] of each scoped barrier; none: every node's
+        groups = [[list(nodes), platform.barrier_time_s(len(nodes))]
+                  for nodes in phase.barrier_groups]
+        phases.append({"sync": phase.sync, "barrier_s": platform.barrier_time_s(schedule.nprocs),
+                       "groups": groups, "messages": msgs, "copies": copies})
     return {"type": "schedule", "id": schedule.collective, "nprocs": schedule.nprocs,
             "phases": phases}
 

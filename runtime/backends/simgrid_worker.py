@@ -10,7 +10,8 @@ Execution mirrors runtime/interpreter.py: one actor per node walks the steps; in
 it posts a receive for every message due to it (one mailbox per (source, destination)
 pair, so messages of a pair match in order), pays each send's start-up, sends, and
 waits (a `local` phase ends there: the node goes on when its own sends are done and its
-receives have arrived); a `barrier` phase then waits for all nodes and the barrier time.
+receives have arrived); a `barrier` phase then waits for all nodes and the barrier time, or,
+scoped to groups, for the node's group and the barrier time of the group's size.
 Messages marked `switched` (iWarp's phased messages) pass the synchronizing switch's
 per-link gates first (Switch below, targets/iwarp/wormhole.py SwitchGates). Every message
 carries its (schedule, phase, index) and the receiver checks it: a message that arrives
@@ -95,7 +96,7 @@ class Run:
     def __init__(self, spec: dict):
         self.spec = spec
         self.hosts: list = []
-        self.barriers: dict[tuple[int, int], Barrier] = {}
+        self.barriers: dict[tuple[int, int, int], Barrier] = {}
         self.timings: dict[int, list[float]] = {}
         self.finish_s: dict[int, float] = {}
         self.spans: list[list] = []
@@ -113,10 +114,11 @@ class Run:
             self.gates[(src, dst)] = [link for link in links if not link.name.startswith(skip)]
         return self.gates[(src, dst)]
 
-    def barrier(self, sid: int, k: int, nprocs: int) -> Barrier:
-        key = (sid, k)
+    def barrier(self, sid: int, k: int, group: int, parties: int) -> Barrier:
+        """Phase k's barrier of schedule sid for `group` (-1: every node) of `parties` nodes."""
+        key = (sid, k, group)
         if key not in self.barriers:
-            self.barriers[key] = Barrier(nprocs)
+            self.barriers[key] = Barrier(parties)
         return self.barriers[key]
 
     def plan_switch(self) -> None:
@@ -209,10 +211,21 @@ class Run:
                                      f"schedule {sid}")
         for execution in copies:
             execution.wait()
-        if phase["sync"] == "barrier":
-            self.barrier(sid, k, nprocs).wait()
-            this_actor.sleep_for(phase["barrier_s"])
+        for group, parties, barrier_s in barrier_of(phase, node, nprocs):
+            self.barrier(sid, k, group, parties).wait()
+            this_actor.sleep_for(barrier_s)
         self.spans.append([node, "phase", start, Engine.clock, f"phase {k}"])
+
+
+def barrier_of(phase: dict, node: int, nprocs: int) -> list[tuple[int, int, float]]:
+    """(group, its node count, barrier seconds) of the barrier `node` takes after `phase`:
+    none for a local phase or a node in no group of a scoped barrier; group -1: every node."""
+    if phase["sync"] != "barrier":
+        return []
+    if not phase["groups"]:
+        return [(-1, nprocs, phase["barrier_s"])]
+    return [(j, len(nodes), barrier_s) for j, (nodes, barrier_s) in enumerate(phase["groups"])
+            if node in nodes]
 
 
 def run(spec: dict) -> dict:

@@ -130,20 +130,20 @@ class BokhariTarget(Target):
     def check_receive_buffers(self, schedule: Schedule) -> None:
         """Refuse a schedule that posts more receive bytes at once than a node can buffer.
 
-        Receives are posted for everything a node gets between two barriers.
+        Receives are posted for everything a node gets between two barriers it takes part in.
         """
         limit = getattr(self.params, "recv_buffer_bytes", 0.0)
         if not limit:
             return
-        windows, posted = [], [0] * schedule.nprocs
+        worst, posted = [0] * schedule.nprocs, [0] * schedule.nprocs
         for phase in schedule.phases:
-            if phase.sync == "barrier":
-                windows.append(posted)
-                posted = [0] * schedule.nprocs
+            for nodes in phase.barriers(schedule.nprocs):
+                for p in nodes:
+                    worst[p], posted[p] = max(worst[p], posted[p]), 0
             for t in phase.recvs:
                 if t.src != t.dst:
                     posted[t.dst] += t.nbytes
-        worst = max(windows + [posted], key=max)
+        worst = [max(w, p) for w, p in zip(worst, posted)]
         if max(worst) > limit:
             node = worst.index(max(worst))
             raise usage_error(
@@ -229,10 +229,6 @@ class BokhariTarget(Target):
 
     def route_hops(self, src: int, dst: int) -> int:
         return len(self.route(src, dst))
-
-    def barrier_s(self, nnodes: int) -> float:
-        """Table 1's barrier, a d - b us on 2^d nodes (the network's barrier_time_s)."""
-        return barrier_us(self.params, nnodes) * 1e-6
 
     def busiest_link_s(self, matrix: Any) -> float:
         """The Paragon's mesh links under row-column routing at link_MBps (seed 000 Sec. 6);

@@ -56,6 +56,6 @@ def torus_platform(torus: Torus, p: IWarpParams, network: Network, pairs: list[t
 
         kind, note = "torus-routes", "torus of directed links with the target's e-cube routes"
     return Platform(kind, build_xml, torus.nnodes, False, overhead_s, network.copy_time_s,
-                    network.barrier_time_s(torus.nnodes),
+                    network.barrier_time_s,
                     note + ", overhead paid by the sender, phased messages gated per link as by "
                     "the synchronizing switch", routes, links, lambda t: untag(t.message) is not None)

@@ -192,6 +192,8 @@ class _SchedulePlanner:
                                       "phase that sends it")
             self.phase(phase.sends)
             if phase.sync == "barrier":
+                # MPI_COMM_WORLD's barrier, also for one scoped to groups (Phase.barrier_groups):
+                # every rank runs every phase, so the wider barrier only waits longer
                 self.plan.emit_all(BARRIER)
         self.plan.emit_all(END, self.index)
         for rank, *check in self.checks:

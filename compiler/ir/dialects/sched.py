@@ -74,7 +74,9 @@ class ScheduleOp(IRDLOperation):
     Its phases are tables rather than nested ops, so a schedule of a million messages
     is one op: `sends` and `recvs` hold six i64 per transfer (TRANSFER_FIELDS), phase k's
     rows are [send_offsets[k], send_offsets[k+1]), and `phase_sync[k]` is "local" or
-    "barrier".
+    "barrier". A barrier scoped to groups (Phase.barrier_groups) lists them: phase k's groups
+    are [barrier_offsets[k], barrier_offsets[k+1]) of `barrier_sizes`, their members one group
+    after another in `barrier_members`; a barrier phase with none spans every node.
     """
 
     name = "sched.schedule"
@@ -92,6 +94,9 @@ class ScheduleOp(IRDLOperation):
     sends = attr_def(DenseArrayBase[I64])
     recv_offsets = attr_def(DenseArrayBase[I64])
     recvs = attr_def(DenseArrayBase[I64])
+    barrier_offsets = attr_def(DenseArrayBase[I64])
+    barrier_sizes = attr_def(DenseArrayBase[I64])
+    barrier_members = attr_def(DenseArrayBase[I64])
 
     def __init__(self, collective: int, kind: str, algorithm: str, nprocs: int,
                  phases: Sequence[Phase] = (), src: str = "", dst: str = "", line: int = 0,
@@ -112,6 +117,12 @@ class ScheduleOp(IRDLOperation):
                 "sends": DenseArrayBase(i64, BytesAttr(sends)),
                 "recv_offsets": DenseArrayBase(i64, BytesAttr(recv_offsets)),
                 "recvs": DenseArrayBase(i64, BytesAttr(recvs)),
+                "barrier_offsets": DenseArrayBase.from_list(
+                    i64, np.cumsum([0] + [len(p.barrier_groups) for p in phases]).tolist()),
+                "barrier_sizes": DenseArrayBase.from_list(
+                    i64, [len(g) for p in phases for g in p.barrier_groups]),
+                "barrier_members": DenseArrayBase.from_list(
+                    i64, [m for p in phases for g in p.barrier_groups for m in g]),
             }
         )
 
@@ -129,12 +140,21 @@ class ScheduleOp(IRDLOperation):
         so, ro = _values(self.send_offsets), _values(self.recv_offsets)
         return [(sends[so[k]:so[k + 1]], recvs[ro[k]:ro[k + 1]]) for k in range(self.phase_count)]
 
+    def barrier_groups(self) -> list[tuple[tuple[int, ...], ...]]:
+        """Each phase's barrier groups (Phase.barrier_groups)."""
+        members = iter(_values(self.barrier_members).tolist())
+        groups = [tuple(next(members) for _ in range(size))
+                  for size in _values(self.barrier_sizes).tolist()]
+        bo = _values(self.barrier_offsets).tolist()
+        return [tuple(groups[bo[k]:bo[k + 1]]) for k in range(self.phase_count)]
+
     def phases(self) -> tuple[Phase, ...]:
         sends = _transfers(self.sends.data.data)
         recvs = _transfers(self.recvs.data.data)
         so, ro = _values(self.send_offsets).tolist(), _values(self.recv_offsets).tolist()
-        return tuple(Phase(sends[so[k]:so[k + 1]], recvs[ro[k]:ro[k + 1]], sync.data)
-                     for k, sync in enumerate(self.phase_sync.data))
+        return tuple(Phase(sends[so[k]:so[k + 1]], recvs[ro[k]:ro[k + 1]], sync.data, groups)
+                     for k, (sync, groups) in enumerate(zip(self.phase_sync.data,
+                                                            self.barrier_groups())))
 
     def verify_(self) -> None:
         n = self.nprocs.value.data
@@ -167,6 +187,28 @@ class ScheduleOp(IRDLOperation):
                                           f"{int(bad[0, column])} outside 0..{n - 1}"
                                           + (" (or a piece's number past them)" if column == 3
                                              else ""))
+        self._verify_barrier_groups(n)
+
+    def _verify_barrier_groups(self, n: int) -> None:
+        """Groups only on barrier phases; sizes >= 1 that split the members; each phase's
+        groups disjoint sets of distinct ranks in 0..n-1."""
+        bo, sizes = _values(self.barrier_offsets), _values(self.barrier_sizes)
+        if (len(bo) != self.phase_count + 1 or bo[0] != 0 or bo[-1] != len(sizes)
+                or (np.diff(bo) < 0).any()):
+            raise VerifyException(f"'{self.name}' barrier_offsets must rise from 0 to {len(sizes)} "
+                                  f"in {self.phase_count + 1} entries")
+        if (sizes < 1).any() or sizes.sum() != len(_values(self.barrier_members)):
+            raise VerifyException(f"'{self.name}' barrier_sizes {sizes.tolist()} do not split the "
+                                  f"{len(_values(self.barrier_members))} barrier_members")
+        for k, (sync, groups) in enumerate(zip(self.phase_sync.data, self.barrier_groups())):
+            if groups and sync.data != "barrier":
+                raise VerifyException(f"'{self.name}' phase {k} is {sync.data} but has barrier "
+                                      "groups (only a barrier phase is scoped to groups)")
+            ranks = [m for g in groups for m in g]
+            if len(set(ranks)) != len(ranks) or any(not 0 <= m < n for m in ranks):
+                raise VerifyException(f"'{self.name}' phase {k}: barrier groups must be disjoint "
+                                      f"sets of distinct ranks in 0..{n - 1}, got "
+                                      f"{[list(g) for g in groups]}")
 
 
 @irdl_op_definition

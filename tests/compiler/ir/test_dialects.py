@@ -54,6 +54,51 @@ def test_schedule_round_trip_through_text() -> None:
     assert sched.schedule_from_ir(op) == s
 
 
+def grouped_schedule() -> Schedule:
+    """Four nodes in two groups: phase 0's barrier is scoped to both, phase 1's to {2, 3}
+    only, phase 2's spans every node."""
+    a, b = Transfer(0, 1, 8, 0, 1), Transfer(3, 2, 8, 3, 2)
+    return Schedule(0, "alltoall", "direct", 4, (
+        Phase((a, b), (a, b), "barrier", ((0, 1), (2, 3))),
+        Phase((), (), "barrier", ((2, 3),)), Phase((), (), "barrier")))
+
+
+def test_barrier_groups_round_trip_through_text() -> None:
+    s = grouped_schedule()
+    op = sched.schedule_to_ir(s)
+    op.verify()
+    assert list(op.barrier_offsets.get_values()) == [0, 2, 3, 3]
+    assert list(op.barrier_sizes.get_values()) == [2, 2, 2]
+    assert list(op.barrier_members.get_values()) == [0, 1, 2, 3, 2, 3]
+    (parsed,) = parse_module(print_generic(ModuleOp([op]))).ops
+    assert sched.schedule_from_ir(parsed) == s
+    assert [p.barriers(4) for p in s.phases] == [((0, 1), (2, 3)), ((2, 3),), ((0, 1, 2, 3),)]
+
+
+@pytest.mark.parametrize("attribute, values, message", [
+    ("barrier_offsets", [0, 2, 1, 3], "barrier_offsets must rise from 0 to 3 in 4 entries"),
+    ("barrier_sizes", [2, 2, 1], r"barrier_sizes \[2, 2, 1\] do not split the 6 barrier_members"),
+    ("barrier_sizes", [2, 0, 4], r"barrier_sizes \[2, 0, 4\] do not split"),
+    ("barrier_members", [0, 1, 1, 3, 2, 3], r"phase 0: barrier groups must be disjoint sets of "
+                                            r"distinct ranks in 0..3, got \[\[0, 1\], \[1, 3\]\]"),
+    ("barrier_members", [0, 1, 2, 3, 2, 4], r"phase 1: barrier groups must be disjoint .* \[\[2, 4\]\]"),
+])
+def test_schedule_rejects_bad_barrier_groups(attribute: str, values: list[int], message: str) -> None:
+    op = sched.schedule_to_ir(grouped_schedule())
+    op.attributes[attribute] = DenseArrayBase.from_list(i64, values)
+    with pytest.raises(VerifyException, match=message):
+        op.verify()
+
+
+def test_barrier_groups_only_on_a_barrier_phase() -> None:
+    op = sched.schedule_to_ir(grouped_schedule())
+    op.attributes["phase_sync"] = ArrayAttr([StringAttr(x) for x in ("barrier", "local", "barrier")])
+    with pytest.raises(VerifyException, match="phase 1 is local but has barrier groups"):
+        op.verify()
+    with pytest.raises(ValueError, match="a local phase has no barrier to scope"):
+        Phase((), (), "local", ((0, 1),))
+
+
 def test_compute_round_trip() -> None:
     c = ComputeStep("fft rows", 16, 1.2345678901234567e-7, line=4)
     assert sched.compute_from_ir(sched.compute_to_ir(c)) == c

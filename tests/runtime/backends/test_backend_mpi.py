@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import compile_text, pipeline_source
+from conftest import GROUPED_EXCHANGE, compile_text, pipeline_source
 from phalanx.grammar.diagnostics import UsageError
 from phalanx.runtime.backends import mpi
 
@@ -48,6 +48,18 @@ def test_reduction_and_broadcast_against_mpi_library():
         run = mpi.run_mpi(compile_text(source))
         assert run.verified, run.to_json()["collectives"]
         assert run.to_json()["collectives"][0]["mpi_library"] == library
+
+
+@needs_mpi
+def test_barriers_in_groups_run_on_each_groups_communicator():
+    """An all-to-all in 4 groups of 4 by the standard exchange: each of its 2 barrier phases
+    runs on the rank's group's communicator (split off before the clock starts; a rank
+    waiting on another split would hang), and every rank's data are verified."""
+    compiled = compile_text(GROUPED_EXCHANGE, algorithm="alltoall=standard")
+    assert sum(bool(p.barrier_groups) for p in compiled.schedules[0].phases) == 2
+    run = mpi.run_mpi(compiled, timeout_s=120)
+    assert run.verified, run.to_json()["collectives"]
+    assert run.to_json()["collectives"][0]["mpi_library"] == "MPI_Alltoallv in groups"
 
 
 PIPELINE = pipeline_source(8)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import GROUPED_EXCHANGE, whole_machine_barriers
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import UsageError
@@ -75,6 +76,19 @@ def test_flow_model_charges_barriers_and_serial_senders():
     sends = (3 + 7)  # 2^2 - 1 and 2^3 - 1 exchanges, each moving 2^(5-d_i) blocks
     floor_s = (sends * p.startup_us + p.us_per_byte * 1024 * (3 * 8 + 7 * 4)) * 1e-6
     assert flow >= floor_s
+
+
+def test_flow_model_charges_each_group_its_own_barrier():
+    """An all-to-all in 4 groups of 4 on hypercube:4 by the standard exchange: its 2 barrier
+    phases are scoped to the groups, so each costs Table 1's 4-node barrier (126 * 2 - 113 =
+    139 us), not the 16-node one (126 * 4 - 113 = 391 us)."""
+    compiled = compile_program(GROUPED_EXCHANGE, algorithm="alltoall=standard")
+    s = compiled.schedules[0]
+    assert sum(bool(p.barrier_groups) for p in s.phases) == 2
+    platform = platform_for(compiled.target, simgrid.used_pairs(compiled))
+    scoped = flowcost.schedule_time_s(platform, s)
+    whole = flowcost.schedule_time_s(platform, whole_machine_barriers(s))
+    assert whole - scoped == pytest.approx(2 * (391 - 139) * 1e-6, rel=1e-9)
 
 
 def test_unknown_cost_model_is_a_clear_error(cli, examples):
