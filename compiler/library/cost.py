@@ -16,9 +16,22 @@ from phalanx.compiler.library.registry import PortModel
 from phalanx.compiler.schedule import Schedule, Transfer
 
 
+def combined_bytes(group: tuple[Transfer, ...] | list[Transfer]) -> int:
+    """Wire bytes of one message of reduction partials: partials bound for one destination
+    combine element-wise on the way (the sender applies the reduction first), so the message
+    carries one partial's bytes per destination (one element, or a dim reduction's block)."""
+    return max(t.nbytes for t in group) * len({t.final for t in group})
+
+
+def combine_operations(nbytes: int, finals: int, element_bytes: int | None) -> int:
+    """Elements a receiver merges into its own partials from a message of `nbytes` combined
+    bytes: one per final when each partial is one element, else the message's elements."""
+    return finals if element_bytes is None else nbytes // element_bytes
+
+
 def messages(transfers: tuple[Transfer, ...], reduction: bool) -> list[tuple[int, int, int, int]]:
     """(src, dst, wire bytes, finals) of each network message or local copy of a phase, in
-    order. Partials travelling together to one destination combine to one element per final."""
+    order. Partials travelling together to one destination combine (combined_bytes)."""
     groups: dict[tuple[int, int, int], list[Transfer]] = {}
     out = []
     for t in transfers:
@@ -30,14 +43,14 @@ def messages(transfers: tuple[Transfer, ...], reduction: bool) -> list[tuple[int
     sizes = []
     for key in out:
         group = groups[key]
-        nbytes = (max(t.nbytes for t in group) * len({t.final for t in group}) if reduction
-                  else sum(t.nbytes for t in group))
+        nbytes = combined_bytes(group) if reduction else sum(t.nbytes for t in group)
         sizes.append((key[0], key[1], nbytes, len({t.final for t in group})))
     return sizes
 
 
-def estimate_s(schedule: Schedule, port: PortModel) -> float:
-    """The schedule's time: per phase, each node's messages in order, start-up then streaming."""
+def estimate_s(schedule: Schedule, port: PortModel, element_bytes: int | None = None) -> float:
+    """The schedule's time: per phase, each node's messages in order, start-up then streaming.
+    `element_bytes`: a reduction's partials are blocks of such elements (Collective)."""
     reduction = schedule.kind in REDUCTIONS
     ready = [0.0] * schedule.nprocs
     for phase in schedule.phases:
@@ -46,8 +59,9 @@ def estimate_s(schedule: Schedule, port: PortModel) -> float:
         out = {g: [0.0] * port.streams for g in groups}
         inn = out if port.shared_engine else {g: [0.0] * port.streams for g in groups}
         for src, dst, nbytes, finals in messages(phase.sends, reduction):
-            # The receiver merges one element per final into its own partial, one at a time.
-            combine_s = port.combine_s_per_op * finals if reduction else 0.0
+            # The receiver merges the message's elements into its own partials, one at a time.
+            combine_s = (port.combine_s_per_op * combine_operations(nbytes, finals, element_bytes)
+                         if reduction else 0.0)
             if port.port(src) == port.port(dst):  # a local copy, or within a shared port's node
                 cpu[src] += port.copy_s_per_byte * nbytes
                 arith[dst] = max(arith[dst], cpu[src]) + combine_s

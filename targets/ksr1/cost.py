@@ -38,9 +38,10 @@ def _loops(phase: Phase, kind: str, params: KsrParams) -> dict[tuple[int, int, i
     loops: dict[tuple[int, int, int], int] = defaultdict(int)
     for i, t in enumerate(phase.sends):
         if t.src != t.dst:
-            loops[(t.dst, t.src, t.message if t.message > 0 else -1 - i)] += t.nbytes
-    if kind in REDUCTIONS:  # partials fetched in one loop travel combined: one element
-        return {k: 1 for k in loops}
+            key = (t.dst, t.src, t.message if t.message > 0 else -1 - i)
+            # partials fetched in one loop travel combined: one partial (an element, or a
+            # reduction along dims' block); other blocks add up
+            loops[key] = max(loops[key], t.nbytes) if kind in REDUCTIONS else loops[key] + t.nbytes
     return {k: subpages(v, params) for k, v in loops.items()}
 
 
@@ -83,8 +84,8 @@ def lower_bound_s(coll: Collective, params: KsrParams) -> float:
     m = coll.network_matrix
     if not m.any():
         return 0.0
-    if coll.kind in REDUCTIONS:
-        most = 1
+    if coll.kind in REDUCTIONS:  # at least one partial, combined
+        most = subpages(int(m.max()), params)
     else:
         # a read loop may pack blocks of several cells into one subpage (a tree's levels)
         most = max(math.ceil(int(m[:, q].sum()) / params.subpage_bytes) for q in range(coll.nprocs))

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from xdsl.dialects.builtin import I64, BytesAttr, DenseArrayBase, IntegerAttr, StringAttr, i64
 from xdsl.ir import Attribute, Dialect
-from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition
+from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition, opt_attr_def
 from xdsl.utils.exceptions import VerifyException
 
 
@@ -41,12 +41,17 @@ class CollectiveOp(IRDLOperation, ABC):
     # every group one after another (global ranks); both empty for a whole-statement collective.
     group_sizes = attr_def(DenseArrayBase[I64])
     group_members = attr_def(DenseArrayBase[I64])
+    # A reduction along dimensions: the bytes of one element of its partials, which are blocks
+    # of elements combined element-wise; absent where each partial is one element.
+    element_bytes = opt_attr_def(IntegerAttr[I64])
 
     def __init__(self, collective: int, src: str, dst: str, byte_matrix: Sequence[Sequence[int]],
                  line: int = 0, root: int = -1, stage: int = -1,
-                 groups: Sequence[Sequence[int]] = ()) -> None:
-        super().__init__(attributes=self._common_attrs(collective, src, dst, byte_matrix, line,
-                                                       root, stage, groups))
+                 groups: Sequence[Sequence[int]] = (), element_bytes: int | None = None) -> None:
+        attrs = self._common_attrs(collective, src, dst, byte_matrix, line, root, stage, groups)
+        if element_bytes is not None:
+            attrs["element_bytes"] = IntegerAttr(element_bytes, i64)
+        super().__init__(attributes=attrs)
 
     @staticmethod
     def _common_attrs(
@@ -72,6 +77,9 @@ class CollectiveOp(IRDLOperation, ABC):
         members = iter(self.group_members.get_values())
         return tuple(tuple(next(members) for _ in range(size))
                      for size in self.group_sizes.get_values())
+
+    def element_bytes_value(self) -> int | None:
+        return None if self.element_bytes is None else self.element_bytes.value.data
 
     @property
     def kind(self) -> str:
@@ -102,6 +110,7 @@ class CollectiveOp(IRDLOperation, ABC):
             "byte_matrix": self.byte_matrix_rows(),
             "line": self.line.value.data,
             "groups": [list(g) for g in self.groups_value()],
+            "element_bytes": self.element_bytes_value(),
         }
 
     def verify_(self) -> None:
@@ -122,6 +131,9 @@ class CollectiveOp(IRDLOperation, ABC):
         if len(set(members)) != len(members) or any(not 0 <= m < n for m in members):
             raise VerifyException(f"'{self.name}' group_members must be distinct ranks in "
                                   f"0..{n - 1}")
+        element = self.element_bytes_value()
+        if element is not None and element < 1:
+            raise VerifyException(f"'{self.name}' element_bytes must be >= 1, got {element}")
 
 
 @irdl_op_definition
