@@ -480,7 +480,7 @@ def test_coll_op_carries_the_element_size_of_partial_blocks():
     assert op.python_attrs()["element_bytes"] == 8
     assert collective_from_op(op) == c  # the IR keeps every field
     one = coll_dialect.ReduceOp(0, "A", "s", [[0, 8], [0, 0]], root=1)
-    assert one.element_bytes_value() is None  # `s = sum(A)`: each partial one element
-    bad = coll_dialect.ReduceOp(0, "A", "s", [[0, 8], [0, 0]], root=1, element_bytes=0)
-    with pytest.raises(Exception, match="element_bytes must be >= 1, got 0"):
+    assert one.element_bytes_value() is None  # `s = sum(A)`: each partial one element (0)
+    bad = coll_dialect.ReduceOp(0, "A", "s", [[0, 8], [0, 0]], root=1, element_bytes=-8)
+    with pytest.raises(Exception, match="element_bytes must be >= 0, got -8"):
         bad.verify()

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from xdsl.dialects.builtin import I64, BytesAttr, DenseArrayBase, IntegerAttr, StringAttr, i64
 from xdsl.ir import Attribute, Dialect
-from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition, opt_attr_def
+from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition
 from xdsl.utils.exceptions import VerifyException
 
 
@@ -41,17 +41,12 @@ class CollectiveOp(IRDLOperation, ABC):
     # every group one after another (global ranks); both empty for a whole-statement collective.
     group_sizes = attr_def(DenseArrayBase[I64])
     group_members = attr_def(DenseArrayBase[I64])
-    # A reduction along dimensions: the bytes of one element of its partials, which are blocks
-    # of elements combined element-wise; absent where each partial is one element.
-    element_bytes = opt_attr_def(IntegerAttr[I64])
 
     def __init__(self, collective: int, src: str, dst: str, byte_matrix: Sequence[Sequence[int]],
                  line: int = 0, root: int = -1, stage: int = -1,
-                 groups: Sequence[Sequence[int]] = (), element_bytes: int | None = None) -> None:
-        attrs = self._common_attrs(collective, src, dst, byte_matrix, line, root, stage, groups)
-        if element_bytes is not None:
-            attrs["element_bytes"] = IntegerAttr(element_bytes, i64)
-        super().__init__(attributes=attrs)
+                 groups: Sequence[Sequence[int]] = ()) -> None:
+        super().__init__(attributes=self._common_attrs(collective, src, dst, byte_matrix, line,
+                                                       root, stage, groups))
 
     @staticmethod
     def _common_attrs(
@@ -77,9 +72,6 @@ class CollectiveOp(IRDLOperation, ABC):
         members = iter(self.group_members.get_values())
         return tuple(tuple(next(members) for _ in range(size))
                      for size in self.group_sizes.get_values())
-
-    def element_bytes_value(self) -> int | None:
-        return None if self.element_bytes is None else self.element_bytes.value.data
 
     @property
     def kind(self) -> str:
@@ -110,7 +102,6 @@ class CollectiveOp(IRDLOperation, ABC):
             "byte_matrix": self.byte_matrix_rows(),
             "line": self.line.value.data,
             "groups": [list(g) for g in self.groups_value()],
-            "element_bytes": self.element_bytes_value(),
         }
 
     def verify_(self) -> None:
@@ -131,9 +122,6 @@ class CollectiveOp(IRDLOperation, ABC):
         if len(set(members)) != len(members) or any(not 0 <= m < n for m in members):
             raise VerifyException(f"'{self.name}' group_members must be distinct ranks in "
                                   f"0..{n - 1}")
-        element = self.element_bytes_value()
-        if element is not None and element < 1:
-            raise VerifyException(f"'{self.name}' element_bytes must be >= 1, got {element}")
 
 
 @irdl_op_definition
@@ -190,11 +178,40 @@ class AlltoallOp(CollectiveOp):
             )
 
 
-def _kind_op(kind: str, doc: str) -> type[CollectiveOp]:
-    """One op per collective kind; they differ only in name (the kind)."""
+class ReductionOp(CollectiveOp, ABC):
+    """A reduce or allreduce: partial results combined element-wise."""
+
+    # A reduction along dimensions: the bytes of one element of its partials, which are blocks
+    # of such elements; 0 where each partial is one element (`s = sum(A)`).
+    element_bytes = attr_def(IntegerAttr[I64])
+
+    def __init__(self, collective: int, src: str, dst: str, byte_matrix: Sequence[Sequence[int]],
+                 line: int = 0, root: int = -1, stage: int = -1,
+                 groups: Sequence[Sequence[int]] = (), element_bytes: int = 0) -> None:
+        attrs = self._common_attrs(collective, src, dst, byte_matrix, line, root, stage, groups)
+        attrs["element_bytes"] = IntegerAttr(element_bytes, i64)
+        IRDLOperation.__init__(self, attributes=attrs)
+
+    def element_bytes_value(self) -> int | None:
+        """None where each partial is one element."""
+        return self.element_bytes.value.data or None
+
+    def python_attrs(self) -> Mapping[str, object]:
+        return {**super().python_attrs(), "element_bytes": self.element_bytes.value.data}
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.element_bytes.value.data < 0:
+            raise VerifyException(f"'{self.name}' element_bytes must be >= 0, got "
+                                  f"{self.element_bytes.value.data}")
+
+
+def _kind_op(kind: str, doc: str, base: type[CollectiveOp] = CollectiveOp) -> type[CollectiveOp]:
+    """One op per collective kind; they differ only in name (the kind) and a reduction's
+    element size."""
     camel = "".join(part.capitalize() for part in kind.split("_"))
-    return irdl_op_definition(type(f"{camel}Op", (CollectiveOp,), {"name": f"coll.{kind}",
-                                                                    "__doc__": doc}))
+    return irdl_op_definition(type(f"{camel}Op", (base,), {"name": f"coll.{kind}",
+                                                            "__doc__": doc}))
 
 
 AlltoallvOp = _kind_op("alltoallv", "All-to-all with blocks of different sizes.")
@@ -202,8 +219,8 @@ BroadcastOp = _kind_op("broadcast", "The root's data to every processor.")
 ScatterOp = _kind_op("scatter", "The root's data, a different part to each processor.")
 GatherOp = _kind_op("gather", "Every processor's part concatenated on the root.")
 AllgatherOp = _kind_op("allgather", "Every processor's part concatenated on every processor.")
-ReduceOp = _kind_op("reduce", "Partial results combined on the root.")
-AllreduceOp = _kind_op("allreduce", "Partial results combined on every processor.")
+ReduceOp = _kind_op("reduce", "Partial results combined on the root.", ReductionOp)
+AllreduceOp = _kind_op("allreduce", "Partial results combined on every processor.", ReductionOp)
 CshiftOp = _kind_op("cshift", "A circular shift along one dimension.")
 PermutationOp = _kind_op("permutation", "Each processor sends to at most one other.")
 SparseOp = _kind_op("sparse", "Any other exchange: the byte matrix says who sends how much to whom.")

@@ -27,16 +27,20 @@ def collective_op(c: Collective, stage: int = -1) -> coll.CollectiveOp:
     if c.kind == "alltoall":
         return coll.AlltoallOp(c.index, c.src, c.dst, c.byte_matrix, c.block_bytes or 0, c.line,
                                stage, c.groups)
+    if c.kind in ("reduce", "allreduce"):
+        return coll.KIND_OPS[c.kind](c.index, c.src, c.dst, c.byte_matrix, c.line, root, stage,
+                                     c.groups, c.element_bytes or 0)
     return coll.KIND_OPS[c.kind](c.index, c.src, c.dst, c.byte_matrix, c.line, root, stage,
-                                 c.groups, c.element_bytes)
+                                 c.groups)
 
 
 def collective_from_op(op: coll.CollectiveOp) -> Collective:
     rows = tuple(tuple(r) for r in op.byte_matrix_rows())
     root = op.root.value.data
+    element_bytes = op.element_bytes_value() if isinstance(op, coll.ReductionOp) else None
     return Collective(op.collective.value.data, op.kind, op.nprocs_value, rows, op.src.data,
                       op.dst.data, op.line.value.data, root if root >= 0 else None,
-                      op.groups_value(), op.element_bytes_value())
+                      op.groups_value(), element_bytes)
 
 
 def recognize_statement(index: int, stmt) -> Collective:
