@@ -414,7 +414,9 @@ class AssignmentData:
         """Bytes one message of these blocks puts on the wire: summed, or for a reduce the
         partials bound for one destination combined (the partials of a group cover the same
         destination elements, compiler/ir/transforms/recognize_collectives.py)."""
-        return combined_bytes(group) if self.combines else sum(t.nbytes for t in group)
+        if self.combines:
+            return combined_bytes(group, self.store.nprocs)
+        return sum(t.nbytes for t in group)
 
     def strided_bytes(self, group: tuple[Transfer, ...]) -> tuple[int, int]:
         """(bytes the sender's code must gather, bytes the receiver's must scatter): a block

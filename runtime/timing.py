@@ -27,6 +27,7 @@ class TimingData:
     """The interpreter's data object (runtime/data.py's interface) with the payload left out."""
 
     reduction: bool
+    nprocs: int  # the schedule's, which numbers the pieces of blocks
     element_bytes: int | None = None  # a reduction's partials are blocks of such elements
 
     def movable(self, t: Transfer) -> bool:
@@ -45,13 +46,13 @@ class TimingData:
         """As runtime/data.py: blocks summed, or a reduction's partials bound for one
         destination combined by the sender (one partial's bytes per destination)."""
         if self.reduction:
-            return combined_bytes(group)
+            return combined_bytes(group, self.nprocs)
         return sum(t.nbytes for t in group)
 
     def combine_operations(self, group: tuple[Transfer, ...]) -> int:
         if not self.reduction:
             return 0
-        return combine_operations(combined_bytes(group), len({t.final for t in group}),
+        return combine_operations(combined_bytes(group, self.nprocs), len({t.final for t in group}),
                                   self.element_bytes)
 
     def strided_bytes(self, group: tuple[Transfer, ...]) -> tuple[int, int]:
@@ -71,7 +72,8 @@ def schedule_time_s(target: Target, schedule: Schedule, seed: int = 0,
     a reduction's partials are blocks of such elements (Collective)."""
     from phalanx.runtime.simulate import run_plan  # simulate imports the compiler's driver
 
-    data = Payloads(lambda _: TimingData(schedule.kind in REDUCTIONS, element_bytes),
+    data = Payloads(lambda _: TimingData(schedule.kind in REDUCTIONS, schedule.nprocs,
+                                               element_bytes),
                     [schedule.collective])
     execution, _ = run_plan(target, Plan(schedule.nprocs, (schedule,)), data, seed)
     return execution.collectives[schedule.collective].time_s
