@@ -1,5 +1,6 @@
 """Rooted collectives: broadcast, scatter, gather and reduce by linear, binomial tree,
-scatter + allgather (van de Geijn) and pipelined chain schedules.
+scatter + allgather (van de Geijn), pipelined chain and, for a reduce of partial blocks,
+reduce-scatter + gather (Rabenseifner) schedules.
 
 Blocks are the collective's own: (root, q) for broadcast and scatter, (p, root) for gather and
 reduce. A node forwards what it holds: a copy of the broadcast's content (runtime/data.py
