@@ -502,8 +502,14 @@ def test_rabenseifner_wins_for_large_partials_and_needs_blocks_to_split():
     one = recognize(0, reduce_in_rows(), "A", "s", 4, "sum", "distributed", "distributed")
     assert dict(machine.candidates(one))["reduce-scatter-gather"].endswith(
         "each partial is one element, which cannot be split")
-    six = compile_program(ONE_GROUP.format(mapping="on P(0)").replace("P(8)", "P(6)")
-                          .replace("64, 64", "60, 60").replace("y(64)", "y(60)"),
-                          target="ideal:6", file="y.phx")
+    six_source = (ONE_GROUP.format(mapping="on P(0)").replace("P(8)", "P(6)")
+                  .replace("64, 64", "60, 60").replace("y(64)", "y(60)"))
+    six = compile_program(six_source, target="ideal:6", file="y.phx")
     assert dict(six.target.candidates(six.collectives[0]))["reduce-scatter-gather"] == \
         "it needs a power of two of members, but 6 take part"
+    with pytest.raises(PhalanxError) as forced:
+        compile_program(six_source, target="ideal:6", file="y.phx",
+                        algorithm="reduce=reduce-scatter-gather")
+    assert forced.value.diagnostic.message == (
+        "algorithm 'reduce-scatter-gather' cannot lower the reduce of line 4 on ideal:6: it "
+        "needs a power of two of members, but 6 take part")
