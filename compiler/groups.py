@@ -28,7 +28,8 @@ def _sub(coll: Collective, members: tuple[int, ...]) -> np.ndarray:
 def local(coll: Collective, members: tuple[int, ...]) -> Collective:
     """The group's collective on its own, members renumbered 0..n-1 in ascending order."""
     rows = tuple(tuple(int(x) for x in row) for row in _sub(coll, members))
-    group = Collective(coll.index, coll.kind, len(members), rows, coll.src, coll.dst, coll.line)
+    group = Collective(coll.index, coll.kind, len(members), rows, coll.src, coll.dst, coll.line,
+                       element_bytes=coll.element_bytes)
     # A target's schedules read a rooted kind's root from the collective: each group's own.
     return dataclasses.replace(group, root=root_of(group)) if coll.kind in ROOTED else group
 
@@ -48,7 +49,8 @@ def embedded(coll: Collective, members: tuple[int, ...]) -> Collective:
     m = np.zeros_like(coll.matrix)
     m[np.ix_(members, members)] = _sub(coll, members)
     rows = tuple(tuple(int(x) for x in row) for row in m)
-    return Collective(coll.index, coll.kind, coll.nprocs, rows, coll.src, coll.dst, coll.line)
+    return Collective(coll.index, coll.kind, coll.nprocs, rows, coll.src, coll.dst, coll.line,
+                      element_bytes=coll.element_bytes)
 
 
 def roots(coll: Collective) -> list[int]:

@@ -35,6 +35,9 @@ class Collective:
     # `kind` in groups: the members (global ranks, ascending) of each independent group,
     # every one of which is that collective on its own; empty for a whole-statement collective.
     groups: tuple[tuple[int, ...], ...] = ()
+    # A reduction along dimensions: each partial is a block of elements of this many bytes,
+    # combined element-wise; None: each partial is one element (`s = sum(A)`).
+    element_bytes: int | None = None
 
     @property
     def matrix(self) -> np.ndarray:
@@ -148,10 +151,11 @@ def classify(m: np.ndarray, op: str = "copy", src_mapping: str = "distributed",
 def recognize(index: int, byte_matrix: np.ndarray, src: str, dst: str, line: int,
               op: str = "copy", src_mapping: str = "distributed",
               dst_mapping: str = "distributed", nreceivers: int = 1,
-              root: int | None = None) -> Collective:
+              root: int | None = None, element_bytes: int | None = None) -> Collective:
     """The statement's collective. Where its byte matrix splits into two or more independent
     groups (connected components of who sends to whom) that are each the same known collective,
-    it is that collective in groups (a shift or a permutation stays what it is)."""
+    it is that collective in groups (a shift or a permutation stays what it is).
+    `element_bytes`: a reduction's partials are blocks of such elements (Collective)."""
     n = byte_matrix.shape[0]
     rows = tuple(tuple(int(x) for x in row) for row in byte_matrix)
     kind = classify(byte_matrix, op, src_mapping, dst_mapping, nreceivers)
@@ -160,6 +164,13 @@ def recognize(index: int, byte_matrix: np.ndarray, src: str, dst: str, line: int
         in_groups = group_kind(byte_matrix, groups, op, src_mapping, dst_mapping) \
             if len(groups) > 1 else None
         if in_groups is not None:
-            return Collective(index, in_groups, n, rows, src, dst, line, None, tuple(groups))
+            return Collective(index, in_groups, n, rows, src, dst, line, None, tuple(groups),
+                              _element_bytes(in_groups, element_bytes))
     keeps_root = kind in ("broadcast", "scatter", "gather", "reduce")
-    return Collective(index, kind, n, rows, src, dst, line, root if keeps_root else None)
+    return Collective(index, kind, n, rows, src, dst, line, root if keeps_root else None, (),
+                      _element_bytes(kind, element_bytes))
+
+
+def _element_bytes(kind: str, element_bytes: int | None) -> int | None:
+    """Only a reduce or allreduce combines partials element by element."""
+    return element_bytes if kind in ("reduce", "allreduce") else None

@@ -214,7 +214,7 @@ class Target(ABC):
         """`generate`, remembering the phases of each communication pattern: programs repeat
         the same redistribution many times, and generators are deterministic."""
         cache = self.__dict__.setdefault("_phase_cache", {})
-        key = (coll.kind, coll.byte_matrix, coll.root, coll.groups, algorithm)
+        key = (coll.kind, coll.byte_matrix, coll.root, coll.groups, coll.element_bytes, algorithm)
         if key not in cache:
             if coll.groups and algorithm.startswith(AS_PATTERN):
                 cache[key] = self.schedule_for(groups.as_pattern(coll),

@@ -19,6 +19,8 @@ import numpy as np
 
 from phalanx.compiler.commsets import CommSet, ReduceSet
 from phalanx.compiler.distribution import dim_local_map, local_shape, owned_indices, owned_sections
+from phalanx.compiler.library.cost import combine_operations, combined_bytes
+from phalanx.compiler.library.members import REDUCTIONS as REDUCTION_KINDS
 from phalanx.compiler.schedule import Transfer, block_of
 from phalanx.compiler.semantics import SPREAD, AssignStmt, DistArray, ReduceStmt
 
@@ -256,12 +258,16 @@ class AssignmentData:
     expected: list[np.ndarray]  # elements this statement (or stage) must write
     store: BlockStore = field(repr=False)
     arrived: dict[tuple[int, int], int] = field(default_factory=dict, repr=False)
+    # A reduction along dims recognized as a reduce or allreduce: partials bound for one
+    # destination travel combined (as TimingData and the cost models count them).
+    combines: bool = False
 
     @classmethod
     def build(cls, stmt: AssignStmt, rng: np.random.Generator,
-              sources: dict | None = None) -> AssignmentData:
+              sources: dict | None = None, combines: bool = False) -> AssignmentData:
         """`sources` shares one global source array among a pipeline's stages (they move
-        windows of the same statement), instead of drawing it again per stage."""
+        windows of the same statement), instead of drawing it again per stage. `combines`:
+        the statement is a reduce or allreduce (of partial blocks)."""
         commset = CommSet(stmt)
         n = commset.nprocs
         key = (stmt.src.name, stmt.loc.line) if stmt.window is not None else None
@@ -298,7 +304,7 @@ class AssignmentData:
         elif stmt.op == SPREAD:
             content = commset.content
         return cls(stmt, commset, src_local, [np.zeros(r.shape, dtype=r.dtype) for r in ref],
-                   writes, ref, expected, BlockStore(n, blocks, content))
+                   writes, ref, expected, BlockStore(n, blocks, content), combines=combines)
 
     def _local(self, array: DistArray, dim: int, global_idx: np.ndarray) -> np.ndarray | slice:
         """Local indices of global ones; a slice when a run maps onto a run (local maps
@@ -406,7 +412,11 @@ class AssignmentData:
         self.writes[node][index] += 1
 
     def wire_bytes(self, group: tuple[Transfer, ...]) -> int:
-        """Bytes one message of these blocks puts on the wire."""
+        """Bytes one message of these blocks puts on the wire: summed, or for a reduce the
+        partials bound for one destination combined (the partials of a group cover the same
+        destination elements, compiler/ir/transforms/recognize_collectives.py)."""
+        if self.combines:
+            return combined_bytes(group, self.store.nprocs)
         return sum(t.nbytes for t in group)
 
     def strided_bytes(self, group: tuple[Transfer, ...]) -> tuple[int, int]:
@@ -446,8 +456,12 @@ class AssignmentData:
         return cache[key]
 
     def combine_operations(self, group: tuple[Transfer, ...]) -> int:
-        """An assignment's blocks are stored, not combined."""
-        return 0
+        """A reduce's receiver merges the message's elements into its partials, one operation
+        per element; other assignments store their blocks."""
+        if not self.combines:
+            return 0
+        return combine_operations(self.wire_bytes(group), len({t.final for t in group}),
+                                  self.stmt.dst.itemsize)
 
     def put(self, t: Transfer, payload: np.ndarray) -> None:
         if t.origin >= self.store.nprocs:
@@ -680,10 +694,11 @@ class ReductionData:
 
 
 def build_data(stmt: AssignStmt | ReduceStmt, rng: np.random.Generator,
-               sources: dict | None = None):
+               sources: dict | None = None, kind: str = "sparse"):
+    """The payloads of one statement, recognized as a collective of `kind`."""
     if isinstance(stmt, ReduceStmt):
         return ReductionData.build(stmt, rng)
-    return AssignmentData.build(stmt, rng, sources)
+    return AssignmentData.build(stmt, rng, sources, combines=kind in REDUCTION_KINDS)
 
 
 NEVER_STARTED = "never started: the run stopped before any node reached this collective"

@@ -189,7 +189,9 @@ def own_times(compiled: Compiled, seed: int = 0, fast: bool = True,
         if measured and i in measured:
             replayed.setdefault(key, measured[i])
         if key not in replayed:
-            data = Payloads(lambda _, s=stmt: build_data(s, np.random.default_rng(seed), {}), [i])
+            kind = compiled.collectives[i].kind
+            data = Payloads(lambda _, s=stmt, k=kind: build_data(s, np.random.default_rng(seed), {}, k),
+                            [i])
             execution, _ = run_plan(compiled.target, Plan(compiled.plan.nprocs, (step,)), data, seed,
                                     fast=fast)
             replayed[key] = execution.collectives[i].time_s
@@ -215,7 +217,8 @@ def simulate(compiled: Compiled, seed: int = 0, *, fast: bool = True, limits: Ru
     started = time.perf_counter()
     rng = np.random.default_rng(seed)
     sources: dict = {}
-    data = Payloads(lambda i: build_data(compiled.communications[i], rng, sources),
+    data = Payloads(lambda i: build_data(compiled.communications[i], rng, sources,
+                                         compiled.collectives[i].kind),
                     [s.collective for s in compiled.plan.schedules()])
     execution, network = run_plan(compiled.target, compiled.plan, data, seed, fast=fast,
                                   limits=limits, faults=faults)

@@ -5,7 +5,7 @@ The built-in networks time a message from its wire bytes and a reduction's combi
 its element count, never from the bytes themselves (only a fault-injecting network looks at
 them, and candidates run without faults). So `TimingData` stands in for runtime/data.py's
 payloads: it puts on the wire what the real data layer would (an assignment's blocks summed,
-a reduction's partials combined to one element per destination) and moves nothing. The time
+a reduction's partials combined to one partial per destination) and moves nothing. The time
 is the one a run with real payloads gives (tests/runtime/test_timing.py checks that on every
 target); the data check is left to the run of the algorithm that is chosen.
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from phalanx.compiler.library.cost import combine_operations, combined_bytes
 from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Plan, Schedule, Transfer
@@ -26,6 +27,8 @@ class TimingData:
     """The interpreter's data object (runtime/data.py's interface) with the payload left out."""
 
     reduction: bool
+    nprocs: int  # the schedule's, which numbers the pieces of blocks
+    element_bytes: int | None = None  # a reduction's partials are blocks of such elements
 
     def movable(self, t: Transfer) -> bool:
         return True  # every block "moves direct": there is nothing to pack
@@ -40,14 +43,17 @@ class TimingData:
         raise AssertionError("timing runs have no payloads")
 
     def wire_bytes(self, group: tuple[Transfer, ...]) -> int:
-        """As AssignmentData (blocks summed) or ReductionData (partials bound for one
-        destination combined by the sender: one element per destination)."""
+        """As runtime/data.py: blocks summed, or a reduction's partials bound for one
+        destination combined by the sender (one partial's bytes per destination)."""
         if self.reduction:
-            return max(t.nbytes for t in group) * len({t.final for t in group})
+            return combined_bytes(group, self.nprocs)
         return sum(t.nbytes for t in group)
 
     def combine_operations(self, group: tuple[Transfer, ...]) -> int:
-        return len({t.final for t in group}) if self.reduction else 0
+        if not self.reduction:
+            return 0
+        return combine_operations(combined_bytes(group, self.nprocs), len({t.final for t in group}),
+                                  self.element_bytes)
 
     def strided_bytes(self, group: tuple[Transfer, ...]) -> tuple[int, int]:
         """Nothing packed: a collective's byte matrix says nothing of the arrays' layouts, so
@@ -59,16 +65,21 @@ class TimingData:
         return []
 
 
-def schedule_time_s(target: Target, schedule: Schedule, seed: int = 0) -> float:
+def schedule_time_s(target: Target, schedule: Schedule, seed: int = 0,
+                    element_bytes: int | None = None) -> float:
     """`schedule` alone on a fresh network of `target`, every node starting at 0 (the
-    collective's own time, as runtime/simulate.py `own_times` measures it)."""
+    collective's own time, as runtime/simulate.py `own_times` measures it). `element_bytes`:
+    a reduction's partials are blocks of such elements (Collective)."""
     from phalanx.runtime.simulate import run_plan  # simulate imports the compiler's driver
 
-    data = Payloads(lambda _: TimingData(schedule.kind in REDUCTIONS), [schedule.collective])
+    data = Payloads(lambda _: TimingData(schedule.kind in REDUCTIONS, schedule.nprocs,
+                                               element_bytes),
+                    [schedule.collective])
     execution, _ = run_plan(target, Plan(schedule.nprocs, (schedule,)), data, seed)
     return execution.collectives[schedule.collective].time_s
 
 
 def simulated_time_s(target: Target, coll: Collective, algorithm: str, seed: int = 0) -> float:
     """The simulated time of `coll` lowered by `algorithm` on `target`, payload left out."""
-    return schedule_time_s(target, target.schedule_for(coll, algorithm), seed)
+    return schedule_time_s(target, target.schedule_for(coll, algorithm), seed,
+                           coll.element_bytes)

@@ -95,7 +95,7 @@ class IdealTarget(Target):
         """The library's port-model estimate of the schedule; for `direct` on the exchange kinds
         the closed form below (what it always was)."""
         if algorithm != "direct" or coll.kind in ROOTED + GROUP:
-            return self.library.predict_s(self.schedule_for(coll, algorithm))
+            return self.library.predict_s(self.schedule_for(coll, algorithm), coll.element_bytes)
         return self.direct_time_s(coll)
 
     def direct_time_s(self, coll: Collective) -> float:

@@ -27,6 +27,7 @@ EXPECTED_KINDS = {
     "bcast_reduce.phx": ["broadcast", "reduce", "allreduce"],
     "fft3d_pencil.phx": ["alltoall", "alltoall"],  # each in 8 groups of 8 (test below)
     "summa.phx": ["broadcast"] * 16,  # in 8 groups of 8 (tests/test_section_examples.py)
+    "rowsum.phx": ["reduce"],  # in 8 groups of 8 (test below)
 }
 
 
@@ -94,6 +95,13 @@ SIXTY_FOUR = {"ideal": "ideal:64", "iwarp": "iwarp:8x8", "torus": "torus:8x8", "
 
 def test_every_registered_target_has_a_64_node_size():
     assert set(SIXTY_FOUR) == set(TARGETS)
+
+
+def test_row_sums_are_a_reduce_in_every_grid_row():
+    compiled = compile_program(Path(__file__).resolve().parent.parent / "examples" / "rowsum.phx")
+    (c,) = compiled.collectives
+    assert (c.kind, [len(g) for g in c.groups], c.block_bytes) == ("reduce", [8] * 8, 64 * 8)
+    assert simulate(compiled, seed=1).verified
 
 
 @pytest.mark.parametrize("spec", sorted(SIXTY_FOUR.values()))

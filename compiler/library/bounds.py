@@ -8,8 +8,9 @@
   pattern) needs only one;
 - port bandwidth: each node must send and receive at least the data that leaves or reaches
   it, counted once however it is forwarded (a broadcast's root sends its block once; an
-  allreduce's partials combine to one element), at its port rate (both directions on one
-  engine where the machine has one);
+  allreduce's or reduce's partials combine to one partial: an element, or a reduction along
+  dimensions' block), at its port rate (both directions on one engine where the machine has
+  one);
 - cut: what must cross a cut of the topology (a torus's or mesh's bisection) at its links'
   rate, where the target names cuts.
 """

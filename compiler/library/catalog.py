@@ -13,6 +13,8 @@ from phalanx.compiler.library.requirements import (
     every_member_receives,
     on_grid,
     one_sender_or_receiver,
+    partial_blocks,
+    power_of_two_members,
     splittable,
     uniform_parts,
 )
@@ -44,6 +46,12 @@ GENERIC: tuple[Algorithm, ...] = (
     Algorithm("chain", ("broadcast", "reduce"),
               "pipelined chain root -> 1 -> 2 ...: a broadcast in sqrt((P-2) beta B / alpha) "
               "pieces, a reduce combining along the chain", rooted.chain_phases, ROOTED_OK),
+    Algorithm("reduce-scatter-gather", ("reduce",),
+              "Rabenseifner (MPICH's reduce_scatter_gather): partial blocks in P pieces, reduced "
+              "by recursive halving (each member ends with one piece), then a binomial gather "
+              "to the root; 2^d members, partials of at least P elements",
+              rooted.reduce_scatter_gather_phases,
+              ROOTED_OK + (power_of_two_members, partial_blocks)),
     Algorithm("ring", ("allgather", "allreduce"),
               "P - 1 steps round a ring, each passing on the part received last",
               group.ring_phases, GROUP_OK),

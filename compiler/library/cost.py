@@ -14,12 +14,31 @@ import heapq
 
 from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.library.registry import PortModel
-from phalanx.compiler.schedule import Schedule, Transfer
+from phalanx.compiler.schedule import Schedule, Transfer, block_of
 
 
-def messages(transfers: tuple[Transfer, ...], reduction: bool) -> list[tuple[int, int, int, int]]:
+def combined_bytes(group: tuple[Transfer, ...] | list[Transfer], nprocs: int) -> int:
+    """Wire bytes of one message of reduction partials: partials bound for one destination
+    combine element-wise on the way (the sender applies the reduction first), so the message
+    carries one partial's bytes per destination (one element, or a dim reduction's block), or
+    per piece of it where an algorithm moves pieces (`nprocs` decodes a piece's origin)."""
+    largest: dict[tuple[int, int | None], int] = {}
+    for t in group:
+        key = (t.final, block_of(t.origin, nprocs)[1])
+        largest[key] = max(largest.get(key, 0), t.nbytes)
+    return sum(largest.values())
+
+
+def combine_operations(nbytes: int, finals: int, element_bytes: int | None) -> int:
+    """Elements a receiver merges into its own partials from a message of `nbytes` combined
+    bytes: one per final when each partial is one element, else the message's elements."""
+    return finals if element_bytes is None else nbytes // element_bytes
+
+
+def messages(transfers: tuple[Transfer, ...], reduction: bool,
+             nprocs: int) -> list[tuple[int, int, int, int]]:
     """(src, dst, wire bytes, finals) of each network message or local copy of a phase, in
-    order. Partials travelling together to one destination combine to one element per final."""
+    order. Partials travelling together to one destination combine (combined_bytes)."""
     groups: dict[tuple[int, int, int], list[Transfer]] = {}
     out = []
     for t in transfers:
@@ -31,14 +50,14 @@ def messages(transfers: tuple[Transfer, ...], reduction: bool) -> list[tuple[int
     sizes = []
     for key in out:
         group = groups[key]
-        nbytes = (max(t.nbytes for t in group) * len({t.final for t in group}) if reduction
-                  else sum(t.nbytes for t in group))
+        nbytes = combined_bytes(group, nprocs) if reduction else sum(t.nbytes for t in group)
         sizes.append((key[0], key[1], nbytes, len({t.final for t in group})))
     return sizes
 
 
-def estimate_s(schedule: Schedule, port: PortModel) -> float:
-    """The schedule's time: per phase, each node's messages in order, start-up then streaming."""
+def estimate_s(schedule: Schedule, port: PortModel, element_bytes: int | None = None) -> float:
+    """The schedule's time: per phase, each node's messages in order, start-up then streaming.
+    `element_bytes`: a reduction's partials are blocks of such elements (Collective)."""
     reduction = schedule.kind in REDUCTIONS
     ready = [0.0] * schedule.nprocs
     for phase in schedule.phases:
@@ -46,9 +65,10 @@ def estimate_s(schedule: Schedule, port: PortModel) -> float:
         groups = {port.port(p) for p in range(schedule.nprocs)}
         out = {g: [0.0] * port.streams for g in groups}
         inn = out if port.shared_engine else {g: [0.0] * port.streams for g in groups}
-        for src, dst, nbytes, finals in messages(phase.sends, reduction):
-            # The receiver merges one element per final into its own partial, one at a time.
-            combine_s = port.combine_s_per_op * finals if reduction else 0.0
+        for src, dst, nbytes, finals in messages(phase.sends, reduction, schedule.nprocs):
+            # The receiver merges the message's elements into its own partials, one at a time.
+            combine_s = (port.combine_s_per_op * combine_operations(nbytes, finals, element_bytes)
+                         if reduction else 0.0)
             if port.port(src) == port.port(dst):  # a local copy, or within a shared port's node
                 cpu[src] += port.copy_s_per_byte * nbytes
                 arith[dst] = max(arith[dst], cpu[src]) + combine_s

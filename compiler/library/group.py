@@ -1,7 +1,7 @@
 """Allgather and allreduce: every member ends with every contributor's part (or partial).
 
 A message from a to b carries the blocks (o, b) for the origins o whose data a holds, as one
-message (an allreduce's partials combine on the wire to one element). Members by virtual rank
+message (an allreduce's partials combine on the wire to one partial). Members by virtual rank
 (members.group_order); any member count.
 """
 

@@ -75,8 +75,8 @@ class Library:
         assert found is not None
         return found.schedule(coll, self.machine)
 
-    def predict_s(self, schedule: Schedule) -> float:
-        return estimate_s(schedule, self.machine.port)
+    def predict_s(self, schedule: Schedule, element_bytes: int | None = None) -> float:
+        return estimate_s(schedule, self.machine.port, element_bytes)
 
     def bound(self, coll: Collective) -> tuple[float, str]:
         return lower_bound(coll, self.machine.port, self.cuts)

@@ -73,3 +73,26 @@ def on_grid(coll: Collective, machine: Machine) -> str | None:
     if len(members) != machine.nnodes:
         return f"it needs every node of the grid to take part, but {len(members)} do"
     return None
+
+
+def power_of_two_members(coll: Collective, machine: Machine) -> str | None:
+    """Recursive halving pairs members v and v XOR 2^k."""
+    members = len(set(senders(coll)) | set(receivers(coll)))
+    if members & (members - 1):
+        return f"it needs a power of two of members, but {members} take part"
+    return None
+
+
+def partial_blocks(coll: Collective, machine: Machine) -> str | None:
+    """Splitting partials needs blocks of several elements (a reduction along dimensions), at
+    least one element per member, all of one size."""
+    if coll.element_bytes is None:
+        return "each partial is one element, which cannot be split"
+    members = len(set(senders(coll)) | set(receivers(coll)))
+    block = coll.block_bytes
+    if block is None:
+        return "the partial blocks are not all of one size"
+    if block // coll.element_bytes < members:
+        return (f"a partial of {block // coll.element_bytes} elements is smaller than its "
+                f"{members} pieces (one per member)")
+    return None

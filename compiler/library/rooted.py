@@ -1,5 +1,6 @@
 """Rooted collectives: broadcast, scatter, gather and reduce by linear, binomial tree,
-scatter + allgather (van de Geijn) and pipelined chain schedules.
+scatter + allgather (van de Geijn), pipelined chain and, for a reduce of partial blocks,
+reduce-scatter + gather (Rabenseifner) schedules.
 
 Blocks are the collective's own: (root, q) for broadcast and scatter, (p, root) for gather and
 reduce. A node forwards what it holds: a copy of the broadcast's content (runtime/data.py
@@ -128,4 +129,53 @@ def scatter_allgather_phases(coll: Collective, machine: Machine) -> list[Phase]:
     for s in range(1, n):
         phases.append([piece(order[v], order[v + 1], (v - s + 1) % n, order[v + 1])
                        for v in range(n - 1)])
+    return _with_copies(coll, phases)
+
+
+def element_pieces(coll: Collective, count: int) -> list[tuple[int, int]]:
+    """(offset, nbytes) of `count` pieces of a partial block, cut between elements."""
+    element = coll.element_bytes or coll.block_bytes or 1
+    return [(offset * element, n * element)
+            for offset, n in segments((coll.block_bytes or 0) // element, count)]
+
+
+def reduce_scatter_gather_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """Rabenseifner's reduce (MPICH's reduce_scatter_gather) on 2^d members by virtual rank, root
+    0: each partial block in 2^d pieces, piece j bound for member j; a reduce-scatter by
+    recursive halving (with mask 2^(d-1), ..., 1, member v keeps the half of its pieces on v's
+    side and sends its partner v XOR mask the other half of every partial it holds, combined),
+    then a binomial gather of the reduced pieces to the root. A piece that reaches the root
+    stays there: the root's own partial never moves, and it forwards nothing."""
+    order = rooted_order(coll)
+    n, root, m = len(order), order[0], coll.byte_matrix
+    pieces = element_pieces(coll, n)
+    held: list[set[tuple[int, int]]] = [set() for _ in range(n)]  # (origin, piece) at v
+    for v in range(1, n):
+        if m[order[v]][root]:
+            held[v] = {(order[v], j) for j in range(n)}
+
+    def send(v: int, to: int, tokens: set[tuple[int, int]]) -> list[Transfer]:
+        held[v] -= tokens
+        if to:  # the root keeps what it receives
+            held[to] |= tokens
+        return [Transfer(order[v], order[to], pieces[j][1],
+                         piece_origin(o, pieces[j][0], coll.nprocs), root, COMBINED)
+                for o, j in sorted(tokens)]
+
+    phases = []
+    lo, hi = [0] * n, [n] * n
+    mask = n >> 1
+    while mask:
+        moves = []
+        for v in range(n):
+            mid = (lo[v] + hi[v]) // 2
+            keep, give = ((lo[v], mid), (mid, hi[v])) if not v & mask else ((mid, hi[v]), (lo[v], mid))
+            moves.append((v, v ^ mask, {(o, j) for o, j in held[v] if give[0] <= j < give[1]}))
+            lo[v], hi[v] = keep
+        phases.append([t for v, to, tokens in moves for t in send(v, to, tokens)])
+        mask >>= 1
+    mask = 1
+    while mask < n:
+        phases.append([t for v in range(mask, n, 2 * mask) for t in send(v, v - mask, set(held[v]))])
+        mask <<= 1
     return _with_copies(coll, phases)

@@ -167,7 +167,7 @@ class BokhariTarget(Target):
         d = hypercube.log2_exact(coll.nprocs)
         block = coll.block_bytes
         if coll.kind in ROOTED + GROUP or (algorithm != "direct" and not self._family_kind(coll)):
-            return self.library.predict_s(self.schedule_for(coll, algorithm))
+            return self.library.predict_s(self.schedule_for(coll, algorithm), coll.element_bytes)
         if self._family_kind(coll) and d is not None and block is not None:
             parts = hypercube.parse_partition(algorithm, d)
             return hypercube.multiphase_time_s(parts, block, self.cost(coll.nprocs))

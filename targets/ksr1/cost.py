@@ -20,8 +20,9 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
+from phalanx.compiler.library.cost import combined_bytes
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import Phase, Schedule
+from phalanx.compiler.schedule import Phase, Schedule, Transfer
 from phalanx.targets.ksr1.params import KsrParams
 from phalanx.targets.ksr1.ring import RingGeometry
 from phalanx.targets.ksr1.tags import POSTSTORE, PREFETCH, untag
@@ -33,22 +34,25 @@ def subpages(nbytes: int, params: KsrParams) -> int:
     return max(math.ceil(nbytes / params.subpage_bytes), 1)
 
 
-def _loops(phase: Phase, kind: str, params: KsrParams) -> dict[tuple[int, int, int], int]:
+def _loops(phase: Phase, kind: str, params: KsrParams,
+           nprocs: int) -> dict[tuple[int, int, int], int]:
     """Subpages per read loop (reader, holder, message) of a phase."""
-    loops: dict[tuple[int, int, int], int] = defaultdict(int)
+    loops: dict[tuple[int, int, int], list[Transfer]] = defaultdict(list)
     for i, t in enumerate(phase.sends):
         if t.src != t.dst:
-            loops[(t.dst, t.src, t.message if t.message > 0 else -1 - i)] += t.nbytes
-    if kind in REDUCTIONS:  # partials fetched in one loop travel combined: one element
-        return {k: 1 for k in loops}
-    return {k: subpages(v, params) for k, v in loops.items()}
+            loops[(t.dst, t.src, t.message if t.message > 0 else -1 - i)].append(t)
+    # partials fetched in one loop travel combined (one element, or a block or piece of a
+    # reduction along dims, per destination); other blocks add up
+    return {k: subpages(combined_bytes(ts, nprocs) if kind in REDUCTIONS
+                        else sum(t.nbytes for t in ts), params) for k, ts in loops.items()}
 
 
-def phase_time_s(phase: Phase, kind: str, params: KsrParams, geo: RingGeometry) -> float:
+def phase_time_s(phase: Phase, kind: str, params: KsrParams, geo: RingGeometry,
+                 nprocs: int) -> float:
     readers: dict[int, float] = defaultdict(float)
     ard: dict[int, int] = defaultdict(int)
     push_s = 0.0
-    for (q, h, message), n in _loops(phase, kind, params).items():
+    for (q, h, message), n in _loops(phase, kind, params, nprocs).items():
         _, mode = untag(message)
         cross = geo.ring(q) != geo.ring(h)
         if mode == POSTSTORE:
@@ -73,7 +77,7 @@ def phase_time_s(phase: Phase, kind: str, params: KsrParams, geo: RingGeometry) 
 
 def predict_time_s(schedule: Schedule, kind: str, params: KsrParams, nnodes: int) -> float:
     geo = RingGeometry(params, nnodes)
-    return sum(phase_time_s(p, kind, params, geo) for p in schedule.phases)
+    return sum(phase_time_s(p, kind, params, geo, schedule.nprocs) for p in schedule.phases)
 
 
 def lower_bound_s(coll: Collective, params: KsrParams) -> float:
@@ -83,8 +87,8 @@ def lower_bound_s(coll: Collective, params: KsrParams) -> float:
     m = coll.network_matrix
     if not m.any():
         return 0.0
-    if coll.kind in REDUCTIONS:
-        most = 1
+    if coll.kind in REDUCTIONS:  # at least one partial, combined
+        most = subpages(int(m.max()), params)
     else:
         # a read loop may pack blocks of several cells into one subpage (a tree's levels)
         most = max(math.ceil(int(m[:, q].sum()) / params.subpage_bytes) for q in range(coll.nprocs))

@@ -107,7 +107,7 @@ def allgather_cshift_phases(coll: Collective, mode: str = READ) -> list[list[Tra
 
 def reduce_phases(coll: Collective, tree: bool, mode: str = READ) -> list[list[Transfer]]:
     """Sec. 5.7 steps 1-2: gather the partial results at the root (a read loop of one
-    holder's partials fetches them combined: one element)."""
+    holder's partials fetches them combined: one partial, an element or a block)."""
     phases = gather_tree_phases(coll, mode) if tree else gather_seq_phases(coll, mode)
     return phases
 

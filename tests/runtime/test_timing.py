@@ -110,3 +110,24 @@ def test_cost_target_simulates_where_its_closed_form_cannot_follow():
                for c in broadcast.candidates[0])
     assert {c.source for c in compiled_case("ideal:16", "broadcast", 4096).candidates[0]} == \
         {"predicted"}
+
+
+ROW_SUM = """processors Q(8, 8)
+array A(256, 256) of float64 distribute (BLOCK, BLOCK) onto Q
+array R(256, 8) of float64 distribute (BLOCK, BLOCK) onto Q
+R(:, 0) = sum(A, dim=2)
+"""
+
+
+@pytest.mark.parametrize("target, algorithm", [("ideal:64", "binomial"), ("iwarp:8x8", "chain"),
+                                               ("paragon:8x8", "linear"), ("ksr1:64", "gather-tree")])
+def test_a_reduce_in_groups_of_partial_blocks_times_the_same_without_payload(target, algorithm):
+    """A dim reduction's partials are 32-element blocks, combined on the wire and merged one
+    element at a time: TimingData counts them as the real data does."""
+    compiled = compile_program(ROW_SUM, target=target, algorithm=f"reduce={algorithm}",
+                               file="r.phx")
+    run = simulate(compiled)
+    assert run.verified
+    assert compiled.collectives[0].element_bytes == 8
+    assert simulated_time_s(compiled.target, compiled.collectives[0], algorithm) == \
+        run.collectives[0].time_s

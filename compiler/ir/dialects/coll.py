@@ -178,11 +178,40 @@ class AlltoallOp(CollectiveOp):
             )
 
 
-def _kind_op(kind: str, doc: str) -> type[CollectiveOp]:
-    """One op per collective kind; they differ only in name (the kind)."""
+class ReductionOp(CollectiveOp, ABC):
+    """A reduce or allreduce: partial results combined element-wise."""
+
+    # A reduction along dimensions: the bytes of one element of its partials, which are blocks
+    # of such elements; 0 where each partial is one element (`s = sum(A)`).
+    element_bytes = attr_def(IntegerAttr[I64])
+
+    def __init__(self, collective: int, src: str, dst: str, byte_matrix: Sequence[Sequence[int]],
+                 line: int = 0, root: int = -1, stage: int = -1,
+                 groups: Sequence[Sequence[int]] = (), element_bytes: int = 0) -> None:
+        attrs = self._common_attrs(collective, src, dst, byte_matrix, line, root, stage, groups)
+        attrs["element_bytes"] = IntegerAttr(element_bytes, i64)
+        IRDLOperation.__init__(self, attributes=attrs)
+
+    def element_bytes_value(self) -> int | None:
+        """None where each partial is one element."""
+        return self.element_bytes.value.data or None
+
+    def python_attrs(self) -> Mapping[str, object]:
+        return {**super().python_attrs(), "element_bytes": self.element_bytes.value.data}
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.element_bytes.value.data < 0:
+            raise VerifyException(f"'{self.name}' element_bytes must be >= 0, got "
+                                  f"{self.element_bytes.value.data}")
+
+
+def _kind_op(kind: str, doc: str, base: type[CollectiveOp] = CollectiveOp) -> type[CollectiveOp]:
+    """One op per collective kind; they differ only in name (the kind) and a reduction's
+    element size."""
     camel = "".join(part.capitalize() for part in kind.split("_"))
-    return irdl_op_definition(type(f"{camel}Op", (CollectiveOp,), {"name": f"coll.{kind}",
-                                                                    "__doc__": doc}))
+    return irdl_op_definition(type(f"{camel}Op", (base,), {"name": f"coll.{kind}",
+                                                            "__doc__": doc}))
 
 
 AlltoallvOp = _kind_op("alltoallv", "All-to-all with blocks of different sizes.")
@@ -190,8 +219,8 @@ BroadcastOp = _kind_op("broadcast", "The root's data to every processor.")
 ScatterOp = _kind_op("scatter", "The root's data, a different part to each processor.")
 GatherOp = _kind_op("gather", "Every processor's part concatenated on the root.")
 AllgatherOp = _kind_op("allgather", "Every processor's part concatenated on every processor.")
-ReduceOp = _kind_op("reduce", "Partial results combined on the root.")
-AllreduceOp = _kind_op("allreduce", "Partial results combined on every processor.")
+ReduceOp = _kind_op("reduce", "Partial results combined on the root.", ReductionOp)
+AllreduceOp = _kind_op("allreduce", "Partial results combined on every processor.", ReductionOp)
 CshiftOp = _kind_op("cshift", "A circular shift along one dimension.")
 PermutationOp = _kind_op("permutation", "Each processor sends to at most one other.")
 SparseOp = _kind_op("sparse", "Any other exchange: the byte matrix says who sends how much to whom.")

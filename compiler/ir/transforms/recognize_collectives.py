@@ -27,6 +27,9 @@ def collective_op(c: Collective, stage: int = -1) -> coll.CollectiveOp:
     if c.kind == "alltoall":
         return coll.AlltoallOp(c.index, c.src, c.dst, c.byte_matrix, c.block_bytes or 0, c.line,
                                stage, c.groups)
+    if c.kind in ("reduce", "allreduce"):
+        return coll.KIND_OPS[c.kind](c.index, c.src, c.dst, c.byte_matrix, c.line, root, stage,
+                                     c.groups, c.element_bytes or 0)
     return coll.KIND_OPS[c.kind](c.index, c.src, c.dst, c.byte_matrix, c.line, root, stage,
                                  c.groups)
 
@@ -34,9 +37,10 @@ def collective_op(c: Collective, stage: int = -1) -> coll.CollectiveOp:
 def collective_from_op(op: coll.CollectiveOp) -> Collective:
     rows = tuple(tuple(r) for r in op.byte_matrix_rows())
     root = op.root.value.data
+    element_bytes = op.element_bytes_value() if isinstance(op, coll.ReductionOp) else None
     return Collective(op.collective.value.data, op.kind, op.nprocs_value, rows, op.src.data,
                       op.dst.data, op.line.value.data, root if root >= 0 else None,
-                      op.groups_value())
+                      op.groups_value(), element_bytes)
 
 
 def recognize_statement(index: int, stmt) -> Collective:
@@ -48,9 +52,16 @@ def recognize_statement(index: int, stmt) -> Collective:
                          stmt.op, stmt.src.mapping, stmt.dst.mapping, len(receivers),
                          receivers[0] if len(receivers) == 1 else stmt.src.owner)
     cset = CommSet(stmt)
+    if stmt.reduces and stmt.src.mapping == "distributed":
+        roots = reduce_roots(cset)
+        if roots is not None:
+            # A reduce in every group (one group: a plain reduce), of partial blocks.
+            return recognize(index, cset.byte_matrix, stmt.src.name, stmt.dst.name,
+                             stmt.loc.line, stmt.op, "distributed", "distributed", len(roots),
+                             roots[0] if len(roots) == 1 else None, stmt.dst.itemsize)
     root = stmt.src.owner if stmt.src.mapping == "single" else stmt.dst.owner
-    # A reduction along a dimension moves blocks of partial results, each to its own
-    # destination: recognized from its byte matrix like a copy, not as a reduce of one value.
+    # Any other reduction along a dimension moves blocks of partial results, each to its own
+    # destination: recognized from its byte matrix like a copy.
     op = "copy" if stmt.reduces else stmt.op
     src_mapping, dst_mapping = stmt.src.mapping, stmt.dst.mapping
     roots = spread_roots(cset) if stmt.op == SPREAD else None
@@ -60,6 +71,29 @@ def recognize_statement(index: int, stmt) -> Collective:
         root = roots[0] if len(roots) == 1 else None
     return recognize(index, cset.byte_matrix, stmt.src.name, stmt.dst.name, stmt.loc.line,
                      op, src_mapping, dst_mapping, len(cset.receivers()), root)
+
+
+def reduce_roots(cset: CommSet) -> list[int] | None:
+    """Each group's one receiver when a reduction along dimensions is a reduce in every group
+    its byte matrix splits into (`sum(A, dim=2)` onto one column of a grid): in each group one
+    node receives, and every member's partial covers the same destination elements (so partials
+    combine element-wise into one block on the way); None otherwise."""
+    m = cset.byte_matrix
+    roots = []
+    for members in connected_groups(m):
+        sub = m[np.ix_(members, members)].copy()
+        np.fill_diagonal(sub, 0)
+        receivers = np.flatnonzero(sub.sum(axis=0))
+        if len(receivers) != 1:
+            return None
+        root = members[int(receivers[0])]
+        partials = [p for p in members if m[p, root] > 0]
+        first = cset.section_arrays(partials[0], root)
+        if not all(all(np.array_equal(a, b) for a, b in zip(first, cset.section_arrays(p, root)))
+                   for p in partials[1:]):
+            return None
+        roots.append(root)
+    return roots or None
 
 
 def spread_roots(cset: CommSet) -> list[int] | None:
