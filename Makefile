@@ -53,6 +53,7 @@ bench: setup ## run the benchmarks, results in bench/results*.json, docs/fidelit
 	$(BIN)/python bench/native.py
 	$(BIN)/python bench/collectives.py
 	$(BIN)/python bench/calibrate_ksr1.py
+	$(BIN)/python bench/ideal_direct.py
 	$(BIN)/python bench/regret.py
 	$(BIN)/python bench/fidelity.py
 
