@@ -291,6 +291,28 @@ class CommSet:
         return tuple(out)
 
 
+    def dim_sections(self) -> list[tuple[list[np.ndarray], np.ndarray, np.ndarray]]:
+        """Per destination dim d, (sections, src_key, dst_key) over machine ranks 0..nprocs-1:
+        `section_arrays(p, q)[d]` is `sections[src_key[p] + dst_key[q]]` for every block that
+        exists, so a property of a dimension's sections maps onto all blocks at once."""
+        s_all, d_all = self._coords
+        out = []
+        for (idx, sc, spd, dc, dpd), table, groups in zip(self.dims, self._tables,
+                                                            self._index_groups):
+            src_key = np.zeros(self.nprocs, dtype=np.int64)
+            dst_key = np.zeros(self.nprocs, dtype=np.int64)
+            if groups is None:
+                out.append(([idx], src_key, dst_key))
+                continue
+            if sc is not None and s_all is not None:
+                base = self.stmt.src.onto.base
+                src_key[base:base + len(s_all)] = [c[spd] * table.shape[1] for c in s_all]
+            if dc is not None and d_all is not None:
+                base = self.stmt.dst.onto.base
+                dst_key[base:base + len(d_all)] = [c[dpd] for c in d_all]
+            out.append((groups, src_key, dst_key))
+        return out
+
     @cached_property
     def _read_index(self) -> list[np.ndarray | None]:
         """Per destination dim, the source index each destination index reads (-1 where

@@ -25,11 +25,15 @@ def _sub(coll: Collective, members: tuple[int, ...]) -> np.ndarray:
     return coll.matrix[np.ix_(members, members)]
 
 
+def _strided_sub(coll: Collective, members: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(coll.strided[p][q] for q in members) for p in members) if coll.strided else ()
+
+
 def local(coll: Collective, members: tuple[int, ...]) -> Collective:
     """The group's collective on its own, members renumbered 0..n-1 in ascending order."""
     rows = tuple(tuple(int(x) for x in row) for row in _sub(coll, members))
     group = Collective(coll.index, coll.kind, len(members), rows, coll.src, coll.dst, coll.line,
-                       element_bytes=coll.element_bytes)
+                       element_bytes=coll.element_bytes, strided=_strided_sub(coll, members))
     # A target's schedules read a rooted kind's root from the collective: each group's own.
     return dataclasses.replace(group, root=root_of(group)) if coll.kind in ROOTED else group
 
@@ -41,7 +45,7 @@ def locals_of(coll: Collective) -> list[Collective]:
 def as_pattern(coll: Collective) -> Collective:
     """The statement as the sparse exchange it also is: the whole byte matrix, no groups."""
     return Collective(coll.index, "sparse", coll.nprocs, coll.byte_matrix, coll.src, coll.dst,
-                      coll.line)
+                      coll.line, strided=coll.strided)
 
 
 def embedded(coll: Collective, members: tuple[int, ...]) -> Collective:
@@ -49,8 +53,11 @@ def embedded(coll: Collective, members: tuple[int, ...]) -> Collective:
     m = np.zeros_like(coll.matrix)
     m[np.ix_(members, members)] = _sub(coll, members)
     rows = tuple(tuple(int(x) for x in row) for row in m)
+    inside = set(members)
+    strided = tuple(tuple(bits if p in inside and q in inside else 0
+                          for q, bits in enumerate(row)) for p, row in enumerate(coll.strided))
     return Collective(coll.index, coll.kind, coll.nprocs, rows, coll.src, coll.dst, coll.line,
-                      element_bytes=coll.element_bytes)
+                      element_bytes=coll.element_bytes, strided=strided)
 
 
 def roots(coll: Collective) -> list[int]:

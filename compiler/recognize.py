@@ -38,6 +38,10 @@ class Collective:
     # A reduction along dimensions: each partial is a block of elements of this many bytes,
     # combined element-wise; None: each partial is one element (`s = sum(A)`).
     element_bytes: int | None = None
+    # Per block, whether the sender's code gathers it (bit 1) and the receiver's scatters it
+    # (bit 2) because it is not one run of its local array (compiler/layout.py); empty when no
+    # block is (a reduction's partials, a byte matrix given as such, whole rows).
+    strided: tuple[tuple[int, ...], ...] = ()
 
     @property
     def matrix(self) -> np.ndarray:
@@ -151,7 +155,8 @@ def classify(m: np.ndarray, op: str = "copy", src_mapping: str = "distributed",
 def recognize(index: int, byte_matrix: np.ndarray, src: str, dst: str, line: int,
               op: str = "copy", src_mapping: str = "distributed",
               dst_mapping: str = "distributed", nreceivers: int = 1,
-              root: int | None = None, element_bytes: int | None = None) -> Collective:
+              root: int | None = None, element_bytes: int | None = None,
+              strided: tuple[tuple[int, ...], ...] = ()) -> Collective:
     """The statement's collective. Where its byte matrix splits into two or more independent
     groups (connected components of who sends to whom) that are each the same known collective,
     it is that collective in groups (a shift or a permutation stays what it is).
@@ -165,10 +170,10 @@ def recognize(index: int, byte_matrix: np.ndarray, src: str, dst: str, line: int
             if len(groups) > 1 else None
         if in_groups is not None:
             return Collective(index, in_groups, n, rows, src, dst, line, None, tuple(groups),
-                              _element_bytes(in_groups, element_bytes))
+                              _element_bytes(in_groups, element_bytes), strided)
     keeps_root = kind in ("broadcast", "scatter", "gather", "reduce")
     return Collective(index, kind, n, rows, src, dst, line, root if keeps_root else None, (),
-                      _element_bytes(kind, element_bytes))
+                      _element_bytes(kind, element_bytes), strided)
 
 
 def _element_bytes(kind: str, element_bytes: int | None) -> int | None:

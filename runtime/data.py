@@ -11,14 +11,15 @@ import functools
 import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
-from typing import Callable, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from phalanx.compiler.commsets import CommSet, ReduceSet
-from phalanx.compiler.distribution import dim_local_map, local_shape, owned_indices, owned_sections
+from phalanx.compiler.distribution import local_shape, owned_indices, owned_sections
+from phalanx.compiler.layout import BlockLayout, strided_bytes
 from phalanx.compiler.library.cost import combine_operations, combined_bytes
 from phalanx.compiler.library.members import REDUCTIONS as REDUCTION_KINDS
 from phalanx.compiler.schedule import Transfer, block_of
@@ -58,12 +59,6 @@ def random_global(array: DistArray, rng: np.random.Generator, near_one: bool = F
     return rng.integers(0, min(np.iinfo(dtype).max, 1 << 20), size=shape, dtype=dtype)
 
 
-@lru_cache(maxsize=64)
-def _local_maps(array: DistArray) -> tuple[np.ndarray, ...]:
-    """Global-to-local index map of each dimension (cached: every block of an array uses it)."""
-    return tuple(dim_local_map(array, d) for d in range(len(array.shape)))
-
-
 def _count_type(src: DistArray, nprocs: int) -> type:
     """The smallest exact type for per-element write counts. Each block reaches its
     destination at most once (the store and the interpreter see to that), so an element is
@@ -101,30 +96,6 @@ def move(data: CollectiveData, t: Transfer) -> None:
 def _bytes(block: np.ndarray) -> np.ndarray:
     """A block's bytes, flat (a view where the block is contiguous)."""
     return np.ascontiguousarray(block).reshape(-1).view(np.uint8)
-
-
-def _is_run(ix) -> bool:
-    if isinstance(ix, slice):
-        return ix.step in (None, 1)
-    return len(ix) < 2 or bool(np.all(np.diff(ix) == 1))
-
-
-def _one_run(local: list, order: tuple[int, ...], shape: tuple[int, ...]) -> bool:
-    """Whether a block is one run of a row-major array of `shape`: `local[d]` are the local
-    indices (slice or array) along the array dimension `order[d]`, and d is the order the
-    block's elements are read in. Dimensions of extent 1 do not matter; the others must keep
-    the array's order and be runs, and every array dimension inside the outermost of them
-    must be taken whole."""
-    extent = [len(range(*ix.indices(shape[a]))) if isinstance(ix, slice) else len(ix)
-              for ix, a in zip(local, order)]
-    wide = [(a, ix) for ix, a, n in zip(local, order, extent) if n > 1]
-    if not wide:
-        return True
-    dims = [a for a, _ in wide]
-    if dims != sorted(dims) or not all(_is_run(ix) for _, ix in wide):
-        return False
-    taken = dict(zip(order, extent))
-    return all(taken[a] == shape[a] for a in range(dims[0] + 1, len(shape)))
 
 
 def check_size(t: Transfer, block: np.ndarray) -> None:
@@ -257,6 +228,7 @@ class AssignmentData:
     reference: list[np.ndarray]
     expected: list[np.ndarray]  # elements this statement (or stage) must write
     store: BlockStore = field(repr=False)
+    layout: BlockLayout = field(repr=False)
     arrived: dict[tuple[int, int], int] = field(default_factory=dict, repr=False)
     # A reduction along dims recognized as a reduce or allreduce: partials bound for one
     # destination travel combined (as TimingData and the cost models count them).
@@ -304,59 +276,8 @@ class AssignmentData:
         elif stmt.op == SPREAD:
             content = commset.content
         return cls(stmt, commset, src_local, [np.zeros(r.shape, dtype=r.dtype) for r in ref],
-                   writes, ref, expected, BlockStore(n, blocks, content), combines=combines)
-
-    def _local(self, array: DistArray, dim: int, global_idx: np.ndarray) -> np.ndarray | slice:
-        """Local indices of global ones; a slice when a run maps onto a run (local maps
-        increase on each owner, so equal spans mean every index in between is consecutive)."""
-        local_map = _local_maps(array)[dim]
-        n = len(global_idx)
-        if n and global_idx[-1] - global_idx[0] + 1 == n:
-            first, last = int(local_map[global_idx[0]]), int(local_map[global_idx[-1]])
-            if last - first + 1 == n:
-                return slice(first, last + 1)
-        return local_map[global_idx]
-
-    @cached_property
-    def _source_of(self) -> list[np.ndarray | None]:
-        """Per destination dim, the source index each destination index reads (None for a
-        dim spread adds)."""
-        out = []
-        for d, (idx, src_idx) in enumerate(self.commset.index_maps):
-            if src_idx is None:
-                out.append(None)
-                continue
-            full = np.full(self.stmt.dst.shape[d], -1, dtype=np.int64)
-            full[idx] = src_idx
-            out.append(full)
-        return out
-
-    def _converted(self, side: str, d: int, ix: np.ndarray):
-        """Local indices (slice or array) of destination-dim `d`'s section array `ix` on the
-        destination, or of the source indices it reads on the source. Blocks share their
-        section arrays (one per owner-coordinate pair and dimension), so each is converted
-        once; the cache holds `ix` itself, which keeps its id from being reused."""
-        cache = self.__dict__.setdefault("_conversions", {})
-        key = (side, d, id(ix))
-        hit = cache.get(key)
-        if hit is None:
-            if side == "dst":
-                local = self._local(self.stmt.dst, d, ix)
-            else:
-                local = self._local(self.stmt.src, self.stmt.perm[d], self._source_of[d][ix])
-            hit = cache[key] = (ix, local)
-        return hit[1]
-
-    def _collapsed_local(self, origin: int, dim: int):
-        """Local indices, on `origin`, of the indices of collapsed source dim `dim` it holds."""
-        cache = self.__dict__.setdefault("_collapsed", {})
-        hit = cache.get((origin, dim))
-        if hit is None:
-            held = owned_indices(self.stmt.src, origin)[dim]
-            wanted = self.stmt.src_triplets[dim].indices()
-            hit = cache[(origin, dim)] = self._local(self.stmt.src, dim,
-                                                     np.intersect1d(held, wanted))
-        return hit
+                   writes, ref, expected, BlockStore(n, blocks, content), BlockLayout(stmt, commset),
+                   combines=combines)
 
     def _src_block(self, origin: int, section: tuple[np.ndarray, ...]) -> np.ndarray:
         """The block in destination layout: the origin's elements (source dim perm[d] read
@@ -365,14 +286,14 @@ class AssignmentData:
         src_idx: list = [None] * len(stmt.src.shape)
         for d, ix in enumerate(section):
             if stmt.perm[d] >= 0:
-                src_idx[stmt.perm[d]] = self._converted("src", d, ix)
+                src_idx[stmt.perm[d]] = self.layout.converted("src", d, ix)
         for c in stmt.collapsed:
-            src_idx[c] = self._collapsed_local(origin, c)
+            src_idx[c] = self.layout.collapsed_local(origin, c)
         block = self.src_local[origin][_index(src_idx)]
         return to_destination_layout(stmt, block, tuple(len(ix) for ix in section))
 
     def _dst_section_index(self, section: tuple[np.ndarray, ...]) -> tuple:
-        return _index([self._converted("dst", d, ix) for d, ix in enumerate(section)])
+        return _index([self.layout.converted("dst", d, ix) for d, ix in enumerate(section)])
 
     def pack(self, origin: int, final: int) -> np.ndarray:
         block = self._src_block(origin, self.commset.section_arrays(origin, final))
@@ -420,40 +341,9 @@ class AssignmentData:
         return sum(t.nbytes for t in group)
 
     def strided_bytes(self, group: tuple[Transfer, ...]) -> tuple[int, int]:
-        """(bytes the sender's code must gather, bytes the receiver's must scatter): a block
-        leaving its origin's array is gathered unless, in the order the message carries it
-        (the destination's), it is one run of that array; one entering its final array is
-        scattered unless it is one run there. Forwarded blocks sit in message buffers."""
-        gather = scatter = 0
-        for t in group:
-            origin, _ = block_of(t.origin, self.store.nprocs)
-            if t.src == origin and not self._one_run("src", origin, t.final):
-                gather += t.nbytes
-            if t.dst == t.final and not self._one_run("dst", origin, t.final):
-                scatter += t.nbytes
-        return gather, scatter
-
-    def _one_run(self, side: str, origin: int, final: int) -> bool:
-        """Whether block (origin, final), in destination order, is one run of consecutive
-        elements of the row-major local array on `side` (src: the origin's, dst: the final's)."""
-        cache = self.__dict__.setdefault("_runs", {})
-        key = (side, origin, final)
-        if key not in cache:
-            section = self.commset.section_arrays(origin, final)
-            if side == "dst":
-                local = [self._converted("dst", d, ix) for d, ix in enumerate(section)]
-                order = tuple(range(len(section)))
-                cache[key] = _one_run(local, order, self.dst_local[final].shape)
-            elif min(self.stmt.perm, default=0) < 0:
-                cache[key] = False  # a spread copies each element several times: a gather loop
-            else:
-                # Source dims read by destination dims, in destination order; a dim the
-                # statement collapses (scalar subscript, reduction) is read innermost.
-                local = [self._converted("src", d, ix) for d, ix in enumerate(section)]
-                local += [self._collapsed_local(origin, c) for c in self.stmt.collapsed]
-                order = tuple(self.stmt.perm) + tuple(self.stmt.collapsed)
-                cache[key] = _one_run(local, order, self.src_local[origin].shape)
-        return cache[key]
+        """(bytes the sender's code must gather, bytes the receiver's must scatter): the
+        blocks that are not one run of their array (compiler/layout.py)."""
+        return strided_bytes(group, self.layout.strides, self.store.nprocs)
 
     def combine_operations(self, group: tuple[Transfer, ...]) -> int:
         """A reduce's receiver merges the message's elements into its partials, one operation

@@ -5,7 +5,9 @@ The built-in networks time a message from its wire bytes and a reduction's combi
 its element count, never from the bytes themselves (only a fault-injecting network looks at
 them, and candidates run without faults). So `TimingData` stands in for runtime/data.py's
 payloads: it puts on the wire what the real data layer would (an assignment's blocks summed,
-a reduction's partials combined to one partial per destination) and moves nothing. The time
+a reduction's partials combined to one partial per destination), has the sender's and the
+receiver's code pack the blocks the compiler found strided (`Collective.strided`,
+compiler/layout.py: iWarp's pack_cycles_per_word) and moves nothing. The time
 is the one a run with real payloads gives (tests/runtime/test_timing.py checks that on every
 target); the data check is left to the run of the algorithm that is chosen.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from phalanx.compiler.layout import strided_bytes
 from phalanx.compiler.library.cost import combine_operations, combined_bytes
 from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.recognize import Collective
@@ -29,6 +32,8 @@ class TimingData:
     reduction: bool
     nprocs: int  # the schedule's, which numbers the pieces of blocks
     element_bytes: int | None = None  # a reduction's partials are blocks of such elements
+    # The collective's GATHERED | SCATTERED bits per block (compiler/layout.py); empty: none.
+    strided: tuple[tuple[int, ...], ...] = ()
 
     def movable(self, t: Transfer) -> bool:
         return True  # every block "moves direct": there is nothing to pack
@@ -56,24 +61,30 @@ class TimingData:
                                   self.element_bytes)
 
     def strided_bytes(self, group: tuple[Transfer, ...]) -> tuple[int, int]:
-        """Nothing packed: a collective's byte matrix says nothing of the arrays' layouts, so
-        the per-word packing of strided blocks (iWarp's pack_cycles_per_word) is left out of
-        what `--cost simulate` times, as it is out of every closed form (docs/targets.md)."""
-        return 0, 0
+        """As AssignmentData: the blocks the compiler found strided are gathered by the sender's
+        code and scattered by the receiver's (compiler/layout.py)."""
+        if not self.strided:
+            return 0, 0
+        return strided_bytes(group, self._bits, len(self.strided))
+
+    def _bits(self, origin: int, final: int) -> int:
+        return self.strided[origin][final]
 
     def problems(self) -> list[str]:
         return []
 
 
 def schedule_time_s(target: Target, schedule: Schedule, seed: int = 0,
-                    element_bytes: int | None = None) -> float:
+                    element_bytes: int | None = None,
+                    strided: tuple[tuple[int, ...], ...] = ()) -> float:
     """`schedule` alone on a fresh network of `target`, every node starting at 0 (the
     collective's own time, as runtime/simulate.py `own_times` measures it). `element_bytes`:
-    a reduction's partials are blocks of such elements (Collective)."""
+    a reduction's partials are blocks of such elements; `strided`: the collective's strided
+    blocks (Collective)."""
     from phalanx.runtime.simulate import run_plan  # simulate imports the compiler's driver
 
     data = Payloads(lambda _: TimingData(schedule.kind in REDUCTIONS, schedule.nprocs,
-                                               element_bytes),
+                                               element_bytes, strided),
                     [schedule.collective])
     execution, _ = run_plan(target, Plan(schedule.nprocs, (schedule,)), data, seed)
     return execution.collectives[schedule.collective].time_s
@@ -82,4 +93,4 @@ def schedule_time_s(target: Target, schedule: Schedule, seed: int = 0,
 def simulated_time_s(target: Target, coll: Collective, algorithm: str, seed: int = 0) -> float:
     """The simulated time of `coll` lowered by `algorithm` on `target`, payload left out."""
     return schedule_time_s(target, target.schedule_for(coll, algorithm), seed,
-                           coll.element_bytes)
+                           coll.element_bytes, coll.strided)

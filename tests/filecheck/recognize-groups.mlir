@@ -15,5 +15,9 @@
 
 // CHECK:      "coll.alltoall"() {collective = 0 : i64, src = "X", dst = "Y", nprocs = 8 : i64,
 // CHECK-SAME: byte_matrix = array<i64: 64, 0, 64, 0, 64, 0, 64, 0, 0, 64, 0, 64,
-// CHECK-SAME: group_sizes = array<i64: 4, 4>, group_members = array<i64: 0, 2, 4, 6, 1, 3, 5, 7>, block_bytes = 64 : i64}
+// CHECK-SAME: group_sizes = array<i64: 4, 4>, group_members = array<i64: 0, 2, 4, 6, 1, 3, 5, 7>,
+// Each 2 x 2 x 4 block is one run of its sender's 8 x 2 x 4 array but two runs of its
+// receiver's 2 x 8 x 4: scattered (2).
+// CHECK-SAME: strided = array<i64: 2, 0, 2, 0, 2, 0, 2, 0, 0, 2,
+// CHECK-SAME: block_bytes = 64 : i64}
 // CHECK-NOT:  "dist.assign"

@@ -41,17 +41,23 @@ class CollectiveOp(IRDLOperation, ABC):
     # every group one after another (global ranks); both empty for a whole-statement collective.
     group_sizes = attr_def(DenseArrayBase[I64])
     group_members = attr_def(DenseArrayBase[I64])
+    # Which blocks are strided in their local arrays (compiler/layout.py: bit 1, the sender
+    # gathers the block; bit 2, the receiver scatters it), row-major like byte_matrix; empty
+    # when none is.
+    strided = attr_def(DenseArrayBase[I64])
 
     def __init__(self, collective: int, src: str, dst: str, byte_matrix: Sequence[Sequence[int]],
                  line: int = 0, root: int = -1, stage: int = -1,
-                 groups: Sequence[Sequence[int]] = ()) -> None:
+                 groups: Sequence[Sequence[int]] = (),
+                 strided: Sequence[Sequence[int]] = ()) -> None:
         super().__init__(attributes=self._common_attrs(collective, src, dst, byte_matrix, line,
-                                                       root, stage, groups))
+                                                       root, stage, groups, strided))
 
     @staticmethod
     def _common_attrs(
         collective: int, src: str, dst: str, byte_matrix: Sequence[Sequence[int]], line: int,
         root: int = -1, stage: int = -1, groups: Sequence[Sequence[int]] = (),
+        strided: Sequence[Sequence[int]] = (),
     ) -> dict[str, Attribute]:
         flat = np.array(_flatten(byte_matrix), dtype="<i8")
         return {
@@ -65,6 +71,7 @@ class CollectiveOp(IRDLOperation, ABC):
             "stage": IntegerAttr(stage, i64),
             "group_sizes": DenseArrayBase.from_list(i64, [len(g) for g in groups]),
             "group_members": DenseArrayBase.from_list(i64, [int(m) for g in groups for m in g]),
+            "strided": DenseArrayBase.from_list(i64, _flatten(strided) if strided else []),
         }
 
     def groups_value(self) -> tuple[tuple[int, ...], ...]:
@@ -72,6 +79,12 @@ class CollectiveOp(IRDLOperation, ABC):
         members = iter(self.group_members.get_values())
         return tuple(tuple(next(members) for _ in range(size))
                      for size in self.group_sizes.get_values())
+
+    def strided_value(self) -> tuple[tuple[int, ...], ...]:
+        """The strided bits of each block as rows; empty when no block is strided."""
+        flat = list(self.strided.get_values())
+        n = self.nprocs_value
+        return tuple(tuple(flat[i * n:(i + 1) * n]) for i in range(n)) if flat else ()
 
     @property
     def kind(self) -> str:
@@ -102,6 +115,7 @@ class CollectiveOp(IRDLOperation, ABC):
             "byte_matrix": self.byte_matrix_rows(),
             "line": self.line.value.data,
             "groups": [list(g) for g in self.groups_value()],
+            "strided": [list(row) for row in self.strided_value()],
         }
 
     def verify_(self) -> None:
@@ -122,6 +136,10 @@ class CollectiveOp(IRDLOperation, ABC):
         if len(set(members)) != len(members) or any(not 0 <= m < n for m in members):
             raise VerifyException(f"'{self.name}' group_members must be distinct ranks in "
                                   f"0..{n - 1}")
+        strided = self.strided.get_values()
+        if len(strided) not in (0, n * n) or any(not 0 <= bits <= 3 for bits in strided):
+            raise VerifyException(f"'{self.name}' strided must be empty or nprocs**2 = {n * n} "
+                                  f"entries of 0..3, got {len(strided)} entries")
 
 
 @irdl_op_definition
@@ -142,8 +160,10 @@ class AlltoallOp(CollectiveOp):
         line: int = 0,
         stage: int = -1,
         groups: Sequence[Sequence[int]] = (),
+        strided: Sequence[Sequence[int]] = (),
     ) -> None:
-        attrs = self._common_attrs(collective, src, dst, byte_matrix, line, -1, stage, groups)
+        attrs = self._common_attrs(collective, src, dst, byte_matrix, line, -1, stage, groups,
+                                   strided)
         attrs["block_bytes"] = IntegerAttr(block_bytes, i64)
         IRDLOperation.__init__(self, attributes=attrs)
 
@@ -187,8 +207,10 @@ class ReductionOp(CollectiveOp, ABC):
 
     def __init__(self, collective: int, src: str, dst: str, byte_matrix: Sequence[Sequence[int]],
                  line: int = 0, root: int = -1, stage: int = -1,
-                 groups: Sequence[Sequence[int]] = (), element_bytes: int = 0) -> None:
-        attrs = self._common_attrs(collective, src, dst, byte_matrix, line, root, stage, groups)
+                 groups: Sequence[Sequence[int]] = (), element_bytes: int = 0,
+                 strided: Sequence[Sequence[int]] = ()) -> None:
+        attrs = self._common_attrs(collective, src, dst, byte_matrix, line, root, stage, groups,
+                                   strided)
         attrs["element_bytes"] = IntegerAttr(element_bytes, i64)
         IRDLOperation.__init__(self, attributes=attrs)
 

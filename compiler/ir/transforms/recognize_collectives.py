@@ -18,6 +18,7 @@ from xdsl.passes import ModulePass
 from phalanx.compiler.commsets import CommSet, ReduceSet
 from phalanx.compiler.ir.build import arrays_from_module, assign_from_op, reduce_from_op
 from phalanx.compiler.ir.dialects import coll, dist
+from phalanx.compiler.layout import BlockLayout
 from phalanx.compiler.recognize import Collective, connected_groups, recognize
 from phalanx.compiler.semantics import SPREAD, ReduceStmt
 
@@ -26,12 +27,12 @@ def collective_op(c: Collective, stage: int = -1) -> coll.CollectiveOp:
     root = -1 if c.root is None else c.root
     if c.kind == "alltoall":
         return coll.AlltoallOp(c.index, c.src, c.dst, c.byte_matrix, c.block_bytes or 0, c.line,
-                               stage, c.groups)
+                               stage, c.groups, c.strided)
     if c.kind in ("reduce", "allreduce"):
         return coll.KIND_OPS[c.kind](c.index, c.src, c.dst, c.byte_matrix, c.line, root, stage,
-                                     c.groups, c.element_bytes or 0)
+                                     c.groups, c.element_bytes or 0, c.strided)
     return coll.KIND_OPS[c.kind](c.index, c.src, c.dst, c.byte_matrix, c.line, root, stage,
-                                 c.groups)
+                                 c.groups, c.strided)
 
 
 def collective_from_op(op: coll.CollectiveOp) -> Collective:
@@ -40,7 +41,7 @@ def collective_from_op(op: coll.CollectiveOp) -> Collective:
     element_bytes = op.element_bytes_value() if isinstance(op, coll.ReductionOp) else None
     return Collective(op.collective.value.data, op.kind, op.nprocs_value, rows, op.src.data,
                       op.dst.data, op.line.value.data, root if root >= 0 else None,
-                      op.groups_value(), element_bytes)
+                      op.groups_value(), element_bytes, op.strided_value())
 
 
 def recognize_statement(index: int, stmt) -> Collective:
@@ -58,7 +59,8 @@ def recognize_statement(index: int, stmt) -> Collective:
             # A reduce in every group (one group: a plain reduce), of partial blocks.
             return recognize(index, cset.byte_matrix, stmt.src.name, stmt.dst.name,
                              stmt.loc.line, stmt.op, "distributed", "distributed", len(roots),
-                             roots[0] if len(roots) == 1 else None, stmt.dst.itemsize)
+                             roots[0] if len(roots) == 1 else None, stmt.dst.itemsize,
+                             BlockLayout(stmt, cset).matrix())
     root = stmt.src.owner if stmt.src.mapping == "single" else stmt.dst.owner
     # Any other reduction along a dimension moves blocks of partial results, each to its own
     # destination: recognized from its byte matrix like a copy.
@@ -70,7 +72,8 @@ def recognize_statement(index: int, stmt) -> Collective:
         src_mapping, dst_mapping = "single", "replicated"
         root = roots[0] if len(roots) == 1 else None
     return recognize(index, cset.byte_matrix, stmt.src.name, stmt.dst.name, stmt.loc.line,
-                     op, src_mapping, dst_mapping, len(cset.receivers()), root)
+                     op, src_mapping, dst_mapping, len(cset.receivers()), root,
+                     BlockLayout(stmt, cset).matrix())
 
 
 def reduce_roots(cset: CommSet) -> list[int] | None:

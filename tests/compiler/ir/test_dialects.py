@@ -190,10 +190,25 @@ def test_coll_rejects_wrong_byte_matrix_length() -> None:
     text = (
         '"coll.alltoall"() {collective = 0 : i64, src = "A", dst = "B", nprocs = 2 : i64, '
         "byte_matrix = array<i64: 0, 1, 1, 0, 5>, line = 1 : i64, root = -1 : i64, stage = -1 : i64, "
-        "group_sizes = array<i64>, group_members = array<i64>, block_bytes = 1 : i64} : () -> ()"
+        "group_sizes = array<i64>, group_members = array<i64>, strided = array<i64>, "
+        "block_bytes = 1 : i64} : () -> ()"
     )
     with pytest.raises(VerifyException, match="byte_matrix has 5 entries"):
         parse_module(text)
+
+
+def test_coll_strided_round_trips_and_rejects_bad_entries() -> None:
+    op = coll.SparseOp(0, "A", "B", [[0, 8], [8, 0]], strided=[[0, 1], [2, 0]])
+    op.verify()
+    assert op.strided_value() == ((0, 1), (2, 0))
+    assert coll.SparseOp(0, "A", "B", [[0, 8], [8, 0]]).strided_value() == ()
+    op.attributes["strided"] = DenseArrayBase.from_list(i64, [0, 1, 2])
+    with pytest.raises(VerifyException, match=r"strided must be empty or nprocs\*\*2 = 4 entries "
+                                              r"of 0..3, got 3 entries"):
+        op.verify()
+    op.attributes["strided"] = DenseArrayBase.from_list(i64, [0, 4, 0, 0])
+    with pytest.raises(VerifyException, match="strided must be empty or nprocs"):
+        op.verify()
 
 
 def test_dist_ops() -> None:

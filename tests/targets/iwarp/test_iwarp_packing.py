@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from phalanx.compiler.driver import compile_program
+from phalanx.compiler.layout import extent_and_run, one_run
 from phalanx.compiler.schedule import Transfer
 from phalanx.compiler.target import resolve
-from phalanx.runtime.data import _one_run, build_data
+from phalanx.runtime.data import build_data
 from phalanx.runtime.faults import parse_faults
 from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import alltoall_program
@@ -50,7 +51,7 @@ def test_the_alltoall_benchmarks_blocks_lie_in_one_run_at_both_ends():
     assert data.strided_bytes((Transfer(3, 5, 512, 3, 5), Transfer(3, 7, 512, 3, 7))) == (0, 0)
 
 
-@pytest.mark.parametrize("local, order, shape, one_run", [
+@pytest.mark.parametrize("local, order, shape, expected", [
     ([slice(0, 2), slice(0, 8)], (0, 1), (4, 8), True),      # whole rows
     ([slice(0, 2), slice(0, 4)], (0, 1), (4, 8), False),     # half rows: two runs
     ([slice(1, 2), slice(2, 6)], (0, 1), (4, 8), True),      # part of one row
@@ -58,8 +59,9 @@ def test_the_alltoall_benchmarks_blocks_lie_in_one_run_at_both_ends():
     ([slice(0, 4), slice(0, 2)], (1, 0), (2, 4), False),     # transposed on the way
     ([slice(0, 4), slice(1, 2)], (1, 0), (2, 4), True),      # one row read in order
 ])
-def test_one_run(local, order, shape, one_run):
-    assert _one_run(local, order, shape) is one_run
+def test_one_run(local, order, shape, expected):
+    dims = [tuple(np.array(value) for value in extent_and_run(ix)) for ix in local]
+    assert bool(one_run(dims, order, np.array(shape))) is expected
 
 
 def transpose_time_s(algorithm: str, pack_cycles: float) -> float:

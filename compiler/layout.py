@@ -1,0 +1,187 @@
+"""Where an assignment's blocks lie in the local arrays, and which of them are strided.
+
+A block (origin, final) of an assignment (compiler/commsets.py) is read from the origin's
+local array and written into the final's, both row-major, in the destination's order. The
+sender's code gathers it into a message unless it is one run of consecutive elements of the
+origin's array; the receiver's code scatters it unless it is one run of the final's
+(application buffering: iWarp's pack_cycles_per_word, targets/iwarp/params.py). The layout
+depends on the statement and the distributions only, so the compiler records it in the
+collective (`Collective.strided`) and the runtime moves real blocks with the same index maps:
+a timing run without payloads (runtime/timing.py) packs what a run with data packs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cached_property, lru_cache
+
+import numpy as np
+
+from phalanx.compiler.commsets import CommSet
+from phalanx.compiler.distribution import dim_local_map, owned_indices, owned_sections
+from phalanx.compiler.schedule import Transfer, block_of
+from phalanx.compiler.semantics import AssignStmt, DistArray
+
+# Bits of a block's entry in Collective.strided.
+GATHERED = 1  # not one run of the origin's array: the sender's code gathers it
+SCATTERED = 2  # not one run of the final's array: the receiver's code scatters it
+
+
+@lru_cache(maxsize=64)
+def local_maps(array: DistArray) -> tuple[np.ndarray, ...]:
+    """Global-to-local index map of each dimension (cached: every block of an array uses it)."""
+    return tuple(dim_local_map(array, d) for d in range(len(array.shape)))
+
+
+def extent_and_run(ix) -> tuple[int, bool]:
+    """How many indices a local index set (a slice from `_local`, or an array) holds, and
+    whether they are consecutive and ascending."""
+    if isinstance(ix, slice):
+        return ix.stop - ix.start, ix.step in (None, 1)
+    return len(ix), len(ix) < 2 or bool(np.all(np.diff(ix) == 1))
+
+
+def one_run(dims: list[tuple[np.ndarray, np.ndarray]], axes: tuple[int, ...],
+            shape: np.ndarray) -> np.ndarray:
+    """Which blocks are one run of their row-major local array, for many blocks at once:
+    `dims[j]` holds each block's extent along array axis `axes[j]` and whether its local
+    indices there are consecutive, j being the order the block's elements are read in (the
+    axes are a permutation of the array's); `shape[..., a]` is each block's array extent
+    along axis a. Axes the block spans once do not matter; the others must keep the array's
+    order and be runs, and every axis inside the outermost of them must be taken whole."""
+    ok = np.ones(dims[0][0].shape if dims else shape.shape[:-1], dtype=bool)
+    last = np.full(ok.shape, -1)  # the axis of the last wide dimension read so far
+    for (extent, run), a in zip(dims, axes):
+        wide = extent > 1
+        ok &= ~wide | (run & (last < a))
+        last = np.where(wide, a, last)
+    extent_of = dict(zip(axes, (extent for extent, _ in dims)))
+    outer = np.zeros(ok.shape, dtype=bool)  # some wide dimension lies outside axis a
+    for a in range(len(axes)):
+        ok &= ~outer | (extent_of[a] == shape[..., a])
+        outer |= extent_of[a] > 1
+    return ok
+
+
+def _local(array: DistArray, dim: int, global_idx: np.ndarray) -> np.ndarray | slice:
+    """Local indices of global ones; a slice when a run maps onto a run (local maps
+    increase on each owner, so equal spans mean every index in between is consecutive)."""
+    local_map = local_maps(array)[dim]
+    n = len(global_idx)
+    if n and global_idx[-1] - global_idx[0] + 1 == n:
+        first, last = int(local_map[global_idx[0]]), int(local_map[global_idx[-1]])
+        if last - first + 1 == n:
+            return slice(first, last + 1)
+    return local_map[global_idx]
+
+
+class BlockLayout:
+    """The local indices of an assignment's blocks on their origins and finals."""
+
+    def __init__(self, stmt: AssignStmt, commset: CommSet):
+        self.stmt, self.commset = stmt, commset
+        self._conversions: dict[tuple[str, int, int], tuple] = {}
+        self._collapsed: dict[tuple[int, int], np.ndarray | slice] = {}
+
+    @cached_property
+    def _source_of(self) -> list[np.ndarray | None]:
+        """Per destination dim, the source index each destination index reads (None for a
+        dim spread adds)."""
+        out = []
+        for d, (idx, src_idx) in enumerate(self.commset.index_maps):
+            if src_idx is None:
+                out.append(None)
+                continue
+            full = np.full(self.stmt.dst.shape[d], -1, dtype=np.int64)
+            full[idx] = src_idx
+            out.append(full)
+        return out
+
+    def converted(self, side: str, d: int, ix: np.ndarray):
+        """Local indices (slice or array) of destination-dim `d`'s section array `ix` on the
+        destination, or of the source indices it reads on the source. Blocks share their
+        section arrays (one per owner-coordinate pair and dimension), so each is converted
+        once; the cache holds `ix` itself, which keeps its id from being reused."""
+        key = (side, d, id(ix))
+        hit = self._conversions.get(key)
+        if hit is None:
+            if side == "dst":
+                local = _local(self.stmt.dst, d, ix)
+            else:
+                local = _local(self.stmt.src, self.stmt.perm[d], self._source_of[d][ix])
+            hit = self._conversions[key] = (ix, local)
+        return hit[1]
+
+    def collapsed_local(self, origin: int, dim: int):
+        """Local indices, on `origin`, of the indices of collapsed source dim `dim` it holds."""
+        hit = self._collapsed.get((origin, dim))
+        if hit is None:
+            held = owned_indices(self.stmt.src, origin)[dim]
+            wanted = self.stmt.src_triplets[dim].indices()
+            hit = self._collapsed[(origin, dim)] = _local(self.stmt.src, dim,
+                                                          np.intersect1d(held, wanted))
+        return hit
+
+    def strides(self, origin: int, final: int) -> int:
+        """GATHERED | SCATTERED bits of block (origin, final)."""
+        return int(self._bits[origin, final])
+
+    def matrix(self) -> tuple[tuple[int, ...], ...]:
+        """strides() of every block that carries bytes (0 elsewhere); () when no block is
+        strided, the common case of whole rows, which keeps the IR small."""
+        return tuple(map(tuple, self._bits.tolist())) if self._bits.any() else ()
+
+    @cached_property
+    def _bits(self) -> np.ndarray:
+        """strides() of every block, worked out a dimension at a time (a 32 x 32 machine has a
+        million blocks but few distinct sections per dimension)."""
+        n = self.commset.nprocs
+        src_dims, dst_dims = [], []
+        for d, (sections, src_key, dst_key) in enumerate(self.commset.dim_sections()):
+            key = src_key[:, None] + dst_key[None, :]
+            for side, out in (("src", src_dims), ("dst", dst_dims)):
+                if side == "src" and self.stmt.perm[d] < 0:
+                    continue
+                runs = [extent_and_run(self.converted(side, d, ix)) for ix in sections]
+                extent = np.array([e for e, _ in runs], dtype=np.int64)
+                run = np.array([r for _, r in runs], dtype=bool)
+                out.append((extent[key], run[key]))
+        dst_shape = np.array([self._shape(self.stmt.dst, q) for q in range(n)], dtype=np.int64)
+        scattered = ~one_run(dst_dims, tuple(range(len(dst_dims))), dst_shape[None, :, :])
+        if min(self.stmt.perm, default=0) < 0:
+            gathered = np.ones((n, n), dtype=bool)  # a spread copies elements: a gather loop
+        else:
+            # Source dims read by destination dims, in destination order; a dim the statement
+            # collapses (scalar subscript, reduction) is read innermost.
+            for c in self.stmt.collapsed:
+                runs = [extent_and_run(self.collapsed_local(p, c)) for p in range(n)]
+                src_dims.append((np.array([e for e, _ in runs])[:, None].repeat(n, axis=1),
+                                 np.array([r for _, r in runs])[:, None].repeat(n, axis=1)))
+            src_shape = np.array([self._shape(self.stmt.src, p) for p in range(n)], dtype=np.int64)
+            gathered = ~one_run(src_dims, tuple(self.stmt.perm) + tuple(self.stmt.collapsed),
+                                src_shape[:, None, :])
+        bits = np.where(gathered, GATHERED, 0) | np.where(scattered, SCATTERED, 0)
+        return np.where(self.commset.byte_matrix > 0, bits, 0)
+
+    @staticmethod
+    def _shape(array: DistArray, node: int) -> tuple[int, ...]:
+        """The extents of the node's local array (zero where it holds none)."""
+        return tuple(len(range(ix.start, ix.stop, ix.step or 1)) if isinstance(ix, slice)
+                     else len(ix) for ix in owned_sections(array, node))
+
+
+def strided_bytes(group: tuple[Transfer, ...], strides: Callable[[int, int], int],
+                  nprocs: int) -> tuple[int, int]:
+    """(bytes the sender's code must gather, bytes the receiver's must scatter) of one message
+    of these blocks, given each block's GATHERED | SCATTERED bits: a block is gathered as it
+    leaves its origin's array and scattered as it enters its final's; forwarded blocks (and
+    pieces of blocks) sit in message buffers on the way."""
+    gather = scatter = 0
+    for t in group:
+        origin, _ = block_of(t.origin, nprocs)
+        bits = strides(origin, t.final)
+        if t.src == origin and bits & GATHERED:
+            gather += t.nbytes
+        if t.dst == t.final and bits & SCATTERED:
+            scatter += t.nbytes
+    return gather, scatter
