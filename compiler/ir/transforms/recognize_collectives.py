@@ -60,7 +60,7 @@ def recognize_statement(index: int, stmt) -> Collective:
             return recognize(index, cset.byte_matrix, stmt.src.name, stmt.dst.name,
                              stmt.loc.line, stmt.op, "distributed", "distributed", len(roots),
                              roots[0] if len(roots) == 1 else None, stmt.dst.itemsize,
-                             BlockLayout(stmt, cset).matrix())
+                             strided=BlockLayout(stmt, cset).matrix())
     root = stmt.src.owner if stmt.src.mapping == "single" else stmt.dst.owner
     # Any other reduction along a dimension moves blocks of partial results, each to its own
     # destination: recognized from its byte matrix like a copy.
@@ -73,7 +73,7 @@ def recognize_statement(index: int, stmt) -> Collective:
         root = roots[0] if len(roots) == 1 else None
     return recognize(index, cset.byte_matrix, stmt.src.name, stmt.dst.name, stmt.loc.line,
                      op, src_mapping, dst_mapping, len(cset.receivers()), root,
-                     BlockLayout(stmt, cset).matrix())
+                     strided=BlockLayout(stmt, cset).matrix())
 
 
 def reduce_roots(cset: CommSet) -> list[int] | None:
