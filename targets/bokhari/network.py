@@ -98,11 +98,12 @@ class FatTreeRoutes:
     restores the destination's digits. The top-stage switch (u0, u1) of a 64-node tree thus
     reaches link chip u0 of every 16-node group. Node links: ("node", p) <-> leaf switch.
 
-    "destination digit above" (t[l+1]) makes the top switch a route climbs to name the
-    destination's group, so every top switch sends down to one group only: 3/4 of the top
-    stage's down-links carry no route, whatever the traffic. "destination digit" (t[l],
-    the textbook destination-tag rule of k-ary n-trees) and "source digit" (s[l]) spread
-    all pairs' routes evenly over every link of every stage (a test checks it).
+    "destination digit above" (t[l+1]) makes the top switch route r climbs to name the
+    destination's group (shifted by r), so each route number sends down from every top
+    switch to one group only: 3/4 of the top stage's down-links carry no route of that
+    number, whatever the traffic (the four route numbers together cover them). The other
+    rules spread each route number's all-pairs routes evenly over every link of every stage
+    (a test checks "destination digit", the SP2's).
 
     Alternative route r (0 <= r < routes_per_pair) adds r to the up-port at every level
     (mod 4). Route 0 is the route above; routes 1-3 leave the leaf switch by its three other

@@ -73,14 +73,17 @@ SP2 = MultistageParams(
     # must be selected so that the communication load is distributed evenly among the links
     # and switches to prevent congestion in the network."
     routes_per_pair=4.0,
-    # 2 = destination digit (network.FatTreeRoutes): the SP2 route table's exact rule (Abali
-    # and Aykanat Sec. 2) is in no stored copy we could read; what is documented is that the
-    # load spreads evenly over links and switches (above) and that data reach a node switch
-    # board over many of its cables (IBM RS/6000 SP redbook, intermediate-switch-board
-    # section: "there are always 8 cables that data can travel down to reach the node
-    # frame"). Rule 0 (the CS-2's) sends all routes into a 16-node group down 4 of its 16
-    # top-stage cables; rules 1 and 2 spread every stage evenly. Rule 2 keeps the
-    # destination-indexed table of rule 0. docs/targets.md "SP2 routing".
+    # 2 = destination digit (network.FatTreeRoutes). The SP2 route table's exact rule (Abali
+    # and Aykanat Sec. 2) is in no stored copy we could read; documented: the load spreads
+    # evenly over links and switches (above), data reach a node switch board down many of
+    # its cables (IBM RS/6000 SP redbook, intermediate switch boards: "there are always 8
+    # cables that data can travel down to reach the node frame"). Whether the adapter puts
+    # packets or whole messages on a pair's routes in turn is not in a stored copy; with
+    # whole messages only each pair's first route carries an all-to-all, so each route
+    # number's set must spread on its own. Rule 0 (the CS-2's) leaves 3/4 of the top
+    # stage's down-links idle for each route number; rules 1, 2 and 3 spread every stage
+    # evenly. Rule 2 keeps rule 0's destination-indexed table; rule 3 would give the Table 1
+    # levels 10.22 / 22.29 ms instead of 7.95 / 15.90. docs/targets.md "SP2 routing".
     up_route=2.0,
     # Stunkel et al. 1995 / the Vulcan chip (Stunkel et al., IPPS 1994): switch packets of
     # at most 255 bytes (as recalled; not checked against a stored copy, docs/targets.md).
