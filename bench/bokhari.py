@@ -29,13 +29,15 @@ phalanx.register_all()
 # Seed 000 Table 1 (Bokhari's best multiphase times at 2 KB, ms) and our machine shapes.
 TABLE1_MS = {"paragon:4x8": 7, "paragon:8x8": 12, "paragon:8x16": 40, "paragon:16x16": 88,
              "sp2:32": 7, "sp2:64": 13, "cs2:32": 11, "cs2:64": 28}
-# What-ifs beside Table 1 (not the defaults): the SP2 with source-digit up-routes (no two
-# sources of an XOR step share an up-link) and with separate send / receive engines, and the
-# 128-node Paragon submesh turned the other way.
-WHAT_IF_MS = {"sp2:32,up_route_by_source=1": 7, "sp2:64,up_route_by_source=1": 13,
-              "sp2:32,up_route_by_source=1,shared_engine=0": 7,
-              "sp2:64,up_route_by_source=1,shared_engine=0": 13,
+# What-ifs beside Table 1 (not the defaults): the SP2 with other up-route rules (0: the
+# destination digit one stage up, the CS-2's; 1: the source digit; 3: source plus destination
+# digit, also even over every stage) and with separate send / receive engines, the CS-2 with
+# the SP2's rule, and the 128-node Paragon submesh turned the other way.
+WHAT_IF_MS = {"sp2:32,up_route=0": 7, "sp2:64,up_route=0": 13,
+              "sp2:32,up_route=1": 7, "sp2:64,up_route=1": 13,
+              "sp2:32,up_route=3": 7, "sp2:64,up_route=3": 13,
               "sp2:32,shared_engine=0": 7, "sp2:64,shared_engine=0": 13,
+              "cs2:32,up_route=2": 11, "cs2:64,up_route=2": 28,
               "cs2:32,shared_engine=0": 11, "cs2:64,shared_engine=0": 28,
               "paragon:16x8": 40}
 FIGURES = ("paragon:4x8", "paragon:8x8", "sp2:32", "sp2:64", "cs2:32", "cs2:64")

@@ -289,7 +289,12 @@ def _multistage(name: str, defaults: MultistageParams):
     def make(positional: str | None, overrides: dict[str, str]) -> BokhariTarget:
         nnodes = parse_count(name, positional, default=64)
         params = with_overrides(defaults, overrides, name)
-        route = network.fat_tree_route(nnodes, by_source=params.up_route_by_source > 0,
+        rules = network.UP_ROUTE_RULES
+        if params.up_route not in range(len(rules)):
+            raise usage_error(f"parameter up_route={params.up_route:g} of target '{name}' is not "
+                              f"one of the up-route rules 0..{len(rules) - 1}",
+                              "; ".join(f"{i} = {rule}" for i, rule in enumerate(rules)))
+        route = network.fat_tree_route(nnodes, rules[int(params.up_route)],
                                        routes_per_pair=int(params.routes_per_pair))
         return BokhariTarget(name, nnodes, params, str(nnodes), route)
     return make

@@ -69,39 +69,57 @@ def fat_tree_levels(nnodes: int, arity: int = 4) -> int:
     return levels
 
 
-def fat_tree_route(nnodes: int, by_source: bool = False, arity: int = 4,
+# How a route picks its up-port when it climbs from stage l to l + 1 (before adding the
+# route's alternative number r, mod 4). `params.MultistageParams.up_route` indexes this.
+UP_ROUTE_RULES = (
+    "destination digit above",  # t[l+1]: the CS-2 as modelled (one route per pair)
+    "source digit",  # s[l]: a what-if
+    "destination digit",  # t[l]: the SP2 (see FatTreeRoutes)
+    "source plus destination digit",  # (s[l] + t[l]) mod 4: a what-if, also even over links
+)
+
+
+def fat_tree_route(nnodes: int, up_rule: str = "destination digit above", arity: int = 4,
                    routes_per_pair: int = 1) -> FatTreeRoutes:
     """Up/down routing in a k-ary n-tree of bidirectional 4x4 switches (003 Fig. 8).
 
     Called as route(src, dst), the result gives the first route (the one a single static
     table would hold); `.all(src, dst)` gives every alternative route of the pair.
     """
-    return FatTreeRoutes(nnodes, by_source, arity, routes_per_pair)
+    return FatTreeRoutes(nnodes, up_rule, arity, routes_per_pair)
 
 
 class FatTreeRoutes:
     """Deterministic up/down routes in a k-ary n-tree, `routes_per_pair` of them per pair.
 
     A level-l switch is named by the node's digits above l (positions 1..n-1, base 4);
-    going up from level l replaces digit l+1 by the up-port, chosen by the destination's
-    digit l+1 (destination-based, as a static route table would) or, with `by_source`, by
-    the source's digit l (each node's upward path private); going down restores the
-    destination's digits. Node links: ("node", p) <-> leaf switch.
+    going up from level l replaces digit l+1 by the up-port, chosen by `up_rule` (one of
+    UP_ROUTE_RULES, from the source's digits s and the destination's digits t); going down
+    restores the destination's digits. The top-stage switch (u0, u1) of a 64-node tree thus
+    reaches link chip u0 of every 16-node group. Node links: ("node", p) <-> leaf switch.
 
-    Alternative route r (0 <= r < routes_per_pair) adds the digits of r (base 4, lowest
-    first) to the up-ports chosen at levels 0, 1, ... (mod 4). Route 0 is the route above;
-    routes 1-3 leave the leaf switch by its three other up-ports and so share no up-link or
-    down-link above the leaf with route 0 or with each other: on the SP2's 16-node switch
-    board these are the four routes through the four chips of the board's other side
-    (IBM RS/6000 SP redbook, switch-chip routing: "four routes between each node on a
-    single switch board"). A pair under one leaf switch has one route only; a pair whose
-    lowest common switch is at level l has at most 4^l distinct ones.
+    "destination digit above" (t[l+1]) makes the top switch route r climbs to name the
+    destination's group (shifted by r), so each route number sends down from every top
+    switch to one group only: 3/4 of the top stage's down-links carry no route of that
+    number, whatever the traffic (the four route numbers together cover them). The other
+    rules spread each route number's all-pairs routes evenly over every link of every stage
+    (a test checks "destination digit", the SP2's).
+
+    Alternative route r (0 <= r < routes_per_pair) adds r to the up-port at every level
+    (mod 4). Route 0 is the route above; routes 1-3 leave the leaf switch by its three other
+    up-ports and so share no up-link or down-link above the leaf with route 0 or with each
+    other: on the SP2's 16-node switch board these are the four routes through the four
+    chips of the board's other side (IBM RS/6000 SP redbook, switch-board chapter: "four
+    routes between each node on a single switch board"). A pair under one leaf switch has
+    one route only; any other pair has at most 4.
     """
 
-    def __init__(self, nnodes: int, by_source: bool = False, arity: int = 4,
+    def __init__(self, nnodes: int, up_rule: str = "destination digit above", arity: int = 4,
                  routes_per_pair: int = 1):
+        if up_rule not in UP_ROUTE_RULES:
+            raise ValueError(f"unknown up-route rule {up_rule!r}")
         self.levels = fat_tree_levels(nnodes, arity)
-        self.by_source, self.arity = by_source, arity
+        self.up_rule, self.arity = up_rule, arity
         self.routes_per_pair = max(int(routes_per_pair), 1)
 
     def digits(self, p: int) -> list[int]:
@@ -117,6 +135,16 @@ class FatTreeRoutes:
         count = min(self.routes_per_pair, self.arity if top else 1)
         return [self.one(src, dst, r) for r in range(count)]
 
+    def up_port(self, s: list[int], t: list[int], level: int) -> int:
+        """The up-port route 0 takes from a level-`level` switch."""
+        if self.up_rule == "destination digit above":
+            return t[level + 1]
+        if self.up_rule == "source digit":
+            return s[level]
+        if self.up_rule == "destination digit":
+            return t[level]
+        return (s[level] + t[level]) % self.arity
+
     def one(self, src: int, dst: int, alternative: int) -> list[Hop]:
         arity = self.arity
         s, t = self.digits(src), self.digits(dst)
@@ -125,8 +153,7 @@ class FatTreeRoutes:
         at: Any = ("switch", 0, tuple(label))
         hops: list[Hop] = [(("node", src), at)]
         for level in range(top):  # up from `level` to `level + 1`
-            base = s[level] if self.by_source else t[level + 1]
-            label[level] = (base + alternative) % arity
+            label[level] = (self.up_port(s, t, level) + alternative) % arity
             nxt = ("switch", level + 1, tuple(label))
             hops.append((at, nxt))
             at = nxt

@@ -41,9 +41,10 @@ class MultistageParams:
     # Reduction partials combined at the node's peak rate (one op per element); each machine
     # below cites its own (003_f18cb429ce0a4177.txt Secs. 3.2, 3.3).
     arith_MFLOPS: float
-    # Not a seed figure: 1 = up-ports chosen by the source's digits (no two sources of the
-    # XOR pattern share an up-link), 0 = by the destination's (a static table per target).
-    up_route_by_source: float = 0.0
+    # How a route picks its up-port at each stage: an index into network.UP_ROUTE_RULES
+    # (0 destination digit above, 1 source digit, 2 destination digit, 3 their sum). Not a
+    # seed figure (Sec. 3.2, Fig. 8 give only the network); each machine below says why.
+    up_route: float = 0.0
     # 003_f18cb429ce0a4177.txt Abstract, Sec. 3: a dedicated communication processor per
     # node, for both directions (1); 0 = separate send and receive engines (a what-if).
     shared_engine: float = 1.0
@@ -68,9 +69,22 @@ SP2 = MultistageParams(
     # adapter holding several routes to each destination and spreading packets over them;
     # IBM's RS/6000 SP redbook (switch-board chapter): "four routes between each node" of a
     # 16-node switch board, one through each of the four chips on the board's other side;
-    # Abali and Aykanat, "Routing algorithms for IBM SP1", LNCS 853, 1994: routes chosen so
-    # that the load spreads evenly over links and switches.
+    # Abali and Aykanat, "Routing algorithms for IBM SP1", LNCS 853, 1994, Sec. 1: "Routes
+    # must be selected so that the communication load is distributed evenly among the links
+    # and switches to prevent congestion in the network."
     routes_per_pair=4.0,
+    # 2 = destination digit (network.FatTreeRoutes). The SP2 route table's exact rule (Abali
+    # and Aykanat Sec. 2) is in no stored copy we could read; documented: the load spreads
+    # evenly over links and switches (above), data reach a node switch board down many of
+    # its cables (IBM RS/6000 SP redbook, intermediate switch boards: "there are always 8
+    # cables that data can travel down to reach the node frame"). Whether the adapter puts
+    # packets or whole messages on a pair's routes in turn is not in a stored copy; with
+    # whole messages only each pair's first route carries an all-to-all, so each route
+    # number's set must spread on its own. Rule 0 (the CS-2's) leaves 3/4 of the top
+    # stage's down-links idle for each route number; rules 1, 2 and 3 spread every stage
+    # evenly. Rule 2 keeps rule 0's destination-indexed table; rule 3 would give the Table 1
+    # levels 10.22 / 22.29 ms instead of 7.95 / 15.90. docs/targets.md "SP2 routing".
+    up_route=2.0,
     # Stunkel et al. 1995 / the Vulcan chip (Stunkel et al., IPPS 1994): switch packets of
     # at most 255 bytes (as recalled; not checked against a stored copy, docs/targets.md).
     packet_bytes=255.0,
@@ -83,6 +97,10 @@ CS2 = MultistageParams(
     barrier_us_per_dim=17.0,  # 003_f18cb429ce0a4177.txt Table 1: barrier 17d - 5.6 us
     barrier_offset_us=5.6,  # 003_f18cb429ce0a4177.txt Table 1
     arith_MFLOPS=100.0,  # 003_f18cb429ce0a4177.txt Sec. 3.3: SuperSPARC "capable of 100 MFlops"
+    # 0 = destination digit above, one route per pair: the model as it reproduced Table 1
+    # (not changed with the SP2's routing, issue 21; the Elite switches chose up-links in the
+    # switch, which no route table describes). docs/targets.md "SP2 routing".
+    up_route=0.0,
 )
 
 

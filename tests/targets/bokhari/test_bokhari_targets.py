@@ -36,11 +36,20 @@ def test_specs_and_table1_parameters():
     ("hypercube:x", "bad dimension 'x' for target 'hypercube'"),
     ("hypercube:20", "hypercube dimension 20 is too large to simulate"),
     ("cs2:32,lambda=3", "unknown parameter 'lambda' for target 'cs2'"),
+    ("sp2:64,up_route=4", "parameter up_route=4 of target 'sp2' is not one of the up-route "
+                          "rules 0..3"),
+    ("cs2:16,up_route=1.5", "parameter up_route=1.5 of target 'cs2' is not one of"),
 ])
 def test_bad_specs(spec, message):
     with pytest.raises(UsageError) as info:
         resolve(spec)
     assert message in info.value.diagnostic.message
+
+
+def test_bad_up_route_names_the_rules():
+    with pytest.raises(UsageError) as info:
+        resolve("sp2:64,up_route=7")
+    assert "2 = destination digit" in info.value.diagnostic.hint
 
 
 def test_routes():
@@ -98,12 +107,13 @@ def test_one_communication_processor_serves_both_directions():
 
 
 def test_switch_port_contention_in_the_multistage_network():
-    # Nodes 0 and 1 share a leaf switch; destinations 4 and 5 share digit 1: one up-port.
-    t = [Transfer(0, 4, 1000, 0, 4), Transfer(1, 5, 1000, 1, 5)]
+    # Nodes 0 and 1 share a leaf switch; destinations 4 and 8 share digit 0, which picks the
+    # SP2's up-port (up_route=2): one up-port. By the sources' digits (up_route=1): two.
+    t = [Transfer(0, 4, 1000, 0, 4), Transfer(1, 8, 1000, 1, 8)]
     one = (70 + 0.043 * 1000) * 1e-6
     single = "sp2:16,routes_per_pair=1"
     assert sorted(finish_times(single, t).values()) == pytest.approx([one, one + 0.043e-3])
-    spread = "sp2:16,up_route_by_source=1,routes_per_pair=1"
+    spread = "sp2:16,up_route=1,routes_per_pair=1"
     assert sorted(finish_times(spread, t).values()) == pytest.approx([one, one])
     # The SP2's 4 routes per pair: each 1000-byte message is 4 packets (255, 255, 255, 235
     # bytes), one on each route in turn. Both start on route 0, so the second waits one
@@ -116,8 +126,9 @@ def test_switch_port_contention_in_the_multistage_network():
 
 def test_sp2_alternative_routes():
     # Stunkel et al. 1995 / IBM SP redbook: 4 routes per pair, through 4 different switches.
-    routes = network.fat_tree_route(64, routes_per_pair=4)
-    assert routes(5, 40) == routes.all(5, 40)[0] == network.fat_tree_route(64)(5, 40)
+    rule = "destination digit"
+    routes = network.fat_tree_route(64, rule, routes_per_pair=4)
+    assert routes(5, 40) == routes.all(5, 40)[0] == network.fat_tree_route(64, rule)(5, 40)
     alts = routes.all(5, 40)
     assert len(alts) == 4 and len({tuple(r) for r in alts}) == 4
     for r in alts:
@@ -160,3 +171,44 @@ def test_auto_picks_equipartitions_by_message_size():
     assert target.choose(alltoall(64, 1), "multiphase:2+4") == "multiphase:2,4"
     with pytest.raises(UsageError, match="'multiphase:2,3' is not a multiphase exchange on 64"):
         target.choose(alltoall(64, 1), "multiphase:2,3")
+
+
+def link_loads(spec: str, alternative: int) -> dict[tuple[str, int], list[int]]:
+    """How many routes number `alternative` (all pairs) cross each switch-to-switch link of a
+    multistage target, idle links included, grouped by stage: ("up", l) from level l to
+    l + 1, ("down", l) from l + 1 to l."""
+    target = resolve(spec)
+    count: dict[tuple, int] = {}
+    for src in range(target.nnodes):
+        for dst in range(target.nnodes):
+            for hop in target.route.one(src, dst, alternative) if src != dst else []:
+                count[hop] = count.get(hop, 0) + 1
+    levels = network.fat_tree_levels(target.nnodes)
+    labels = [tuple(i // 4 ** k % 4 for k in range(levels - 1)) for i in range(4 ** (levels - 1))]
+    stages: dict[tuple[str, int], list[int]] = {}
+    for level in range(levels - 1):  # switch X at level l is cabled to the 4 switches of
+        for label in labels:  # level l + 1 whose labels differ from X's at most at position l
+            for port in range(4):
+                low = ("switch", level, label)
+                high = ("switch", level + 1, label[:level] + (port,) + label[level + 1:])
+                stages.setdefault(("up", level), []).append(count.get((low, high), 0))
+                stages.setdefault(("down", level), []).append(count.get((high, low), 0))
+    return stages
+
+
+def test_sp2_routes_spread_evenly_over_every_stage():
+    # Abali and Aykanat 1994, Sec. 1: routes selected so that "the communication load is
+    # distributed evenly among the links and switches". Whether the adapter puts a message's
+    # packets or whole messages on a pair's routes in turn is not documented; with whole
+    # messages an all-to-all uses each pair's first route only, so each route number's set
+    # must spread on its own. The SP2's rule (2, destination digit) does: every link of a
+    # stage carries as many of the all-pairs routes as any other, for each route number.
+    for alternative in range(4):
+        for stage, loads in link_loads("sp2:64", alternative).items():
+            assert min(loads) == max(loads) > 0, (alternative, stage)
+    # Rule 0 (destination digit above, the CS-2's): route r climbs to a top switch that sends
+    # down to the destination's 16-node group only, so each route number leaves 3/4 of the
+    # top stage's 64 down-links idle (the four route numbers together cover them all).
+    for alternative in range(4):
+        down = link_loads("sp2:64,up_route=0", alternative)[("down", 1)]
+        assert len(down) == 64 and sum(load > 0 for load in down) == 16
