@@ -31,7 +31,7 @@ def _program_data() -> list[object]:
 def test_every_data_object_declares_the_interface():
     assignment, reduction = _program_data()
     assert isinstance(assignment, AssignmentData) and isinstance(reduction, ReductionData)
-    objects = [assignment, reduction, SyntheticData(np.full((4, 4), 8), 1), TimingData(False)]
+    objects = [assignment, reduction, SyntheticData(np.full((4, 4), 8), 1), TimingData(False, 4)]
     for data in objects:
         assert isinstance(data, CollectiveData), type(data).__name__
 
@@ -42,4 +42,4 @@ def test_an_object_without_one_method_is_not_collective_data(missing):
         pass
 
     setattr(Partial, missing, None)  # a data object that does not offer this method
-    assert not isinstance(Partial(False), CollectiveData)
+    assert not isinstance(Partial(False, 4), CollectiveData)
