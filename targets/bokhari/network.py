@@ -71,10 +71,13 @@ def fat_tree_levels(nnodes: int, arity: int = 4) -> int:
 
 # How a route picks its up-port when it climbs from stage l to l + 1 (before adding the
 # route's alternative number r, mod 4). `params.MultistageParams.up_route` indexes this.
+# Rules 1 and 2 are the two standard oblivious routings of k-ary n-trees, S-mod-k and D-mod-k
+# (Rodriguez, Minkenberg et al., "Oblivious routing schemes in extended generalized fat tree
+# networks", IEEE CLUSTER 2009, Sec. III); rules 0 and 3 are no published scheme.
 UP_ROUTE_RULES = (
     "destination digit above",  # t[l+1]: the CS-2 as modelled (one route per pair)
-    "source digit",  # s[l]: a what-if
-    "destination digit",  # t[l]: the SP2 (see FatTreeRoutes)
+    "source digit",  # s[l]: S-mod-k, a what-if
+    "destination digit",  # t[l]: D-mod-k, the SP2 (see FatTreeRoutes)
     "source plus destination digit",  # (s[l] + t[l]) mod 4: a what-if, also even over links
 )
 

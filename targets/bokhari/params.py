@@ -82,8 +82,10 @@ SP2 = MultistageParams(
     # whole messages only each pair's first route carries an all-to-all, so each route
     # number's set must spread on its own. Rule 0 (the CS-2's) leaves 3/4 of the top
     # stage's down-links idle for each route number; rules 1, 2 and 3 spread every stage
-    # evenly. Rule 2 keeps rule 0's destination-indexed table; rule 3 would give the Table 1
-    # levels 10.22 / 22.29 ms instead of 7.95 / 15.90. docs/targets.md "SP2 routing".
+    # evenly. Rules 2 and 1 are D-mod-k and S-mod-k, the two standard oblivious routings of
+    # k-ary n-trees (Rodriguez, Minkenberg et al., IEEE CLUSTER 2009), and give the same
+    # Table 1 levels (7.95 / 15.90 ms); rule 3, no published scheme, would give 10.22 / 22.29.
+    # docs/targets.md "SP2 routing".
     up_route=2.0,
     # Stunkel et al. 1995 / the Vulcan chip (Stunkel et al., IPPS 1994): switch packets of
     # at most 255 bytes (as recalled; not checked against a stored copy, docs/targets.md).
