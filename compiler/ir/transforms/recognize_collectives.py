@@ -76,27 +76,34 @@ def recognize_statement(index: int, stmt) -> Collective:
                      strided=BlockLayout(stmt, cset).matrix())
 
 
+def _one_end_per_group(m: np.ndarray, sends: bool) -> list[tuple[tuple[int, ...], int]] | None:
+    """Each group of the byte matrix (its connected components) with the one member that sends
+    to the others (`sends`) or receives from them; None where a group has more than one."""
+    ends = []
+    for members in connected_groups(m):
+        sub = m[np.ix_(members, members)].copy()
+        np.fill_diagonal(sub, 0)
+        nodes = np.flatnonzero(sub.sum(axis=1 if sends else 0))
+        if len(nodes) != 1:
+            return None
+        ends.append((tuple(members), members[int(nodes[0])]))
+    return ends
+
+
 def reduce_roots(cset: CommSet) -> list[int] | None:
     """Each group's one receiver when a reduction along dimensions is a reduce in every group
     its byte matrix splits into (`sum(A, dim=2)` onto one column of a grid): in each group one
     node receives, and every member's partial covers the same destination elements (so partials
     combine element-wise into one block on the way); None otherwise."""
     m = cset.byte_matrix
-    roots = []
-    for members in connected_groups(m):
-        sub = m[np.ix_(members, members)].copy()
-        np.fill_diagonal(sub, 0)
-        receivers = np.flatnonzero(sub.sum(axis=0))
-        if len(receivers) != 1:
-            return None
-        root = members[int(receivers[0])]
+    ends = _one_end_per_group(m, sends=False)
+    for members, root in ends or ():
         partials = [p for p in members if m[p, root] > 0]
         first = cset.section_arrays(partials[0], root)
         if not all(all(np.array_equal(a, b) for a, b in zip(first, cset.section_arrays(p, root)))
                    for p in partials[1:]):
             return None
-        roots.append(root)
-    return roots or None
+    return [root for _, root in ends] if ends else None
 
 
 def spread_roots(cset: CommSet) -> list[int] | None:
@@ -105,21 +112,14 @@ def spread_roots(cset: CommSet) -> list[int] | None:
     member receives from it a block of the same content (compiler/commsets.py
     `CommSet.content`); None otherwise."""
     m = cset.byte_matrix
-    roots = []
-    for members in connected_groups(m):
-        sub = m[np.ix_(members, members)].copy()
-        np.fill_diagonal(sub, 0)
-        senders = np.flatnonzero(sub.sum(axis=1))
-        if len(senders) != 1:
-            return None
-        root = members[int(senders[0])]
+    ends = _one_end_per_group(m, sends=True)
+    for members, root in ends or ():
         others = [f for f in members if f != root]
         if not all(m[root, f] > 0 for f in others):
             return None
         if len({cset.content(root, f) for f in others}) != 1:
             return None
-        roots.append(root)
-    return roots or None
+    return [root for _, root in ends] if ends else None
 
 
 @dataclass(frozen=True)
