@@ -133,7 +133,9 @@ def bokhari_records() -> list[Record]:
     for param in t.TABLE1:
         spec, paper_ms, candidates = param_values(param)
         tol, check = rel(paper_ms, 0.35)
-        note = ("4 routes per pair from the literature (Stunkel et al. 1995)"
+        note = ("4 routes per pair, packets spread over them (Stunkel et al. 1995; IBM SP "
+                "redbook), each route number's table D-mod-k (Rodriguez, Minkenberg et al. 2009; "
+                "S-mod-k gives the same): literature, not fitted; docs/targets.md \"SP2 routing\""
                 if spec.startswith("sp2") else "")
         records.append(Record(
             "000", "Table 1", f"best multiphase exchange at 2 KB, {spec}", paper_ms, "ms", tol,
