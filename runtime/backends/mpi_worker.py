@@ -38,7 +38,7 @@ import numpy as np
 from mpi4py import MPI
 
 from phalanx.compiler.schedule import ComputeStep, Phase, Schedule, Transfer
-from phalanx.runtime.data import ReductionData, build_data
+from phalanx.runtime.data import NUMPY_TYPES, ReductionData, build_data
 from phalanx.runtime.interpreter import messages
 
 MPI_OPS = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN, "prod": MPI.PROD}
@@ -284,6 +284,18 @@ def _library_call(comm, rank: int, node: int, kind: str, m: np.ndarray, root: in
             return "MPI_Allreduce"
         comm.Reduce(part, out, op=MPI_OPS[data.stmt.op], root=root)
         return "MPI_Reduce"
+    if kind in ("reduce", "allreduce"):
+        # A reduction along a dimension: each member's partial block of the statement's element
+        # type, reduced element-wise (as the schedules combine them).
+        stmt = data.stmt
+        part = np.zeros(int(m[:, root].max(initial=0)) // stmt.dst.itemsize,
+                        NUMPY_TYPES[stmt.dst.elem_type])
+        out = np.empty_like(part)
+        if kind == "allreduce":
+            comm.Allreduce(part, out, op=MPI_OPS[stmt.op])
+            return "MPI_Allreduce"
+        comm.Reduce(part, out, op=MPI_OPS[stmt.op], root=root)
+        return "MPI_Reduce"
     if kind == "broadcast":
         comm.Bcast(np.zeros(int(m[root].max(initial=0)), np.uint8), root=root)
         return "MPI_Bcast"
@@ -316,7 +328,8 @@ def main(argv: list[str] | None = None) -> int:
                 time.sleep(1)
         rng = np.random.default_rng(job["seed"])
         schedules = job["schedules"]
-        data = {s.collective: build_data(job["communications"][s.collective], rng) for s in schedules}
+        data = {s.collective: build_data(job["communications"][s.collective], rng, kind=s.kind)
+                for s in schedules}
         steps = job["steps"]
         status.say(f"at the barrier before {describe(steps[0]) if steps else 'the plan'}")
         # a barrier phase synchronises the schedule's ranks only, or each group's

@@ -190,7 +190,7 @@ def _verify(compiled: Compiled, seed: int, worker: dict[str, Any]) -> dict[int, 
     rng = np.random.default_rng(seed)
     problems: dict[int, list[str]] = {}
     for s in compiled.plan.schedules():
-        data = build_data(compiled.communications[s.collective], rng)
+        data = build_data(compiled.communications[s.collective], rng, kind=s.kind)
         try:
             move_data(s, data)
             problems[s.collective] = data.problems()
@@ -206,7 +206,8 @@ def run_simgrid(compiled: Compiled, seed: int = 0, routing: str = "target",
     """Run the plan on SimGrid and on the built-in simulator; both results side by side."""
     platform = platform_for(compiled.target, used_pairs(compiled), routing)
     rng = np.random.default_rng(seed)
-    sizes = {s.collective: build_data(compiled.communications[s.collective], rng)
+    # Built as the built-in run builds them: a reduce's partials combine on the way.
+    sizes = {s.collective: build_data(compiled.communications[s.collective], rng, kind=s.kind)
              for s in compiled.plan.schedules()}
     worker = run_worker(describe(compiled, platform, sizes), timeout_s)
     builtin = simulate(compiled, seed)

@@ -51,6 +51,22 @@ def test_reduction_and_broadcast_against_mpi_library():
 
 
 @needs_mpi
+def test_reduce_in_groups_against_mpi_reduce_in_groups():
+    """`sum(A, dim=2)` on a 4 x 4 grid into grid column 0: a reduce in 4 groups of 4 whose
+    partials combine on the way (binomial), verified on every rank, beside MPI_Reduce of the
+    same 8-element float64 partials on each row's communicator."""
+    source = ("target ideal:16\nprocessors Q(4, 4)\n"
+              "array A(32, 32) of float64 distribute (BLOCK, BLOCK) onto Q\n"
+              "array Y(32, 4) of float64 distribute (BLOCK, BLOCK) onto Q\n"
+              "Y(:, 0) = sum(A, dim=2)\n")
+    compiled = compile_text(source, algorithm="reduce=binomial")
+    assert compiled.collectives[0].kind == "reduce" and len(compiled.collectives[0].groups) == 4
+    run = mpi.run_mpi(compiled, timeout_s=120)
+    assert run.verified, run.to_json()["collectives"]
+    assert run.to_json()["collectives"][0]["mpi_library"] == "MPI_Reduce in groups"
+
+
+@needs_mpi
 def test_barriers_in_groups_run_on_each_groups_communicator():
     """An all-to-all in 4 groups of 4 by the standard exchange: each of its 2 barrier phases
     runs on the rank's group's communicator (split off before the clock starts; a rank
