@@ -10,6 +10,7 @@ import argparse
 import json
 
 from phalanx.compiler.driver import Compiled
+from phalanx.compiler.groups import kind_label
 from phalanx.compiler.pipelines import terminal_notes
 from phalanx.grammar.diagnostics import usage_error
 
@@ -95,7 +96,9 @@ def _text(compiled: Compiled, out: dict) -> str:
         lines[0] += (f"; built-in simulator {out['builtin_total_time_s'] * 1e3:.6f} ms "
                      f"[{out['platform']['kind']}]")
     for c in out["collectives"]:
-        line = (f"  line {c['line']}: {c['kind']} by {c['algorithm']}, {c['phases']} phases, "
+        sizes = [len(m) for m in c["groups"]["members"]] if c.get("groups") else []
+        line = (f"  line {c['line']}: {kind_label(c['kind'], sizes)} by {c['algorithm']}, "
+                f"{c['phases']} phases, "
                 f"{c['time_s'] * 1e3:.6f} ms")
         if "builtin_time_s" in c:
             line += (f", built-in {c['builtin_time_s'] * 1e3:.6f} ms "

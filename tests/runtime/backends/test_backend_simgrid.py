@@ -164,6 +164,14 @@ def test_cli_json_reports_both_times(cli, examples):
     assert "built-in simulator 1.957200 ms" in text.out
 
 
+@needs_simgrid
+def test_cli_text_names_a_collective_in_groups(cli, examples):
+    text = cli("run", str(examples / "rowsum.phx"), "--target", "ideal:64", "--backend",
+               "simgrid", "--algorithm", "reduce=binomial")
+    assert text.code == 0
+    assert "line 14: reduce in 8 groups of 8 by binomial, 3 phases" in text.out
+
+
 def test_cli_rejects_n_without_mpi(cli, examples):
     out = cli("run", str(examples / "transpose.phx"), "-n", "4")
     assert out.code == 2 and "-n is for --backend mpi" in out.err
