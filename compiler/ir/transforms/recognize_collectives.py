@@ -116,9 +116,10 @@ def reduce_roots(cset: CommSet) -> list[int] | None:
 def allreduce_groups(cset: CommSet) -> list[tuple[int, ...]] | None:
     """The groups when a reduction along dimensions is an allreduce in every group its byte
     matrix splits into (`spread(sum(A, dim=2), dim=2, ncopies=n)` on a grid): in each group of
-    two or more, every member receives a partial from every other member, and at each receiver
-    every member's partial (its own included) covers the same destination elements; None
-    otherwise."""
+    two or more, every member receives a partial from every other member, at each receiver
+    every member's partial (its own included) covers the same destination elements, and each
+    member's partials for the receivers carry the same source elements (so every receiver
+    combines the same block; a reduce-scatter's do not); None otherwise."""
     m = cset.byte_matrix
     groups = [tuple(g) for g in connected_groups(m)]
     for members in groups:
@@ -131,7 +132,9 @@ def allreduce_groups(cset: CommSet) -> list[tuple[int, ...]] | None:
             if not all(all(np.array_equal(a, b) for a, b in zip(first, cset.section_arrays(p, q)))
                        for p in members[1:]):
                 return None
-    return groups
+        if any(len({cset.content(p, q) for q in members}) != 1 for p in members):
+            return None
+    return groups or None
 
 
 def spread_roots(cset: CommSet) -> list[int] | None:
