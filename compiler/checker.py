@@ -293,9 +293,14 @@ class Checker:
         return _Value("copy", array, triplets, [triplets[d].count for d in kept], kept,
                       [0] * len(kept))
 
-    def _argument(self, call: ast.Call, count: int, keywords: tuple[str, ...] = ()):
+    def _is_reduction(self, arg) -> bool:
+        """Whether a call argument is a reduction call (sum, max, min, prod), not an array."""
+        return isinstance(arg, ast.Call) and arg.func not in self.arrays and arg.func in REDUCTIONS
+
+    def _argument(self, call: ast.Call, count: int, keywords: tuple[str, ...] = (),
+                  nested_reduction: bool = False):
         """The positional arguments and the keyword arguments of a call; the first positional
-        one is an array or an array section."""
+        one is an array or an array section (or, for spread, a reduction along a dimension)."""
         args = [a for a in call.args if not isinstance(a, ast.KeywordArg)]
         given = {}
         for a in call.args:
@@ -307,6 +312,16 @@ class Checker:
         if len(args) != count:
             self.fail(call.loc, f"{call.func} takes {count} positional argument(s), got {len(args)}")
         first = args[0]
+        if nested_reduction and self._is_reduction(first):
+            if not any(isinstance(a, ast.KeywordArg) and a.name == "dim" for a in first.args):
+                self.fail(first.loc, f"the {first.func} inside spread needs dim=",
+                          f"write spread({first.func}(A, dim=d1), dim=d2, ncopies=n)")
+            return args, given
+        if isinstance(first, ast.Call) and first.func not in self.arrays and first.func in FUNCTIONS:
+            self.fail(first.loc, f"{call.func} of {first.func}(...): the only nesting allowed is "
+                      "spread of a reduction along a dimension",
+                      "write spread(sum(A, dim=d1), dim=d2, ncopies=n) (or max, min, prod), or "
+                      "assign the inner call to an array first")
         if not isinstance(first, ast.NameRef) and not (
                 isinstance(first, ast.Call) and first.func in self.arrays):
             self.fail(first.loc, f"the first argument of {call.func} must be an array or an "
@@ -340,9 +355,11 @@ class Checker:
         return v.replace(op=call.func, shift=[k if i == d else 0 for i in range(len(v.shape))])
 
     def _value_spread(self, call: ast.Call) -> _Value:
-        """spread(A, dim=d, ncopies=n): a new dim d (1 to rank+1) of n copies."""
-        (ref,), keywords = self._argument(call, 1, ("dim", "ncopies"))
-        v = self._value_ref(ref)
+        """spread(A, dim=d, ncopies=n): a new dim d (1 to rank+1) of n copies. A may be a
+        reduction along a dimension, spread(sum(A, dim=d1), dim=d2, ncopies=n), the one
+        nesting allowed: the reduced result replicated (an allreduce when it is distributed)."""
+        (ref,), keywords = self._argument(call, 1, ("dim", "ncopies"), nested_reduction=True)
+        v = self._value_reduce(ref) if self._is_reduction(ref) else self._value_ref(ref)
         for needed in ("dim", "ncopies"):
             if needed not in keywords:
                 self.fail(call.loc, f"spread needs {needed}=",
@@ -353,10 +370,12 @@ class Checker:
                       "use ncopies=1 or more")
         d = keywords["dim"].value - 1
         if not 0 <= d <= len(v.shape):
+            what = f"{ref.func} of {_describe(ref.args[0], v)}" if v.op in REDUCTIONS else \
+                _describe(ref, v)
             self.fail(keywords["dim"].loc, f"spread dim={d + 1} is out of range: spreading the "
-                      f"{len(v.shape)}-D {_describe(ref, v)} makes {len(v.shape) + 1} dimensions",
+                      f"{len(v.shape)}-D {what} makes {len(v.shape) + 1} dimensions",
                       f"use dim=1 to dim={len(v.shape) + 1}")
-        return v.replace(op=SPREAD, shape=v.shape[:d] + [ncopies.value] + v.shape[d:],
+        return v.replace(op=v.op if v.op in REDUCTIONS else SPREAD, shape=v.shape[:d] + [ncopies.value] + v.shape[d:],
                          perm=v.perm[:d] + [-1] + v.perm[d:], shift=v.shift[:d] + [0] + v.shift[d:])
 
     def _value_reduce(self, call: ast.Call) -> _Value:

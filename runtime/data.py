@@ -273,7 +273,9 @@ class AssignmentData:
         content = None
         if stmt.dst.mapping == "replicated":
             content = _whole_source
-        elif stmt.op == SPREAD:
+        elif stmt.op == SPREAD or (stmt.reduces and any(
+                p < 0 and t.count > 1 for p, t in zip(stmt.perm, stmt.dst_triplets))):
+            # (a reduction spread along a dim: each partial's copies for the group's members)
             content = commset.content
         return cls(stmt, commset, src_local, [np.zeros(r.shape, dtype=r.dtype) for r in ref],
                    writes, ref, expected, BlockStore(n, blocks, content), BlockLayout(stmt, commset),

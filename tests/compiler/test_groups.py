@@ -595,3 +595,53 @@ def test_rabenseifner_wins_for_large_partials_and_needs_blocks_to_split():
     assert forced.value.diagnostic.message == (
         "algorithm 'reduce-scatter-gather' cannot lower the reduce of line 4 on ideal:6: it "
         "needs a power of two of members, but 6 take part")
+
+
+ROW_ALLREDUCE = """processors Q(8, 8)
+array A(256, 256) of float64 distribute (BLOCK, BLOCK) onto Q
+array Y(256, 8) of float64 distribute (BLOCK, BLOCK) onto Q
+Y = spread(sum(A, dim=2), dim=2, ncopies=8)
+"""
+
+
+def allreduce_algorithms(machine, c: Collective) -> list[str]:
+    """The allreduce algorithms that run in every group (the sparse exchange aside)."""
+    return [a for a, why in machine.candidates(c) if why is None and not a.startswith("sparse:")]
+
+
+@pytest.mark.parametrize("spec", TARGETS)
+def test_a_spread_row_sum_is_an_allreduce_in_rows_that_every_algorithm_verifies(spec: str):
+    """`spread(sum(A, dim=2), dim=2, ncopies=8)`: every processor of grid row r needs row r's
+    32 sums (its own column of Y), so each row is an allreduce of 32-element partials. Every
+    allreduce algorithm offered runs in all eight rows and ends with every receiver holding
+    numpy's sums; the lower bound holds under each simulated time, and the time without
+    payloads is the time with them."""
+    compiled = compile_program(ROW_ALLREDUCE, target=spec, file="y.phx")
+    c = compiled.collectives[0]
+    assert (c.kind, c.groups, c.element_bytes) == ("allreduce", tuple(ROWS), 8)
+    assert groups.label(c) == "allreduce in 8 groups of 8"
+    machine = compiled.target
+    names = allreduce_algorithms(machine, c)
+    assert {"linear", "binomial", "ring", "recursive-doubling", "bruck"} <= set(names)
+    bound = machine.lower_bound_s(c)
+    for name in names:
+        run = simulate(compile_program(ROW_ALLREDUCE, target=spec, file="y.phx",
+                                       algorithm=f"allreduce={name}"), seed=7)
+        assert run.verified, (name, run.collectives[0].problems)
+        assert run.collectives[0].algorithm == name
+        own = run.collectives[0].time_s
+        assert bound <= own * (1 + 1e-9), name
+        assert simulated_time_s(machine, c, name) == own, name
+
+
+def test_one_group_spread_sum_is_a_plain_allreduce():
+    source = ("processors P(8)\narray A(64, 64) of float64 distribute (*, BLOCK) onto P\n"
+              "array Y(64, 8) of float64 distribute (*, BLOCK) onto P\n"
+              "Y = spread(max(A, dim=2), dim=2, ncopies=8)\n")
+    compiled = compile_program(source, target="ideal:8", file="y.phx")
+    c = compiled.collectives[0]
+    assert (c.kind, c.groups, c.element_bytes) == ("allreduce", (), 8)
+    for name in allreduce_algorithms(compiled.target, c):
+        run = simulate(compile_program(source, target="ideal:8", file="y.phx",
+                                       algorithm=f"allreduce={name}"), seed=8)
+        assert run.verified, (name, run.collectives[0].problems)

@@ -55,10 +55,26 @@ CASES = [
      "eoshift has no argument 'boundary'", "keywords: dim"),
     ("section of a scalar reduction", "X(0:0) = sum(A)\n", L + "1",
      "a sum of a whole array goes into a one-element array, not a section", None),
+    ("spread of a shift", "B = spread(cshift(X, 1), dim=2, ncopies=8)\n", L + "12",
+     "spread of cshift(...): the only nesting allowed is spread of a reduction along a "
+     "dimension", "spread(sum(A, dim=d1), dim=d2, ncopies=n)"),
+    ("reduction of a spread", "X = sum(spread(X, dim=2, ncopies=8), dim=2)\n", L + "9",
+     "sum of spread(...): the only nesting allowed is spread of a reduction along a "
+     "dimension", None),
+    ("spread of a reduction without dim", "B = spread(sum(A), dim=2, ncopies=8)\n", L + "12",
+     "the sum inside spread needs dim=", "spread(sum(A, dim=d1), dim=d2, ncopies=n)"),
+    ("spread of a reduction, wrong copies", "B = spread(sum(A, dim=2), dim=2, ncopies=4)\n",
+     L + "1", "shape mismatch: 'B' is (8, 8) but the right-hand side is (8, 4)", None),
+    ("spread of a reduction, dim", "B = spread(max(A, dim=2), dim=3, ncopies=8)\n", L + "27",
+     "spread dim=3 is out of range: spreading the 1-D max of array 'A' makes 2 dimensions",
+     "use dim=1 to dim=2"),
+    ("reduction inside spread, dim", "B = spread(sum(A, dim=3), dim=2, ncopies=8)\n", L + "19",
+     "sum dim=3 is out of range for the 2-D array 'A'", None),
     ("reduction of a section without dim", "X = sum(A(0:3, :))\n", L + "9",
      "sum of an array section needs dim=", "sum(A(0:3, :), dim=d)"),
     ("nested call", "B = cshift(transpose(A), 1)\n", L + "12",
-     "the first argument of cshift must be an array or an array section", None),
+     "cshift of transpose(...): the only nesting allowed is spread of a reduction along a "
+     "dimension", "assign the inner call to an array first"),
     ("section of an arrangement", "B = P(0:3)\n", L + "5",
      "'P' is a processor arrangement, not an array", None),
 ]

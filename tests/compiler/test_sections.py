@@ -498,3 +498,25 @@ def test_compute_on_a_placed_arrangement_keeps_its_nodes_busy(spec):
     spans = [s for s in result.execution.spans if s.kind == "compute"]
     busy = {s.node: round(s.end_s - s.start_s, 9) for s in spans}
     assert busy == {0: 1e-3, 1: 1e-3, 2: 1e-3, 3: 1e-3, 4: 3e-3, 5: 3e-3, 6: 3e-3, 7: 3e-3}
+
+
+SPREAD_REDUCE = ("processors P(2, 2)\nprocessors R(4)\n"
+                 "array A(6, 8) of float64 distribute (BLOCK, CYCLIC) onto P\n"
+                 "array Y(3, 8) of float64 distribute (*, CYCLIC) onto R\n"
+                 "Y = spread(max(A(0:4:2, :), dim=1), dim=1, ncopies=3)\n")
+
+
+def test_a_spread_reduction_combines_every_partial_once_in_every_copy():
+    """spread(max(A(0:4:2, :), dim=1), dim=1, ncopies=3): Y(k, j) is the max over rows 0, 2, 4
+    of A(:, j) for every k, numpy's reference; delivered block by block, each receiver combines
+    every partial exactly once (a repeated partial is caught)."""
+    from phalanx.runtime.data import reference_result
+
+    (stmt,) = check(parse(SPREAD_REDUCE, "h.phx")).communications()
+    assert (stmt.op, stmt.perm, stmt.collapsed) == ("max", (-1, 1), (0,))
+    a = np.random.default_rng(2).normal(size=(6, 8))
+    y, _ = reference_result(stmt, a)
+    assert (y == np.repeat(a[0:5:2].max(axis=0)[None, :], 3, axis=0)).all()
+    assert _delivered_by_hand(SPREAD_REDUCE).problems() == []
+    problems = _delivered_by_hand(SPREAD_REDUCE, repeat={(1, 1)}).problems()
+    assert problems and problems[0].startswith("node 1: partial results from")

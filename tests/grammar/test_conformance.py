@@ -238,6 +238,7 @@ def test_known_tricky_inputs_fail_alike(source):
     "on = A", "stages = cost", "processors target(4)", "array of(4) of of distribute of onto of",
     "target target", "target compute", "target iwarp:8x8,link=40e6", "compute \"a!b\" on P cost 1ems",
     "repeat 2 { repeat 3 { B = A } }", "repeat 3 {}", "C = cshift(G, -2, dim=+2)", "B = A\r\n",
+    "Y = spread(sum(A(0:255, :), dim=2), dim=2, ncopies=8)",
 ])
 def test_keywords_as_names_and_corner_cases_parse_alike(source):
     assert assert_conform(source) == "ok"

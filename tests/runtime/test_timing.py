@@ -173,3 +173,25 @@ def test_timing_runs_pack_strided_blocks_as_real_runs_do(examples):
     unpacked = dataclasses.replace(coll, strided=())
     assert real["message-passing"] > 2 * simulated_time_s(machine, unpacked, "message-passing")
     assert machine.choose(coll, "auto", "simulate") == min(real, key=real.get)
+
+
+ROW_ALLREDUCE = """processors Q(8, 8)
+array A(256, 256) of float64 distribute (BLOCK, BLOCK) onto Q
+array Y(256, 8) of float64 distribute (BLOCK, BLOCK) onto Q
+Y = spread(sum(A, dim=2), dim=2, ncopies=8)
+"""
+
+
+@pytest.mark.parametrize("target, algorithm", [("ideal:64", "ring"), ("iwarp:8x8", "bruck"),
+                                               ("paragon:8x8", "recursive-doubling"),
+                                               ("torus:8x8", "binomial")])
+def test_an_allreduce_in_groups_of_partial_blocks_times_the_same_without_payload(target, algorithm):
+    """A spread row sum's partials are 32-element blocks forwarded as copies and combined on
+    the wire: TimingData counts them as the real data does."""
+    compiled = compile_program(ROW_ALLREDUCE, target=target, algorithm=f"allreduce={algorithm}",
+                               file="y.phx")
+    run = simulate(compiled)
+    assert run.verified
+    assert compiled.collectives[0].kind == "allreduce"
+    assert simulated_time_s(compiled.target, compiled.collectives[0], algorithm) == \
+        run.collectives[0].time_s

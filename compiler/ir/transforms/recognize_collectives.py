@@ -61,6 +61,13 @@ def recognize_statement(index: int, stmt) -> Collective:
                              stmt.loc.line, stmt.op, "distributed", "distributed", len(roots),
                              roots[0] if len(roots) == 1 else None, stmt.dst.itemsize,
                              strided=BlockLayout(stmt, cset).matrix())
+        groups = allreduce_groups(cset)
+        if groups is not None:
+            # An allreduce in every group (one group: a plain allreduce), of partial blocks.
+            return recognize(index, cset.byte_matrix, stmt.src.name, stmt.dst.name,
+                             stmt.loc.line, stmt.op, "distributed", "distributed",
+                             max(len(g) for g in groups), None, stmt.dst.itemsize,
+                             strided=BlockLayout(stmt, cset).matrix())
     root = stmt.src.owner if stmt.src.mapping == "single" else stmt.dst.owner
     # Any other reduction along a dimension moves blocks of partial results, each to its own
     # destination: recognized from its byte matrix like a copy.
@@ -104,6 +111,30 @@ def reduce_roots(cset: CommSet) -> list[int] | None:
                    for p in partials[1:]):
             return None
     return [root for _, root in ends] if ends else None
+
+
+def allreduce_groups(cset: CommSet) -> list[tuple[int, ...]] | None:
+    """The groups when a reduction along dimensions is an allreduce in every group its byte
+    matrix splits into (`spread(sum(A, dim=2), dim=2, ncopies=n)` on a grid): in each group of
+    two or more, every member receives a partial from every other member, at each receiver
+    every member's partial (its own included) covers the same destination elements, and each
+    member's partials for the receivers carry the same source elements (so every receiver
+    combines the same block; a reduce-scatter's do not); None otherwise."""
+    m = cset.byte_matrix
+    groups = [tuple(g) for g in connected_groups(m)]
+    for members in groups:
+        if len(members) < 2:
+            return None
+        for q in members:
+            if not all(m[p, q] > 0 for p in members):
+                return None
+            first = cset.section_arrays(members[0], q)
+            if not all(all(np.array_equal(a, b) for a, b in zip(first, cset.section_arrays(p, q)))
+                       for p in members[1:]):
+                return None
+        if any(len({cset.content(p, q) for q in members}) != 1 for p in members):
+            return None
+    return groups or None
 
 
 def spread_roots(cset: CommSet) -> list[int] | None:
