@@ -375,7 +375,8 @@ class Checker:
             self.fail(keywords["dim"].loc, f"spread dim={d + 1} is out of range: spreading the "
                       f"{len(v.shape)}-D {what} makes {len(v.shape) + 1} dimensions",
                       f"use dim=1 to dim={len(v.shape) + 1}")
-        return v.replace(op=v.op if v.op in REDUCTIONS else SPREAD, shape=v.shape[:d] + [ncopies.value] + v.shape[d:],
+        op = v.op if v.op in REDUCTIONS else SPREAD  # a spread reduction keeps its operator
+        return v.replace(op=op, shape=v.shape[:d] + [ncopies.value] + v.shape[d:],
                          perm=v.perm[:d] + [-1] + v.perm[d:], shift=v.shift[:d] + [0] + v.shift[d:])
 
     def _value_reduce(self, call: ast.Call) -> _Value:
