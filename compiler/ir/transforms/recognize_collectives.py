@@ -97,6 +97,14 @@ def _one_end_per_group(m: np.ndarray, sends: bool) -> list[tuple[tuple[int, ...]
     return ends
 
 
+def _same_sections(cset: CommSet, senders, receiver: int) -> bool:
+    """Whether every sender's block for `receiver` covers the same destination elements (so
+    the partials combine element-wise into one block)."""
+    first = cset.section_arrays(senders[0], receiver)
+    return all(all(np.array_equal(a, b) for a, b in zip(first, cset.section_arrays(p, receiver)))
+               for p in senders[1:])
+
+
 def reduce_roots(cset: CommSet) -> list[int] | None:
     """Each group's one receiver when a reduction along dimensions is a reduce in every group
     its byte matrix splits into (`sum(A, dim=2)` onto one column of a grid): in each group one
@@ -105,10 +113,7 @@ def reduce_roots(cset: CommSet) -> list[int] | None:
     m = cset.byte_matrix
     ends = _one_end_per_group(m, sends=False)
     for members, root in ends or ():
-        partials = [p for p in members if m[p, root] > 0]
-        first = cset.section_arrays(partials[0], root)
-        if not all(all(np.array_equal(a, b) for a, b in zip(first, cset.section_arrays(p, root)))
-                   for p in partials[1:]):
+        if not _same_sections(cset, [p for p in members if m[p, root] > 0], root):
             return None
     return [root for _, root in ends] if ends else None
 
@@ -128,9 +133,7 @@ def allreduce_groups(cset: CommSet) -> list[tuple[int, ...]] | None:
         for q in members:
             if not all(m[p, q] > 0 for p in members):
                 return None
-            first = cset.section_arrays(members[0], q)
-            if not all(all(np.array_equal(a, b) for a, b in zip(first, cset.section_arrays(p, q)))
-                       for p in members[1:]):
+            if not _same_sections(cset, members, q):
                 return None
         if any(len({cset.content(p, q) for q in members}) != 1 for p in members):
             return None
