@@ -52,10 +52,19 @@ def alltoall_program(nprocs: int, block_bytes: int) -> str:
             "B = A\n")
 
 
+def reduction_arrays(nprocs: int, partial_bytes: int, result: str) -> str:
+    """A reduction along the processors' dimension whose partial is `partial_bytes`: every
+    node holds one row of D and `sum(D, dim=1)` combines the rows element by element into s
+    (`result`: its mapping). float64 elements where the size is a multiple of 8, else bytes."""
+    element, width = ("float64", 8) if partial_bytes % 8 == 0 else ("byte", 1)
+    k = partial_bytes // width
+    return (f"array D({nprocs}, {k}) of {element} distribute (BLOCK, *) onto P\n"
+            f"array s({k}) of {element} {result}\ns = sum(D, dim=1)\n")
+
+
 def kind_program(kind: str, nprocs: int, block_bytes: int) -> str:
     """A program whose one statement is a `kind` collective of `block_bytes` per block (the
-    root's block for broadcast, each node's part for the others; a reduction's partial is one
-    element, so its `block_bytes` is the element count of each node's share of the array)."""
+    root's block for broadcast, each node's part for the others, a reduction's partial)."""
     if kind == "alltoall":
         return alltoall_program(nprocs, block_bytes)
     n, b = nprocs, block_bytes
@@ -69,10 +78,8 @@ def kind_program(kind: str, nprocs: int, block_bytes: int) -> str:
                    f"array S({n * b}) of byte on P(0)\nS = D\n"),
         "allgather": (f"array D({n * b}) of byte distribute BLOCK onto P\n"
                       f"array R({n * b}) of byte replicated onto P\nR = D\n"),
-        "reduce": (f"array D({n * b}) of float64 distribute BLOCK onto P\n"
-                   "array s(1) of float64 on P(0)\ns = sum(D)\n"),
-        "allreduce": (f"array D({n * b}) of float64 distribute BLOCK onto P\n"
-                      "array s(1) of float64 replicated onto P\ns = sum(D)\n"),
+        "reduce": reduction_arrays(n, b, "on P(0)"),
+        "allreduce": reduction_arrays(n, b, "replicated onto P"),
         "cshift": (f"array D({n * b}) of byte distribute BLOCK onto P\n"
                    f"D = cshift(D, {b})\n"),
     }

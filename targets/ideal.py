@@ -174,19 +174,9 @@ class IdealTarget(Target):
         return self.binding_bound(coll)[0]
 
     def binding_bound(self, coll: Collective) -> tuple[float, str]:
-        """Rooted and group kinds: the library's start-up and port bounds (bounds.py); others:
-        the injection bound below."""
-        if coll.kind in ROOTED + GROUP:
-            return self.library.bound(coll)
-        return self.injection_bound_s(coll), "port bandwidth"
-
-    def injection_bound_s(self, coll: Collective) -> float:
-        """Injection bound: the busiest port must carry its bytes, plus one start-up."""
-        m = coll.network_matrix
-        busiest = int(max(m.sum(axis=1).max(), m.sum(axis=0).max())) if m.size else 0
-        if busiest == 0:
-            return 0.0
-        return (self.params.alpha_us + self.params.beta_us_per_byte * busiest) * 1e-6
+        """The library's bounds for every kind (bounds.py: start-up rounds and the last
+        block, the busiest port)."""
+        return self.library.bound(coll)
 
     def build_network(self, engine: Engine) -> IdealNetwork:
         return IdealNetwork(engine, self.params, self.nnodes)

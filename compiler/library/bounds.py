@@ -1,11 +1,11 @@
 """Lower bounds no schedule can beat, for every kind, and which of them binds.
 
 - start-up: a node starts one message at a time, so the nodes that hold some of one node's
-  data at most double per start-up: a broadcast, scatter, allgather or allreduce over n
-  members needs ceil(log2 n) start-ups along its critical path (in groups, n of the largest
-  group: the groups run at once; the port and cut bounds below hold for any byte matrix).
-  Receiving costs no start-up in these port models, so a gather or reduce (and any other
-  pattern) needs only one;
+  data at most double per start-up: a source whose data d nodes need (a broadcast's root:
+  n - 1; every node of an all-to-all, allgather or allreduce: n - 1; a gather's or reduce's
+  contributor: 1) needs ceil(log2(d + 1)) start-ups before the last of them has it all, and
+  that node still receives its block after its first byte (startup_bound_s). Receiving costs
+  no start-up in these port models, so a gather or reduce needs only one;
 - port bandwidth: each node must send and receive at least the data that leaves or reaches
   it, counted once however it is forwarded (a broadcast's root sends its block once; an
   allreduce's or reduce's partials combine to one partial: an element, or a reduction along
@@ -22,16 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from phalanx.compiler import groups
-from phalanx.compiler.library.members import (
-    GROUP,
-    REDUCTIONS,
-    contributors,
-    receivers,
-    senders,
-)
+from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.library.registry import PortModel
-from phalanx.compiler.recognize import Collective
+from phalanx.compiler.recognize import Collective, connected_groups
 
 DISTINCT_KINDS = ("broadcast", "scatter", "gather", "reduce", "allgather", "allreduce")
 
@@ -55,6 +48,8 @@ def needs(coll: Collective, port: PortModel) -> tuple[np.ndarray, np.ndarray]:
         np.add.at(send, g, m.sum(axis=1))
         np.add.at(recv, g, m.sum(axis=0))
         return send, recv
+    if coll.kind == "allreduce" and not port.port_of:
+        return allreduce_needs(m)
     part = coll.network_matrix.max(axis=1)  # an origin's block (the same bytes for all receivers)
     item = int(m.max(initial=0))
     for p in range(n):
@@ -67,6 +62,20 @@ def needs(coll: Collective, port: PortModel) -> tuple[np.ndarray, np.ndarray]:
             else:
                 recv[port_in] += part[p]
     return send, recv
+
+
+def allreduce_needs(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """An allreduce of k members moves each element of the partial at least 2(k - 1) times
+    (Patarasuk and Yuan 2009: k - 1 transfers bring every other input to the first member
+    that holds the result, and each of the other k - 1 members receives one after it; the
+    transfers are distinct), so some member sends, and some receives, 2(k - 1)/k partials.
+    Every member is charged that average; groups (components of `m`) run at once."""
+    send = np.zeros(len(m))
+    item = float(m.max(initial=0))
+    for members in connected_groups(m):
+        k = len(members)
+        send[list(members)] = 2 * (k - 1) / k * item
+    return send, send.copy()
 
 
 def must_cross(coll: Collective, side: frozenset[int]) -> float:
@@ -86,21 +95,34 @@ def must_cross(coll: Collective, side: frozenset[int]) -> float:
     return worst
 
 
-def startup_rounds(coll: Collective, port: PortModel) -> int:
-    """Start-ups on the critical path; nodes sharing a port count once (they talk in memory).
-    In groups, the groups start at once: the largest group's count."""
-    if coll.total_bytes == 0:
-        return 0
-    if coll.groups:
-        return max(startup_rounds(groups.embedded(coll, g), port) for g in coll.groups)
-    members = set(senders(coll)) | set(receivers(coll)) | (
-        set(contributors(coll)) if coll.kind in GROUP else set())
-    ports = {port.port(p) for p in members}
-    if len(ports) < 2:
-        return 0
-    if coll.kind in ("broadcast", "scatter", "allgather", "allreduce"):
-        return math.ceil(math.log2(len(ports)))
-    return 1
+def startup_bound_s(coll: Collective, port: PortModel) -> float:
+    """Start-up rounds, then the last block: the data of a source r that d nodes need reaches
+    at most 2^(j+1) nodes (r too) by j start-ups, so one of them is first sent some of it no
+    sooner than (ceil(log2(d + 1)) - 1) start-ups in, and then receives its whole block through
+    its port: + startup_s + block * s_per_byte / streams (docs/bounds.md). The largest over
+    sources; a reduction's partial is what every receiver needs of each contributor. In groups
+    each source reaches its own group's nodes only, so the largest group counts.
+
+    Where nodes share a port (Proteus) the rounds count ports and the block is left out: nodes
+    of one port exchange data in memory."""
+    m = coll.network_matrix
+    if not m.any():
+        return 0.0
+    if port.port_of:
+        return max(_port_rounds(m, port, r) for r in range(coll.nprocs)) * port.startup_s
+    reached = m > 0
+    counts = reached.sum(axis=1)
+    smallest = np.where(reached, m, np.iinfo(np.int64).max).min(axis=1)
+    rows = counts > 0
+    rounds = np.ceil(np.log2(counts[rows] + 1))
+    times = (rounds - 1) * port.hold_s + port.startup_s + smallest[rows] * port.s_per_byte / port.streams
+    return float(times.max())
+
+
+def _port_rounds(m: np.ndarray, port: PortModel, source: int) -> int:
+    """Start-up rounds for `source`'s data to reach the other ports that need it."""
+    others = {port.port(q) for q in np.flatnonzero(m[source])} - {port.port(source)}
+    return math.ceil(math.log2(len(others) + 1)) if others else 0
 
 
 def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = ()) -> dict[str, float]:
@@ -109,7 +131,7 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = ()) -> dic
         return {"none": 0.0}
     send, recv = needs(coll, port)
     load = float((send + recv if port.shared_engine else np.maximum(send, recv)).max())
-    out = {"start-up": startup_rounds(coll, port) * port.startup_s,
+    out = {"start-up": startup_bound_s(coll, port),
            "port bandwidth": (port.startup_s + port.s_per_byte * load / port.streams) if load else 0.0}
     if cuts and port.link_s_per_byte > 0:
         out["cut"] = port.startup_s + max(must_cross(coll, c.side) / c.links for c in cuts) \

@@ -19,7 +19,8 @@ from phalanx.compiler.schedule import Phase, Schedule
 class PortModel:
     """A node's network port as the generic cost model and lower bounds see it.
 
-    A message holds its sender for `startup_s` (one start-up at a time per node), then moves
+    A message holds its sender for `hold_s` of its `startup_s` (one start-up at a time per
+    node), reaches its receiver no earlier than `startup_s` after it started, then moves
     at `s_per_byte` through the sender's and the receiver's port. `shared_engine`: one engine
     per node carries sends and receives alike (Paragon, SP2, CS-2); `streams`: messages a node
     streams at once each way (iWarp: its four links, as far as its memory allows).
@@ -37,6 +38,14 @@ class PortModel:
     # Nodes that share one network port (Proteus: the 4 PPs of a cluster share its link and
     # talk through shared memory at copy rate); empty: a port per node.
     port_of: tuple[int, ...] = ()
+    # The part of startup_s after the sender is free to start its next message (iWarp: the
+    # first hop, after the processor's overhead); 0: the start-up holds the sender throughout.
+    latency_s: float = 0.0
+
+    @property
+    def hold_s(self) -> float:
+        """How long a start-up holds its sender: a node starts messages at least this far apart."""
+        return self.startup_s - self.latency_s
 
     def port(self, node: int) -> int:
         return self.port_of[node] if self.port_of else node

@@ -213,19 +213,10 @@ class BokhariTarget(Target):
         return self.binding_bound(coll)[0]
 
     def binding_bound(self, coll: Collective) -> tuple[float, str]:
-        """Rooted and group kinds: the library's bounds (start-up, port, the mesh's bisection);
-        others: the busiest node's bytes after one start-up."""
-        if coll.kind in ROOTED + GROUP:
-            return self.library.bound(coll)
-        return self.injection_bound_s(coll), "port bandwidth"
-
-    def injection_bound_s(self, coll: Collective) -> float:
-        """The busiest node must inject (or absorb) its bytes after one start-up."""
-        m = coll.network_matrix
-        busiest = int(max(m.sum(axis=1).max(), m.sum(axis=0).max())) if m.size else 0
-        if busiest == 0:
-            return 0.0
-        return (self.params.startup_us + self.params.us_per_byte * busiest) * 1e-6
+        """The library's bounds for every kind (bounds.py: start-up rounds and the last block,
+        the busiest engine, both directions on one engine where the machine has one (Sec.
+        3.1), and the Paragon mesh's bisection)."""
+        return self.library.bound(coll)
 
     def route_hops(self, src: int, dst: int) -> int:
         return len(self.route(src, dst))

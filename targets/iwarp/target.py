@@ -16,6 +16,7 @@ import re
 import numpy as np
 
 from phalanx.compiler.algorithms import direct_schedule
+from phalanx.compiler.library.bounds import startup_bound_s
 from phalanx.compiler.library.members import GROUP, ROOTED
 from phalanx.compiler.library.offer import PORT_MODEL_GAP, Library, bisection_cuts
 from phalanx.compiler.library.registry import Machine, PortModel
@@ -74,7 +75,8 @@ class IWarpTarget(Target):
         port = PortModel(params.overhead_s + params.hop_s, 1 / params.link_Bps,
                          1 / (params.arith_MFLOPS * 1e6),
                          streams=int(min(params.inject_channels, params.memory_streams)),
-                         copy_s_per_byte=params.copy_s(1.0), link_s_per_byte=1 / params.link_Bps)
+                         copy_s_per_byte=params.copy_s(1.0), link_s_per_byte=1 / params.link_Bps,
+                         latency_s=params.hop_s)
         self.library = Library.of(Machine(self.nnodes, port, (torus.rows, torus.cols)),
                                   bisection_cuts(torus.rows, torus.cols, wrap=True))
 
@@ -197,6 +199,7 @@ class IWarpTarget(Target):
         m = np.zeros((self.nnodes, self.nnodes), dtype=np.int64)  # fewer processors than nodes
         m[:coll.nprocs, :coll.nprocs] = coll.matrix
         bounds = cost.lower_bounds(self.params, self.torus, m)
+        bounds["start-up"] = startup_bound_s(coll, self.library.machine.port)
         name = max(bounds, key=lambda k: bounds[k])
         return bounds[name], name
 

@@ -1,0 +1,118 @@
+"""Lower bounds are bounds: every algorithm of every kind on a small machine of every target
+family, timed without payload (runtime/timing.py), takes at least the target's lower bound
+(docs/bounds.md). Also each bound's closed form on `ideal`, where it can be worked by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from phalanx.compiler.driver import compile_program
+from phalanx.compiler.library.bounds import bounds, startup_bound_s
+from phalanx.compiler.recognize import Collective, recognize
+from phalanx.compiler.target import Target, resolve
+from phalanx.grammar.diagnostics import PhalanxError
+from phalanx.runtime.sweep import SWEEP_KINDS, kind_program
+from phalanx.runtime.synthetic import varied_matrix
+from phalanx.runtime.timing import simulated_time_s
+
+ROUNDING = 1e-9  # float rounding of the simulator's clock against the bound's closed form
+# One small machine of each built-in family (odd node counts where the family has them), and
+# the sizes each is run at: a start-up-bound size and bandwidth-bound ones.
+MACHINES = {"ideal:6": (8, 4096, 65536), "ideal:8": (8, 4096, 65536), "torus:3x4": (8, 65536),
+            "iwarp:4x4": (8, 65536), "paragon:2x3": (8, 4096, 65536), "hypercube:3": (8, 65536),
+            "sp2:8": (8, 65536), "cs2:6": (8, 65536), "ksr1:6": (8, 512),
+            "proteus:groups=1": (8, 2048)}
+
+
+def collective(machine: Target, kind: str, size: int) -> Collective | None:
+    """The sweep's `kind` program of `size`-byte blocks on the whole machine, compiled with the
+    first algorithm that can lower it (no `auto` search), or a byte matrix for the kinds no
+    sweep program makes: `sparse` (each node to the next and the third next) and `alltoallv`
+    (Fig. 9's varied sizes)."""
+    n = machine.nnodes
+    if kind in ("sparse", "alltoallv"):
+        if kind == "sparse":
+            m = np.zeros((n, n), dtype=np.int64)
+            m[np.arange(n), (np.arange(n) + 1) % n] = size
+            m[np.arange(n), (np.arange(n) + 3) % n] = size
+        else:
+            m = varied_matrix(n, size, variance=0.5)
+        return recognize(0, m, "A", "B", 1)
+    source = kind_program(kind, n, size)
+    for algorithm in machine.algorithms(kind):
+        try:
+            return compile_program(source, target=machine.spec,
+                                   algorithm=f"{kind}={algorithm}").collectives[0]
+        except PhalanxError:
+            continue
+    return None
+
+
+@pytest.mark.parametrize("spec", sorted(MACHINES))
+def test_no_algorithm_beats_the_lower_bound(spec):
+    machine = resolve(spec)
+    for kind in (*SWEEP_KINDS, "sparse", "alltoallv"):
+        for size in MACHINES[spec]:
+            coll = collective(machine, kind, size)
+            if coll is None:
+                continue
+            bound_s, binds = machine.binding_bound(coll)
+            assert bound_s > 0 and binds, (spec, kind, size)
+            ran = 0
+            for algorithm, unmet in machine.candidates(coll):
+                if unmet is not None:
+                    continue
+                try:
+                    time_s = simulated_time_s(machine, coll, algorithm)
+                except PhalanxError:
+                    continue  # a schedule the machine refuses at this size (receive buffers)
+                assert time_s >= bound_s * (1 - ROUNDING), (spec, kind, size, algorithm, binds)
+                ran += 1
+            assert ran, (spec, kind, size)
+
+
+def test_all_to_all_needs_log_p_start_up_rounds_then_its_last_block():
+    """ideal:16 (alpha 10 us, beta 0.01 us/B): an 8-byte all-to-all cannot finish in fewer
+    than ceil(log2 16) = 4 start-ups plus one block; Bruck's algorithm takes about that."""
+    machine = resolve("ideal:16")
+    coll = recognize(0, np.full((16, 16), 8, dtype=np.int64), "A", "B", 1)
+    assert machine.binding_bound(coll) == (pytest.approx(4 * 10e-6 + 8 * 0.01e-6), "start-up")
+
+
+def test_a_shift_needs_one_start_up_and_a_broadcast_its_depth_then_the_whole_block():
+    machine = resolve("ideal:8")
+    port = machine.library.machine.port
+    shift = recognize(0, np.roll(np.eye(8, dtype=np.int64), 1, axis=1) * 4096, "A", "B", 1)
+    assert shift.kind == "permutation"  # a shift given as its byte matrix
+    assert startup_bound_s(shift, port) == pytest.approx(10e-6 + 4096 * 0.01e-6)
+    m = np.zeros((8, 8), dtype=np.int64)
+    m[0, 1:] = 65536
+    broadcast = recognize(0, m, "A", "B", 1, "copy", "single", "replicated")
+    assert broadcast.kind == "broadcast"
+    # ceil(log2 8) = 3 start-ups, then every byte through the last receiver's port
+    assert machine.binding_bound(broadcast) == (pytest.approx(3 * 10e-6 + 65536 * 0.01e-6),
+                                                "start-up")
+
+
+def test_an_allreduce_moves_two_partials_per_member_less_one_share():
+    """Patarasuk and Yuan's bound: 2(P - 1)/P partials through the busiest port; on an engine
+    shared by both directions (the SP2) both count."""
+    ideal, sp2 = resolve("ideal:8"), resolve("sp2:8")
+    source = kind_program("allreduce", 8, 65536)
+    coll = compile_program(source, target="ideal:8", algorithm="allreduce=ring").collectives[0]
+    assert coll.element_bytes == 8 and coll.network_matrix.max() == 65536
+    found = bounds(coll, ideal.library.machine.port)
+    assert found["port bandwidth"] == pytest.approx(10e-6 + 2 * 7 / 8 * 65536 * 0.01e-6)
+    port = sp2.library.machine.port
+    assert bounds(coll, port)["port bandwidth"] == pytest.approx(
+        port.startup_s + 4 * 7 / 8 * 65536 * port.s_per_byte)
+
+
+def test_shared_engines_carry_both_directions_of_an_all_to_all():
+    """paragon:2x4 (one engine per node, Bokhari Sec. 3.1): 7 blocks out and 7 in."""
+    machine = resolve("paragon:2x4")
+    port = machine.library.machine.port
+    coll = recognize(0, np.full((8, 8), 65536, dtype=np.int64), "A", "B", 1)
+    assert machine.binding_bound(coll) == (pytest.approx(port.startup_s + 14 * 65536 * port.s_per_byte),
+                                           "port bandwidth")
