@@ -22,11 +22,8 @@ What "size" means (the `size_bytes` of a row):
   (MPI_Bcast of `size` bytes);
 - allgather: the per-node block: each node contributes `size` bytes and ends with P x size
   (MPI_Allgather with sendcount `size`);
-- allreduce: Phalanx's reductions reduce an array to one element (`s = sum(D)` with `s`
-  replicated), so whatever D's size, the collective moves one 8-byte float64 partial per
-  node. Only the 8 B rows are Phalanx allreduces; at larger sizes the Phalanx side is
-  recorded as not expressible and only SMPI's MPI_Allreduce of `size` bytes of doubles is
-  measured (for the record; it is not compared with anything).
+- allreduce: the partial, `size` bytes of float64 (`s = sum(D, dim=1)`, `s` replicated:
+  runtime/sweep.py), as MPI_Allreduce of size / 8 doubles.
 
 The built-in simulator's data layer holds real bytes: an allgather of 1 MB blocks on 64 nodes
 is 64 x 64 MB, over 4 GB (sp2:32 at 1 MB: 4.4 GB and 52 s per algorithm). Phalanx points whose
@@ -65,7 +62,6 @@ RESULTS = HERE / "results_collectives.json"
 TARGETS = ("sp2:32", "paragon:8x8", "iwarp:8x8", "hypercube:6")
 KINDS = ("broadcast", "allgather", "allreduce")
 SIZES = (8, 2048, 65536, 1 << 20)
-ALLREDUCE_BYTES = 8  # one float64 partial per node: the only allreduce size Phalanx expresses
 MAX_PHALANX_BYTES = 256 << 20
 # SimGrid 3.32's algorithms (smpirun --cfg=smpi/bcast:help lists them); the SMP_* and
 # *_intra_node / *_inter_node variants need several cores per host and are left out.
@@ -85,20 +81,20 @@ SIMGRID_TIMEOUT_S = 300.0
 
 
 def phalanx_source(kind: str, nnodes: int, size: int) -> str:
-    """The sweep's program; an allreduce's D has one float64 per node (its partial is 8 B)."""
-    return kind_program(kind, nnodes, 1 if kind == "allreduce" else size)
+    """The sweep's program (an allreduce's partial is `size` bytes of float64)."""
+    return kind_program(kind, nnodes, size)
 
 
 def phalanx_bytes(kind: str, nnodes: int, size: int) -> int:
     """Bytes the data layer delivers in all (what the built-in run holds in memory)."""
     return {"broadcast": nnodes * size, "allgather": nnodes * nnodes * size,
-            "allreduce": nnodes * 8}[kind]
+            "allreduce": nnodes * size}[kind]
 
 
 def builtin_point(target: str, kind: str, size: int, algorithm: str) -> dict[str, Any]:
     start = time.perf_counter()
     try:
-        point = sweep_point(target, kind, 1 if kind == "allreduce" else size, algorithm)
+        point = sweep_point(target, kind, size, algorithm)
     except PhalanxError as exc:
         return {"algorithm": algorithm, "error": exc.diagnostic.message.splitlines()[0]}
     return {"algorithm": point["algorithm"], "time_s": point["time_s"],
@@ -185,11 +181,7 @@ def measure(target: str, kind: str, size: int, smpi: Smpi | None, max_bytes: int
             on_simgrid: bool) -> dict[str, Any]:
     machine = resolve(target)
     row: dict[str, Any] = {"target": target, "kind": kind, "size_bytes": size, "nodes": machine.nnodes}
-    expressible = kind != "allreduce" or size == ALLREDUCE_BYTES
-    if not expressible:
-        row["phalanx"] = {"not_expressible": "a Phalanx allreduce reduces an array to one element: "
-                                             "it moves one 8-byte float64 partial per node"}
-    elif phalanx_bytes(kind, machine.nnodes, size) > max_bytes:
+    if phalanx_bytes(kind, machine.nnodes, size) > max_bytes:
         row["phalanx"] = {"skipped": f"{phalanx_bytes(kind, machine.nnodes, size)} bytes delivered "
                                      f"in all > --max-phalanx-bytes {max_bytes} (the built-in data "
                                      "layer holds every byte)"}
@@ -244,8 +236,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         smpi = f"{sb['algorithm']} {ms(sb['time_s'])}" if sb else "-"
         head = f"| {row['target']} | {row['kind']} | {row['size_bytes']} |"
         if "best" not in ph:
-            why = "not expressible" if "not_expressible" in ph else "skipped (memory)"
-            lines.append(f"{head} {why} | | | | | {smpi} | | |")
+            lines.append(f"{head} skipped (memory) | | | | | {smpi} | | |")
             continue
         b, a, sg = ph["best"], ph["auto"], ph.get("auto_simgrid", {})
         ratio, same = ph.get("best_over_smpi_best"), sg.get("over_smpi_best")
@@ -294,9 +285,8 @@ def main(argv: list[str] | None = None) -> int:
             "simgrid_config": list(CONFIG),
             "size_meaning": {"broadcast": "the whole buffer (the root's block every node receives)",
                              "allgather": "the per-node block (each node ends with nodes x size)",
-                             "allreduce": "Phalanx: one 8-byte float64 partial per node, so only "
-                                          "the 8 B rows are Phalanx allreduces; SMPI: MPI_Allreduce "
-                                          "of size / 8 doubles"},
+                             "allreduce": "the partial: size / 8 float64 (Phalanx sum(D, dim=1), "
+                                          "MPI_Allreduce of size / 8 doubles)"},
             "time_unit": "s (simulated)", "smpi_timeout_s": args.smpi_timeout,
             "max_phalanx_bytes": args.max_phalanx_bytes}
     out, rows, start = Path(args.out), [], time.perf_counter()

@@ -15,8 +15,7 @@ node sending to the first eighth of them, the 64-to-8 exchange of issue 18) is c
   simulator: `source`), the simulated time, and the error closed form / simulated.
 
 The summary gives the maximum and geometric-mean regret, the worst cases, and the largest
-prediction errors. Reductions move one 8-byte partial per node whatever the array's size
-(runtime/sweep.py), so reduce and allreduce are measured at 8 B only; the KSR-1 up to 2 KB
+prediction errors. A reduction's size is its partial's bytes (runtime/sweep.py); the KSR-1 up to 2 KB
 (MAX_BYTES: its simulator moves every subpage).
 
 Run: .venv/bin/python bench/regret.py [--targets T,T] [--kinds K,K] [--sizes 8,2K,1M]
@@ -50,7 +49,6 @@ TARGETS = ("ideal:16", "ideal:64", "torus:8x8", "iwarp:8x8", "iwarp:4x4", "parag
 KINDS = ("alltoall", "sparse", "cshift", "permutation", "broadcast", "scatter", "gather",
          "allgather", "reduce", "allreduce")
 SIZES = "8,128,2K,16K,128K,1M"
-REDUCTIONS = ("reduce", "allreduce")
 # The KSR-1's simulator moves every 128-byte subpage through the ring's slots: an all-to-all of
 # 2 KB blocks on 32 cells takes ~20 s per algorithm and 128 KB did not finish in 20 minutes,
 # so the KSR-1 is measured up to this size (its own seed's experiments are of that scale).
@@ -64,7 +62,7 @@ def program(kind: str, nnodes: int, size: int) -> str:
         return (f"processors P({nnodes})\nprocessors Q({receivers})\n"
                 f"array A({nnodes}, {cols}) of byte distribute (BLOCK, *) onto P\n"
                 f"array B({nnodes}, {cols}) of byte distribute (*, BLOCK) onto Q\nB = A\n")
-    return kind_program(kind, nnodes, 1 if kind in REDUCTIONS else size)
+    return kind_program(kind, nnodes, size)
 
 
 def measure(target: str, kind: str, size: int) -> dict[str, Any]:
@@ -195,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     for target in filter(None, args.targets.split(",")):
         for kind in filter(None, args.kinds.split(",")):
             cap = MAX_BYTES.get(target.partition(":")[0], sizes[-1])
-            for size in (sizes[:1] if kind in REDUCTIONS else [s for s in sizes if s <= cap]):
+            for size in [s for s in sizes if s <= cap]:
                 t0 = time.perf_counter()
                 row = measure(target, kind, size)
                 row["wall_s"] = round(time.perf_counter() - t0, 2)

@@ -15,8 +15,9 @@ from phalanx.runtime.sweep import kind_program
 SLOW = "arith_MFLOPS=0.001"  # one operation takes 1 ms: combining dominates everything else
 
 
+# A reduce of one 8-byte float64 partial per node (runtime/sweep.py: the size is the partial's).
 def reduce_time_s(spec: str, algorithm: str) -> float:
-    compiled = compile_program(kind_program("reduce", 8, 4), target=spec, algorithm=f"reduce={algorithm}",
+    compiled = compile_program(kind_program("reduce", 8, 8), target=spec, algorithm=f"reduce={algorithm}",
                                file="<reduce>")
     result = simulate(compiled)
     assert result.verified
@@ -33,7 +34,7 @@ def test_combining_follows_the_critical_path(algorithm, combines):
 
 def test_the_cost_model_charges_the_same_combining():
     machine = resolve(f"ideal:8,{SLOW}")
-    compiled = compile_program(kind_program("reduce", 8, 4), target=machine.spec + "," + SLOW,
+    compiled = compile_program(kind_program("reduce", 8, 8), target=machine.spec + "," + SLOW,
                                algorithm="reduce=binomial", file="<reduce>")
     predicted = compiled.candidates[0]
     simulated = simulate(compiled).collectives[0].time_s
