@@ -43,7 +43,7 @@ demo: setup ## compile and simulate examples/transpose.phx on ideal:16, report i
 test: setup ## run the test suite
 	$(BIN)/python -m pytest -n auto --dist loadfile tests
 
-bench: setup ## run the benchmarks, results in bench/results*.json, docs/fidelity.md and docs/regret.md
+bench: setup ## run the benchmarks, results in bench/results*.json, docs/fidelity.md, docs/regret.md and docs/efficiency.md
 	$(BIN)/python bench/run.py --out bench/results.json
 	$(BIN)/python bench/report.py
 	$(BIN)/python bench/compiler.py
@@ -56,6 +56,7 @@ bench: setup ## run the benchmarks, results in bench/results*.json, docs/fidelit
 	$(BIN)/python bench/ideal_direct.py
 	$(BIN)/python bench/regret.py
 	$(BIN)/python bench/fidelity.py
+	$(BIN)/python bench/efficiency.py
 
 fuzz: setup ## 20,000 fuzzed programs through both parsers, the compiler and the simulator, results in bench/results-fuzz.json
 	$(BIN)/python bench/fuzz.py

@@ -66,6 +66,8 @@ MAX_PHALANX_BYTES = 256 << 20
 # SimGrid 3.32's algorithms (smpirun --cfg=smpi/bcast:help lists them); the SMP_* and
 # *_intra_node / *_inter_node variants need several cores per host and are left out.
 SMPI_ALGORITHMS = {
+    "alltoall": ("pair", "ring", "bruck", "basic_linear", "rdb", "2dmesh", "ompi", "mpich",
+                 "mvapich2"),
     "broadcast": ("binomial_tree", "flattree", "flattree_pipeline", "scatter_LR_allgather",
                   "scatter_rdb_allgather", "NTSL", "NTSB", "arrival_pattern_aware",
                   "ompi_pipeline", "ompi_split_bintree", "ompi", "mpich", "mvapich2"),
@@ -75,7 +77,8 @@ SMPI_ALGORITHMS = {
     "allreduce": ("lr", "rdb", "rab1", "rab2", "rab_rdb", "rab", "redbcast", "ompi_ring_segmented",
                   "ompi", "mpich", "mvapich2", "mvapich2_rs"),
 }
-SMPI_PROGRAM = {"broadcast": "bcast", "allgather": "allgather", "allreduce": "allreduce"}
+SMPI_PROGRAM = {"alltoall": "alltoall", "broadcast": "bcast", "allgather": "allgather",
+                "allreduce": "allreduce"}  # alltoall: bench/efficiency.py's comparison
 SMPI_TIMEOUT_S = 120.0
 SIMGRID_TIMEOUT_S = 300.0
 

@@ -1,0 +1,344 @@
+"""Efficiency: the best algorithm of every kind on every target against the lower bound (issue 27).
+
+Writes bench/results_efficiency.json and docs/efficiency.md. Two parts:
+
+1. The grid: every built-in target at 64 nodes (ksr1 and proteus at their natural 32) x every
+   kind x sizes from 8 B to 1 MB. Each case's collective is the sweep's program
+   (runtime/sweep.py `kind_program`: the block, the root's buffer for a broadcast, the
+   partial for a reduction; `sparse` is every node to the first eighth, as bench/regret.py;
+   `alltoallv` Fig. 9's sizes in [B/2, 3B/2], runtime/synthetic.py), compiled with the first
+   algorithm that lowers it (no `auto` search), and every algorithm whose preconditions hold
+   is timed on the built-in simulator without payload (runtime/timing.py). Per case: the best
+   algorithm, its efficiency (the target's lower bound / its time; docs/bounds.md), the bound
+   that binds, and the previous best: the best among PREVIOUS, the algorithm names main had
+   per kind before issue 27 (Bokhari's `multiphase:` family included).
+2. Beside it, on the SimGrid platforms of bench/collectives.py: Phalanx's `auto` (chosen by the
+   `simgrid` cost model and run on SimGrid) against the best of SMPI's algorithms for
+   alltoall (8 B to 256 B included), broadcast, allgather and allreduce, on the same platform.
+
+`measure(point)` times one case and depends on nothing else: `measure_grid` maps it over the
+points serially, and a parallel sweep (Dask) can map it instead. The KSR-1's simulator moves
+every subpage, so it is measured up to 2 KB (as bench/regret.py); larger cases are recorded
+as skipped with that reason.
+
+Run: .venv/bin/python bench/efficiency.py [--targets T,T] [--kinds K,K] [--sizes 8,2K,1M]
+     [--quick] [--no-smpi] [--smpi-targets T,T] [--smpi-sizes 8,256,64K]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import math
+import platform as host_platform
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import phalanx
+from phalanx.compiler.driver import compile_program
+from phalanx.compiler.recognize import Collective, recognize
+from phalanx.compiler.target import Target, resolve
+from phalanx.grammar.diagnostics import Diagnostic, PhalanxError
+from phalanx.runtime.backends.simgrid import simgrid_missing
+from phalanx.runtime.sweep import kind_program, parse_sizes
+from phalanx.runtime.synthetic import varied_matrix
+from phalanx.runtime.timing import simulated_time_s
+
+phalanx.register_all()
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results_efficiency.json"
+TABLE = HERE.parent / "docs" / "efficiency.md"
+TARGETS = ("ideal:64", "torus:8x8", "iwarp:8x8", "paragon:8x8", "sp2:64", "cs2:64", "hypercube:6",
+           "ksr1", "proteus")
+ASIDE = ("ksr1", "proteus")  # the issue's goals leave these two machines aside
+KINDS = ("alltoall", "alltoallv", "sparse", "cshift", "permutation", "broadcast", "scatter",
+         "gather", "allgather", "reduce", "allreduce")
+SIZES = "8,128,2K,16K,128K,1M"
+QUICK = {"targets": "ideal:64,torus:8x8,paragon:8x8,hypercube:6", "sizes": "8,2K,64K",
+         "smpi_targets": "hypercube:6", "smpi_sizes": "8,256,64K"}
+MAX_BYTES = {"ksr1": 2048}  # bench/regret.py: the KSR-1's simulator moves every subpage
+SMPI_TARGETS = ("sp2:32", "paragon:8x8", "iwarp:8x8", "hypercube:6")  # bench/collectives.py's
+SMPI_KINDS = ("alltoall", "broadcast", "allgather", "allreduce")
+SMPI_SIZES = {"alltoall": "8,64,256,2K,64K", "other": "8,2K,64K,1M"}
+LOW = 0.5  # the issue's floor for every case (ksr1 and proteus aside)
+
+# The algorithm names per kind on main before issue 27 (every built-in target's, by
+# `Target.algorithms(kind)`), with Bokhari's `multiphase:` partitions: "previous best" is the
+# best of these, so the grid shows what the algorithms added since then gain.
+PREVIOUS = {
+    "alltoall": ("direct", "message-passing", "message-passing-random", "phased", "phased-global",
+                 "proteus-group", "reads", "reads-prefetch", "standard", "store-forward", "two-stage"),
+    "alltoallv": ("direct", "message-passing", "message-passing-random", "phased", "phased-global",
+                  "proteus-group", "reads", "reads-prefetch", "store-forward", "two-stage"),
+    "sparse": ("direct", "message-passing", "message-passing-random", "phased", "phased-global",
+               "proteus-group", "reads", "reads-prefetch", "store-forward", "two-stage"),
+    "cshift": ("cshift", "cshift-prefetch", "direct", "message-passing", "message-passing-random",
+               "phased", "phased-global", "store-forward", "two-stage"),
+    "permutation": ("direct", "message-passing", "message-passing-random", "phased", "phased-global",
+                    "reads", "reads-prefetch", "store-forward", "two-stage"),
+    "broadcast": ("binomial", "broadcast", "broadcast-poststore", "broadcast-prefetch", "chain",
+                  "dim-ordered", "direct", "linear", "scatter-allgather"),
+    "scatter": ("binomial", "direct", "linear", "reads", "reads-prefetch"),
+    "gather": ("binomial", "direct", "gather-seq", "gather-seq-prefetch", "gather-tree",
+               "gather-tree-prefetch", "linear"),
+    "allgather": ("allgather-cshift", "allgather-cshift-prefetch", "allgather-seq-bcast",
+                  "allgather-seq-bcast-prefetch", "allgather-tree-bcast",
+                  "allgather-tree-bcast-prefetch", "binomial", "bruck", "dim-ordered", "direct",
+                  "linear", "recursive-doubling", "ring"),
+    "reduce": ("binomial", "chain", "direct", "gather-seq", "gather-seq-prefetch", "gather-tree",
+               "gather-tree-prefetch", "linear", "reduce-scatter-gather"),
+    "allreduce": ("binomial", "bruck", "dim-ordered", "direct", "gather-seq-bcast",
+                  "gather-seq-bcast-prefetch", "gather-tree-bcast", "gather-tree-bcast-prefetch",
+                  "linear", "recursive-doubling", "ring"),
+}
+
+
+def previous(kind: str, algorithm: str) -> bool:
+    return algorithm in PREVIOUS[kind] or algorithm.startswith("multiphase:")
+
+
+@dataclass(frozen=True)
+class Point:
+    """One case of the grid."""
+
+    target: str
+    kind: str
+    size_bytes: int
+
+
+def points(targets: list[str], kinds: list[str], sizes: list[int]) -> list[Point]:
+    return [Point(t, k, s) for t in targets for k in kinds for s in sizes]
+
+
+def collective(machine: Target, kind: str, size: int) -> Collective:
+    """The case's collective, compiled with the first algorithm that lowers it."""
+    n = machine.nnodes
+    if kind == "alltoallv":
+        return recognize(0, varied_matrix(n, size, variance=0.5), "A", "B", 1)
+    if kind == "sparse":  # every node to the first eighth (bench/regret.py)
+        receivers = max(n // 8, 1)
+        source = (f"processors P({n})\nprocessors Q({receivers})\n"
+                  f"array A({n}, {receivers * size}) of byte distribute (BLOCK, *) onto P\n"
+                  f"array B({n}, {receivers * size}) of byte distribute (*, BLOCK) onto Q\nB = A\n")
+    else:
+        source = kind_program(kind, n, size)
+    failure = PhalanxError(Diagnostic(f"no algorithm lowers a {kind} on {machine.spec}"))
+    for algorithm in machine.algorithms(kind):
+        try:
+            return compile_program(source, target=machine.spec, algorithm=f"{kind}={algorithm}",
+                                   file=f"<{kind} {size} B>").collectives[0]
+        except PhalanxError as exc:
+            failure = exc
+    raise failure
+
+
+def measure(point: Point) -> dict[str, Any]:
+    """Every algorithm of one case, timed; the best, the previous best, the bound."""
+    start = time.perf_counter()
+    machine = resolve(point.target)
+    row: dict[str, Any] = {"target": point.target, "kind": point.kind, "size_bytes": point.size_bytes,
+                           "nodes": machine.nnodes}
+    cap = MAX_BYTES.get(point.target.partition(":")[0])
+    if cap is not None and point.size_bytes > cap:
+        return row | {"skipped": f"above {cap} B: the KSR-1's simulator moves every subpage"}
+    try:
+        coll = collective(machine, point.kind, point.size_bytes)
+    except PhalanxError as exc:
+        return row | {"not_runnable": exc.diagnostic.message.splitlines()[0]}
+    bound_s, binds = machine.binding_bound(coll)
+    times, refused = {}, {}
+    for algorithm, unmet in machine.candidates(coll):
+        if unmet is not None:
+            refused[algorithm] = unmet
+            continue
+        try:
+            times[algorithm] = simulated_time_s(machine, coll, algorithm)
+        except PhalanxError as exc:
+            refused[algorithm] = exc.diagnostic.message.splitlines()[0]
+    row |= {"recognized": coll.kind, "bound_s": bound_s, "binds": binds, "times_s": times,
+            "refused": refused}
+    if times:
+        best = min(times, key=times.get)
+        row |= {"best": best, "best_s": times[best], "efficiency": bound_s / times[best]}
+    earlier = {a: t for a, t in times.items() if previous(point.kind, a)}
+    if earlier:
+        was = min(earlier, key=earlier.get)
+        row |= {"previous_best": was, "previous_s": earlier[was],
+                "previous_efficiency": bound_s / earlier[was]}
+    return row | {"wall_s": round(time.perf_counter() - start, 2)}
+
+
+def measure_grid(grid: list[Point], on_row: Callable[[dict[str, Any]], None] | None = None
+                 ) -> list[dict[str, Any]]:
+    """`measure` over the points, one after another (the serial path of a parallel map)."""
+    rows = []
+    for point in grid:
+        rows.append(measure(point))
+        if on_row is not None:
+            on_row(rows[-1])
+    return rows
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Cases below LOW, the geometric mean and the binding bounds: all cases, and without
+    the KSR-1 and Proteus (the issue's goals)."""
+    def of(chosen: list[dict[str, Any]], key: str) -> dict[str, Any]:
+        effs = [r[key] for r in chosen if key in r]
+        if not effs:
+            return {"cases": 0}
+        return {"cases": len(effs), "below_half": sum(e < LOW for e in effs),
+                "above_one": sum(e > 1 + 1e-9 for e in effs),
+                "geomean": math.exp(sum(math.log(e) for e in effs) / len(effs)), "min": min(effs)}
+
+    timed = [r for r in rows if "efficiency" in r]
+    main = [r for r in timed if r["target"].partition(":")[0] not in ASIDE]
+    return {"all": of(timed, "efficiency"), "without_ksr1_proteus": of(main, "efficiency"),
+            "previous_without_ksr1_proteus": of(main, "previous_efficiency"),
+            "binds": dict(Counter(r["binds"] for r in timed).most_common()),
+            "below_half": [f"{r['target']} {r['kind']} {r['size_bytes']} B: {r['best']} "
+                           f"{r['efficiency']:.2f} ({r['binds']})"
+                           for r in main if r["efficiency"] < LOW]}
+
+
+def load_collectives_bench() -> Any:
+    """bench/collectives.py (SMPI's runs and `auto` on SimGrid), a script beside this one."""
+    spec = importlib.util.spec_from_file_location("bench_collectives", HERE / "collectives.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def smpi_rows(targets: list[str], sizes: dict[str, list[int]], kinds: list[str],
+              timeout_s: float) -> list[dict[str, Any]]:
+    """`auto` on SimGrid against SMPI's best, per target x kind x size."""
+    bench = load_collectives_bench()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="phalanx-bench-efficiency-") as tmp:
+        smpi = bench.Smpi(Path(tmp), timeout_s)
+        for target in targets:
+            for kind in kinds:
+                for size in sizes["alltoall" if kind == "alltoall" else "other"]:
+                    t0 = time.perf_counter()
+                    auto = bench.simgrid_auto(target, kind, size)
+                    runs = [smpi.run(target, kind, a, size) for a in bench.SMPI_ALGORITHMS[kind]]
+                    top = bench.best(runs)
+                    row = {"target": target, "kind": kind, "size_bytes": size, "auto_simgrid": auto,
+                           "smpi": runs, "smpi_best": top}
+                    if top and "time_s" in auto:
+                        row["auto_over_smpi_best"] = auto["time_s"] / top["time_s"]
+                    row["wall_s"] = round(time.perf_counter() - t0, 2)
+                    print(f"simgrid {target} {kind} {size} B: auto {auto.get('algorithm')} "
+                          f"{auto.get('time_s')} s, SMPI best {top and top['algorithm']} "
+                          f"{top and top['time_s']} s, ratio {row.get('auto_over_smpi_best')}",
+                          flush=True)
+                    rows.append(row)
+    return rows
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.4g}"
+
+
+def markdown(report: dict[str, Any]) -> str:
+    s = report["summary"]
+    lines = ["# Efficiency: the best algorithm against the lower bound", "",
+             "Written by `bench/efficiency.py` (issue 27); bounds derived in docs/bounds.md. "
+             "efficiency = lower bound / simulated time of the best algorithm; `previous` is the "
+             "best of the algorithm names main had before issue 27. Times in ms.", "",
+             f"Run: `{report['run']['command']}` ({report['run']['wall_s']} s). "
+             + ("A subset of the grid: the full grid is every target x every kind x 8 B to 1 MB."
+                if report["run"]["subset"] else "The full grid."), "",
+             "| | cases | below 0.5 | above 1 | geometric mean | min |", "|---|---|---|---|---|---|"]
+    for name in ("without_ksr1_proteus", "previous_without_ksr1_proteus", "all"):
+        c = s[name]
+        if c["cases"]:
+            lines.append(f"| {name.replace('_', ' ')} | {c['cases']} | {c['below_half']} | "
+                         f"{c['above_one']} | {c['geomean']:.3f} | {c['min']:.3f} |")
+    lines += ["", "Binding bounds: " + ", ".join(f"{k} {v}" for k, v in s["binds"].items()) + ".",
+              "", "| target | kind | size B | best | time | bound (binds) | efficiency | previous best "
+              "| previous eff. |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in report["rows"]:
+        head = f"| {r['target']} | {r['kind']} | {r['size_bytes']} |"
+        if "efficiency" not in r:
+            why = r.get("skipped") or r.get("not_runnable") or "no algorithm ran"
+            lines.append(f"{head} {why} | | | | | |")
+            continue
+        lines.append(f"{head} {r['best']} | {ms(r['best_s'])} | {ms(r['bound_s'])} ({r['binds']}) | "
+                     f"{r['efficiency']:.3f} | {r.get('previous_best', '-')} | "
+                     f"{r.get('previous_efficiency', 0):.3f} |")
+    if report.get("smpi"):
+        lines += ["", "## `auto` on SimGrid against SMPI's best, same platform", "",
+                  "| target | kind | size B | auto on SimGrid | SMPI best | auto / SMPI best |",
+                  "|---|---|---|---|---|---|"]
+        for r in report["smpi"]:
+            a, b = r["auto_simgrid"], r.get("smpi_best") or {}
+            ratio = r.get("auto_over_smpi_best")
+            lines.append(f"| {r['target']} | {r['kind']} | {r['size_bytes']} | "
+                         f"{a.get('algorithm', a.get('error', '-'))} "
+                         f"{ms(a['time_s']) if 'time_s' in a else ''} | {b.get('algorithm', '-')} "
+                         f"{ms(b['time_s']) if 'time_s' in b else ''} | "
+                         f"{f'{ratio:.3f}' if ratio else '-'} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--targets", default=",".join(TARGETS))
+    ap.add_argument("--kinds", default=",".join(KINDS))
+    ap.add_argument("--sizes", default=SIZES, help="bytes, K = 1024, M = 1024^2")
+    ap.add_argument("--quick", action="store_true",
+                    help=f"targets {QUICK['targets']}, sizes {QUICK['sizes']}; SimGrid on "
+                         f"{QUICK['smpi_targets']} at {QUICK['smpi_sizes']}")
+    ap.add_argument("--no-smpi", action="store_true", help="the grid only")
+    ap.add_argument("--smpi-targets", default=",".join(SMPI_TARGETS))
+    ap.add_argument("--smpi-sizes", default=None, help="sizes of every SimGrid kind "
+                    f"(default: alltoall {SMPI_SIZES['alltoall']}, others {SMPI_SIZES['other']})")
+    ap.add_argument("--smpi-timeout", type=float, default=120.0, help="seconds per smpirun")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.targets, args.sizes = QUICK["targets"], QUICK["sizes"]
+        args.smpi_targets, args.smpi_sizes = QUICK["smpi_targets"], QUICK["smpi_sizes"]
+    targets = [t for t in args.targets.split(",") if t]
+    kinds = [k for k in args.kinds.split(",") if k]
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        ap.error(f"unknown kind(s) {', '.join(unknown)}; choose from {', '.join(KINDS)}")
+    start = time.perf_counter()
+    rows = measure_grid(points(targets, kinds, parse_sizes(args.sizes)), lambda r: print(
+        f"{r['target']} {r['kind']} {r['size_bytes']} B: {r.get('best')} "
+        f"eff {r.get('efficiency', float('nan')):.3f} ({r.get('binds')}), previous "
+        f"{r.get('previous_best')} {r.get('previous_efficiency', float('nan')):.3f} "
+        f"[{r.get('wall_s')} s]", flush=True))
+    smpi: list[dict[str, Any]] = []
+    missing = None if args.no_smpi else simgrid_missing()
+    if missing:
+        print(f"SimGrid unavailable, no SMPI comparison: {missing}", file=sys.stderr)
+    elif not args.no_smpi:
+        sizes = ({"alltoall": parse_sizes(args.smpi_sizes), "other": parse_sizes(args.smpi_sizes)}
+                 if args.smpi_sizes else {k: parse_sizes(v) for k, v in SMPI_SIZES.items()})
+        smpi = smpi_rows([t for t in args.smpi_targets.split(",") if t], sizes,
+                         [k for k in SMPI_KINDS if k in kinds], args.smpi_timeout)
+    subset = (targets != list(TARGETS) or kinds != list(KINDS) or args.sizes != SIZES
+              or args.no_smpi)
+    report = {"run": {"command": "bench/efficiency.py " + " ".join(sys.argv[1:] if argv is None else argv),
+                      "subset": subset, "wall_s": round(time.perf_counter() - start, 1),
+                      "machine": {"arch": host_platform.machine(), "python": host_platform.python_version()}},
+              "previous_algorithms": PREVIOUS, "summary": summary(rows), "rows": rows, "smpi": smpi}
+    RESULTS.write_text(json.dumps(report, indent=1) + "\n")
+    TABLE.write_text(markdown(report))
+    s = report["summary"]["without_ksr1_proteus"]
+    print(f"wrote {RESULTS} and {TABLE}: {s.get('cases')} cases (ksr1, proteus aside), "
+          f"{s.get('below_half')} below {LOW}, geometric mean {s.get('geomean', float('nan')):.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
