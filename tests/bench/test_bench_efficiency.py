@@ -1,0 +1,64 @@
+"""bench/efficiency.py on tiny cases: a row's fields, the previous best, the summary, the table."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load_bench():
+    spec = importlib.util.spec_from_file_location("bench_efficiency", ROOT / "bench/efficiency.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks its module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return load_bench()
+
+
+def test_a_case_times_every_algorithm_against_the_bound(bench):
+    row = bench.measure(bench.Point("hypercube:3", "alltoall", 8))
+    assert row["recognized"] == "alltoall" and row["binds"] == "start-up"
+    assert set(row["times_s"]) >= {"direct", "standard", "multiphase:1,2"}
+    assert row["best_s"] == min(row["times_s"].values())
+    assert row["efficiency"] == pytest.approx(row["bound_s"] / row["best_s"])
+    assert 0 < row["efficiency"] <= 1
+    # every algorithm hypercube:3 offers for an all-to-all existed before issue 27
+    assert row["previous_best"] == row["best"]
+
+
+def test_a_name_main_did_not_have_is_not_a_previous_best(bench):
+    assert bench.previous("alltoall", "multiphase:2,4") and bench.previous("broadcast", "binomial")
+    assert not bench.previous("alltoall", "bruck")
+
+
+def test_sizes_above_the_ksr1_cap_are_recorded_as_skipped(bench):
+    row = bench.measure(bench.Point("ksr1:8", "alltoall", 4096))
+    assert "above 2048 B" in row["skipped"] and "efficiency" not in row
+
+
+def test_summary_and_table(bench):
+    rows = [bench.measure(bench.Point("ideal:8", kind, 8)) for kind in ("cshift", "sparse")]
+    s = bench.summary(rows)
+    assert s["all"]["cases"] == 2 and s["without_ksr1_proteus"]["cases"] == 2
+    effs = [r["efficiency"] for r in rows]
+    assert s["all"]["below_half"] == sum(e < 0.5 for e in effs)
+    assert s["all"]["geomean"] == pytest.approx((effs[0] * effs[1]) ** 0.5)
+    report = {"run": {"command": "bench/efficiency.py --quick", "subset": True, "wall_s": 1.0},
+              "summary": s, "rows": rows, "smpi": []}
+    table = bench.markdown(report)
+    assert "| ideal:8 | cshift | 8 |" in table and "A subset of the grid" in table
+
+
+def test_an_unknown_kind_is_refused_with_the_known_ones(bench, capsys):
+    with pytest.raises(SystemExit):
+        bench.main(["--kinds", "alltoal", "--no-smpi"])
+    assert "unknown kind(s) alltoal; choose from alltoall" in capsys.readouterr().err
