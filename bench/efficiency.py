@@ -17,7 +17,9 @@ Writes bench/results_efficiency.json and docs/efficiency.md. Two parts:
    alltoall (8 B to 256 B included), broadcast, allgather and allreduce, on the same platform.
 
 `measure(point)` times one case and depends on nothing else: `measure_grid` maps it over the
-points serially, and a parallel sweep (Dask) can map it instead. The KSR-1's simulator moves
+points serially, and a parallel sweep (Dask) can map it instead. The results file accumulates:
+a case measured again replaces its row, so parts of the grid can be run one after another
+(the table says whether the grid is complete). The KSR-1's simulator moves
 every subpage, so it is measured up to 2 KB (as bench/regret.py); larger cases are recorded
 as skipped with that reason.
 
@@ -298,6 +300,7 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"targets {QUICK['targets']}, sizes {QUICK['sizes']}; SimGrid on "
                          f"{QUICK['smpi_targets']} at {QUICK['smpi_sizes']}")
     ap.add_argument("--no-smpi", action="store_true", help="the grid only")
+    ap.add_argument("--no-grid", action="store_true", help="the SimGrid comparison only")
     ap.add_argument("--smpi-targets", default=",".join(SMPI_TARGETS))
     ap.add_argument("--smpi-sizes", default=None, help="sizes of every SimGrid kind "
                     f"(default: alltoall {SMPI_SIZES['alltoall']}, others {SMPI_SIZES['other']})")
@@ -312,11 +315,20 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         ap.error(f"unknown kind(s) {', '.join(unknown)}; choose from {', '.join(KINDS)}")
     start = time.perf_counter()
-    rows = measure_grid(points(targets, kinds, parse_sizes(args.sizes)), lambda r: print(
-        f"{r['target']} {r['kind']} {r['size_bytes']} B: {r.get('best')} "
-        f"eff {r.get('efficiency', float('nan')):.3f} ({r.get('binds')}), previous "
-        f"{r.get('previous_best')} {r.get('previous_efficiency', float('nan')):.3f} "
-        f"[{r.get('wall_s')} s]", flush=True))
+    command = "bench/efficiency.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    grid = points(targets, kinds, parse_sizes(args.sizes)) if not args.no_grid else []
+    rows: list[dict[str, Any]] = []
+
+    def on_row(row: dict[str, Any]) -> None:
+        rows.append(row)
+        print(f"{row['target']} {row['kind']} {row['size_bytes']} B: {row.get('best')} "
+              f"eff {row.get('efficiency', float('nan')):.3f} ({row.get('binds')}), previous "
+              f"{row.get('previous_best')} {row.get('previous_efficiency', float('nan')):.3f} "
+              f"[{row.get('wall_s')} s]", flush=True)
+        if row is grid_rows_last(rows, grid):
+            save(rows, [], command, start)  # after every target: a long run keeps what it measured
+
+    measure_grid(grid, on_row)
     smpi: list[dict[str, Any]] = []
     missing = None if args.no_smpi else simgrid_missing()
     if missing:
@@ -326,18 +338,50 @@ def main(argv: list[str] | None = None) -> int:
                  if args.smpi_sizes else {k: parse_sizes(v) for k, v in SMPI_SIZES.items()})
         smpi = smpi_rows([t for t in args.smpi_targets.split(",") if t], sizes,
                          [k for k in SMPI_KINDS if k in kinds], args.smpi_timeout)
-    subset = (targets != list(TARGETS) or kinds != list(KINDS) or args.sizes != SIZES
-              or args.no_smpi)
-    report = {"run": {"command": "bench/efficiency.py " + " ".join(sys.argv[1:] if argv is None else argv),
-                      "subset": subset, "wall_s": round(time.perf_counter() - start, 1),
-                      "machine": {"arch": host_platform.machine(), "python": host_platform.python_version()}},
-              "previous_algorithms": PREVIOUS, "summary": summary(rows), "rows": rows, "smpi": smpi}
-    RESULTS.write_text(json.dumps(report, indent=1) + "\n")
-    TABLE.write_text(markdown(report))
+    report = save(rows, smpi, command, start)
     s = report["summary"]["without_ksr1_proteus"]
     print(f"wrote {RESULTS} and {TABLE}: {s.get('cases')} cases (ksr1, proteus aside), "
           f"{s.get('below_half')} below {LOW}, geometric mean {s.get('geomean', float('nan')):.3f}")
     return 0
+
+
+def grid_rows_last(rows: list[dict[str, Any]], grid: list[Point]) -> dict[str, Any] | None:
+    """The row just measured when it is its target's last point, else None."""
+    k = len(rows)
+    return rows[-1] if k == len(grid) or grid[k].target != grid[k - 1].target else None
+
+
+def key(row: dict[str, Any]) -> tuple[str, str, int]:
+    return row["target"], row["kind"], row["size_bytes"]
+
+
+def save(rows: list[dict[str, Any]], smpi: list[dict[str, Any]], command: str,
+         start: float) -> dict[str, Any]:
+    """Merge into the results file (a case measured again replaces its row; runs of parts of
+    the grid add up) and write the table from everything it holds."""
+    old = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    merged = {key(r): r for r in old.get("rows", [])} | {key(r): r for r in rows}
+    merged_smpi = {key(r): r for r in old.get("smpi", [])} | {key(r): r for r in smpi}
+    full = {(p.target, p.kind, p.size_bytes)
+            for p in points(list(TARGETS), list(KINDS), parse_sizes(SIZES))}
+    runs = [r for r in old.get("runs", []) if r["command"] != command]
+    runs.append({"command": command, "wall_s": round(time.perf_counter() - start, 1)})
+    report = {"run": {"command": "; ".join(r["command"] for r in runs),
+                      "subset": not full <= set(merged),
+                      "wall_s": round(sum(r["wall_s"] for r in runs), 1),
+                      "machine": {"arch": host_platform.machine(),
+                                  "python": host_platform.python_version()}},
+              "runs": runs, "previous_algorithms": PREVIOUS,
+              "summary": summary(list(merged.values())),
+              "rows": sorted(merged.values(), key=order), "smpi": sorted(merged_smpi.values(), key=order)}
+    RESULTS.write_text(json.dumps(report, indent=1) + "\n")
+    TABLE.write_text(markdown(report))
+    return report
+
+
+def order(row: dict[str, Any]) -> tuple[int, int, int]:
+    rank = {t: i for i, t in enumerate((*TARGETS, *SMPI_TARGETS))} | {k: i for i, k in enumerate(KINDS)}
+    return rank.get(row["target"], 99), rank.get(row["kind"], 99), row["size_bytes"]
 
 
 if __name__ == "__main__":
