@@ -305,7 +305,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--smpi-sizes", default=None, help="sizes of every SimGrid kind "
                     f"(default: alltoall {SMPI_SIZES['alltoall']}, others {SMPI_SIZES['other']})")
     ap.add_argument("--smpi-timeout", type=float, default=120.0, help="seconds per smpirun")
+    ap.add_argument("--out", default=str(RESULTS), help="the results file (merged into)")
+    ap.add_argument("--table", default=str(TABLE), help="the markdown table written from it")
     args = ap.parse_args(argv)
+    paths = (Path(args.out), Path(args.table))
     if args.quick:
         args.targets, args.sizes = QUICK["targets"], QUICK["sizes"]
         args.smpi_targets, args.smpi_sizes = QUICK["smpi_targets"], QUICK["smpi_sizes"]
@@ -326,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{row.get('previous_best')} {row.get('previous_efficiency', float('nan')):.3f} "
               f"[{row.get('wall_s')} s]", flush=True)
         if row is grid_rows_last(rows, grid):
-            save(rows, [], command, start)  # after every target: a long run keeps what it measured
+            save(rows, [], command, start, *paths)  # after every target: a long run keeps what it measured
 
     measure_grid(grid, on_row)
     smpi: list[dict[str, Any]] = []
@@ -338,9 +341,9 @@ def main(argv: list[str] | None = None) -> int:
                  if args.smpi_sizes else {k: parse_sizes(v) for k, v in SMPI_SIZES.items()})
         smpi = smpi_rows([t for t in args.smpi_targets.split(",") if t], sizes,
                          [k for k in SMPI_KINDS if k in kinds], args.smpi_timeout)
-    report = save(rows, smpi, command, start)
+    report = save(rows, smpi, command, start, *paths)
     s = report["summary"]["without_ksr1_proteus"]
-    print(f"wrote {RESULTS} and {TABLE}: {s.get('cases')} cases (ksr1, proteus aside), "
+    print(f"wrote {paths[0]} and {paths[1]}: {s.get('cases')} cases (ksr1, proteus aside), "
           f"{s.get('below_half')} below {LOW}, geometric mean {s.get('geomean', float('nan')):.3f}")
     return 0
 
@@ -355,11 +358,11 @@ def key(row: dict[str, Any]) -> tuple[str, str, int]:
     return row["target"], row["kind"], row["size_bytes"]
 
 
-def save(rows: list[dict[str, Any]], smpi: list[dict[str, Any]], command: str,
-         start: float) -> dict[str, Any]:
+def save(rows: list[dict[str, Any]], smpi: list[dict[str, Any]], command: str, start: float,
+         results: Path = RESULTS, table: Path = TABLE) -> dict[str, Any]:
     """Merge into the results file (a case measured again replaces its row; runs of parts of
     the grid add up) and write the table from everything it holds."""
-    old = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    old = json.loads(results.read_text()) if results.exists() else {}
     merged = {key(r): r for r in old.get("rows", [])} | {key(r): r for r in rows}
     merged_smpi = {key(r): r for r in old.get("smpi", [])} | {key(r): r for r in smpi}
     full = {(p.target, p.kind, p.size_bytes)
@@ -374,8 +377,8 @@ def save(rows: list[dict[str, Any]], smpi: list[dict[str, Any]], command: str,
               "runs": runs, "previous_algorithms": PREVIOUS,
               "summary": summary(list(merged.values())),
               "rows": sorted(merged.values(), key=order), "smpi": sorted(merged_smpi.values(), key=order)}
-    RESULTS.write_text(json.dumps(report, indent=1) + "\n")
-    TABLE.write_text(markdown(report))
+    results.write_text(json.dumps(report, indent=1) + "\n")
+    table.write_text(markdown(report))
     return report
 
 
