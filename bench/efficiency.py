@@ -218,9 +218,10 @@ def load_collectives_bench() -> Any:
     return module
 
 
-def smpi_rows(targets: list[str], sizes: dict[str, list[int]], kinds: list[str],
-              timeout_s: float) -> list[dict[str, Any]]:
-    """`auto` on SimGrid against SMPI's best, per target x kind x size."""
+def smpi_rows(targets: list[str], sizes: dict[str, list[int]], kinds: list[str], timeout_s: float,
+              on_row: Callable[[list[dict[str, Any]]], None] | None = None) -> list[dict[str, Any]]:
+    """`auto` on SimGrid against SMPI's best, per target x kind x size; `on_row(rows so far)`
+    after each."""
     bench = load_collectives_bench()
     rows = []
     with tempfile.TemporaryDirectory(prefix="phalanx-bench-efficiency-") as tmp:
@@ -242,6 +243,8 @@ def smpi_rows(targets: list[str], sizes: dict[str, list[int]], kinds: list[str],
                           f"{top and top['time_s']} s, ratio {row.get('auto_over_smpi_best')}",
                           flush=True)
                     rows.append(row)
+                    if on_row is not None:
+                        on_row(rows)
     return rows
 
 
@@ -340,7 +343,8 @@ def main(argv: list[str] | None = None) -> int:
         sizes = ({"alltoall": parse_sizes(args.smpi_sizes), "other": parse_sizes(args.smpi_sizes)}
                  if args.smpi_sizes else {k: parse_sizes(v) for k, v in SMPI_SIZES.items()})
         smpi = smpi_rows([t for t in args.smpi_targets.split(",") if t], sizes,
-                         [k for k in SMPI_KINDS if k in kinds], args.smpi_timeout)
+                         [k for k in SMPI_KINDS if k in kinds], args.smpi_timeout,
+                         lambda done: save(rows, done, command, start, *paths))
     report = save(rows, smpi, command, start, *paths)
     s = report["summary"]["without_ksr1_proteus"]
     print(f"wrote {paths[0]} and {paths[1]}: {s.get('cases')} cases (ksr1, proteus aside), "
