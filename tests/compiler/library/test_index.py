@@ -94,3 +94,13 @@ def test_auto_takes_bruck_for_short_blocks_where_it_wins(spec, long):
     if long is not None:
         assert compile_program(alltoall_program(16, 65536), target=spec).schedules[0].algorithm \
             == long
+
+
+def test_bruck_is_offered_and_described_beside_each_targets_own_exchanges():
+    for spec, dims in (("ideal:8", False), ("iwarp:8x8", True), ("torus:4x4", True),
+                       ("paragon:2x3", True), ("hypercube:3", True), ("sp2:8", False),
+                       ("cs2:8", False), ("ksr1:8", False), ("proteus:groups=1", False)):
+        machine = resolve(spec)
+        names = machine.algorithms("alltoall")
+        assert "bruck" in names and ("dim-bruck" in names) == dims, (spec, names)
+        assert machine.describe_algorithm("alltoall", "bruck").startswith("Bruck et al. 1997")
