@@ -91,11 +91,31 @@ class IdealTarget(Target):
         return (self.params.alpha_us + self.params.beta_us_per_byte * nbytes) * 1e-6
 
     def predict_time_s(self, coll: Collective, algorithm: str) -> float:
-        """The library's port-model estimate of the schedule; for `direct` on the exchange kinds
-        the simulator's port model followed message by message (direct_time_s)."""
-        if algorithm != "direct" or coll.kind in ROOTED + GROUP:
+        """The library's port-model estimate of the schedule; for `direct` and `colouring` on
+        the exchange kinds the simulator's port model followed message by message
+        (direct_time_s, followed_time_s)."""
+        if coll.kind in ROOTED + GROUP or algorithm not in ("direct", "colouring"):
             return self.library.predict_s(self.schedule_for(coll, algorithm), coll.element_bytes)
+        if algorithm == "colouring":
+            return self.colouring_time_s(coll)
         return self.direct_time_s(coll)
+
+    def colouring_time_s(self, coll: Collective) -> float:
+        """`colouring` followed message by message: its phases send and receive at most one
+        message per node (colouring.py), as direct's do."""
+        m, n = coll.byte_matrix, coll.nprocs
+        copy_s = self.params.copy_us_per_byte * 1e-6
+        work: list[list[tuple[int, int, int, int, float]]] = [[] for _ in range(n)]
+        for k, phase in enumerate(self.schedule_for(coll, "colouring").phases):
+            sends = {t.src: t for t in phase.sends if t.src != t.dst}
+            came = {t.dst: t.src for t in sends.values()}
+            for r in range(n):
+                copy = copy_s * m[r][r] if k == 0 else 0.0
+                if r in sends or r in came or copy:
+                    to = sends[r].dst if r in sends else -1
+                    work[r].append((k, to, sends[r].nbytes if r in sends else 0,
+                                    came.get(r, -1), copy))
+        return self.followed_time_s(work)
 
     def direct_time_s(self, coll: Collective) -> float:
         """`direct` under the port model of IdealNetwork, followed message by message.
@@ -111,18 +131,25 @@ class IdealTarget(Target):
         shift, permutation and sparse statements (tests/targets/test_ideal_direct.py); on
         random byte matrices 231 of 240 exact, the rest 0.90x-1.06x (bench/ideal_direct.py)."""
         m, n = coll.matrix.tolist(), coll.nprocs
-        alpha, beta = self.params.alpha_us * 1e-6, self.params.beta_us_per_byte * 1e-6
         copy_s = [self.params.copy_us_per_byte * 1e-6 * m[p][p] for p in range(n)]
         if n == 1:
             return copy_s[0]
-        # Each node's phases that hold something for it: (phase, receiver, bytes, sender due).
-        work: list[list[tuple[int, int, int, int]]] = [[] for _ in range(n)]
+        work: list[list[tuple[int, int, int, int, float]]] = [[] for _ in range(n)]
         for step in range(1, n):
             for r in range(n):
                 to, came = direct_partner(r, step, n), direct_partner(r, step, n, to=False)
                 sends, due = m[r][to], m[came][r]
-                if sends or due or (step == 1 and copy_s[r]):
-                    work[r].append((step, to if sends else -1, sends, came if due else -1))
+                copy = copy_s[r] if step == 1 else 0.0
+                if sends or due or copy:
+                    work[r].append((step, to if sends else -1, sends, came if due else -1, copy))
+        return self.followed_time_s(work)
+
+    def followed_time_s(self, work: list[list[tuple[int, int, int, int, float]]]) -> float:
+        """Phases of at most one send and one receive per node under IdealNetwork's port model;
+        `work[node]`: the node's phases that hold something for it, in order, as (phase,
+        receiver or -1, bytes, sender due or -1, local copy seconds)."""
+        n = len(work)
+        alpha, beta = self.params.alpha_us * 1e-6, self.params.beta_us_per_byte * 1e-6
         start = [0.0] * n  # when the node entered its current phase
         end = [0.0] * n  # when what it has done so far in that phase is done
         waiting = [0] * n  # messages of the current phase not yet done
@@ -134,9 +161,9 @@ class IdealTarget(Target):
         def enter(node: int) -> None:
             """Run the node's phases from `at` until one waits for a message."""
             while at[node] < len(work[node]):
-                step, to, nbytes, came = work[node][at[node]]
+                step, to, nbytes, came, copy = work[node][at[node]]
                 now = start[node]
-                end[node] = now + (copy_s[node] if step == 1 else 0.0)
+                end[node] = now + copy
                 waiting[node] = 0
                 if to >= 0:
                     heapq.heappush(requests, (now + alpha, step, node, to, nbytes))
@@ -168,7 +195,7 @@ class IdealTarget(Target):
             done(sender, free[to])
             if at[to] < len(work[to]) and work[to][at[to]][0] == step:
                 done(to, free[to])  # the receiver is in this phase, waiting for it
-        return max(end)
+        return max(end, default=0.0)
 
     def lower_bound_s(self, coll: Collective) -> float:
         return self.binding_bound(coll)[0]

@@ -1,16 +1,18 @@
 """Every algorithm of the library, declared once: name, kinds, description, preconditions, phases.
 
-Targets pick from `GENERIC` (every machine), `GRID` (tori and meshes) by name (offer.py).
+Targets pick from `GENERIC` (every machine), `GRID` (tori and meshes) and `DIMENSIONAL` (tori,
+meshes and hypercubes) by name (offer.py).
 """
 
 from __future__ import annotations
 
 from phalanx.compiler.algorithms import direct_phases
-from phalanx.compiler.library import grid, group, rooted
+from phalanx.compiler.library import colouring, grid, group, index, rooted
 from phalanx.compiler.library.registry import Algorithm
 from phalanx.compiler.library.requirements import (
     complete_group,
     every_member_receives,
+    on_dimensions,
     on_grid,
     one_sender_or_receiver,
     partial_blocks,
@@ -62,6 +64,15 @@ GENERIC: tuple[Algorithm, ...] = (
     Algorithm("bruck", ("allgather", "allreduce"),
               "Bruck's ceil(log2 P) steps for any P: in step k send what you hold to r - 2^k",
               group.bruck_phases, GROUP_OK),
+    Algorithm("colouring", ("cshift", "permutation", "sparse"),
+              "every message as early as the ports allow: one phase where no port sends or "
+              "receives twice, else D phases of a bipartite edge colouring (König; D the most "
+              "messages at one port), apart on their routes' links where the machine names them",
+              colouring.colouring_phases),
+    Algorithm("bruck", ("alltoall", "alltoallv"),
+              "Bruck et al. 1997's index algorithm for any P: ceil(log2 P) rounds, in round k "
+              "each node sends the blocks whose distance has bit k set 2^k ahead (packed, "
+              "forwarded)", index.bruck_phases),
 )
 
 GRID: tuple[Algorithm, ...] = (
@@ -71,4 +82,11 @@ GRID: tuple[Algorithm, ...] = (
     Algorithm("dim-ordered", ("allgather", "allreduce"),
               "a ring in every row, then a ring in every column carrying whole rows",
               grid.gather_all_phases, GROUP_OK + (on_grid,)),
+)
+
+DIMENSIONAL: tuple[Algorithm, ...] = (
+    Algorithm("dim-bruck", ("alltoall", "alltoallv"),
+              "Bruck's index algorithm along each dimension in turn (rows, then columns; a "
+              "hypercube's bits): sum of ceil(log2 n_i) rounds, each inside one ring or line",
+              index.dim_bruck_phases, (on_dimensions,)),
 )

@@ -93,3 +93,23 @@ def estimate_s(schedule: Schedule, port: PortModel, element_bytes: int | None = 
                 ends[p] = last
         ready = ends
     return max(ready, default=0.0)
+
+
+def one_message_s(nbytes: int, port: PortModel) -> float:
+    """The textbook time of one message: a start-up, then its bytes at the port's rate. A
+    shift or permutation of one message per node, all sent at once on disjoint ports and
+    links, takes just this (the `colouring` algorithm's one phase)."""
+    return port.startup_s + port.s_per_byte * nbytes
+
+
+def bruck_alltoall_s(nprocs: int, block_bytes: int, port: PortModel) -> float:
+    """Bruck et al. 1997 (IEEE TPDS 8(11), Sec. 3, radix 2): an all-to-all of `block_bytes`
+    blocks in ceil(log2 P) rounds; round k's message carries the n_k blocks whose distance j
+    in 1..P-1 has bit k set (P/2 of them where P is a power of two), packed first at the copy
+    rate. Plus the copy of each node's own block. On one port per node the rounds follow each
+    other: sum over k of (alpha + (copy + beta) n_k b)."""
+    total_s = port.copy_s_per_byte * block_bytes
+    for k in range((nprocs - 1).bit_length()):
+        blocks = sum(j >> k & 1 for j in range(1, nprocs))
+        total_s += port.startup_s + (port.copy_s_per_byte + port.s_per_byte) * blocks * block_bytes
+    return total_s

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from phalanx.compiler.library.bounds import Cut, lower_bound
-from phalanx.compiler.library.catalog import GENERIC, GRID
+from phalanx.compiler.library.catalog import DIMENSIONAL, GENERIC, GRID
 from phalanx.compiler.library.cost import estimate_s
 from phalanx.compiler.library.registry import Algorithm, Machine
 from phalanx.compiler.recognize import Collective
@@ -45,8 +45,9 @@ class Library:
 
     @staticmethod
     def of(machine: Machine, cuts: tuple[Cut, ...] = (), leave_out: tuple[str, ...] = ()) -> Library:
-        """Every generic algorithm, the grid ones on a torus or mesh, less `leave_out` names."""
-        chosen = GENERIC + (GRID if machine.grid else ())
+        """Every generic algorithm, the grid ones on a torus or mesh, the dimensional ones on a
+        torus, mesh or hypercube, less `leave_out` names."""
+        chosen = GENERIC + (GRID if machine.grid else ()) + (DIMENSIONAL if machine.dimensions else ())
         return Library(machine, tuple(a for a in chosen if a.name not in leave_out), cuts)
 
     def names(self, kind: str) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ whose preconditions fail is refused with the reason.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 from phalanx.compiler.recognize import Collective
@@ -51,14 +51,32 @@ class PortModel:
         return self.port_of[node] if self.port_of else node
 
 
+# The links a message from src to dst holds under a machine's fixed routing, in path order.
+Route = Callable[[int, int], Sequence[Hashable]]
+
+
 @dataclass(frozen=True)
 class Machine:
     """What a generator and a precondition may know of the machine: its node count, its
-    port model, and the grid its nodes form (rows, cols) on a torus or mesh, row-major."""
+    port model, the grid its nodes form (rows, cols) on a torus or mesh, row-major, whether
+    it is a hypercube (nodes differing in one bit are neighbours), and its routes where the
+    target names the links of its fixed routing (None: only the nodes' ports are modelled)."""
 
     nnodes: int
     port: PortModel
     grid: tuple[int, int] | None = None
+    cube: bool = False
+    route: Route | None = None
+
+    @property
+    def dimensions(self) -> tuple[int, ...]:
+        """The network's dimensions, node ids mixed-radix over them (the last varies fastest):
+        (rows, cols) on a torus or mesh, (2, ..., 2) on a hypercube, () on other machines."""
+        if self.grid is not None:
+            return self.grid
+        if self.cube:
+            return (2,) * (self.nnodes.bit_length() - 1)
+        return ()
 
 
 Requirement = Callable[[Collective, Machine], "str | None"]

@@ -96,3 +96,15 @@ def partial_blocks(coll: Collective, machine: Machine) -> str | None:
         return (f"a partial of {block // coll.element_bytes} elements is smaller than its "
                 f"{members} pieces (one per member)")
     return None
+
+
+def on_dimensions(coll: Collective, machine: Machine) -> str | None:
+    """Dimension-wise algorithms run on a torus, mesh or hypercube, over all of its nodes."""
+    if not machine.dimensions:
+        return "the machine is not a torus, mesh or hypercube"
+    if coll.nprocs != machine.nnodes:
+        shape = "x".join(str(d) for d in machine.grid) if machine.grid else \
+            f"{len(machine.dimensions)}-dimensional hypercube's"
+        return (f"it needs all {machine.nnodes} nodes of the {shape} network, but the "
+                f"collective has {coll.nprocs} processors")
+    return None

@@ -52,7 +52,7 @@ class BokhariTarget(Target):
 
     def __init__(self, name: str, nnodes: int, params: Any, size_text: str,
                  route: network.Callable[[int, int], list[network.Hop]],
-                 mesh: tuple[int, int] | None = None):
+                 mesh: tuple[int, int] | None = None, cube: bool = False):
         self.name, self.nnodes, self.params = name, nnodes, params
         self.size_text, self.route, self.mesh = size_text, route, mesh
         link_MBps = getattr(params, "link_MBps", 0.0)
@@ -64,7 +64,7 @@ class BokhariTarget(Target):
                          barrier_s=barrier_us(params, nnodes) * 1e-6,
                          link_s_per_byte=1e-6 / link_MBps if link_MBps else 0.0)
         cuts = bisection_cuts(*mesh, wrap=False) if mesh else ()
-        self.library = Library.of(Machine(nnodes, port, mesh), cuts)
+        self.library = Library.of(Machine(nnodes, port, mesh, cube, route), cuts)
 
     @property
     def spec(self) -> str:
@@ -73,14 +73,22 @@ class BokhariTarget(Target):
     def algorithms(self, kind: str) -> tuple[str, ...]:
         d = hypercube.log2_exact(self.nnodes)
         if kind == "alltoall" and d is not None:
-            return hypercube.family(d)
+            return hypercube.family(d) + self.library_exchanges(kind)
         return self.library.names(kind)
+
+    def library_exchanges(self, kind: str) -> tuple[str, ...]:
+        """The library's all-to-alls beside the exchange family (Bruck's), `direct` aside."""
+        return tuple(a for a in self.library.names(kind) if a != "direct")
 
     def _family_kind(self, coll: Collective) -> bool:
         return coll.kind == "alltoall" and hypercube.log2_exact(self.nnodes) is not None
 
+    def _by_family(self, coll: Collective, algorithm: str) -> bool:
+        """`algorithm` lowers `coll` as one of the exchange family (not the library's)."""
+        return self._family_kind(coll) and algorithm not in self.library_exchanges(coll.kind)
+
     def unmet(self, coll: Collective, algorithm: str) -> str | None:
-        if not self._family_kind(coll):
+        if not self._by_family(coll, algorithm):
             return self.library.unmet(coll, algorithm)
         d = hypercube.log2_exact(coll.nprocs)
         if d is None:
@@ -99,11 +107,13 @@ class BokhariTarget(Target):
         """An all-to-all on 2^d processors of a larger machine: the exchange family of its d."""
         d = hypercube.log2_exact(coll.nprocs)
         if self._family_kind(coll) and d is not None and coll.nprocs != self.nnodes:
-            return [(a, self.unmet(coll, a)) for a in hypercube.family(d)]
+            return [(a, self.unmet(coll, a))
+                    for a in hypercube.family(d) + self.library_exchanges(coll.kind)]
         return super().candidates(coll)
 
     def describe_algorithm(self, kind: str, algorithm: str) -> str:
-        if kind == "alltoall" and hypercube.log2_exact(self.nnodes) is not None:
+        if (kind == "alltoall" and hypercube.log2_exact(self.nnodes) is not None
+                and algorithm not in self.library_exchanges(kind)):
             return {"standard": "Johnsson-Ho standard exchange: d steps of half the blocks, "
                                 "with shuffles (seed 003 Sec. 2)",
                     "direct": "Bokhari's direct exchange: P - 1 XOR steps (seed 003 Sec. 2)"
@@ -117,8 +127,8 @@ class BokhariTarget(Target):
                                       barrier_us(p, nprocs))
 
     def generate(self, coll: Collective, algorithm: str) -> Schedule:
-        if not self._family_kind(coll) or hypercube.log2_exact(coll.nprocs) is None:
-            if self._family_kind(coll) and algorithm != "direct":
+        if not self._by_family(coll, algorithm) or hypercube.log2_exact(coll.nprocs) is None:
+            if self._by_family(coll, algorithm) and algorithm != "direct":
                 raise usage_error(f"'{algorithm}' cannot lower this {coll.kind} on {coll.nprocs} "
                                   "processors", "the hypercube family needs an all-to-all on 2^d "
                                   "processors; use algorithm direct")
@@ -166,7 +176,8 @@ class BokhariTarget(Target):
         """Bokhari's contention-free hypercube time; for other shapes, the direct exchange."""
         d = hypercube.log2_exact(coll.nprocs)
         block = coll.block_bytes
-        if coll.kind in ROOTED + GROUP or (algorithm != "direct" and not self._family_kind(coll)):
+        if coll.kind in ROOTED + GROUP or (algorithm != "direct"
+                                           and not self._by_family(coll, algorithm)):
             return self.library.predict_s(self.schedule_for(coll, algorithm), coll.element_bytes)
         if self._family_kind(coll) and d is not None and block is not None:
             parts = hypercube.parse_partition(algorithm, d)
@@ -179,7 +190,8 @@ class BokhariTarget(Target):
         """Bokhari's contention-free time follows the circuit-switched hypercube; on a mesh or
         a multistage network the routes of one phase share links, which it leaves out. The
         library's algorithms are timed by a port model without the network's links."""
-        if coll.kind in ROOTED + GROUP or (algorithm != "direct" and not self._family_kind(coll)):
+        if coll.kind in ROOTED + GROUP or (algorithm != "direct"
+                                           and not self._by_family(coll, algorithm)):
             return PORT_MODEL_GAP
         if self._family_kind(coll) and self.name != "hypercube":
             return (f"Bokhari's exchange time is the contention-free hypercube's; the {self.name} "
@@ -189,7 +201,8 @@ class BokhariTarget(Target):
     def choose(self, coll: Collective, algorithm: str = "auto", cost: str = "target") -> str:
         """`auto`: least predicted time among the feasible equipartitions (Sec. 2.3), where
         the closed form times them; among every feasible partition where the candidates are
-        simulated (`--cost simulate`, or a network the closed form does not follow). In groups,
+        simulated (`--cost simulate`, or a network the closed form does not follow); and the
+        library's all-to-alls (Bruck's, simulated: their port model leaves the links out). In groups,
         the base class checks or chooses per group, each group of its own d."""
         if coll.groups:
             return super().choose(coll, algorithm, cost)
@@ -204,10 +217,11 @@ class BokhariTarget(Target):
         names = [hypercube.algorithm_name(p) for p in hypercube.partitions(d)
                  if hypercube.is_equipartition(p) or not by_formula]
         feasible = [a for a in names if self.fits(coll, a)]
+        feasible += [a for a in self.library_exchanges(coll.kind) if self.unmet(coll, a) is None]
         if not feasible:
             raise usage_error(f"no exchange fits the receive buffers of {self.spec} for "
                               f"{coll.block_bytes}-byte blocks", "use smaller messages")
-        return min(feasible, key=lambda a: (self.predict(coll, a, cost), names.index(a)))
+        return min(feasible, key=lambda a: (self.predict(coll, a, cost), feasible.index(a)))
 
     def lower_bound_s(self, coll: Collective) -> float:
         return self.binding_bound(coll)[0]
@@ -300,7 +314,7 @@ def make_hypercube(positional: str | None, overrides: dict[str, str]) -> Bokhari
         raise usage_error(f"hypercube dimension {d} is too large to simulate",
                           "use a dimension of at most 12 (4096 nodes)")
     params = with_overrides(HypercubeParams(), overrides, "hypercube")
-    return BokhariTarget("hypercube", 1 << d, params, str(d), network.ecube_route)
+    return BokhariTarget("hypercube", 1 << d, params, str(d), network.ecube_route, cube=True)
 
 
 # The targets this module defines; phalanx.targets.register_targets() registers them.

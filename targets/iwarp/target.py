@@ -2,7 +2,9 @@
 
 Algorithms for alltoall, alltoallv, sparse, cshift and permutation (any byte matrix): phased,
 phased-global (n x n, n a multiple of 8), message-passing, message-passing-random,
-store-forward, two-stage (all nodes taking part), direct. Broadcast, scatter, gather,
+store-forward, two-stage (all nodes taking part), direct; and the library's for those kinds
+(Bruck's and its dimension-wise form for all-to-alls, the edge colouring on the torus's
+e-cube links for the others). Broadcast, scatter, gather,
 allgather, reduce and allreduce: the algorithm library (compiler/library), `dim-ordered`
 along the torus's rows then columns included, timed by the node's port model (one message
 overhead at a time on the processor, four link streams) and bounded by start-ups, the
@@ -77,7 +79,8 @@ class IWarpTarget(Target):
                          streams=int(min(params.inject_channels, params.memory_streams)),
                          copy_s_per_byte=params.copy_s(1.0), link_s_per_byte=1 / params.link_Bps,
                          latency_s=params.hop_s)
-        self.library = Library.of(Machine(self.nnodes, port, (torus.rows, torus.cols)),
+        self.library = Library.of(Machine(self.nnodes, port, (torus.rows, torus.cols),
+                                          route=torus.links),
                                   bisection_cuts(torus.rows, torus.cols, wrap=True))
 
     @property
@@ -89,9 +92,11 @@ class IWarpTarget(Target):
         return self.torus.rows == self.torus.cols and self.torus.cols % 8 == 0
 
     def algorithms(self, kind: str) -> tuple[str, ...]:
+        """The machine's own exchanges, then the library's (Bruck's, the edge colouring)."""
         if kind not in KINDS:
             return self.library.names(kind)
-        return tuple(a for a in ALGORITHMS if self.phased_ok or a not in PHASED)
+        own = tuple(a for a in ALGORITHMS if self.phased_ok or a not in PHASED)
+        return tuple(dict.fromkeys(own + self.library.names(kind)))
 
     def _own(self, coll: Collective, algorithm: str) -> bool:
         return coll.kind in KINDS and algorithm in ALGORITHMS
@@ -109,8 +114,8 @@ class IWarpTarget(Target):
         return None
 
     def describe_algorithm(self, kind: str, algorithm: str) -> str:
-        if kind in KINDS:
-            return DESCRIPTIONS.get(algorithm, "")
+        if kind in KINDS and algorithm in ALGORITHMS:
+            return DESCRIPTIONS[algorithm]
         return self.library.describe(kind, algorithm)
 
     def _check(self, coll: Collective, algorithm: str) -> None:

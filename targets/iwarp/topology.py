@@ -92,6 +92,10 @@ class Torus:
             found = self._routes[key] = self.route_with(src, dst, *self.steps(src, dst))
         return found
 
+    def links(self, src: int, dst: int) -> tuple[int, ...]:
+        """The directed links of the e-cube route from src to dst (virtual channels aside)."""
+        return tuple(link for link, _ in self.route(src, dst))
+
     @cached_property
     def _routes(self) -> dict[int, tuple[tuple[int, int], ...]]:
         return {}

@@ -36,7 +36,8 @@ def program(kind: str, nnodes: int, size: int) -> str:
 @pytest.mark.parametrize("kind", ["cshift", "permutation", "sparse"])
 def test_direct_prediction_is_the_simulated_time(spec, kind):
     for size in SIZES:
-        compiled = compile_program(program(kind, resolve(spec).nnodes, size), target=spec)
+        compiled = compile_program(program(kind, resolve(spec).nnodes, size), target=spec,
+                                   algorithm=f"{kind}=direct")
         machine, coll = compiled.target, compiled.collectives[0]
         assert coll.kind == kind and compiled.schedules[0].algorithm == "direct"
         predicted = machine.predict_time_s(coll, "direct")
