@@ -6,11 +6,12 @@ Targets pick from `GENERIC` (every machine), `GRID` (tori and meshes) by name (o
 from __future__ import annotations
 
 from phalanx.compiler.algorithms import direct_phases
-from phalanx.compiler.library import grid, group, rooted
+from phalanx.compiler.library import grid, group, rooted, trees
 from phalanx.compiler.library.registry import Algorithm
 from phalanx.compiler.library.requirements import (
     complete_group,
     every_member_receives,
+    halvable,
     on_grid,
     one_sender_or_receiver,
     partial_blocks,
@@ -46,6 +47,15 @@ GENERIC: tuple[Algorithm, ...] = (
     Algorithm("chain", ("broadcast", "reduce"),
               "pipelined chain root -> 1 -> 2 ...: a broadcast in sqrt((P-2) beta B / alpha) "
               "pieces, a reduce combining along the chain", rooted.chain_phases, ROOTED_OK),
+    Algorithm("binary", ("broadcast", "reduce"),
+              "pipelined binary tree (Open MPI's segmented bintree): the block in segments down "
+              "a heap binary tree, each node sending a segment to its two children in turn; a "
+              "reduce combines its partials' segments on the way up; segments from the cost model",
+              trees.binary_phases, ROOTED_OK),
+    Algorithm("split-binary", ("broadcast",),
+              "split-binary tree (Open MPI's split_bintree): each half of the block pipelined down "
+              "one of two binary trees, then members of the two trees swap halves",
+              trees.split_binary_phases, ROOTED_OK + (halvable,)),
     Algorithm("reduce-scatter-gather", ("reduce",),
               "Rabenseifner (MPICH's reduce_scatter_gather): partial blocks in P pieces, reduced "
               "by recursive halving (each member ends with one piece), then a binomial gather "

@@ -61,6 +61,16 @@ def splittable(coll: Collective, machine: Machine) -> str | None:
     return None
 
 
+def halvable(coll: Collective, machine: Machine) -> str | None:
+    """Split-binary trees send each half of the block down one subtree."""
+    block = coll.block_bytes
+    if block is None:
+        return "the blocks are not all of one size"
+    if block < 2:
+        return f"the {block}-byte block cannot be cut in two halves"
+    return None
+
+
 def on_grid(coll: Collective, machine: Machine) -> str | None:
     """Dimension-ordered algorithms run on a torus or mesh with every node taking part."""
     if machine.grid is None:
