@@ -6,7 +6,7 @@ Targets pick from `GENERIC` (every machine), `GRID` (tori and meshes) by name (o
 from __future__ import annotations
 
 from phalanx.compiler.algorithms import direct_phases
-from phalanx.compiler.library import grid, group, rooted, trees
+from phalanx.compiler.library import grid, group, rooted, trees, twotree
 from phalanx.compiler.library.registry import Algorithm
 from phalanx.compiler.library.requirements import (
     complete_group,
@@ -56,6 +56,10 @@ GENERIC: tuple[Algorithm, ...] = (
               "split-binary tree (Open MPI's split_bintree): each half of the block pipelined down "
               "one of two binary trees, then members of the two trees swap halves",
               trees.split_binary_phases, ROOTED_OK + (halvable,)),
+    Algorithm("two-tree", ("broadcast",),
+              "Sanders, Speck and Traff's two-tree broadcast: each half of the block pipelined "
+              "down one of two binary trees in which no member is inside both, so every port "
+              "carries the block about once", twotree.two_tree_phases, ROOTED_OK + (halvable,)),
     Algorithm("reduce-scatter-gather", ("reduce",),
               "Rabenseifner (MPICH's reduce_scatter_gather): partial blocks in P pieces, reduced "
               "by recursive halving (each member ends with one piece), then a binomial gather "

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 
-from phalanx.compiler.library import trees
+from phalanx.compiler.library import trees, twotree
 from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.library.registry import PortModel
 from phalanx.compiler.schedule import Schedule, Transfer, block_of
@@ -116,3 +116,12 @@ def split_binary_s(members: int, segments: int, block_bytes: int, startup_s: flo
     slots = trees.split_fill_slots(members) + 2 * (segments - 1)
     return (slots * (startup_s + s_per_byte * block_bytes / (2 * segments))
             + startup_s + s_per_byte * block_bytes / 2)
+
+
+def two_tree_s(members: int, segments: int, block_bytes: int, startup_s: float,
+               s_per_byte: float) -> float:
+    """The two-tree broadcast: each half in s segments, an edge used every other slot, so after
+    the F slots (`twotree.fill_slots`) that bring the first segments to every member, the rest
+    follow in 2 (s - 1) slots of alpha + beta B / (2 s): about beta B plus start-ups."""
+    slots = twotree.fill_slots(members) + 2 * (segments - 1)
+    return slots * (startup_s + s_per_byte * block_bytes / (2 * segments))
