@@ -6,10 +6,11 @@ Targets pick from `GENERIC` (every machine), `GRID` (tori and meshes) by name (o
 from __future__ import annotations
 
 from phalanx.compiler.algorithms import direct_phases
-from phalanx.compiler.library import grid, group, rooted, trees, twotree
+from phalanx.compiler.library import grid, group, rings, rooted, trees, twotree
 from phalanx.compiler.library.registry import Algorithm
 from phalanx.compiler.library.requirements import (
     complete_group,
+    eight_pieces,
     every_member_receives,
     halvable,
     on_grid,
@@ -85,4 +86,8 @@ GRID: tuple[Algorithm, ...] = (
     Algorithm("dim-ordered", ("allgather", "allreduce"),
               "a ring in every row, then a ring in every column carrying whole rows",
               grid.gather_all_phases, GROUP_OK + (on_grid,)),
+    Algorithm("bidirectional-rings", ("allgather",),
+              "half of each part round the rows then the columns, the other half round the "
+              "columns then the rows, each ring both ways at once: all four links of a node busy",
+              rings.bidirectional_phases, GROUP_OK + (on_grid, eight_pieces)),
 )

@@ -71,6 +71,16 @@ def halvable(coll: Collective, machine: Machine) -> str | None:
     return None
 
 
+def eight_pieces(coll: Collective, machine: Machine) -> str | None:
+    """Bidirectional rings cut each part in 8 pieces (rings.py)."""
+    block = coll.block_bytes
+    if block is None:
+        return "the parts are not all of one size"
+    if block < 8:
+        return f"the {block}-byte part is smaller than its 8 pieces"
+    return None
+
+
 def on_grid(coll: Collective, machine: Machine) -> str | None:
     """Dimension-ordered algorithms run on a torus or mesh with every node taking part."""
     if machine.grid is None:
