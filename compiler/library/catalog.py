@@ -17,6 +17,7 @@ from phalanx.compiler.library.requirements import (
     one_sender_or_receiver,
     partial_blocks,
     power_of_two_members,
+    quarters,
     splittable,
     uniform_parts,
 )
@@ -83,6 +84,10 @@ GRID: tuple[Algorithm, ...] = (
     Algorithm("dim-ordered", ("broadcast",),
               "binomial along the root's row, then down every column", grid.broadcast_phases,
               ROOTED_OK + (on_grid,)),
+    Algorithm("spiral-chains", ("broadcast",),
+              "the block in four quarters, each pipelined along its own spiral through every "
+              "node (east, west, north, south), so a node's four links carry at once",
+              grid.spiral_chains_phases, ROOTED_OK + (on_grid, quarters)),
     Algorithm("dim-ordered", ("allgather", "allreduce"),
               "a ring in every row, then a ring in every column carrying whole rows",
               grid.gather_all_phases, GROUP_OK + (on_grid,)),

@@ -71,6 +71,16 @@ def halvable(coll: Collective, machine: Machine) -> str | None:
     return None
 
 
+def quarters(coll: Collective, machine: Machine) -> str | None:
+    """Spiral chains send a quarter of the block down each of four paths (grid.py)."""
+    block = coll.block_bytes
+    if block is None:
+        return "the blocks are not all of one size"
+    if block < 4:
+        return f"the {block}-byte block cannot be cut in four quarters"
+    return None
+
+
 def eight_pieces(coll: Collective, machine: Machine) -> str | None:
     """Bidirectional rings cut each part in 8 pieces (rings.py)."""
     block = coll.block_bytes

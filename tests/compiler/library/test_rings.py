@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from phalanx.compiler.driver import compile_program
+from phalanx.compiler.library.grid import spirals
 from phalanx.compiler.schedule import block_of
 from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.simulate import simulate
@@ -70,3 +71,24 @@ def test_auto_takes_bidirectional_rings_for_long_parts_on_the_torus():
     dim = simulate(compile_program(source, target="torus:4x4",
                                    algorithm="allgather=dim-ordered")).collectives[0]
     assert rings.verified and rings.time_s < 0.6 * dim.time_s
+
+
+@pytest.mark.parametrize("shape, root", [((4, 4), 0), ((3, 4), 5), ((8, 8), 27), ((2, 3), 1)])
+def test_the_four_spirals_visit_every_node_by_neighbour_steps(shape, root):
+    rows, cols = shape
+    for path in spirals(root, rows, cols):
+        assert path[0] == root and sorted(path) == list(range(rows * cols))
+        assert all(b in neighbours(a, rows, cols) for a, b in zip(path, path[1:]))
+
+
+def test_spiral_chains_broadcast_verifies_and_refuses_a_block_it_cannot_cut():
+    source = kind_program("broadcast", 16, 4000)
+    result = simulate(compile_program(source, target="torus:4x4",
+                                      algorithm="broadcast=spiral-chains")).collectives[0]
+    assert result.verified, result.problems
+    assert result.time_s >= result.lower_bound_s
+    with pytest.raises(PhalanxError) as err:
+        compile_program(kind_program("broadcast", 16, 2), target="torus:4x4",
+                        algorithm="broadcast=spiral-chains")
+    assert ("algorithm 'spiral-chains' cannot lower the broadcast of line 4 on torus:4x4: the "
+            "2-byte block cannot be cut in four quarters") in str(err.value)
