@@ -7,16 +7,19 @@ meshes and hypercubes) by name (offer.py).
 from __future__ import annotations
 
 from phalanx.compiler.algorithms import direct_phases
-from phalanx.compiler.library import colouring, grid, group, index, rooted
+from phalanx.compiler.library import colouring, grid, group, index, rings, rooted, trees, twotree
 from phalanx.compiler.library.registry import Algorithm
 from phalanx.compiler.library.requirements import (
     complete_group,
+    eight_pieces,
     every_member_receives,
+    halvable,
     on_dimensions,
     on_grid,
     one_sender_or_receiver,
     partial_blocks,
     power_of_two_members,
+    quarters,
     splittable,
     uniform_parts,
 )
@@ -48,6 +51,19 @@ GENERIC: tuple[Algorithm, ...] = (
     Algorithm("chain", ("broadcast", "reduce"),
               "pipelined chain root -> 1 -> 2 ...: a broadcast in sqrt((P-2) beta B / alpha) "
               "pieces, a reduce combining along the chain", rooted.chain_phases, ROOTED_OK),
+    Algorithm("binary", ("broadcast", "reduce"),
+              "pipelined binary tree (Open MPI's segmented bintree): the block in segments down "
+              "a heap binary tree, each node sending a segment to its two children in turn; a "
+              "reduce combines its partials' segments on the way up; segments from the cost model",
+              trees.binary_phases, ROOTED_OK),
+    Algorithm("split-binary", ("broadcast",),
+              "split-binary tree (Open MPI's split_bintree): each half of the block pipelined down "
+              "one of two binary trees, then members of the two trees swap halves",
+              trees.split_binary_phases, ROOTED_OK + (halvable,)),
+    Algorithm("two-tree", ("broadcast",),
+              "Sanders, Speck and Traff's two-tree broadcast: each half of the block pipelined "
+              "down one of two binary trees in which no member is inside both, so every port "
+              "carries the block about once", twotree.two_tree_phases, ROOTED_OK + (halvable,)),
     Algorithm("reduce-scatter-gather", ("reduce",),
               "Rabenseifner (MPICH's reduce_scatter_gather): partial blocks in P pieces, reduced "
               "by recursive halving (each member ends with one piece), then a binomial gather "
@@ -79,9 +95,17 @@ GRID: tuple[Algorithm, ...] = (
     Algorithm("dim-ordered", ("broadcast",),
               "binomial along the root's row, then down every column", grid.broadcast_phases,
               ROOTED_OK + (on_grid,)),
+    Algorithm("spiral-chains", ("broadcast",),
+              "the block in four quarters, each pipelined along its own spiral through every "
+              "node (east, west, north, south), so a node's four links carry at once",
+              grid.spiral_chains_phases, ROOTED_OK + (on_grid, quarters)),
     Algorithm("dim-ordered", ("allgather", "allreduce"),
               "a ring in every row, then a ring in every column carrying whole rows",
               grid.gather_all_phases, GROUP_OK + (on_grid,)),
+    Algorithm("bidirectional-rings", ("allgather",),
+              "half of each part round the rows then the columns, the other half round the "
+              "columns then the rows, each ring both ways at once: all four links of a node busy",
+              rings.bidirectional_phases, GROUP_OK + (on_grid, eight_pieces)),
 )
 
 DIMENSIONAL: tuple[Algorithm, ...] = (

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 
+from phalanx.compiler.library import trees, twotree
 from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.library.registry import PortModel
 from phalanx.compiler.schedule import Schedule, Transfer, block_of
@@ -113,3 +114,32 @@ def bruck_alltoall_s(nprocs: int, block_bytes: int, port: PortModel) -> float:
         blocks = sum(j >> k & 1 for j in range(1, nprocs))
         total_s += port.startup_s + (port.copy_s_per_byte + port.s_per_byte) * blocks * block_bytes
     return total_s
+# Closed forms of the pipelined trees (trees.py) on a one-port machine whose message of m bytes
+# takes alpha + beta m: predictions the simulator is checked against (tests), not what `auto`
+# ranks by (estimate_s above follows any schedule).
+
+def binary_tree_s(members: int, segments: int, block_bytes: int, startup_s: float,
+                  s_per_byte: float) -> float:
+    """A pipelined binary tree broadcast: a node sends each segment twice, one slot each, so
+    the last segment leaves the root in slot 2s - 1 and the deepest node (`binary_fill_slots`
+    F slots down) holds it after F + 2 (s - 1) slots of alpha + beta B / s."""
+    slots = trees.binary_fill_slots(members) + 2 * (segments - 1)
+    return slots * (startup_s + s_per_byte * block_bytes / segments)
+
+
+def split_binary_s(members: int, segments: int, block_bytes: int, startup_s: float,
+                   s_per_byte: float) -> float:
+    """A split-binary tree broadcast: each half in s segments down its tree, F + 2 (s - 1)
+    slots of alpha + beta B / (2 s), then one swap of the halves, alpha + beta B / 2."""
+    slots = trees.split_fill_slots(members) + 2 * (segments - 1)
+    return (slots * (startup_s + s_per_byte * block_bytes / (2 * segments))
+            + startup_s + s_per_byte * block_bytes / 2)
+
+
+def two_tree_s(members: int, segments: int, block_bytes: int, startup_s: float,
+               s_per_byte: float) -> float:
+    """The two-tree broadcast: each half in s segments, an edge used every other slot, so after
+    the F slots (`twotree.fill_slots`) that bring the first segments to every member, the rest
+    follow in 2 (s - 1) slots of alpha + beta B / (2 s): about beta B plus start-ups."""
+    slots = twotree.fill_slots(members) + 2 * (segments - 1)
+    return slots * (startup_s + s_per_byte * block_bytes / (2 * segments))

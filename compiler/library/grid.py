@@ -1,4 +1,5 @@
-"""Dimension-ordered collectives on a torus or mesh: along the rows first, then the columns.
+"""Collectives on a torus or mesh: dimension-ordered (along the rows first, then the columns),
+and a broadcast down four spiral chains that keeps a node's four links busy.
 
 Nodes are row-major on a rows x cols grid (targets/iwarp/topology.py, targets/bokhari's mesh):
 node r * cols + c. Each stage stays inside one row or one column, so its messages use that
@@ -10,9 +11,9 @@ from __future__ import annotations
 from phalanx.compiler.library.group import carry
 from phalanx.compiler.library.members import binomial_rounds, contributors, rooted_order
 from phalanx.compiler.library.registry import Machine
-from phalanx.compiler.library.rooted import _outward, _with_copies
+from phalanx.compiler.library.rooted import _outward, _with_copies, chain_segments, segments
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import Phase
+from phalanx.compiler.schedule import Phase, Transfer, piece_origin
 
 
 def _lines(machine: Machine) -> tuple[list[list[int]], list[list[int]]]:
@@ -55,3 +56,35 @@ def gather_all_phases(coll: Collective, machine: Machine) -> list[Phase]:
             coll, col[v], col[(v + 1) % len(col)], [o for o in rows[(v - s + 1) % len(col)]
                                                       if o in own])])
     return _with_copies(coll, phases)
+
+
+def spirals(root: int, rows: int, cols: int) -> list[list[int]]:
+    """Four paths from `root` through every node of a rows x cols torus: always east, moving
+    north a row after each lap (so row i starts i columns west of the root's column); always
+    west moving south; always north moving east; always south moving west."""
+    r0, c0 = divmod(root, cols)
+    return [
+        [((r0 + i) % rows) * cols + (c0 - i + k) % cols for i in range(rows) for k in range(cols)],
+        [((r0 - i) % rows) * cols + (c0 + i - k) % cols for i in range(rows) for k in range(cols)],
+        [((r0 - j + k) % rows) * cols + (c0 + j) % cols for j in range(cols) for k in range(rows)],
+        [((r0 + j - k) % rows) * cols + (c0 - j) % cols for j in range(cols) for k in range(rows)],
+    ]
+
+
+def spiral_chains_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """The block in four quarters, each pipelined down its own spiral (`spirals`) in segments
+    (rooted.chain_segments of a quarter): a node's four links carry the four chains at once."""
+    root = rooted_order(coll)[0]
+    rows, cols = machine.grid or (1, machine.nnodes)
+    block, m = coll.block_bytes or 0, coll.byte_matrix
+    quarters = segments(block, 4)
+    count = chain_segments(coll, machine, machine.nnodes, block // 4)
+    phases: dict[int, list] = {}
+    for (start, size), path in zip(quarters, spirals(root, rows, cols)):
+        for j, (offset, nbytes) in enumerate(segments(size, count)):
+            for v in range(len(path) - 1):
+                dst = path[v + 1]
+                if m[root][dst]:
+                    phases.setdefault(j + v, []).append(Transfer(
+                        path[v], dst, nbytes, piece_origin(root, start + offset, coll.nprocs), dst))
+    return _with_copies(coll, [phases.get(t, []) for t in range(max(phases, default=-1) + 1)])

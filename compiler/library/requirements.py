@@ -61,6 +61,36 @@ def splittable(coll: Collective, machine: Machine) -> str | None:
     return None
 
 
+def halvable(coll: Collective, machine: Machine) -> str | None:
+    """Split-binary trees send each half of the block down one subtree."""
+    block = coll.block_bytes
+    if block is None:
+        return "the blocks are not all of one size"
+    if block < 2:
+        return f"the {block}-byte block cannot be cut in two halves"
+    return None
+
+
+def quarters(coll: Collective, machine: Machine) -> str | None:
+    """Spiral chains send a quarter of the block down each of four paths (grid.py)."""
+    block = coll.block_bytes
+    if block is None:
+        return "the blocks are not all of one size"
+    if block < 4:
+        return f"the {block}-byte block cannot be cut in four quarters"
+    return None
+
+
+def eight_pieces(coll: Collective, machine: Machine) -> str | None:
+    """Bidirectional rings cut each part in 8 pieces (rings.py)."""
+    block = coll.block_bytes
+    if block is None:
+        return "the parts are not all of one size"
+    if block < 8:
+        return f"the {block}-byte part is smaller than its 8 pieces"
+    return None
+
+
 def on_grid(coll: Collective, machine: Machine) -> str | None:
     """Dimension-ordered algorithms run on a torus or mesh with every node taking part."""
     if machine.grid is None:

@@ -79,10 +79,12 @@ def segments(total: int, count: int) -> list[tuple[int, int]]:
     return [(cuts[i], cuts[i + 1] - cuts[i]) for i in range(count)]
 
 
-def chain_segments(coll: Collective, machine: Machine, members: int) -> int:
-    """Pieces of a pipelined chain: sqrt((n - 2) beta B / alpha) balances pipeline fill
-    (n - 2 extra steps) against start-ups per piece; at most one per byte."""
-    block, port = coll.block_bytes or 1, machine.port
+def chain_segments(coll: Collective, machine: Machine, members: int,
+                   nbytes: int | None = None) -> int:
+    """Pieces of a pipelined chain of `nbytes` (the block's by default): sqrt((n - 2) beta B /
+    alpha) balances pipeline fill (n - 2 extra steps) against start-ups per piece; at most one
+    per byte."""
+    block, port = nbytes or coll.block_bytes or 1, machine.port
     if members <= 2 or port.startup_s <= 0:
         return 1
     best = math.sqrt((members - 2) * port.s_per_byte * block / port.startup_s)
