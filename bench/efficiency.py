@@ -156,13 +156,15 @@ def measure(point: Point) -> dict[str, Any]:
     except PhalanxError as exc:
         return row | {"not_runnable": exc.diagnostic.message.splitlines()[0]}
     bound_s, binds = machine.binding_bound(coll)
-    times, refused = {}, {}
+    bound_s = float(bound_s)  # a target may compute it in numpy
+    times: dict[str, float] = {}
+    refused: dict[str, str] = {}
     for algorithm, unmet in machine.candidates(coll):
         if unmet is not None:
             refused[algorithm] = unmet
             continue
         try:
-            times[algorithm] = simulated_time_s(machine, coll, algorithm)
+            times[algorithm] = float(simulated_time_s(machine, coll, algorithm))
         except PhalanxError as exc:
             refused[algorithm] = exc.diagnostic.message.splitlines()[0]
     row |= {"recognized": coll.kind, "bound_s": bound_s, "binds": binds, "times_s": times,
