@@ -33,8 +33,12 @@ from phalanx.grammar.frontend import parse_path, parse_source
 @dataclass(frozen=True)
 class Candidate:
     algorithm: str
-    predicted_time_s: float  # by the cost model `auto` minimised
-    source: str = "predicted"  # "predicted" (a formula) or "simulated" (--cost simulate)
+    time_s: float  # what `auto` ranked it by: predicted by a formula, or simulated (`source`)
+    source: str = "predicted"  # "predicted" (a formula) or "simulated...", with why (Target.predict_source)
+
+    @property
+    def simulated(self) -> bool:
+        return self.source.startswith("simulated")
 
 
 @dataclass(frozen=True)

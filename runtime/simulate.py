@@ -121,6 +121,7 @@ class RunResult:
             "total_time_s": self.total_time_s,
             "verified": self.verified,
             "collectives": [c.to_json() for c in self.collectives],
+            "choice": self.compiled.choice.to_json(),
             **({"pipelines": [p.to_json() for p in self.compiled.pipelines]}
                if self.compiled.pipelines else {}),
             **({"network": counters} if counters else {}),
@@ -139,8 +140,8 @@ def collective_result(compiled: Compiled, step: Schedule, time_s: float, problem
         line=coll.line, kind=coll.kind, nprocs=coll.nprocs, block_bytes=coll.block_bytes,
         total_bytes=coll.total_bytes, algorithm=step.algorithm, phases=len(step.phases),
         time_s=time_s, lower_bound_s=bound_s,
-        candidates=[{"algorithm": c.algorithm, "predicted_time_s": c.predicted_time_s,
-                     "source": c.source}
+        candidates=[{"algorithm": c.algorithm, "time_s": c.time_s,
+                     "figure": "simulated" if c.simulated else "predicted", "source": c.source}
                     for c in compiled.candidates[i]],
         verified=not problems, problems=problems, lower_bound_binds=binds,
         left_out=[{"algorithm": x.algorithm, "reason": x.reason} for x in compiled.left_out[i]]

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-RUN_KEYS = {"target", "backend", "total_time_s", "verified", "collectives", "program", "seed"}
+RUN_KEYS = {"target", "backend", "total_time_s", "verified", "collectives", "program", "seed",
+            "choice"}
 COLLECTIVE_KEYS = {"line", "kind", "nprocs", "block_bytes", "total_bytes", "algorithm", "phases",
                    "time_s", "lower_bound_s", "efficiency", "aggregate_bandwidth_Bps",
                    "candidates", "verified", "lower_bound_binds", "left_out", "stage", "iteration",
@@ -31,8 +32,8 @@ def test_run_json_contract(cli, examples):
     closed_form = 15 * (10e-6 + 0.01e-6 * 2048)
     assert abs(c["time_s"] - closed_form) <= 1e-9 * closed_form
     assert abs(data["total_time_s"] - (1.5e-3 + closed_form)) <= 1e-9 * data["total_time_s"]
-    assert c["candidates"] == [{"algorithm": "direct", "predicted_time_s": c["candidates"][0][
-        "predicted_time_s"], "source": "predicted"}]
+    assert c["candidates"] == [{"algorithm": "direct", "time_s": c["candidates"][0][
+        "time_s"], "figure": "predicted", "source": "predicted"}]
 
 
 def test_run_target_override_and_text_output(cli, examples):
