@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -39,6 +40,10 @@ class Candidate:
     @property
     def simulated(self) -> bool:
         return self.source.startswith("simulated")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"algorithm": self.algorithm, "time_s": self.time_s,
+                "figure": "simulated" if self.simulated else "predicted", "source": self.source}
 
 
 @dataclass(frozen=True)

@@ -140,9 +140,7 @@ def collective_result(compiled: Compiled, step: Schedule, time_s: float, problem
         line=coll.line, kind=coll.kind, nprocs=coll.nprocs, block_bytes=coll.block_bytes,
         total_bytes=coll.total_bytes, algorithm=step.algorithm, phases=len(step.phases),
         time_s=time_s, lower_bound_s=bound_s,
-        candidates=[{"algorithm": c.algorithm, "time_s": c.time_s,
-                     "figure": "simulated" if c.simulated else "predicted", "source": c.source}
-                    for c in compiled.candidates[i]],
+        candidates=[c.to_json() for c in compiled.candidates[i]],
         verified=not problems, problems=problems, lower_bound_binds=binds,
         left_out=[{"algorithm": x.algorithm, "reason": x.reason} for x in compiled.left_out[i]]
         if i < len(compiled.left_out) else [],
