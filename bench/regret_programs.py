@@ -5,7 +5,7 @@ program is compiled with `auto` (which may choose for the whole program, runtime
 and its total simulated with the payloads left out (runtime/timing.py: the time a run with
 checked data gives). The best total found by search is the least of: auto's; every algorithm
 name forced on every statement it can lower (the others keep auto's); and coordinate descent
-from auto's choice with SEARCH_BUDGET_EVENTS, ten times auto's budget. Regret = auto's total /
+from auto's choice with SEARCH_BUDGET_EVENTS, four times auto's budget. Regret = auto's total /
 that best (1.00: no search found better). Bounded: a program whose one simulation is
 estimated past MAX_PROGRAM_EVENTS is listed as not measured.
 """
@@ -20,7 +20,7 @@ from phalanx.compiler.driver import Compiled, compile_program
 from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.progchoice import BUDGET_TARGET_EVENTS, ProgramSearch, search
 
-SEARCH_BUDGET_EVENTS = 10 * BUDGET_TARGET_EVENTS
+SEARCH_BUDGET_EVENTS = 4 * BUDGET_TARGET_EVENTS
 MAX_PROGRAM_EVENTS = 60_000  # ~10 s of simulation per program on the slowest targets
 GROUP_TARGETS = ("ideal:16", "torus:4x4", "iwarp:4x4", "paragon:4x4", "sp2:16", "cs2:16", "hypercube:4",
                  "proteus:groups=1", "ksr1:16")
@@ -113,7 +113,7 @@ def program_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def program_markdown(rows: list[dict[str, Any]], summary: dict[str, Any]) -> list[str]:
     lines = ["", "## Programs (issue 29)", "",
              "Auto's simulated total against the best total found by search: every algorithm forced "
-             "on every statement it can lower, and coordinate descent with ten times auto's budget "
+             "on every statement it can lower, and coordinate descent with four times auto's budget "
              "(bench/regret_programs.py).", ""]
     if summary.get("cases"):
         lines += [f"- {summary['cases']} programs, max regret {summary['max']:.3f}, geometric mean "
