@@ -138,7 +138,7 @@ def markdown(report: dict[str, Any]) -> str:
              "Regret = simulated time of `auto`'s choice / least simulated time of any algorithm "
              "forced with `--algorithm`, on the built-in simulator. Error = the target's closed form / "
              "simulated (where `--cost target` simulates instead, the error is still shown). "
-             "Regenerate with `make bench` or `python bench/regret.py`.", "",
+             "Regenerate with `make bench` or `python bench/regret.py` (program rows: `--programs`).", "",
              f"- `--cost target`: {t['cases']} cases, max regret {t['max']:.3f}, geometric mean "
              f"{t['geomean']:.4f}, {t['above_1_10']} cases above 1.10",
              f"- `--cost simulate`: max regret {s['max']:.3f}, geometric mean {s['geomean']:.4f}",
@@ -184,7 +184,8 @@ def write(out: Path, table: str, rows: list[dict[str, Any]], wall_s: float,
     out.write_text(json.dumps(report, indent=1) + "\n")
     if table:
         Path(table).write_text(markdown(report) + "\n".join(
-            program_markdown(program_rows, report["summary_programs"])) + "\n")
+            program_markdown(program_rows, report["summary_programs"], report.get("programs_wall_s")))
+            + "\n")
     return report
 
 

@@ -110,15 +110,19 @@ def program_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "searched_by_auto": sum(r["auto_choice"] == "program simulated" for r in ran)}
 
 
-def program_markdown(rows: list[dict[str, Any]], summary: dict[str, Any]) -> list[str]:
+def program_markdown(rows: list[dict[str, Any]], summary: dict[str, Any], wall_s: float | None) -> list[str]:
     lines = ["", "## Programs (issue 29)", "",
              "Auto's simulated total against the best total found by search: every algorithm forced "
              "on every statement it can lower, and coordinate descent with four times auto's budget "
-             "(bench/regret_programs.py).", ""]
+             "(bench/regret_programs.py). The search starts from auto's choice, so a regret of 1.000 "
+             "says that no search within that budget found better, not that auto's is the optimum. "
+             "`auto` is how auto chose (`per statement` where fewer than two statements have a "
+             "choice); the per-statement totals are in results_regret.json (`auto_note`).", ""]
     if summary.get("cases"):
         lines += [f"- {summary['cases']} programs, max regret {summary['max']:.3f}, geometric mean "
                   f"{summary['geomean']:.4f}; auto searched the program in {summary['searched_by_auto']}, "
-                  f"{summary['not_measured']} not measured", ""]
+                  f"{summary['not_measured']} not measured; run time {wall_s} s on a machine shared "
+                  "with other jobs", ""]
     lines += ["| program | target | auto | auto total (ms) | best (how) | best total (ms) | regret |",
               "|---|---|---|---|---|---|---|"]
     for r in rows:
