@@ -55,6 +55,7 @@ bench: setup ## run the benchmarks, results in bench/results*.json, docs/fidelit
 	$(BIN)/python bench/calibrate_ksr1.py
 	$(BIN)/python bench/ideal_direct.py
 	$(BIN)/python bench/regret.py
+	$(BIN)/python bench/regret.py --programs
 	$(BIN)/python bench/fidelity.py
 	$(BIN)/python bench/efficiency.py
 

@@ -62,9 +62,10 @@ def compile_json(compiled: Compiled) -> dict[str, Any]:
             "lower_bound_s": compiled.target.lower_bound_s(c),
             "lower_bound_binds": compiled.target.binding_bound(c)[1],
             "groups": describe_groups(c) if c.groups else None,
-            "candidates": [dataclasses.asdict(x) for x in compiled.candidates[i]],
+            "candidates": [x.to_json() for x in compiled.candidates[i]],
             "left_out": [dataclasses.asdict(x) for x in compiled.left_out[i]],
         } for i, (c, alg) in enumerate(zip(compiled.collectives, algs))],
+        "choice": compiled.choice.to_json(),
         **({"pipelines": [p.to_json() for p in compiled.pipelines]} if compiled.pipelines else {}),
     }
 
@@ -127,6 +128,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from phalanx.compiler.choice import BY_PROGRAM
     from phalanx.compiler.pipelines import terminal_notes
     from phalanx.runtime.limits import check_program_fits, run_notes, run_options
     from phalanx.runtime.progress import progress_console, status
@@ -168,6 +170,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(line)
         for line in terminal_notes(compiled.pipelines):
             print(line)
+        if compiled.choice.method == BY_PROGRAM:
+            print(f"note: {compiled.choice.note()}")
         if "stopped" in notes:
             print(f"  {notes['stopped']['reason']}: a partial run, unfinished collectives at lines "
                   f"{notes['stopped']['unfinished_lines']}")

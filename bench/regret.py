@@ -18,7 +18,11 @@ The summary gives the maximum and geometric-mean regret, the worst cases, and th
 prediction errors. A reduction's size is its partial's bytes (runtime/sweep.py); the KSR-1 up to 2 KB
 (MAX_BYTES: its simulator moves every subpage).
 
-Run: .venv/bin/python bench/regret.py [--targets T,T] [--kinds K,K] [--sizes 8,2K,1M]
+Program rows (issue 29): `--programs` measures every example and programs in groups on every
+target instead (bench/regret_programs.py), auto's total against the best total found by search,
+and keeps the collective rows of the results file (each kind of row keeps the other's).
+
+Run: .venv/bin/python bench/regret.py [--targets T,T] [--kinds K,K] [--sizes 8,2K,1M] [--programs]
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from regret_programs import measure_program, program_cases, program_markdown, program_summary
 
 import phalanx
 from phalanx.compiler.driver import compile_program
@@ -130,7 +136,7 @@ def markdown(report: dict[str, Any]) -> str:
              "Regret = simulated time of `auto`'s choice / least simulated time of any algorithm "
              "forced with `--algorithm`, on the built-in simulator. Error = the target's closed form / "
              "simulated (where `--cost target` simulates instead, the error is still shown). "
-             "Regenerate with `make bench` or `python bench/regret.py`.", "",
+             "Regenerate with `make bench` or `python bench/regret.py` (program rows: `--programs`).", "",
              f"- `--cost target`: {t['cases']} cases, max regret {t['max']:.3f}, geometric mean "
              f"{t['geomean']:.4f}, {t['above_1_10']} cases above 1.10",
              f"- `--cost simulate`: max regret {s['max']:.3f}, geometric mean {s['geomean']:.4f}",
@@ -150,24 +156,55 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write(out: Path, table: str, rows: list[dict[str, Any]], wall_s: float) -> dict[str, Any]:
+def write(out: Path, table: str, rows: list[dict[str, Any]], wall_s: float,
+          programs: list[dict[str, Any]] | None = None, programs_wall_s: float = 0.0) -> dict[str, Any]:
     """Rows of this run replace those of the same targets in `out`; the others are kept (a
-    long run saves after every target, and runs over disjoint targets can be merged)."""
+    long run saves after every target, and runs over disjoint targets can be merged).
+    `programs`: new program rows (None: keep those in `out`)."""
     mine = {r["target"] for r in rows}
     old = json.loads(out.read_text()).get("rows", []) if out.exists() else []
     order = {t: i for i, t in enumerate(TARGETS)}
     merged = sorted([r for r in old if r["target"] not in mine] + rows,
                     key=lambda r: order.get(r["target"], len(order)))
     ran = [r for r in merged if "not_runnable" not in r]
+    old_report = json.loads(out.read_text()) if out.exists() else {}
+    program_rows = old_report.get("program_rows", []) if programs is None else programs
     report = {"machine": {"arch": host_platform.machine(), "python": host_platform.python_version()},
               "wall_s": wall_s, "time_unit": "s (simulated)",
               "summary_target": summary(ran, "regret"),
               "summary_simulate": summary(ran, "regret_simulate"),
-              "not_runnable": len(merged) - len(ran), "largest_errors": errors(ran), "rows": merged}
+              "not_runnable": len(merged) - len(ran), "largest_errors": errors(ran), "rows": merged,
+              "summary_programs": program_summary(program_rows), "program_rows": program_rows}
+    if programs is not None:
+        report["programs_wall_s"] = programs_wall_s
+    elif "programs_wall_s" in old_report:
+        report["programs_wall_s"] = old_report["programs_wall_s"]
     out.write_text(json.dumps(report, indent=1) + "\n")
     if table:
-        Path(table).write_text(markdown(report))
+        Path(table).write_text(markdown(report) + "\n".join(
+            program_markdown(program_rows, report["summary_programs"], report.get("programs_wall_s")))
+            + "\n")
     return report
+
+
+def run_programs(out: Path, table: str) -> int:
+    """The program rows, written with the collective rows already in `out`."""
+    examples = [(p.name, p.read_text()) for p in sorted((HERE.parent / "examples").glob("*.phx"))]
+    rows, start = [], time.perf_counter()
+    for name, source, target in program_cases(examples):
+        row = measure_program(name, source, target)
+        rows.append(row)
+        if "regret" in row:
+            print(f"{name:<48} {row['target']:<24} auto {row['auto_s'] * 1e3:.4g} ms ({row['auto_choice']}) "
+                  f"best {row['best']} {row['best_s'] * 1e3:.4g} ms regret {row['regret']:.3f} "
+                  f"[{row['wall_s']} s]", flush=True)
+        else:
+            print(f"{name:<48} {row['target']}: not measured: {row['not_measured']}", flush=True)
+    old = json.loads(out.read_text())
+    report = write(out, table, old["rows"], old["wall_s"], rows, round(time.perf_counter() - start, 1))
+    p = report["summary_programs"]
+    print(f"wrote {out}: {p['cases']} programs, max regret {p['max']:.3f}, geomean {p['geomean']:.4f}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -177,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default=SIZES, help="bytes, K = 1024, M = 1024^2")
     ap.add_argument("--out", default=str(RESULTS))
     ap.add_argument("--table", default=str(TABLE), help="markdown table ('' for none)")
+    ap.add_argument("--programs", action="store_true", help="measure the program rows only "
+                    "(every example, programs in groups on every target)")
     ap.add_argument("--merge", metavar="FILE", help="merge another run's results file into --out, "
                     "run nothing (wall_s: the sum)")
     args = ap.parse_args(argv)
@@ -188,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
         report = write(out, args.table, other["rows"], round(mine["wall_s"] + other["wall_s"], 1))
         print(f"merged {args.merge} into {out}: max regret {report['summary_target']['max']:.3f}")
         return 0
+    if args.programs:
+        return run_programs(out, args.table)
     sizes = parse_sizes(args.sizes)
     rows, start = [], time.perf_counter()
     for target in filter(None, args.targets.split(",")):

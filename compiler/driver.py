@@ -9,11 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
+from phalanx.compiler.choice import PER_STATEMENT, ProgramChoice
 from phalanx.compiler.ir.build import module_from_program
-from phalanx.compiler.ir.conversion.lower_coll_to_sched import LowerCollToSched
+from phalanx.compiler.ir.conversion.lower_coll_to_sched import LowerCollToSched, parse_algorithm_option
 from phalanx.compiler.ir.dialects import coll, make_context
 from phalanx.compiler.ir.dialects.sched import ScheduleOp, plan_from_module
 from phalanx.compiler.ir.transforms.recognize_collectives import RecognizeCollectives, collective_from_op
@@ -31,8 +34,16 @@ from phalanx.grammar.frontend import parse_path, parse_source
 @dataclass(frozen=True)
 class Candidate:
     algorithm: str
-    predicted_time_s: float  # by the cost model `auto` minimised
-    source: str = "predicted"  # "predicted" (a formula) or "simulated" (--cost simulate)
+    time_s: float  # what `auto` ranked it by: predicted by a formula, or simulated (`source`)
+    source: str = "predicted"  # "predicted" (a formula) or "simulated...", with why (Target.predict_source)
+
+    @property
+    def simulated(self) -> bool:
+        return self.source.startswith("simulated")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"algorithm": self.algorithm, "time_s": self.time_s,
+                "figure": "simulated" if self.simulated else "predicted", "source": self.source}
 
 
 @dataclass(frozen=True)
@@ -59,6 +70,7 @@ class Compiled:
     cost_model: str = "target"  # the cost model `auto` minimised
     left_out: list[list[LeftOut]] = field(default_factory=list)  # by collective index
     pipelines: list[PipelinePrediction] = field(default_factory=list)  # whether each pipeline pays
+    choice: ProgramChoice = field(default_factory=lambda: ProgramChoice(PER_STATEMENT, "not searched"))
 
     @property
     def schedules(self) -> list[Schedule]:
@@ -122,10 +134,7 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
     stages["dist"].verify()
     stages["coll"] = stages["dist"].clone()
     RecognizeCollectives().apply(ctx, stages["coll"])
-    stages["sched"] = stages["coll"].clone()
-    LowerCollToSched(target=spec, algorithm=algorithm, cost=cost, machine=machine).apply(ctx, stages["sched"])
-    VerifySchedule(target=spec, machine=machine).apply(ctx, stages["sched"])
-    stages["sched"].verify()
+    stages["sched"] = _lower(ctx, stages["coll"], spec, machine, algorithm, cost)
     collectives = [collective_from_op(op) for op in stages["coll"].ops
                    if isinstance(op, coll.CollectiveOp)]
     listed = [machine.candidates(c) for c in collectives]
@@ -134,9 +143,38 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
                   for c, each in zip(collectives, listed)]
     left_out = [[LeftOut(a, reason) for a, reason in each if reason is not None] for each in listed]
     plan = plan_from_module(stages["sched"], max(program.nprocs, 1))
+    choice = _choose_for_program(machine, plan, collectives, candidates, algorithm, cost)
+    if choice.algorithms != {s.line: s.algorithm for s in plan.schedules()}:
+        stages["sched"] = _lower(ctx, stages["coll"], spec, machine, algorithm, cost,
+                                 tuple(choice.algorithms.items()))
+        plan = plan_from_module(stages["sched"], max(program.nprocs, 1))
     pipelines = predict_pipelines(program.statements, plan.steps, collectives, machine, algorithm, cost)
     return Compiled(module, program, spec, machine, collectives, program.communications(),
-                    candidates, stages, plan, cost, left_out, pipelines)
+                    candidates, stages, plan, cost, left_out, pipelines, choice)
+
+
+def _lower(ctx: Context, coll_module: ModuleOp, spec: str, machine: Target, algorithm: str, cost: str,
+           per_line: tuple[tuple[int, str], ...] = ()) -> ModuleOp:
+    """The sched IR of the coll IR, verified (per_line: algorithms chosen for the program)."""
+    module = coll_module.clone()
+    LowerCollToSched(target=spec, algorithm=algorithm, cost=cost, machine=machine,
+                     per_line=per_line).apply(ctx, module)
+    VerifySchedule(target=spec, machine=machine).apply(ctx, module)
+    module.verify()
+    return module
+
+
+def _choose_for_program(machine: Target, plan: Plan, collectives: list[Collective],
+                        candidates: list[list[Candidate]], algorithm: str, cost: str) -> ProgramChoice:
+    """runtime/progchoice.py's choice over the statements whose algorithm is `auto`."""
+    from phalanx.runtime.progchoice import choose_for_program  # the runtime imports the driver
+
+    choices = parse_algorithm_option(algorithm)
+    searched: dict[int, list[str]] = {}
+    for c, each in zip(collectives, candidates):
+        if choices.get(c.kind, choices.get("*", "auto")) == "auto":
+            searched.setdefault(c.line, [x.algorithm for x in each])
+    return choose_for_program(machine, plan, collectives, searched, cost)
 
 
 def chosen_algorithms(compiled: Compiled) -> list[str]:

@@ -128,10 +128,21 @@ class Target(ABC):
 
     def _model_of(self, coll: Collective, algorithm: str, cost: str) -> str:
         """The cost model that times this candidate: `cost`, except that `target` hands the
-        candidates its closed forms cannot follow (`closed_form_gap`) to `simulate`."""
-        if cost == "target" and self._gap(coll, algorithm) is not None:
+        candidates of a collective to `simulate` when its closed forms cannot follow some of
+        them (`closed_form_gap`): then every candidate is simulated, so that `auto` ranks
+        simulated times against simulated times (within the simulation budget)."""
+        if cost == "target" and self._ranking_gap(coll) is not None:
             return "simulate"
         return cost
+
+    def _ranking_gap(self, coll: Collective) -> str | None:
+        """The first runnable candidate of `coll` whose closed form cannot follow the
+        simulator, with the reason; None when the closed forms rank them all."""
+        memo = self.__dict__.setdefault("_ranking_gaps", {})
+        if coll not in memo:
+            memo[coll] = next((f"{a}: {gap}" for a, reason in self.candidates(coll)
+                               if reason is None and (gap := self._gap(coll, a)) is not None), None)
+        return memo[coll]
 
     def predict_source(self, coll: Collective, algorithm: str, cost: str = "target") -> str:
         """How `predict` found its time: "predicted" (a formula) or "simulated" (the built-in
@@ -140,8 +151,13 @@ class Target(ABC):
         if model == "target":
             return "predicted"
         source = cost_model(model).source(self, coll, algorithm)
-        gap = self._gap(coll, algorithm) if cost == "target" else None
-        return source if gap is None else f"{source}: the closed form does not follow the simulator ({gap})"
+        if cost != "target":
+            return source
+        gap = self._gap(coll, algorithm)
+        if gap is not None:
+            return f"{source}: the closed form does not follow the simulator ({gap})"
+        return (f"{source}: ranked with candidates whose closed form does not follow the simulator "
+                f"({self._ranking_gap(coll)})")
 
     def closed_form_gap(self, coll: Collective, algorithm: str) -> str | None:
         """Why this target's predict_time_s cannot follow its simulator for `algorithm` on
@@ -156,9 +172,17 @@ class Target(ABC):
         if coll.groups and algorithm.startswith(AS_PATTERN):
             return None
         if coll.groups:
+            grouped = self.grouped_gap(coll, algorithm)
+            if grouped is not None:
+                return grouped
             return next((gap for sub in groups.locals_of(coll)
                          if (gap := self.closed_form_gap(sub, algorithm)) is not None), None)
         return self.closed_form_gap(coll, algorithm)
+
+    def grouped_gap(self, coll: Collective, algorithm: str) -> str | None:
+        """Why grouped_time_s cannot follow the simulator for `algorithm` run in the groups of
+        `coll` (then the merged schedule is simulated), or None when it can."""
+        return None
 
     def grouped_time_s(self, coll: Collective, algorithm: str) -> float:
         """A collective in groups: every group runs `algorithm` at once, so it takes as long as

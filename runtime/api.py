@@ -34,6 +34,7 @@ class Run:
         self.seed: int = data["seed"]
         self.total_time_s: float = data["total_time_s"]
         self.verified: bool = data["verified"]
+        self.choice: dict[str, Any] = data["choice"]  # how auto chose (docs/targets.md)
         self.collectives: list[CollectiveResult] = result.collectives
 
     def to_json(self) -> dict[str, Any]:

@@ -157,18 +157,21 @@ def variation_svg(data: dict[str, Any]) -> str:
 
 
 def candidates_svg(line: int, kind: str, rows: list[dict[str, Any]]) -> str:
-    """Predicted (and simulated, where run) time per candidate algorithm, bound as a line."""
+    """Per candidate algorithm the time `auto` ranked it by, coloured by whether it was predicted
+    or simulated, and the own time of the one that ran; the bound as a line."""
     fig = new_figure(6.5, 0.45 * len(rows) + 1.4)
     ax = fig.add_subplot()
     names = [r["algorithm"] for r in rows]
     ys = range(len(rows))
-    ax.barh([y + 0.2 for y in ys], [r["predicted_time_s"] * 1e3 for r in rows], height=0.4,
-            color="#9ecae1", label="predicted (cost model)")
-    simulated = [(y, r["simulated_time_s"]) for y, r in zip(ys, rows)
-                 if r.get("simulated_time_s") is not None]
-    if simulated:
-        ax.barh([y - 0.2 for y, _ in simulated], [t * 1e3 for _, t in simulated], height=0.4,
-                color="#3182bd", label="simulated")
+    for figure, colour in (("predicted", "#9ecae1"), ("simulated", "#fdae6b")):
+        mine = [(y, r["time_s"]) for y, r in zip(ys, rows) if r["figure"] == figure]
+        if mine:
+            ax.barh([y + 0.2 for y, _ in mine], [t * 1e3 for _, t in mine], height=0.4, color=colour,
+                    label=f"{figure}: what auto ranked")
+    ran = [(y, r["ran_s"]) for y, r in zip(ys, rows) if r["ran_s"] is not None]
+    if ran:
+        ax.barh([y - 0.2 for y, _ in ran], [t * 1e3 for _, t in ran], height=0.4,
+                color="#3182bd", label="ran in the program (own time)")
     if rows and rows[0]["lower_bound_s"] > 0:
         ax.axvline(rows[0]["lower_bound_s"] * 1e3, color="k", linestyle="--", label="lower bound")
     ax.set_yticks(list(ys), names)

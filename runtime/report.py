@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from phalanx.compiler.choice import BY_PROGRAM, ProgramChoice
 from phalanx.compiler.schedule import ComputeStep
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError
 from phalanx.runtime import html
@@ -142,46 +143,49 @@ def render_svg(dot_text: str, timeout_s: float = DOT_TIMEOUT_S) -> str | None:
 
 
 def candidate_rows(c: CollectiveResult) -> list[dict[str, Any]]:
-    """Per candidate: predicted, simulated (the algorithm that ran), bound, efficiency."""
+    """Per candidate: the figure `auto` ranked it by and whether that was predicted or
+    simulated, its own time in this run (the algorithm that ran), bound, efficiency."""
     rows = []
     for cand in c.candidates:
         chosen = cand["algorithm"] == c.algorithm
-        simulated = c.time_s if chosen else None
-        basis = simulated if simulated is not None else cand["predicted_time_s"]
-        rows.append({"algorithm": cand["algorithm"], "predicted_time_s": cand["predicted_time_s"],
-                     "simulated_time_s": simulated, "lower_bound_s": c.lower_bound_s,
+        ran = c.time_s if chosen else None
+        basis = ran if ran is not None else cand["time_s"]
+        rows.append({"algorithm": cand["algorithm"], "time_s": cand["time_s"], "figure": cand["figure"],
+                     "ran_s": ran, "lower_bound_s": c.lower_bound_s,
                      "efficiency": c.lower_bound_s / basis if basis > 0 else 1.0, "chosen": chosen})
     return rows
 
 
-def why_chosen(c: CollectiveResult, cost_model: str = "target") -> str:
-    """Why this algorithm ran: the cost model's least time, or a request that overrode it."""
+def why_chosen(c: CollectiveResult, cost_model: str = "target", choice: ProgramChoice | None = None) -> str:
+    """Why this algorithm ran: the cost model's least time, the program's simulated total
+    (runtime/progchoice.py), or a request that overrode them."""
     model = "" if cost_model == "target" else f" by the `{cost_model}` cost model"
-    ranked = sorted(c.candidates, key=lambda a: a["predicted_time_s"])
+    ranked = sorted(c.candidates, key=lambda a: a["time_s"])
     if not ranked:
         return f"`{c.algorithm}` ran; the target listed no candidates."
     best = ranked[0]
+    if choice is not None and choice.method == BY_PROGRAM and c.line in choice.algorithms:
+        return (f"`{c.algorithm}` was chosen for the program: {choice.note()}. Alone, `{best['algorithm']}` "
+                f"has the least {best['figure']} time, {ms(best['time_s'])} ms." + simulated_note(c))
     if best["algorithm"] != c.algorithm:
         return (f"`{c.algorithm}` was requested (--algorithm); `auto` would take `{best['algorithm']}`, "
-                f"predicted {ms(best['predicted_time_s'])} ms.")
+                f"{best['figure']} {ms(best['time_s'])} ms.")
     if len(ranked) == 1:
         return f"`{c.algorithm}` is the only algorithm this target has for a {c.kind}."
     runner_up = ranked[1]
-    ratio = runner_up["predicted_time_s"] / best["predicted_time_s"] if best["predicted_time_s"] else 1.0
-    return (f"`auto` takes the least time predicted{model}: `{c.algorithm}` at "
-            f"{ms(best['predicted_time_s'])} ms; "
-            f"next best `{runner_up['algorithm']}` is predicted {ratio:.2f}× as long."
-            + simulated_note(c))
+    ratio = runner_up["time_s"] / best["time_s"] if best["time_s"] else 1.0
+    return (f"`auto` takes the least {best['figure']} time{model}: `{c.algorithm}` at "
+            f"{ms(best['time_s'])} ms; next best `{runner_up['algorithm']}` is {runner_up['figure']} "
+            f"{ratio:.2f}× as long." + simulated_note(c))
 
 
 def simulated_note(c: CollectiveResult) -> str:
     """Which candidates' times came from the simulator (`--cost simulate`) and which from a
     formula; nothing when every one was predicted."""
-    simulated = [a["algorithm"] for a in c.candidates if a["source"].startswith("simulated")]
+    simulated = [a["algorithm"] for a in c.candidates if a["figure"] == "simulated"]
     if not simulated:
         return ""
-    predicted = [f"`{a['algorithm']}` {a['source']}" for a in c.candidates
-                 if not a["source"].startswith("simulated")]
+    predicted = [f"`{a['algorithm']}` {a['source']}" for a in c.candidates if a["figure"] != "simulated"]
     return (" Simulated: " + ", ".join(f"`{a}`" for a in simulated) + "."
             + (" Not simulated: " + "; ".join(predicted) + "." if predicted else ""))
 
@@ -194,6 +198,7 @@ def markdown(result: RunResult) -> str:
            f"- backend: {data['backend']}, seed {data['seed']}",
            f"- total time: {data['total_time_s'] * 1e3:.6f} ms",
            f"- verified: {'yes' if data['verified'] else 'NO'}",
+           f"- {result.compiled.choice.note()}",
            *(f"- {p.note()} (predicted by the cost model)" for p in result.compiled.pipelines), "",
            "| line | kind | algorithm | phases | block bytes | own time (ms) | lower bound (ms) "
            "| efficiency | bandwidth (MB/s) | verified | stage | iteration | start (ms) | end (ms) |",
@@ -221,10 +226,10 @@ def markdown(result: RunResult) -> str:
     for g in statement_runs(result.collectives):
         c = g.runs[0]
         out += ["", f"## Candidates for line {c.line} ({c.label})", "",
-                "| algorithm | predicted time (ms) | how |", "|---|---|---|"]
-        out += [f"| {a['algorithm']} | {a['predicted_time_s'] * 1e3:.6f} | {a['source']} |"
+                "| algorithm | time auto ranked (ms) | predicted or simulated | how |", "|---|---|---|---|"]
+        out += [f"| {a['algorithm']} | {a['time_s'] * 1e3:.6f} | {a['figure']} | {a['source']} |"
                 for a in c.candidates]
-        out += ["", why_chosen(c, result.compiled.cost_model)]
+        out += ["", why_chosen(c, result.compiled.cost_model, result.compiled.choice)]
         for run in listed_runs(g.runs)[0]:
             out += [f"- problem ({run_identity(run)}): {problem}" for problem in run.problems]
     out += ["", "![schedule](schedule.svg)", "", "![timeline](gantt.svg)", "",
@@ -253,7 +258,7 @@ def schedule_picture(result: RunResult, dot_text: str) -> Picture:
 
 def has_candidates(c: CollectiveResult) -> bool:
     """Whether a candidates chart would show anything (some candidate with a time)."""
-    return any(r["predicted_time_s"] > 0 or (r["simulated_time_s"] or 0) > 0 for r in candidate_rows(c))
+    return any(r["time_s"] > 0 or (r["ran_s"] or 0) > 0 for r in candidate_rows(c))
 
 
 def first_runs(collectives: list[CollectiveResult]) -> list[int]:
@@ -308,7 +313,8 @@ def _summary(result: RunResult) -> str:
             ["total time (ms)", ms(data["total_time_s"])], ["result", html.verdict(data["verified"])]]
     pipelines = "".join(f'<p class="note">{escape(p.note())} (predicted by the cost model; '
                         "docs/language.md, `pipeline`)</p>" for p in result.compiled.pipelines)
-    return (html.table([], rows) + pipelines + "<h3>Target parameters</h3>"
+    choice = f'<p class="note">{escape(result.compiled.choice.note())}</p>'
+    return (html.table([], rows) + choice + pipelines + "<h3>Target parameters</h3>"
             + html.params_table(data["target"]))
 
 
@@ -341,7 +347,7 @@ def _runs_table(runs: list[CollectiveResult]) -> str:
 
 
 def _collective(i: int, c: CollectiveResult, pics: dict[str, Picture], cost_model: str,
-                runs: list[CollectiveResult]) -> str:
+                runs: list[CollectiveResult], choice: ProgramChoice | None = None) -> str:
     """The article of a statement: its first run `c` in full, then a table of its `runs`."""
     stats = [[str(c.nprocs), str(c.block_bytes), str(c.total_bytes), str(c.phases), ms(c.time_s),
               ms(c.lower_bound_s), f"{c.efficiency:.3f}", f"{c.aggregate_bandwidth_Bps / 1e6:.1f}",
@@ -351,9 +357,9 @@ def _collective(i: int, c: CollectiveResult, pics: dict[str, Picture], cost_mode
     if chart is not None:
         chart_html = html.figure(chart)
     else:
-        chart_html = '<p class="note">No candidates chart: no candidate has a predicted time.</p>'
-    cand = [[escape(r["algorithm"]) + (" (ran)" if r["chosen"] else ""), ms(r["predicted_time_s"]),
-             ms(r["simulated_time_s"]), ms(r["lower_bound_s"]), f"{r['efficiency']:.3f}"] for r in rows]
+        chart_html = '<p class="note">No candidates chart: no candidate has a time.</p>'
+    cand = [[escape(r["algorithm"]) + (" (ran)" if r["chosen"] else ""), ms(r["time_s"]), r["figure"],
+             ms(r["ran_s"]), ms(r["lower_bound_s"]), f"{r['efficiency']:.3f}"] for r in rows]
     problems = "".join(f"<li>{escape(p)}</li>" for p in c.problems)
     left_out = [[escape(x["algorithm"]), escape(x["reason"])] for x in c.left_out]
     return (f'<article id="collective-{i}"><h3>{escape(run_identity(c)).capitalize()}: '
@@ -361,12 +367,13 @@ def _collective(i: int, c: CollectiveResult, pics: dict[str, Picture], cost_mode
             + html.table(["nodes", "block bytes", "total bytes", "phases", "own time (ms)",
                           "lower bound (ms)", "efficiency", "bandwidth (MB/s)", "start (ms)",
                           "end (ms)", "data"], stats)
-            + (html.table(["algorithm", "predicted (ms)", "simulated (ms)", "lower bound (ms)",
-                           "efficiency"], cand, ["chosen" if r["chosen"] else "" for r in rows])
+            + (html.table(["algorithm", "time auto ranked (ms)", "predicted or simulated",
+                           "ran in this program, own time (ms)", "lower bound (ms)", "efficiency"],
+                          cand, ["chosen" if r["chosen"] else "" for r in rows])
                if rows else '<p class="note">The target listed no candidates.</p>')
             + (html.table(["left out by auto", "precondition that failed"], left_out) if left_out else "")
             + groups_note(c)
-            + f"<p>{escape(why_chosen(c, cost_model))} Efficiency is lower bound / time (simulated "
+            + f"<p>{escape(why_chosen(c, cost_model, choice))} Efficiency is lower bound / time (simulated "
               "where run, else predicted).</p>"
             + (f'<ul class="bad">{problems}</ul>' if problems else "")
             + chart_html + (_runs_table(runs) if len(runs) > 1 else "") + "</article>")
@@ -401,7 +408,8 @@ def run_html(result: RunResult, pictures: list[Picture]) -> str:
         ("program", "Program", "<p>Each communication statement links to its collective.</p>"
          + html.listing(result.compiled.program.source, links)),
         ("collectives", "Collectives", (_statements(result) + "".join(
-            _collective(index[id(g.runs[0])], g.runs[0], pics, result.compiled.cost_model, g.runs)
+            _collective(index[id(g.runs[0])], g.runs[0], pics, result.compiled.cost_model, g.runs,
+                        result.compiled.choice)
             for g in statement_runs(result.collectives))) if result.collectives
          else "<p>The program has no communication.</p>"),
         ("schedule", "Schedule", schedule),

@@ -121,6 +121,7 @@ class RunResult:
             "total_time_s": self.total_time_s,
             "verified": self.verified,
             "collectives": [c.to_json() for c in self.collectives],
+            "choice": self.compiled.choice.to_json(),
             **({"pipelines": [p.to_json() for p in self.compiled.pipelines]}
                if self.compiled.pipelines else {}),
             **({"network": counters} if counters else {}),
@@ -139,9 +140,7 @@ def collective_result(compiled: Compiled, step: Schedule, time_s: float, problem
         line=coll.line, kind=coll.kind, nprocs=coll.nprocs, block_bytes=coll.block_bytes,
         total_bytes=coll.total_bytes, algorithm=step.algorithm, phases=len(step.phases),
         time_s=time_s, lower_bound_s=bound_s,
-        candidates=[{"algorithm": c.algorithm, "predicted_time_s": c.predicted_time_s,
-                     "source": c.source}
-                    for c in compiled.candidates[i]],
+        candidates=[c.to_json() for c in compiled.candidates[i]],
         verified=not problems, problems=problems, lower_bound_binds=binds,
         left_out=[{"algorithm": x.algorithm, "reason": x.reason} for x in compiled.left_out[i]]
         if i < len(compiled.left_out) else [],
@@ -199,6 +198,21 @@ def own_times(compiled: Compiled, seed: int = 0, fast: bool = True,
     return out
 
 
+def ran_alone(plan: Plan, execution: Execution) -> dict[int, float]:
+    """The program's first collective, if its run in the program was its run alone: every node
+    entered it at 0 on an idle network and no node entered a later collective before it ended
+    (a node that left early and started the next statement's sends would share the network
+    with it). Empty otherwise: that collective's own time is then replayed."""
+    first = plan.steps[0] if plan.steps else None
+    if not isinstance(first, Schedule):
+        return {}
+    timing = execution.collectives[first.collective]
+    later = (t.start_s for i, t in execution.collectives.items() if i != first.collective)
+    if timing.start_s != 0.0 or min(later, default=float("inf")) < timing.end_s:
+        return {}
+    return {first.collective: timing.time_s}
+
+
 def iterations(plan: Plan) -> dict[int, int | None]:
     """Per collective, which run of its statement (and stage) it is, 0-based; None for a
     statement that runs once. `repeat` is unrolled by the compiler, and a statement has a line
@@ -226,9 +240,7 @@ def simulate(compiled: Compiled, seed: int = 0, *, fast: bool = True, limits: Ru
     problems, build_s = data.checked(), data.build_s
     del data  # checked: free what is left before the replays build their own
     # A stopped run does not replay (its limits would not hold): own time is then in-program.
-    first = compiled.plan.steps[0] if compiled.plan.steps else None
-    alone = ({first.collective: execution.collectives[first.collective].time_s}
-             if isinstance(first, Schedule) and faults is None else {})
+    alone = ran_alone(compiled.plan, execution) if faults is None else {}
     own = ({i: t.time_s for i, t in execution.collectives.items()} if execution.stopped
            else own_times(compiled, seed, fast, alone))
     wall_s = {"data": build_s, "simulate": simulated - started - build_s,

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-RUN_KEYS = {"target", "backend", "total_time_s", "verified", "collectives", "program", "seed"}
+RUN_KEYS = {"target", "backend", "total_time_s", "verified", "collectives", "program", "seed",
+            "choice"}
 COLLECTIVE_KEYS = {"line", "kind", "nprocs", "block_bytes", "total_bytes", "algorithm", "phases",
                    "time_s", "lower_bound_s", "efficiency", "aggregate_bandwidth_Bps",
                    "candidates", "verified", "lower_bound_binds", "left_out", "stage", "iteration",
@@ -31,9 +32,9 @@ def test_run_json_contract(cli, examples):
     closed_form = 15 * (10e-6 + 0.01e-6 * 2048)
     assert abs(c["time_s"] - closed_form) <= 1e-9 * closed_form
     assert abs(data["total_time_s"] - (1.5e-3 + closed_form)) <= 1e-9 * data["total_time_s"]
-    assert [(x["algorithm"], x["source"]) for x in c["candidates"]] == [
-        ("direct", "predicted"), ("bruck", "predicted")]
-    assert c["candidates"][0]["predicted_time_s"] < c["candidates"][1]["predicted_time_s"]
+    assert [(x["algorithm"], x["figure"], x["source"]) for x in c["candidates"]] == [
+        ("direct", "predicted", "predicted"), ("bruck", "predicted", "predicted")]
+    assert c["candidates"][0]["time_s"] < c["candidates"][1]["time_s"]
 
 
 def test_run_target_override_and_text_output(cli, examples):
@@ -201,12 +202,14 @@ def test_summary_groups_repeats_and_verbose_lists_every_run(cli, tmp_path):
     from conftest import HEADER
 
     prog = _program(tmp_path, "rep.phx", HEADER + "repeat 3 {\n  B = A\n  A = B\n}\n")
-    lines = cli("run", prog).out.splitlines()
-    assert len(lines) == 3
+    out = cli("run", prog).out.splitlines()
+    lines = [line for line in out if not line.startswith("note: auto chose")]
+    assert len(lines) == 3 and len(out) == 4  # both statements have a choice: the program is searched
     assert lines[1].startswith("  line 6: alltoall by direct, 15 phases, 3 runs (iterations 0-2): "
                                "mean 0.457200 ms, total 1.371600 ms, efficiency ")
     assert lines[2].startswith("  line 7: ")
-    verbose = cli("run", prog, "--verbose").out.splitlines()[1:]
+    verbose = [line for line in cli("run", prog, "--verbose").out.splitlines()[1:]
+               if not line.startswith("note: auto chose")]
     assert [v.split(":")[0] for v in verbose] == [
         f"  line {line} iteration {k}" for k in range(3) for line in (6, 7)]
     assert verbose[1].endswith("from 0.457200 to 0.914400 ms")

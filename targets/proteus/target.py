@@ -71,6 +71,12 @@ class ProteusTarget(Target):
         synchronous cycles; Proteus's own closed forms follow its simulator."""
         return PORT_MODEL_GAP if self._library(coll, algorithm) else None
 
+    def grouped_gap(self, coll: Collective, algorithm: str) -> str | None:
+        """The closed forms time an exchange that owns the GCI; groups share its cycles and the
+        group links (issue 29: off by 3.6-6x, and 0 for a reduce whose groups sit in clusters)."""
+        return ("Proteus's closed forms time one collective owning the machine's cycles; groups "
+                "running at once share the cycles and the group links")
+
     def unmet(self, coll: Collective, algorithm: str) -> str | None:
         if self._library(coll, algorithm):
             return self.library.unmet(coll, algorithm)

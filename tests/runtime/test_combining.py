@@ -38,7 +38,7 @@ def test_the_cost_model_charges_the_same_combining():
                                algorithm="reduce=binomial", file="<reduce>")
     predicted = compiled.candidates[0]
     simulated = simulate(compiled).collectives[0].time_s
-    binomial = next(c.predicted_time_s for c in predicted if c.algorithm == "binomial")
+    binomial = next(c.time_s for c in predicted if c.algorithm == "binomial")
     assert binomial == pytest.approx(simulated, rel=0.05)
 
 

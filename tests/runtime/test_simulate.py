@@ -216,6 +216,20 @@ def test_own_time_leaves_out_waiting_for_earlier_statements():
     assert gather.aggregate_bandwidth_Bps == pytest.approx(gather.total_bytes / gather.time_s)
 
 
+@pytest.mark.parametrize("later", ["direct", "ring"])
+def test_first_statement_own_time_does_not_depend_on_a_later_one(later):
+    # issue 29 item 1: nodes that leave the gather early start the allgather, whose messages
+    # share the network with the gather's last ones; the gather's own time is still its
+    # schedule alone on an idle machine, whichever algorithm the allgather runs.
+    both = simulate(compile_text(rooted(8, "back = spread\neverywhere = same\n"),
+                                 algorithm=f"gather=binomial,allgather={later}"))
+    (alone,) = simulate(compile_text(rooted(8, "back = spread\n"), algorithm="binomial")).collectives
+    gather, allgather = both.collectives
+    assert allgather.algorithm == later and allgather.start_s < gather.end_s  # they overlap
+    assert gather.time_s == pytest.approx(alone.time_s, rel=1e-12)
+    assert both.verified
+
+
 def test_a_statement_that_moves_nothing_takes_no_own_time():
     result = simulate(compile_text(rooted(8, "everywhere = root\nsame = spread\n")))
     nothing = result.collectives[1]

@@ -140,7 +140,7 @@ def test_a_program_runs_on_the_new_machine_and_verifies():
     # Each node sends its 64-byte block one hop forward: every link carries one wire time.
     message_s = (5.0 + 0.02 * 64) * 1e-6
     assert c.lower_bound_s == pytest.approx(message_s) and message_s <= c.time_s
-    assert c.time_s <= compiled.candidates[0][0].predicted_time_s
+    assert c.time_s <= compiled.candidates[0][0].time_s
     links = {r.name: r.busy_s for r in result.network.resources() if r.name.startswith("link")}
     assert len(links) == 8 and all(busy == pytest.approx(0.02 * 64 * 1e-6) for busy in links.values())
 

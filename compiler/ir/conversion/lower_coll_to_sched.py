@@ -52,16 +52,21 @@ class LowerCollToSched(ModulePass):
     algorithm: str = "auto"
     cost: str = "target"
     machine: Target | None = None  # the resolved `target`, when the caller has it
+    # (line, algorithm): statements whose algorithm was chosen for the whole program
+    # (runtime/progchoice.py), which `algorithm` does not override
+    per_line: tuple[tuple[int, str], ...] = ()
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = self.machine or resolve(self.target)
         check_cost_model(self.cost)
         choices = parse_algorithm_option(self.algorithm)
         procs = processors_from_module(op)
+        chosen = dict(self.per_line)
         for child in list(op.walk()):
             if isinstance(child, coll.CollectiveOp):
                 c = collective_from_op(child)
-                algorithm = target.choose(c, choices.get(c.kind, choices.get("*", "auto")), self.cost)
+                requested = choices.get(c.kind, choices.get("*", "auto"))
+                algorithm = chosen.get(c.line) or target.choose(c, requested, self.cost)
                 schedule = dataclasses.replace(target.schedule_for(c, algorithm),
                                                stage=child.stage.value.data)
                 new = sched.schedule_to_ir(schedule)

@@ -61,10 +61,28 @@ def test_report_files_and_sections(demo_run):
 def test_candidate_table_and_why(demo_run):
     run, index = demo_run
     text = index.read_text()
-    assert '<tr class="chosen"><td>direct (ran)</td><td class="num">0.457200</td>' in text
-    assert why_chosen(run.collectives[0]) == ("`auto` takes the least time predicted: `direct` "
+    assert '<tr class="chosen"><td>direct (ran)</td><td class="num">0.457200</td><td>predicted</td>' in text
+    assert why_chosen(run.collectives[0]) == ("`auto` takes the least predicted time: `direct` "
                                               "at 0.457200 ms; next best `bruck` is predicted "
                                               "1.52× as long.")
+    assert "| direct | 0.457200 | predicted | predicted |" in (index.parent / "report.md").read_text()
+    assert "auto chose per statement: fewer than two statements have a choice" in text
+
+
+def test_each_candidate_figure_says_predicted_or_simulated(demo_run, tmp_path):
+    # issue 29: simulated figures were shown in a "predicted" column.
+    run, _ = demo_run
+    result = copy.copy(run.result)
+    (c,) = result.collectives
+    figures = [{"algorithm": "direct", "time_s": 0.4572e-3, "figure": "simulated", "source": "simulated"},
+               {"algorithm": "pairwise", "time_s": 0.3e-3, "figure": "predicted", "source": "predicted"}]
+    result.collectives = [dataclasses.replace(c, candidates=figures)]
+    text = write_report(result, tmp_path / "labels").read_text()
+    assert "<th>time auto ranked (ms)</th><th>predicted or simulated</th>" in text
+    assert '<td>direct (ran)</td><td class="num">0.457200</td><td>simulated</td>' in text
+    assert "<td>pairwise</td><td class=\"num\">0.300000</td><td>predicted</td>" in text
+    assert why_chosen(result.collectives[0]).startswith("`direct` was requested (--algorithm); `auto` "
+                                                        "would take `pairwise`, predicted 0.300000 ms.")
 
 
 def test_api_results_have_the_json_fields(demo_run):
@@ -129,7 +147,7 @@ def test_no_candidates_means_no_chart_and_says_so(demo_run, tmp_path):
     text = index.read_text()
     assert not (tmp_path / "none" / "candidates-0.svg").exists()
     assert "The target listed no candidates." in text
-    assert "No candidates chart: no candidate has a predicted time." in text
+    assert "No candidates chart: no candidate has a time." in text
 
 
 def test_a_statement_lists_its_runs_within_a_budget(tmp_path):

@@ -51,7 +51,9 @@ def test_auto_is_within_five_percent_of_the_best_forced(case, target, source, be
 def test_candidates_say_which_times_were_simulated():
     compiled = compile_program(alltoall_program(64, 2048), target="iwarp:8x8")
     sources = {c.algorithm: c.source for c in compiled.candidates[0]}
-    assert sources["phased"] == "predicted"  # the n^3/8 phases' closed form (within 2%)
+    # phased's closed form follows (within 2%), but auto ranks like against like (issue 29)
+    assert sources["phased"].startswith("simulated: ranked with candidates whose closed form does "
+                                        "not follow the simulator (")
     assert sources["store-forward"].startswith("simulated: the closed form does not follow the "
                                                "simulator (each hop's messages wait for memory")
     assert all(sources[a].startswith("simulated") for a in
