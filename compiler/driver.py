@@ -13,7 +13,7 @@ from pathlib import Path
 from xdsl.dialects.builtin import ModuleOp
 
 from phalanx.compiler.ir.build import module_from_program
-from phalanx.compiler.ir.conversion.lower_coll_to_sched import LowerCollToSched
+from phalanx.compiler.ir.conversion.lower_coll_to_sched import LowerCollToSched, parse_algorithm_option
 from phalanx.compiler.ir.dialects import coll, make_context
 from phalanx.compiler.ir.dialects.sched import ScheduleOp, plan_from_module
 from phalanx.compiler.ir.transforms.recognize_collectives import RecognizeCollectives, collective_from_op
@@ -99,6 +99,7 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
     called once the program is checked and its target resolved, before communication sets
     and schedules are worked out (the expensive part): `phalanx run` refuses there a program
     too big to simulate (runtime/limits.py)."""
+    parse_algorithm_option(algorithm)  # a bad --algorithm is refused before any work
     module = load(source_or_path, file, parser)
     program = check(module)
     check_cost_model(cost)
