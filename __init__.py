@@ -1,6 +1,25 @@
-"""Phalanx: an HPF-style language and compiler for collective communication."""
+"""Phalanx: an HPF-style language and compiler for collective communication.
+
+The public API (runtime/api.py): `phalanx.compile(program, target)` gives a `Program`, whose
+`.run()` gives a `Run`; `phalanx.sweep(target, collective, sizes)` gives a `Sweep`. Errors in a
+program or its options raise `PhalanxError` (a `UsageError` for a bad option, file or size).
+They load on first use, so that `import phalanx` stays light.
+"""
+
+from __future__ import annotations
+
+from typing import Any
 
 __version__ = "0.1.0"
+
+# Each public name and the module it lives in (loaded on first use).
+_LAZY = {"compile": "phalanx.runtime.api", "sweep": "phalanx.runtime.api",
+         "Program": "phalanx.runtime.api", "Run": "phalanx.runtime.api",
+         "Sweep": "phalanx.runtime.api", "PhalanxError": "phalanx.grammar.diagnostics",
+         "UsageError": "phalanx.grammar.diagnostics"}
+
+__all__ = ["compile", "sweep", "Program", "Run", "Sweep", "PhalanxError", "UsageError",
+           "register_all", "__version__"]
 
 
 def register_all() -> None:
@@ -17,11 +36,15 @@ def register_all() -> None:
     register_simulate_cost_model()
 
 
-def __getattr__(name: str):
-    """`phalanx.compile(...)` and `phalanx.sweep(...)` for notebooks, loaded on first use
-    so that `import phalanx` stays light."""
-    if name in ("compile", "sweep"):
-        from phalanx.runtime import api
+def __getattr__(name: str) -> Any:
+    """The public names of `_LAZY`, imported on first use."""
+    if name in _LAZY:
+        import importlib
 
-        return getattr(api, name)
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'phalanx' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public API (`__all__`), as `dir(phalanx)` and tab completion show it."""
+    return sorted(__all__)

@@ -132,7 +132,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from phalanx.compiler.pipelines import terminal_notes
     from phalanx.runtime.limits import check_program_fits, run_notes, run_options
     from phalanx.runtime.progress import progress_console, status
-    from phalanx.runtime.report import summary_lines, write_report
+    from phalanx.runtime.report import prepare, summary_lines, write_report
     from phalanx.runtime.simulate import simulate
 
     _seed(args.seed)
@@ -147,6 +147,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         return run_backend(compile_program(args.program, args.target,
                                            _algorithm_option(args.algorithm), parser=args.parser,
                                            cost=_cost_model(args)), args)
+    if args.report:
+        prepare(args.report)  # a path that cannot be written is refused before the run
     console = progress_console(args.quiet)
     with status(f"compiling {args.program}", console):
         compiled = compile_program(args.program, args.target, _algorithm_option(args.algorithm),
@@ -184,10 +186,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from phalanx.runtime.progress import progress_console
+    from phalanx.runtime.report import prepare
     from phalanx.runtime.sweep import Variation, parse_fractions, parse_sizes
     from phalanx.runtime.sweep_report import run_sweep, write_sweep_report
 
     _seed(args.seed)
+    if args.report:
+        prepare(args.report)  # a path that cannot be written is refused before the sweep
     if args.samples < 1:
         raise usage_error(f"--samples {args.samples} must be at least 1",
                           "Fig. 9 of the iWarp paper averages 16 matrices: --samples 16")

@@ -111,6 +111,7 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
     called once the program is checked and its target resolved, before communication sets
     and schedules are worked out (the expensive part): `phalanx run` refuses there a program
     too big to simulate (runtime/limits.py)."""
+    parse_algorithm_option(algorithm)  # a bad --algorithm is refused before any work
     module = load(source_or_path, file, parser)
     program = check(module)
     check_cost_model(cost)

@@ -119,4 +119,6 @@ def kind_label(kind: str, sizes: list[int]) -> str:
     if not sizes:
         return kind
     low, high = min(sizes), max(sizes)
+    if len(sizes) == 1:
+        return f"{kind} in 1 group of {low}"
     return f"{kind} in {len(sizes)} groups of {low if low == high else f'{low}-{high}'}"

@@ -28,7 +28,7 @@ import numpy as np
 
 from phalanx.compiler.algorithms import direct_partner
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import Phase, Schedule, Transfer
+from phalanx.compiler.schedule import Phase, Schedule, Transfer, piece_origin
 from phalanx.grammar.diagnostics import usage_error
 
 COMBINED = 1  # Transfer.message id: all blocks of a step to one partner travel as one message
@@ -188,28 +188,38 @@ def _moves(n: int, parts: tuple[int, ...]) -> tuple[tuple[str, int, np.ndarray],
     return tuple(out)
 
 
-def multiphase_phases(coll: Collective, parts: tuple[int, ...]) -> tuple[Phase, ...]:
+def multiphase_phases(coll: Collective, parts: tuple[int, ...], pieces: int = 1) -> tuple[Phase, ...]:
     """The phases of the multiphase exchange of `coll` (P = 2^sum(parts)) for `parts`: the
-    cached structure with the collective's block sizes, empty blocks left out."""
-    m = coll.matrix
+    cached structure with the collective's block sizes, empty blocks left out. In `pieces`
+    rounds, round r moving bytes [m r / pieces, m (r + 1) / pieces) of every block of m bytes
+    (compiler/schedule.py `piece_origin`); each round opens with the exchange's barrier."""
+    m, n = coll.matrix, coll.nprocs
     phases = []
-    for sync, message, rows in _moves(coll.nprocs, parts):
-        sizes = m[rows[:, 2], rows[:, 3]]
-        keep = sizes > 0
-        phases.append(Phase.of([Transfer(s, d, b, o, f, message) for (s, d, o, f), b in
-                                zip(rows[keep].tolist(), sizes[keep].tolist())], sync))
+    for r in range(pieces):
+        start = m * r // pieces
+        size = m * (r + 1) // pieces - start
+        for sync, message, rows in _moves(n, parts):
+            o, f = rows[:, 2], rows[:, 3]
+            sizes = size[o, f]
+            origins = o if pieces == 1 else piece_origin(o, start[o, f], n)
+            keep = sizes > 0
+            phases.append(Phase.of([Transfer(s, d, b, origin, final, message)
+                                    for (s, d), b, origin, final in
+                                    zip(rows[keep, :2].tolist(), sizes[keep].tolist(),
+                                        origins[keep].tolist(), f[keep].tolist())], sync))
     return tuple(phases)
 
 
-def multiphase_schedule(coll: Collective, algorithm: str) -> Schedule:
-    """The schedule of `algorithm` (standard, direct or multiphase:...) for `coll`."""
+def multiphase_schedule(coll: Collective, algorithm: str, pieces: int = 1) -> Schedule:
+    """The schedule of `algorithm` (standard, direct or multiphase:...) for `coll`, every block
+    cut into `pieces` (multiphase_phases)."""
     d = log2_exact(coll.nprocs)
     if d is None:
         raise usage_error(f"'{algorithm}' needs a power-of-two number of processors, "
                           f"not {coll.nprocs}", "use algorithm direct, or 2^d processors")
     parts = parse_partition(algorithm, d)
     return Schedule(coll.index, coll.kind, algorithm_name(parts), coll.nprocs,
-                    multiphase_phases(coll, parts), coll.src, coll.dst, coll.line)
+                    multiphase_phases(coll, parts, pieces), coll.src, coll.dst, coll.line)
 
 
 def shuffle_blocks(parts: tuple[int, ...]) -> int:
@@ -248,3 +258,15 @@ def phase_receive_bytes(parts: tuple[int, ...], block_bytes: float) -> list[floa
     """Bytes each node receives in each phase: what it must post receive buffers for."""
     d = sum(parts)
     return [((1 << w) - 1) * block_bytes * (1 << (d - w)) for w in parts]
+
+
+def pieces_to_fit(parts: tuple[int, ...], block_bytes: int, limit_bytes: float) -> int | None:
+    """The fewest pieces every block must be cut into so that no phase of the partition posts
+    receives for more than `limit_bytes` (each piece's round opens with a barrier); None where
+    not even one-byte pieces fit. Receive bytes grow with the piece, whose largest is
+    ceil(block / pieces)."""
+    largest_piece = int(limit_bytes // max(phase_receive_bytes(parts, 1)))
+    if largest_piece < 1:
+        return None
+    return max(1, -(-block_bytes // largest_piece))
+

@@ -159,15 +159,20 @@ def recognize(index: int, byte_matrix: np.ndarray, src: str, dst: str, line: int
               strided: tuple[tuple[int, ...], ...] = ()) -> Collective:
     """The statement's collective. Where its byte matrix splits into two or more independent
     groups (connected components of who sends to whom) that are each the same known collective,
-    it is that collective in groups (a shift or a permutation stays what it is).
+    it is that collective in groups (a shift or a permutation stays what it is); so is a sparse
+    exchange among some of the processors that is a known collective on them (one group).
     `element_bytes`: a reduction's partials are blocks of such elements (Collective)."""
     n = byte_matrix.shape[0]
     rows = tuple(tuple(int(x) for x in row) for row in byte_matrix)
     kind = classify(byte_matrix, op, src_mapping, dst_mapping, nreceivers)
     if kind not in ("cshift", "permutation", "alltoall", "alltoallv"):
         groups = connected_groups(byte_matrix)
+        # One group of fewer than all processors (the others hold nothing of the statement's)
+        # is that group's collective: a transpose that leaves the last processor without rows
+        # is an all-to-all among the others, not a sparse exchange.
+        among_holders = kind == "sparse" and len(groups) == 1 and len(groups[0]) < n
         in_groups = group_kind(byte_matrix, groups, op, src_mapping, dst_mapping) \
-            if len(groups) > 1 else None
+            if len(groups) > 1 or among_holders else None
         if in_groups is not None:
             return Collective(index, in_groups, n, rows, src, dst, line, None, tuple(groups),
                               _element_bytes(in_groups, element_bytes), strided)

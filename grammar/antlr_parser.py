@@ -19,7 +19,7 @@ from phalanx.grammar import ast
 from phalanx.grammar._antlr.PhalanxLexer import PhalanxLexer
 from phalanx.grammar._antlr.PhalanxParser import PhalanxParser
 from phalanx.grammar._antlr.PhalanxVisitor import PhalanxVisitor
-from phalanx.grammar.diagnostics import SourceLoc, error_at
+from phalanx.grammar.diagnostics import SourceLoc, error_at, syntax_message
 
 P = PhalanxParser
 KEYWORD_TYPES = {P.literalNames[t].strip("'"): t for t in range(P.TARGET, P.AT + 1)}
@@ -45,7 +45,8 @@ def parse(source: str, file: str = "<input>") -> ast.Module:
         tree = parser.program()
     except _SyntaxFailure as failure:
         loc = SourceLoc(file, failure.line, failure.col)
-        raise error_at(loc, failure.message, source, failure.hint) from None
+        message, hint = syntax_message(source, failure.line, failure.col, failure.message, failure.hint)
+        raise error_at(loc, message, source, hint) from None
     return ast.Module(file, source, _AstBuilder(file).visit(tree))
 
 

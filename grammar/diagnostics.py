@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -73,3 +74,22 @@ def error_at(loc: SourceLoc | None, message: str, source: str | None = None,
 
 def usage_error(message: str, hint: str | None = None) -> UsageError:
     return UsageError(Diagnostic(message, None, None, hint))
+
+
+# `cost` and a number at the end of the text before a syntax error: the unit is what is missing
+# (the grammar's only number followed by a name is a compute statement's cost).
+_COST_NUMBER = re.compile(r"(?<![A-Za-z0-9_])cost\s+([0-9][0-9.eE+-]*)\s*$")
+
+
+def syntax_message(source: str, line: int, col: int, message: str,
+                   hint: str | None) -> tuple[str, str | None]:
+    """The message and hint of a syntax error at `line`:`col` (1-based), both front ends alike:
+    their own, except where a compute statement's cost has no unit (`cost 5`), which says so."""
+    lines = source.splitlines()
+    found = _COST_NUMBER.search(lines[line - 1][:col - 1]) if 1 <= line <= len(lines) else None
+    if found is None:
+        return message, hint
+    number = found.group(1)
+    return (f"syntax error: the cost {number} has no time unit",
+            f"write a unit after the number: s, ms, us or cycles (e.g. cost {number} ms)")
+

@@ -9,7 +9,7 @@ import lark
 from lark import Token, Transformer, v_args
 
 from phalanx.grammar import ast
-from phalanx.grammar.diagnostics import PhalanxError, SourceLoc, error_at, usage_error
+from phalanx.grammar.diagnostics import PhalanxError, SourceLoc, error_at, syntax_message, usage_error
 
 GRAMMAR_PATH = Path(__file__).with_name("phalanx.lark")
 
@@ -74,6 +74,7 @@ def _syntax_error(exc: lark.exceptions.UnexpectedInput, source: str, file: str) 
     if expected:
         names = [TOKEN_NAMES.get(e) or _keyword_name(e) for e in expected]
         hint = "expected " + ", ".join(dict.fromkeys(names))
+    message, hint = syntax_message(source, line, col, message, hint)
     return error_at(loc, message, source, hint)
 
 

@@ -17,7 +17,7 @@ from phalanx.runtime.dot import schedule_to_dot
 from phalanx.runtime.html import escape, ms
 from phalanx.runtime.plots import sweep_bandwidth_svg
 from phalanx.runtime.report import write_report
-from phalanx.runtime.simulate import CollectiveResult, RunResult, simulate
+from phalanx.runtime.simulate import CollectiveResult, RunResult, efficiency_text, simulate
 from phalanx.runtime.sweep import parse_sizes
 from phalanx.runtime.sweep_report import run_sweep, write_sweep_report
 
@@ -46,7 +46,7 @@ class Run:
 
     def _repr_html_(self) -> str:
         rows = [[str(c.line), escape(c.kind), escape(c.algorithm), str(c.phases), ms(c.time_s),
-                 ms(c.lower_bound_s), f"{c.efficiency:.3f}", f"{c.aggregate_bandwidth_Bps / 1e6:.1f}",
+                 ms(c.lower_bound_s), efficiency_text(c.efficiency), f"{c.aggregate_bandwidth_Bps / 1e6:.1f}",
                  html.verdict(c.verified)] for c in self.collectives]
         return (f"<div><b>{escape(self.program)}</b> on <code>{escape(self.target['spec'])}</code>: "
                 f"total {ms(self.total_time_s)} ms, {html.verdict(self.verified)}"

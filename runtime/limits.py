@@ -99,22 +99,27 @@ def estimate(compiled: Compiled) -> Estimate:
     return Estimate(int(events), memory, n_messages)
 
 
-def memory_floor(program: CheckedProgram) -> int:
+def memory_floor(program: CheckedProgram, cap_bytes: int | None = None) -> int:
     """A lower bound of `estimate(...).memory_bytes` from the checked program alone: the
     biggest statement's arrays and, for an assignment, one transfer per block that crosses
     the network (every schedule moves each such block at least once, and a collective's
     bookkeeping lives until its last node leaves). Each distinct statement is worked out
     once: the runs of a repeat share it. Reductions count their arrays only (a tree combines
-    partials, so their blocks bound nothing)."""
+    partials, so their blocks bound nothing). A statement whose arrays alone pass `cap_bytes`
+    counts its arrays only: working out its blocks would take memory in proportion to the
+    extents (a 1-D array of 10^12 elements), and the floor is past the cap anyway."""
     biggest: dict[int, int] = {}
     for stmt in program.communications():
         if id(stmt) in biggest:
             continue
         crossing = 0
-        if isinstance(stmt, AssignStmt):
+        arrays_bytes = _data_bytes([stmt])
+        if cap_bytes is not None and arrays_bytes > cap_bytes:
+            biggest[id(stmt)] = arrays_bytes
+        elif isinstance(stmt, AssignStmt):
             matrix = CommSet(stmt).byte_matrix
             crossing = int(np.count_nonzero(matrix) - np.count_nonzero(np.diag(matrix)))
-        biggest[id(stmt)] = _data_bytes([stmt]) + BYTES_PER_TRANSFER * crossing
+        biggest.setdefault(id(stmt), arrays_bytes + BYTES_PER_TRANSFER * crossing)
     return max(biggest.values(), default=0)
 
 
@@ -142,8 +147,8 @@ REFUSAL_HINT = ("make the arrays or the machine smaller (or repeat fewer times),
 def check_program_fits(program: CheckedProgram, spec: str, force: bool = False) -> int:
     """The memory floor; a UsageError when even the floor would not fit (unless `force`).
     Called before compiling the communication (compile_program's `checked` hook)."""
-    floor = memory_floor(program)
     budget = int(MEMORY_SHARE * physical_memory_bytes())
+    floor = memory_floor(program, None if force else budget)
     if floor > budget and not force:
         raise usage_error(f"{program.file} on {spec} is too big to simulate here: it needs at least "
                           f"{_gib(floor)} of memory for the arrays and blocks of its biggest "

@@ -13,7 +13,7 @@ from typing import Any
 
 from phalanx.compiler.choice import BY_PROGRAM, ProgramChoice
 from phalanx.compiler.schedule import ComputeStep
-from phalanx.grammar.diagnostics import Diagnostic, PhalanxError
+from phalanx.grammar.diagnostics import Diagnostic, PhalanxError, usage_error
 from phalanx.runtime import html
 from phalanx.runtime.dot import DotLimits, drawn_schedules, schedule_to_dot, summary_note
 from phalanx.runtime.gantt import gantt_svg, link_gantt_svg
@@ -21,7 +21,7 @@ from phalanx.runtime.html import Picture, escape, ms
 from phalanx.runtime.phase_matrix import phase_matrix_svg
 from phalanx.runtime.plots import candidates_svg
 from phalanx.runtime.routes import drawable, link_load_svg, routes_svg
-from phalanx.runtime.simulate import CollectiveResult, RunResult
+from phalanx.runtime.simulate import CollectiveResult, RunResult, efficiency_note, efficiency_text
 from phalanx.runtime.utilisation import utilisation_svg
 
 
@@ -43,9 +43,14 @@ class StatementRuns:
         return self.total_s / len(self.runs)
 
     @property
-    def efficiency(self) -> float:
-        """Summed lower bounds over summed own durations (1.0 when nothing took time)."""
-        return sum(c.lower_bound_s for c in self.runs) / self.total_s if self.total_s > 0 else 1.0
+    def efficiency(self) -> float | None:
+        """Summed lower bounds over summed own durations of the runs that move data (1.0 when
+        they took no time); None when no run moves anything between nodes."""
+        moving = [c for c in self.runs if c.efficiency is not None]
+        if not moving:
+            return None
+        total_s = sum(c.time_s for c in moving)
+        return sum(c.lower_bound_s for c in moving) / total_s if total_s > 0 else 1.0
 
     @property
     def phases(self) -> str:
@@ -91,20 +96,20 @@ def summary_lines(collectives: list[CollectiveResult], verbose: bool = False) ->
             where = ("" if c.start_s is None or c.end_s is None else
                      f", from {c.start_s * 1e3:.6f} to {c.end_s * 1e3:.6f} ms")
             out.append(f"  {run_identity(c)}: {c.label} by {c.algorithm}, {c.phases} phases, "
-                       f"{c.time_s * 1e3:.6f} ms, efficiency {c.efficiency:.3f} "
-                       f"(bound: {c.lower_bound_binds}){where}")
+                       f"{c.time_s * 1e3:.6f} ms, "
+                       f"{efficiency_note(c.efficiency, c.lower_bound_binds)}{where}")
             out += [f"    problem: {problem}" for problem in c.problems]
         return out
     for g in statement_runs(collectives):
         head = f"  line {g.line}: {g.kind} by {g.algorithm}, {g.phases}, "
         if len(g.runs) == 1:
-            out.append(head + f"{g.total_s * 1e3:.6f} ms, efficiency {g.efficiency:.3f} "
-                       f"(bound: {g.runs[0].lower_bound_binds})")
+            out.append(head + f"{g.total_s * 1e3:.6f} ms, "
+                       + efficiency_note(g.efficiency, g.runs[0].lower_bound_binds))
         else:
             which = f" ({g.which})" if g.which else ""
             out.append(head + f"{len(g.runs)} runs{which}: mean {g.mean_s * 1e3:.6f} ms, total "
-                       f"{g.total_s * 1e3:.6f} ms, efficiency {g.efficiency:.3f} "
-                       f"(bound: {g.runs[0].lower_bound_binds})")
+                       f"{g.total_s * 1e3:.6f} ms, "
+                       + efficiency_note(g.efficiency, g.runs[0].lower_bound_binds))
         out += [f"    problem ({run_identity(c)}): {problem}" if len(g.runs) > 1 else
                 f"    problem: {problem}" for c in g.runs for problem in c.problems]
     return out
@@ -152,7 +157,8 @@ def candidate_rows(c: CollectiveResult) -> list[dict[str, Any]]:
         basis = ran if ran is not None else cand["time_s"]
         rows.append({"algorithm": cand["algorithm"], "time_s": cand["time_s"], "figure": cand["figure"],
                      "ran_s": ran, "lower_bound_s": c.lower_bound_s,
-                     "efficiency": c.lower_bound_s / basis if basis > 0 else 1.0, "chosen": chosen})
+                     "efficiency": None if c.efficiency is None else
+                     c.lower_bound_s / basis if basis > 0 else 1.0, "chosen": chosen})
     return rows
 
 
@@ -210,7 +216,7 @@ def markdown(result: RunResult) -> str:
             continue
         out.append(f"| {c['line']} | {full.label} | {c['algorithm']} | {c['phases']} | "
                    f"{c['block_bytes']} | {c['time_s'] * 1e3:.6f} | {c['lower_bound_s'] * 1e3:.6f} | "
-                   f"{c['efficiency']:.3f} | {c['aggregate_bandwidth_Bps'] / 1e6:.1f} | "
+                   f"{efficiency_text(c['efficiency'])} | {c['aggregate_bandwidth_Bps'] / 1e6:.1f} | "
                    f"{'yes' if c['verified'] else 'NO'} | {_or_dash(c['stage'])} | "
                    f"{_or_dash(c['iteration'])} | {ms(c['start_s'])} | {ms(c['end_s'])} |")
     if omitted:
@@ -221,7 +227,7 @@ def markdown(result: RunResult) -> str:
             "| line | kind | algorithm | runs | which | mean (ms) | total (ms) | efficiency |",
             "|---|---|---|---|---|---|---|---|"]
     out += [f"| {g.line} | {g.kind} | {g.algorithm} | {len(g.runs)} | {g.which or '-'} | "
-            f"{g.mean_s * 1e3:.6f} | {g.total_s * 1e3:.6f} | {g.efficiency:.3f} |"
+            f"{g.mean_s * 1e3:.6f} | {g.total_s * 1e3:.6f} | {efficiency_text(g.efficiency)} |"
             for g in statement_runs(result.collectives)]
     for g in statement_runs(result.collectives):
         c = g.runs[0]
@@ -323,7 +329,7 @@ def _statements(result: RunResult) -> str:
     first = {id(c): i for i, c in reversed(list(enumerate(result.collectives)))}
     rows = [[f'<a href="#collective-{first[id(g.runs[0])]}">{g.line}</a>',
              escape(g.kind), escape(g.algorithm), str(len(g.runs)), escape(g.which or "-"),
-             ms(g.mean_s), ms(g.total_s), f"{g.efficiency:.3f}"]
+             ms(g.mean_s), ms(g.total_s), efficiency_text(g.efficiency)]
             for g in statement_runs(result.collectives)]
     return (html.table(["line", "kind", "algorithm", "runs", "which", "mean own time (ms)",
                         "total own time (ms)", "efficiency"], rows)
@@ -350,7 +356,7 @@ def _collective(i: int, c: CollectiveResult, pics: dict[str, Picture], cost_mode
                 runs: list[CollectiveResult], choice: ProgramChoice | None = None) -> str:
     """The article of a statement: its first run `c` in full, then a table of its `runs`."""
     stats = [[str(c.nprocs), str(c.block_bytes), str(c.total_bytes), str(c.phases), ms(c.time_s),
-              ms(c.lower_bound_s), f"{c.efficiency:.3f}", f"{c.aggregate_bandwidth_Bps / 1e6:.1f}",
+              ms(c.lower_bound_s), efficiency_text(c.efficiency), f"{c.aggregate_bandwidth_Bps / 1e6:.1f}",
               ms(c.start_s), ms(c.end_s), html.verdict(c.verified)]]
     rows = candidate_rows(c)
     chart = pics.get(f"candidates-picture-{i}")
@@ -359,7 +365,7 @@ def _collective(i: int, c: CollectiveResult, pics: dict[str, Picture], cost_mode
     else:
         chart_html = '<p class="note">No candidates chart: no candidate has a time.</p>'
     cand = [[escape(r["algorithm"]) + (" (ran)" if r["chosen"] else ""), ms(r["time_s"]), r["figure"],
-             ms(r["ran_s"]), ms(r["lower_bound_s"]), f"{r['efficiency']:.3f}"] for r in rows]
+             ms(r["ran_s"]), ms(r["lower_bound_s"]), efficiency_text(r["efficiency"])] for r in rows]
     problems = "".join(f"<li>{escape(p)}</li>" for p in c.problems)
     left_out = [[escape(x["algorithm"]), escape(x["reason"])] for x in c.left_out]
     return (f'<article id="collective-{i}"><h3>{escape(run_identity(c)).capitalize()}: '
@@ -424,12 +430,15 @@ def run_html(result: RunResult, pictures: list[Picture]) -> str:
 
 
 def prepare(directory: str | Path) -> Path:
+    """The report directory, created (with its parents) where missing; a usage error (exit 2)
+    where it cannot be: the path is the user's choice. `phalanx run` and `phalanx sweep` call
+    this before they simulate, so that a bad --report costs no run."""
     directory = Path(directory)
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise PhalanxError(Diagnostic(f"cannot create report directory '{directory}': {exc}",
-                                      hint="choose a writable path for --report")) from None
+        raise usage_error(f"cannot create report directory '{directory}': "
+                          f"{exc.strerror or exc}", "choose a writable path for --report") from None
     return directory
 
 

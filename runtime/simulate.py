@@ -27,6 +27,22 @@ from phalanx.runtime.faults import FaultSpec, FaultyNetwork
 from phalanx.runtime.interpreter import Execution, Interpreter
 from phalanx.runtime.network import Network
 
+# The bound of a statement that moves nothing between nodes (every target alike).
+NOTHING_MOVES = "nothing crosses the network"
+
+
+def efficiency_text(efficiency: float | None) -> str:
+    """An efficiency for a table: three decimals, or `-` where there is none (CollectiveResult)."""
+    return "-" if efficiency is None else f"{efficiency:.3f}"
+
+
+def efficiency_note(efficiency: float | None, binds: str) -> str:
+    """`efficiency 0.694 (bound: port bandwidth)`, or `no efficiency (nothing crosses the
+    network)` for a statement that moves nothing."""
+    if efficiency is None:
+        return f"no efficiency ({binds})"
+    return f"efficiency {efficiency:.3f} (bound: {binds})"
+
 
 @dataclass
 class CollectiveResult:
@@ -61,7 +77,12 @@ class CollectiveResult:
         return None if self.start_s is None or self.end_s is None else self.end_s - self.start_s
 
     @property
-    def efficiency(self) -> float:
+    def efficiency(self) -> float | None:
+        """Lower bound over own time; None for a statement that moves nothing between nodes:
+        its bound is 0 and its time only the target's overhead for local copies, so any number
+        (0 or 1) would misstate it, on every target alike."""
+        if self.total_bytes == 0:
+            return None
         return self.lower_bound_s / self.time_s if self.time_s > 0 else 1.0
 
     @property
@@ -135,7 +156,8 @@ def collective_result(compiled: Compiled, step: Schedule, time_s: float, problem
     and which bound binds (computed once), the candidates and the algorithms left out."""
     i = step.collective
     coll = compiled.collectives[i]
-    bound_s, binds = compiled.target.binding_bound(coll)
+    bound_s, binds = (0.0, NOTHING_MOVES) if coll.total_bytes == 0 else \
+        compiled.target.binding_bound(coll)
     return CollectiveResult(
         line=coll.line, kind=coll.kind, nprocs=coll.nprocs, block_bytes=coll.block_bytes,
         total_bytes=coll.total_bytes, algorithm=step.algorithm, phases=len(step.phases),

@@ -225,3 +225,61 @@ def test_pipeline_json_has_distinct_stages_with_start_and_end(cli, tmp_path):
     assert len({(c["start_s"], c["end_s"]) for c in runs}) == 4
     text = cli("run", _program(tmp_path, "pipe.phx", pipeline_source(0.5))).out.splitlines()
     assert len(text) == 2 and "4 runs (stages 0-3): mean " in text[1]
+
+
+def test_a_misspelled_kind_in_algorithm_is_a_usage_error(cli, examples):
+    result = cli("run", str(examples / "transpose.phx"), "--algorithm", "allgater=ring")
+    assert result.code == 2 and result.out == ""
+    assert result.err.splitlines()[0] == ("phalanx: error: unknown collective kind 'allgater' in "
+                                          "the algorithm choice 'allgater=ring'")
+    assert "hint: valid kinds: alltoall, alltoallv, broadcast, scatter, gather, allgather" in result.err
+
+
+def test_an_unwritable_report_directory_exits_2_before_the_run(cli, examples):
+    result = cli("run", str(examples / "transpose.phx"), "--report", "/proc/nope")
+    assert result.code == 2 and result.out == ""
+    assert result.err.splitlines()[0] == ("phalanx: error: cannot create report directory "
+                                          "'/proc/nope': No such file or directory")
+    assert "hint: choose a writable path for --report" in result.err
+    sweep = cli("sweep", "--target", "ideal:4", "--collective", "alltoall", "--sizes", "64",
+                "--report", "/proc/nope")
+    assert sweep.code == 2 and "cannot create report directory '/proc/nope'" in sweep.err
+
+
+@pytest.mark.parametrize("shape", ["1000000000000", "1000000, 1000000"])
+def test_a_1d_array_too_big_is_refused_as_the_2d_one_is(cli, tmp_path, shape):
+    dims = "BLOCK" if "," not in shape else "(BLOCK, *)"
+    other = "CYCLIC" if "," not in shape else "(*, BLOCK)"
+    prog = _program(tmp_path, "big.phx", f"target ideal:4\nprocessors P(4)\n"
+                    f"array A({shape}) of float64 distribute {dims} onto P\n"
+                    f"array B({shape}) of float64 distribute {other} onto P\nB = A\n")
+    result = cli("run", prog)
+    assert result.code == 2 and result.out == ""
+    first = result.err.splitlines()[0]
+    assert first.startswith(f"phalanx: error: {prog} on ideal:4 is too big to simulate here: it "
+                            "needs at least 46566.1 GiB of memory"), first
+    assert "out of memory" not in result.err
+
+
+@pytest.mark.parametrize("parser", ["lark", "antlr"])
+def test_a_cost_without_a_unit_says_so(cli, tmp_path, parser):
+    prog = _program(tmp_path, "cost.phx", 'target ideal:4\nprocessors P(4)\ncompute "x" on P cost 5\n')
+    result = cli("compile", prog, "--parser", parser)
+    assert result.code == 1 and result.out == ""
+    lines = result.err.splitlines()
+    assert lines[0] == f"{prog}:3:24: error: syntax error: the cost 5 has no time unit"
+    assert lines[2] == " " * 27 + "^"
+    assert lines[3] == "hint: write a unit after the number: s, ms, us or cycles (e.g. cost 5 ms)"
+
+
+@pytest.mark.parametrize("target", ["ideal:4", "iwarp:2x2", "paragon:2x2"])
+def test_an_all_local_statement_has_no_efficiency_on_any_target(cli, tmp_path, target):
+    prog = _program(tmp_path, "local.phx", "processors P(4)\n"
+                    "array A(64) of float64 distribute BLOCK onto P\n"
+                    "array B(64) of float64 distribute BLOCK onto P\nB = A\n")
+    result = cli("run", prog, "--target", target)
+    assert result.code == 0, result.err
+    assert result.out.splitlines()[1].endswith("ms, no efficiency (nothing crosses the network)")
+    (c,) = cli("run", prog, "--target", target, "--json").json()["collectives"]
+    assert (c["efficiency"], c["lower_bound_s"], c["lower_bound_binds"], c["total_bytes"]) == \
+        (None, 0.0, "nothing crosses the network", 0)

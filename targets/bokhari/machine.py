@@ -12,11 +12,13 @@ so `auto` picks among those, per message size. The simulator runs the schedule o
 machine's real network (network.py), so the report shows prediction and contention side
 by side.
 
-The Paragon's receive-buffer limit (Sec. 5, Fig. 12) is checked in `generate`: the bytes a
-node must post receives for between two barriers are known when the schedule is built,
-so an impossible schedule is refused at compile time with the node, the bytes and the
-limit (a usage error: the algorithm choice is the user's), and `auto` skips it. A
-run-time failure would only say the same thing later and less clearly.
+The Paragon's receive-buffer limit (Sec. 5, Fig. 12): the bytes a node must post receives
+for between two barriers are known when the schedule is built. Where an exchange's blocks
+do not fit whole (`fits`), `generate` cuts every block into the fewest pieces that do
+(hypercube.pieces_to_fit) and runs the exchange once per piece, each round behind a barrier,
+as a pipelined statement would; the cost model times the rounds alike. `generate` still
+proves every schedule within the limit, and only where not even one-byte pieces fit is an
+algorithm refused (a usage error naming the node, the bytes and the limit; `auto` skips it).
 """
 
 from __future__ import annotations
@@ -98,9 +100,10 @@ class BokhariTarget(Target):
             hypercube.parse_partition(algorithm, d)
         except PhalanxError:
             return f"its partition is not one of d = {d} for the collective's {coll.nprocs} processors"
-        if coll.block_bytes is not None and not self.fits(coll, algorithm):
+        if self.pieces(coll, algorithm) is None:
             return ("a node would post receives for more bytes at once than its receive-buffer "
-                    f"limit of {int(self.params.recv_buffer_bytes)} bytes (seed 003 Sec. 5)")
+                    f"limit of {int(self.params.recv_buffer_bytes)} bytes even with one-byte "
+                    "pieces (seed 003 Sec. 5)")
         return None
 
     def candidates(self, coll: Collective) -> list[tuple[str, str | None]]:
@@ -133,9 +136,21 @@ class BokhariTarget(Target):
                                   "processors", "the hypercube family needs an all-to-all on 2^d "
                                   "processors; use algorithm direct")
             return self.library.schedule(coll, algorithm, self.spec)
-        schedule = hypercube.multiphase_schedule(coll, algorithm)
-        self.check_receive_buffers(schedule)
+        pieces = self.pieces(coll, algorithm)
+        if pieces is None:
+            raise usage_error(f"{algorithm} on {self.spec} cannot stay within the receive buffers: "
+                              f"{self.unmet(coll, algorithm)}", self._fitting_hint(coll))
+        schedule = hypercube.multiphase_schedule(coll, algorithm, pieces)
+        self.check_receive_buffers(schedule)  # the proof that the pieces fit
         return schedule
+
+    def _fitting_hint(self, coll: Collective) -> str:
+        """The members of the family that fit the receive buffers (in pieces), if any."""
+        d = hypercube.log2_exact(coll.nprocs)
+        fitting = [a for a in hypercube.family(d) if self.pieces(coll, a) is not None] if d else []
+        if not fitting:
+            return "raise recv_buffer_bytes in the target spec, or use fewer processors"
+        return f"use {' or '.join(fitting[:2])}, which fit in pieces, or algorithm auto"
 
     def check_receive_buffers(self, schedule: Schedule) -> None:
         """Refuse a schedule that posts more receive bytes at once than a node can buffer.
@@ -160,11 +175,22 @@ class BokhariTarget(Target):
                 f"{schedule.algorithm} on {self.spec} needs node {node} to post receives for "
                 f"{worst[node]} bytes at once, more than its receive-buffer limit of "
                 f"{int(limit)} bytes (seed 003 Sec. 5: 255 receives of 1728 bytes)",
-                "use a partition with smaller parts (e.g. multiphase:4,4 or standard), smaller "
-                "messages, or algorithm auto")
+                "use algorithm auto, which cuts blocks into pieces that fit")
+
+    def pieces(self, coll: Collective, algorithm: str) -> int | None:
+        """Into how many pieces `generate` cuts every block of an exchange of the family so that
+        it stays within the receive buffers: 1 where it fits whole (or the machine has no limit,
+        or the collective is not the family's), None where not even one-byte pieces fit."""
+        limit = getattr(self.params, "recv_buffer_bytes", 0.0)
+        d = hypercube.log2_exact(coll.nprocs)
+        if not limit or d is None or coll.kind != "alltoall" or not self._family_kind(coll):
+            return 1
+        parts = hypercube.parse_partition(algorithm, d)
+        return hypercube.pieces_to_fit(parts, coll.block_bytes or 0, limit)
 
     def fits(self, coll: Collective, algorithm: str) -> bool:
-        """Whether `algorithm` stays within the receive buffers (cheap for uniform blocks)."""
+        """Whether `algorithm` stays within the receive buffers with its blocks whole (Fig. 12:
+        the largest block the seed's direct exchange ran with; cheap for uniform blocks)."""
         limit = getattr(self.params, "recv_buffer_bytes", 0.0)
         d = hypercube.log2_exact(coll.nprocs)
         if not limit or d is None or coll.kind != "alltoall":
@@ -180,8 +206,11 @@ class BokhariTarget(Target):
                                            and not self._by_family(coll, algorithm)):
             return self.library.predict_s(self.schedule_for(coll, algorithm), coll.element_bytes)
         if self._family_kind(coll) and d is not None and block is not None:
+            # In k pieces the exchange runs k times on blocks of block / k bytes (the time is
+            # affine in the block, so this is the sum over pieces of sizes within a byte).
             parts = hypercube.parse_partition(algorithm, d)
-            return hypercube.multiphase_time_s(parts, block, self.cost(coll.nprocs))
+            pieces = self.pieces(coll, algorithm) or 1
+            return pieces * hypercube.multiphase_time_s(parts, block / pieces, self.cost(coll.nprocs))
         p, m = self.params, coll.network_matrix
         busiest = int(max(m.sum(axis=1).max(), m.sum(axis=0).max())) if m.size else 0
         return (direct_steps(m) * p.startup_us + p.us_per_byte * busiest) * 1e-6
@@ -216,11 +245,13 @@ class BokhariTarget(Target):
         by_formula = cost == "target" and self.closed_form_gap(coll, "direct") is None
         names = [hypercube.algorithm_name(p) for p in hypercube.partitions(d)
                  if hypercube.is_equipartition(p) or not by_formula]
-        feasible = [a for a in names if self.fits(coll, a)]
+        feasible = [a for a in names if self.pieces(coll, a) is not None]
         feasible += [a for a in self.library_exchanges(coll.kind) if self.unmet(coll, a) is None]
         if not feasible:
-            raise usage_error(f"no exchange fits the receive buffers of {self.spec} for "
-                              f"{coll.block_bytes}-byte blocks", "use smaller messages")
+            raise usage_error(f"no exchange fits the receive buffers of {self.spec} "
+                              f"({int(self.params.recv_buffer_bytes)} bytes), even in one-byte "
+                              "pieces", "raise recv_buffer_bytes in the target spec, or use "
+                              "fewer processors")
         return min(feasible, key=lambda a: (self.predict(coll, a, cost), feasible.index(a)))
 
     def lower_bound_s(self, coll: Collective) -> float:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from phalanx.compiler.schedule import Schedule, Transfer
+from phalanx.compiler.target import AS_PATTERN
 from phalanx.runtime.engine import Engine, Event, Pool, Resource
 from phalanx.runtime.fastpath import FastPhase, FastPlan
 from phalanx.runtime.network import FailedLink, Layout, Network
@@ -246,7 +247,9 @@ def fast_plan(network: WormholeNetwork, schedule: Schedule) -> FastPlan | None:
     """The phased schedule as runtime/fastpath.py's plan, with Fig. 5's empty messages for every
     construction message whose block is empty; None for any other schedule."""
     torus, p = network.torus, network.params
-    if schedule.algorithm not in ("phased", "phased-global") or \
+    # `sparse:phased` is `phased` on a collective in groups' whole pattern (compiler/target.py).
+    algorithm = schedule.algorithm.removeprefix(AS_PATTERN)
+    if algorithm not in ("phased", "phased-global") or \
             schedule.nprocs != torus.nnodes or torus.rows != torus.cols or torus.cols % 8:
         return None
     table = phased_torus_phases(torus.cols)
@@ -263,7 +266,7 @@ def fast_plan(network: WormholeNetwork, schedule: Schedule) -> FastPlan | None:
                 return None  # not the construction's message: no proof of contention-freedom
             nbytes[j] += t.nbytes
         phases.append(FastPhase(construction[:, 0], construction[:, 1], nbytes, links[k], True))
-    barrier = network.barrier_time_s(torus.nnodes) if schedule.algorithm == "phased-global" else None
+    barrier = network.barrier_time_s(torus.nnodes) if algorithm == "phased-global" else None
     return FastPlan(torus.nnodes, torus.nlinks, phases, p.overhead_s + p.phase_software_s, p.hop_s,
                     lambda b: b / p.link_Bps, lambda b: 2 * b / (p.memory_streams * p.link_Bps),
                     barrier)

@@ -1,11 +1,15 @@
-"""Recognition of alltoall vs sparse from the byte matrix."""
+"""Recognition of the collective from the byte matrix: alltoall vs sparse, one holder's
+broadcast, an all-to-all among the processors that hold data."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from conftest import HEADER, compile_text
+from phalanx.compiler.groups import label
 from phalanx.compiler.recognize import classify, recognize
+from phalanx.runtime.simulate import simulate
 
 
 def test_transpose_is_alltoall():
@@ -35,3 +39,47 @@ def test_classify_edge_cases():
     assert classify(np.array([[0, 3, 0], [0, 0, 0], [0, 0, 0]])) == "permutation"
     assert classify(np.array([[0, 3, 1], [0, 0, 0], [0, 1, 0]])) == "sparse"
     assert recognize(2, np.array([[1, 2], [2, 1]]), "A", "B", 9).index == 2
+
+
+def one_holder(target: str, src_mapping: str) -> str:
+    """`x(1)` on 64 processors (in BLOCKs: only processor 0 holds it; or on P(0)), replicated."""
+    return (f"target {target}\nprocessors P(64)\narray x(1) of float64 {src_mapping}\n"
+            "array y(1) of float64 replicated onto P\ny = x\n")
+
+
+def test_one_holder_to_everyone_is_a_broadcast_from_the_holder():
+    c = compile_text(one_holder("ideal:64", "distribute BLOCK onto P")).collectives[0]
+    assert (c.kind, c.root, c.groups) == ("broadcast", 0, ())
+    # Two holders are still an allgather.
+    two = ("target ideal:64\nprocessors P(64)\narray x(2) of float64 distribute CYCLIC onto P\n"
+           "array y(2) of float64 replicated onto P\ny = x\n")
+    assert compile_text(two).collectives[0].kind == "allgather"
+
+
+@pytest.mark.parametrize("target", ["ideal:64", "paragon:8x8", "torus:8x8"])
+def test_the_one_holder_broadcast_runs_as_fast_as_one_declared_on_its_owner(target):
+    """No cliff: within 1.2x of the same data declared on P(0) (issue 29); both verified."""
+    times = []
+    for mapping in ("distribute BLOCK onto P", "on P(0)"):
+        (c,) = simulate(compile_text(one_holder(target, mapping))).collectives
+        assert c.kind == "broadcast" and c.verified
+        times.append(c.time_s)
+    assert times[0] <= 1.2 * times[1]
+
+
+def test_an_all_to_all_among_the_holders_is_an_all_to_all_in_one_group():
+    # 6 rows in BLOCKs of 2 over 4 processors: processor 3 holds no row and no column.
+    source = ("target ideal:4\nprocessors P(4)\n"
+              "array A(6, 6) of complex128 distribute (BLOCK, *) onto P\n"
+              "array B(6, 6) of complex128 distribute (*, BLOCK) onto P\nB = A\n")
+    compiled = compile_text(source)
+    (c,) = compiled.collectives
+    assert (c.kind, c.groups, c.block_bytes) == ("alltoall", ((0, 1, 2),), 64)
+    assert label(c) == "alltoall in 1 group of 3"
+    assert compiled.schedules[0].algorithm == "direct"  # the all-to-all's, not `sparse:direct`
+    # The all-to-all among the holders is one uneven exchange where the last holds less.
+    uneven = compile_text(source.replace("6, 6", "5, 5")).collectives[0]
+    assert (uneven.kind, uneven.groups) == ("alltoallv", ((0, 1, 2),))
+    # Missing pairs among the holders leave it sparse.
+    assert recognize(0, np.array([[1, 2, 0, 0], [2, 1, 2, 0], [0, 2, 1, 0], [0, 0, 0, 0]]),
+                     "A", "B", 1).kind == "sparse"

@@ -234,7 +234,8 @@ def test_a_statement_that_moves_nothing_takes_no_own_time():
     result = simulate(compile_text(rooted(8, "everywhere = root\nsame = spread\n")))
     nothing = result.collectives[1]
     assert nothing.total_bytes == 0 and nothing.elapsed_s > 0  # it waited for the broadcast
-    assert nothing.time_s == 0.0 and nothing.efficiency == 1.0
+    assert nothing.time_s == 0.0 and nothing.efficiency is None  # no bound to measure against
+    assert nothing.lower_bound_binds == "nothing crosses the network"
 
 
 def test_first_statement_own_time_is_its_time_in_the_program(examples):

@@ -73,9 +73,13 @@ def recognize_statement(index: int, stmt) -> Collective:
     # destination: recognized from its byte matrix like a copy.
     op = "copy" if stmt.reduces else stmt.op
     src_mapping, dst_mapping = stmt.src.mapping, stmt.dst.mapping
-    roots = spread_roots(cset) if stmt.op == SPREAD else None
+    one_holder = stmt.op in ("copy", "transpose") and (src_mapping, dst_mapping) == (
+        "distributed", "replicated")
+    roots = spread_roots(cset) if stmt.op == SPREAD or one_holder else None
     if roots is not None:
-        # Read per group: one owner of the section, a copy of it on every member.
+        # Read per group: one owner of the section, a copy of it on every member. A replicated
+        # copy of a distributed array that only one processor holds (`x(1)` in BLOCKs onto 64)
+        # is that holder's broadcast, not an allgather.
         src_mapping, dst_mapping = "single", "replicated"
         root = roots[0] if len(roots) == 1 else None
     return recognize(index, cset.byte_matrix, stmt.src.name, stmt.dst.name, stmt.loc.line,

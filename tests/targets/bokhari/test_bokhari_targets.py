@@ -5,11 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from phalanx.compiler import hypercube
+from phalanx.compiler.driver import compile_program
 from phalanx.compiler.recognize import recognize
 from phalanx.compiler.schedule import Transfer
 from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import UsageError
 from phalanx.runtime.engine import Engine
+from phalanx.runtime.simulate import simulate
 from phalanx.targets.bokhari import network
 
 
@@ -148,20 +151,43 @@ def test_sp2_alternative_routes():
     assert [net.paths(5, 40).index(p) for p, _ in first + second] == [0, 1, 2, 3]
 
 
-def test_receive_buffer_limit_of_the_paragon():
+def test_receive_buffer_limit_of_the_paragon_cuts_blocks_into_pieces():
     target = resolve("paragon:16x16")
-    target.generate(alltoall(256, 1728), "direct")  # 255 receives of 1728 bytes fit (Sec. 5)
-    with pytest.raises(UsageError) as info:
-        target.generate(alltoall(256, 1729), "direct")
-    d = info.value.diagnostic
-    assert "direct on paragon:16x16 needs node 0 to post receives for 440895 bytes" in d.message
-    assert "more than its receive-buffer limit of 440640 bytes" in d.message
-    assert "smaller parts" in d.hint
-    big = alltoall(256, 3000)
-    assert target.predict_time_s(big, "direct") < target.predict_time_s(big, "multiphase:2,2,2,2")
-    chosen = target.choose(big)  # auto never picks what cannot run
-    assert chosen not in ("direct", "multiphase:4,4") and target.fits(big, chosen)
+    whole = target.generate(alltoall(256, 1728), "direct")  # 255 receives of 1728 bytes fit (Sec. 5)
+    assert target.fits(alltoall(256, 1728), "direct") and len(whole.phases) == 256
+    # One byte more and the 255 receives do not fit whole: the blocks go in two pieces of 865
+    # and 864 bytes, the exchange once per piece, each round opening with its barrier.
+    big = alltoall(256, 1729)
+    assert not target.fits(big, "direct") and target.pieces(big, "direct") == 2
+    cut = target.generate(big, "direct")  # generate proves it within the limit
+    assert len(cut.phases) == 512 and [p.sync for p in cut.phases].count("barrier") == 2
+    sizes = sorted({t.nbytes for p in cut.phases for t in p.sends if t.src != t.dst})
+    assert sizes == [864, 865]
+    assert target.predict_time_s(big, "direct") == pytest.approx(
+        2 * hypercube.multiphase_time_s((8,), 1729 / 2, target.cost(256)))
+    chosen = target.choose(alltoall(256, 3000))  # auto never picks what cannot run
+    assert target.pieces(alltoall(256, 3000), chosen) is not None
     assert resolve("sp2:256").fits(alltoall(256, 4096), "direct")  # only the Paragon has it
+
+
+def test_only_where_not_even_one_byte_pieces_fit_is_an_exchange_refused():
+    # paragon:4x4 direct {4} posts 15 receives at once, {2,2} 12 and standard 8 a phase.
+    target = resolve("paragon:4x4,recv_buffer_bytes=10")
+    coll = alltoall(16, 8)
+    assert target.pieces(coll, "direct") is None and target.pieces(coll, "standard") == 8
+    assert "even with one-byte pieces" in target.unmet(coll, "direct")
+    assert target.choose(coll) == "standard"
+    with pytest.raises(UsageError) as info:
+        target.generate(coll, "direct")
+    d = info.value.diagnostic
+    assert d.message == ("direct on paragon:4x4 cannot stay within the receive buffers: a node would "
+                         "post receives for more bytes at once than its receive-buffer limit of 10 "
+                         "bytes even with one-byte pieces (seed 003 Sec. 5)")
+    assert d.hint == "use standard, which fit in pieces, or algorithm auto"  # the one that fits
+    with pytest.raises(UsageError) as info:
+        resolve("paragon:4x4,recv_buffer_bytes=7").choose(coll)
+    assert "no exchange fits the receive buffers of paragon:4x4 (7 bytes), even in one-byte " \
+        "pieces" in info.value.diagnostic.message
 
 
 def test_auto_picks_equipartitions_by_message_size():
@@ -217,3 +243,21 @@ def test_sp2_routes_spread_evenly_over_every_stage():
     for alternative in range(4):
         down = link_loads("sp2:64,up_route=0", alternative)[("down", 1)]
         assert len(down) == 64 and sum(load > 0 for load in down) == 16
+
+
+def test_a_transpose_past_the_receive_buffers_runs_in_pieces_and_verifies():
+    """The 64 MiB transpose on paragon:8x8 of issue 29, scaled down: 256-byte blocks on 4x4
+    with a 1000-byte receive pool. Direct {4} posts 15 blocks at once, so it runs in 4 pieces
+    of 64 bytes; every schedule the compiler makes stays within the pool, and the data arrive."""
+    source = ("processors P(16)\narray A(64, 64) of complex128 distribute (BLOCK, *) onto P\n"
+              "array B(64, 64) of complex128 distribute (*, BLOCK) onto P\nB = A\n")
+    spec = "paragon:4x4,recv_buffer_bytes=1000"
+    for algorithm in ("auto", "direct"):
+        compiled = compile_program(source, spec, algorithm)
+        (c,) = compiled.collectives
+        (schedule,) = compiled.schedules
+        assert c.block_bytes == 256 and not compiled.target.fits(c, schedule.algorithm)
+        compiled.target.check_receive_buffers(schedule)
+        run = simulate(compiled)
+        assert run.verified, run.collectives[0].problems
+    assert (schedule.algorithm, len(schedule.phases)) == ("direct", 4 * 16)
