@@ -281,9 +281,10 @@ def simulate(compiled: Compiled, seed: int = 0, *, fast: bool = True, limits: Ru
     started = time.perf_counter()
     rng = np.random.default_rng(seed)
     sources: dict = {}
+    shared: dict = {}  # per statement, what its runs share (runtime/data.py StatementFacts)
     runs = compiled.plan.runs()  # the collective of each run
     data = Payloads(lambda r: build_data(compiled.communications[runs[r]], rng, sources,
-                                         compiled.collectives[runs[r]].kind),
+                                         compiled.collectives[runs[r]].kind, shared),
                     range(len(runs)))
     execution, network = run_plan(compiled.target, compiled.plan, data, seed, fast=fast,
                                   limits=limits, faults=faults)
