@@ -36,12 +36,13 @@ class Run:
         self.verified: bool = data["verified"]
         self.collectives: list[CollectiveResult] = result.collectives
 
-    def to_json(self) -> dict[str, Any]:
-        return self.result.to_json()
+    def to_json(self, each_run: bool = False) -> dict[str, Any]:
+        """The `run --json` object; `each_run` lists every run of a repeated statement."""
+        return self.result.to_json(each_run)
 
-    def report(self, directory: str | Path) -> Path:
+    def report(self, directory: str | Path, each_run: bool = False) -> Path:
         """Write the HTML report; returns the path of index.html."""
-        return write_report(self.result, directory)
+        return write_report(self.result, directory, each_run)
 
     def _repr_html_(self) -> str:
         rows = [[str(c.line), escape(c.kind), escape(c.algorithm), str(c.phases), ms(c.time_s),
