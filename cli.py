@@ -81,7 +81,7 @@ def _emit(compiled: Compiled, what: str, mpi: str = "OpenMPI") -> str:
     if what == "mlir":
         return print_generic(compiled.stages["sched"])
     if what == "dot":
-        return schedule_to_dot(compiled.schedules, compiled.program.file)
+        return schedule_to_dot(compiled.plan.run_schedules(), compiled.program.file)
     return json.dumps(compile_json(compiled), indent=2) + "\n"
 
 

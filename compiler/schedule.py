@@ -215,9 +215,13 @@ class Plan:
     def run_count(self) -> int:
         return sum(schedule_runs(s) for s in self.steps)
 
+    def run_schedules(self) -> list[Schedule]:
+        """The schedule of each run, by run index (a repeat's once per iteration)."""
+        return _schedules(tuple(_unroll(self.steps)))
+
     def runs(self) -> list[int]:
         """The collective of each run, by run index."""
-        return [s.collective for s in _schedules(tuple(_unroll(self.steps)))]
+        return [s.collective for s in self.run_schedules()]
 
     @property
     def repeats(self) -> bool:

@@ -74,7 +74,7 @@ class Program:
 
     def dot(self) -> str:
         """The schedules as Graphviz text (summarised on big machines)."""
-        return schedule_to_dot(self.compiled.schedules, self.compiled.program.file)
+        return schedule_to_dot(self.compiled.plan.run_schedules(), self.compiled.program.file)
 
     def run(self, seed: int = 0) -> Run:
         return Run(simulate(self.compiled, seed))
