@@ -231,6 +231,7 @@ class StatementFacts:
     blocks: list[tuple[int, int]]
     content: Callable | None
     layout: BlockLayout
+    block_indexes: dict = field(default_factory=dict)  # AssignmentData._block_index, filled as used
 
     @staticmethod
     def of(stmt: AssignStmt) -> StatementFacts:
@@ -284,6 +285,7 @@ class AssignmentData:
     # A reduction along dims recognized as a reduce or allreduce: partials bound for one
     # destination travel combined (as TimingData and the cost models count them).
     combines: bool = False
+    block_indexes: dict = field(default_factory=dict, repr=False)  # shared by a statement's runs
 
     @classmethod
     def build(cls, stmt: AssignStmt, rng: np.random.Generator,
@@ -313,30 +315,38 @@ class AssignmentData:
         return cls(stmt, facts.commset, src_local, [np.zeros(r.shape, dtype=r.dtype) for r in ref],
                    [w.copy() for w in facts.writes], ref, facts.expected,
                    BlockStore(facts.commset.nprocs, facts.blocks, facts.content), facts.layout,
-                   combines=combines)
+                   combines=combines, block_indexes=facts.block_indexes)
 
-    def _src_block(self, origin: int, section: tuple[np.ndarray, ...]) -> np.ndarray:
+    def _block_index(self, origin: int, final: int) -> tuple[tuple, tuple[int, ...], tuple]:
+        """Block (origin, final)'s index into the origin's source array, its shape in
+        destination layout and its index into the final's destination array; worked out once
+        per statement (StatementFacts.block_indexes): the runs of a repeat share them."""
+        hit = self.block_indexes.get((origin, final))
+        if hit is None:
+            section = self.commset.section_arrays(origin, final)
+            stmt = self.stmt
+            src_idx: list = [None] * len(stmt.src.shape)
+            for d, ix in enumerate(section):
+                if stmt.perm[d] >= 0:
+                    src_idx[stmt.perm[d]] = self.layout.converted("src", d, ix)
+            for c in stmt.collapsed:
+                src_idx[c] = self.layout.collapsed_local(origin, c)
+            hit = self.block_indexes[(origin, final)] = (
+                _index(src_idx), tuple(len(ix) for ix in section),
+                _index([self.layout.converted("dst", d, ix) for d, ix in enumerate(section)]))
+        return hit
+
+    def _src_block(self, origin: int, final: int) -> np.ndarray:
         """The block in destination layout: the origin's elements (source dim perm[d] read
         by destination dim d), combined along reduced dims, copied along spread ones."""
-        stmt = self.stmt
-        src_idx: list = [None] * len(stmt.src.shape)
-        for d, ix in enumerate(section):
-            if stmt.perm[d] >= 0:
-                src_idx[stmt.perm[d]] = self.layout.converted("src", d, ix)
-        for c in stmt.collapsed:
-            src_idx[c] = self.layout.collapsed_local(origin, c)
-        block = self.src_local[origin][_index(src_idx)]
-        return to_destination_layout(stmt, block, tuple(len(ix) for ix in section))
-
-    def _dst_section_index(self, section: tuple[np.ndarray, ...]) -> tuple:
-        return _index([self.layout.converted("dst", d, ix) for d, ix in enumerate(section)])
+        src_index, shape, _ = self._block_index(origin, final)
+        return to_destination_layout(self.stmt, self.src_local[origin][src_index], shape)
 
     def pack(self, origin: int, final: int) -> np.ndarray:
-        block = self._src_block(origin, self.commset.section_arrays(origin, final))
-        return np.ascontiguousarray(block)
+        return np.ascontiguousarray(self._src_block(origin, final))
 
     def _dst_index(self, origin: int, final: int):
-        return self._dst_section_index(self.commset.section_arrays(origin, final))
+        return self._block_index(origin, final)[2]
 
     def take(self, t: Transfer) -> np.ndarray:
         return self.store.take(t, self.pack)
@@ -354,10 +364,9 @@ class AssignmentData:
             return False
         self.store.spend(t)
         self.arrived[(t.origin, t.final)] = self.arrived.get((t.origin, t.final), 0) + 1
-        section = self.commset.section_arrays(t.origin, t.final)
-        block = self._src_block(t.origin, section)
+        block = self._src_block(t.origin, t.final)
         check_size(t, block)
-        self._store(t.final, self._dst_section_index(section), block)
+        self._store(t.final, self._dst_index(t.origin, t.final), block)
         return True
 
     def _store(self, node: int, index, block: np.ndarray) -> None:

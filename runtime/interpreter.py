@@ -131,6 +131,19 @@ class Inbox(Event):
         return None if first is None else f"node {first[2]}"
 
 
+@dataclass(frozen=True, slots=True)
+class SendFacts:
+    """One network message of a schedule: its bytes on the wire, the bytes its ends gather and
+    scatter, the combining operations at its receiver and its span label."""
+
+    message: Transfer
+    nbytes: int
+    gather: int
+    scatter: int
+    operations: int
+    label: str
+
+
 class ScheduleIndex:
     """What the runs of one schedule share: per phase each node's sends and receives, the
     inbox a transfer is due in and the barrier sets, each built once when first needed."""
@@ -141,6 +154,8 @@ class ScheduleIndex:
         self._by_node: list[tuple[dict, dict]] | None = None
         self._due: dict[tuple, tuple[int, int]] | None = None
         self._messages: dict[tuple[int, int], list[tuple[Transfer, ...]]] = {}  # (phase, node)
+        self._names: dict[int, str] = {}  # id of a message's group -> its process name
+        self._sends: dict[int, SendFacts] = {}  # id of a message's group -> what its runs share
         self.where: list[str] = [f"phase {k} of the {schedule.kind} at line {schedule.line}"
                                   for k in range(len(schedule.phases))]
 
@@ -171,6 +186,26 @@ class ScheduleIndex:
         if key not in self._messages:
             self._messages[key] = messages(self.by_node()[k][0].get(node, []))
         return self._messages[key]
+
+    def name(self, node: int, group: tuple[Transfer, ...]) -> str:
+        """The process name of `node`'s send of `group`."""
+        key = id(group)  # groups live in self._messages, so their ids are not reused
+        if key not in self._names:
+            self._names[key] = f"node {node} send {_blocks(group)} to {group[0].dst}"
+        return self._names[key]
+
+    def send_facts(self, group: tuple[Transfer, ...], data) -> SendFacts:
+        """What every run of the message `group` shares (its payloads' sizes and layout are the
+        statement's, not the run's)."""
+        facts = self._sends.get(id(group))
+        if facts is None:
+            first, nbytes = group[0], data.wire_bytes(group)
+            gather, scatter = data.strided_bytes(group)
+            facts = self._sends[id(group)] = SendFacts(
+                first if nbytes == first.nbytes else first._replace(nbytes=nbytes), nbytes,
+                gather, scatter, data.combine_operations(group),
+                f"{_blocks(group)} to {first.dst}, {nbytes} B")
+        return facts
 
     def due(self) -> dict[tuple, tuple[int, int]]:
         """The inbox (node, phase) in which each transfer is received."""
@@ -324,8 +359,8 @@ class Interpreter:
             start = self.engine.now
             where = shared.where[k]
             recvs = index[k][1]
-            waits = [self.engine.process(self._send(run, flight, group, where), f"node {node} send "
-                                         f"{_blocks(group)} to {group[0].dst}")
+            waits = [self.engine.process(self._send(run, flight, group, where),
+                                         shared.name(node, group))
                      for group in shared.messages(k, node)]
             if node in recvs:
                 waits.append(self._inbox(flight, node, k, recvs[node]))
@@ -385,9 +420,9 @@ class Interpreter:
         # A block going from its origin straight to its destination moves on arrival, array to
         # array (data.move_direct), unless a faulty network must see (and may spoil) its bytes.
         payloads = [None if not sees_payloads and data.movable(t) else data.take(t) for t in group]
-        first, nbytes = group[0], data.wire_bytes(group)
-        message = first if nbytes == first.nbytes else first._replace(nbytes=nbytes)
-        gather, scatter = data.strided_bytes(group)
+        facts = flight.index.send_facts(group, data)
+        first, message, gather, scatter = group[0], facts.message, facts.gather, facts.scatter
+        nbytes = facts.nbytes
         if gather:  # the sender's code packs strided blocks into the message
             yield from self.network.pack(message, gather)
         if first.src == first.dst:
@@ -401,7 +436,7 @@ class Interpreter:
             kind = "send"
         if scatter:  # the receiver's code unpacks them into its strided array
             yield from self.network.unpack(message, scatter)
-        operations = data.combine_operations(group)
+        operations = facts.operations
         if operations:  # reduction partials: the receiver's processor merges them, one at a time
             arithmetic = self._arithmetic(first.dst)
             yield arithmetic.request()
@@ -413,8 +448,7 @@ class Interpreter:
             else:  # direct (or, if sent on meanwhile, take refuses it with the reason)
                 move(data, t)
             self._arrived(flight, t)
-        self._span(first.src, kind, start, self.engine.now,
-                   f"{_blocks(group)} to {first.dst}, {nbytes} B", first.dst)
+        self._span(first.src, kind, start, self.engine.now, facts.label, first.dst)
 
     def _arithmetic(self, node: int) -> Resource:
         """The node's processor as it combines reduction partials (one merge at a time)."""
