@@ -37,7 +37,8 @@ from phalanx.grammar.diagnostics import usage_error
 from phalanx.runtime.backends.platforms import UNGATED, Platform, platform_for
 from phalanx.runtime.data import ScheduleError, build_data
 from phalanx.runtime.fastpath import move_data
-from phalanx.runtime.interpreter import Execution, Span, StepTiming, messages
+from phalanx.runtime.interpreter import Execution, Span, StepTiming
+from phalanx.runtime.schedule_index import messages
 from phalanx.runtime.simulate import CollectiveResult, RunResult, simulate
 
 SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's interpreter, the one python3-simgrid is built for
