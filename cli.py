@@ -82,7 +82,7 @@ def _emit(compiled: Compiled, what: str, mpi: str = "OpenMPI") -> str:
     if what == "mlir":
         return print_generic(compiled.stages["sched"])
     if what == "dot":
-        return schedule_to_dot(compiled.schedules, compiled.program.file)
+        return schedule_to_dot(compiled.plan.run_schedules(), compiled.program.file)
     return json.dumps(compile_json(compiled), indent=2) + "\n"
 
 
@@ -162,9 +162,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     index = None
     if args.report:
         with status(f"writing the report to {args.report}", console):
-            index = write_report(result, args.report)
+            index = write_report(result, args.report, args.each_run)
     if args.json:
-        print(json.dumps(result.to_json() | notes, indent=2))
+        print(json.dumps(result.to_json(args.each_run) | notes, indent=2))
     else:
         print(f"{compiled.program.file} on {compiled.target_spec}: total "
               f"{result.total_time_s * 1e3:.6f} ms, verified: {result.verified}")
@@ -292,6 +292,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--verbose", action="store_true",
                    help="one line per collective run (pipeline stage, repeat iteration, start and "
                    "end) instead of one per statement")
+    p.add_argument("--each-run", action="store_true",
+                   help="list every run of a repeated statement in --json and --report (default: "
+                   "one summary per statement: count, min/mean/max own time, first and last start)")
     p.add_argument("--faults", metavar="SPEC", help="inject faults, e.g. 'link-fail=3:E;"
                    "error-rate=0.01;corrupt-rate=0.001;seed=1' (runtime/faults.py)")
     p.add_argument("--force", action="store_true",

@@ -23,13 +23,23 @@ from phalanx.compiler.semantics import (
     PipelineStmt,
     Processors,
     ReduceStmt,
+    RepeatStmt,
     Statement,
     Triplet,
 )
 from phalanx.grammar import ast
 from phalanx.grammar.diagnostics import SourceLoc, error_at
 
-MAX_REPEAT_STATEMENTS = 100_000  # unrolled statements; beyond this a program is a mistake
+MAX_STATEMENT_RUNS = 100_000_000  # statement runs of a program; beyond this it is a mistake
+MAX_PIPELINE_STATEMENTS = 100_000  # statements of a pipeline's body, its repeats unrolled
+
+
+def _unrolled(body: list[Statement]) -> list[Statement]:
+    """A body with its repeats written out (only a pipeline's body, which is split into stages)."""
+    out: list[Statement] = []
+    for s in body:
+        out += _unrolled(list(s.body)) * s.count if isinstance(s, RepeatStmt) else [s]
+    return out
 
 
 def _shape(shape: tuple[int, ...]) -> str:
@@ -81,7 +91,7 @@ class Checker:
         self.processors: dict[str, Processors] = {}
         self.arrays: dict[str, DistArray] = {}
         self.target: ast.TargetDecl | None = None
-        self.unrolled = 0
+        self.runs = 1  # how many times the statements being checked run (product of the repeats)
 
     def fail(self, loc: SourceLoc, message: str, hint: str | None = None):
         raise error_at(loc, message, self.module.source, hint)
@@ -440,7 +450,11 @@ class Checker:
         return ReduceStmt(dst, src, call.func, stmt.loc)
 
     def _Pipeline(self, stmt: ast.Pipeline) -> PipelineStmt:
-        body = self._block(stmt.body)
+        body = _unrolled(self._block(stmt.body))  # a pipeline splits its body's statements
+        if len(body) > MAX_PIPELINE_STATEMENTS:
+            self.fail(stmt.loc, f"the pipeline's body holds {len(body)} statements once its "
+                      f"repeats are unrolled, more than {MAX_PIPELINE_STATEMENTS}",
+                      "repeat fewer times inside the pipeline, or put the repeat around it")
         if stmt.stages < 1:
             self.fail(stmt.loc, "a pipeline needs at least 1 stage", "write e.g. pipeline stages=8")
         comms = [s for s in body if isinstance(s, AssignStmt)]
@@ -461,12 +475,15 @@ class Checker:
 
         return PipelineStmt(split_stages(body, stmt.stages), stmt.loc)
 
-    def _Repeat(self, stmt: ast.Repeat) -> list[Statement]:
+    def _Repeat(self, stmt: ast.Repeat) -> RepeatStmt:
         if stmt.count < 1:
-            self.fail(stmt.loc, "repeat needs a count of at least 1")
+            self.fail(stmt.loc, f"repeat needs a count of at least 1, got {stmt.count}",
+                      "write e.g. `repeat 10 { ... }`, or drop the repeat to run the body once")
+        outer = self.runs
+        self.runs *= stmt.count
+        if self.runs > MAX_STATEMENT_RUNS:
+            self.fail(stmt.loc, f"repeat runs its body {self.runs} times in all (nested repeats "
+                      f"multiply), more than {MAX_STATEMENT_RUNS}", "repeat fewer times")
         body = self._block(stmt.body)
-        self.unrolled += len(body) * stmt.count
-        if self.unrolled > MAX_REPEAT_STATEMENTS:
-            self.fail(stmt.loc, f"repeat unrolls to more than {MAX_REPEAT_STATEMENTS} statements",
-                      "repeat fewer times")
-        return body * stmt.count
+        self.runs = outer
+        return RepeatStmt(stmt.count, tuple(body), stmt.loc) if body else None

@@ -6,6 +6,7 @@ parse -> check -> dist IR -> recognize-collectives -> coll IR
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -180,3 +181,19 @@ def _choose_for_program(machine: Target, plan: Plan, collectives: list[Collectiv
 
 def chosen_algorithms(compiled: Compiled) -> list[str]:
     return [op.algorithm.data for op in compiled.stages["sched"].walk() if isinstance(op, ScheduleOp)]
+
+
+def unrolled(compiled: Compiled) -> Compiled:
+    """The program with its repeats written out: the plan flat (compiler/schedule.py
+    Plan.unrolled) and one collective per run, numbered by run index, sharing its statement's
+    facts. For the backends that run a flat plan (SimGrid, MPI, the native program's report);
+    the program itself unchanged when it has no repeat."""
+    if not compiled.plan.repeats:
+        return compiled
+    runs = compiled.plan.runs()
+    return dataclasses.replace(
+        compiled, plan=compiled.plan.unrolled(),
+        collectives=[dataclasses.replace(compiled.collectives[i], index=r) for r, i in enumerate(runs)],
+        communications=[compiled.communications[i] for i in runs],
+        candidates=[compiled.candidates[i] for i in runs],
+        left_out=[compiled.left_out[i] for i in runs] if compiled.left_out else [])

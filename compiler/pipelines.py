@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from phalanx.compiler.ir.conversion.lower_coll_to_sched import parse_algorithm_option
 from phalanx.compiler.ir.transforms.recognize_collectives import recognize_statement
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import ComputeStep, PipelineStep, Schedule
-from phalanx.compiler.semantics import AssignStmt, PipelineStmt
+from phalanx.compiler.schedule import ComputeStep, PipelineStep, RepeatStep, Schedule
+from phalanx.compiler.semantics import AssignStmt, PipelineStmt, flat_statements
 from phalanx.compiler.target import Target
 
 
@@ -106,13 +106,21 @@ def predict_pipeline(stmt: PipelineStmt, step: PipelineStep, collectives: list[C
                               None if None in unsplit else float(sum(compute_s) + sum(unsplit)))
 
 
+def _flat_steps(steps) -> list:
+    """The steps with every repeat's body in its place, once each."""
+    out: list = []
+    for step in steps:
+        out += _flat_steps(step.body) if isinstance(step, RepeatStep) else [step]
+    return out
+
+
 def predict_pipelines(statements, steps, collectives: list[Collective], machine: Target,
                       algorithm: str, cost: str) -> list[PipelinePrediction]:
     """One prediction per pipeline statement of the program, in order: the checked program's
     pipelines and the plan's pipeline steps correspond one to one, and the runs of a pipeline
-    in a `repeat` (the same statement, unrolled) share their prediction."""
-    stmts = [s for s in statements if isinstance(s, PipelineStmt)]
-    pipes = [s for s in steps if isinstance(s, PipelineStep)]
+    in a `repeat` (one statement, compiled once) share their prediction."""
+    stmts = [s for s in flat_statements(statements) if isinstance(s, PipelineStmt)]
+    pipes = [s for s in _flat_steps(steps) if isinstance(s, PipelineStep)]
     out, seen = [], set()
     for s, p in zip(stmts, pipes):
         if id(s) not in seen:

@@ -8,7 +8,9 @@ sends the transfers whose `src` is p and waits for those whose `dst` is p. The
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import NamedTuple
 
 SYNC_KINDS = ("local", "barrier")
@@ -145,18 +147,97 @@ class PipelineStep:
 
 
 @dataclass(frozen=True)
+class RepeatStep:
+    """`repeat N { ... }`: the body's steps run `count` times in order, from one compiled body
+    (each schedule in it is one collective, run `count` times)."""
+
+    count: int
+    body: tuple[Step, ...]
+    line: int = 0
+
+    @cached_property
+    def runs_per_iteration(self) -> int:
+        """Schedule runs in one iteration of the body."""
+        return sum(schedule_runs(s) for s in self.body)
+
+    def runs_on(self, node: int) -> bool:
+        return any(s.runs_on(node) for s in self.body)
+
+
+Step = ComputeStep | Schedule | PipelineStep | RepeatStep
+
+
+def schedule_runs(step: Step) -> int:
+    """How many times the step runs a schedule."""
+    if isinstance(step, Schedule):
+        return 1
+    if isinstance(step, PipelineStep):
+        return sum(isinstance(s, Schedule) for stage in step.stages for s in stage)
+    if isinstance(step, RepeatStep):
+        return step.count * step.runs_per_iteration
+    return 0
+
+
+def _schedules(steps: tuple[Step, ...]) -> list[Schedule]:
+    out: list[Schedule] = []
+    for step in steps:
+        if isinstance(step, PipelineStep):
+            out += [s for stage in step.stages for s in stage if isinstance(s, Schedule)]
+        elif isinstance(step, RepeatStep):
+            out += _schedules(step.body)
+        elif isinstance(step, Schedule):
+            out.append(step)
+    return out
+
+
+def _unroll(steps: tuple[Step, ...]) -> list[ComputeStep | Schedule | PipelineStep]:
+    out: list[ComputeStep | Schedule | PipelineStep] = []
+    for step in steps:
+        out += _unroll(step.body) * step.count if isinstance(step, RepeatStep) else [step]
+    return out
+
+
+@dataclass(frozen=True)
 class Plan:
-    """The executable form of a compiled program: compute steps and schedules in order."""
+    """The executable form of a compiled program: compute steps, schedules, pipelines and
+    repeats in order. A schedule is one collective (`collective`, its index in the program);
+    in a repeat it runs once per iteration. Each run has a run index: the runs numbered in
+    program order, as if the repeats were unrolled (a plan without repeats: the collective's)."""
 
     nprocs: int
-    steps: tuple[ComputeStep | Schedule | PipelineStep, ...] = field(default_factory=tuple)
+    steps: tuple[Step, ...] = field(default_factory=tuple)
 
     def schedules(self) -> list[Schedule]:
-        """Every schedule in order, pipeline stages included."""
-        out: list[Schedule] = []
-        for step in self.steps:
+        """Every schedule once, in order, pipeline stages and repeat bodies included."""
+        return _schedules(self.steps)
+
+    @cached_property
+    def run_count(self) -> int:
+        return sum(schedule_runs(s) for s in self.steps)
+
+    def run_schedules(self) -> list[Schedule]:
+        """The schedule of each run, by run index (a repeat's once per iteration)."""
+        return _schedules(tuple(_unroll(self.steps)))
+
+    def runs(self) -> list[int]:
+        """The collective of each run, by run index."""
+        return [s.collective for s in self.run_schedules()]
+
+    @property
+    def repeats(self) -> bool:
+        return any(isinstance(s, RepeatStep) for s in self.steps)
+
+    def unrolled(self) -> Plan:
+        """The plan with its repeats written out and each run's schedule renumbered to its run
+        index (one collective per run): for the backends that run a flat plan."""
+        run = iter(range(self.run_count))
+
+        def renumber(step):
+            if isinstance(step, Schedule):
+                return dataclasses.replace(step, collective=next(run))
             if isinstance(step, PipelineStep):
-                out += [s for stage in step.stages for s in stage if isinstance(s, Schedule)]
-            elif isinstance(step, Schedule):
-                out.append(step)
-        return out
+                return dataclasses.replace(step, stages=tuple(tuple(renumber(s) for s in stage)
+                                                              for stage in step.stages))
+            return step
+
+        return Plan(self.nprocs, tuple(renumber(s) for s in _unroll(self.steps)))

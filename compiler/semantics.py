@@ -1,8 +1,8 @@
 """Semantic checks: turn the AST into a checked program of processors, arrays and statements.
 
 Every error names its location in the source and says what to do about it. Pipelines
-are split into stages here (compiler/stages.py) and `repeat` bodies are unrolled, so
-later stages see a flat list of compute, assignment and reduction statements.
+are split into stages here (compiler/stages.py). A `repeat` stays a loop (RepeatStmt): its
+body's statements are checked, and later compiled, once each, however many times it runs.
 """
 
 from __future__ import annotations
@@ -233,8 +233,25 @@ class PipelineStmt:
     loc: SourceLoc
 
 
+@dataclass(frozen=True)
+class RepeatStmt:
+    """`repeat N { ... }`: the body runs `count` times in order; it is not unrolled."""
+
+    count: int
+    body: tuple[Statement, ...]
+    loc: SourceLoc
+
+
 Comm = AssignStmt | ReduceStmt
-Statement = ComputeStmt | AssignStmt | ReduceStmt | PipelineStmt
+Statement = ComputeStmt | AssignStmt | ReduceStmt | PipelineStmt | RepeatStmt
+
+
+def flat_statements(statements: tuple[Statement, ...]) -> list[Statement]:
+    """The statements with every repeat's body in its place, once each (not unrolled)."""
+    out: list[Statement] = []
+    for s in statements:
+        out += flat_statements(s.body) if isinstance(s, RepeatStmt) else [s]
+    return out
 
 
 @dataclass(frozen=True)
@@ -253,9 +270,10 @@ class CheckedProgram:
         return max((p.base + p.count for p in self.processors.values()), default=0)
 
     def communications(self) -> list[Comm]:
-        """Every communication statement in program order (pipeline stages included)."""
+        """Every communication statement in program order (pipeline stages included), the
+        statements of a repeat's body once each."""
         out: list[Comm] = []
-        for s in self.statements:
+        for s in flat_statements(self.statements):
             if isinstance(s, PipelineStmt):
                 out += [x for stage in s.stages for x in stage if not isinstance(x, ComputeStmt)]
             elif not isinstance(s, ComputeStmt):

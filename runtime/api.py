@@ -37,12 +37,13 @@ class Run:
         self.choice: dict[str, Any] = data["choice"]  # how auto chose (docs/targets.md)
         self.collectives: list[CollectiveResult] = result.collectives
 
-    def to_json(self) -> dict[str, Any]:
-        return self.result.to_json()
+    def to_json(self, each_run: bool = False) -> dict[str, Any]:
+        """The `run --json` object; `each_run` lists every run of a repeated statement."""
+        return self.result.to_json(each_run)
 
-    def report(self, directory: str | Path) -> Path:
+    def report(self, directory: str | Path, each_run: bool = False) -> Path:
         """Write the HTML report; returns the path of index.html."""
-        return write_report(self.result, directory)
+        return write_report(self.result, directory, each_run)
 
     def _repr_html_(self) -> str:
         rows = [[str(c.line), escape(c.kind), escape(c.algorithm), str(c.phases), ms(c.time_s),
@@ -74,7 +75,7 @@ class Program:
 
     def dot(self) -> str:
         """The schedules as Graphviz text (summarised on big machines)."""
-        return schedule_to_dot(self.compiled.schedules, self.compiled.program.file)
+        return schedule_to_dot(self.compiled.plan.run_schedules(), self.compiled.program.file)
 
     def run(self, seed: int = 0) -> Run:
         return Run(simulate(self.compiled, seed))

@@ -217,46 +217,32 @@ def _whole_source(origin: int, final: int) -> tuple:
 
 
 @dataclass
-class AssignmentData:
-    """Source and destination local arrays of one assignment, with write counts."""
+class StatementFacts:
+    """What an assignment's payloads need that does not depend on the values: its
+    communication set, each node's owned indices, the elements due, the initial write counts,
+    the blocks and their content classes, the layout (with its cached index conversions).
+    Built once per statement and shared by the runs of a repeat."""
 
-    stmt: AssignStmt
     commset: CommSet
-    src_local: list[np.ndarray]
-    dst_local: list[np.ndarray]
-    writes: list[np.ndarray]
-    reference: list[np.ndarray]
-    expected: list[np.ndarray]  # elements this statement (or stage) must write
-    store: BlockStore = field(repr=False)
-    layout: BlockLayout = field(repr=False)
-    arrived: dict[tuple[int, int], int] = field(default_factory=dict, repr=False)
-    # A reduction along dims recognized as a reduce or allreduce: partials bound for one
-    # destination travel combined (as TimingData and the cost models count them).
-    combines: bool = False
+    src_owned: list[tuple]
+    dst_owned: list[tuple]
+    expected: list[np.ndarray]
+    writes: list[np.ndarray]  # copied per run
+    blocks: list[tuple[int, int]]
+    content: Callable | None
+    layout: BlockLayout
+    block_indexes: dict = field(default_factory=dict)  # AssignmentData._block_index, filled as used
 
-    @classmethod
-    def build(cls, stmt: AssignStmt, rng: np.random.Generator,
-              sources: dict | None = None, combines: bool = False) -> AssignmentData:
-        """`sources` shares one global source array among a pipeline's stages (they move
-        windows of the same statement), instead of drawing it again per stage. `combines`:
-        the statement is a reduce or allreduce (of partial blocks)."""
+    @staticmethod
+    def of(stmt: AssignStmt) -> StatementFacts:
         commset = CommSet(stmt)
         n = commset.nprocs
-        key = (stmt.src.name, stmt.loc.line) if stmt.window is not None else None
-        if sources is not None and key in sources:
-            a = sources[key]
-        else:
-            a = random_global(stmt.src, rng, near_one=stmt.op == "prod")
-            if sources is not None and key is not None:
-                sources[key] = a
-        b, due = reference_result(stmt, a)
-        # Views where the owned indices are runs: the global arrays are only read.
-        src_local = [a[_index(owned_sections(stmt.src, p))] for p in range(n)]
+        due = reference_due(stmt)
         owned = [owned_sections(stmt.dst, q) for q in range(n)]
-        ref = [b[_index(ix)] for ix in owned]
+        dst_owned = [_index(ix) for ix in owned]
         expected = [_product_mask(due, ix) for ix in owned]
         count = np.uint16 if stmt.reduces and n >= 255 else _count_type(stmt.src, n)
-        writes = [np.zeros(r.shape, dtype=count) for r in ref]
+        writes = [np.zeros(e.shape, dtype=count) for e in expected]
         if stmt.op == "eoshift":
             # The boundary positions: due, but no source element reaches them; the owner writes
             # the boundary value 0 itself (its array starts zeroed), without communication.
@@ -277,32 +263,90 @@ class AssignmentData:
                 p < 0 and t.count > 1 for p, t in zip(stmt.perm, stmt.dst_triplets))):
             # (a reduction spread along a dim: each partial's copies for the group's members)
             content = commset.content
-        return cls(stmt, commset, src_local, [np.zeros(r.shape, dtype=r.dtype) for r in ref],
-                   writes, ref, expected, BlockStore(n, blocks, content), BlockLayout(stmt, commset),
-                   combines=combines)
+        return StatementFacts(commset, [_index(owned_sections(stmt.src, p)) for p in range(n)],
+                              dst_owned, expected, writes, blocks, content,
+                              BlockLayout(stmt, commset))
 
-    def _src_block(self, origin: int, section: tuple[np.ndarray, ...]) -> np.ndarray:
+
+@dataclass
+class AssignmentData:
+    """Source and destination local arrays of one assignment, with write counts."""
+
+    stmt: AssignStmt
+    commset: CommSet
+    src_local: list[np.ndarray]
+    dst_local: list[np.ndarray]
+    writes: list[np.ndarray]
+    reference: list[np.ndarray]
+    expected: list[np.ndarray]  # elements this statement (or stage) must write
+    store: BlockStore = field(repr=False)
+    layout: BlockLayout = field(repr=False)
+    arrived: dict[tuple[int, int], int] = field(default_factory=dict, repr=False)
+    # A reduction along dims recognized as a reduce or allreduce: partials bound for one
+    # destination travel combined (as TimingData and the cost models count them).
+    combines: bool = False
+    block_indexes: dict = field(default_factory=dict, repr=False)  # shared by a statement's runs
+
+    @classmethod
+    def build(cls, stmt: AssignStmt, rng: np.random.Generator,
+              sources: dict | None = None, combines: bool = False,
+              shared: dict | None = None) -> AssignmentData:
+        """`sources` shares one global source array among a pipeline's stages (they move
+        windows of the same statement), instead of drawing it again per stage. `combines`:
+        the statement is a reduce or allreduce (of partial blocks). `shared` keeps what does
+        not depend on the values (StatementFacts), by statement, for the next run of it (a
+        repeat's iterations): only the arrays are drawn, moved and checked again."""
+        facts = shared.get(id(stmt)) if shared is not None else None
+        if facts is None:
+            facts = StatementFacts.of(stmt)
+            if shared is not None:
+                shared[id(stmt)] = facts
+        key = (stmt.src.name, stmt.loc.line) if stmt.window is not None else None
+        if sources is not None and key in sources:
+            a = sources[key]
+        else:
+            a = random_global(stmt.src, rng, near_one=stmt.op == "prod")
+            if sources is not None and key is not None:
+                sources[key] = a
+        b, _ = reference_result(stmt, a)
+        # Views where the owned indices are runs: the global arrays are only read.
+        src_local = [a[ix] for ix in facts.src_owned]
+        ref = [b[ix] for ix in facts.dst_owned]
+        return cls(stmt, facts.commset, src_local, [np.zeros(r.shape, dtype=r.dtype) for r in ref],
+                   [w.copy() for w in facts.writes], ref, facts.expected,
+                   BlockStore(facts.commset.nprocs, facts.blocks, facts.content), facts.layout,
+                   combines=combines, block_indexes=facts.block_indexes)
+
+    def _block_index(self, origin: int, final: int) -> tuple[tuple, tuple[int, ...], tuple]:
+        """Block (origin, final)'s index into the origin's source array, its shape in
+        destination layout and its index into the final's destination array; worked out once
+        per statement (StatementFacts.block_indexes): the runs of a repeat share them."""
+        hit = self.block_indexes.get((origin, final))
+        if hit is None:
+            section = self.commset.section_arrays(origin, final)
+            stmt = self.stmt
+            src_idx: list = [None] * len(stmt.src.shape)
+            for d, ix in enumerate(section):
+                if stmt.perm[d] >= 0:
+                    src_idx[stmt.perm[d]] = self.layout.converted("src", d, ix)
+            for c in stmt.collapsed:
+                src_idx[c] = self.layout.collapsed_local(origin, c)
+            hit = self.block_indexes[(origin, final)] = (
+                _index(src_idx), tuple(len(ix) for ix in section),
+                _index([self.layout.converted("dst", d, ix) for d, ix in enumerate(section)]))
+        return hit
+
+    def _src_block(self, origin: int, final: int) -> np.ndarray:
         """The block in destination layout: the origin's elements (source dim perm[d] read
         by destination dim d), combined along reduced dims, copied along spread ones."""
-        stmt = self.stmt
-        src_idx: list = [None] * len(stmt.src.shape)
-        for d, ix in enumerate(section):
-            if stmt.perm[d] >= 0:
-                src_idx[stmt.perm[d]] = self.layout.converted("src", d, ix)
-        for c in stmt.collapsed:
-            src_idx[c] = self.layout.collapsed_local(origin, c)
-        block = self.src_local[origin][_index(src_idx)]
-        return to_destination_layout(stmt, block, tuple(len(ix) for ix in section))
-
-    def _dst_section_index(self, section: tuple[np.ndarray, ...]) -> tuple:
-        return _index([self.layout.converted("dst", d, ix) for d, ix in enumerate(section)])
+        src_index, shape, _ = self._block_index(origin, final)
+        return to_destination_layout(self.stmt, self.src_local[origin][src_index], shape)
 
     def pack(self, origin: int, final: int) -> np.ndarray:
-        block = self._src_block(origin, self.commset.section_arrays(origin, final))
-        return np.ascontiguousarray(block)
+        return np.ascontiguousarray(self._src_block(origin, final))
 
     def _dst_index(self, origin: int, final: int):
-        return self._dst_section_index(self.commset.section_arrays(origin, final))
+        return self._block_index(origin, final)[2]
 
     def take(self, t: Transfer) -> np.ndarray:
         return self.store.take(t, self.pack)
@@ -320,10 +364,9 @@ class AssignmentData:
             return False
         self.store.spend(t)
         self.arrived[(t.origin, t.final)] = self.arrived.get((t.origin, t.final), 0) + 1
-        section = self.commset.section_arrays(t.origin, t.final)
-        block = self._src_block(t.origin, section)
+        block = self._src_block(t.origin, t.final)
         check_size(t, block)
-        self._store(t.final, self._dst_section_index(section), block)
+        self._store(t.final, self._dst_index(t.origin, t.final), block)
         return True
 
     def _store(self, node: int, index, block: np.ndarray) -> None:
@@ -465,19 +508,26 @@ def reference_result(stmt: AssignStmt, a: np.ndarray) -> tuple[np.ndarray, list[
     for d, p in enumerate(stmt.perm):
         if p < 0:  # spread's new dim (or a scalar subscript of the destination): copies
             value = np.repeat(np.expand_dims(value, d), triplets[d].count, axis=d)
+    due = reference_due(stmt)
+    if not stmt.dst_section:
+        return value, due
+    b = np.zeros(stmt.dst.shape, dtype=a.dtype)
+    b[np.ix_(*(t.indices() for t in triplets))] = value
+    return b, due
+
+
+def reference_due(stmt: AssignStmt) -> list[np.ndarray]:
+    """Per destination dim, the mask of the indices the statement writes (its section, and
+    a pipeline stage's window along the cut dimension)."""
     due = []
-    for extent, t in zip(stmt.dst.shape, triplets):
+    for extent, t in zip(stmt.dst.shape, stmt.dst_triplets):
         due.append(np.zeros(extent, dtype=bool))
         due[-1][t.indices()] = True
     if stmt.window is not None:  # one pipeline stage: its indices along the cut dimension
         stage = np.zeros(stmt.dst.shape[stmt.window.dim], dtype=bool)
         stage[stmt.window.indices()] = True
         due[stmt.window.dim] &= stage
-    if not stmt.dst_section:
-        return value, due
-    b = np.zeros(stmt.dst.shape, dtype=a.dtype)
-    b[np.ix_(*(t.indices() for t in triplets))] = value
-    return b, due
+    return due
 
 
 def to_destination_layout(stmt: AssignStmt, block: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -586,11 +636,12 @@ class ReductionData:
 
 
 def build_data(stmt: AssignStmt | ReduceStmt, rng: np.random.Generator,
-               sources: dict | None = None, kind: str = "sparse"):
-    """The payloads of one statement, recognized as a collective of `kind`."""
+               sources: dict | None = None, kind: str = "sparse", shared: dict | None = None):
+    """The payloads of one statement, recognized as a collective of `kind`; `shared` keeps
+    an assignment's StatementFacts for its next run."""
     if isinstance(stmt, ReduceStmt):
         return ReductionData.build(stmt, rng)
-    return AssignmentData.build(stmt, rng, sources, combines=kind in REDUCTION_KINDS)
+    return AssignmentData.build(stmt, rng, sources, combines=kind in REDUCTION_KINDS, shared=shared)
 
 
 NEVER_STARTED = "never started: the run stopped before any node reached this collective"

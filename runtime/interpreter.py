@@ -12,6 +12,12 @@ engine limit returns a partial Execution that says why (`stopped`).
 What the interpreter keeps of a collective (its payloads, runtime/data.py Payloads, and its
 bookkeeping: inboxes, arrivals, barriers) lives from the first node's entry to the last
 node's exit, so that memory follows the collectives in flight, not the length of the run.
+
+A `repeat` (RepeatStep) runs its compiled body `count` times. Each run of a schedule is known
+by its run index (compiler/schedule.py Plan): payloads, timings and in-flight state are per
+run, while what depends on the schedule alone (each node's sends and receives per phase, the
+phase a transfer is due in, the barrier sets) is worked out once per schedule and shared by
+its runs.
 """
 
 from __future__ import annotations
@@ -20,11 +26,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from phalanx.compiler.schedule import ComputeStep, PipelineStep, Plan, Schedule, Transfer
+from phalanx.compiler.schedule import (
+    ComputeStep,
+    PipelineStep,
+    Plan,
+    RepeatStep,
+    Schedule,
+    Step,
+    Transfer,
+    schedule_runs,
+)
 from phalanx.runtime.data import Payloads, ScheduleError, move
 from phalanx.runtime.engine import Engine, Event, Resource, Stopped
 from phalanx.runtime.fastpath import FastPlan, move_data, run_fast
 from phalanx.runtime.network import Network
+from phalanx.runtime.schedule_index import ScheduleIndex
 
 MAX_SPANS = 100_000  # spans a run keeps (~150 B each); later ones are counted, not kept
 
@@ -57,35 +73,13 @@ class StepTiming:
 @dataclass
 class Execution:
     total_time_s: float
-    collectives: dict[int, StepTiming]  # by collective index
+    collectives: dict[int, StepTiming]  # by run index (the collective's index without repeats)
     spans: list[Span] = field(default_factory=list)
     events: int = 0
     fast_messages: int = 0  # messages run on the fast path (not counted in events)
     stopped: str | None = None  # why the run ended early (an engine limit), None if it finished
     spans_left_out: int = 0  # spans past the MAX_SPANS budget: not kept, so that memory does not
     # grow with the run's length; the kept ones are those that ended first (engine time order)
-
-
-def messages(sends: list[Transfer]) -> list[tuple[Transfer, ...]]:
-    """Group one node's sends of a phase into network messages (see Transfer.message)."""
-    groups: dict[tuple[int, int, int], list[Transfer]] = {}
-    out: list[tuple[Transfer, ...]] = []
-    for t in sends:
-        if t.message == 0:
-            out.append((t,))
-        else:
-            key = (t.src, t.dst, t.message)
-            if key not in groups:
-                groups[key] = []
-                out.append(groups[key])  # type: ignore[arg-type]
-            groups[key].append(t)
-    return [tuple(g) for g in out]
-
-
-def _blocks(group: tuple[Transfer, ...] | list[Transfer]) -> str:
-    if len(group) == 1:
-        return f"{group[0].origin}->{group[0].final}"
-    return f"{len(group)} blocks"
 
 
 class Inbox(Event):
@@ -117,50 +111,21 @@ class Inbox(Event):
 
 
 class InFlight:
-    """A collective while nodes are in it: who still has to leave, its fast plan (if the
-    network proves one) and the bookkeeping of its phases."""
+    """One run of a collective while nodes are in it: who still has to leave, its fast plan
+    (if the network proves one) and the bookkeeping of its phases."""
 
-    def __init__(self, schedule: Schedule, fast: FastPlan | None):
-        self.schedule = schedule
+    def __init__(self, index: ScheduleIndex, run: int, fast: FastPlan | None):
+        self.index = index
+        self.schedule = index.schedule
+        self.run = run
         self.fast = fast
         self.fast_events: dict[int, Event] = {}  # node -> its wait for the fast path
         self.fast_starts: dict[int, float] = {}
-        self.inside = schedule.nprocs  # nodes that have not left it yet
+        self.inside = self.schedule.nprocs  # nodes that have not left it yet
         self.inboxes: dict[tuple[int, int], Inbox] = {}  # (node, phase)
         self.arrived: set[tuple] = set()  # (origin, final, src, dst) of each transfer in
         # (phase, the first node of the barrier's set: sets are disjoint) -> (event, missing)
         self.barriers: dict[tuple[int, int], tuple[Event, set[int]]] = {}
-        self._barrier_of: dict[int, dict[int, tuple[int, ...]]] = {}  # phase -> node -> its set
-        self._by_node: list[tuple[dict, dict]] | None = None
-        self._due: dict[tuple, tuple[int, int]] | None = None
-
-    def barrier_of(self, k: int, node: int) -> tuple[int, ...] | None:
-        """The nodes phase k's barrier synchronises `node` with; None: it does not wait."""
-        if k not in self._barrier_of:
-            phase, nprocs = self.schedule.phases[k], self.schedule.nprocs
-            self._barrier_of[k] = {p: nodes for nodes in phase.barriers(nprocs) for p in nodes}
-        return self._barrier_of[k].get(node)
-
-    def by_node(self) -> list[tuple[dict, dict]]:
-        """Per phase, each node's sends and receives (built once per schedule, not per node)."""
-        if self._by_node is None:
-            self._by_node = []
-            for phase in self.schedule.phases:
-                sends: dict[int, list[Transfer]] = {}
-                recvs: dict[int, list[Transfer]] = {}
-                for t in phase.sends:
-                    sends.setdefault(t.src, []).append(t)
-                for t in phase.recvs:
-                    recvs.setdefault(t.dst, []).append(t)
-                self._by_node.append((sends, recvs))
-        return self._by_node
-
-    def due(self) -> dict[tuple, tuple[int, int]]:
-        """The inbox (node, phase) in which each transfer is received."""
-        if self._due is None:
-            self._due = {(t.origin, t.final, t.src, t.dst): (t.dst, k)
-                         for k, phase in enumerate(self.schedule.phases) for t in phase.recvs}
-        return self._due
 
 
 class Interpreter:
@@ -173,7 +138,8 @@ class Interpreter:
         self.live: dict[int, InFlight] = {}  # collectives some node is in
         self.fast_messages = 0
         self.arithmetic: dict[int, Resource] = {}
-        self.timings = {s.collective: StepTiming() for s in plan.schedules()}
+        self.timings = {run: StepTiming() for run in range(plan.run_count)}
+        self.indexes = {s.collective: ScheduleIndex(s) for s in plan.schedules()}
         self.spans: list[Span] = []
         self.spans_left_out = 0
         self._labels: dict[str, str] = {}  # one string per distinct label (repeats share them)
@@ -202,16 +168,23 @@ class Interpreter:
                                peer))
 
     def _node(self, node: int):
-        for step in self.plan.steps:
-            if not step.runs_on(node):
-                continue
-            if isinstance(step, PipelineStep):
-                yield from self._pipeline(node, step)
-            else:
-                yield from self._step(node, step)
+        yield from self._steps(node, self.plan.steps, 0)
         self.finish_s[node] = self.engine.now
 
-    def _step(self, node: int, step: ComputeStep | Schedule):
+    def _steps(self, node: int, steps: tuple[Step, ...], run: int):
+        """Run `steps` at `node`; `run` is the run index of their first schedule run."""
+        for step in steps:
+            if step.runs_on(node):
+                if isinstance(step, PipelineStep):
+                    yield from self._pipeline(node, step, run)
+                elif isinstance(step, RepeatStep):
+                    for k in range(step.count):
+                        yield from self._steps(node, step.body, run + k * step.runs_per_iteration)
+                else:
+                    yield from self._step(node, step, run)
+            run += schedule_runs(step)
+
+    def _step(self, node: int, step: ComputeStep | Schedule, run: int):
         if not step.runs_on(node):
             return
         start = self.engine.now
@@ -219,34 +192,33 @@ class Interpreter:
             yield self.engine.timeout(step.cost_s, "compute")
             self._span(node, "compute", start, self.engine.now, step.label)
         else:
-            timing = self.timings[step.collective]
+            timing = self.timings[run]
             timing.start_s = min(timing.start_s, start)  # on entry: a stopped run shows what began
-            flight = self._enter(step)
+            flight = self._enter(step, run)
             if flight.fast is not None:
                 yield self._fast_arrive(node, flight)
             else:
                 yield from self._schedule(node, flight)
             timing.end_s = max(timing.end_s, self.engine.now)
-            self._leave(step.collective, flight)
+            self._leave(flight)
 
-    def _enter(self, schedule: Schedule) -> InFlight:
-        """The collective's state; the first node in builds it and the payloads."""
-        i = schedule.collective
-        flight = self.live.get(i)
+    def _enter(self, schedule: Schedule, run: int) -> InFlight:
+        """The run's state; the first node in builds it and the payloads."""
+        flight = self.live.get(run)
         if flight is None:
             fast = self.network.fast_plan(schedule) if self.fast else None
-            flight = self.live[i] = InFlight(schedule, fast)
-            self.data.open(i)
+            flight = self.live[run] = InFlight(self.indexes[schedule.collective], run, fast)
+            self.data.open(run)
         return flight
 
-    def _leave(self, i: int, flight: InFlight) -> None:
-        """The last node out checks the payloads and frees the collective's state."""
+    def _leave(self, flight: InFlight) -> None:
+        """The last node out checks the payloads and frees the run's state."""
         flight.inside -= 1
         if flight.inside == 0:
-            del self.live[i]
-            self.data.close(i)
+            del self.live[flight.run]
+            self.data.close(flight.run)
 
-    def _pipeline(self, node: int, step: PipelineStep):
+    def _pipeline(self, node: int, step: PipelineStep, run: int):
         """Compute of stage i+1 runs while the node's communication agent moves stage i.
 
         Double buffering (seed 000 Sec. 4.1): stage i+2's compute reuses stage i's buffer,
@@ -259,35 +231,36 @@ class Interpreter:
                 yield agents[i - 2]
             for s in stage:
                 if isinstance(s, ComputeStep):
-                    yield from self._step(node, s)
+                    yield from self._step(node, s, run)
             comms = [s for s in stage if isinstance(s, Schedule)]
-            agent = self.engine.process(self._agent(node, comms, agent),
+            agent = self.engine.process(self._agent(node, comms, agent, run),
                                         f"node {node} agent stage {i}")
+            run += len(comms)
             agents.append(agent)
         if agent is not None:
             yield agent
 
-    def _agent(self, node: int, schedules: list[Schedule], previous: Event | None):
+    def _agent(self, node: int, schedules: list[Schedule], previous: Event | None, run: int):
         if previous is not None:
             yield previous
-        for s in schedules:
-            yield from self._step(node, s)
+        for k, s in enumerate(schedules):
+            yield from self._step(node, s, run + k)
 
     def _schedule(self, node: int, flight: InFlight):
-        schedule = flight.schedule
-        i = schedule.collective
-        index = flight.by_node()
+        schedule, shared = flight.schedule, flight.index
+        run = flight.run
+        index = shared.by_node()
         for k, phase in enumerate(schedule.phases):
             start = self.engine.now
-            where = f"phase {k} of the {schedule.kind} at line {schedule.line}"
-            sends, recvs = index[k]
-            waits = [self.engine.process(self._send(i, flight, group, where), f"node {node} send "
-                                         f"{_blocks(group)} to {group[0].dst}")
-                     for group in messages(sends.get(node, []))]
+            where = shared.where[k]
+            recvs = index[k][1]
+            waits = [self.engine.process(self._send(run, flight, group, where),
+                                         shared.name(node, group))
+                     for group in shared.messages(k, node)]
             if node in recvs:
                 waits.append(self._inbox(flight, node, k, recvs[node]))
             yield self.engine.all_of(waits, f"phase {k} of node {node}")
-            nodes = flight.barrier_of(k, node) if phase.sync == "barrier" else None
+            nodes = shared.barrier_of(k, node) if phase.sync == "barrier" else None
             if nodes is not None:
                 yield self._barrier(flight, k, node, nodes)
             self._span(node, "phase", start, self.engine.now, f"phase {k}")
@@ -295,7 +268,7 @@ class Interpreter:
     def _fast_arrive(self, node: int, flight: InFlight) -> Event:
         """Wait here until every node has arrived, then run the fast path from their start times."""
         schedule, plan = flight.schedule, flight.fast
-        i = schedule.collective
+        i = flight.run
         events, starts = flight.fast_events, flight.fast_starts
         event = self.engine.event(f"fast path of schedule {i} at node {node}")
         event.producer = "the last node to reach the schedule"
@@ -328,7 +301,7 @@ class Interpreter:
             raise ScheduleError(f"transfer {t.src}->{t.dst} of block {t.origin}->{t.final} "
                                 "is sent twice")
         flight.arrived.add(key)
-        where = flight.due().get(key)
+        where = flight.index.due().get(key)
         inbox = flight.inboxes.get(where) if where is not None else None
         if inbox is not None and key in inbox.pending:
             inbox.pending.discard(key)
@@ -342,9 +315,9 @@ class Interpreter:
         # A block going from its origin straight to its destination moves on arrival, array to
         # array (data.move_direct), unless a faulty network must see (and may spoil) its bytes.
         payloads = [None if not sees_payloads and data.movable(t) else data.take(t) for t in group]
-        first, nbytes = group[0], data.wire_bytes(group)
-        message = first if nbytes == first.nbytes else first._replace(nbytes=nbytes)
-        gather, scatter = data.strided_bytes(group)
+        facts = flight.index.send_facts(group, data)
+        first, message, gather, scatter = group[0], facts.message, facts.gather, facts.scatter
+        nbytes = facts.nbytes
         if gather:  # the sender's code packs strided blocks into the message
             yield from self.network.pack(message, gather)
         if first.src == first.dst:
@@ -358,7 +331,7 @@ class Interpreter:
             kind = "send"
         if scatter:  # the receiver's code unpacks them into its strided array
             yield from self.network.unpack(message, scatter)
-        operations = data.combine_operations(group)
+        operations = facts.operations
         if operations:  # reduction partials: the receiver's processor merges them, one at a time
             arithmetic = self._arithmetic(first.dst)
             yield arithmetic.request()
@@ -370,8 +343,7 @@ class Interpreter:
             else:  # direct (or, if sent on meanwhile, take refuses it with the reason)
                 move(data, t)
             self._arrived(flight, t)
-        self._span(first.src, kind, start, self.engine.now,
-                   f"{_blocks(group)} to {first.dst}, {nbytes} B", first.dst)
+        self._span(first.src, kind, start, self.engine.now, facts.label, first.dst)
 
     def _arithmetic(self, node: int) -> Resource:
         """The node's processor as it combines reduction partials (one merge at a time)."""

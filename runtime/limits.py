@@ -4,7 +4,7 @@
 works out communication sets and schedules (compile_program's `checked` hook): a lower bound
 of the memory (the arrays of the biggest statement, and one block bookkeeping per block of it
 that must cross the network, from its byte matrix) that refuses a hopeless program in seconds
-instead of after compiling every unrolled repeat. `check_fits(compiled)` then
+instead of after working out every statement. `check_fits(compiled)` then
 estimates, before anything is allocated, the engine events and the memory a run needs, and
 refuses (a UsageError with the estimate) what would not fit this machine; `--force` skips
 both refusals. `run_options(...)` checks `phalanx run`'s options and
@@ -36,7 +36,8 @@ from phalanx.compiler.semantics import AssignStmt, CheckedProgram, Comm
 from phalanx.compiler.target import Target
 from phalanx.grammar.diagnostics import usage_error
 from phalanx.runtime.faults import FaultSpec, parse_faults
-from phalanx.runtime.interpreter import MAX_SPANS, messages
+from phalanx.runtime.interpreter import MAX_SPANS
+from phalanx.runtime.schedule_index import messages
 from phalanx.runtime.simulate import RunLimits, RunResult
 
 EVENTS_PER_MESSAGE = 6.0
@@ -77,8 +78,9 @@ def estimate(compiled: Compiled) -> Estimate:
     """Events and memory of simulating `compiled` on the event path (the fast path needs fewer)."""
     n_messages = n_transfers = 0
     pairs: set[tuple[int, int]] = set()
-    counted: dict[int, tuple[int, int]] = {}  # repeats share their phases' send tuples: count once
+    counted: dict[int, tuple[int, int]] = {}  # schedules sharing phases' send tuples: count once
     collective_bytes = []
+    runs = np.bincount(compiled.plan.runs(), minlength=len(compiled.schedules))  # per collective
     for schedule in compiled.schedules:
         transfers = 0
         for phase in schedule.phases:
@@ -87,9 +89,9 @@ def estimate(compiled: Compiled) -> Estimate:
                 counted[id(phase.sends)] = (len(groups), len(phase.sends))
                 if len(pairs) < HOP_SAMPLE:
                     pairs.update((g[0].src, g[0].dst) for g in groups if g[0].src != g[0].dst)
-            n_messages += counted[id(phase.sends)][0]
+            n_messages += int(runs[schedule.collective]) * counted[id(phase.sends)][0]
             transfers += counted[id(phase.sends)][1]
-        n_transfers += transfers
+        n_transfers += int(runs[schedule.collective]) * transfers
         stmt = compiled.communications[schedule.collective]
         collective_bytes.append(_data_bytes([stmt]) + BYTES_PER_TRANSFER * transfers)
     hops = n_messages * _mean_hops(compiled.target, sorted(pairs)[:HOP_SAMPLE])

@@ -84,10 +84,10 @@ class ProgramSearch:
         events = self.events(plan)
         if self.events_spent + events > self.budget_events:
             return None
-        colls = self.collectives
-        data = Payloads(lambda i: TimingData(colls[i].kind in REDUCTIONS, colls[i].nprocs,
-                                             colls[i].element_bytes, colls[i].strided),
-                        [s.collective for s in plan.schedules()])
+        colls, runs = self.collectives, plan.runs()  # payloads are keyed by run index
+        data = Payloads(lambda r: TimingData(colls[runs[r]].kind in REDUCTIONS, colls[runs[r]].nprocs,
+                                             colls[runs[r]].element_bytes, colls[runs[r]].strided),
+                        range(len(runs)))
         execution, _ = run_plan(self.target, plan, data)
         self.events_spent += events
         self.evaluations += 1

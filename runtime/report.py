@@ -43,6 +43,20 @@ class StatementRuns:
         return self.total_s / len(self.runs)
 
     @property
+    def min_s(self) -> float:
+        return min(c.time_s for c in self.runs)
+
+    @property
+    def max_s(self) -> float:
+        return max(c.time_s for c in self.runs)
+
+    @property
+    def starts(self) -> tuple[float | None, float | None]:
+        """When the first and the last run started in the program (None: never started)."""
+        known = [c.start_s for c in self.runs if c.start_s is not None]
+        return (known[0], known[-1]) if known else (None, None)
+
+    @property
     def efficiency(self) -> float | None:
         """Summed lower bounds over summed own durations of the runs that move data (1.0 when
         they took no time); None when no run moves anything between nodes."""
@@ -118,11 +132,14 @@ def summary_lines(collectives: list[CollectiveResult], verbose: bool = False) ->
 MAX_RUN_ROWS = 40  # runs of one statement listed on the page (those with problems first)
 
 
-def listed_runs(runs: list[CollectiveResult]) -> tuple[list[CollectiveResult], int]:
+def listed_runs(runs: list[CollectiveResult], each_run: bool = True
+                ) -> tuple[list[CollectiveResult], int]:
     """The runs a page lists (at most MAX_RUN_ROWS, every run with problems before the
-    others, in program order) and how many it leaves to report.json."""
+    others, in program order) and how many it leaves out. Without `each_run` the runs of a
+    repeated statement are summarised instead and only those with problems are listed."""
     failed = [c for c in runs if c.problems]
-    kept = {id(c) for c in (failed + [c for c in runs if not c.problems])[:MAX_RUN_ROWS]}
+    others = [c for c in runs if not c.problems] if each_run or len(runs) == 1 else []
+    kept = {id(c) for c in (failed + others)[:MAX_RUN_ROWS]}
     return [c for c in runs if id(c) in kept], len(runs) - len(kept)
 
 
@@ -196,8 +213,8 @@ def simulated_note(c: CollectiveResult) -> str:
             + (" Not simulated: " + "; ".join(predicted) + "." if predicted else ""))
 
 
-def markdown(result: RunResult) -> str:
-    data = result.to_json()
+def markdown(result: RunResult, each_run: bool = False) -> str:
+    data = result.to_json(each_run)
     target = data["target"]
     out = [f"# Phalanx run: {data['program']}", "",
            f"- target: `{target['spec']}` ({', '.join(f'{k}={v}' for k, v in target['params'].items())})",
@@ -209,25 +226,31 @@ def markdown(result: RunResult) -> str:
            "| line | kind | algorithm | phases | block bytes | own time (ms) | lower bound (ms) "
            "| efficiency | bandwidth (MB/s) | verified | stage | iteration | start (ms) | end (ms) |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    shown = {id(c) for g in statement_runs(result.collectives) for c in listed_runs(g.runs)[0]}
+    shown = {id(c) for g in statement_runs(result.collectives)
+             for c in listed_runs(g.runs, each_run)[0]}
     omitted = len(result.collectives) - len(shown)
-    for c, full in zip(data["collectives"], result.collectives):
+    for full in result.collectives:
         if id(full) not in shown:
             continue
+        c = full.to_json()
         out.append(f"| {c['line']} | {full.label} | {c['algorithm']} | {c['phases']} | "
                    f"{c['block_bytes']} | {c['time_s'] * 1e3:.6f} | {c['lower_bound_s'] * 1e3:.6f} | "
                    f"{efficiency_text(c['efficiency'])} | {c['aggregate_bandwidth_Bps'] / 1e6:.1f} | "
                    f"{'yes' if c['verified'] else 'NO'} | {_or_dash(c['stage'])} | "
                    f"{_or_dash(c['iteration'])} | {ms(c['start_s'])} | {ms(c['end_s'])} |")
     if omitted:
-        out += ["", f"{omitted} more runs of these statements are not listed here (at most "
-                f"{MAX_RUN_ROWS} per statement, runs with problems first); report.json has every run."]
+        out += ["", f"{omitted} more runs of these statements are not listed here "
+                + (f"(at most {MAX_RUN_ROWS} per statement, runs with problems first); report.json "
+                   "has every run." if each_run else "(summarised below; --each-run lists them)")]
     out += ["", "Own time: the collective's schedule alone on an idle machine (docs/reports.md); "
             "start and end: first node in and last node out in the program.", "",
-            "| line | kind | algorithm | runs | which | mean (ms) | total (ms) | efficiency |",
-            "|---|---|---|---|---|---|---|---|"]
+            "| line | kind | algorithm | runs | which | min (ms) | mean (ms) | max (ms) | total (ms) "
+            "| first start (ms) | last start (ms) | efficiency |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     out += [f"| {g.line} | {g.kind} | {g.algorithm} | {len(g.runs)} | {g.which or '-'} | "
-            f"{g.mean_s * 1e3:.6f} | {g.total_s * 1e3:.6f} | {efficiency_text(g.efficiency)} |"
+            f"{g.min_s * 1e3:.6f} | {g.mean_s * 1e3:.6f} | {g.max_s * 1e3:.6f} | "
+            f"{g.total_s * 1e3:.6f} | {ms(g.starts[0])} | {ms(g.starts[1])} | "
+            f"{efficiency_text(g.efficiency)} |"
             for g in statement_runs(result.collectives)]
     for g in statement_runs(result.collectives):
         c = g.runs[0]
@@ -236,7 +259,7 @@ def markdown(result: RunResult) -> str:
         out += [f"| {a['algorithm']} | {a['time_s'] * 1e3:.6f} | {a['figure']} | {a['source']} |"
                 for a in c.candidates]
         out += ["", why_chosen(c, result.compiled.cost_model, result.compiled.choice)]
-        for run in listed_runs(g.runs)[0]:
+        for run in listed_runs(g.runs, each_run)[0]:
             out += [f"- problem ({run_identity(run)}): {problem}" for problem in run.problems]
     out += ["", "![schedule](schedule.svg)", "", "![timeline](gantt.svg)", "",
             "![utilisation](utilisation.svg)", "", "The full report with every picture: index.html", ""]
@@ -249,7 +272,7 @@ def _or_dash(value: int | None) -> str:
 
 def schedule_picture(result: RunResult, dot_text: str) -> Picture:
     """Graphviz on small machines; phase matrices on big ones or when Graphviz runs out of time."""
-    schedules = result.compiled.schedules
+    schedules = result.compiled.plan.run_schedules()
     title = f"schedule of {result.compiled.program.file}: messages per phase"
     if all(s.nprocs <= MAX_DOT_NODES for s in schedules):
         svg = render_svg(dot_text)
@@ -276,7 +299,7 @@ def first_runs(collectives: list[CollectiveResult]) -> list[int]:
 def run_pictures(result: RunResult, schedule_pic: Picture) -> list[Picture]:
     """Every picture of a run's page, in page order."""
     pics = [schedule_pic]
-    schedules, network = result.compiled.schedules, result.network
+    schedules, network = result.compiled.plan.run_schedules(), result.network
     layout = drawable(network, schedules)
     if layout is not None:
         spec = result.compiled.target_spec
@@ -329,31 +352,36 @@ def _statements(result: RunResult) -> str:
     first = {id(c): i for i, c in reversed(list(enumerate(result.collectives)))}
     rows = [[f'<a href="#collective-{first[id(g.runs[0])]}">{g.line}</a>',
              escape(g.kind), escape(g.algorithm), str(len(g.runs)), escape(g.which or "-"),
-             ms(g.mean_s), ms(g.total_s), efficiency_text(g.efficiency)]
+             ms(g.min_s), ms(g.mean_s), ms(g.max_s), ms(g.total_s), ms(g.starts[0]),
+             ms(g.starts[1]), efficiency_text(g.efficiency)]
             for g in statement_runs(result.collectives)]
-    return (html.table(["line", "kind", "algorithm", "runs", "which", "mean own time (ms)",
-                        "total own time (ms)", "efficiency"], rows)
+    return (html.table(["line", "kind", "algorithm", "runs", "which", "min own time (ms)",
+                        "mean own time (ms)", "max own time (ms)", "total own time (ms)",
+                        "first start (ms)", "last start (ms)", "efficiency"], rows)
             + "<p>Own time: the collective's schedule alone on an idle machine, every node "
               "starting together, so waiting for earlier statements is not counted; start and "
               "end: first node in and last node out in the program (docs/reports.md). A "
               "statement's efficiency is its summed lower bounds over its summed own time.</p>")
 
 
-def _runs_table(runs: list[CollectiveResult]) -> str:
+def _runs_table(runs: list[CollectiveResult], each_run: bool) -> str:
     """One row per listed run of a statement: which, own time, start, end, data."""
-    listed, omitted = listed_runs(runs)
+    listed, omitted = listed_runs(runs, each_run)
     rows = [[escape(run_identity(c)), ms(c.time_s), ms(c.start_s), ms(c.end_s), ms(c.elapsed_s),
              html.verdict(c.verified) + "".join(f"<br>{escape(p)}" for p in c.problems)]
             for c in listed]
-    note = (f'<p class="note">{omitted} more runs not listed (at most {MAX_RUN_ROWS}, runs with '
-            "problems first); report.json has every run.</p>" if omitted else "")
+    note = (f'<p class="note">{omitted} more runs not listed ' + (
+        f"(at most {MAX_RUN_ROWS}, runs with problems first); report.json has every run.</p>"
+        if each_run else "(summarised in the table of statements above; --each-run lists "
+                         "them)</p>") if omitted else "")
     return (f"<h4>Its {len(runs)} runs</h4>"
             + html.table(["run", "own time (ms)", "start (ms)", "end (ms)", "first in to last "
                           "out (ms)", "data"], rows) + note)
 
 
 def _collective(i: int, c: CollectiveResult, pics: dict[str, Picture], cost_model: str,
-                runs: list[CollectiveResult], choice: ProgramChoice | None = None) -> str:
+                runs: list[CollectiveResult], each_run: bool,
+                choice: ProgramChoice | None = None) -> str:
     """The article of a statement: its first run `c` in full, then a table of its `runs`."""
     stats = [[str(c.nprocs), str(c.block_bytes), str(c.total_bytes), str(c.phases), ms(c.time_s),
               ms(c.lower_bound_s), efficiency_text(c.efficiency), f"{c.aggregate_bandwidth_Bps / 1e6:.1f}",
@@ -382,7 +410,7 @@ def _collective(i: int, c: CollectiveResult, pics: dict[str, Picture], cost_mode
             + f"<p>{escape(why_chosen(c, cost_model, choice))} Efficiency is lower bound / time (simulated "
               "where run, else predicted).</p>"
             + (f'<ul class="bad">{problems}</ul>' if problems else "")
-            + chart_html + (_runs_table(runs) if len(runs) > 1 else "") + "</article>")
+            + chart_html + (_runs_table(runs, each_run) if len(runs) > 1 else "") + "</article>")
 
 
 def groups_note(c: CollectiveResult) -> str:
@@ -395,14 +423,14 @@ def groups_note(c: CollectiveResult) -> str:
             f"the same network. Members: {escape(members)}.{escape(roots)}</p>")
 
 
-def run_html(result: RunResult, pictures: list[Picture]) -> str:
+def run_html(result: RunResult, pictures: list[Picture], each_run: bool = False) -> str:
     pics = {p.key: p for p in pictures}
     links = {c.line: (f"collective-{i}", f"{c.label} by {c.algorithm}")  # a statement's first run
              for i, c in reversed(list(enumerate(result.collectives)))}
     links |= {s.line: ("timeline", f"compute {s.label}") for s in result.compiled.plan.steps
               if isinstance(s, ComputeStep) and s.line}
     index = {id(c): i for i, c in enumerate(result.collectives)}
-    drawn, left_out = drawn_schedules(result.compiled.schedules, DotLimits())
+    drawn, left_out = drawn_schedules(result.compiled.plan.run_schedules(), DotLimits())
     notes = [left_out] if left_out else []
     if "Generated by graphviz" in pics["schedule-picture"].svg:  # phase matrices title their own
         notes = [f"line {s.line}: {n}" for s, _ in drawn if (n := summary_note(s, DotLimits()))] + notes
@@ -415,7 +443,7 @@ def run_html(result: RunResult, pictures: list[Picture]) -> str:
          + html.listing(result.compiled.program.source, links)),
         ("collectives", "Collectives", (_statements(result) + "".join(
             _collective(index[id(g.runs[0])], g.runs[0], pics, result.compiled.cost_model, g.runs,
-                        result.compiled.choice)
+                        each_run, result.compiled.choice)
             for g in statement_runs(result.collectives))) if result.collectives
          else "<p>The program has no communication.</p>"),
         ("schedule", "Schedule", schedule),
@@ -442,16 +470,17 @@ def prepare(directory: str | Path) -> Path:
     return directory
 
 
-def write_report(result: RunResult, directory: str | Path) -> Path:
-    """Write every file of a run's report; returns the path of index.html."""
+def write_report(result: RunResult, directory: str | Path, each_run: bool = False) -> Path:
+    """Write every file of a run's report; returns the path of index.html. The runs of a
+    repeated statement are summarised, and listed one by one only with `each_run`."""
     directory = prepare(directory)
-    (directory / "report.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
-    (directory / "report.md").write_text(markdown(result))
-    dot_text = schedule_to_dot(result.compiled.schedules, result.compiled.program.file)
+    (directory / "report.json").write_text(json.dumps(result.to_json(each_run), indent=2) + "\n")
+    (directory / "report.md").write_text(markdown(result, each_run))
+    dot_text = schedule_to_dot(result.compiled.plan.run_schedules(), result.compiled.program.file)
     (directory / "schedule.dot").write_text(dot_text)
     pictures = run_pictures(result, schedule_picture(result, dot_text))
     for p in pictures:
         (directory / p.file).write_text(p.svg)
     index = directory / "index.html"
-    index.write_text(run_html(result, pictures))
+    index.write_text(run_html(result, pictures, each_run))
     return index

@@ -5,10 +5,16 @@ says which execution of its statement it is (`stage` of a pipeline, `iteration` 
 when it ran in the program (`start_s`, `end_s`: first node in, last node out) and its own
 duration `time_s`: its schedule replayed alone on a fresh network, every node starting at 0,
 so that waiting for earlier statements is not counted (docs/reports.md).
+
+A statement in a `repeat` is one compiled schedule run once per iteration: every run is
+simulated and its data checked, and `collectives` holds one result per run, but `to_json()`
+summarises each repeated statement (RepeatSummary: count, min / mean / max own time, first
+and last start) and lists its single runs only on request (`each_run`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,6 +110,50 @@ class CollectiveResult:
         return out
 
 
+MAX_SUMMARY_PROBLEMS = 5  # problems a repeat summary quotes (every failing run is counted)
+
+
+@dataclass
+class RepeatSummary:
+    """The runs of one repeated statement (and pipeline stage): how many, their own times,
+    their in-program elapsed times and when the first and the last started."""
+
+    runs: list[CollectiveResult]
+
+    def to_json(self) -> dict[str, Any]:
+        first, runs = self.runs[0], self.runs
+        times = [c.time_s for c in runs]
+        elapsed = [c.elapsed_s for c in runs if c.elapsed_s is not None]
+        starts = [c.start_s for c in runs if c.start_s is not None]
+        failing = [c for c in runs if not c.verified]
+        mean_s = sum(times) / len(times)
+        return {"line": first.line, "stage": first.stage, "kind": first.kind,
+                "nprocs": first.nprocs, "block_bytes": first.block_bytes,
+                "total_bytes": first.total_bytes, "algorithm": first.algorithm,
+                "phases": first.phases, "runs": len(runs),
+                "time_s": {"min": min(times), "mean": mean_s, "max": max(times)},
+                "elapsed_s": {"min": min(elapsed), "mean": sum(elapsed) / len(elapsed),
+                              "max": max(elapsed)} if elapsed else None,
+                "first_start_s": starts[0] if starts else None,
+                "last_start_s": starts[-1] if starts else None,
+                "lower_bound_s": first.lower_bound_s, "lower_bound_binds": first.lower_bound_binds,
+                "efficiency": first.lower_bound_s / mean_s if mean_s > 0 else 1.0,
+                "candidates": first.candidates, "left_out": first.left_out, "groups": first.groups,
+                "verified": not failing, "failed_runs": len(failing),
+                **({"problems": [f"iteration {c.iteration}: {p}" for c in failing
+                                 for p in c.problems][:MAX_SUMMARY_PROBLEMS]} if failing else {})}
+
+
+def repeat_summaries(collectives: list[CollectiveResult]) -> list[RepeatSummary]:
+    """The runs of each statement that runs more than once (`iteration` set), grouped by line
+    and stage, in order of first run."""
+    groups: dict[tuple[int, int | None], RepeatSummary] = {}
+    for c in collectives:
+        if c.iteration is not None:
+            groups.setdefault((c.line, c.stage), RepeatSummary([])).runs.append(c)
+    return list(groups.values())
+
+
 @dataclass(frozen=True)
 class RunLimits:
     """Where the engine stops a run early with a partial report (runtime/engine.py Stopped)."""
@@ -131,8 +181,11 @@ class RunResult:
     def verified(self) -> bool:
         return all(c.verified for c in self.collectives)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, each_run: bool = False) -> dict[str, Any]:
+        """The `run --json` object; the runs of repeated statements are summarised in
+        `repeated`, and listed in `collectives` only when `each_run`."""
         counters = self.network.stats() if self.network is not None else {}
+        repeated = repeat_summaries(self.collectives)
         return {
             "target": self.compiled.target.describe() | {"spec": self.compiled.target_spec,
                                                          "cost_model": self.compiled.cost_model},
@@ -141,7 +194,9 @@ class RunResult:
             "seed": self.seed,
             "total_time_s": self.total_time_s,
             "verified": self.verified,
-            "collectives": [c.to_json() for c in self.collectives],
+            "collectives": [c.to_json() for c in self.collectives
+                            if each_run or c.iteration is None],
+            **({"repeated": [r.to_json() for r in repeated]} if repeated else {}),
             "choice": self.compiled.choice.to_json(),
             **({"pipelines": [p.to_json() for p in self.compiled.pipelines]}
                if self.compiled.pipelines else {}),
@@ -198,8 +253,9 @@ def run_plan(target: Target, plan: Plan, data: Payloads, seed: int = 0, *, fast:
 def own_times(compiled: Compiled, seed: int = 0, fast: bool = True,
               measured: dict[int, float] | None = None) -> dict[int, float]:
     """Each collective's own duration: its schedule replayed alone on a fresh network of the
-    target with fresh payloads, every node starting at 0, no fault injection. Runs of one
-    statement (repeat iterations) share their schedule and payload sizes, so they replay once.
+    target with fresh payloads, every node starting at 0, no fault injection. The runs of a
+    collective (repeat iterations) share its schedule and payload sizes: it replays once, and
+    so do unrolled runs of one statement (a backend's flat plan).
     `measured`: collectives whose run in the program already was such a run (the program's
     first step: every node starts it at 0 on an idle network), not replayed again."""
     replayed: dict[tuple[int, int, str], float] = {}
@@ -212,50 +268,61 @@ def own_times(compiled: Compiled, seed: int = 0, fast: bool = True,
         if key not in replayed:
             kind = compiled.collectives[i].kind
             data = Payloads(lambda _, s=stmt, k=kind: build_data(s, np.random.default_rng(seed), {}, k),
-                            [i])
+                            [0])
             execution, _ = run_plan(compiled.target, Plan(compiled.plan.nprocs, (step,)), data, seed,
                                     fast=fast)
-            replayed[key] = execution.collectives[i].time_s
+            replayed[key] = execution.collectives[0].time_s  # its only run
         out[i] = replayed[key]
     return out
 
 
 def ran_alone(plan: Plan, execution: Execution) -> dict[int, float]:
     """The program's first collective, if its run in the program was its run alone: every node
-    entered it at 0 on an idle network and no node entered a later collective before it ended
-    (a node that left early and started the next statement's sends would share the network
-    with it). Empty otherwise: that collective's own time is then replayed."""
+    entered it at 0 on an idle network and no node entered a later run before it ended (a node
+    that left early and started the next statement's sends would share the network with it).
+    Empty otherwise: that collective's own time is then replayed. Runs are keyed by run index;
+    the program's first step, when it is a schedule, is run 0."""
     first = plan.steps[0] if plan.steps else None
-    if not isinstance(first, Schedule):
+    if not isinstance(first, Schedule) or 0 not in execution.collectives:
         return {}
-    timing = execution.collectives[first.collective]
-    later = (t.start_s for i, t in execution.collectives.items() if i != first.collective)
+    timing = execution.collectives[0]
+    later = (t.start_s for r, t in execution.collectives.items() if r != 0)
     if timing.start_s != 0.0 or min(later, default=float("inf")) < timing.end_s:
         return {}
     return {first.collective: timing.time_s}
 
 
-def iterations(plan: Plan) -> dict[int, int | None]:
-    """Per collective, which run of its statement (and stage) it is, 0-based; None for a
-    statement that runs once. `repeat` is unrolled by the compiler, and a statement has a line
-    of its own, so the runs of a statement are the schedules with its line (and stage)."""
-    runs: dict[tuple[int, int], list[int]] = {}
-    for step in plan.schedules():
-        runs.setdefault((step.line, step.stage), []).append(step.collective)
-    return {i: (k if len(same) > 1 else None) for same in runs.values() for k, i in enumerate(same)}
+def iterations(plan: Plan) -> list[int | None]:
+    """Per run index, which run of its statement (and stage) it is, 0-based; None for a
+    statement that runs once. A statement has a line of its own, so the runs of a statement
+    are the runs of schedules with its line and stage: a repeat's iterations, or the unrolled
+    copies of a backend's flat plan."""
+    schedules = {s.collective: s for s in plan.schedules()}
+    keys = [(schedules[i].line, schedules[i].stage) for i in plan.runs()]
+    counts: dict[tuple[int, int], int] = {}
+    for key in keys:
+        counts[key] = counts.get(key, 0) + 1
+    seen: dict[tuple[int, int], int] = {}
+    out: list[int | None] = []
+    for key in keys:
+        k = seen[key] = seen.get(key, -1) + 1
+        out.append(k if counts[key] > 1 else None)
+    return out
 
 
 def simulate(compiled: Compiled, seed: int = 0, *, fast: bool = True, limits: RunLimits | None = None,
              faults: FaultSpec | None = None) -> RunResult:
     """Execute the plan on the target's network model, moving and checking real bytes. Each
-    collective's payloads are drawn (from one generator, in the order nodes first reach the
-    collectives) when the first node enters it and checked when the last leaves it."""
+    run's payloads are drawn (from one generator, in the order nodes first reach the runs)
+    when the first node enters it and checked when the last leaves it."""
     started = time.perf_counter()
     rng = np.random.default_rng(seed)
     sources: dict = {}
-    data = Payloads(lambda i: build_data(compiled.communications[i], rng, sources,
-                                         compiled.collectives[i].kind),
-                    [s.collective for s in compiled.plan.schedules()])
+    shared: dict = {}  # per statement, what its runs share (runtime/data.py StatementFacts)
+    runs = compiled.plan.runs()  # the collective of each run
+    data = Payloads(lambda r: build_data(compiled.communications[runs[r]], rng, sources,
+                                         compiled.collectives[runs[r]].kind, shared),
+                    range(len(runs)))
     execution, network = run_plan(compiled.target, compiled.plan, data, seed, fast=fast,
                                   limits=limits, faults=faults)
     simulated = time.perf_counter()
@@ -263,19 +330,21 @@ def simulate(compiled: Compiled, seed: int = 0, *, fast: bool = True, limits: Ru
     del data  # checked: free what is left before the replays build their own
     # A stopped run does not replay (its limits would not hold): own time is then in-program.
     alone = ran_alone(compiled.plan, execution) if faults is None else {}
-    own = ({i: t.time_s for i, t in execution.collectives.items()} if execution.stopped
-           else own_times(compiled, seed, fast, alone))
+    own = own_times(compiled, seed, fast, alone) if not execution.stopped else {}
     wall_s = {"data": build_s, "simulate": simulated - started - build_s,
               "own_times": time.perf_counter() - simulated}
-    runs = iterations(compiled.plan)
+    which = iterations(compiled.plan)
+    facts = {s.collective: collective_result(compiled, s, own.get(s.collective, 0.0), [], None,
+                                             None, None) for s in compiled.plan.schedules()}
     results = []
-    for step in compiled.plan.schedules():
-        i = step.collective
-        timing = execution.collectives[i]
+    for r, i in enumerate(runs):
+        timing = execution.collectives[r]
         started_in = timing.start_s != float("inf")
         finished = started_in and timing.end_s >= timing.start_s
-        results.append(collective_result(compiled, step, own[i], problems[i], runs[i],
-                                         timing.start_s if started_in else None,
-                                         timing.end_s if finished else None))
+        results.append(dataclasses.replace(
+            facts[i], time_s=timing.time_s if execution.stopped else own[i],
+            verified=not problems[r], problems=problems[r], iteration=which[r],
+            start_s=timing.start_s if started_in else None,
+            end_s=timing.end_s if finished else None))
     summary = network.summary() if isinstance(network, FaultyNetwork) else None
     return RunResult(compiled, execution, results, seed, network, faults=summary, wall_s=wall_s)

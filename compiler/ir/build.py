@@ -21,6 +21,7 @@ from phalanx.compiler.semantics import (
     PipelineStmt,
     Processors,
     ReduceStmt,
+    RepeatStmt,
     StageWindow,
     Triplet,
 )
@@ -69,13 +70,22 @@ def module_from_program(program: CheckedProgram, clock_hz: float | None = None,
     ops += [dist.ArrayOp(a.name, a.shape, a.elem_type, [str(d) for d in a.dist], a.onto.name,
                          a.loc.line, a.mapping, -1 if a.owner is None else a.owner)
             for a in program.arrays.values()]
-    for stmt in program.statements:
+    return ModuleOp(ops + _statement_ops(program.statements, program, clock_hz, target))
+
+
+def _statement_ops(statements, program: CheckedProgram, clock_hz: float | None,
+                   target: str) -> list[Operation]:
+    ops: list[Operation] = []
+    for stmt in statements:
         if isinstance(stmt, PipelineStmt):
             ops.append(dist.PipelineOp(len(stmt.stages), stmt.loc.line))
             ops += [_op(s, program, clock_hz, target) for stage in stmt.stages for s in stage]
+        elif isinstance(stmt, RepeatStmt):  # a header and its body, compiled once
+            body = _statement_ops(stmt.body, program, clock_hz, target)
+            ops += [dist.RepeatOp(stmt.count, len(body), stmt.loc.line), *body]
         else:
             ops.append(_op(stmt, program, clock_hz, target))
-    return ModuleOp(ops)
+    return ops
 
 
 def _dim_dist(text: str) -> DimDist:

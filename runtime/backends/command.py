@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from phalanx.compiler.driver import Compiled
+from phalanx.compiler.driver import Compiled, unrolled
 from phalanx.compiler.groups import kind_label
 from phalanx.compiler.pipelines import terminal_notes
 from phalanx.grammar.diagnostics import usage_error
@@ -81,7 +81,7 @@ def _run_native(compiled: Compiled, args: argparse.Namespace, nprocs: int | None
     if run.result is None:
         raise usage_error(f"the native executable printed no result (exit {run.returncode})",
                           (run.stderr.strip().splitlines() or ["no output"])[-1])
-    out = native_json(compiled, run, nranks)
+    out = native_json(unrolled(compiled), run, nranks)  # the native program runs every iteration
     if args.json:
         print(json.dumps(out, indent=2))
     else:

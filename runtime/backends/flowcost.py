@@ -22,7 +22,7 @@ from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Schedule
 from phalanx.compiler.target import CostModel, Target, no_argument, register_cost_model
 from phalanx.runtime.backends.platforms import Platform, platform_for
-from phalanx.runtime.interpreter import messages
+from phalanx.runtime.schedule_index import messages
 
 
 def phase_time_s(platform: Platform, phase: Phase, nprocs: int) -> float:

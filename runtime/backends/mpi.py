@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from phalanx.compiler import groups
-from phalanx.compiler.driver import Compiled
+from phalanx.compiler.driver import Compiled, unrolled
 from phalanx.grammar.diagnostics import usage_error
 from phalanx.runtime.interpreter import Execution, Span, StepTiming
 from phalanx.runtime.simulate import RunResult, collective_result, iterations
@@ -134,7 +134,9 @@ class MpiRun:
 def run_mpi(compiled: Compiled, nprocs: int | None = None, seed: int = 0,
             timeout_s: float = 300.0, extra: list[str] | None = None) -> MpiRun:
     """Run the plan (compute steps, schedules, pipelines) on real processes; times are wall
-    clock (MPI_Wtime from a barrier before the plan)."""
+    clock (MPI_Wtime from a barrier before the plan). A program with repeats runs unrolled
+    (driver.unrolled): one collective per run."""
+    compiled = unrolled(compiled)
     measured = launch(compiled, nprocs or compiled.plan.nprocs, seed, timeout_s, extra)
     results, timings, runs = [], {}, iterations(compiled.plan)
     for s in compiled.plan.schedules():

@@ -39,7 +39,7 @@ from mpi4py import MPI
 
 from phalanx.compiler.schedule import ComputeStep, Phase, Schedule, Transfer
 from phalanx.runtime.data import NUMPY_TYPES, ReductionData, build_data
-from phalanx.runtime.interpreter import messages
+from phalanx.runtime.schedule_index import messages
 
 MPI_OPS = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN, "prod": MPI.PROD}
 TAG_SPAN = 30000  # MPI guarantees tags up to 32767: phase k uses tag k mod TAG_SPAN

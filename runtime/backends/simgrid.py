@@ -31,13 +31,14 @@ from typing import Any
 
 import numpy as np
 
-from phalanx.compiler.driver import Compiled
+from phalanx.compiler.driver import Compiled, unrolled
 from phalanx.compiler.schedule import ComputeStep, PipelineStep, Schedule
 from phalanx.grammar.diagnostics import usage_error
 from phalanx.runtime.backends.platforms import UNGATED, Platform, platform_for
 from phalanx.runtime.data import ScheduleError, build_data
 from phalanx.runtime.fastpath import move_data
-from phalanx.runtime.interpreter import Execution, Span, StepTiming, messages
+from phalanx.runtime.interpreter import Execution, Span, StepTiming
+from phalanx.runtime.schedule_index import messages
 from phalanx.runtime.simulate import CollectiveResult, RunResult, simulate
 
 SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's interpreter, the one python3-simgrid is built for
@@ -203,7 +204,9 @@ def _verify(compiled: Compiled, seed: int, worker: dict[str, Any]) -> dict[int, 
 
 def run_simgrid(compiled: Compiled, seed: int = 0, routing: str = "target",
                 timeout_s: float = 600.0) -> SimGridRun:
-    """Run the plan on SimGrid and on the built-in simulator; both results side by side."""
+    """Run the plan on SimGrid and on the built-in simulator; both results side by side. A
+    program with repeats runs unrolled (driver.unrolled): one collective per run."""
+    compiled = unrolled(compiled)
     platform = platform_for(compiled.target, used_pairs(compiled), routing)
     rng = np.random.default_rng(seed)
     # Built as the built-in run builds them: a reduce's partials combine on the way.

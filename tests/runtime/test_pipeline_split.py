@@ -42,7 +42,7 @@ def _stage_alone_s(compiled, algorithm: str) -> float:
     coll = compiled.collectives[last.collective]
     step = compiled.target.schedule_for(coll, algorithm)
     data = Payloads(lambda _: build_data(compiled.communications[last.collective],
-                                         np.random.default_rng(0), {}), [step.collective])
+                                         np.random.default_rng(0), {}), [0])
     execution, _ = run_plan(compiled.target, Plan(compiled.plan.nprocs, (step,)), data, 0)
     assert not any(data.checked().values())
     return execution.total_time_s

@@ -298,19 +298,22 @@ def test_payloads_live_only_while_their_collective_runs():
     rng = np.random.default_rng(0)
     built = []
 
-    def build(i):
-        built.append(i)
-        return build_data(compiled.communications[i], rng, {})
+    runs = compiled.plan.runs()
+    assert runs == [0, 1] * 20  # two statements, compiled once each, run 20 times
 
-    data = Payloads(build, [s.collective for s in compiled.plan.schedules()])
+    def build(r):
+        built.append(r)
+        return build_data(compiled.communications[runs[r]], rng, {})
+
+    data = Payloads(build, range(40))
     run_plan(compiled.target, compiled.plan, data)
-    assert data.checked() == {i: [] for i in range(40)}  # every run checked, each one passes
+    assert data.checked() == {r: [] for r in range(40)}  # every run checked, each one passes
     assert sorted(built) == list(range(40))
     assert data.peak_open <= 2  # the collective in flight and the next one some node entered
 
 
 def test_every_run_is_still_checked_when_one_goes_wrong():
-    compiled = compile_text(HEADER + "repeat 3 {\n  B = A\n}\n")
+    compiled = compile_text(HEADER + "B = A\n" * 3)
     s = compiled.schedules[1]
     dropped = dataclasses.replace(s, phases=tuple(
         Phase.of(tuple(t for t in p.sends if (t.src, t.dst) != (5, 1)), p.sync) for p in s.phases))

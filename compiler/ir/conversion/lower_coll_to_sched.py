@@ -5,7 +5,8 @@ Output: each `coll` op replaced by a `sched.schedule` from the target's generato
 the chosen algorithm (`auto`: least time predicted by the cost model `cost`, the target's
 own by default, or one a backend registered such as `simgrid`); each `dist.compute` replaced by a
 `sched.compute`; each `dist.pipeline` header by a `sched.pipeline` (the staged ops that
-follow it stay its body). The target resolves through the registry, never an import; the
+follow it stay its body) and each `dist.repeat` header by a `sched.repeat` (the loop is kept:
+its body's collectives are scheduled once). The target resolves through the registry, never an import; the
 compiler driver hands in the target it resolved (`machine`), so a compile resolves it once.
 """
 
@@ -82,6 +83,9 @@ class LowerCollToSched(ModulePass):
                 new = sched.compute_to_ir(step)
             elif isinstance(child, dist.PipelineOp):
                 new = sched.PipelineOp(child.stages.value.data, child.line.value.data)
+            elif isinstance(child, dist.RepeatOp):
+                new = sched.RepeatOp(child.count.value.data, child.ops.value.data,
+                                     child.line.value.data)
             else:
                 continue
             child.parent_block().insert_op_before(new, child)

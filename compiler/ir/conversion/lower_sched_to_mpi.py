@@ -261,10 +261,24 @@ def world_size(module: ModuleOp) -> int:
 
 def _steps(module: ModuleOp):
     """Schedules and compute steps in execution order (pipeline stages one after another)."""
-    for op in module.ops:
-        if isinstance(op, sched.PipelineOp):
+    yield from _run_ops(list(module.ops))
+
+
+def _run_ops(ops: list):
+    """The ops in execution order: a `sched.repeat`'s body once per iteration (each run of a
+    schedule is then a schedule of the native program, with its own times and data check)."""
+    k = 0
+    while k < len(ops):
+        op = ops[k]
+        k += 1
+        if isinstance(op, sched.RepeatOp):
+            body = ops[k:k + op.ops.value.data]
+            k += len(body)
+            for _ in range(op.count.value.data):
+                yield from _run_ops(body)
+        elif isinstance(op, sched.PipelineOp):
             continue  # its staged ops follow it, stage by stage
-        if isinstance(op, (sched.ScheduleOp, sched.ComputeOp)):
+        elif isinstance(op, (sched.ScheduleOp, sched.ComputeOp)):
             yield op
         elif not op.name.startswith("dist."):
             raise VerifyException(f"lower-sched-to-mpi cannot lower '{op.name}': lower it to the "

@@ -309,4 +309,58 @@ class PipelineOp(PipelineHeaderOp):
     name = "dist.pipeline"
 
 
-Dist = Dialect("dist", [ProcessorsOp, ArrayOp, AssignOp, ComputeOp, ReduceOp, PipelineOp], [])
+def repeat_body(header: Operation) -> list[Operation]:
+    """The `ops` ops right after a repeat header: its body (nested headers and their bodies
+    included), or fewer when the block ends first (the header's verifier refuses that)."""
+    body: list[Operation] = []
+    op = header.next_op
+    while op is not None and len(body) < header.attributes["ops"].value.data:
+        body.append(op)
+        op = op.next_op
+    return body
+
+
+class RepeatHeaderOp(IRDLOperation, ABC):
+    """A repeat header, shared by `dist.repeat` and `sched.repeat`: the `ops` ops right after it
+    (a nested repeat's header and body, a pipeline's header and staged ops, counted one by
+    one) are its body, which runs `count` times. The loop is kept, not unrolled: each body
+    statement is compiled once. A header, not a region, for the reason PipelineHeaderOp gives.
+    """
+
+    count = attr_def(IntegerAttr[I64])
+    ops = attr_def(IntegerAttr[I64])
+    line = attr_def(IntegerAttr[I64])
+
+    def __init__(self, count: int, ops: int, line: int = 0) -> None:
+        super().__init__(attributes={"count": IntegerAttr(count, i64), "ops": IntegerAttr(ops, i64),
+                                     "line": IntegerAttr(line, i64)})
+
+    def body_ops(self) -> list[Operation]:
+        return repeat_body(self)
+
+    def verify_(self) -> None:
+        count, ops = self.count.value.data, self.ops.value.data
+        if count < 1 or ops < 1:
+            raise VerifyException(f"'{self.name}' needs a count and a body of at least 1, got "
+                                  f"count {count} and {ops} ops")
+        body = self.body_ops()
+        if len(body) < ops:
+            raise VerifyException(f"'{self.name}' has a body of {ops} ops but only {len(body)} "
+                                  "follow it")
+        for inner in body:  # a nested repeat ends within this one
+            if isinstance(inner, RepeatHeaderOp) and inner.body_ops() and \
+                    inner.body_ops()[-1] not in body:
+                raise VerifyException(f"'{self.name}' ends inside the body of the nested "
+                                      f"'{inner.name}' of line {inner.line.value.data}")
+
+
+@irdl_op_definition
+class RepeatOp(RepeatHeaderOp):
+    """`repeat N { ... }`: the body (the next `ops` ops) runs `count` times. Lowering turns the
+    header into `sched.repeat`."""
+
+    name = "dist.repeat"
+
+
+Dist = Dialect("dist", [ProcessorsOp, ArrayOp, AssignOp, ComputeOp, ReduceOp, PipelineOp, RepeatOp],
+               [])

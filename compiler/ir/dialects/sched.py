@@ -29,14 +29,16 @@ from xdsl.ir import Dialect, Operation
 from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition
 from xdsl.utils.exceptions import VerifyException
 
-from phalanx.compiler.ir.dialects.dist import PipelineHeaderOp
+from phalanx.compiler.ir.dialects.dist import PipelineHeaderOp, RepeatHeaderOp
 from phalanx.compiler.schedule import (
     SYNC_KINDS,
     ComputeStep,
     Phase,
     PipelineStep,
     Plan,
+    RepeatStep,
     Schedule,
+    Step,
     Transfer,
 )
 
@@ -247,6 +249,14 @@ class PipelineOp(PipelineHeaderOp):
     name = "sched.pipeline"
 
 
+@irdl_op_definition
+class RepeatOp(RepeatHeaderOp):
+    """A repeat header: the next `ops` ops (compute steps, schedules, pipelines, nested
+    repeats) run `count` times, as for `dist.repeat`; see RepeatStep."""
+
+    name = "sched.repeat"
+
+
 def schedule_to_ir(s: Schedule) -> ScheduleOp:
     return ScheduleOp(s.collective, s.kind, s.algorithm, s.nprocs, s.phases, s.src, s.dst, s.line,
                       s.stage)
@@ -286,16 +296,23 @@ def _step_to_ir(step: ComputeStep | Schedule) -> Operation:
     return compute_to_ir(step) if isinstance(step, ComputeStep) else schedule_to_ir(step)
 
 
-def plan_to_module(plan: Plan) -> ModuleOp:
-    """The inverse of `plan_from_module`: one top-level op per step, in order."""
+def _steps_to_ir(steps: tuple[Step, ...]) -> list[Operation]:
     ops: list[Operation] = []
-    for step in plan.steps:
+    for step in steps:
         if isinstance(step, PipelineStep):
             ops.append(PipelineOp(len(step.stages), step.line))
             ops += [_step_to_ir(s) for stage in step.stages for s in stage]
+        elif isinstance(step, RepeatStep):
+            body = _steps_to_ir(step.body)
+            ops += [RepeatOp(step.count, len(body), step.line), *body]
         else:
             ops.append(_step_to_ir(step))
-    return ModuleOp(ops)
+    return ops
+
+
+def plan_to_module(plan: Plan) -> ModuleOp:
+    """The inverse of `plan_from_module`: one top-level op per step, in order."""
+    return ModuleOp(_steps_to_ir(plan.steps))
 
 
 def _step_from_ir(op: Operation) -> ComputeStep | Schedule | None:
@@ -308,31 +325,44 @@ def _step_from_ir(op: Operation) -> ComputeStep | Schedule | None:
     return None
 
 
-def plan_from_module(module: ModuleOp, nprocs: int) -> Plan:
-    """Collect the module's compute steps, schedules and pipelines, in program order.
-
-    `dist.*` ops are declarations and are skipped. Anything else (a `coll.*` op that
-    was never lowered, say) would silently drop communication, so it is an error.
-    """
-    steps: list[ComputeStep | Schedule | PipelineStep] = []
-    body: set[Operation] = set()
-    for op in module.ops:
+def _steps_from_ir(ops: list[Operation]) -> list[Step]:
+    steps: list[Step] = []
+    k = 0
+    while k < len(ops):
+        op = ops[k]
         if isinstance(op, PipelineOp):
             stages: list[list[ComputeStep | Schedule]] = [[] for _ in range(op.stages.value.data)]
-            for inner in op.body_ops():
-                body.add(inner)
+            inner_ops = op.body_ops()
+            for inner in inner_ops:
                 step = _step_from_ir(inner)
                 if step is not None:
                     stages[step.stage].append(step)
             steps.append(PipelineStep(tuple(tuple(s) for s in stages), op.line.value.data))
-        elif op not in body:
-            step = _step_from_ir(op)
-            if step is not None and step.stage >= 0:
-                raise ValueError(f"'{op.name}' of line {step.line} is in stage {step.stage} "
-                                 "but follows no sched.pipeline")
-            if step is not None:
-                steps.append(step)
-    return Plan(nprocs=nprocs, steps=tuple(steps))
+            k += 1 + len(inner_ops)
+            continue
+        if isinstance(op, RepeatOp):
+            inner_ops = ops[k + 1:k + 1 + op.ops.value.data]
+            steps.append(RepeatStep(op.count.value.data, tuple(_steps_from_ir(inner_ops)),
+                                    op.line.value.data))
+            k += 1 + len(inner_ops)
+            continue
+        step = _step_from_ir(op)
+        if step is not None and step.stage >= 0:
+            raise ValueError(f"'{op.name}' of line {step.line} is in stage {step.stage} "
+                             "but follows no sched.pipeline")
+        if step is not None:
+            steps.append(step)
+        k += 1
+    return steps
 
 
-Sched = Dialect("sched", [ScheduleOp, ComputeOp, PipelineOp], [])
+def plan_from_module(module: ModuleOp, nprocs: int) -> Plan:
+    """Collect the module's compute steps, schedules, pipelines and repeats, in program order.
+
+    `dist.*` ops are declarations and are skipped. Anything else (a `coll.*` op that
+    was never lowered, say) would silently drop communication, so it is an error.
+    """
+    return Plan(nprocs=nprocs, steps=tuple(_steps_from_ir(list(module.ops))))
+
+
+Sched = Dialect("sched", [ScheduleOp, ComputeOp, PipelineOp, RepeatOp], [])

@@ -253,3 +253,15 @@ def test_bench_program_runs_under_smpi(tmp_path):
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["verified"]
     assert out["time_s"] >= compiled.target.lower_bound_s(compiled.collectives[0]) - 10e-6
+
+
+@needs_simgrid
+def test_a_repeat_runs_every_iteration_on_simgrid():
+    source = ("target ideal:4\nprocessors P(4)\narray A(8, 8) of float64 distribute (BLOCK, *) onto P\n"
+              "array B(8, 8) of float64 distribute (*, BLOCK) onto P\nrepeat 3 {\n  B = A\n  A = B\n}\n")
+    run = simgrid.run_simgrid(compile_text(source))
+    assert run.verified and len(run.simgrid.collectives) == 6
+    assert [(c.line, c.iteration) for c in run.simgrid.collectives] == [
+        (line, k) for k in range(3) for line in (6, 7)]
+    starts = [c.start_s for c in run.simgrid.collectives]
+    assert starts == sorted(starts) and run.simgrid.total_time_s > 0

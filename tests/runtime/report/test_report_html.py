@@ -159,10 +159,29 @@ def test_a_statement_lists_its_runs_within_a_budget(tmp_path):
               "onto P\narray B(8, 8) of float64 distribute (*, BLOCK) onto P\n"
               f"repeat {MAX_RUN_ROWS + 5} {{\n  B = A\n}}\n")
     result = simulate(compile_text(source, file="r.phx"))
-    index = write_report(result, tmp_path / "r")
+    index = write_report(result, tmp_path / "r", each_run=True)
     text = index.read_text()
     assert f"Its {MAX_RUN_ROWS + 5} runs" in text and text.count('<article id="collective-') == 1
     assert "5 more runs not listed" in text and "report.json has every run" in text
     assert "line 6 iteration 39<" in text and "line 6 iteration 40<" not in text
     assert len(json.loads((tmp_path / "r" / "report.json").read_text())["collectives"]) == 45
     assert "5 more runs of these statements are not listed here" in (tmp_path / "r" / "report.md").read_text()
+
+
+def test_a_repeated_statement_is_summarised_unless_each_run_is_asked(tmp_path):
+    from conftest import compile_text
+    from phalanx.runtime.simulate import simulate
+
+    source = ("target ideal:4\nprocessors P(4)\narray A(8, 8) of float64 distribute (BLOCK, *) "
+              "onto P\narray B(8, 8) of float64 distribute (*, BLOCK) onto P\n"
+              "repeat 6 {\n  B = A\n}\n")
+    result = simulate(compile_text(source, file="r.phx"))
+    text = write_report(result, tmp_path / "r").read_text()
+    assert "Its 6 runs" in text and "line 6 iteration 0<" not in text  # no run listed
+    assert "6 more runs not listed (summarised in the table of statements above; --each-run" in text
+    assert "min own time (ms)" in text and "first start (ms)" in text and "last start (ms)" in text
+    data = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert data["collectives"] == [] and data["repeated"][0]["runs"] == 6
+    markdown = (tmp_path / "r" / "report.md").read_text()
+    assert "| 6 | alltoall | direct | 6 | iterations 0-5 | " in markdown
+    assert "(summarised below; --each-run lists them)" in markdown

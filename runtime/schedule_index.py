@@ -1,0 +1,119 @@
+"""What the runs of one schedule share in the interpreter (runtime/interpreter.py): each node's
+sends and receives per phase, grouped into network messages, the inbox each transfer is due
+in, the barrier sets, and per message its wire and strided bytes, combining work and labels.
+Worked out once per schedule, so that the iterations of a `repeat` pay for them once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from phalanx.compiler.schedule import Schedule, Transfer
+
+
+def messages(sends: list[Transfer]) -> list[tuple[Transfer, ...]]:
+    """Group one node's sends of a phase into network messages (see Transfer.message)."""
+    groups: dict[tuple[int, int, int], list[Transfer]] = {}
+    out: list[tuple[Transfer, ...]] = []
+    for t in sends:
+        if t.message == 0:
+            out.append((t,))
+        else:
+            key = (t.src, t.dst, t.message)
+            if key not in groups:
+                groups[key] = []
+                out.append(groups[key])  # type: ignore[arg-type]
+            groups[key].append(t)
+    return [tuple(g) for g in out]
+
+
+def _blocks(group: tuple[Transfer, ...] | list[Transfer]) -> str:
+    if len(group) == 1:
+        return f"{group[0].origin}->{group[0].final}"
+    return f"{len(group)} blocks"
+
+
+@dataclass(frozen=True, slots=True)
+class SendFacts:
+    """One network message of a schedule: its bytes on the wire, the bytes its ends gather and
+    scatter, the combining operations at its receiver and its span label."""
+
+    message: Transfer
+    nbytes: int
+    gather: int
+    scatter: int
+    operations: int
+    label: str
+
+
+class ScheduleIndex:
+    """What the runs of one schedule share: per phase each node's sends and receives, the
+    inbox a transfer is due in and the barrier sets, each built once when first needed."""
+
+    def __init__(self, schedule: Schedule):
+        self.schedule = schedule
+        self._barrier_of: dict[int, dict[int, tuple[int, ...]]] = {}  # phase -> node -> its set
+        self._by_node: list[tuple[dict, dict]] | None = None
+        self._due: dict[tuple, tuple[int, int]] | None = None
+        self._messages: dict[tuple[int, int], list[tuple[Transfer, ...]]] = {}  # (phase, node)
+        self._names: dict[int, str] = {}  # id of a message's group -> its process name
+        self._sends: dict[int, SendFacts] = {}  # id of a message's group -> what its runs share
+        self.where: list[str] = [f"phase {k} of the {schedule.kind} at line {schedule.line}"
+                                  for k in range(len(schedule.phases))]
+
+    def barrier_of(self, k: int, node: int) -> tuple[int, ...] | None:
+        """The nodes phase k's barrier synchronises `node` with; None: it does not wait."""
+        if k not in self._barrier_of:
+            phase, nprocs = self.schedule.phases[k], self.schedule.nprocs
+            self._barrier_of[k] = {p: nodes for nodes in phase.barriers(nprocs) for p in nodes}
+        return self._barrier_of[k].get(node)
+
+    def by_node(self) -> list[tuple[dict, dict]]:
+        """Per phase, each node's sends and receives."""
+        if self._by_node is None:
+            self._by_node = []
+            for phase in self.schedule.phases:
+                sends: dict[int, list[Transfer]] = {}
+                recvs: dict[int, list[Transfer]] = {}
+                for t in phase.sends:
+                    sends.setdefault(t.src, []).append(t)
+                for t in phase.recvs:
+                    recvs.setdefault(t.dst, []).append(t)
+                self._by_node.append((sends, recvs))
+        return self._by_node
+
+    def messages(self, k: int, node: int) -> list[tuple[Transfer, ...]]:
+        """The network messages `node` sends in phase k."""
+        key = (k, node)
+        if key not in self._messages:
+            self._messages[key] = messages(self.by_node()[k][0].get(node, []))
+        return self._messages[key]
+
+    def name(self, node: int, group: tuple[Transfer, ...]) -> str:
+        """The process name of `node`'s send of `group`."""
+        key = id(group)  # groups live in self._messages, so their ids are not reused
+        if key not in self._names:
+            self._names[key] = f"node {node} send {_blocks(group)} to {group[0].dst}"
+        return self._names[key]
+
+    def send_facts(self, group: tuple[Transfer, ...], data) -> SendFacts:
+        """What every run of the message `group` shares (its payloads' sizes and layout are the
+        statement's, not the run's)."""
+        facts = self._sends.get(id(group))
+        if facts is None:
+            first, nbytes = group[0], data.wire_bytes(group)
+            gather, scatter = data.strided_bytes(group)
+            facts = self._sends[id(group)] = SendFacts(
+                first if nbytes == first.nbytes else first._replace(nbytes=nbytes), nbytes,
+                gather, scatter, data.combine_operations(group),
+                f"{_blocks(group)} to {first.dst}, {nbytes} B")
+        return facts
+
+    def due(self) -> dict[tuple, tuple[int, int]]:
+        """The inbox (node, phase) in which each transfer is received."""
+        if self._due is None:
+            self._due = {(t.origin, t.final, t.src, t.dst): (t.dst, k)
+                         for k, phase in enumerate(self.schedule.phases) for t in phase.recvs}
+        return self._due
+
+
