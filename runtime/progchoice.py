@@ -27,7 +27,7 @@ import dataclasses
 from phalanx.compiler.choice import BY_PROGRAM, PER_STATEMENT, ProgramChoice
 from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import ComputeStep, PipelineStep, Plan, Schedule
+from phalanx.compiler.schedule import PipelineStep, Plan, RepeatStep, Schedule, Step
 from phalanx.compiler.target import Target
 from phalanx.runtime.data import Payloads
 from phalanx.runtime.timing import TimingData
@@ -57,21 +57,32 @@ class ProgramSearch:
         coll = self.collectives[step.collective]
         return dataclasses.replace(self.target.schedule_for(coll, algorithm), stage=step.stage)
 
+    def _step(self, step: Step, choice: dict[int, str]) -> Step:
+        if isinstance(step, Schedule):
+            return self._schedule(step, choice)
+        if isinstance(step, PipelineStep):
+            return PipelineStep(tuple(tuple(self._schedule(s, choice) if isinstance(s, Schedule)
+                                            else s for s in stage) for stage in step.stages), step.line)
+        if isinstance(step, RepeatStep):
+            return RepeatStep(step.count, tuple(self._step(s, choice) for s in step.body), step.line)
+        return step
+
     def plan_with(self, choice: dict[int, str]) -> Plan:
-        steps: list[ComputeStep | Schedule | PipelineStep] = []
-        for step in self.plan.steps:
-            if isinstance(step, Schedule):
-                steps.append(self._schedule(step, choice))
-            elif isinstance(step, PipelineStep):
-                steps.append(PipelineStep(tuple(tuple(self._schedule(s, choice) if isinstance(s, Schedule)
-                                                      else s for s in stage) for stage in step.stages),
-                                          step.line))
-            else:
-                steps.append(step)
-        return Plan(self.plan.nprocs, tuple(steps))
+        return Plan(self.plan.nprocs, tuple(self._step(step, choice) for step in self.plan.steps))
+
+    def _step_events(self, step: Step) -> int:
+        """A step's estimated events, a repeat's body counted once per iteration."""
+        if isinstance(step, Schedule):
+            return schedule_events(self.target, step)
+        if isinstance(step, PipelineStep):
+            return sum(schedule_events(self.target, s) for stage in step.stages for s in stage
+                       if isinstance(s, Schedule))
+        if isinstance(step, RepeatStep):
+            return step.count * sum(self._step_events(s) for s in step.body)
+        return 0
 
     def events(self, plan: Plan) -> int:
-        return sum(schedule_events(self.target, s) for s in plan.schedules())
+        return sum(self._step_events(step) for step in plan.steps)
 
     def total_s(self, choice: dict[int, str]) -> float | None:
         """The program's simulated total with `choice`; None when the budget has no room left."""

@@ -175,7 +175,7 @@ def test_a_repeated_statement_is_summarised_unless_each_run_is_asked(tmp_path):
     source = ("target ideal:4\nprocessors P(4)\narray A(8, 8) of float64 distribute (BLOCK, *) "
               "onto P\narray B(8, 8) of float64 distribute (*, BLOCK) onto P\n"
               "repeat 6 {\n  B = A\n}\n")
-    result = simulate(compile_text(source, file="r.phx"))
+    result = simulate(compile_text(source, file="r.phx", algorithm="direct"))
     text = write_report(result, tmp_path / "r").read_text()
     assert "Its 6 runs" in text and "line 6 iteration 0<" not in text  # no run listed
     assert "6 more runs not listed (summarised in the table of statements above; --each-run" in text
