@@ -197,7 +197,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     stats = RunStats()
     data = run_sweep(args.target, args.collective, parse_sizes(args.sizes), algorithm, args.seed,
                      progress_console(args.quiet), variation, parallel_options(args), stats)
-    print(stats_line(stats), file=sys.stderr)
+    if not args.quiet:
+        print(stats_line(stats), file=sys.stderr)
     index = write_sweep_report(data, args.report) if args.report else None
     if args.json:
         print(json.dumps(data, indent=2))

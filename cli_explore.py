@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 from phalanx.grammar.diagnostics import usage_error
+from phalanx.runtime import point_cache
 from phalanx.runtime.parallel import ParallelOptions, RunStats, check_options, default_workers
-from phalanx.runtime.point_cache import PointCache, default_cache_dir
 
 
 def parallel_args(p: argparse.ArgumentParser) -> None:
@@ -21,7 +21,7 @@ def parallel_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="run the points on a running Dask distributed cluster (docs/sweeps.md)")
     p.add_argument("--cache", metavar="DIR", default=None,
-                   help=f"where finished points are kept (default {default_cache_dir()})")
+                   help=f"where finished points are kept (default {point_cache.default_cache_dir()})")
     p.add_argument("--fresh", action="store_true", help="compute every point again, ignoring the cache")
     p.add_argument("--point-timeout", type=float, metavar="S", default=None,
                    help="stop a point's simulation after S wall-clock seconds and record it as timed out")
@@ -30,8 +30,8 @@ def parallel_args(p: argparse.ArgumentParser) -> None:
 def parallel_options(args: argparse.Namespace) -> ParallelOptions:
     check_options(args.workers, args.point_timeout, args.scheduler)
     workers = args.workers if args.workers is not None else default_workers()
-    return ParallelOptions(workers=workers, scheduler=args.scheduler,
-                           cache=PointCache(args.cache or default_cache_dir()), fresh=args.fresh,
+    cache = point_cache.PointCache(args.cache or point_cache.default_cache_dir())
+    return ParallelOptions(workers=workers, scheduler=args.scheduler, cache=cache, fresh=args.fresh,
                            point_timeout_s=args.point_timeout)
 
 
@@ -99,7 +99,8 @@ def cmd_explore(args: argparse.Namespace) -> int:
     with progress_bar(len(points), "explore", progress_console(args.quiet)) as steps:
         rows = run_grid(points, parallel, steps.advance, stats)
     wall_s = time.perf_counter() - start
-    print(stats_line(stats) + f" in {wall_s:.1f} s", file=sys.stderr)
+    if not args.quiet:
+        print(stats_line(stats) + f" in {wall_s:.1f} s", file=sys.stderr)
     csv_path = args.csv or (str(Path(args.report) / "points.csv") if args.report else None)
     if csv_path is None:
         sys.stdout.write(csv_text(grid, rows))

@@ -203,6 +203,6 @@ def _client(options: ParallelOptions, points: int) -> Iterator[Any]:
         return
     workers = min(options.workers, points)
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
+                      dashboard_address=":0", silence_logs=logging.ERROR) as cluster, \
             Client(cluster) as client:
         yield client
