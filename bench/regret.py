@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import platform as host_platform
 import sys
 import time
@@ -242,7 +243,7 @@ def run_cases(cases: list[tuple[str, str, int]], options: ParallelOptions, show:
 
 def speedup(cases: list[tuple[str, str, int]], workers: int) -> int:
     """The same cases serially and on `workers` local processes, one after the other."""
-    walls, results = {}, {}
+    walls, results, load = {}, {}, os.getloadavg()[0]
     for name, options in (("serial", SERIAL), (f"workers_{workers}", ParallelOptions(workers=workers))):
         start = time.perf_counter()
         results[name] = run_cases(cases, options)
@@ -251,7 +252,7 @@ def speedup(cases: list[tuple[str, str, int]], workers: int) -> int:
     without_wall = [[{k: v for k, v in r.items() if k != "wall_s"} for r in rows]
                     for rows in results.values()]
     report = {"machine": {"arch": host_platform.machine(), "python": host_platform.python_version(),
-                          "cores": default_workers()},
+                          "cores": default_workers(), "load_average_1_min_at_start": round(load, 1)},
               "cases": [list(c) for c in cases], "workers": workers,
               "serial_wall_s": walls["serial"], "parallel_wall_s": walls[f"workers_{workers}"],
               "ratio": round(walls[f"workers_{workers}"] / walls["serial"], 3),

@@ -201,8 +201,13 @@ def _client(options: ParallelOptions, points: int) -> Iterator[Any]:
         with client:
             yield client
         return
+    import dask
+
     workers = min(options.workers, points)
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                      dashboard_address=":0", silence_logs=logging.ERROR) as cluster, \
+    # Dask's sampling profiler walks the task's stack every 10 ms; the simulator's stacks are
+    # deep and nobody reads the profile here (no dashboard): it only slows the points down.
+    no_profiler = dask.config.set({"distributed.worker.profile.enabled": False})
+    with no_profiler, LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                   dashboard_address=":0", silence_logs=logging.ERROR) as cluster, \
             Client(cluster) as client:
         yield client
