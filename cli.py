@@ -1,4 +1,4 @@
-"""The `phalanx` command line: compile, run, sweep, targets, algorithms.
+"""The `phalanx` command line: compile, run, sweep, explore, targets, algorithms.
 
 Exit codes: 0 success, 1 program errors (with file:line:col), 2 usage errors (running
 out of memory included: the run is too big for this machine), 3 a run that did not verify,
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from phalanx import register_all
+from phalanx.cli_explore import cmd_explore, explore_args, parallel_args, parallel_options, stats_line
 from phalanx.compiler.driver import Compiled, chosen_algorithms, compile_program
 from phalanx.compiler.groups import describe as describe_groups
 from phalanx.compiler.ir.printing import print_generic
@@ -185,6 +186,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from phalanx.runtime.parallel import RunStats
     from phalanx.runtime.progress import progress_console
     from phalanx.runtime.report import prepare
     from phalanx.runtime.sweep import Variation, parse_fractions, parse_sizes
@@ -201,8 +203,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                           args.samples)
     algorithm = args.algorithm[0] if args.algorithm and len(args.algorithm) == 1 else \
         (args.algorithm or "all")
+    stats = RunStats()
     data = run_sweep(args.target, args.collective, parse_sizes(args.sizes), algorithm, args.seed,
-                     progress_console(args.quiet), variation)
+                     progress_console(args.quiet), variation, parallel_options(args), stats)
+    if not args.quiet:
+        print(stats_line(stats), file=sys.stderr)
     index = write_sweep_report(data, args.report) if args.report else None
     if args.json:
         print(json.dumps(data, indent=2))
@@ -216,7 +221,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             print(f"{name:<28}{r['block_bytes']:>12}{r['time_s'] * 1e3:>14.6f}"
                   f"{r['efficiency']:>12.3f}{r['aggregate_bandwidth_Bps'] / 1e6:>12.1f}")
         for f in data.get("failures", []):
-            print(f"refused: {f['algorithm']} at {f['block_bytes']} B: {f['error']}")
+            print(f"{f.get('status', 'refused')}: {f['algorithm']} at {f['block_bytes']} B: {f['error']}")
         if index is not None:
             print(f"report written to {index}")
     return 0 if all(r["verified"] for r in data["results"]) else 3
@@ -321,7 +326,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", metavar="DIR", help="write index.html, report.json and the plots")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    parallel_args(p)
     p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("explore", help="a grid of target parameters, machines, kinds, sizes and "
+                       "algorithms (or a program): a CSV table and an HTML report")
+    explore_args(p)
+    parallel_args(p)
+    p.set_defaults(func=cmd_explore)
 
     p = sub.add_parser("targets", help="list the targets")
     p.add_argument("--json", action="store_true")

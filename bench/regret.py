@@ -15,14 +15,22 @@ node sending to the first eighth of them, the 64-to-8 exchange of issue 18) is c
   simulator: `source`), the simulated time, and the error closed form / simulated.
 
 The summary gives the maximum and geometric-mean regret, the worst cases, and the largest
-prediction errors. A reduction's size is its partial's bytes (runtime/sweep.py); the KSR-1 up to 2 KB
+prediction errors. A reduction's size is its partial's bytes (runtime/sweep.py); the KSR-1 up to
+2 KB
 (MAX_BYTES: its simulator moves every subpage).
 
 Program rows (issue 29): `--programs` measures every example and programs in groups on every
 target instead (bench/regret_programs.py), auto's total against the best total found by search,
 and keeps the collective rows of the results file (each kind of row keeps the other's).
 
+Every case is one point of runtime/parallel.py, the path `phalanx sweep` and `explore` take:
+`--workers N` local processes (default: the machine's cores), `--scheduler tcp://HOST:PORT` a
+running Dask cluster; the rows keep the serial order. `--speedup` runs the chosen cases twice in
+one run, serially and on `--workers`, checks that both give the same rows and writes the wall
+times to bench/results_regret_parallel.json.
+
 Run: .venv/bin/python bench/regret.py [--targets T,T] [--kinds K,K] [--sizes 8,2K,1M] [--programs]
+    [--workers N]
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import platform as host_platform
 import sys
 import time
@@ -42,6 +51,7 @@ import phalanx
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import PhalanxError
+from phalanx.runtime.parallel import SERIAL, ParallelOptions, Status, Task, default_workers, run_points
 from phalanx.runtime.sweep import kind_program, parse_sizes
 from phalanx.runtime.timing import simulated_time_s
 
@@ -49,6 +59,7 @@ phalanx.register_all()
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results_regret.json"
+PARALLEL_RESULTS = HERE / "results_regret_parallel.json"
 TABLE = HERE.parent / "docs" / "regret.md"
 TARGETS = ("ideal:16", "ideal:64", "torus:8x8", "iwarp:8x8", "iwarp:4x4", "paragon:8x8", "sp2:16",
            "cs2:32", "hypercube:6", "proteus", "ksr1")
@@ -71,7 +82,16 @@ def program(kind: str, nnodes: int, size: int) -> str:
     return kind_program(kind, nnodes, size)
 
 
-def measure(target: str, kind: str, size: int) -> dict[str, Any]:
+def measure(target: str, kind: str, size: int, *, time_limit_s: float | None = None) -> dict[str, Any]:
+    """One case, with the wall time it took (`time_limit_s` is runtime/parallel.py's per-point
+    limit; the benchmark sets none)."""
+    assert time_limit_s is None
+    start = time.perf_counter()
+    row = _measure(target, kind, size)
+    return row | {"wall_s": round(time.perf_counter() - start, 2)}
+
+
+def _measure(target: str, kind: str, size: int) -> dict[str, Any]:
     nnodes = resolve(target).nnodes
     source = program(kind, nnodes, size)
     row: dict[str, Any] = {"target": target, "kind": kind, "size_bytes": size, "nodes": nnodes}
@@ -216,6 +236,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--table", default=str(TABLE), help="markdown table ('' for none)")
     ap.add_argument("--programs", action="store_true", help="measure the program rows only "
                     "(every example, programs in groups on every target)")
+    ap.add_argument("--workers", type=int, default=None, help="local processes (default: the cores)")
+    ap.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="a running Dask cluster")
+    ap.add_argument("--speedup", action="store_true", help="run the cases serially and on --workers, "
+                    "one after the other; write the wall times to " + PARALLEL_RESULTS.name)
     ap.add_argument("--merge", metavar="FILE", help="merge another run's results file into --out, "
                     "run nothing (wall_s: the sum)")
     args = ap.parse_args(argv)
@@ -230,26 +254,54 @@ def main(argv: list[str] | None = None) -> int:
     if args.programs:
         return run_programs(out, args.table)
     sizes = parse_sizes(args.sizes)
-    rows, start = [], time.perf_counter()
-    for target in filter(None, args.targets.split(",")):
-        for kind in filter(None, args.kinds.split(",")):
-            cap = MAX_BYTES.get(target.partition(":")[0], sizes[-1])
-            for size in [s for s in sizes if s <= cap]:
-                t0 = time.perf_counter()
-                row = measure(target, kind, size)
-                row["wall_s"] = round(time.perf_counter() - t0, 2)
-                rows.append(row)
-                if "not_runnable" in row:
-                    print(f"{target:<12} {kind:<11} {size:>8}  not runnable: {row['not_runnable']}")
-                    continue
-                print(f"{target:<12} {kind:<11} {size:>8}  auto {row['auto']:<22} best "
-                      f"{row['best']:<22} regret {row['regret']:.3f}  simulate "
-                      f"{row['regret_simulate']:.3f}  [{row['wall_s']} s]", flush=True)
-        report = write(out, args.table, rows, round(time.perf_counter() - start, 1))
+    cases = [(target, kind, size) for target in filter(None, args.targets.split(","))
+             for kind in filter(None, args.kinds.split(","))
+             for size in [s for s in sizes if s <= MAX_BYTES.get(target.partition(":")[0], s)]]
+    workers = args.workers if args.workers is not None else default_workers()
+    if args.speedup:
+        return speedup(cases, workers)
+    start = time.perf_counter()
+    rows = run_cases(cases, ParallelOptions(workers=workers, scheduler=args.scheduler), show=True)
+    report = write(out, args.table, rows, round(time.perf_counter() - start, 1))
     t = report["summary_target"]
     print(f"wrote {out}: {t['cases']} cases, max regret {t['max']:.3f}, geomean "
           f"{t['geomean']:.4f} ({report['wall_s']} s)")
     return 0
+
+
+def run_cases(cases: list[tuple[str, str, int]], options: ParallelOptions, show: bool = False
+              ) -> list[dict[str, Any]]:
+    """Every case's row, in the order of `cases`, each printed as it finishes when `show`."""
+    tasks = [Task({"point": "regret", "target": t, "kind": k, "size_bytes": s}, measure, (t, k, s),
+                  f"{t:<12} {k:<11} {s:>8}") for t, k, s in cases]
+    outcomes = run_points(tasks, options, on_done=(lambda label: print(label, flush=True)) if show else None)
+    bad = [(task.label, o.error) for task, o in zip(tasks, outcomes) if o.status != Status.OK]
+    if bad:
+        raise SystemExit(f"regret: {len(bad)} cases did not run, e.g. {bad[0][0]}: {bad[0][1]}")
+    return [o.row for o in outcomes if o.row is not None]
+
+
+def speedup(cases: list[tuple[str, str, int]], workers: int) -> int:
+    """The same cases serially and on `workers` local processes, one after the other."""
+    walls, results, load = {}, {}, os.getloadavg()[0]
+    for name, options in (("serial", SERIAL), (f"workers_{workers}", ParallelOptions(workers=workers))):
+        start = time.perf_counter()
+        results[name] = run_cases(cases, options)
+        walls[name] = round(time.perf_counter() - start, 1)
+        print(f"{name}: {len(cases)} cases in {walls[name]} s", flush=True)
+    without_wall = [[{k: v for k, v in r.items() if k != "wall_s"} for r in rows]
+                    for rows in results.values()]
+    report = {"machine": {"arch": host_platform.machine(), "python": host_platform.python_version(),
+                          "cores": default_workers(), "load_average_1_min_at_start": round(load, 1)},
+              "cases": [list(c) for c in cases], "workers": workers,
+              "serial_wall_s": walls["serial"], "parallel_wall_s": walls[f"workers_{workers}"],
+              "ratio": round(walls[f"workers_{workers}"] / walls["serial"], 3),
+              "identical_rows": without_wall[0] == without_wall[1],
+              "process_s_per_case": round(sum(r["wall_s"] for r in results["serial"]) / len(cases), 2)}
+    PARALLEL_RESULTS.write_text(json.dumps(report, indent=1) + "\n")
+    print(f"wrote {PARALLEL_RESULTS}: parallel / serial = {report['ratio']}, "
+          f"identical rows: {report['identical_rows']}")
+    return 0 if report["identical_rows"] else 1
 
 
 if __name__ == "__main__":

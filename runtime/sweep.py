@@ -17,10 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from phalanx.compiler.driver import compile_program
+from phalanx.compiler.driver import Compiled, compile_program
 from phalanx.compiler.target import Target, resolve
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError, usage_error
-from phalanx.runtime.simulate import simulate
+from phalanx.runtime.limits import check_fits, check_program_fits
+from phalanx.runtime.parallel import SERIAL, ParallelOptions, PointTimeout, RunStats, Status, Task, run_points
+from phalanx.runtime.simulate import RunLimits, RunResult, simulate
 from phalanx.runtime.synthetic import run_matrix, varied_matrix
 
 SWEEP_KINDS = ("alltoall", "broadcast", "scatter", "gather", "allgather", "reduce", "allreduce",
@@ -93,14 +95,26 @@ def kind_program(kind: str, nprocs: int, block_bytes: int) -> str:
     return head + arrays[kind]
 
 
+def simulate_bounded(compiled: Compiled, seed: int, time_limit_s: float | None) -> RunResult:
+    """`phalanx run`'s bounds for one point: refused before it runs when the estimate says it
+    would not fit this machine (runtime/limits.py), stopped at `time_limit_s` wall-clock seconds
+    of simulation (PointTimeout)."""
+    check_fits(compiled)
+    limits = RunLimits(None, time_limit_s) if time_limit_s is not None else None
+    result = simulate(compiled, seed, limits=limits)
+    if result.execution.stopped is not None:
+        raise PointTimeout(f"stopped at --point-timeout {time_limit_s:g} s: {result.execution.stopped}")
+    return result
+
+
 def sweep_point(target_spec: str, collective: str, size: int, algorithm: str,
-                seed: int = 0) -> dict[str, Any]:
+                seed: int = 0, *, time_limit_s: float | None = None) -> dict[str, Any]:
     """One point: compile the collective of `size`-byte blocks and simulate it."""
     machine = resolve(target_spec)
     source = kind_program(collective, machine.nnodes, size)
     compiled = compile_program(source, target=target_spec, algorithm=algorithm,
-                               file=f"<sweep {collective} {size} B>")
-    c = simulate(compiled, seed).collectives[0]
+                               file=f"<sweep {collective} {size} B>", checked=check_program_fits)
+    c = simulate_bounded(compiled, seed, time_limit_s).collectives[0]
     if c.kind != collective:
         raise PhalanxError(Diagnostic(f"the sweep's {collective} program was recognized as "
                                       f"{c.kind} on {target_spec}"))
@@ -145,9 +159,14 @@ class Variation:
 NO_VARIATION = Variation()  # every point compiled from a program
 
 
-def varied_point(machine: Target, size: int, algorithm: str, variance: float, zero: float,
-                 samples: int, seed: int = 0) -> dict[str, Any]:
-    """One Fig. 9 point: the mean over `samples` seeded matrices of B = `size` (Sec. 4.2)."""
+def varied_point(target_spec: str, size: int, algorithm: str, variance: float, zero: float,
+                 samples: int, seed: int = 0, *, time_limit_s: float | None = None) -> dict[str, Any]:
+    """One Fig. 9 point: the mean over `samples` seeded matrices of B = `size` (Sec. 4.2).
+    Synthetic runs take no time limit (`sweep` refuses --point-timeout with variation)."""
+    if time_limit_s is not None:
+        raise usage_error("--point-timeout does not apply to sweeps with --variance, "
+                          "--zero-probability or --samples", "drop --point-timeout")
+    machine = resolve(target_spec)
     runs = [run_matrix(machine, varied_matrix(machine.nnodes, size, variance, zero, seed * 1009 + k),
                        algorithm, seed) for k in range(samples)]
     times = np.array([r.time_s for r in runs])
@@ -177,37 +196,58 @@ def sweep_points(target_spec: str, collective: str, sizes: list[int],
     return len(_algorithms(machine, collective, algorithm)) * len(sizes) * cases
 
 
+def sweep_tasks(target_spec: str, collective: str, sizes: list[int], algorithms: list[str],
+                seed: int, variation: Variation) -> list[Task]:
+    """Every (algorithm, size) point, times every (V, P) case of `variation`, in report order."""
+    tasks = []
+    for alg in algorithms:
+        for size in sizes:
+            if not variation.synthetic:
+                tasks.append(Task({"point": "sweep", "target": target_spec, "kind": collective,
+                                   "block_bytes": size, "algorithm": alg, "seed": seed},
+                                  sweep_point, (target_spec, collective, size, alg, seed),
+                                  f"{alg} at {size} B"))
+                continue
+            for v, p in variation.cases():
+                tasks.append(Task({"point": "sweep-varied", "target": target_spec, "kind": collective,
+                                   "block_bytes": size, "algorithm": alg, "seed": seed, "variance": v,
+                                   "zero_probability": p, "samples": variation.samples},
+                                  varied_point, (target_spec, size, alg, v, p, variation.samples, seed),
+                                  f"{alg} at {size} B, V={v:g}, P={p:g}"))
+    return tasks
+
+
 def sweep(target_spec: str, collective: str, sizes: list[int], algorithm: str | list[str] = "all",
           seed: int = 0, on_point: Callable[[str], None] | None = None,
-          variation: Variation = NO_VARIATION) -> dict[str, Any]:
-    """Every (algorithm, size) point, times every (V, P) case of `variation`. With `all` (or a
-    list), a point the machine cannot run (a schedule it refuses at that size) is listed under
-    `failures` with the reason."""
+          variation: Variation = NO_VARIATION, parallel: ParallelOptions = SERIAL,
+          stats: RunStats | None = None) -> dict[str, Any]:
+    """Every (algorithm, size) point, times every (V, P) case of `variation`, run by
+    runtime/parallel.py (serially, on local workers or on a cluster: the same results in the
+    same order). With `all` (or a list), a point the machine cannot run (a schedule it refuses
+    at that size, or too big for this machine) is listed under `failures` with the reason."""
     if collective not in SWEEP_KINDS:
         raise usage_error(f"cannot sweep collective '{collective}' yet",
                           "sweepable: " + ", ".join(SWEEP_KINDS))
+    if parallel.point_timeout_s is not None and variation.synthetic:
+        raise usage_error("--point-timeout does not apply to sweeps with --variance, "
+                          "--zero-probability or --samples", "drop --point-timeout")
     machine = resolve(target_spec)
-    algorithms = _algorithms(machine, collective, algorithm)
+    tasks = sweep_tasks(target_spec, collective, sizes, _algorithms(machine, collective, algorithm),
+                        seed, variation)
     results, failures = [], []
-    cases = variation.cases() if variation.synthetic else [None]
-    for alg in algorithms:
-        for size in sizes:
-            for case in cases:
-                label = f"{alg} at {size} B" + (f", V={case[0]:g}, P={case[1]:g}" if case else "")
-                try:
-                    if case is None:
-                        results.append(sweep_point(target_spec, collective, size, alg, seed))
-                    else:
-                        results.append(varied_point(machine, size, alg, *case, variation.samples, seed))
-                except PhalanxError as exc:
-                    if isinstance(algorithm, str) and algorithm != "all":
-                        raise
-                    failures.append({"algorithm": alg, "block_bytes": size,
-                                     **({"variance": case[0], "zero_probability": case[1]}
-                                        if case else {}),
-                                     "error": exc.diagnostic.message})
-                if on_point is not None:
-                    on_point(label)
+    for task, outcome in zip(tasks, run_points(tasks, parallel, on_point, stats)):
+        if outcome.status == Status.OK and outcome.row is not None:
+            results.append(outcome.row)
+            continue
+        if isinstance(algorithm, str) and algorithm != "all" and outcome.status == Status.FAILED:
+            outcome.reraise()
+        failures.append({"algorithm": task.description["algorithm"],
+                         "block_bytes": task.description["block_bytes"],
+                         **({"variance": task.description["variance"],
+                             "zero_probability": task.description["zero_probability"]}
+                            if variation.synthetic else {}),
+                         "error": outcome.error,
+                         **({"status": outcome.status.value} if outcome.status != Status.FAILED else {})})
     out = {"target": machine.describe() | {"spec": target_spec}, "collective": collective,
            "results": results}
     if variation.synthetic:

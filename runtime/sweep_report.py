@@ -13,6 +13,7 @@ from rich.console import Console
 
 from phalanx.runtime import html
 from phalanx.runtime.html import Picture, escape, ms
+from phalanx.runtime.parallel import SERIAL, ParallelOptions, RunStats
 from phalanx.runtime.plots import line_label, sweep_bandwidth_svg, sweep_time_svg, variation_svg
 from phalanx.runtime.progress import progress_bar
 from phalanx.runtime.report import prepare
@@ -21,14 +22,15 @@ from phalanx.runtime.sweep import NO_VARIATION, SWEEP_KINDS, Variation, sweep, s
 
 def run_sweep(target_spec: str, collective: str, sizes: list[int], algorithm: str | list[str] = "all",
               seed: int = 0, console: Console | None = None,
-              variation: Variation = NO_VARIATION) -> dict[str, Any]:
-    """`runtime.sweep.sweep` with a progress bar that advances per point."""
+              variation: Variation = NO_VARIATION, parallel: ParallelOptions = SERIAL,
+              stats: RunStats | None = None) -> dict[str, Any]:
+    """`runtime.sweep.sweep` with a progress bar that advances as each point finishes."""
     if collective not in SWEEP_KINDS:
         return sweep(target_spec, collective, sizes, algorithm, seed)  # raises its usage error
     with progress_bar(sweep_points(target_spec, collective, sizes, algorithm, variation),
                       f"sweep {collective} on {target_spec}", console) as steps:
         return sweep(target_spec, collective, sizes, algorithm, seed, on_point=steps.advance,
-                     variation=variation)
+                     variation=variation, parallel=parallel, stats=stats)
 
 
 def _case(r: dict[str, Any]) -> tuple[int, float, float]:

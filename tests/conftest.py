@@ -19,6 +19,14 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 
 
+@pytest.fixture(autouse=True)
+def point_cache_in_tmp(tmp_path_factory, monkeypatch):
+    """Sweeps cache their points (runtime/point_cache.py): keep each test's cache its own, out
+    of the home directory."""
+    directory = tmp_path_factory.mktemp("points")
+    monkeypatch.setattr("phalanx.runtime.point_cache.default_cache_dir", lambda: directory)
+
+
 @pytest.fixture
 def examples() -> Path:
     return EXAMPLES

@@ -123,7 +123,7 @@ def test_targets_and_algorithms_json(cli):
 
 def test_sweep_json(cli):
     result = cli("sweep", "--target", "ideal:8", "--collective", "alltoall", "--sizes", "64,2K",
-                 "--json")
+                 "--json", "--workers", "1")
     assert result.code == 0, result.err
     data = result.json()
     assert data["collective"] == "alltoall" and data["target"]["name"] == "ideal"

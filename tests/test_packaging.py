@@ -14,7 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PIPELINE = ("grammar", "compiler", "runtime", "targets")
-ROOT_MODULES = {"__init__.py", "cli.py"}  # the root package ships every .py at the root
+ROOT_MODULES = {"__init__.py", "cli.py", "cli_explore.py"}  # the root package ships every .py at the root
 NOT_SHIPPED = {  # files beside the code that a user of the package does not need
     "grammar/_antlr/README.md": "how grammar/_antlr/ is generated, for developers",
     "grammar/tools/generate_antlr.sh": "`make antlr`, run from a checkout",

@@ -191,7 +191,7 @@ def test_algorithms_lists_descriptions(cli):
 @pytest.mark.parametrize("kind", KINDS)
 def test_sweep_runs_every_kind(cli, kind):
     out = cli("sweep", "--target", "ideal:6", "--collective", kind, "--sizes", "64", "--json",
-              "--quiet")
+              "--quiet", "--workers", "1")
     assert out.code == 0, out.err
     data = out.json()
     assert data["collective"] == kind and data["results"]

@@ -102,7 +102,7 @@ def test_api_sweep_shows_its_plot():
 
 def test_cli_sweep_report_and_message(cli, tmp_path):
     result = cli("sweep", "--target", "ideal:4", "--collective", "alltoall", "--sizes", "64,1K",
-                 "--report", str(tmp_path / "s"), "--quiet")
+                 "--report", str(tmp_path / "s"), "--quiet", "--workers", "1")
     assert result.code == 0 and result.err == ""
     assert f"report written to {tmp_path / 's' / 'index.html'}" in result.out
     assert {p.name for p in (tmp_path / "s").iterdir()} == {"index.html", "report.json",

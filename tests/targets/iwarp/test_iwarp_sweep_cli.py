@@ -16,7 +16,7 @@ from phalanx.runtime.synthetic import SyntheticData, block_bytes_of, execute, lo
 def test_sweep_with_variation_prints_and_reports_each_case(cli, tmp_path):
     r = cli("sweep", "--target", "iwarp:8x8", "--collective", "alltoall", "--sizes", "256",
             "--algorithm", "phased", "--algorithm", "two-stage", "--zero-probability", "0,0.5",
-            "--samples", "2", "--seed", "4", "--json", "--report", str(tmp_path), "--quiet")
+            "--samples", "2", "--seed", "4", "--json", "--report", str(tmp_path), "--quiet", "--workers", "1")
     assert r.code == 0, r.err
     data = r.json()
     assert data["variation"] == {"variances": [0.0], "zero_probabilities": [0.0, 0.5],
