@@ -94,10 +94,10 @@ def test_flow_model_charges_each_group_its_own_barrier():
 def test_unknown_cost_model_is_a_clear_error(cli, examples):
     with pytest.raises(UsageError, match="unknown cost model 'wormhole'") as info:
         compile_program(alltoall_program(16, 64), target="ideal:16", cost="wormhole")
-    assert "choose one of: target, simgrid" in str(info.value)
+    assert "choose one of: target, closed-form, simgrid" in str(info.value)
     out = cli("compile", str(examples / "transpose.phx"), "--cost", "flow")
     assert out.code == 2
-    assert "unknown cost model 'flow'" in out.err and "choose one of: target, simgrid" in out.err
+    assert "unknown cost model 'flow'" in out.err and "choose one of: target, closed-form, simgrid" in out.err
 
 
 @needs_simgrid
