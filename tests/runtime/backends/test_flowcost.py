@@ -18,8 +18,7 @@ from phalanx.runtime.report import why_chosen
 from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import alltoall_program
 
-MISSING = simgrid.simgrid_missing()
-needs_simgrid = pytest.mark.skipif(MISSING is not None, reason=f"SimGrid unavailable: {MISSING}")
+needs_simgrid = pytest.mark.simgrid  # skipped where SimGrid is missing (tests/conftest.py)
 ROOT = Path(__file__).resolve().parents[3]
 IWARP_CANDIDATES = ("phased", "message-passing", "store-forward", "two-stage")
 
