@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from phalanx.compiler.driver import compile_program
-from phalanx.compiler.target import Target, resolve
+from phalanx.compiler.target import CLOSED_FORM, Target, resolve
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError, usage_error
 from phalanx.runtime.simulate import simulate
 from phalanx.runtime.synthetic import run_matrix, varied_matrix
@@ -88,10 +88,13 @@ def kind_program(kind: str, nprocs: int, block_bytes: int) -> str:
 
 def sweep_point(target_spec: str, collective: str, size: int, algorithm: str,
                 seed: int = 0) -> dict[str, Any]:
-    """One point: compile the collective of `size`-byte blocks and simulate it."""
+    """One point: compile the collective of `size`-byte blocks and simulate it. A forced
+    algorithm ranks no candidates, so its compile times them by the closed forms alone
+    (`--cost closed-form`) rather than simulating each."""
     machine = resolve(target_spec)
     source = kind_program(collective, machine.nnodes, size)
-    compiled = compile_program(source, target=target_spec, algorithm=algorithm,
+    cost = "target" if algorithm == "auto" else CLOSED_FORM
+    compiled = compile_program(source, target=target_spec, algorithm=algorithm, cost=cost,
                                file=f"<sweep {collective} {size} B>")
     c = simulate(compiled, seed).collectives[0]
     if c.kind != collective:

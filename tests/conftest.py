@@ -46,8 +46,10 @@ def cli(capsys):
 
 
 def compile_text(source: str, target: str | None = None, algorithm: str = "auto",
-                 file: str = "t.phx"):
-    return compile_program(source, target=target, algorithm=algorithm, file=file)
+                 file: str = "t.phx", cost: str = "target"):
+    """`cost="closed-form"` where the test forces the algorithm or does not check `auto`'s
+    choice: the candidates are then not simulated."""
+    return compile_program(source, target=target, algorithm=algorithm, file=file, cost=cost)
 
 
 def error_of(source: str, target: str | None = None, file: str = "t.phx") -> str:

@@ -37,7 +37,7 @@ def compiled_case(target: str, kind: str, size: int, algorithm: str = "auto", co
 
 @pytest.mark.parametrize("target, kind, size, algorithm", CASES)
 def test_time_without_payload_is_the_time_with_it(target, kind, size, algorithm):
-    compiled = compiled_case(target, kind, size, algorithm)
+    compiled = compiled_case(target, kind, size, algorithm, cost="closed-form")  # forced: nothing to rank
     run = simulate(compiled)
     assert run.verified
     assert simulated_time_s(compiled.target, compiled.collectives[0], algorithm) == \
@@ -159,7 +159,7 @@ def test_a_reduce_in_groups_of_partial_blocks_times_the_same_without_payload(tar
     """A dim reduction's partials are 32-element blocks, combined on the wire and merged one
     element at a time: TimingData counts them as the real data does."""
     compiled = compile_program(ROW_SUM, target=target, algorithm=f"reduce={algorithm}",
-                               file="r.phx")
+                               file="r.phx", cost="closed-form")
     run = simulate(compiled)
     assert run.verified
     assert compiled.collectives[0].element_bytes == 8
@@ -192,7 +192,7 @@ def test_timing_runs_pack_strided_blocks_as_real_runs_do(examples):
     timing run charges what the run with data does, for every candidate."""
     from phalanx.compiler.layout import GATHERED, SCATTERED
 
-    compiled = compile_program(examples / "fft2d_iwarp.phx")
+    compiled = compile_program(examples / "fft2d_iwarp.phx", cost="closed-form")  # simulated below
     machine, coll = compiled.target, compiled.collectives[0]
     assert all(bits == GATHERED | SCATTERED for row in coll.strided for bits in row)
     real = {}
@@ -221,7 +221,7 @@ def test_an_allreduce_in_groups_of_partial_blocks_times_the_same_without_payload
     """A spread row sum's partials are 32-element blocks forwarded as copies and combined on
     the wire: TimingData counts them as the real data does."""
     compiled = compile_program(ROW_ALLREDUCE, target=target, algorithm=f"allreduce={algorithm}",
-                               file="y.phx")
+                               file="y.phx", cost="closed-form")
     run = simulate(compiled)
     assert run.verified
     assert compiled.collectives[0].kind == "allreduce"
