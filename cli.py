@@ -272,7 +272,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="cost model `auto` minimises: target (the machine's own), simgrid "
                        "(SimGrid's flow network) or simulate[:EVENTS] (each candidate simulated on "
                        "the built-in simulator, those estimated past EVENTS (default 200000) "
-                       "predicted); default: simgrid for --backend simgrid, else target")
+                       "predicted) or closed-form (the machine's formulas alone, nothing "
+                       "simulated); default: simgrid for --backend simgrid, else target")
 
     p = sub.add_parser("compile", help="compile a program and print one stage")
     program_args(p)

@@ -69,6 +69,22 @@ def cost_model(spec: str) -> CostModel:
     return COST_MODELS[name](argument if colon else None)
 
 
+# `--cost closed-form`: every candidate timed by the machine's closed forms, none simulated
+# (where `target` would simulate one, closed_form_gap): a compile that simulates nothing, for
+# unit tests of recognition, schedules and IR that do not check which algorithm `auto` takes.
+CLOSED_FORM = "closed-form"
+
+
+def _closed_form_time_s(target: Target, coll: Collective, algorithm: str) -> float:
+    """The machine's closed form; a `sparse:NAME` candidate in groups, its pattern's."""
+    if coll.groups and algorithm.startswith(AS_PATTERN):
+        return target.closed_form_s(groups.as_pattern(coll), algorithm[len(AS_PATTERN):])
+    return target.closed_form_s(coll, algorithm)
+
+
+register_cost_model(CLOSED_FORM, no_argument(CLOSED_FORM, CostModel(_closed_form_time_s)))
+
+
 def check_cost_model(spec: str) -> str:
     """`spec` if it names a cost model `auto` can minimise (with a valid argument); a
     UsageError otherwise."""
@@ -164,6 +180,11 @@ class Target(ABC):
         `coll` (then `--cost target` simulates the candidate, within --cost simulate's default
         budget), or None when it can. Measured by bench/regret.py."""
         return None
+
+    def by_formula(self, coll: Collective, algorithm: str, cost: str) -> bool:
+        """Whether `predict` times this candidate by the machine's closed forms (not simulated,
+        not by another network's model)."""
+        return self._model_of(coll, algorithm, cost) in ("target", CLOSED_FORM)
 
     def _gap(self, coll: Collective, algorithm: str) -> str | None:
         """closed_form_gap, for a collective in groups too: its groups' formulas cannot follow

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from phalanx.compiler.driver import Compiled, compile_program
-from phalanx.compiler.target import Target, resolve
+from phalanx.compiler.target import CLOSED_FORM, Target, resolve
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError, usage_error
 from phalanx.runtime.limits import check_fits, check_program_fits
 from phalanx.runtime.parallel import SERIAL, ParallelOptions, PointTimeout, RunStats, Status, Task, run_points
@@ -109,10 +109,13 @@ def simulate_bounded(compiled: Compiled, seed: int, time_limit_s: float | None) 
 
 def sweep_point(target_spec: str, collective: str, size: int, algorithm: str,
                 seed: int = 0, *, time_limit_s: float | None = None) -> dict[str, Any]:
-    """One point: compile the collective of `size`-byte blocks and simulate it."""
+    """One point: compile the collective of `size`-byte blocks and simulate it. A forced
+    algorithm ranks no candidates, so its compile times them by the closed forms alone
+    (`--cost closed-form`) rather than simulating each."""
     machine = resolve(target_spec)
     source = kind_program(collective, machine.nnodes, size)
-    compiled = compile_program(source, target=target_spec, algorithm=algorithm,
+    cost = "target" if algorithm == "auto" else CLOSED_FORM
+    compiled = compile_program(source, target=target_spec, algorithm=algorithm, cost=cost,
                                file=f"<sweep {collective} {size} B>", checked=check_program_fits)
     c = simulate_bounded(compiled, seed, time_limit_s).collectives[0]
     if c.kind != collective:

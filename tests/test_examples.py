@@ -61,7 +61,7 @@ def test_pencil_fft_runs_as_alltoall_in_groups_on_the_issue_targets(spec: str):
     """Issue 19: the pencil FFT's transposes are all-to-alls inside the grid's columns, then
     its rows, on every machine of the issue, and deliver their data."""
     path = next(p for p in EXAMPLES if p.name == "fft3d_pencil.phx")
-    compiled = compile_program(path, target=spec)
+    compiled = compile_program(path, target=spec, cost="closed-form")  # recognition, not auto's choice
     columns = tuple(tuple(range(c, 64, 8)) for c in range(8))
     rows = tuple(tuple(range(8 * r, 8 * r + 8)) for r in range(8))
     assert [(c.kind, c.groups) for c in compiled.collectives] == [("alltoall", columns),
@@ -107,6 +107,9 @@ def test_row_sums_are_a_reduce_in_every_grid_row():
 @pytest.mark.parametrize("spec", sorted(SIXTY_FOUR.values()))
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_example_runs_with_auto_on_every_target(path: Path, spec: str):
-    """Issue 22: `auto` offers only algorithms that can run, on any machine."""
-    result = simulate(compile_program(path, target=spec), seed=1)
+    """Issue 22: `auto` offers only algorithms that can run, on any machine. `auto` ranks them
+    by the closed forms (`--cost closed-form`): which one it takes is not what is checked here
+    (tests/runtime/test_timing.py checks how each cost model ranks), and simulating every
+    candidate of 15 programs on 9 machines would be most of the suite's time."""
+    result = simulate(compile_program(path, target=spec, cost="closed-form"), seed=1)
     assert result.verified, [c.problems for c in result.collectives]

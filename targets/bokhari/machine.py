@@ -242,7 +242,7 @@ class BokhariTarget(Target):
             return super().choose(coll, algorithm, cost)
         if not self._family_kind(coll) or d is None:
             return super().choose(coll, algorithm, cost)
-        by_formula = cost == "target" and self.closed_form_gap(coll, "direct") is None
+        by_formula = self.by_formula(coll, "direct", cost)
         names = [hypercube.algorithm_name(p) for p in hypercube.partitions(d)
                  if hypercube.is_equipartition(p) or not by_formula]
         feasible = [a for a in names if self.pieces(coll, a) is not None]

@@ -8,11 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from phalanx.runtime.backends import simgrid
-
 ROOT = Path(__file__).resolve().parents[2]
-MISSING = simgrid.simgrid_missing()
-needs_simgrid = pytest.mark.skipif(MISSING is not None, reason=f"SimGrid unavailable: {MISSING}")
+needs_simgrid = pytest.mark.simgrid  # skipped where SimGrid is missing (tests/conftest.py)
 
 
 def load_bench():

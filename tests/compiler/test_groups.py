@@ -364,7 +364,7 @@ def test_coll_op_carries_and_checks_the_groups():
 def test_json_and_report_show_the_groups(tmp_path):
     from phalanx.runtime.report import summary_lines
 
-    compiled = compile_program(PENCIL, target="torus:8x8")
+    compiled = compile_program(PENCIL, target="torus:8x8", cost="closed-form")
     first = compile_json(compiled)["collectives"][0]
     assert first["kind"] == "alltoall"
     assert first["groups"] == {"count": 8, "size": 8, "members": [list(c) for c in COLUMNS]}
@@ -408,7 +408,7 @@ def test_spread_of_a_panel_is_a_broadcast_in_rows_that_every_tree_delivers(spec:
     broadcast algorithm, trees that forward a received copy included, delivers data equal to
     the numpy reference."""
     source = SPREAD_ROWS.format(copies=4)
-    compiled = compile_program(source, target=spec, file="s.phx")
+    compiled = compile_program(source, target=spec, file="s.phx", cost="closed-form")
     c = compiled.collectives[0]
     assert groups.label(c) == "broadcast in 4 groups of 4"
     assert groups.roots(c) == [1, 5, 9, 13]
@@ -416,7 +416,7 @@ def test_spread_of_a_panel_is_a_broadcast_in_rows_that_every_tree_delivers(spec:
     usable = [name for name, why in machine.candidates(c) if why is None]
     assert {"binomial", "scatter-allgather", "chain"} <= set(usable)
     for name in usable:
-        forced = compile_program(source, target=spec, file="s.phx",
+        forced = compile_program(source, target=spec, file="s.phx", cost="closed-form",
                                  algorithm=f"broadcast={name}")
         assert simulate(forced, seed=3).verified, name
 
@@ -462,7 +462,7 @@ def test_a_row_sum_is_a_reduce_in_rows_that_every_algorithm_verifies(spec: str):
     all eight rows at once and delivers every partial block once, combined to numpy's sum; the
     lower bound holds under every simulated time, and the time without payloads is the time
     with them."""
-    compiled = compile_program(ROW_REDUCE, target=spec, file="r.phx")
+    compiled = compile_program(ROW_REDUCE, target=spec, file="r.phx", cost="closed-form")
     c = compiled.collectives[0]
     assert (c.kind, c.groups, c.element_bytes) == ("reduce", tuple(ROWS), 8)
     assert groups.roots(c) == [row[0] for row in ROWS]
@@ -479,7 +479,7 @@ def every_algorithm_verifies_above_the_bound(source: str, spec: str, machine, c,
     simulated time, and the payload-free time equal to it."""
     bound = machine.lower_bound_s(c)
     for name in names:
-        run = simulate(compile_program(source, target=spec, file="g.phx",
+        run = simulate(compile_program(source, target=spec, file="g.phx", cost="closed-form",
                                        algorithm=f"{c.kind}={name}"), seed=seed)
         assert run.verified, (name, run.collectives[0].problems)
         assert run.collectives[0].algorithm == name
@@ -509,12 +509,12 @@ def test_row_sum_predictions_are_checked_against_the_simulator(spec: str):
 
 @pytest.mark.parametrize("spec", ["ideal:64", "torus:8x8"])
 def test_a_column_sum_is_a_reduce_in_columns(spec: str):
-    compiled = compile_program(COLUMN_REDUCE, target=spec, file="c.phx")
+    compiled = compile_program(COLUMN_REDUCE, target=spec, file="c.phx", cost="closed-form")
     c = compiled.collectives[0]
     assert (c.kind, c.groups) == ("reduce", tuple(COLUMNS))
     assert groups.roots(c) == list(range(8))  # grid row 0
     for name in reduce_algorithms(compiled.target, c):
-        run = simulate(compile_program(COLUMN_REDUCE, target=spec, file="c.phx",
+        run = simulate(compile_program(COLUMN_REDUCE, target=spec, file="c.phx", cost="closed-form",
                                        algorithm=f"reduce={name}"), seed=5)
         assert run.verified, (name, run.collectives[0].problems)
 
@@ -624,7 +624,7 @@ def test_a_spread_row_sum_is_an_allreduce_in_rows_that_every_algorithm_verifies(
     allreduce algorithm offered runs in all eight rows and ends with every receiver holding
     numpy's sums; the lower bound holds under each simulated time, and the time without
     payloads is the time with them."""
-    compiled = compile_program(ROW_ALLREDUCE, target=spec, file="y.phx")
+    compiled = compile_program(ROW_ALLREDUCE, target=spec, file="y.phx", cost="closed-form")
     c = compiled.collectives[0]
     assert (c.kind, c.groups, c.element_bytes) == ("allreduce", tuple(ROWS), 8)
     assert groups.label(c) == "allreduce in 8 groups of 8"

@@ -52,4 +52,4 @@
 // BADALG: phalanx-opt: error: unknown algorithm 'phased' for an alltoall on target 'ideal:4'
 // BADALG-NEXT: hint: choose one of: auto, direct{{.*}}
 // BADCOST: phalanx-opt: error: unknown cost model 'wormhole'
-// BADCOST-NEXT: hint: choose one of: target, simgrid
+// BADCOST-NEXT: hint: choose one of: target, closed-form, simgrid

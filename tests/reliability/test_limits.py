@@ -56,7 +56,7 @@ def test_max_events_stops_with_a_partial_report():
 
 
 def test_time_limit_stops_a_long_run():
-    compiled = compile_text(FFT, algorithm="message-passing")
+    compiled = compile_text(FFT, algorithm="message-passing", cost="closed-form")
     result = simulate(compiled, limits=RunLimits(time_limit_s=1e-6))
     assert result.execution.stopped.startswith("stopped at the time limit of 1e-06 s")
     assert result.execution.events < 171776 and not result.verified

@@ -8,6 +8,7 @@ import dataclasses
 
 import pytest
 
+from phalanx.compiler import hypercube
 from phalanx.compiler.driver import compile_program
 from phalanx.grammar.diagnostics import UsageError
 from phalanx.runtime.simcost import DEFAULT_BUDGET, estimated_events
@@ -36,7 +37,7 @@ def compiled_case(target: str, kind: str, size: int, algorithm: str = "auto", co
 
 @pytest.mark.parametrize("target, kind, size, algorithm", CASES)
 def test_time_without_payload_is_the_time_with_it(target, kind, size, algorithm):
-    compiled = compiled_case(target, kind, size, algorithm)
+    compiled = compiled_case(target, kind, size, algorithm, cost="closed-form")  # forced: nothing to rank
     run = simulate(compiled)
     assert run.verified
     assert simulated_time_s(compiled.target, compiled.collectives[0], algorithm) == \
@@ -69,6 +70,7 @@ def test_candidates_past_the_budget_are_predicted_and_say_why():
     ("simulate:0", "bad simulation budget '0' in --cost simulate:0"),
     ("simulate:", "bad simulation budget '' in --cost simulate:"),
     ("simgrid:5", "cost model 'simgrid' takes no argument (got 'simgrid:5')"),
+    ("closed-form:5", "cost model 'closed-form' takes no argument (got 'closed-form:5')"),
     ("simulat", "unknown cost model 'simulat'"),
 ])
 def test_bad_cost_model_specs_are_refused(spec, message):
@@ -114,6 +116,36 @@ def test_cost_target_simulates_where_its_closed_form_cannot_follow():
         {"predicted"}
 
 
+def test_cost_closed_form_simulates_no_candidate(monkeypatch):
+    """`--cost closed-form` times every candidate by the machine's formulas, where `--cost
+    target` simulates them too (Bokhari's family on the Paragon's mesh, the library on the
+    CS-2): nothing is simulated, each candidate says `predicted`, and `auto` takes the least
+    closed form; Bokhari's candidates are then the equipartitions of Sec. 2.3, as where the
+    formula follows the simulator (the hypercube)."""
+    def no_simulation(*args):
+        raise AssertionError("a candidate was simulated")
+
+    monkeypatch.setattr("phalanx.runtime.simcost.simulated_time_s", no_simulation)
+    for target, kind, size in [("paragon:4x4", "alltoall", 64), ("cs2:16", "broadcast", 4096)]:
+        compiled = compiled_case(target, kind, size, cost="closed-form")
+        machine, coll = compiled.target, compiled.collectives[0]
+        cands = compiled.candidates[0]
+        assert {c.source for c in cands} == {"predicted"}
+        formulas = {c.algorithm: machine.closed_form_s(coll, c.algorithm) for c in cands}
+        assert {c.algorithm: c.time_s for c in cands} == formulas
+        assert compiled.cost_model == "closed-form"
+        chosen = compiled.schedules[0].algorithm
+        if kind == "alltoall":
+            equal = [hypercube.algorithm_name(p) for p in hypercube.partitions(4)
+                     if hypercube.is_equipartition(p)]
+            assert chosen == min(equal, key=formulas.get) == "multiphase:2,2"
+            assert chosen == compiled_case("hypercube:4", kind, size).schedules[0].algorithm
+        else:
+            assert chosen == min(formulas, key=formulas.get)
+    with pytest.raises(AssertionError, match="a candidate was simulated"):
+        compiled_case("paragon:4x4", "alltoall", 64)  # --cost target simulates here
+
+
 ROW_SUM = """processors Q(8, 8)
 array A(256, 256) of float64 distribute (BLOCK, BLOCK) onto Q
 array R(256, 8) of float64 distribute (BLOCK, BLOCK) onto Q
@@ -127,7 +159,7 @@ def test_a_reduce_in_groups_of_partial_blocks_times_the_same_without_payload(tar
     """A dim reduction's partials are 32-element blocks, combined on the wire and merged one
     element at a time: TimingData counts them as the real data does."""
     compiled = compile_program(ROW_SUM, target=target, algorithm=f"reduce={algorithm}",
-                               file="r.phx")
+                               file="r.phx", cost="closed-form")
     run = simulate(compiled)
     assert run.verified
     assert compiled.collectives[0].element_bytes == 8
@@ -160,7 +192,7 @@ def test_timing_runs_pack_strided_blocks_as_real_runs_do(examples):
     timing run charges what the run with data does, for every candidate."""
     from phalanx.compiler.layout import GATHERED, SCATTERED
 
-    compiled = compile_program(examples / "fft2d_iwarp.phx")
+    compiled = compile_program(examples / "fft2d_iwarp.phx", cost="closed-form")  # simulated below
     machine, coll = compiled.target, compiled.collectives[0]
     assert all(bits == GATHERED | SCATTERED for row in coll.strided for bits in row)
     real = {}
@@ -189,7 +221,7 @@ def test_an_allreduce_in_groups_of_partial_blocks_times_the_same_without_payload
     """A spread row sum's partials are 32-element blocks forwarded as copies and combined on
     the wire: TimingData counts them as the real data does."""
     compiled = compile_program(ROW_ALLREDUCE, target=target, algorithm=f"allreduce={algorithm}",
-                               file="y.phx")
+                               file="y.phx", cost="closed-form")
     run = simulate(compiled)
     assert run.verified
     assert compiled.collectives[0].kind == "allreduce"

@@ -117,6 +117,7 @@ X(5) = min(A(:, 5), dim=1)
 """
 
 
+@pytest.mark.mlir_opt
 def test_mlir_opt_verifies_sections_spread_eoshift_and_dim_reductions():
     compiled = compile_text(SECTION_FORMS)
     for stage, module in compiled.stages.items():
@@ -131,16 +132,18 @@ def test_irdl_enumerations_match_the_language():
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.name for p in EXAMPLES])
+@pytest.mark.mlir_opt
 def test_mlir_opt_verifies_every_stage_of_every_example(example):
     source = example.read_text()
     spec = re.search(r"^target\s+(\S+)", source, re.M)
     if spec and parse_spec(spec.group(1))[0] not in TARGETS:
         pytest.skip(f"target {spec.group(1)} is not registered")
-    compiled = compile_program(example)
+    compiled = compile_program(example, cost="closed-form")  # the IR, not auto's choice
     for stage, module in compiled.stages.items():
         assert_verified(print_generic(module), f"{example.name} at stage {stage}")
 
 
+@pytest.mark.mlir_opt
 def test_mlir_opt_verifies_every_statement_form():
     compiled = compile_text(EVERY_FORM)
     kinds = {c.kind for c in compiled.collectives}
@@ -169,6 +172,7 @@ GOOD = ('"dist.processors"() {sym_name = "P", shape = array<i64: 4>, base = 0 : 
     (('elem_type = "float64"', 'elem_type = "float16"'), '"float16"\' does not satisfy'),
     (('"dist.array"', '"dist.arrays"'), "unregistered operation 'dist.arrays'"),
 ])
+@pytest.mark.mlir_opt
 def test_mlir_opt_rejects_malformed_ops(change, message):
     assert_verified(GOOD, "the well-formed ops")
     old, new = change
@@ -179,6 +183,7 @@ def test_mlir_opt_rejects_malformed_ops(change, message):
     assert message in done.stderr, done.stderr
 
 
+@pytest.mark.mlir_opt
 def test_mlir_opt_rejects_operands_and_regions_on_our_ops():
     text = ('%0 = "arith.constant"() {value = 1 : i64} : () -> i64\n'
             '"sched.pipeline"(%0) {stages = 2 : i64, line = 1 : i64} : (i64) -> ()\n')

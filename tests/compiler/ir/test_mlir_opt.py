@@ -24,9 +24,7 @@ def _find_mlir_opt() -> str | None:
 
 
 MLIR_OPT = _find_mlir_opt()
-needs_mlir_opt = pytest.mark.skipif(
-    MLIR_OPT is None, reason="mlir-opt-22 not found (Debian package mlir-22-tools)"
-)
+needs_mlir_opt = pytest.mark.mlir_opt  # skipped where mlir-opt-22 is missing (tests/conftest.py)
 
 # Costs that a 6-digit decimal cannot hold, so mlir-opt must print them exactly some other way.
 AWKWARD_COSTS = (0.123456789, 1e-7, 2.5e-5 / 3)

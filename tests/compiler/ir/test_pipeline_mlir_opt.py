@@ -19,6 +19,7 @@ def mlir_opt() -> str:
     pytest.skip("mlir-opt-22 is not installed (Debian package mlir-22-tools; `make setup`)")
 
 
+@pytest.mark.mlir_opt
 @pytest.mark.parametrize("stage", ["dist", "coll", "sched"])
 def test_every_stage_parses_in_mlir_opt(examples, stage):
     compiled = compile_text((examples / "transpose.phx").read_text())
@@ -29,6 +30,7 @@ def test_every_stage_parses_in_mlir_opt(examples, stage):
     assert f'"{stage}.' in done.stdout
 
 
+@pytest.mark.mlir_opt
 def test_cli_emit_mlir_roundtrips_through_mlir_opt(cli, examples):
     text = cli("compile", str(examples / "transpose.phx"), "--emit", "mlir").out
     done = subprocess.run([mlir_opt(), "--allow-unregistered-dialect"], input=text,

@@ -19,8 +19,12 @@ SMALL = ("ideal:6", "ideal:8", "paragon:2x3", "sp2:8", "cs2:6", "hypercube:3", "
          "iwarp:8x8", "proteus:groups=1", "ksr1:7")
 
 
-def run(spec: str, source: str, algorithm: str = "auto"):
-    return simulate(compile_program(source, target=spec, algorithm=algorithm))
+def run(spec: str, source: str, algorithm: str = "auto", cost: str | None = None):
+    """Compiled and simulated; a forced algorithm's compile simulates no candidate (closed-form),
+    `auto` ranks them as a user's run does unless the test names the cost model."""
+    if cost is None:
+        cost = "target" if algorithm == "auto" else "closed-form"
+    return simulate(compile_program(source, target=spec, algorithm=algorithm, cost=cost))
 
 
 @pytest.mark.parametrize("spec", SMALL)
@@ -31,7 +35,7 @@ def test_every_kind_and_algorithm_runs_verifies_and_respects_the_bound(spec, siz
     for kind in KINDS:
         source = kind_program(kind, nodes, size)
         ran = 0
-        coll = compile_program(source, target=spec).collectives[0]
+        coll = compile_program(source, target=spec, cost="closed-form").collectives[0]
         if kind == "permutation" and coll.kind == "sparse":
             continue  # a prime node count: the sweep's 1 x n transpose moves nothing
         assert coll.kind == kind
@@ -74,7 +78,7 @@ FACTORS = {("ideal:16", "broadcast"): 2.5, ("ideal:16", "allgather"): 1.2,
 def test_best_algorithm_comes_within_a_stated_factor_of_the_bound(spec, kind):
     machine = resolve(spec)
     source = kind_program(kind, machine.nnodes, 64 * 1024)
-    coll = compile_program(source, target=spec).collectives[0]
+    coll = compile_program(source, target=spec, cost="closed-form").collectives[0]
     times = [run(spec, source, f"{kind}={a}").collectives[0]
              for a in machine.algorithms(kind) if machine.unmet(coll, a) is None]
     best = min(times, key=lambda r: r.time_s)
@@ -110,7 +114,7 @@ t = max(A)
 @pytest.mark.parametrize("spec", ["iwarp:8x8", "torus:4x4"])
 def test_every_collective_runs_and_verifies_on_the_wormhole_tori(spec):
     n = resolve(spec).nnodes
-    result = run(spec, PROGRAM.format(n=n, size=n * 40))
+    result = run(spec, PROGRAM.format(n=n, size=n * 40), cost="closed-form")  # not auto's pick
     kinds = [c.kind for c in result.collectives]
     assert kinds == ["cshift", "broadcast", "gather", "scatter", "allgather", "reduce", "allreduce"]
     assert result.verified
@@ -137,7 +141,9 @@ C = cshift(C, 2)
                                   "proteus:groups=1"])
 @pytest.mark.parametrize("p, q", [(1, 1), (3, 3), (6, 4), (7, 15), (15, 7)])
 def test_odd_shapes_run_with_auto_on_every_target(spec, p, q):
-    result = run(spec, ODD.format(p=p, q=q, size=420))
+    # auto ranks by the closed forms: which one it takes is not checked here (issue 22: that
+    # what it offers runs), and simulating every candidate 50 times over would be slow
+    result = run(spec, ODD.format(p=p, q=q, size=420), cost="closed-form")
     assert result.verified, [c.problems for c in result.collectives]
 
 

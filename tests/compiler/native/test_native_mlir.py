@@ -28,7 +28,7 @@ from phalanx.compiler.ir.conversion.lower_sched_to_mpi import (
 )
 from phalanx.compiler.ir.dialects.sched import plan_to_module
 from phalanx.compiler.ir.passes import PASSES
-from phalanx.compiler.native import MLIR_OPT_PASSES, find_tool, missing_tools
+from phalanx.compiler.native import MLIR_OPT_PASSES, find_tool
 from phalanx.compiler.schedule import Phase, Plan, Schedule, Transfer
 from phalanx.grammar.diagnostics import PhalanxError
 
@@ -239,8 +239,7 @@ def test_the_pass_is_registered_and_records_the_text():
     assert module.attributes["phalanx.mpi_mlir"].data.startswith("module attributes {dlti.map")
 
 
-@pytest.mark.skipif(bool(missing_tools(("mlir-opt-22",))), reason="mlir-opt-22 not installed "
-                    "(Debian package mlir-22-tools)")
+@pytest.mark.mlir_opt
 @pytest.mark.parametrize("mpi", ["OpenMPI", "MPICH"])
 def test_mlir_opt_verifies_and_lowers_everything(mpi):
     text = lower_sched_to_mpi(compile_text(MIXED).stages["sched"], mpi)

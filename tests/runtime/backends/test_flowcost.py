@@ -18,8 +18,7 @@ from phalanx.runtime.report import why_chosen
 from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import alltoall_program
 
-MISSING = simgrid.simgrid_missing()
-needs_simgrid = pytest.mark.skipif(MISSING is not None, reason=f"SimGrid unavailable: {MISSING}")
+needs_simgrid = pytest.mark.simgrid  # skipped where SimGrid is missing (tests/conftest.py)
 ROOT = Path(__file__).resolve().parents[3]
 IWARP_CANDIDATES = ("phased", "message-passing", "store-forward", "two-stage")
 
@@ -94,10 +93,10 @@ def test_flow_model_charges_each_group_its_own_barrier():
 def test_unknown_cost_model_is_a_clear_error(cli, examples):
     with pytest.raises(UsageError, match="unknown cost model 'wormhole'") as info:
         compile_program(alltoall_program(16, 64), target="ideal:16", cost="wormhole")
-    assert "choose one of: target, simgrid" in str(info.value)
+    assert "choose one of: target, closed-form, simgrid" in str(info.value)
     out = cli("compile", str(examples / "transpose.phx"), "--cost", "flow")
     assert out.code == 2
-    assert "unknown cost model 'flow'" in out.err and "choose one of: target, simgrid" in out.err
+    assert "unknown cost model 'flow'" in out.err and "choose one of: target, closed-form, simgrid" in out.err
 
 
 @needs_simgrid

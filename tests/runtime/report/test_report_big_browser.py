@@ -16,10 +16,9 @@ from test_report_browser import ARTIFACTS
 from conftest import compile_text
 from phalanx.runtime.report import write_report
 from phalanx.runtime.simulate import simulate
-from report_chromium import chromium, probe, screenshot
+from report_chromium import probe, screenshot
 
-pytestmark = pytest.mark.skipif(chromium() is None,
-                                reason="chromium is not installed (apt-get install chromium)")
+pytestmark = pytest.mark.chromium  # skipped where chromium is missing (tests/conftest.py)
 
 HEAD = """target {target}
 processors P({n})

@@ -14,10 +14,9 @@ from phalanx.compiler.target import TARGETS
 from phalanx.runtime.report import write_report
 from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep_report import run_sweep, write_sweep_report
-from report_chromium import chromium, probe, screenshot
+from report_chromium import probe, screenshot
 
-pytestmark = pytest.mark.skipif(chromium() is None,
-                                reason="chromium is not installed (apt-get install chromium)")
+pytestmark = pytest.mark.chromium  # skipped where chromium is missing (tests/conftest.py)
 ARTIFACTS = ROOT / "out" / "test-artifacts"
 RUN_SECTIONS = ["summary", "program", "collectives", "schedule", "timeline", "utilisation", "files"]
 RUN_PICTURES = ["schedule-picture", "timeline-picture", "utilisation-picture", "candidates-picture-0"]

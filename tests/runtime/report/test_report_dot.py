@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from dataclasses import replace
 
@@ -49,7 +48,7 @@ def test_messages_per_phase_are_capped():
     assert len(re.findall(r'"c0p3s\d+" -> "c0p3r\d+" \[constraint=false\]', dot)) == 5
 
 
-@pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz is not installed")
+@pytest.mark.graphviz
 def test_summarised_dump_renders():
     svg = render_svg(schedule_to_dot([alltoall(64)], "t"))
     assert svg.count('class="cluster"') == 9 and "not drawn" in svg

@@ -88,7 +88,8 @@ def test_the_parameter_is_the_scripts_fit():
 
 
 def fft_cycles(examples, algorithm: str) -> float:
-    result = simulate(compile_program(examples / "fft2d_iwarp.phx", algorithm=f"alltoall={algorithm}"))
+    result = simulate(compile_program(examples / "fft2d_iwarp.phx", algorithm=f"alltoall={algorithm}",
+                                      cost="closed-form"))  # forced: candidates not simulated
     assert result.verified
     return sum(c.time_s for c in result.collectives) * CLOCK_HZ
 
@@ -131,7 +132,7 @@ def test_a_faulty_network_packs_once_as_the_machines_network_does():
     # --faults wraps the network (runtime/faults.py): with no errors it must charge the same
     # packing as the plain run, once per message however often a message is resent.
     compiled = compile_program(TRANSPOSE, target="iwarp:8x8", algorithm="message-passing-random",
-                               file="t.phx")
+                               file="t.phx", cost="closed-form")
     plain = simulate(compiled)
     faulty = simulate(compiled, faults=parse_faults("error-rate=0"))
     assert faulty.verified and faulty.total_time_s == plain.total_time_s
