@@ -165,8 +165,8 @@ class AssignStmt:
     0 <= j + shift[d] < count (the other positions get the boundary 0). perm[d] = -1 is a dim
     that spread adds: every position reads the same source elements. Source dims no
     destination dim reads are collapsed: combined by a reduction, or one index (a scalar
-    subscript). A reduction may also have spread dims: spread(sum(A, dim=d1), dim=d2, ...). `window` restricts one destination dim to some of its global indices: one
-    stage of a pipeline (compiler/stages.py chooses the dim).
+    subscript). A reduction may also have spread dims: spread(sum(A, dim=d1), dim=d2, ...).
+    `window` restricts one destination dim to some of its global indices: one stage of a pipeline (compiler/stages.py chooses the dim).
     """
 
     dst: DistArray
