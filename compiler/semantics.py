@@ -166,7 +166,8 @@ class AssignStmt:
     that spread adds: every position reads the same source elements. Source dims no
     destination dim reads are collapsed: combined by a reduction, or one index (a scalar
     subscript). A reduction may also have spread dims: spread(sum(A, dim=d1), dim=d2, ...).
-    `window` restricts one destination dim to some of its global indices: one stage of a pipeline (compiler/stages.py chooses the dim).
+    `window` restricts one destination dim to some of its global indices: one stage of a
+    pipeline (compiler/stages.py chooses the dim).
     """
 
     dst: DistArray
