@@ -35,7 +35,7 @@ from phalanx.compiler.library.registry import Machine, PortModel
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Schedule
 from phalanx.compiler.target import Target, TargetEntry, parse_count, with_overrides
-from phalanx.grammar.diagnostics import PhalanxError, usage_error
+from phalanx.grammar.diagnostics import PhalanxError, UsageError, usage_error
 from phalanx.runtime.backends.platforms import Platform, only_target_routing, routed_platform
 from phalanx.runtime.engine import Engine
 from phalanx.targets.bokhari import network
@@ -183,7 +183,7 @@ class BokhariTarget(Target):
         or the collective is not the family's), None where not even one-byte pieces fit."""
         limit = getattr(self.params, "recv_buffer_bytes", 0.0)
         d = hypercube.log2_exact(coll.nprocs)
-        if not limit or d is None or coll.kind != "alltoall" or not self._family_kind(coll):
+        if not limit or d is None or coll.kind != "alltoall" or not self._by_family(coll, algorithm):
             return 1
         parts = hypercube.parse_partition(algorithm, d)
         return hypercube.pieces_to_fit(parts, coll.block_bytes or 0, limit)
@@ -194,6 +194,12 @@ class BokhariTarget(Target):
         limit = getattr(self.params, "recv_buffer_bytes", 0.0)
         d = hypercube.log2_exact(coll.nprocs)
         if not limit or d is None or coll.kind != "alltoall":
+            return True
+        if not self._by_family(coll, algorithm):  # the library's (Bruck's): its own schedule
+            try:
+                self.check_receive_buffers(self.library.schedule(coll, algorithm, self.spec))
+            except UsageError:
+                return False
             return True
         parts = hypercube.parse_partition(algorithm, d)
         return max(hypercube.phase_receive_bytes(parts, coll.block_bytes or 0)) <= limit
@@ -246,7 +252,8 @@ class BokhariTarget(Target):
         names = [hypercube.algorithm_name(p) for p in hypercube.partitions(d)
                  if hypercube.is_equipartition(p) or not by_formula]
         feasible = [a for a in names if self.pieces(coll, a) is not None]
-        feasible += [a for a in self.library_exchanges(coll.kind) if self.unmet(coll, a) is None]
+        feasible += [a for a in self.library_exchanges(coll.kind)
+                     if self.unmet(coll, a) is None and self.fits(coll, a)]
         if not feasible:
             raise usage_error(f"no exchange fits the receive buffers of {self.spec} "
                               f"({int(self.params.recv_buffer_bytes)} bytes), even in one-byte "

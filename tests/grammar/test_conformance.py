@@ -32,7 +32,7 @@ def outcome(parse, source: str):
         return ("ok", parse(source, "g.phx").statements)
     except PhalanxError as exc:
         d = exc.diagnostic
-        assert d.loc is not None and (d.hint is None or d.hint.startswith("expected "))
+        assert d.loc is not None and (d.hint is None or d.hint.startswith(("expected ", "write a unit")))
         return ("error", d.loc.line, d.loc.col, d.message)
 
 

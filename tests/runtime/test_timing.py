@@ -57,7 +57,7 @@ def test_cost_simulate_takes_the_fastest_candidate_and_says_it_simulated():
 
 def test_candidates_past_the_budget_are_predicted_and_say_why():
     compiled = compiled_case("ideal:16", "alltoall", 64, cost="simulate:20")
-    (cand,) = compiled.candidates[0]
+    cand = next(c for c in compiled.candidates[0] if c.algorithm == "direct")
     events = estimated_events(compiled.target, compiled.collectives[0], "direct")
     assert events == 16 * 15 * 2 > 20  # one link and one start-up per message
     assert cand.source == f"predicted (~{events} events, past the simulation budget of 20)"
@@ -90,8 +90,8 @@ def test_cli_run_json_lists_simulated_candidates(cli, examples):
     result = cli("run", str(examples / "transpose.phx"), "--cost", "simulate", "--json")
     assert result.code == 0
     (c,) = result.json()["collectives"]
-    assert [a["source"] for a in c["candidates"]] == ["simulated"]
-    assert c["candidates"][0]["time_s"] == c["time_s"]
+    assert {a["source"] for a in c["candidates"]} == {"simulated"}
+    assert next(a for a in c["candidates"] if a["algorithm"] == c["algorithm"])["time_s"] == c["time_s"]
 
 
 def test_cost_target_simulates_where_its_closed_form_cannot_follow():
@@ -99,7 +99,10 @@ def test_cost_target_simulates_where_its_closed_form_cannot_follow():
     the family is simulated, every feasible partition a candidate, and so are the library's
     algorithms (the port model has no links); on `ideal` the port model is the network."""
     cube = compiled_case("hypercube:4", "alltoall", 64)
-    assert {c.source for c in cube.candidates[0]} == {"predicted"}
+    cube_sources = {c.algorithm: c.source for c in cube.candidates[0]}
+    assert cube_sources["bruck"].startswith("simulated: ")  # the port model has no links
+    # ranked like against like (issue 29): the family is simulated beside Bruck's
+    assert all(s.startswith("simulated") for s in cube_sources.values())
     mesh = compiled_case("paragon:4x4", "alltoall", 64)
     sources = {c.algorithm: c.source for c in mesh.candidates[0]}
     assert sources["multiphase:1,3"].startswith("simulated: the closed form does not follow the "
@@ -138,10 +141,8 @@ def test_cost_closed_form_simulates_no_candidate(monkeypatch):
         if kind == "alltoall":
             equal = [hypercube.algorithm_name(p) for p in hypercube.partitions(4)
                      if hypercube.is_equipartition(p)]
-            assert chosen == min(equal, key=formulas.get) == "multiphase:2,2"
-            assert chosen == compiled_case("hypercube:4", kind, size).schedules[0].algorithm
-        else:
-            assert chosen == min(formulas, key=formulas.get)
+            assert min(equal, key=formulas.get) == "multiphase:2,2"
+        assert chosen == min(formulas, key=formulas.get)  # the library's dim-bruck for the all-to-all
     with pytest.raises(AssertionError, match="a candidate was simulated"):
         compiled_case("paragon:4x4", "alltoall", 64)  # --cost target simulates here
 
