@@ -106,28 +106,26 @@ class ProgramSearch:
         return execution.total_time_s
 
 
-def statement_classes(collectives: list[Collective], lines: list[int]) -> list[list[int]]:
-    """The searched statements' lines, grouped by kind, groups, byte totals and element size."""
+def _grouped_lines(collectives: list[Collective], lines: list[int], key) -> list[list[int]]:
+    """The searched statements' lines grouped by `key` of their collective, groups of two or more."""
     first: dict[int, Collective] = {}
     for c in collectives:
         first.setdefault(c.line, c)
-    classes: dict[tuple, list[int]] = {}
+    groups: dict[object, list[int]] = {}
     for line in lines:
-        c = first[line]
-        key = (c.kind, c.nprocs, c.groups, c.total_bytes, c.block_bytes, c.element_bytes)
-        classes.setdefault(key, []).append(line)
-    return [members for members in classes.values() if len(members) > 1]
+        groups.setdefault(key(first[line]), []).append(line)
+    return [members for members in groups.values() if len(members) > 1]
+
+
+def statement_classes(collectives: list[Collective], lines: list[int]) -> list[list[int]]:
+    """The searched statements' lines, grouped by kind, groups, byte totals and element size."""
+    return _grouped_lines(collectives, lines, lambda c: (c.kind, c.nprocs, c.groups, c.total_bytes,
+                                                         c.block_bytes, c.element_bytes))
 
 
 def statement_kinds(collectives: list[Collective], lines: list[int]) -> list[list[int]]:
-    """The searched statements' lines, grouped by kind (where a kind has more than one)."""
-    first: dict[int, Collective] = {}
-    for c in collectives:
-        first.setdefault(c.line, c)
-    kinds: dict[str, list[int]] = {}
-    for line in lines:
-        kinds.setdefault(first[line].kind, []).append(line)
-    return [members for members in kinds.values() if len(members) > 1]
+    """The searched statements' lines, grouped by kind."""
+    return _grouped_lines(collectives, lines, lambda c: c.kind)
 
 
 def search(target: Target, plan: Plan, collectives: list[Collective], start: dict[int, str],
