@@ -61,34 +61,28 @@ def splittable(coll: Collective, machine: Machine) -> str | None:
     return None
 
 
-def halvable(coll: Collective, machine: Machine) -> str | None:
-    """Split-binary trees send each half of the block down one subtree."""
+def _cut_into(coll: Collective, least: int, noun: str, too_small: str) -> str | None:
+    """None when every `noun` is of one size of at least `least` bytes, else the reason
+    (`too_small` formatted with the block's bytes)."""
     block = coll.block_bytes
     if block is None:
-        return "the blocks are not all of one size"
-    if block < 2:
-        return f"the {block}-byte block cannot be cut in two halves"
-    return None
+        return f"the {noun}s are not all of one size"
+    return too_small.format(block=block) if block < least else None
+
+
+def halvable(coll: Collective, machine: Machine) -> str | None:
+    """Split-binary trees send each half of the block down one subtree."""
+    return _cut_into(coll, 2, "block", "the {block}-byte block cannot be cut in two halves")
 
 
 def quarters(coll: Collective, machine: Machine) -> str | None:
     """Spiral chains send a quarter of the block down each of four paths (grid.py)."""
-    block = coll.block_bytes
-    if block is None:
-        return "the blocks are not all of one size"
-    if block < 4:
-        return f"the {block}-byte block cannot be cut in four quarters"
-    return None
+    return _cut_into(coll, 4, "block", "the {block}-byte block cannot be cut in four quarters")
 
 
 def eight_pieces(coll: Collective, machine: Machine) -> str | None:
     """Bidirectional rings cut each part in 8 pieces (rings.py)."""
-    block = coll.block_bytes
-    if block is None:
-        return "the parts are not all of one size"
-    if block < 8:
-        return f"the {block}-byte part is smaller than its 8 pieces"
-    return None
+    return _cut_into(coll, 8, "part", "the {block}-byte part is smaller than its 8 pieces")
 
 
 def on_grid(coll: Collective, machine: Machine) -> str | None:
