@@ -26,7 +26,7 @@ from phalanx.compiler.pipelines import PipelinePrediction, predict_pipelines
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Plan, Schedule
 from phalanx.compiler.semantics import AssignStmt, CheckedProgram, ReduceStmt, check
-from phalanx.compiler.target import Target, check_cost_model, resolve
+from phalanx.compiler.target import CLOSED_FORM, Target, check_cost_model, resolve
 from phalanx.grammar import ast
 from phalanx.grammar.diagnostics import PhalanxError, error_at, usage_error
 from phalanx.grammar.frontend import parse_path, parse_source
@@ -140,9 +140,13 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
     collectives = [collective_from_op(op) for op in stages["coll"].ops
                    if isinstance(op, coll.CollectiveOp)]
     listed = [machine.candidates(c) for c in collectives]
-    candidates = [[Candidate(a, machine.predict(c, a, cost), machine.predict_source(c, a, cost))
+    # A statement whose algorithm is forced ranks nothing: its alternatives are listed by the
+    # closed forms (their source says so), not simulated, so `--algorithm X` costs no candidate runs.
+    choices = parse_algorithm_option(algorithm)
+    listing = [cost if ranked(choices, c.kind) else CLOSED_FORM for c in collectives]
+    candidates = [[Candidate(a, machine.predict(c, a, model), machine.predict_source(c, a, model))
                    for a, reason in each if reason is None]
-                  for c, each in zip(collectives, listed)]
+                  for c, each, model in zip(collectives, listed, listing)]
     left_out = [[LeftOut(a, reason) for a, reason in each if reason is not None] for each in listed]
     plan = plan_from_module(stages["sched"], max(program.nprocs, 1))
     choice = _choose_for_program(machine, plan, collectives, candidates, algorithm, cost)
@@ -174,9 +178,14 @@ def _choose_for_program(machine: Target, plan: Plan, collectives: list[Collectiv
     choices = parse_algorithm_option(algorithm)
     searched: dict[int, list[str]] = {}
     for c, each in zip(collectives, candidates):
-        if choices.get(c.kind, choices.get("*", "auto")) == "auto":
+        if ranked(choices, c.kind):
             searched.setdefault(c.line, [x.algorithm for x in each])
     return choose_for_program(machine, plan, collectives, searched, cost)
+
+
+def ranked(choices: dict[str, str], kind: str) -> bool:
+    """Whether `auto` chooses the algorithm of a `kind` statement under the parsed --algorithm."""
+    return choices.get(kind, choices.get("*", "auto")) == "auto"
 
 
 def chosen_algorithms(compiled: Compiled) -> list[str]:
