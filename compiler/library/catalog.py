@@ -64,6 +64,11 @@ GENERIC: tuple[Algorithm, ...] = (
               "Sanders, Speck and Traff's two-tree broadcast: each half of the block pipelined "
               "down one of two binary trees in which no member is inside both, so every port "
               "carries the block about once", twotree.two_tree_phases, ROOTED_OK + (halvable,)),
+    Algorithm("two-tree", ("reduce",),
+              "Sanders, Speck and Traff's two-tree reduce: the two-tree broadcast backwards, each "
+              "half of the partials reduced up one of the two trees in segments, every node "
+              "merging its children's segments into its own before passing the sum on",
+              twotree.two_tree_phases, ROOTED_OK + (partial_blocks,)),
     Algorithm("reduce-scatter-gather", ("reduce",),
               "Rabenseifner (MPICH's reduce_scatter_gather): partial blocks in P pieces, reduced "
               "by recursive halving (each member ends with one piece), then a binomial gather "

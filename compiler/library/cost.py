@@ -166,3 +166,12 @@ def ring_allreduce_s(members: int, partial_bytes: int, element_bytes: int, port:
     piece = -(-(partial_bytes // element_bytes) // members)
     return 2 * (members - 1) * (port.startup_s + piece * (port.s_per_byte * element_bytes
                                                           + port.combine_s_per_op))
+
+
+def two_tree_reduce_s(members: int, segments: int, partial_bytes: int, element_bytes: int,
+                      port: PortModel) -> float:
+    """The two-tree reduce: the broadcast's slots backwards, each slot's segment also merged at
+    gamma per element (two_tree_s at beta + gamma / e per byte). An estimate from above: a
+    member off the critical path starts a slot as soon as its own work allows."""
+    return two_tree_s(members, segments, partial_bytes, port.startup_s,
+                      port.s_per_byte + port.combine_s_per_op / element_bytes)
