@@ -64,17 +64,17 @@ GENERIC: tuple[Algorithm, ...] = (
               "Sanders, Speck and Traff's two-tree broadcast: each half of the block pipelined "
               "down one of two binary trees in which no member is inside both, so every port "
               "carries the block about once", twotree.two_tree_phases, ROOTED_OK + (halvable,)),
-    Algorithm("two-tree", ("reduce",),
-              "Sanders, Speck and Traff's two-tree reduce: the two-tree broadcast backwards, each "
-              "half of the partials reduced up one of the two trees in segments, every node "
-              "merging its children's segments into its own before passing the sum on",
-              twotree.two_tree_phases, ROOTED_OK + (partial_blocks,)),
     Algorithm("reduce-scatter-gather", ("reduce",),
               "Rabenseifner (MPICH's reduce_scatter_gather): partial blocks in P pieces, reduced "
               "by recursive halving (each member ends with one piece), then a binomial gather "
               "to the root; 2^d members, partials of at least P elements",
               rooted.reduce_scatter_gather_phases,
               ROOTED_OK + (power_of_two_members, partial_blocks)),
+    Algorithm("two-tree", ("reduce",),
+              "Sanders, Speck and Traff's two-tree reduce: the two-tree broadcast backwards, each "
+              "half of the partials reduced up one of the two trees in segments, every node "
+              "merging its children's segments into its own before passing the sum on",
+              twotree.two_tree_phases, ROOTED_OK + (partial_blocks,)),
     Algorithm("ring", ("allgather",),
               "P - 1 steps round a ring, each passing on the part received last",
               group.ring_phases, GROUP_OK),
@@ -83,11 +83,6 @@ GENERIC: tuple[Algorithm, ...] = (
               "passing on the piece it combined last), then an allgather of the reduced pieces "
               "round it (Patarasuk and Yuan; MPICH's ring); one-element partials go whole round "
               "the ring, P - 1 steps", allreduce.ring_phases, GROUP_OK),
-    Algorithm("reduce-scatter-allgather", ("allreduce",),
-              "Rabenseifner (MPICH's reduce_scatter_allgather): partials in P pieces, reduced by "
-              "recursive halving (each member ends with one piece), then an allgather of the "
-              "pieces by recursive doubling; 2^d members, partials of at least P elements",
-              allreduce.rabenseifner_phases, GROUP_OK + (power_of_two_members, partial_blocks)),
     Algorithm("recursive-doubling", ("allgather", "allreduce"),
               "log2 P exchanges with partner r XOR 2^k doubling what each holds (members past "
               "the largest power of two join through a partner)",
@@ -95,6 +90,11 @@ GENERIC: tuple[Algorithm, ...] = (
     Algorithm("bruck", ("allgather", "allreduce"),
               "Bruck's ceil(log2 P) steps for any P: in step k send what you hold to r - 2^k",
               group.bruck_phases, GROUP_OK),
+    Algorithm("reduce-scatter-allgather", ("allreduce",),
+              "Rabenseifner (MPICH's reduce_scatter_allgather): partials in P pieces, reduced by "
+              "recursive halving (each member ends with one piece), then an allgather of the "
+              "pieces by recursive doubling; 2^d members, partials of at least P elements",
+              allreduce.rabenseifner_phases, GROUP_OK + (power_of_two_members, partial_blocks)),
     Algorithm("colouring", ("cshift", "permutation", "sparse"),
               "every message as early as the ports allow: one phase where no port sends or "
               "receives twice, else D phases of a bipartite edge colouring (König; D the most "
