@@ -7,7 +7,7 @@ meshes and hypercubes) by name (offer.py).
 from __future__ import annotations
 
 from phalanx.compiler.algorithms import direct_phases
-from phalanx.compiler.library import colouring, grid, group, index, rings, rooted, trees, twotree
+from phalanx.compiler.library import allreduce, colouring, grid, group, index, rings, rooted, trees, twotree
 from phalanx.compiler.library.registry import Algorithm
 from phalanx.compiler.library.requirements import (
     complete_group,
@@ -70,9 +70,19 @@ GENERIC: tuple[Algorithm, ...] = (
               "to the root; 2^d members, partials of at least P elements",
               rooted.reduce_scatter_gather_phases,
               ROOTED_OK + (power_of_two_members, partial_blocks)),
-    Algorithm("ring", ("allgather", "allreduce"),
+    Algorithm("two-tree", ("reduce",),
+              "Sanders, Speck and Traff's two-tree reduce: the two-tree broadcast backwards, each "
+              "half of the partials reduced up one of the two trees in segments, every node "
+              "merging its children's segments into its own before passing the sum on",
+              twotree.two_tree_phases, ROOTED_OK + (partial_blocks,)),
+    Algorithm("ring", ("allgather",),
               "P - 1 steps round a ring, each passing on the part received last",
               group.ring_phases, GROUP_OK),
+    Algorithm("ring", ("allreduce",),
+              "partials in P pieces: a reduce-scatter round a ring (P - 1 steps, each member "
+              "passing on the piece it combined last), then an allgather of the reduced pieces "
+              "round it (Patarasuk and Yuan; MPICH's ring); one-element partials go whole round "
+              "the ring, P - 1 steps", allreduce.ring_phases, GROUP_OK),
     Algorithm("recursive-doubling", ("allgather", "allreduce"),
               "log2 P exchanges with partner r XOR 2^k doubling what each holds (members past "
               "the largest power of two join through a partner)",
@@ -80,6 +90,11 @@ GENERIC: tuple[Algorithm, ...] = (
     Algorithm("bruck", ("allgather", "allreduce"),
               "Bruck's ceil(log2 P) steps for any P: in step k send what you hold to r - 2^k",
               group.bruck_phases, GROUP_OK),
+    Algorithm("reduce-scatter-allgather", ("allreduce",),
+              "Rabenseifner (MPICH's reduce_scatter_allgather): partials in P pieces, reduced by "
+              "recursive halving (each member ends with one piece), then an allgather of the "
+              "pieces by recursive doubling; 2^d members, partials of at least P elements",
+              allreduce.rabenseifner_phases, GROUP_OK + (power_of_two_members, partial_blocks)),
     Algorithm("colouring", ("cshift", "permutation", "sparse"),
               "every message as early as the ports allow: one phase where no port sends or "
               "receives twice, else D phases of a bipartite edge colouring (König; D the most "

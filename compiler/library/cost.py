@@ -143,3 +143,35 @@ def two_tree_s(members: int, segments: int, block_bytes: int, startup_s: float,
     follow in 2 (s - 1) slots of alpha + beta B / (2 s): about beta B plus start-ups."""
     slots = twotree.fill_slots(members) + 2 * (segments - 1)
     return slots * (startup_s + s_per_byte * block_bytes / (2 * segments))
+
+
+# Closed forms of the reduce-scatter-based reductions (rooted.py, allreduce.py) on a one-port
+# machine: Thakur, Rabenseifner and Gropp 2005's, with the merges as this port model charges
+# them (docs/bounds.md, "Textbook cases"): a receiver merges every element a reduction message
+# brings, also the reduced pieces it only stores in the gather or allgather half, so gamma is
+# charged on both halves where the paper charges it on the reduce-scatter alone.
+
+def rabenseifner_s(members: int, partial_bytes: int, element_bytes: int, port: PortModel) -> float:
+    """Recursive halving, then a binomial gather (reduce) or recursive doubling (allreduce), on
+    2^d members: 2 lg P alpha + 2 (P - 1) / P (beta n + gamma n / e), e bytes per element."""
+    share = (members - 1) / members
+    return (2 * (members.bit_length() - 1) * port.startup_s
+            + 2 * share * (port.s_per_byte * partial_bytes
+                           + port.combine_s_per_op * (partial_bytes // element_bytes)))
+
+
+def ring_allreduce_s(members: int, partial_bytes: int, element_bytes: int, port: PortModel) -> float:
+    """Reduce-scatter then allgather round a ring of P members: 2 (P - 1) steps, each one
+    start-up and a piece of ceil(n / (e P)) elements, moved and merged."""
+    piece = -(-(partial_bytes // element_bytes) // members)
+    return 2 * (members - 1) * (port.startup_s + piece * (port.s_per_byte * element_bytes
+                                                          + port.combine_s_per_op))
+
+
+def two_tree_reduce_s(members: int, segments: int, partial_bytes: int, element_bytes: int,
+                      port: PortModel) -> float:
+    """The two-tree reduce: the broadcast's slots backwards, each slot's segment also merged at
+    gamma per element (two_tree_s at beta + gamma / e per byte). An estimate from above: a
+    member off the critical path starts a slot as soon as its own work allows."""
+    return two_tree_s(members, segments, partial_bytes, port.startup_s,
+                      port.s_per_byte + port.combine_s_per_op / element_bytes)

@@ -37,7 +37,8 @@ def recursive_doubling_phases(coll: Collective, machine: Machine) -> list[Phase]
     low = 1 << (n.bit_length() - 1) if n else 0
     own = set(contributors(coll))
     held = [{order[v]} & own for v in range(n)]
-    phases = [[t for r in range(low, n) for t in carry(coll, order[r], order[r - low], held[r])]]
+    phases = [[t for r in range(low, n) for t in carry(coll, order[r], order[r - low], held[r])]
+              for _ in range(low < n)]  # none on 2^d members: their copies join the first exchange
     for r in range(low, n):
         held[r - low] |= held[r]
     step = 1

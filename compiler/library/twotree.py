@@ -11,14 +11,18 @@ where a single binary tree sends it twice (trees.py).
 The slots (phases: a node sends at most one message and receives at most one in each) come from
 the paper's colouring: each tree edge is coloured 0 or 1 so that a node's two incoming edges and
 its two outgoing edges differ, and an edge of colour c is used in the slots of c's parity.
+
+The two-tree reduce (the paper's Sec. 4) runs the broadcast's slots backwards: half h of every
+partial comes up tree h in segments, each member merging its children's segment of a half into
+its own before it sends the sum to its parent, so every port carries the partial about once.
 """
 
 from __future__ import annotations
 
 from phalanx.compiler.library.members import rooted_order
 from phalanx.compiler.library.registry import Machine
-from phalanx.compiler.library.rooted import _with_copies, segments
-from phalanx.compiler.library.trees import best_segments
+from phalanx.compiler.library.rooted import COMBINED, _with_copies, segments
+from phalanx.compiler.library.trees import _descendants, best_segments
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Transfer, piece_origin
 
@@ -112,10 +116,25 @@ def fill_slots(n: int) -> int:
 
 
 def two_tree_segments(coll: Collective, machine: Machine) -> int:
-    """Segments per half: the binary tree's optimum (trees.best_segments) with this fill."""
-    port = machine.port
-    return best_segments(fill_slots(len(rooted_order(coll))), port.s_per_byte, port.startup_s,
-                         (coll.block_bytes or 2) // 2)
+    """Segments per half: the binary tree's optimum (trees.best_segments) with this fill; for a
+    reduce, of each half's elements, a segment's merge added to its bytes' time."""
+    port, fill = machine.port, fill_slots(len(rooted_order(coll)))
+    if coll.kind == "reduce":
+        element = coll.element_bytes or 1
+        return best_segments(fill, port.s_per_byte * element + port.combine_s_per_op,
+                             port.startup_s, (coll.block_bytes or 2) // element // 2)
+    return best_segments(fill, port.s_per_byte, port.startup_s, (coll.block_bytes or 2) // 2)
+
+
+def _below(n: int) -> list[dict[int, list[int]]]:
+    """For each tree, each virtual rank and the ranks below it (itself included)."""
+    out = []
+    for root, edges in two_trees(n - 1):
+        children: dict[int, list[int]] = {}
+        for a, b in [(-1, root)] + edges:
+            children.setdefault(a + 1, []).append(b + 1)
+        out.append(_descendants(children))
+    return out
 
 
 def two_tree_phases(coll: Collective, machine: Machine) -> list[Phase]:
@@ -123,14 +142,27 @@ def two_tree_phases(coll: Collective, machine: Machine) -> list[Phase]:
     n, root = len(order), order[0]
     if n < 2:
         return _with_copies(coll, [])
-    block = coll.block_bytes or 0
+    block, m = coll.block_bytes or 0, coll.byte_matrix
     count = two_tree_segments(coll, machine)
-    halves = [(0, block // 2), (block // 2, block - block // 2)]
-    parts = [[(h0 + off, nbytes) for off, nbytes in segments(size, count)] for h0, size in halves]
+    element = (coll.element_bytes or 1) if coll.kind == "reduce" else 1
+    elements = block // element
+    halves = [(0, elements // 2), (elements // 2, elements - elements // 2)]
+    parts = [[((h0 + off) * element, size * element) for off, size in segments(length, count)]
+             for h0, length in halves]
+    slots = _slots(n, count)
+    last = max(t for t, *_ in slots)
     phases: dict[int, list[Transfer]] = {}
-    for t, src, dst, half, j in _slots(n, count):
-        offset, nbytes = parts[half][j]
-        phases.setdefault(t, []).append(Transfer(order[src], order[dst], nbytes,
-                                                 piece_origin(root, offset, coll.nprocs),
-                                                 order[dst]))
-    return _with_copies(coll, [phases.get(t, []) for t in range(max(phases) + 1)])
+    if coll.kind == "reduce":  # backwards: each segment from the child up to its parent
+        below = _below(n)
+        for t, src, dst, half, j in slots:
+            offset, nbytes = parts[half][j]
+            phases.setdefault(last - t, []).extend(
+                Transfer(order[dst], order[src], nbytes, piece_origin(order[o], offset, coll.nprocs),
+                         root, COMBINED) for o in below[half][dst] if m[order[o]][root])
+    else:
+        for t, src, dst, half, j in slots:
+            offset, nbytes = parts[half][j]
+            phases.setdefault(t, []).append(Transfer(order[src], order[dst], nbytes,
+                                                     piece_origin(root, offset, coll.nprocs),
+                                                     order[dst]))
+    return _with_copies(coll, [phases.get(t, []) for t in range(last + 1)])

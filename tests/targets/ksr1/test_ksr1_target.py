@@ -65,13 +65,15 @@ t = sum(C)
 @pytest.mark.parametrize("n, extra", [(6, ""), (7, ",cells_per_ring0=3")])
 def test_every_algorithm_of_every_collective_verifies(n, extra):
     """Two ring:0s in the second case (3 cells each): reads cross ring:1 through the ARDs. The
-    one algorithm that cannot run is the reduce's reduce-scatter-gather: one-element partials
-    on 6 or 7 cells."""
+    algorithms that cannot run are those that cut partials in pieces, for one-element partials
+    on 6 or 7 cells: the reduce's reduce-scatter-gather and two-tree, the allreduce's
+    reduce-scatter-allgather."""
     source = PROGRAM.format(n=n, extra=extra, e=16 * n * 3)
     compiled = compile_text(source)
     for coll in compiled.collectives:
         refused = {a: why for a, why in compiled.target.candidates(coll) if why is not None}
-        assert set(refused) == ({"reduce-scatter-gather"} if coll.kind == "reduce" else set())
+        assert set(refused) == {"reduce": {"reduce-scatter-gather", "two-tree"},
+                                "allreduce": {"reduce-scatter-allgather"}}.get(coll.kind, set())
         for alg in compiled.target.algorithms(coll.kind):
             if alg in refused:
                 continue

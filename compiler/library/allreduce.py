@@ -1,0 +1,115 @@
+"""Allreduce of long partials: a reduce-scatter of their pieces, then an allgather of the
+reduced pieces (Thakur, Rabenseifner and Gropp 2005, Sec. 4.4; Patarasuk and Yuan 2009).
+
+Each member's partial block is cut between elements into n pieces (n members by virtual rank,
+members.group_order), piece j bound to end fully reduced at member j. The reduce-scatter moves
+piece j of every origin towards member j, as one combined message per step (cost.combined_bytes:
+the partials of one piece for one destination combine on the wire); its transfers name member j
+as their final, so at member j they are delivered and elsewhere kept to be forwarded. The
+allgather then sends each reduced piece to every other member f as the pieces of the blocks
+(o, f) of every origin o but f, whose own partial never leaves it: it is copied into f's result
+piece by piece, each piece in the phase in which the others' reduced piece arrives (member j's
+own piece j in the first), so that merging it (the port model charges a merge per element,
+cost.py) overlaps that phase's message rather than holding up the first.
+
+- `ring_phases`: the textbook ring, any n: n - 1 reduce-scatter steps, then n - 1 allgather
+  steps, each step one message of a piece per member. Partials of one element cannot be cut:
+  they go whole round the ring, in step s member v passing member v - s + 1's partial to v + 1.
+- `rabenseifner_phases`: 2^d members; the reduce-scatter by recursive halving (with mask
+  n/2, ..., 1 member v sends its partner v XOR mask the half of its pieces on the partner's
+  side), the allgather by recursive doubling (with mask 1, ..., n/2 the partners swap all the
+  reduced pieces they hold).
+"""
+
+from __future__ import annotations
+
+from phalanx.compiler.library import group
+from phalanx.compiler.library.members import contributors, group_order
+from phalanx.compiler.library.registry import Machine
+from phalanx.compiler.library.requirements import partial_blocks
+from phalanx.compiler.library.rooted import COMBINED, element_pieces
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import Phase, Transfer, piece_origin
+
+
+class Pieces:
+    """The pieces of a collective's partials over its members: transfers that carry them."""
+
+    def __init__(self, coll: Collective):
+        self.coll = coll
+        self.order = group_order(coll)
+        self.pieces = element_pieces(coll, len(self.order))
+        self.origins = contributors(coll)
+
+    def toward(self, v: int, w: int, j: int, origins: list[int]) -> list[Transfer]:
+        """Member v's piece j of the partials of `origins` to member w, bound for member j."""
+        return self._piece(v, w, j, origins, self.order[j])
+
+    def reduced(self, v: int, w: int, j: int) -> list[Transfer]:
+        """Member v's reduced piece j to member w, for w: every origin's but w's own."""
+        return self._piece(v, w, j, self.origins, self.order[w])
+
+    def own(self, v: int, pieces: range | list[int]) -> list[Transfer]:
+        """Member v's own partial's `pieces`, copied into its result."""
+        p, m = self.order[v], self.coll.byte_matrix
+        return [Transfer(p, p, self.pieces[j][1], piece_origin(p, self.pieces[j][0], self.coll.nprocs),
+                         p) for j in pieces if m[p][p]]
+
+    def phases(self, phases: list[list[Transfer]]) -> list[Phase]:
+        return [Phase.of(p) for p in phases]
+
+    def _piece(self, v: int, w: int, j: int, origins: list[int], final: int) -> list[Transfer]:
+        m, (offset, nbytes) = self.coll.byte_matrix, self.pieces[j]
+        return [Transfer(self.order[v], self.order[w], nbytes,
+                         piece_origin(o, offset, self.coll.nprocs), final, COMBINED)
+                for o in origins if o != final and m[o][final]]
+
+
+def ring_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """Reduce-scatter then allgather round the ring: in reduce-scatter step s member v sends
+    piece v - s, holding the partials of members v - s + 1 .. v, to v + 1; in allgather step s
+    it sends the reduced piece v - s + 1 on to v + 1. Whole one-element partials otherwise."""
+    if partial_blocks(coll, machine) is not None:
+        return group.ring_phases(coll, machine)
+    cut = Pieces(coll)
+    n, order = len(cut.order), cut.order
+    phases = [[t for v in range(n) for t in cut.toward(
+        v, (v + 1) % n, (v - s) % n, [order[(v - i) % n] for i in range(s)])] for s in range(1, n)]
+    phases += [[t for v in range(n) for t in cut.reduced(v, (v + 1) % n, (v - s + 1) % n)
+                + cut.own((v + 1) % n, [(v - s + 1) % n])] for s in range(1, n)]
+    phases[0] += [t for v in range(n) for t in cut.own(v, [v])]
+    return cut.phases(phases)
+
+
+def rabenseifner_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """Recursive halving, then recursive doubling, on 2^d members (requirements)."""
+    cut = Pieces(coll)
+    n, order = len(cut.order), cut.order
+    own = set(cut.origins)
+    held = [{(order[v], j) for j in range(n)} if order[v] in own else set() for v in range(n)]
+    lo, hi = [0] * n, [n] * n
+    phases = []
+    mask = n >> 1
+    while mask:
+        moves = []  # (member, partner, the pieces it gives), all decided before any moves
+        for v in range(n):
+            mid = (lo[v] + hi[v]) // 2
+            give = range(mid, hi[v]) if not v & mask else range(lo[v], mid)
+            lo[v], hi[v] = (lo[v], mid) if not v & mask else (mid, hi[v])
+            moves.append((v, v ^ mask, {(o, j) for o, j in held[v] if j in give}))
+        phases.append([t for v, w, tokens in moves for j in sorted({j for _, j in tokens})
+                       for t in cut.toward(v, w, j, sorted(o for o, k in tokens if k == j))])
+        for v, w, tokens in moves:
+            held[v] -= tokens
+            held[w] |= tokens
+        mask >>= 1
+    phases[0] += [t for v in range(n) for t in cut.own(v, [v])]
+    span = [range(v, v + 1) for v in range(n)]  # the reduced pieces each member holds
+    mask = 1
+    while mask < n:
+        phases.append([t for v in range(n) for j in span[v] for t in cut.reduced(v, v ^ mask, j)]
+                      + [t for v in range(n) for t in cut.own(v, span[v ^ mask])])
+        span = [range(min(span[v][0], span[v ^ mask][0]), max(span[v][-1], span[v ^ mask][-1]) + 1)
+                for v in range(n)]
+        mask <<= 1
+    return cut.phases(phases)
