@@ -20,7 +20,7 @@ from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.library.rooted import _with_copies, segments
 from phalanx.compiler.library.trees import best_segments
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import Phase, Transfer, piece_origin
+from phalanx.compiler.schedule import Phase, Transfer
 
 Edges = list[tuple[int, int]]  # (parent, child), parents before their children
 
@@ -130,7 +130,6 @@ def two_tree_phases(coll: Collective, machine: Machine) -> list[Phase]:
     phases: dict[int, list[Transfer]] = {}
     for t, src, dst, half, j in _slots(n, count):
         offset, nbytes = parts[half][j]
-        phases.setdefault(t, []).append(Transfer(order[src], order[dst], nbytes,
-                                                 piece_origin(root, offset, coll.nprocs),
-                                                 order[dst]))
+        phases.setdefault(t, []).append(Transfer(order[src], order[dst], nbytes, root,
+                                                 order[dst], offset=offset))
     return _with_copies(coll, [phases.get(t, []) for t in range(max(phases) + 1)])

@@ -34,8 +34,7 @@ def subpages(nbytes: int, params: KsrParams) -> int:
     return max(math.ceil(nbytes / params.subpage_bytes), 1)
 
 
-def _loops(phase: Phase, kind: str, params: KsrParams,
-           nprocs: int) -> dict[tuple[int, int, int], int]:
+def _loops(phase: Phase, kind: str, params: KsrParams) -> dict[tuple[int, int, int], int]:
     """Subpages per read loop (reader, holder, message) of a phase."""
     loops: dict[tuple[int, int, int], list[Transfer]] = defaultdict(list)
     for i, t in enumerate(phase.sends):
@@ -43,16 +42,15 @@ def _loops(phase: Phase, kind: str, params: KsrParams,
             loops[(t.dst, t.src, t.message if t.message > 0 else -1 - i)].append(t)
     # partials fetched in one loop travel combined (one element, or a block or piece of a
     # reduction along dims, per destination); other blocks add up
-    return {k: subpages(combined_bytes(ts, nprocs) if kind in REDUCTIONS
+    return {k: subpages(combined_bytes(ts) if kind in REDUCTIONS
                         else sum(t.nbytes for t in ts), params) for k, ts in loops.items()}
 
 
-def phase_time_s(phase: Phase, kind: str, params: KsrParams, geo: RingGeometry,
-                 nprocs: int) -> float:
+def phase_time_s(phase: Phase, kind: str, params: KsrParams, geo: RingGeometry) -> float:
     readers: dict[int, float] = defaultdict(float)
     ard: dict[int, int] = defaultdict(int)
     push_s = 0.0
-    for (q, h, message), n in _loops(phase, kind, params, nprocs).items():
+    for (q, h, message), n in _loops(phase, kind, params).items():
         _, mode = untag(message)
         cross = geo.ring(q) != geo.ring(h)
         if mode == POSTSTORE:
@@ -77,7 +75,7 @@ def phase_time_s(phase: Phase, kind: str, params: KsrParams, geo: RingGeometry,
 
 def predict_time_s(schedule: Schedule, kind: str, params: KsrParams, nnodes: int) -> float:
     geo = RingGeometry(params, nnodes)
-    return sum(phase_time_s(p, kind, params, geo, schedule.nprocs) for p in schedule.phases)
+    return sum(phase_time_s(p, kind, params, geo) for p in schedule.phases)
 
 
 def lower_bound_s(coll: Collective, params: KsrParams) -> float:
