@@ -25,7 +25,7 @@ from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Schedule, Transfer
 from phalanx.targets.ksr1.params import KsrParams
 from phalanx.targets.ksr1.ring import RingGeometry
-from phalanx.targets.ksr1.tags import POSTSTORE, PREFETCH, untag
+from phalanx.targets.ksr1.tags import Read, ReadMode
 
 REDUCTIONS = ("reduce", "allreduce")
 
@@ -51,17 +51,17 @@ def phase_time_s(phase: Phase, kind: str, params: KsrParams, geo: RingGeometry) 
     ard: dict[int, int] = defaultdict(int)
     push_s = 0.0
     for (q, h, message), n in _loops(phase, kind, params).items():
-        _, mode = untag(message)
+        mode = Read.of(message).mode
         cross = geo.ring(q) != geo.ring(h)
-        if mode == POSTSTORE:
+        if mode == ReadMode.POSTSTORE:
             rate_s = max(params.slot_s, params.access_s / params.cius_per_cell)
             lift_s = 2 * params.slot_s + params.ring1_transit_s if geo.nrings > 1 else 0.0
             push_s = max(push_s, params.access_s + n * rate_s + params.rotation_s + lift_s)
             readers[q] += n * (params.access_s + params.read_loop_s)
             continue
-        # a write (tags.WRITE) costs a read: one ownership request round the ring
+        # a write (ReadMode.WRITE) costs a read: one ownership request round the ring
         latency = params.ring1_read_s if cross else params.ring0_read_s
-        depth = min(params.prefetch_outstanding, n) if mode == PREFETCH else 1.0  # within a loop
+        depth = min(params.prefetch_outstanding, n) if mode == ReadMode.PREFETCH else 1.0  # within a loop
         step_s = params.read_loop_s + latency  # the loop's own time, then the read
         readers[q] += n * max(step_s / depth, params.read_loop_s, params.slot_s)
         if cross:

@@ -290,4 +290,5 @@ def test_emit_mpi_mlir_takes_a_schedule_in_pieces(cli, tmp_path):
     program.write_text(PIECES)
     out = cli("compile", str(program), "--algorithm", "broadcast=chain", "--emit", "mpi-mlir")
     assert out.code == 0, out.err
-    assert "func.func @phx_check(%heap: memref<?xi8>, %off: i64, %len: i64, %cid: i64, %first: i64)" in out.out
+    assert ("func.func @phx_check(%heap: memref<?xi8>, %off: i64, %len: i64, %cid: i64, "
+            "%first: i64)") in out.out
