@@ -137,8 +137,9 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
     stages["coll"] = stages["dist"].clone()
     RecognizeCollectives().apply(ctx, stages["coll"])
     stages["sched"] = _lower(ctx, stages["coll"], spec, machine, algorithm, cost)
-    collectives = [collective_from_op(op) for op in stages["coll"].ops
-                   if isinstance(op, coll.CollectiveOp)]
+    # by index: each coll op carries its statement's (recognize-collectives checks 0..n-1)
+    collectives = sorted((collective_from_op(op) for op in stages["coll"].ops
+                          if isinstance(op, coll.CollectiveOp)), key=lambda c: c.index)
     listed = [machine.candidates(c) for c in collectives]
     candidates = [[Candidate(a, machine.predict(c, a, cost), machine.predict_source(c, a, cost))
                    for a, reason in each if reason is None]
