@@ -208,8 +208,8 @@ class _SchedulePlanner:
             whole = self.copies[rank].get(cid)
         if whole is not None:
             return whole if t.offset == WHOLE else whole + t.offset
-        piece = self.pieces[rank].get((cid, t.offset, t.nbytes))
-        if piece is not None and t.offset != WHOLE:
+        piece = self.pieces[rank].get((cid, t.offset, t.nbytes))  # never a whole block's key
+        if piece is not None:
             return piece
         raise VerifyException(f"schedule of collective {self.op.collective.value.data}: node {rank} "
                               f"sends {t.block_name}, which it does not hold")
@@ -248,8 +248,8 @@ class _SchedulePlanner:
                 self.copies[dst][cid] = region
             else:
                 self.pieces[dst][(cid, t.offset, t.nbytes)] = region
-            if dst == t.final:  # the pattern's bytes from the piece's first on
-                self.checks.append((dst, region, t.nbytes, cid, max(t.offset, 0)))
+            if dst == t.final:  # the pattern's bytes from the block's or the piece's first on
+                self.checks.append((dst, region, t.nbytes, cid, 0 if t.offset == WHOLE else t.offset))
             region += t.nbytes
 
 
