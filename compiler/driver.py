@@ -137,8 +137,9 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
     stages["coll"] = stages["dist"].clone()
     RecognizeCollectives().apply(ctx, stages["coll"])
     stages["sched"] = _lower(ctx, stages["coll"], spec, machine, algorithm, cost)
-    collectives = [collective_from_op(op) for op in stages["coll"].ops
-                   if isinstance(op, coll.CollectiveOp)]
+    # by index: each coll op carries its statement's (recognize-collectives checks 0..n-1)
+    collectives = sorted((collective_from_op(op) for op in stages["coll"].ops
+                          if isinstance(op, coll.CollectiveOp)), key=lambda c: c.index)
     listed = [machine.candidates(c) for c in collectives]
     # A statement whose algorithm is forced ranks nothing: its alternatives are listed by the
     # closed forms (their source says so), not simulated, so `--algorithm X` costs no candidate runs.

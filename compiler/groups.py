@@ -18,7 +18,7 @@ import numpy as np
 
 from phalanx.compiler.library.members import ROOTED, root_of
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import Phase, Schedule, Transfer, block_of, piece_origin
+from phalanx.compiler.schedule import Phase, Schedule, Transfer
 
 
 def _sub(coll: Collective, members: tuple[int, ...]) -> np.ndarray:
@@ -68,10 +68,9 @@ def roots(coll: Collective) -> list[int]:
     return [members[root_of(local(coll, members))] for members in coll.groups]
 
 
-def _to_global(t: Transfer, members: tuple[int, ...], nlocal: int, nprocs: int) -> Transfer:
-    origin, offset = block_of(t.origin, nlocal)
-    whole = members[origin] if offset is None else piece_origin(members[origin], offset, nprocs)
-    return Transfer(members[t.src], members[t.dst], t.nbytes, whole, members[t.final], t.message)
+def _to_global(t: Transfer, members: tuple[int, ...]) -> Transfer:
+    return Transfer(members[t.src], members[t.dst], t.nbytes, members[t.origin], members[t.final],
+                    t.message, t.offset)
 
 
 def merge(coll: Collective, algorithm: str, schedules: list[Schedule]) -> Schedule:
@@ -88,8 +87,8 @@ def merge(coll: Collective, algorithm: str, schedules: list[Schedule]) -> Schedu
             if k >= len(s.phases):
                 continue
             phase = s.phases[k]
-            sends += [_to_global(t, members, s.nprocs, coll.nprocs) for t in phase.sends]
-            recvs += [_to_global(t, members, s.nprocs, coll.nprocs) for t in phase.recvs]
+            sends += [_to_global(t, members) for t in phase.sends]
+            recvs += [_to_global(t, members) for t in phase.recvs]
             scoped += [tuple(members[i] for i in nodes) for nodes in phase.barriers(s.nprocs)]
         phases.append(Phase(tuple(sends), tuple(recvs), "barrier" if scoped else "local",
                             tuple(scoped)))

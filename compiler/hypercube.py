@@ -28,10 +28,8 @@ import numpy as np
 
 from phalanx.compiler.algorithms import direct_partner
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import Phase, Schedule, Transfer, piece_origin
+from phalanx.compiler.schedule import COMBINED, WHOLE, Phase, Schedule, Transfer
 from phalanx.grammar.diagnostics import usage_error
-
-COMBINED = 1  # Transfer.message id: all blocks of a step to one partner travel as one message
 
 
 @dataclass(frozen=True)
@@ -192,7 +190,7 @@ def multiphase_phases(coll: Collective, parts: tuple[int, ...], pieces: int = 1)
     """The phases of the multiphase exchange of `coll` (P = 2^sum(parts)) for `parts`: the
     cached structure with the collective's block sizes, empty blocks left out. In `pieces`
     rounds, round r moving bytes [m r / pieces, m (r + 1) / pieces) of every block of m bytes
-    (compiler/schedule.py `piece_origin`); each round opens with the exchange's barrier."""
+    (Transfer.offset); each round opens with the exchange's barrier."""
     m, n = coll.matrix, coll.nprocs
     phases = []
     for r in range(pieces):
@@ -201,12 +199,12 @@ def multiphase_phases(coll: Collective, parts: tuple[int, ...], pieces: int = 1)
         for sync, message, rows in _moves(n, parts):
             o, f = rows[:, 2], rows[:, 3]
             sizes = size[o, f]
-            origins = o if pieces == 1 else piece_origin(o, start[o, f], n)
             keep = sizes > 0
-            phases.append(Phase.of([Transfer(s, d, b, origin, final, message)
-                                    for (s, d), b, origin, final in
+            offsets = [WHOLE] * int(keep.sum()) if pieces == 1 else start[o, f][keep].tolist()
+            phases.append(Phase.of([Transfer(s, d, b, origin, final, message, offset)
+                                    for (s, d), b, origin, final, offset in
                                     zip(rows[keep, :2].tolist(), sizes[keep].tolist(),
-                                        origins[keep].tolist(), f[keep].tolist())], sync))
+                                        o[keep].tolist(), f[keep].tolist(), offsets)], sync))
     return tuple(phases)
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from phalanx.compiler.commsets import CommSet
 from phalanx.compiler.distribution import dim_local_map, owned_indices, owned_sections
-from phalanx.compiler.schedule import Transfer, block_of
+from phalanx.compiler.schedule import Transfer
 from phalanx.compiler.semantics import AssignStmt, DistArray
 
 # Bits of a block's entry in Collective.strided.
@@ -170,17 +170,15 @@ class BlockLayout:
                      else len(ix) for ix in owned_sections(array, node))
 
 
-def strided_bytes(group: tuple[Transfer, ...], strides: Callable[[int, int], int],
-                  nprocs: int) -> tuple[int, int]:
+def strided_bytes(group: tuple[Transfer, ...], strides: Callable[[int, int], int]) -> tuple[int, int]:
     """(bytes the sender's code must gather, bytes the receiver's must scatter) of one message
     of these blocks, given each block's GATHERED | SCATTERED bits: a block is gathered as it
     leaves its origin's array and scattered as it enters its final's; forwarded blocks (and
     pieces of blocks) sit in message buffers on the way."""
     gather = scatter = 0
     for t in group:
-        origin, _ = block_of(t.origin, nprocs)
-        bits = strides(origin, t.final)
-        if t.src == origin and bits & GATHERED:
+        bits = strides(t.origin, t.final)
+        if t.src == t.origin and bits & GATHERED:
             gather += t.nbytes
         if t.dst == t.final and bits & SCATTERED:
             scatter += t.nbytes

@@ -14,6 +14,10 @@ from functools import cached_property
 from typing import NamedTuple
 
 SYNC_KINDS = ("local", "barrier")
+COMBINED = 1  # Transfer.message id of the transfers of a phase that one src sends its dst as one message
+WHOLE = -1  # Transfer.offset of a transfer that carries its whole block
+# The columns of a transfer in the IR's int64 tables (compiler/ir/dialects/sched.py), in field order
+TRANSFER_FIELDS = ("src", "dst", "bytes", "origin", "final", "message", "offset")
 
 
 class Transfer(NamedTuple):
@@ -27,8 +31,12 @@ class Transfer(NamedTuple):
     millions of them, and a tuple is built and hashed in C.
 
     A segmenting algorithm (a pipelined chain, scatter + allgather) moves a block in pieces:
-    `origin` then names the piece as well (`piece_origin`), bytes [offset, offset + nbytes)
-    of block (origin, final). Each byte of a block must still reach its destination once.
+    `offset` is then the piece's first byte, the transfer carrying bytes
+    [offset, offset + nbytes) of block (origin, final); WHOLE (-1): the whole block. Each byte
+    of a block must still reach its destination once. `offset` comes last, with a default, so
+    that a transfer of a whole block is built from its first six fields. An int rather than
+    None, so that a transfer hashes alike in every process (hash(None) does not before Python
+    3.12, and runs must be deterministic) and a plan stays columns of int64 (the IR's tables).
     """
 
     src: int
@@ -37,23 +45,14 @@ class Transfer(NamedTuple):
     origin: int
     final: int
     message: int = 0
+    offset: int = WHOLE
 
-
-def piece_origin(origin: int, offset: int, nprocs: int) -> int:
-    """The `origin` field of the piece of block (origin, final) that starts at byte `offset`.
-
-    Pieces are numbered past the processors (origin + nprocs * (1 + offset)), so that the
-    interpreter, which knows a transfer by (origin, final, src, dst), tells apart two pieces
-    of one block crossing the same pair of nodes, and the IR keeps six integers per transfer.
-    """
-    return origin + nprocs * (1 + offset)
-
-
-def block_of(origin: int, nprocs: int) -> tuple[int, int | None]:
-    """(origin processor, byte offset) of a transfer's origin field; offset None: the whole block."""
-    if origin < nprocs:
-        return origin, None
-    return origin % nprocs, origin // nprocs - 1
+    @property
+    def block_name(self) -> str:
+        """What the transfer carries, for messages: `block 0->3` or `piece [64, 128) of block 0->3`."""
+        if self.offset == WHOLE:
+            return f"block {self.origin}->{self.final}"
+        return f"piece [{self.offset}, {self.offset + self.nbytes}) of block {self.origin}->{self.final}"
 
 
 @dataclass(frozen=True)

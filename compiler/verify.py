@@ -6,7 +6,7 @@ from collections import Counter
 
 import numpy as np
 
-from phalanx.compiler.schedule import Schedule
+from phalanx.compiler.schedule import TRANSFER_FIELDS, Schedule
 
 
 def schedule_problems(s: Schedule) -> list[str]:
@@ -23,9 +23,9 @@ def schedule_problems(s: Schedule) -> list[str]:
         sent.update(phase.sends)
         received.update(phase.recvs)
     for t in sorted((sent - received).elements(), key=repr):
-        problems.append(f"send {t.src}->{t.dst} of block {t.origin}->{t.final} has no receive")
+        problems.append(f"send {t.src}->{t.dst} of {t.block_name} has no receive")
     for t in sorted((received - sent).elements(), key=repr):
-        problems.append(f"receive {t.src}->{t.dst} of block {t.origin}->{t.final} has no send")
+        problems.append(f"receive {t.src}->{t.dst} of {t.block_name} has no send")
     return problems
 
 
@@ -43,8 +43,9 @@ def table_problems(nprocs: int, phases: list[tuple[np.ndarray, np.ndarray]]) -> 
         if len(small):
             problems.append(f"phase {k % len(phases)}: transfer {small[0, 0]}->{small[0, 1]} moves "
                             f"{small[0, 2]} bytes")
-    all_sends = _sorted_rows(np.concatenate(sends) if sends else np.zeros((0, 6), np.int64))
-    all_recvs = _sorted_rows(np.concatenate(recvs) if recvs else np.zeros((0, 6), np.int64))
+    none = np.zeros((0, len(TRANSFER_FIELDS)), np.int64)
+    all_sends = _sorted_rows(np.concatenate(sends) if sends else none)
+    all_recvs = _sorted_rows(np.concatenate(recvs) if recvs else none)
     if all_sends.shape != all_recvs.shape or not np.array_equal(all_sends, all_recvs):
         problems.append(f"sends and receives do not match: {len(all_sends)} sends, "
                         f"{len(all_recvs)} receives, or some send has no receive")

@@ -22,7 +22,7 @@ from phalanx.compiler.distribution import local_shape, owned_indices, owned_sect
 from phalanx.compiler.layout import BlockLayout, strided_bytes
 from phalanx.compiler.library.cost import combine_operations, combined_bytes
 from phalanx.compiler.library.members import REDUCTIONS as REDUCTION_KINDS
-from phalanx.compiler.schedule import Transfer, block_of
+from phalanx.compiler.schedule import WHOLE, Transfer
 from phalanx.compiler.semantics import SPREAD, AssignStmt, DistArray, ReduceStmt
 
 NUMPY_TYPES = {"byte": np.uint8, "int32": np.int32, "int64": np.int64, "float32": np.float32,
@@ -100,7 +100,7 @@ def _bytes(block: np.ndarray) -> np.ndarray:
 
 def check_size(t: Transfer, block: np.ndarray) -> None:
     if block.nbytes != t.nbytes:
-        raise ScheduleError(f"transfer {t.src}->{t.dst} of block {t.origin}->{t.final} says "
+        raise ScheduleError(f"transfer {t.src}->{t.dst} of {t.block_name} says "
                             f"{t.nbytes} bytes but the block has {block.nbytes}")
 
 
@@ -112,7 +112,7 @@ class BlockStore:
     send any other of the class, which is how tree algorithms copy and forward. Each
     block still has to reach its own destination exactly once.
 
-    A transfer may carry a piece of a block (compiler/schedule.py `piece_origin`): its origin
+    A transfer may carry a piece of a block (Transfer.offset): its origin
     sends it from its source, a node with a copy of the block's content or of that piece
     forwards it, and the destination assembles the block from its pieces, each byte once.
     """
@@ -131,7 +131,7 @@ class BlockStore:
             self.held[origin][(origin, final)] = None  # None: still in the source, packed on send
 
     def take(self, t: Transfer, pack) -> np.ndarray:
-        if t.origin >= self.nprocs:
+        if t.offset != WHOLE:
             return self.take_piece(t, pack)
         key = (t.origin, t.final)
         fresh = self.unsent(t)  # never sent yet
@@ -150,11 +150,10 @@ class BlockStore:
 
     def take_piece(self, t: Transfer, pack) -> np.ndarray:
         """The bytes of a piece, from the origin's source, a copy of the content or of the piece."""
-        origin, offset = block_of(t.origin, self.nprocs)
-        if offset is None or not 0 <= origin < self.nprocs:
-            raise ScheduleError(f"transfer {t.src}->{t.dst} names block origin {t.origin}, "
-                                f"outside 0..{self.nprocs - 1}")
-        label = f"piece [{offset}, {offset + t.nbytes}) of block {origin}->{t.final}"
+        origin, offset, label = t.origin, t.offset, t.block_name
+        if not 0 <= origin < self.nprocs or offset < 0:
+            raise ScheduleError(f"transfer {t.src}->{t.dst} names {label}, outside blocks "
+                                f"0..{self.nprocs - 1} and their bytes")
         content = self.content(origin, t.final)
         whole = self.copies[t.src].get(content)
         if whole is None and t.src == origin:  # packed once, then every piece is cut from it
@@ -173,7 +172,7 @@ class BlockStore:
     def arrive_piece(self, t: Transfer, payload: np.ndarray, block_nbytes: int) -> np.ndarray | None:
         """Keep a piece where it arrives (to forward it); at its destination add it to the
         block, which is returned (as bytes) once every byte has come, each exactly once."""
-        origin, offset = block_of(t.origin, self.nprocs)
+        origin, offset = t.origin, t.offset
         self.pieces[t.dst][(self.content(origin, t.final), offset, t.nbytes)] = payload
         if t.dst != t.final:
             return None
@@ -183,8 +182,7 @@ class BlockStore:
         buffer, seen = self.assembling[key]
         span = slice(offset, offset + t.nbytes)
         if offset + t.nbytes > block_nbytes or seen[span].any():
-            raise ScheduleError(f"piece [{offset}, {offset + t.nbytes}) of block {origin}->"
-                                f"{t.final} overlaps bytes that already arrived or lies past the "
+            raise ScheduleError(f"{t.block_name} overlaps bytes that already arrived or lies past the "
                                 f"block's {block_nbytes} bytes")
         buffer[span], seen[span] = payload, True
         if not seen.all():
@@ -353,8 +351,8 @@ class AssignmentData:
 
     def movable(self, t: Transfer) -> bool:
         """`move_direct` can move this transfer now: origin to final, never sent before."""
-        return (t.src == t.origin and t.dst == t.final and not self.store.shared
-                and self.store.unsent(t))
+        return (t.src == t.origin and t.dst == t.final and t.offset == WHOLE
+                and not self.store.shared and self.store.unsent(t))
 
     def move_direct(self, t: Transfer) -> bool:
         """Move a block from its origin straight into its destination's array, as take + put
@@ -382,13 +380,13 @@ class AssignmentData:
         partials bound for one destination combined (the partials of a group cover the same
         destination elements, compiler/ir/transforms/recognize_collectives.py)."""
         if self.combines:
-            return combined_bytes(group, self.store.nprocs)
+            return combined_bytes(group)
         return sum(t.nbytes for t in group)
 
     def strided_bytes(self, group: tuple[Transfer, ...]) -> tuple[int, int]:
         """(bytes the sender's code must gather, bytes the receiver's must scatter): the
         blocks that are not one run of their array (compiler/layout.py)."""
-        return strided_bytes(group, self.layout.strides, self.store.nprocs)
+        return strided_bytes(group, self.layout.strides)
 
     def combine_operations(self, group: tuple[Transfer, ...]) -> int:
         """A reduce's receiver merges the message's elements into its partials, one operation
@@ -399,7 +397,7 @@ class AssignmentData:
                                   self.stmt.dst.itemsize)
 
     def put(self, t: Transfer, payload: np.ndarray) -> None:
-        if t.origin >= self.store.nprocs:
+        if t.offset != WHOLE:
             self._put_piece(t, payload)
             return
         if t.dst == t.final:
@@ -411,13 +409,13 @@ class AssignmentData:
 
     def _put_piece(self, t: Transfer, payload: np.ndarray) -> None:
         """A piece of a block: forwarded on, or (the last one) completing the block."""
-        origin, _ = block_of(t.origin, self.store.nprocs)
+        origin = t.origin
         section = self.commset.section_arrays(origin, t.final)
         shape = tuple(len(ix) for ix in section)
         dtype = self.dst_local[t.final].dtype
         block = self.store.arrive_piece(t, payload, math.prod(shape) * dtype.itemsize)
         if block is not None:
-            self.put(t._replace(origin=origin, src=t.final), block.view(dtype).reshape(shape))
+            self.put(t._replace(src=t.final, offset=WHOLE), block.view(dtype).reshape(shape))
 
     def problems(self) -> list[str]:
         """Empty when every expected element arrived exactly once with the right value (a
@@ -579,9 +577,9 @@ class ReductionData:
                    BlockStore(n, blocks, lambda o, f: (o, "partial")))
 
     def take(self, t: Transfer) -> np.ndarray:
-        if t.origin >= self.rset.nprocs:
+        if t.offset != WHOLE:
             raise ScheduleError(f"transfer {t.src}->{t.dst} sends a piece of a partial result "
-                                f"(origin {t.origin}); a partial is one element and moves whole")
+                                f"({t.block_name}); a partial is one element and moves whole")
         return self.store.take(t, lambda origin, final: self.partials[origin].copy())
 
     def movable(self, t: Transfer) -> bool:

@@ -40,7 +40,7 @@ from phalanx.runtime.data import Payloads, ScheduleError, move
 from phalanx.runtime.engine import Engine, Event, Resource, Stopped
 from phalanx.runtime.fastpath import FastPlan, move_data, run_fast
 from phalanx.runtime.network import Network
-from phalanx.runtime.schedule_index import ScheduleIndex
+from phalanx.runtime.schedule_index import ScheduleIndex, transfer_key
 
 MAX_SPANS = 100_000  # spans a run keeps (~150 B each); later ones are counted, not kept
 
@@ -90,8 +90,8 @@ class Inbox(Event):
         super().__init__(engine)
         self.phase, self.pending = phase, pending
 
-    def _first(self) -> tuple | None:  # (origin, final, src, dst)
-        return min(self.pending, key=lambda key: (key[2], key[0], key[1])) if self.pending else None
+    def _first(self) -> tuple | None:  # schedule_index.transfer_key: (origin, final, src, dst, offset)
+        return min(self.pending, key=lambda key: (key[2], key[0], key[1], key[4])) if self.pending else None
 
     @property
     def what(self) -> str:
@@ -123,7 +123,7 @@ class InFlight:
         self.fast_starts: dict[int, float] = {}
         self.inside = self.schedule.nprocs  # nodes that have not left it yet
         self.inboxes: dict[tuple[int, int], Inbox] = {}  # (node, phase)
-        self.arrived: set[tuple] = set()  # (origin, final, src, dst) of each transfer in
+        self.arrived: set[tuple] = set()  # schedule_index.transfer_key of each transfer in
         # (phase, the first node of the barrier's set: sets are disjoint) -> (event, missing)
         self.barriers: dict[tuple[int, int], tuple[Event, set[int]]] = {}
 
@@ -289,16 +289,16 @@ class Interpreter:
         event per node and phase, not per transfer: a phase may bring hundreds of blocks)."""
         inbox = flight.inboxes.get((node, k))
         if inbox is None:
-            pending = {(t.origin, t.final, t.src, t.dst) for t in due} - flight.arrived
+            pending = {transfer_key(t) for t in due} - flight.arrived
             inbox = flight.inboxes[(node, k)] = Inbox(self.engine, k, pending)
             if not pending:
                 inbox.succeed()
         return inbox
 
     def _arrived(self, flight: InFlight, t: Transfer) -> None:
-        key = (t.origin, t.final, t.src, t.dst)
+        key = transfer_key(t)
         if key in flight.arrived:
-            raise ScheduleError(f"transfer {t.src}->{t.dst} of block {t.origin}->{t.final} "
+            raise ScheduleError(f"transfer {t.src}->{t.dst} of {t.block_name} "
                                 "is sent twice")
         flight.arrived.add(key)
         where = flight.index.due().get(key)

@@ -96,7 +96,7 @@ class ProgramSearch:
         if self.events_spent + events > self.budget_events:
             return None
         colls, runs = self.collectives, plan.runs()  # payloads are keyed by run index
-        data = Payloads(lambda r: TimingData(colls[runs[r]].kind in REDUCTIONS, colls[runs[r]].nprocs,
+        data = Payloads(lambda r: TimingData(colls[runs[r]].kind in REDUCTIONS,
                                              colls[runs[r]].element_bytes, colls[runs[r]].strided),
                         range(len(runs)))
         execution, _ = run_plan(self.target, plan, data)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from phalanx.compiler.schedule import Schedule, Transfer
+from phalanx.compiler.schedule import WHOLE, Schedule, Transfer
 
 
 def messages(sends: list[Transfer]) -> list[tuple[Transfer, ...]]:
@@ -27,9 +27,17 @@ def messages(sends: list[Transfer]) -> list[tuple[Transfer, ...]]:
     return [tuple(g) for g in out]
 
 
+def transfer_key(t: Transfer) -> tuple:
+    """What tells a schedule's transfers apart in a run: (origin, final, src, dst, offset)."""
+    return t.origin, t.final, t.src, t.dst, t.offset
+
+
 def _blocks(group: tuple[Transfer, ...] | list[Transfer]) -> str:
-    if len(group) == 1:
+    if len(group) == 1 and group[0].offset == WHOLE:
         return f"{group[0].origin}->{group[0].final}"
+    if len(group) == 1:
+        t = group[0]
+        return f"{t.origin}->{t.final} bytes [{t.offset}, {t.offset + t.nbytes})"
     return f"{len(group)} blocks"
 
 
@@ -112,7 +120,7 @@ class ScheduleIndex:
     def due(self) -> dict[tuple, tuple[int, int]]:
         """The inbox (node, phase) in which each transfer is received."""
         if self._due is None:
-            self._due = {(t.origin, t.final, t.src, t.dst): (t.dst, k)
+            self._due = {transfer_key(t): (t.dst, k)
                          for k, phase in enumerate(self.schedule.phases) for t in phase.recvs}
         return self._due
 

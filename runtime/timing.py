@@ -30,7 +30,6 @@ class TimingData:
     """The interpreter's data object (runtime/data.py's interface) with the payload left out."""
 
     reduction: bool
-    nprocs: int  # the schedule's, which numbers the pieces of blocks
     element_bytes: int | None = None  # a reduction's partials are blocks of such elements
     # The collective's GATHERED | SCATTERED bits per block (compiler/layout.py); empty: none.
     strided: tuple[tuple[int, ...], ...] = ()
@@ -51,13 +50,13 @@ class TimingData:
         """As runtime/data.py: blocks summed, or a reduction's partials bound for one
         destination combined by the sender (one partial's bytes per destination)."""
         if self.reduction:
-            return combined_bytes(group, self.nprocs)
+            return combined_bytes(group)
         return sum(t.nbytes for t in group)
 
     def combine_operations(self, group: tuple[Transfer, ...]) -> int:
         if not self.reduction:
             return 0
-        return combine_operations(combined_bytes(group, self.nprocs), len({t.final for t in group}),
+        return combine_operations(combined_bytes(group), len({t.final for t in group}),
                                   self.element_bytes)
 
     def strided_bytes(self, group: tuple[Transfer, ...]) -> tuple[int, int]:
@@ -65,7 +64,7 @@ class TimingData:
         code and scattered by the receiver's (compiler/layout.py)."""
         if not self.strided:
             return 0, 0
-        return strided_bytes(group, self._bits, len(self.strided))
+        return strided_bytes(group, self._bits)
 
     def _bits(self, origin: int, final: int) -> int:
         return self.strided[origin][final]
@@ -83,8 +82,7 @@ def schedule_time_s(target: Target, schedule: Schedule, seed: int = 0,
     blocks (Collective)."""
     from phalanx.runtime.simulate import run_plan  # simulate imports the compiler's driver
 
-    data = Payloads(lambda _: TimingData(schedule.kind in REDUCTIONS, schedule.nprocs,
-                                               element_bytes, strided),
+    data = Payloads(lambda _: TimingData(schedule.kind in REDUCTIONS, element_bytes, strided),
                     [0])
     execution, _ = run_plan(target, Plan(schedule.nprocs, (schedule,)), data, seed)
     return execution.collectives[0].time_s  # the plan's only run

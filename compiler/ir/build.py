@@ -40,19 +40,23 @@ def compute_cost_s(stmt: ComputeStmt, clock_hz: float | None, source: str, targe
     return stmt.cost / clock_hz
 
 
-def _op(stmt, program: CheckedProgram, clock_hz: float | None, target: str) -> Operation:
+def _op(stmt, program: CheckedProgram, clock_hz: float | None, target: str,
+        collectives: dict[int, int]) -> Operation:
+    """The statement's op; `collectives`: the collective index of each communication
+    statement, by the statement's id()."""
     if isinstance(stmt, ComputeStmt):
         cost = compute_cost_s(stmt, clock_hz, program.source, target)
         return dist.ComputeOp(stmt.label, stmt.onto.name, cost, stmt.loc.line,
                               -1 if stmt.stage is None else stmt.stage)
     if isinstance(stmt, ReduceStmt):
-        return dist.ReduceOp(stmt.dst.name, stmt.src.name, stmt.op, stmt.loc.line)
+        return dist.ReduceOp(stmt.dst.name, stmt.src.name, stmt.op, stmt.loc.line,
+                             collective=collectives[id(stmt)])
     window = stmt.window
     return dist.AssignOp(stmt.dst.name, stmt.src.name, stmt.perm, stmt.loc.line, stmt.shift,
                          stmt.op, [i for run in window.runs for i in run] if window else (),
                          -1 if stmt.stage is None else stmt.stage,
                          _flat(stmt.dst_section), _flat(stmt.src_section),
-                         window.dim if window else -1)
+                         window.dim if window else -1, collective=collectives[id(stmt)])
 
 
 def _flat(section: tuple[Triplet, ...]) -> list[int]:
@@ -70,21 +74,24 @@ def module_from_program(program: CheckedProgram, clock_hz: float | None = None,
     ops += [dist.ArrayOp(a.name, a.shape, a.elem_type, [str(d) for d in a.dist], a.onto.name,
                          a.loc.line, a.mapping, -1 if a.owner is None else a.owner)
             for a in program.arrays.values()]
-    return ModuleOp(ops + _statement_ops(program.statements, program, clock_hz, target))
+    # A communication statement's collective is its place in program.communications(): each
+    # op says which, so that no pass relies on the order it meets them in.
+    collectives = {id(stmt): i for i, stmt in enumerate(program.communications())}
+    return ModuleOp(ops + _statement_ops(program.statements, program, clock_hz, target, collectives))
 
 
 def _statement_ops(statements, program: CheckedProgram, clock_hz: float | None,
-                   target: str) -> list[Operation]:
+                   target: str, collectives: dict[int, int]) -> list[Operation]:
     ops: list[Operation] = []
     for stmt in statements:
         if isinstance(stmt, PipelineStmt):
             ops.append(dist.PipelineOp(len(stmt.stages), stmt.loc.line))
-            ops += [_op(s, program, clock_hz, target) for stage in stmt.stages for s in stage]
+            ops += [_op(s, program, clock_hz, target, collectives) for stage in stmt.stages for s in stage]
         elif isinstance(stmt, RepeatStmt):  # a header and its body, compiled once
-            body = _statement_ops(stmt.body, program, clock_hz, target)
+            body = _statement_ops(stmt.body, program, clock_hz, target, collectives)
             ops += [dist.RepeatOp(stmt.count, len(body), stmt.loc.line), *body]
         else:
-            ops.append(_op(stmt, program, clock_hz, target))
+            ops.append(_op(stmt, program, clock_hz, target, collectives))
     return ops
 
 

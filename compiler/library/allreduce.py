@@ -27,9 +27,9 @@ from phalanx.compiler.library import group
 from phalanx.compiler.library.members import contributors, group_order
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.library.requirements import partial_blocks
-from phalanx.compiler.library.rooted import COMBINED, element_pieces
+from phalanx.compiler.library.rooted import element_pieces
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import Phase, Transfer, piece_origin
+from phalanx.compiler.schedule import COMBINED, Phase, Transfer
 
 
 class Pieces:
@@ -52,16 +52,15 @@ class Pieces:
     def own(self, v: int, pieces: range | list[int]) -> list[Transfer]:
         """Member v's own partial's `pieces`, copied into its result."""
         p, m = self.order[v], self.coll.byte_matrix
-        return [Transfer(p, p, self.pieces[j][1], piece_origin(p, self.pieces[j][0], self.coll.nprocs),
-                         p) for j in pieces if m[p][p]]
+        return [Transfer(p, p, self.pieces[j][1], p, p, offset=self.pieces[j][0])
+                for j in pieces if m[p][p]]
 
     def phases(self, phases: list[list[Transfer]]) -> list[Phase]:
         return [Phase.of(p) for p in phases]
 
     def _piece(self, v: int, w: int, j: int, origins: list[int], final: int) -> list[Transfer]:
         m, (offset, nbytes) = self.coll.byte_matrix, self.pieces[j]
-        return [Transfer(self.order[v], self.order[w], nbytes,
-                         piece_origin(o, offset, self.coll.nprocs), final, COMBINED)
+        return [Transfer(self.order[v], self.order[w], nbytes, o, final, COMBINED, offset)
                 for o in origins if o != final and m[o][final]]
 
 

@@ -15,17 +15,17 @@ import heapq
 from phalanx.compiler.library import trees, twotree
 from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.library.registry import PortModel
-from phalanx.compiler.schedule import Schedule, Transfer, block_of
+from phalanx.compiler.schedule import Schedule, Transfer
 
 
-def combined_bytes(group: tuple[Transfer, ...] | list[Transfer], nprocs: int) -> int:
+def combined_bytes(group: tuple[Transfer, ...] | list[Transfer]) -> int:
     """Wire bytes of one message of reduction partials: partials bound for one destination
     combine element-wise on the way (the sender applies the reduction first), so the message
     carries one partial's bytes per destination (one element, or a dim reduction's block), or
-    per piece of it where an algorithm moves pieces (`nprocs` decodes a piece's origin)."""
+    per piece of it where an algorithm moves pieces (Transfer.offset)."""
     largest: dict[tuple[int, int | None], int] = {}
     for t in group:
-        key = (t.final, block_of(t.origin, nprocs)[1])
+        key = (t.final, t.offset)
         largest[key] = max(largest.get(key, 0), t.nbytes)
     return sum(largest.values())
 
@@ -36,8 +36,7 @@ def combine_operations(nbytes: int, finals: int, element_bytes: int | None) -> i
     return finals if element_bytes is None else nbytes // element_bytes
 
 
-def messages(transfers: tuple[Transfer, ...], reduction: bool,
-             nprocs: int) -> list[tuple[int, int, int, int]]:
+def messages(transfers: tuple[Transfer, ...], reduction: bool) -> list[tuple[int, int, int, int]]:
     """(src, dst, wire bytes, finals) of each network message or local copy of a phase, in
     order. Partials travelling together to one destination combine (combined_bytes)."""
     groups: dict[tuple[int, int, int], list[Transfer]] = {}
@@ -51,7 +50,7 @@ def messages(transfers: tuple[Transfer, ...], reduction: bool,
     sizes = []
     for key in out:
         group = groups[key]
-        nbytes = combined_bytes(group, nprocs) if reduction else sum(t.nbytes for t in group)
+        nbytes = combined_bytes(group) if reduction else sum(t.nbytes for t in group)
         sizes.append((key[0], key[1], nbytes, len({t.final for t in group})))
     return sizes
 
@@ -66,7 +65,7 @@ def estimate_s(schedule: Schedule, port: PortModel, element_bytes: int | None = 
         groups = {port.port(p) for p in range(schedule.nprocs)}
         out = {g: [0.0] * port.streams for g in groups}
         inn = out if port.shared_engine else {g: [0.0] * port.streams for g in groups}
-        for src, dst, nbytes, finals in messages(phase.sends, reduction, schedule.nprocs):
+        for src, dst, nbytes, finals in messages(phase.sends, reduction):
             # The receiver merges the message's elements into its own partials, one at a time.
             combine_s = (port.combine_s_per_op * combine_operations(nbytes, finals, element_bytes)
                          if reduction else 0.0)

@@ -13,7 +13,7 @@ from phalanx.compiler.library.members import binomial_rounds, contributors, root
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.library.rooted import _outward, _with_copies, chain_segments, segments
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import Phase, Transfer, piece_origin
+from phalanx.compiler.schedule import Phase, Transfer
 
 
 def _lines(machine: Machine) -> tuple[list[list[int]], list[list[int]]]:
@@ -86,5 +86,5 @@ def spiral_chains_phases(coll: Collective, machine: Machine) -> list[Phase]:
                 dst = path[v + 1]
                 if m[root][dst]:
                     phases.setdefault(j + v, []).append(Transfer(
-                        path[v], dst, nbytes, piece_origin(root, start + offset, coll.nprocs), dst))
+                        path[v], dst, nbytes, root, dst, offset=start + offset))
     return _with_copies(coll, [phases.get(t, []) for t in range(max(phases, default=-1) + 1)])

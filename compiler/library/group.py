@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from phalanx.compiler.library.members import binomial_rounds, contributors, group_order, subtree
 from phalanx.compiler.library.registry import Machine
-from phalanx.compiler.library.rooted import COMBINED, _with_copies
+from phalanx.compiler.library.rooted import _with_copies
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import Phase, Transfer
+from phalanx.compiler.schedule import COMBINED, Phase, Transfer
 
 
 def carry(coll: Collective, a: int, b: int, origins, final: int | None = None) -> list[Transfer]:

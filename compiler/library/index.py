@@ -27,9 +27,7 @@ from math import prod
 from phalanx.compiler.library.members import local_copies
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import Phase, Transfer
-
-PACKED = 1  # message id: a round's blocks for one node travel (and are packed) together
+from phalanx.compiler.schedule import COMBINED, Phase, Transfer
 
 
 def rounds(size: int) -> int:
@@ -53,9 +51,9 @@ def bruck_rounds(coll: Collective, dims: tuple[int, ...]) -> list[Phase]:
                 if j >> k & 1:
                     coord = at // stride % size
                     ahead = at + ((coord + (1 << k)) % size - coord) * stride
-                    sends.append(Transfer(at, ahead, m[o][f], o, f, PACKED))
+                    sends.append(Transfer(at, ahead, m[o][f], o, f, COMBINED))  # packed per node
             sends.sort(key=lambda t: (t.src, t.origin, t.final))
-            phases.append(Phase.of([Transfer(t.src, t.src, t.nbytes, t.origin, t.final, PACKED)
+            phases.append(Phase.of([Transfer(t.src, t.src, t.nbytes, t.origin, t.final, COMBINED)
                                     for t in sends]))
             phases.append(Phase.of(sends))
             for t in sends:

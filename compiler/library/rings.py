@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from phalanx.compiler.library.members import contributors
 from phalanx.compiler.library.registry import Machine
-from phalanx.compiler.library.rooted import COMBINED, _with_copies, segments
+from phalanx.compiler.library.rooted import _with_copies, segments
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import Phase, Transfer, piece_origin
+from phalanx.compiler.schedule import COMBINED, Phase, Transfer
 
 PIECES = 8  # per part: 4 per half, so that a half can be halved twice (once per stage)
 Item = tuple[int, int]  # (origin, piece)
@@ -74,9 +74,8 @@ def bidirectional_phases(coll: Collective, machine: Machine) -> list[Phase]:
                     steps += [[] for _ in range(k + 1 - len(steps))]
                     steps[k] += sends
         for sends in steps:
-            phases.append([Transfer(src, dst, pieces[j][1], piece_origin(o, pieces[j][0],
-                                                                         coll.nprocs), dst,
-                                    COMBINED) for src, dst, items in sends for o, j in sorted(items)])
+            phases.append([Transfer(src, dst, pieces[j][1], o, dst, COMBINED, pieces[j][0])
+                           for src, dst, items in sends for o, j in sorted(items)])
             for _, dst, items in sends:
                 holds[dst] |= items
         half_x = {v: frozenset(i for i in holds[v] | half_x[v] if i[1] < 4) for v in holds}

@@ -21,9 +21,7 @@ from phalanx.compiler.library.members import (
 )
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import Phase, Transfer, piece_origin
-
-COMBINED = 1  # message id: a node's blocks for one neighbour travel as one message
+from phalanx.compiler.schedule import COMBINED, Phase, Transfer
 
 
 def _with_copies(coll: Collective, phases: list[list[Transfer]]) -> list[Phase]:
@@ -108,9 +106,10 @@ def chain_phases(coll: Collective, machine: Machine) -> list[Phase]:
             if 0 <= i < len(pieces):
                 dst = order[v + 1]
                 offset, nbytes = pieces[i]
-                origin = root if len(pieces) == 1 else piece_origin(root, offset, coll.nprocs)
-                sends.append(Transfer(order[v], dst, m[root][dst] if len(pieces) == 1 else nbytes,
-                                      origin, dst))
+                if len(pieces) == 1:
+                    sends.append(Transfer(order[v], dst, m[root][dst], root, dst))
+                else:
+                    sends.append(Transfer(order[v], dst, nbytes, root, dst, offset=offset))
         phases.append(sends)
     return _with_copies(coll, phases)
 
@@ -124,7 +123,7 @@ def scatter_allgather_phases(coll: Collective, machine: Machine) -> list[Phase]:
 
     def piece(src: int, dst: int, j: int, final: int, tag: int = 0) -> Transfer:
         offset, nbytes = pieces[j]
-        return Transfer(src, dst, nbytes, piece_origin(root, offset, coll.nprocs), final, tag)
+        return Transfer(src, dst, nbytes, root, final, tag, offset)
 
     phases = [[piece(order[v], order[c], j, order[j], COMBINED) for v, c in pairs
                for j in subtree(c, n)] for pairs in binomial_rounds(n)]
@@ -160,8 +159,7 @@ def reduce_scatter_gather_phases(coll: Collective, machine: Machine) -> list[Pha
         held[v] -= tokens
         if to:  # the root keeps what it receives
             held[to] |= tokens
-        return [Transfer(order[v], order[to], pieces[j][1],
-                         piece_origin(o, pieces[j][0], coll.nprocs), root, COMBINED)
+        return [Transfer(order[v], order[to], pieces[j][1], o, root, COMBINED, pieces[j][0])
                 for o, j in sorted(tokens)]
 
     phases = []

@@ -18,9 +18,9 @@ from collections.abc import Callable
 
 from phalanx.compiler.library.members import rooted_order
 from phalanx.compiler.library.registry import Machine
-from phalanx.compiler.library.rooted import COMBINED, _with_copies, element_pieces, segments
+from phalanx.compiler.library.rooted import _with_copies, element_pieces, segments
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import Phase, Transfer, piece_origin
+from phalanx.compiler.schedule import COMBINED, WHOLE, Phase, Transfer
 
 MAX_SEGMENTS = 4096
 
@@ -113,8 +113,8 @@ def binary_phases(coll: Collective, machine: Machine) -> list[Phase]:
         def up(v: int, c: int, j: int) -> list[Transfer]:
             offset, nbytes = pieces[j]
             return [Transfer(order[c], order[v], nbytes if count > 1 else m[order[o]][root],
-                             piece_origin(order[o], offset, coll.nprocs) if count > 1 else order[o],
-                             root, COMBINED) for o in below[c] if m[order[o]][root]]
+                             order[o], root, COMBINED, offset if count > 1 else WHOLE)
+                    for o in below[c] if m[order[o]][root]]
         return _with_copies(coll, _slotted(children, 0, count, up)[::-1])
     pieces = segments(coll.block_bytes or 0, count)
 
@@ -123,7 +123,7 @@ def binary_phases(coll: Collective, machine: Machine) -> list[Phase]:
         dst = order[c]
         if count == 1:
             return [Transfer(order[v], dst, m[root][dst], root, dst)] if m[root][dst] else []
-        return [Transfer(order[v], dst, nbytes, piece_origin(root, offset, coll.nprocs), dst)]
+        return [Transfer(order[v], dst, nbytes, root, dst, offset=offset)]
     return _with_copies(coll, _slotted(children, 0, count, down))
 
 
@@ -161,8 +161,7 @@ def split_binary_phases(coll: Collective, machine: Machine) -> list[Phase]:
     children = {0: [t[0] for t in (left, right) if t]} | heap_children(left) | heap_children(right)
 
     def piece(src: int, dst: int, offset: int, nbytes: int, tag: int = 0) -> Transfer:
-        return Transfer(order[src], order[dst], nbytes, piece_origin(root, offset, coll.nprocs),
-                        order[dst], tag)
+        return Transfer(order[src], order[dst], nbytes, root, order[dst], tag, offset)
 
     def down(v: int, c: int, j: int) -> list[Transfer]:
         return [piece(v, c, *parts[half_of[c]][j])]

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from phalanx.compiler.library.members import rooted_order
 from phalanx.compiler.library.registry import Machine
-from phalanx.compiler.library.rooted import COMBINED, _with_copies, segments
+from phalanx.compiler.library.rooted import _with_copies, segments
 from phalanx.compiler.library.trees import _descendants, best_segments
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import Phase, Transfer, piece_origin
+from phalanx.compiler.schedule import COMBINED, Phase, Transfer
 
 Edges = list[tuple[int, int]]  # (parent, child), parents before their children
 
@@ -157,12 +157,11 @@ def two_tree_phases(coll: Collective, machine: Machine) -> list[Phase]:
         for t, src, dst, half, j in slots:
             offset, nbytes = parts[half][j]
             phases.setdefault(last - t, []).extend(
-                Transfer(order[dst], order[src], nbytes, piece_origin(order[o], offset, coll.nprocs),
-                         root, COMBINED) for o in below[half][dst] if m[order[o]][root])
+                Transfer(order[dst], order[src], nbytes, order[o], root, COMBINED, offset)
+                for o in below[half][dst] if m[order[o]][root])
     else:
         for t, src, dst, half, j in slots:
             offset, nbytes = parts[half][j]
-            phases.setdefault(t, []).append(Transfer(order[src], order[dst], nbytes,
-                                                     piece_origin(root, offset, coll.nprocs),
-                                                     order[dst]))
+            phases.setdefault(t, []).append(Transfer(order[src], order[dst], nbytes, root,
+                                                     order[dst], offset=offset))
     return _with_copies(coll, [phases.get(t, []) for t in range(last + 1)])

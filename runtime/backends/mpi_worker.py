@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 from mpi4py import MPI
 
-from phalanx.compiler.schedule import ComputeStep, Phase, Schedule, Transfer
+from phalanx.compiler.schedule import WHOLE, ComputeStep, Phase, Schedule, Transfer
 from phalanx.runtime.data import NUMPY_TYPES, ReductionData, build_data
 from phalanx.runtime.schedule_index import messages
 
@@ -87,9 +87,12 @@ def as_bytes(payload: np.ndarray) -> np.ndarray:
 
 
 def unpack(data, t: Transfer, raw: np.ndarray) -> np.ndarray:
-    """The bytes of block (origin, final) as the array the data layer expects."""
+    """The bytes of block (origin, final) as the array the data layer expects (a piece of a
+    block as its bytes, which the data layer assembles)."""
     if isinstance(data, ReductionData):
         return raw.view(data.reference.dtype).copy()
+    if t.offset != WHOLE:
+        return raw.copy()
     values = raw.view(data.dst_local[t.final].dtype)
     if t.dst != t.final:
         return values.copy()  # forwarded on later as bytes

@@ -18,13 +18,13 @@ from phalanx.runtime.backends.platforms import Platform, bandwidth, document, ro
 from phalanx.runtime.network import Network
 from phalanx.targets.iwarp.params import IWarpParams
 from phalanx.targets.iwarp.topology import Torus
-from phalanx.targets.iwarp.wormhole import untag
+from phalanx.targets.iwarp.wormhole import SwitchTag
 
 
 def torus_platform(torus: Torus, p: IWarpParams, network: Network, pairs: list[tuple[int, int]],
                    routing: str) -> Platform:
     def overhead_s(t: Transfer) -> float:
-        return p.overhead_s + (p.phase_software_s if untag(t.message) is not None else 0.0)
+        return p.overhead_s + (p.phase_software_s if SwitchTag.of(t.message) is not None else 0.0)
 
     if routing == "zone":
         xml = document([f'<cluster id="torus" prefix="node-" radical="0-{torus.nnodes - 1}" '
@@ -58,4 +58,4 @@ def torus_platform(torus: Torus, p: IWarpParams, network: Network, pairs: list[t
     return Platform(kind, build_xml, torus.nnodes, False, overhead_s, network.copy_time_s,
                     network.barrier_time_s,
                     note + ", overhead paid by the sender, phased messages gated per link as by "
-                    "the synchronizing switch", routes, links, lambda t: untag(t.message) is not None)
+                    "the synchronizing switch", routes, links, lambda t: SwitchTag.of(t.message) is not None)

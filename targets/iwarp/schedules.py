@@ -12,7 +12,7 @@ from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Schedule, Transfer
 from phalanx.targets.iwarp.phases import phased_torus_phases, ring_tuples
 from phalanx.targets.iwarp.topology import Torus, ring_step
-from phalanx.targets.iwarp.wormhole import LIBRARY_MESSAGE, phase_tag
+from phalanx.targets.iwarp.wormhole import LIBRARY_MESSAGE, SwitchTag
 
 
 def _schedule(coll: Collective, algorithm: str, phases: list[Phase]) -> Schedule:
@@ -34,7 +34,7 @@ def phased_schedule(coll: Collective, torus: Torus, sync: str = "local",
     switched = empty_messages or bool((m > 0).all())
     phases = []
     for k, phase in enumerate(table):
-        tag = phase_tag(coll.index, k) if switched else 0
+        tag = SwitchTag(coll.index, k).message if switched else 0
         phases.append(Phase.of([Transfer(s, d, int(m[s, d]), s, d, tag)
                                 for s, d in phase[:, :2].tolist()
                                 if m[s, d] > 0 or empty_messages], sync))

@@ -17,16 +17,18 @@ once the header has reached the destination, one of its receive slots and then t
 processor for the receive overhead (`library_streams` each way, `receive_overhead_cycles`).
 A header that meets a busy receiver waits there holding its route, as any blocked worm; a
 receive slot's holder waits only for a processor and the streaming stage, so no cycle forms.
-Synchronizing switch (Sec. 2.2): messages of a phased schedule carry their phase (see
-`phase_tag`); a link forwards the header of phase k only after the tails of its phase 0..k-1
-messages have passed it (the NotInMessage stop condition, Lemma 1). In a complete phased AAPC
-every link carries one message per phase, so this is the paper's switch. A phase with nothing
-to send on a link needs Fig. 5's empty message: a 0-byte transfer, which pays the overhead and
-passes the links like any other (schedules.phased_schedule emits them where the data layer can
-carry empty blocks; the fast path below always adds them).
+Synchronizing switch (Sec. 2.2): messages of a phased schedule carry their phase (a
+`SwitchTag` in their message id); a link forwards the header of phase k only after the tails
+of its phase 0..k-1 messages have passed it (the NotInMessage stop condition, Lemma 1). In a
+complete phased AAPC every link carries one message per phase, so this is the paper's switch.
+A phase with nothing to send on a link needs Fig. 5's empty message: a 0-byte transfer, which
+pays the overhead and passes the links like any other (schedules.phased_schedule emits them
+where the data layer can carry empty blocks; the fast path below always adds them).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -40,21 +42,34 @@ from phalanx.targets.iwarp.params import IWarpParams
 from phalanx.targets.iwarp.phases import construction_links, phased_torus_phases
 from phalanx.targets.iwarp.topology import Torus
 
-PHASE_TAG = 1 << 40  # message ids >= this are phased messages: tag | collective << 20 | phase
 LIBRARY_MESSAGE = 1 << 39  # the message id of the deposit library's messages (Sec. 3.1)
+FIRST_SWITCHED = 1 << 40  # message ids from here on are SwitchTags; below, other messages
+SWITCHED_PHASES = 1 << 20  # the phases a collective's SwitchTags number
 
 
-def phase_tag(collective: int, phase: int) -> int:
-    """The message id that tells the switch a transfer's phase (one message per pair and phase)."""
-    return PHASE_TAG | (collective << 20) | phase
+class SwitchTag(NamedTuple):
+    """What a message of a phased schedule tells the synchronizing switch: the collective whose
+    schedule it belongs to and its phase there (one message per pair and phase).
+    `message` numbers the tags for the Transfer.message id and `of` reads one back: the only
+    two places that know the numbering."""
 
+    collective: int
+    phase: int
 
-def untag(message: int) -> tuple[int, int] | None:
-    """(collective, phase) of a phased message id, None for others."""
-    if message < PHASE_TAG:
-        return None
-    rest = message - PHASE_TAG
-    return rest >> 20, rest & ((1 << 20) - 1)
+    @property
+    def message(self) -> int:
+        """The message id: FIRST_SWITCHED on, collective by collective, phase by phase."""
+        if not 0 <= self.phase < SWITCHED_PHASES or self.collective < 0:
+            raise ValueError(f"a phased message's collective must be >= 0 and its phase in "
+                             f"0..{SWITCHED_PHASES - 1}, not {self}")
+        return FIRST_SWITCHED + self.collective * SWITCHED_PHASES + self.phase
+
+    @staticmethod
+    def of(message: int) -> SwitchTag | None:
+        """The tag a message id carries, None for a message the switch does not gate."""
+        if message < FIRST_SWITCHED:
+            return None
+        return SwitchTag(*divmod(message - FIRST_SWITCHED, SWITCHED_PHASES))
 
 
 class SwitchGates:
@@ -104,11 +119,11 @@ class WormholeNetwork(Network):
 
     def transfer(self, t: Transfer):
         eng, p = self.engine, self.params
-        tag = untag(t.message)
+        tag = SwitchTag.of(t.message)
         self.messages += 1
         cpu = self.cpus[t.src]
         yield cpu.request()
-        yield eng.timeout(p.overhead_s + (p.phase_software_s if tag else 0.0), "overhead")
+        yield eng.timeout(p.overhead_s + (p.phase_software_s if tag is not None else 0.0), "overhead")
         cpu.release()
         library = t.message == LIBRARY_MESSAGE
         held = []
@@ -120,7 +135,7 @@ class WormholeNetwork(Network):
         route = self.routes(t.src, t.dst)
         for link, pool in route:
             if tag is not None:
-                gate = self.gates.wait(tag[0], link, tag[1])
+                gate = self.gates.wait(tag.collective, link, tag.phase)
                 if gate is not None:
                     yield gate
             vc = self.vcs[2 * link + pool]
@@ -142,7 +157,7 @@ class WormholeNetwork(Network):
             resource.release()
         if tag is not None:
             for link, _ in route:
-                self.gates.tail(tag[0], link)
+                self.gates.tail(tag.collective, link)
 
     def pack(self, t: Transfer, nbytes: int):
         """The Fx compiler's code packs a library message's strided blocks on the sender's
@@ -223,7 +238,7 @@ class WormholeNetwork(Network):
     def check_route(self, t: Transfer) -> None:
         if self.avoiding is not None:
             self.avoiding.route(t.src, t.dst)
-            if untag(t.message) is not None:
+            if SwitchTag.of(t.message) is not None:
                 self.avoiding.check_phased(t.src, t.dst)
 
     def rerouted_pairs(self) -> int:

@@ -25,7 +25,7 @@ from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Schedule, Transfer
 from phalanx.targets.ksr1.params import KsrParams
 from phalanx.targets.ksr1.ring import RingGeometry
-from phalanx.targets.ksr1.tags import POSTSTORE, PREFETCH, untag
+from phalanx.targets.ksr1.tags import Read, ReadMode
 
 REDUCTIONS = ("reduce", "allreduce")
 
@@ -34,8 +34,7 @@ def subpages(nbytes: int, params: KsrParams) -> int:
     return max(math.ceil(nbytes / params.subpage_bytes), 1)
 
 
-def _loops(phase: Phase, kind: str, params: KsrParams,
-           nprocs: int) -> dict[tuple[int, int, int], int]:
+def _loops(phase: Phase, kind: str, params: KsrParams) -> dict[tuple[int, int, int], int]:
     """Subpages per read loop (reader, holder, message) of a phase."""
     loops: dict[tuple[int, int, int], list[Transfer]] = defaultdict(list)
     for i, t in enumerate(phase.sends):
@@ -43,27 +42,26 @@ def _loops(phase: Phase, kind: str, params: KsrParams,
             loops[(t.dst, t.src, t.message if t.message > 0 else -1 - i)].append(t)
     # partials fetched in one loop travel combined (one element, or a block or piece of a
     # reduction along dims, per destination); other blocks add up
-    return {k: subpages(combined_bytes(ts, nprocs) if kind in REDUCTIONS
+    return {k: subpages(combined_bytes(ts) if kind in REDUCTIONS
                         else sum(t.nbytes for t in ts), params) for k, ts in loops.items()}
 
 
-def phase_time_s(phase: Phase, kind: str, params: KsrParams, geo: RingGeometry,
-                 nprocs: int) -> float:
+def phase_time_s(phase: Phase, kind: str, params: KsrParams, geo: RingGeometry) -> float:
     readers: dict[int, float] = defaultdict(float)
     ard: dict[int, int] = defaultdict(int)
     push_s = 0.0
-    for (q, h, message), n in _loops(phase, kind, params, nprocs).items():
-        _, mode = untag(message)
+    for (q, h, message), n in _loops(phase, kind, params).items():
+        mode = Read.of(message).mode
         cross = geo.ring(q) != geo.ring(h)
-        if mode == POSTSTORE:
+        if mode == ReadMode.POSTSTORE:
             rate_s = max(params.slot_s, params.access_s / params.cius_per_cell)
             lift_s = 2 * params.slot_s + params.ring1_transit_s if geo.nrings > 1 else 0.0
             push_s = max(push_s, params.access_s + n * rate_s + params.rotation_s + lift_s)
             readers[q] += n * (params.access_s + params.read_loop_s)
             continue
-        # a write (tags.WRITE) costs a read: one ownership request round the ring
+        # a write (ReadMode.WRITE) costs a read: one ownership request round the ring
         latency = params.ring1_read_s if cross else params.ring0_read_s
-        depth = min(params.prefetch_outstanding, n) if mode == PREFETCH else 1.0  # within a loop
+        depth = min(params.prefetch_outstanding, n) if mode == ReadMode.PREFETCH else 1.0  # within a loop
         step_s = params.read_loop_s + latency  # the loop's own time, then the read
         readers[q] += n * max(step_s / depth, params.read_loop_s, params.slot_s)
         if cross:
@@ -77,7 +75,7 @@ def phase_time_s(phase: Phase, kind: str, params: KsrParams, geo: RingGeometry,
 
 def predict_time_s(schedule: Schedule, kind: str, params: KsrParams, nnodes: int) -> float:
     geo = RingGeometry(params, nnodes)
-    return sum(phase_time_s(p, kind, params, geo, schedule.nprocs) for p in schedule.phases)
+    return sum(phase_time_s(p, kind, params, geo) for p in schedule.phases)
 
 
 def lower_bound_s(coll: Collective, params: KsrParams) -> float:

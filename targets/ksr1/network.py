@@ -14,7 +14,7 @@ later readers that reach them first (Sec. 5.3); a reader asking again for data i
 means the owner rewrote it (outside the collective), so the other copies are invalid
 (Sec. 2.2's invalidation protocol) and the owner answers again.
 
-Writes (Sec. 2.2: exclusive ownership, invalidation-based coherence; tags.WRITE): a cell
+Writes (Sec. 2.2: exclusive ownership, invalidation-based coherence; ReadMode.WRITE): a cell
 writing a subpage it does not hold exclusively sends an ownership request once round its
 ring:0 (and, when copies live on other ring:0s, which the ARD's directory knows, round
 those over ring:1); every copy it passes is invalidated, the first holder answers with
@@ -44,7 +44,7 @@ from phalanx.runtime.engine import Engine, Event, Pool, Resource
 from phalanx.runtime.network import Network
 from phalanx.targets.ksr1.params import KsrParams
 from phalanx.targets.ksr1.ring import RingGeometry
-from phalanx.targets.ksr1.tags import POSTSTORE, PREFETCH, WRITE, untag
+from phalanx.targets.ksr1.tags import Read, ReadMode
 
 Sub = tuple[Any, int]  # (content key, subpage index)
 Pass = tuple[int, int, int, float]  # a response's ride: ring, entry station, hops, entry time
@@ -77,17 +77,17 @@ class KsrNetwork(Network):
 
     # -- the NetworkModel protocol -------------------------------------------------------
     def transfer(self, t: Transfer) -> Generator[Event, Any, None]:
-        content, mode = untag(t.message)
+        content, mode = Read.of(t.message)
         nsub = max(math.ceil(t.nbytes / self.p.subpage_bytes), 1)
         key = ("shared", content) if content else ("private", next(self.serial))
         reader = self.readers[t.dst]
         yield reader.request()
-        if mode == POSTSTORE and content:
+        if mode == ReadMode.POSTSTORE and content:
             yield from self._poststored(t, key, nsub)
-        elif mode == WRITE:
+        elif mode == ReadMode.WRITE:
             yield from self._stream(t, key, range(nsub), write=True)
         else:
-            depth = min(int(self.p.prefetch_outstanding) if mode == PREFETCH else 1, nsub)
+            depth = min(int(self.p.prefetch_outstanding) if mode == ReadMode.PREFETCH else 1, nsub)
             if depth <= 1:
                 yield from self._stream(t, key, range(nsub))
             else:

@@ -23,7 +23,7 @@ from phalanx.targets.ksr1 import cost
 from phalanx.targets.ksr1.network import KsrNetwork
 from phalanx.targets.ksr1.params import KsrParams
 from phalanx.targets.ksr1.schedules import phases_of
-from phalanx.targets.ksr1.tags import POSTSTORE, PREFETCH, READ
+from phalanx.targets.ksr1.tags import ReadMode
 
 BASE_ALGORITHMS = {
     "broadcast": ("broadcast",),
@@ -41,12 +41,12 @@ BASE_ALGORITHMS = {
 MAX_CELLS = 1088  # 002_1e1cb805508c9dd7.txt Sec. 2: two ring levels support up to 1088 processors
 
 
-def split_mode(algorithm: str) -> tuple[str, str]:
-    """`gather-seq-prefetch` -> ("gather-seq", "prefetch")."""
-    for mode in (PREFETCH, POSTSTORE):
+def split_mode(algorithm: str) -> tuple[str, ReadMode]:
+    """`gather-seq-prefetch` -> ("gather-seq", ReadMode.PREFETCH)."""
+    for mode in (ReadMode.PREFETCH, ReadMode.POSTSTORE):
         if algorithm.endswith("-" + mode):
             return algorithm[: -len(mode) - 1], mode
-    return algorithm, READ
+    return algorithm, ReadMode.READ
 
 
 class Ksr1Target(Target):
@@ -64,9 +64,9 @@ class Ksr1Target(Target):
 
     def own_algorithms(self, kind: str) -> tuple[str, ...]:
         base = BASE_ALGORITHMS.get(kind, ())
-        names = list(base) + [f"{a}-{PREFETCH}" for a in base]
+        names = list(base) + [f"{a}-{ReadMode.PREFETCH}" for a in base]
         if kind == "broadcast":
-            names.append(f"broadcast-{POSTSTORE}")
+            names.append(f"broadcast-{ReadMode.POSTSTORE}")
         return tuple(names) + ("direct",) if kind in BASE_ALGORITHMS else ()
 
     def algorithms(self, kind: str) -> tuple[str, ...]:
@@ -84,7 +84,7 @@ class Ksr1Target(Target):
     def describe_algorithm(self, kind: str, algorithm: str) -> str:
         if algorithm in self.own_algorithms(kind) and algorithm != "direct":
             base, mode = split_mode(algorithm)
-            return f"seed 002 Sec. 5's {base}" + (f", {mode} (Sec. 3.4)" if mode != READ else "")
+            return f"seed 002 Sec. 5's {base}" + (f", {mode} (Sec. 3.4)" if mode != ReadMode.READ else "")
         return self.library.describe(kind, algorithm)
 
     def generate(self, coll: Collective, algorithm: str) -> Schedule:

@@ -15,7 +15,7 @@ from phalanx.compiler import groups, hypercube
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.ir.dialects import coll as coll_dialect
 from phalanx.compiler.recognize import Collective, connected_groups, recognize
-from phalanx.compiler.schedule import Plan, block_of
+from phalanx.compiler.schedule import WHOLE, Plan
 from phalanx.compiler.target import resolve
 from phalanx.compiler.verify import schedule_problems
 from phalanx.grammar.diagnostics import PhalanxError
@@ -272,13 +272,12 @@ class BroadcastData(SyntheticData):
 
     def put(self, t, payload: np.ndarray) -> None:
         """A piece (van de Geijn's scatter + allgather) is assembled into its block first."""
-        if t.origin < self.matrix.shape[0]:
+        if t.offset == WHOLE:
             super().put(t, payload)
             return
-        origin, _ = block_of(t.origin, self.matrix.shape[0])
-        block = self.store.arrive_piece(t, payload, int(self.matrix[origin, t.final]))
+        block = self.store.arrive_piece(t, payload, int(self.matrix[t.origin, t.final]))
         if block is not None:
-            super().put(t._replace(origin=origin, src=t.final), block)
+            super().put(t._replace(src=t.final, offset=WHOLE), block)
 
 
 @pytest.mark.parametrize("spec", TARGETS)
@@ -560,8 +559,8 @@ def test_a_partial_block_combines_on_the_wire_and_costs_one_operation_per_elemen
     schedule = compiled.schedules[0]
     first = [t for t in schedule.phases[-1].sends if t.src != t.dst and t.dst == 0]
     assert len(first) == 4  # node 4 brings the partials of 4, 5, 6 and 7
-    assert combined_bytes(first, 64) == 32 * 8
-    assert combine_operations(combined_bytes(first, 64), 1, 8) == 32
+    assert combined_bytes(first) == 32 * 8
+    assert combine_operations(combined_bytes(first), 1, 8) == 32
 
 
 def test_coll_op_carries_the_element_size_of_partial_blocks():

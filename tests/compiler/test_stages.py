@@ -122,7 +122,7 @@ def test_the_ir_refuses_a_window_that_does_not_fit():
     from xdsl.utils.exceptions import VerifyException
 
     for dim, window in ((2, [0, 4]), (-1, [0, 4]), (0, []), (0, [4, 2]), (0, [0, 2, 1, 3])):
-        op = dist.AssignOp("B", "A", (0, 1), 3, None, "copy", window, 0, split_dim=dim)
+        op = dist.AssignOp("B", "A", (0, 1), 3, None, "copy", window, 0, split_dim=dim, collective=0)
         with pytest.raises(VerifyException, match="split_dim|window"):
             op.verify()
 

@@ -1,9 +1,12 @@
 // RUN: phalanx-opt -p recognize-collectives %s | filecheck %s
+// RUN: not phalanx-opt -p recognize-collectives %S/Inputs/repeated-collective.mlir 2>&1 | filecheck %s --check-prefix=REPEATED
+// RUN: not phalanx-opt -p recognize-collectives %S/Inputs/collective-out-of-range.mlir 2>&1 | filecheck %s --check-prefix=OUTSIDE
 //
 // Each dist.assign / dist.reduce becomes the coll op of its collective kind, with the exact
 // byte matrix (row i: what processor i sends; diagonal: what stays local), the root of a
-// rooted collective and the collective's index in program order. Declarations, compute
-// steps and the pipeline header stay; the staged ops keep their stage.
+// rooted collective and the collective's index: the statement's own (`collective` of its dist
+// op), which must number the statements 0..n-1, each once. Declarations, compute steps and
+// the pipeline header stay; the staged ops keep their stage.
 
 "builtin.module"() ({
   "dist.processors"() {sym_name = "P", shape = array<i64: 4>, base = 0 : i64, line = 2 : i64} : () -> ()
@@ -15,19 +18,19 @@
   "dist.array"() {sym_name = "s", shape = array<i64: 1>, elem_type = "float32", distribution = [], onto = "P", mapping = "replicated", owner = -1 : i64, line = 8 : i64} : () -> ()
   "dist.array"() {sym_name = "t", shape = array<i64: 1>, elem_type = "float32", distribution = [], onto = "P", mapping = "single", owner = 2 : i64, line = 9 : i64} : () -> ()
   "dist.compute"() {label = "rows", onto = "P", cost_s = 1.000000e-03 : f64, stage = -1 : i64, line = 10 : i64} : () -> ()
-  "dist.assign"() {dst = "B", src = "A", op = "copy", perm = array<i64: 0, 1>, shift = array<i64: 0, 0>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 11 : i64} : () -> ()
-  "dist.assign"() {dst = "R", src = "S", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 12 : i64} : () -> ()
-  "dist.assign"() {dst = "S", src = "C", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 13 : i64} : () -> ()
-  "dist.assign"() {dst = "C", src = "S", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 14 : i64} : () -> ()
-  "dist.assign"() {dst = "R", src = "C", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 15 : i64} : () -> ()
-  "dist.assign"() {dst = "C", src = "C", op = "cshift", perm = array<i64: 0>, shift = array<i64: 1>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 16 : i64} : () -> ()
-  "dist.reduce"() {dst = "s", src = "C", op = "sum", line = 17 : i64} : () -> ()
-  "dist.reduce"() {dst = "t", src = "C", op = "max", line = 18 : i64} : () -> ()
+  "dist.assign"() {collective = 0 : i64, dst = "B", src = "A", op = "copy", perm = array<i64: 0, 1>, shift = array<i64: 0, 0>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 11 : i64} : () -> ()
+  "dist.assign"() {collective = 1 : i64, dst = "R", src = "S", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 12 : i64} : () -> ()
+  "dist.assign"() {collective = 2 : i64, dst = "S", src = "C", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 13 : i64} : () -> ()
+  "dist.assign"() {collective = 3 : i64, dst = "C", src = "S", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 14 : i64} : () -> ()
+  "dist.assign"() {collective = 4 : i64, dst = "R", src = "C", op = "copy", perm = array<i64: 0>, shift = array<i64: 0>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 15 : i64} : () -> ()
+  "dist.assign"() {collective = 5 : i64, dst = "C", src = "C", op = "cshift", perm = array<i64: 0>, shift = array<i64: 1>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 16 : i64} : () -> ()
+  "dist.reduce"() {collective = 6 : i64, dst = "s", src = "C", op = "sum", line = 17 : i64} : () -> ()
+  "dist.reduce"() {collective = 7 : i64, dst = "t", src = "C", op = "max", line = 18 : i64} : () -> ()
   "dist.pipeline"() {stages = 2 : i64, line = 19 : i64} : () -> ()
   "dist.compute"() {label = "k", onto = "P", cost_s = 1.000000e-03 : f64, stage = 0 : i64, line = 20 : i64} : () -> ()
-  "dist.assign"() {dst = "B", src = "A", op = "copy", perm = array<i64: 0, 1>, shift = array<i64: 0, 0>, split_dim = 0 : i64, window = array<i64: 0, 1, 2, 3, 4, 5, 6, 7>, dst_section = array<i64>, src_section = array<i64>, stage = 0 : i64, line = 21 : i64} : () -> ()
+  "dist.assign"() {collective = 8 : i64, dst = "B", src = "A", op = "copy", perm = array<i64: 0, 1>, shift = array<i64: 0, 0>, split_dim = 0 : i64, window = array<i64: 0, 1, 2, 3, 4, 5, 6, 7>, dst_section = array<i64>, src_section = array<i64>, stage = 0 : i64, line = 21 : i64} : () -> ()
   "dist.compute"() {label = "k", onto = "P", cost_s = 1.000000e-03 : f64, stage = 1 : i64, line = 20 : i64} : () -> ()
-  "dist.assign"() {dst = "B", src = "A", op = "copy", perm = array<i64: 0, 1>, shift = array<i64: 0, 0>, split_dim = 1 : i64, window = array<i64: 4, 8>, dst_section = array<i64>, src_section = array<i64>, stage = 1 : i64, line = 21 : i64} : () -> ()
+  "dist.assign"() {collective = 9 : i64, dst = "B", src = "A", op = "copy", perm = array<i64: 0, 1>, shift = array<i64: 0, 0>, split_dim = 1 : i64, window = array<i64: 4, 8>, dst_section = array<i64>, src_section = array<i64>, stage = 1 : i64, line = 21 : i64} : () -> ()
 }) : () -> ()
 
 // CHECK:      "dist.compute"() {label = "rows"
@@ -57,3 +60,6 @@
 // CHECK-NEXT: "coll.sparse"() {collective = 9 : i64, {{.*}} byte_matrix = array<i64: 0, 0, 32, 32, 0, 0, 32, 32, 0, 0, 32, 32, 0, 0, 32, 32>, {{.*}} stage = 1 : i64, group_sizes = array<i64>, group_members = array<i64>, strided = array<i64: 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1>}
 // CHECK-NOT:  "dist.assign"
 // CHECK-NOT:  "dist.reduce"
+
+// REPEATED: phalanx-opt: error: pass 'recognize-collectives' failed: 'dist.assign' of line 5: collective = 0 is also the statement's of line 4; each statement has its own
+// OUTSIDE: phalanx-opt: error: pass 'recognize-collectives' failed: 'dist.assign' of line 5: collective = 1 is outside 0..0 (the module's 1 statements)

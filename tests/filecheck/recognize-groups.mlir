@@ -10,7 +10,7 @@
   "dist.processors"() {sym_name = "Q", shape = array<i64: 4, 2>, base = 0 : i64, line = 2 : i64} : () -> ()
   "dist.array"() {sym_name = "X", shape = array<i64: 8, 8, 8>, elem_type = "float32", distribution = ["*", "BLOCK", "BLOCK"], onto = "Q", mapping = "distributed", owner = -1 : i64, line = 3 : i64} : () -> ()
   "dist.array"() {sym_name = "Y", shape = array<i64: 8, 8, 8>, elem_type = "float32", distribution = ["BLOCK", "*", "BLOCK"], onto = "Q", mapping = "distributed", owner = -1 : i64, line = 4 : i64} : () -> ()
-  "dist.assign"() {dst = "Y", src = "X", op = "copy", perm = array<i64: 0, 1, 2>, shift = array<i64: 0, 0, 0>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 5 : i64} : () -> ()
+  "dist.assign"() {collective = 0 : i64, dst = "Y", src = "X", op = "copy", perm = array<i64: 0, 1, 2>, shift = array<i64: 0, 0, 0>, split_dim = -1 : i64, window = array<i64>, dst_section = array<i64>, src_section = array<i64>, stage = -1 : i64, line = 5 : i64} : () -> ()
 }) : () -> ()
 
 // CHECK:      "coll.alltoall"() {collective = 0 : i64, src = "X", dst = "Y", nprocs = 8 : i64,

@@ -31,7 +31,7 @@ def _program_data() -> list[object]:
 def test_every_data_object_declares_the_interface():
     assignment, reduction = _program_data()
     assert isinstance(assignment, AssignmentData) and isinstance(reduction, ReductionData)
-    objects = [assignment, reduction, SyntheticData(np.full((4, 4), 8), 1), TimingData(False, 4)]
+    objects = [assignment, reduction, SyntheticData(np.full((4, 4), 8), 1), TimingData(False)]
     for data in objects:
         assert isinstance(data, CollectiveData), type(data).__name__
 

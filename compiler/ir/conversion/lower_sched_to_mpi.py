@@ -9,12 +9,13 @@ builds it into an executable.
 The program is a small interpreter over constant tables, so it stays small for any
 number of ranks: rank r runs rows `row_start[r] .. row_start[r+1]` of `@rows`, each row
 (kind, a, b, c, d) one of the ROW kinds below, over one byte heap per rank. Send
-buffers are filled with a pattern of (content id, byte index) and every block that
-reaches its final destination is checked against it, so the executable verifies its
-data without Python. Blocking `mpi.send` / `mpi.recv` cannot deadlock because every
-rank runs its messages in one global order (schedule, phase, colour, pair): the first
-unfinished message always has both ends waiting on it. Colours are a greedy edge
-colouring of the phase's messages, so messages of one colour run concurrently.
+buffers are filled with a pattern of (content id, byte index) and every block, or piece of
+a block (Transfer.offset: its bytes from that index on), that reaches its final destination
+is checked against it, so the executable verifies its data without Python. Blocking
+`mpi.send` / `mpi.recv` cannot deadlock because every rank runs its messages in one global
+order (schedule, phase, colour, pair): the first unfinished message always has both ends
+waiting on it. Colours are a greedy edge colouring of the phase's messages, so messages of
+one colour run concurrently.
 What MLIR 22 does not lower (comm_size, barrier, wtime) is called through `llvm.call`.
 xDSL has no upstream `mpi` dialect, so the pass records the text in the module's
 `phalanx.mpi_mlir` attribute; `lower_sched_to_mpi` returns it directly.
@@ -31,6 +32,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import VerifyException
 
 from phalanx.compiler.ir.dialects import dist, sched
+from phalanx.compiler.schedule import WHOLE, Transfer
 from phalanx.grammar.diagnostics import usage_error
 
 SEND, RECV, COPY, FILL, CHECK, BARRIER, COMPUTE, BEGIN, END = range(9)
@@ -160,6 +162,8 @@ class _SchedulePlanner:
         self.heap = _Heap(plan.nprocs)
         self.held: list[dict[tuple[int, int], int]] = [{} for _ in range(plan.nprocs)]
         self.copies: list[dict[int, int]] = [{} for _ in range(plan.nprocs)]
+        # where a rank holds a piece it received: (content id, offset, bytes) -> heap offset
+        self.pieces: list[dict[tuple[int, int, int], int]] = [{} for _ in range(plan.nprocs)]
         self.checks: list[Row] = []
 
     def content_id(self, origin: int, final: int) -> int:
@@ -169,15 +173,9 @@ class _SchedulePlanner:
         phases = self.op.phases()
         blocks: dict[tuple[int, int], int] = {}
         for phase in phases:
-            for t in phase.sends:
-                if t.origin >= self.n:  # compiler/schedule.py piece_origin
-                    raise usage_error(
-                        f"the {self.op.algorithm.data} schedule of the {self.op.kind.data} at line "
-                        f"{self.op.line.value.data} moves blocks in pieces, which native MPI "
-                        "executables do not carry yet",
-                        "choose an algorithm that sends whole blocks for --emit exe / "
-                        "--backend mpi-native, e.g. --algorithm broadcast=binomial")
-                blocks.setdefault((t.origin, t.final), t.nbytes)
+            for t in phase.sends:  # a block's size: a whole transfer's, or past its last piece
+                end = t.nbytes if t.offset == WHOLE else t.offset + t.nbytes
+                blocks[(t.origin, t.final)] = max(blocks.get((t.origin, t.final), 0), end)
         for (origin, final), nbytes in blocks.items():
             cid = self.content_id(origin, final)
             if cid not in self.copies[origin]:
@@ -201,21 +199,26 @@ class _SchedulePlanner:
         for rank in range(self.plan.nprocs):
             self.plan.heap_bytes[rank] = max(self.plan.heap_bytes[rank], self.heap.top[rank])
 
-    def locate(self, rank: int, origin: int, final: int) -> int:
-        """Where `rank` holds block (origin, final), or a copy of equal content."""
-        if (origin, final) in self.held[rank]:
-            return self.held[rank][(origin, final)]
-        cid = self.content_id(origin, final)
-        if self.shared and cid in self.copies[rank]:
-            return self.copies[rank][cid]
+    def locate(self, rank: int, t: Transfer) -> int:
+        """Where `rank` holds what `t` carries: the block (origin, final) or a copy of equal
+        content (a piece: its bytes there), else a piece it received."""
+        cid = self.content_id(t.origin, t.final)
+        whole = self.held[rank].get((t.origin, t.final))
+        if whole is None and self.shared:
+            whole = self.copies[rank].get(cid)
+        if whole is not None:
+            return whole if t.offset == WHOLE else whole + t.offset
+        piece = self.pieces[rank].get((cid, t.offset, t.nbytes))  # never a whole block's key
+        if piece is not None:
+            return piece
         raise VerifyException(f"schedule of collective {self.op.collective.value.data}: node {rank} "
-                              f"sends block {origin}->{final}, which it does not hold")
+                              f"sends {t.block_name}, which it does not hold")
 
     def phase(self, sends) -> None:
         messages: dict[tuple[int, int, int], list] = {}
         for i, t in enumerate(sends):
             messages.setdefault((t.src, t.dst, t.message or -1 - i), []).append(t)
-        sources = {key: [self.locate(t.src, t.origin, t.final) for t in group]
+        sources = {key: [self.locate(t.src, t) for t in group]
                    for key, group in messages.items()}  # blocks held before the phase
         for key in _colour_messages(list(messages)):
             self.message(key, messages[key], sources[key])
@@ -240,10 +243,13 @@ class _SchedulePlanner:
             self.plan.emit_message(src, dst, start, region, nbytes, tag)
         for t in group:
             cid = self.content_id(t.origin, t.final)
-            self.held[dst][(t.origin, t.final)] = region
-            self.copies[dst][cid] = region
-            if dst == t.final:
-                self.checks.append((dst, region, t.nbytes, cid, 0))
+            if t.offset == WHOLE:
+                self.held[dst][(t.origin, t.final)] = region
+                self.copies[dst][cid] = region
+            else:
+                self.pieces[dst][(cid, t.offset, t.nbytes)] = region
+            if dst == t.final:  # the pattern's bytes from the block's or the piece's first on
+                self.checks.append((dst, region, t.nbytes, cid, 0 if t.offset == WHOLE else t.offset))
             region += t.nbytes
 
 
@@ -416,14 +422,15 @@ $handle_globals  llvm.func @MPI_Allreduce(!llvm.ptr, !llvm.ptr, i32, $comm_type,
     }
     return
   }
-  func.func @phx_check(%heap: memref<?xi8>, %off: i64, %len: i64, %cid: i64) -> i64 {
+  func.func @phx_check(%heap: memref<?xi8>, %off: i64, %len: i64, %cid: i64, %first: i64) -> i64 {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %zero = arith.constant 0 : i64
     %n = arith.index_cast %len : i64 to index
     %bad = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (i64) {
       %i64 = arith.index_cast %i : index to i64
-      %want = func.call @phx_pattern(%cid, %i64) : (i64, i64) -> i8
+      %byte = arith.addi %first, %i64 : i64
+      %want = func.call @phx_pattern(%cid, %byte) : (i64, i64) -> i8
       %at = arith.addi %off, %i64 : i64
       %ix = arith.index_cast %at : i64 to index
       %got = memref.load %heap[%ix] : memref<?xi8>
@@ -505,7 +512,7 @@ $handle_globals  llvm.func @MPI_Allreduce(!llvm.ptr, !llvm.ptr, i32, $comm_type,
       scf.yield
     }
     case $CHECK {
-      %bad = func.call @phx_check(%heap, %a, %b, %c) : (memref<?xi8>, i64, i64, i64) -> i64
+      %bad = func.call @phx_check(%heap, %a, %b, %c, %d) : (memref<?xi8>, i64, i64, i64, i64) -> i64
       %old = memref.load %errors[%c0] : memref<1xi64>
       %new = arith.addi %old, %bad : i64
       memref.store %new, %errors[%c0] : memref<1xi64>

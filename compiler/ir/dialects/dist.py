@@ -145,10 +145,13 @@ class AssignOp(IRDLOperation):
     a copy, reversed for a transpose, -1 for a dimension spread adds); source dimensions no
     destination dimension reads are reduced (sum, max, min, prod) or have one index. The
     sections are flat (lo, stride, count) triples per dimension, empty for a whole array.
+    `collective` is the index of the collective the statement becomes (its place in
+    CheckedProgram.communications()), which recognize-collectives gives its `coll` op.
     """
 
     name = "dist.assign"
 
+    collective = attr_def(IntegerAttr[I64])
     dst = attr_def(StringAttr)
     src = attr_def(StringAttr)
     op = attr_def(StringAttr)  # copy, transpose, cshift, eoshift, spread, sum, max, min, prod
@@ -166,9 +169,10 @@ class AssignOp(IRDLOperation):
     def __init__(self, dst: str, src: str, perm: Sequence[int] = (0,), line: int = 0,
                  shift: Sequence[int] | None = None, op: str = "copy",
                  window: Sequence[int] = (), stage: int = -1, dst_section: Sequence[int] = (),
-                 src_section: Sequence[int] = (), split_dim: int = -1) -> None:
+                 src_section: Sequence[int] = (), split_dim: int = -1, *, collective: int) -> None:
         super().__init__(
             attributes={
+                "collective": IntegerAttr(collective, i64),
                 "dst": StringAttr(dst),
                 "src": StringAttr(src),
                 "op": StringAttr(op),
@@ -238,18 +242,21 @@ class ComputeOp(IRDLOperation):
 
 @irdl_op_definition
 class ReduceOp(IRDLOperation):
-    """`s = sum(C)` (or max, min, prod): reduce array `src` into the one-element `dst`."""
+    """`s = sum(C)` (or max, min, prod): reduce array `src` into the one-element `dst`;
+    `collective` as for `dist.assign`."""
 
     name = "dist.reduce"
 
+    collective = attr_def(IntegerAttr[I64])
     dst = attr_def(StringAttr)
     src = attr_def(StringAttr)
     op = attr_def(StringAttr)
     line = attr_def(IntegerAttr[I64])
 
-    def __init__(self, dst: str, src: str, op: str, line: int = 0) -> None:
-        super().__init__(attributes={"dst": StringAttr(dst), "src": StringAttr(src),
-                                     "op": StringAttr(op), "line": IntegerAttr(line, i64)})
+    def __init__(self, dst: str, src: str, op: str, line: int = 0, *, collective: int) -> None:
+        super().__init__(attributes={"collective": IntegerAttr(collective, i64), "dst": StringAttr(dst),
+                                     "src": StringAttr(src), "op": StringAttr(op),
+                                     "line": IntegerAttr(line, i64)})
 
 
 def staged_run(header: Operation) -> list[Operation]:

@@ -32,6 +32,8 @@ from xdsl.utils.exceptions import VerifyException
 from phalanx.compiler.ir.dialects.dist import PipelineHeaderOp, RepeatHeaderOp
 from phalanx.compiler.schedule import (
     SYNC_KINDS,
+    TRANSFER_FIELDS,
+    WHOLE,
     ComputeStep,
     Phase,
     PipelineStep,
@@ -41,8 +43,6 @@ from phalanx.compiler.schedule import (
     Step,
     Transfer,
 )
-
-TRANSFER_FIELDS = ("src", "dst", "bytes", "origin", "final", "message")
 
 
 def _values(attr: DenseArrayBase) -> np.ndarray:
@@ -55,7 +55,7 @@ def _phase_tables(phases: tuple[Phase, ...]) -> tuple[bytes, bytes, bytes, bytes
     Cached: repeated statements lower to the same phases."""
     out = []
     for which in ("sends", "recvs"):
-        rows = [(t.src, t.dst, t.nbytes, t.origin, t.final, t.message)
+        rows = [(t.src, t.dst, t.nbytes, t.origin, t.final, t.message, t.offset)
                 for p in phases for t in getattr(p, which)]
         counts = [len(getattr(p, which)) for p in phases]
         table = np.array(rows, dtype="<i8").reshape(-1, len(TRANSFER_FIELDS))
@@ -74,7 +74,8 @@ class ScheduleOp(IRDLOperation):
     """One lowered collective: `algorithm` for a `kind` collective on `nprocs` processors.
 
     Its phases are tables rather than nested ops, so a schedule of a million messages
-    is one op: `sends` and `recvs` hold six i64 per transfer (TRANSFER_FIELDS), phase k's
+    is one op: `sends` and `recvs` hold seven i64 per transfer (TRANSFER_FIELDS: a piece of a
+    block has its first byte in `offset`, a whole block -1, Transfer.offset), phase k's
     rows are [send_offsets[k], send_offsets[k+1]), and `phase_sync[k]` is "local" or
     "barrier". A barrier scoped to groups (Phase.barrier_groups) lists them: phase k's groups
     are [barrier_offsets[k], barrier_offsets[k+1]) of `barrier_sizes`, their members one group
@@ -133,7 +134,7 @@ class ScheduleOp(IRDLOperation):
         return len(self.phase_sync.data)
 
     def table(self, which: str) -> np.ndarray:
-        """All sends or recvs as an (n, 6) int64 table."""
+        """All sends or recvs as an (n, 7) int64 table (TRANSFER_FIELDS)."""
         return _values(getattr(self, which)).reshape(-1, len(TRANSFER_FIELDS))
 
     def phase_tables(self) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -181,14 +182,14 @@ class ScheduleOp(IRDLOperation):
             if (table[:, 2] < 0).any():
                 raise VerifyException(f"'{self.name}' {which}: bytes must be >= 0")
             for column in (0, 1, 3, 4):  # src, dst, origin, final
-                # An origin past the processors names a piece of a block (schedule.piece_origin).
-                top = np.iinfo(np.int64).max if column == 3 else n
-                bad = table[(table[:, column] < 0) | (table[:, column] >= top)]
+                bad = table[(table[:, column] < 0) | (table[:, column] >= n)]
                 if len(bad):
                     raise VerifyException(f"'{self.name}' {which}: {TRANSFER_FIELDS[column]} = "
-                                          f"{int(bad[0, column])} outside 0..{n - 1}"
-                                          + (" (or a piece's number past them)" if column == 3
-                                             else ""))
+                                          f"{int(bad[0, column])} outside 0..{n - 1}")
+            bad = table[table[:, 6] < WHOLE]
+            if len(bad):
+                raise VerifyException(f"'{self.name}' {which}: offset = {int(bad[0, 6])}: a piece's "
+                                      f"first byte is >= 0, a whole block's offset {WHOLE}")
         self._verify_barrier_groups(n)
 
     def _verify_barrier_groups(self, n: int) -> None:

@@ -3,7 +3,10 @@
 Input: a module of `dist` ops. Output: the same module with every assignment and
 reduction (pipeline stages included) replaced by a `coll.<kind>` op carrying the exact
 byte matrix (compiler/commsets.py), the root where there is one, the members of each group
-of a collective in groups (compiler/groups.py), and the collective's index in program order.
+of a collective in groups (compiler/groups.py), and the collective's index: the
+statement's own (`collective` of its `dist` op, its place in the program's communication
+statements), not the order the pass meets it in. The indices must number the statements
+0..n-1, each once.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import VerifyException
 
 from phalanx.compiler.commsets import CommSet, ReduceSet
 from phalanx.compiler.ir.build import arrays_from_module, assign_from_op, reduce_from_op
@@ -166,17 +170,29 @@ class RecognizeCollectives(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         arrays = arrays_from_module(op)
-        index = 0
-        for child in list(op.walk()):
+        statements = [child for child in op.walk() if isinstance(child, (dist.AssignOp, dist.ReduceOp))]
+        _check_indices(statements)
+        for child in statements:
             if isinstance(child, dist.AssignOp):
                 stmt = assign_from_op(child, arrays)
                 stage = child.stage.value.data
-            elif isinstance(child, dist.ReduceOp):
-                stmt, stage = reduce_from_op(child, arrays), -1
             else:
-                continue
-            found = recognize_statement(index, stmt)
+                stmt, stage = reduce_from_op(child, arrays), -1
+            found = recognize_statement(child.collective.value.data, stmt)
             child.parent_block().insert_op_before(collective_op(found, stage), child)
             child.detach()
             child.erase()
-            index += 1
+
+
+def _check_indices(statements: list[dist.AssignOp | dist.ReduceOp]) -> None:
+    """The statements' collective indices are 0..n-1, each once (what plans and runs index by)."""
+    seen: dict[int, int] = {}
+    for child in statements:
+        index, line = child.collective.value.data, child.line.value.data
+        if not 0 <= index < len(statements):
+            raise VerifyException(f"'{child.name}' of line {line}: collective = {index} is outside "
+                                  f"0..{len(statements) - 1} (the module's {len(statements)} statements)")
+        if index in seen:
+            raise VerifyException(f"'{child.name}' of line {line}: collective = {index} is also the "
+                                  f"statement's of line {seen[index]}; each statement has its own")
+        seen[index] = line

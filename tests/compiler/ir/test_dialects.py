@@ -111,7 +111,7 @@ def test_plan_from_module_keeps_order_and_skips_dist() -> None:
         [
             dist.ProcessorsOp("P", [3], line=1),
             sched.compute_to_ir(c1),
-            dist.AssignOp("B", "A", line=12),
+            dist.AssignOp("B", "A", line=12, collective=0),
             sched.schedule_to_ir(s),
             sched.compute_to_ir(c2),
         ]
@@ -214,7 +214,8 @@ def test_coll_strided_round_trips_and_rejects_bad_entries() -> None:
 def test_dist_ops() -> None:
     p = dist.ProcessorsOp("P", [4, 2], line=1)
     a = dist.ArrayOp("A", [64, 64], "float64", ["BLOCK", "CYCLIC(4)"], "P", line=2)
-    module = ModuleOp([p, a, dist.AssignOp("B", "A", line=3), dist.ComputeOp("k", "P", 1e-3, 4)])
+    module = ModuleOp([p, a, dist.AssignOp("B", "A", line=3, collective=0),
+                       dist.ComputeOp("k", "P", 1e-3, 4)])
     module.verify()
     assert (p.dims, p.nprocs) == ((4, 2), 8)
     assert (a.dims, a.dist_formats) == ((64, 64), ("BLOCK", "CYCLIC(4)"))

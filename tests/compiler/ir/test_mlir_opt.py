@@ -53,7 +53,7 @@ def every_op_module() -> ModuleOp:
             dist.ProcessorsOp("P", [2, 1], line=1),
             dist.ArrayOp("A", [8, 8], "float64", ["BLOCK", "*"], "P", line=2),
             dist.ArrayOp("B", [8, 8], "float64", ["*", "CYCLIC(4)"], "P", line=3),
-            dist.AssignOp("B", "A", line=4),
+            dist.AssignOp("B", "A", line=4, collective=0),
             dist.ComputeOp("rows", "P", AWKWARD_COSTS[0], line=5),
             coll.AlltoallOp.uniform(1, "A", "B", 2, 64, line=4, self_bytes=64),
             coll.SparseOp(2, "B", "A", [[0, 3], [0, 0]], line=6),

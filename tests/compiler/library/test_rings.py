@@ -9,7 +9,6 @@ import pytest
 
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.library.grid import spirals
-from phalanx.compiler.schedule import block_of
 from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import kind_program
@@ -39,7 +38,7 @@ def test_every_message_goes_to_a_neighbour_one_per_link_and_verifies(spec, shape
                                                    if (t.src, t.dst) == (s, d))
         assert all(len({d for s, d in set(pairs) if s == v}) <= 4 for v in range(n))
     # Each link direction carries (L - 1) / 2 of what goes round its ring in each stage.
-    pieces = {(t.dst, block_of(t.origin, n)) for p in schedule.phases for t in p.sends}
+    pieces = {(t.dst, t.origin, t.offset) for p in schedule.phases for t in p.sends}
     assert len(pieces) == sum(len(p.sends) for p in schedule.phases)  # each piece arrives once
     if shape == (4, 4):  # row stage 1.5 halves, column stage 1.5 rows of halves, per direction
         assert max(sent.values()) == pytest.approx(1.5 * block / 2 + 1.5 * 4 * block / 2, abs=8)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_native_mlir import MIXED, _tree_broadcast
+from test_native_mlir import MIXED, PIECES, _tree_broadcast
 
 from conftest import EXAMPLES, compile_text
 from phalanx.compiler.ir.conversion.lower_sched_to_mpi import CHECK, plan_native, program_text
@@ -98,6 +98,26 @@ def test_a_wrong_byte_fails_verification(tmp_path):
     run = run_executable(exe, 8)
     assert run.returncode != 0
     assert run.result["verified"] is False and run.result["errors"] == 64
+
+
+@needs_toolchain
+@pytest.mark.parametrize("algorithm", ["broadcast=chain", "broadcast=scatter-allgather"])
+def test_schedules_that_move_pieces_of_blocks_verify(algorithm):
+    compiled = compile_text(PIECES, algorithm=algorithm, cost="closed-form")
+    assert any(t.offset > 0 for p in compiled.schedules[0].phases for t in p.sends)
+    _verified(run_program(compiled), 8, 1)
+    _verified(run_program(compiled, nranks=3), 3, 1)
+
+
+@needs_toolchain
+def test_a_piece_checked_against_the_wrong_bytes_fails(tmp_path):
+    plan = plan_native(compile_text(PIECES, algorithm="broadcast=chain", cost="closed-form").stages["sched"])
+    rank5 = plan.rows[5]
+    i = next(k for k, row in enumerate(rank5) if row[0] == CHECK and row[4] > 0)
+    rank5[i] = rank5[i][:4] + (rank5[i][4] + 1,)  # the piece's bytes from its second on
+    run = run_executable(build_executable(program_text(plan, "OpenMPI"), tmp_path / "bad"), 8)
+    assert run.returncode != 0
+    assert run.result["verified"] is False and run.result["errors"] == rank5[i][2]
 
 
 @needs_toolchain

@@ -50,6 +50,22 @@ def test_reduction_and_broadcast_against_mpi_library():
         assert run.to_json()["collectives"][0]["mpi_library"] == library
 
 
+BROADCAST_IN_PIECES = ("target ideal:8\nprocessors P(8)\narray S(125) of float64 on P(0)\n"
+                      "array R(125) of float64 replicated onto P\nR = S\n")
+
+
+@needs_mpi
+@pytest.mark.parametrize("algorithm", ["chain", "scatter-allgather"])
+def test_a_broadcast_in_pieces_is_verified(algorithm):
+    """1000 bytes of float64 in pieces cut between bytes (125 B each for scatter-allgather):
+    the ranks forward and assemble them as the interpreter does."""
+    compiled = compile_text(BROADCAST_IN_PIECES, algorithm=f"broadcast={algorithm}", cost="closed-form")
+    assert any(t.offset > 0 for p in compiled.schedules[0].phases for t in p.sends)
+    run = mpi.run_mpi(compiled)
+    assert run.verified, run.to_json()["collectives"]
+    assert run.to_json()["collectives"][0]["mpi_library"] == "MPI_Bcast"
+
+
 @needs_mpi
 def test_reduce_in_groups_against_mpi_reduce_in_groups():
     """`sum(A, dim=2)` on a 4 x 4 grid into grid column 0: a reduce in 4 groups of 4 whose

@@ -53,6 +53,18 @@ def test_reduce_in_groups_combines_partials_on_simgrid_too():
 
 
 @needs_simgrid
+def test_a_broadcast_in_pieces_runs_and_is_verified():
+    """van de Geijn's broadcast moves 125-byte pieces of the block (Transfer.offset); on ideal
+    (one message per port and phase) SimGrid and the built-in simulator agree exactly."""
+    source = ("target ideal:8\nprocessors P(8)\narray S(125) of float64 on P(0)\n"
+              "array R(125) of float64 replicated onto P\nR = S\n")
+    run = simgrid.run_simgrid(compile_text(source, algorithm="broadcast=scatter-allgather",
+                                           cost="closed-form"))
+    assert run.verified
+    assert run.comparisons()[0]["simgrid_over_builtin"] == pytest.approx(1.0, rel=1e-9)
+
+
+@needs_simgrid
 @pytest.mark.parametrize("n", [128, 2048])  # 512 B and 16 KB per pair
 def test_iwarp_phased_agrees_within_5_percent(n):
     """The issue's criterion: on the contention-free phased AAPC (001 Sec. 2.1) both agree

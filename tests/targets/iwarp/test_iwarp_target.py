@@ -13,6 +13,7 @@ from phalanx.runtime.sweep import alltoall_program
 from phalanx.targets.iwarp.cost import lower_bound_s
 from phalanx.targets.iwarp.params import IWarpParams, peak_aggregate_Bps
 from phalanx.targets.iwarp.topology import Torus
+from phalanx.targets.iwarp.wormhole import LIBRARY_MESSAGE, SwitchTag
 
 
 def test_eq1_peak_is_2_56_GBps_for_8x8():
@@ -29,6 +30,15 @@ def test_lower_bound_of_a_uniform_aapc_is_eq1():
     # Eq. 1 counts the send-to-self bytes as well; without them, (1 - 1/n^2) of the peak.
     expected = off_diagonal / (peak_aggregate_Bps(IWarpParams(), n) * (1 - 1 / n ** 2))
     assert bound == pytest.approx(expected + IWarpParams().overhead_s, rel=1e-9)
+
+
+def test_switch_tags_round_trip_and_stay_apart_from_other_message_ids():
+    tags = [SwitchTag(c, k) for c in (0, 1, 7) for k in (0, 1, 255)]
+    assert [SwitchTag.of(t.message) for t in tags] == tags
+    assert len({t.message for t in tags}) == len(tags)
+    assert SwitchTag.of(0) is None and SwitchTag.of(1) is None and SwitchTag.of(LIBRARY_MESSAGE) is None
+    with pytest.raises(ValueError, match=r"phase in 0..1048575, not SwitchTag\(collective=0, phase=1048576"):
+        _ = SwitchTag(0, 1 << 20).message
 
 
 def test_specs_and_overrides():

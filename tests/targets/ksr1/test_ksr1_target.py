@@ -13,7 +13,10 @@ from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.engine import Engine
 from phalanx.runtime.simulate import simulate
 from phalanx.targets.ksr1.params import KsrParams
-from phalanx.targets.ksr1.tags import POSTSTORE, PREFETCH, WRITE, tag, untag
+from phalanx.targets.ksr1.tags import Read, ReadMode
+
+SHARED = Read(1).message  # a read of shared content 1
+PRIVATE_PREFETCH = Read(0, ReadMode.PREFETCH).message
 
 P = KsrParams()
 
@@ -90,11 +93,17 @@ def test_unknown_algorithm_lists_the_known_ones():
     assert "unknown algorithm 'phased' for a broadcast" in text and "broadcast-poststore" in text
 
 
-def test_tags_round_trip():
-    assert untag(tag(3, PREFETCH)) == (3, PREFETCH)
-    assert untag(tag(0)) == (0, "read") and untag(0) == (0, "read")
-    assert untag(tag(7, POSTSTORE)) == (7, POSTSTORE)
-    assert untag(tag(2, WRITE)) == (2, WRITE)
+def test_reads_round_trip_through_their_message_ids():
+    for read in (Read(3, ReadMode.PREFETCH), Read(), Read(7, ReadMode.POSTSTORE), Read(2, ReadMode.WRITE)):
+        assert Read.of(read.message) == read and read.message > 0
+    assert Read.of(0) == Read(0, ReadMode.READ) and Read().message == 1
+    assert len({Read(c, m).message for c in range(5) for m in ReadMode}) == 5 * len(ReadMode)
+
+
+def test_a_negative_content_is_refused():
+    with pytest.raises(ValueError, match=r"a read's content is 0 \(private\) or a shared content's number, "
+                                         "not -1"):
+        _ = Read(-1).message
 
 
 def _net(spec: str, loop: bool = False):
@@ -143,21 +152,21 @@ def test_distance_on_ring0_does_not_matter():
 def test_a_cell_with_a_copy_answers_a_later_reader():
     """Sec. 5.3: cell 5 read cell 0's shared subpage; cell 3's request reaches 5 first."""
     engine, net = _net("ksr1:32")
-    _read(engine, net, [Transfer(0, 5, 128, 0, 5, tag(1))])
+    _read(engine, net, [Transfer(0, 5, 128, 0, 5, SHARED)])
     assert net.cius[5][0].busy_s == 0
-    _read(engine, net, [Transfer(0, 3, 128, 0, 3, tag(1))])
+    _read(engine, net, [Transfer(0, 3, 128, 0, 3, SHARED)])
     assert net.cius[5][0].busy_s == pytest.approx(P.access_s)
 
 
 def test_reading_again_means_a_rewrite_and_the_owner_answers():
     engine, net = _net("ksr1:32")
-    _read(engine, net, [Transfer(0, 5, 128, 0, 5, tag(1)), Transfer(0, 3, 128, 0, 3, tag(1))])
+    _read(engine, net, [Transfer(0, 5, 128, 0, 5, SHARED), Transfer(0, 3, 128, 0, 3, SHARED)])
     owner_busy = net.cius[0][0].busy_s
-    _read(engine, net, [Transfer(0, 5, 128, 0, 5, tag(1))])
+    _read(engine, net, [Transfer(0, 5, 128, 0, 5, SHARED)])
     assert net.cius[0][0].busy_s == pytest.approx(owner_busy + P.access_s)
 
 
-SUB = (("shared", 1), 0)  # subpage 0 of shared content 1 (tags.tag(1))
+SUB = (("shared", 1), 0)  # subpage 0 of shared content 1 (tags.Read(1))
 
 
 def test_a_write_invalidates_the_copies_and_moves_exclusive_ownership():
@@ -166,16 +175,16 @@ def test_a_write_invalidates_the_copies_and_moves_exclusive_ownership():
     ownership request goes once round ring:0 (a read's cost), invalidates all three, and 7
     is the exclusive owner, so a later reader is answered by 7, not by 0."""
     engine, net = _net("ksr1:64")
-    _read(engine, net, [Transfer(0, 3, 128, 0, 3, tag(1)), Transfer(0, 5, 128, 0, 5, tag(1))])
+    _read(engine, net, [Transfer(0, 3, 128, 0, 3, SHARED), Transfer(0, 5, 128, 0, 5, SHARED)])
     assert net.copies[SUB] == {0, 3, 5}
     start = engine.now
-    took = _read(engine, net, [Transfer(0, 7, 128, 0, 7, tag(1, WRITE))]) - start
+    took = _read(engine, net, [Transfer(0, 7, 128, 0, 7, Read(1, ReadMode.WRITE).message)]) - start
     assert net.copies[SUB] == {7} and net.writer[SUB] == 7
     assert net.stats()["writes"] == 1 and net.stats()["invalidated"] == 3
     assert net.stats()["crossings"] == 0  # every copy was on this ring:0
     assert P.ring0_read_s <= took <= P.ring0_read_s + 2 * P.slot_s
     owner_busy, writer_busy = net.cius[0][0].busy_s, net.cius[7][0].busy_s
-    _read(engine, net, [Transfer(0, 3, 128, 0, 3, tag(1))])
+    _read(engine, net, [Transfer(0, 3, 128, 0, 3, SHARED)])
     assert net.cius[0][0].busy_s == owner_busy
     assert net.cius[7][0].busy_s == pytest.approx(writer_busy + P.access_s)
     assert net.copies[SUB] == {7, 3}
@@ -185,15 +194,15 @@ def test_a_write_reaches_copies_on_another_ring0_through_the_ards():
     """A copy on the second ring:0 (cell 40): the ARD's directory sends the ownership request
     over ring:1 and round that ring:0 too (two crossings); the owner's own rewrite is local."""
     engine, net = _net("ksr1:64")
-    _read(engine, net, [Transfer(0, 40, 128, 0, 40, tag(1))])
+    _read(engine, net, [Transfer(0, 40, 128, 0, 40, SHARED)])
     crossings = net.stats()["crossings"]
     start = engine.now
-    took = _read(engine, net, [Transfer(0, 7, 128, 0, 7, tag(1, WRITE))]) - start
+    took = _read(engine, net, [Transfer(0, 7, 128, 0, 7, Read(1, ReadMode.WRITE).message)]) - start
     assert net.copies[SUB] == {7} and net.stats()["invalidated"] == 2
     assert net.stats()["crossings"] == crossings + 2
     assert took > P.ring0_read_s + 2 * P.ring1_transit_s
     start = engine.now
-    again = _read(engine, net, [Transfer(0, 7, 128, 0, 7, tag(1, WRITE))]) - start
+    again = _read(engine, net, [Transfer(0, 7, 128, 0, 7, Read(1, ReadMode.WRITE).message)]) - start
     assert again == pytest.approx(P.miss_s + P.protocol_s)  # exclusive already: no ring traffic
     assert net.stats()["invalidated"] == 2
 
@@ -201,7 +210,7 @@ def test_a_write_reaches_copies_on_another_ring0_through_the_ards():
 def test_waiting_readers_copy_a_passing_response():
     """A broadcast of one subpage to 31 readers: the owner answers a few, the rest copy."""
     engine, net = _net("ksr1:32")
-    last = _read(engine, net, [Transfer(0, q, 128, 0, q, tag(1)) for q in range(1, 32)])
+    last = _read(engine, net, [Transfer(0, q, 128, 0, q, SHARED) for q in range(1, 32)])
     assert net.stats()["reads"] == 31
     assert net.cius[0][0].busy_s <= 3 * P.access_s
     assert last < P.ring0_read_s + P.rotation_s
@@ -209,10 +218,10 @@ def test_waiting_readers_copy_a_passing_response():
 
 def test_prefetch_overlaps_reads_and_poststore_pushes_once():
     plain = _read(*_net("ksr1:32"), [Transfer(1, 0, 128 * 16, 1, 0)])
-    fetched = _read(*_net("ksr1:32"), [Transfer(1, 0, 128 * 16, 1, 0, tag(0, PREFETCH))])
+    fetched = _read(*_net("ksr1:32"), [Transfer(1, 0, 128 * 16, 1, 0, PRIVATE_PREFETCH)])
     assert fetched == pytest.approx(plain / P.prefetch_outstanding, rel=0.1)
     engine, net = _net("ksr1:64")
-    pushed = _read(engine, net, [Transfer(0, q, 128 * 16, 0, q, tag(1, POSTSTORE))
+    pushed = _read(engine, net, [Transfer(0, q, 128 * 16, 0, q, Read(1, ReadMode.POSTSTORE).message)
                                  for q in range(1, 64)])
     assert net.stats()["pushes"] == 16 and net.stats()["requests"] == 0
     assert pushed < 16 * P.ring0_read_s
@@ -226,7 +235,7 @@ def test_the_reading_loop_runs_once_per_subpage_even_with_reads_in_flight():
     plain = _read(*_net("ksr1:32", loop=True), [Transfer(1, 0, 128 * n, 1, 0)])
     ring = _read(*_net("ksr1:32"), [Transfer(1, 0, 128 * n, 1, 0)])
     assert plain == pytest.approx(ring + n * P.read_loop_s, abs=n * P.slot_s)  # slot alignment
-    fetched = _read(*_net("ksr1:32", loop=True), [Transfer(1, 0, 128 * n, 1, 0, tag(0, PREFETCH))])
+    fetched = _read(*_net("ksr1:32", loop=True), [Transfer(1, 0, 128 * n, 1, 0, PRIVATE_PREFETCH)])
     assert n * P.read_loop_s < fetched < n * P.read_loop_s + 2 * P.ring0_read_s
 
 
