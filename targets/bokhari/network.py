@@ -25,7 +25,18 @@ from typing import Any
 from phalanx.compiler.schedule import Transfer
 from phalanx.grammar.diagnostics import usage_error
 from phalanx.runtime.engine import Engine, Event, Resource
-from phalanx.runtime.network import DIRECTIONS, FailedLink, Layout, Network, NoRoute
+from phalanx.runtime.network import (
+    DIRECTIONS,
+    Acquire,
+    FailedLink,
+    Hold,
+    Layout,
+    Network,
+    NoRoute,
+    Release,
+    TransferProgram,
+    play,
+)
 from phalanx.targets.bokhari.params import barrier_us
 
 Hop = tuple[Any, Any]  # a directed link between two routing points
@@ -251,7 +262,30 @@ class RoutedNetwork(Network):
             self.links[hop] = Resource(self.engine, link_name(hop))
         return self.links[hop]
 
+    def transfer_program(self, t: Transfer) -> TransferProgram | None:
+        """The transfer as a program where the pair has one route (`transfer` below, or with a
+        shared engine `_shared_transfer`); None where the adapter spreads packets over several
+        routes round robin (state carried from message to message)."""
+        routes = self.paths(t.src, t.dst)
+        if len(routes) > 1:
+            return None
+        path, wire = routes[0], Hold(self.wire_s_per_byte * t.nbytes)
+        take_links, free_links = [Acquire(link) for link in path], [Release(link) for link in reversed(path)]
+        if self.shared:
+            engines = self.send_ports
+            ends = [engines[n] for n in sorted({t.src, t.dst})]
+            return (Acquire(engines[t.src]), Hold(self.startup_s), Release(engines[t.src]),
+                    *[Acquire(e) for e in ends], *take_links, wire, *free_links,
+                    *[Release(e) for e in reversed(ends)])
+        send, recv = self.send_ports[t.src], self.recv_ports[t.dst]
+        return (Acquire(send), Hold(self.startup_s), *take_links, Acquire(recv), wire, Release(recv),
+                *free_links, Release(send))
+
     def transfer(self, t: Transfer) -> Generator[Event, Any, None]:
+        program = self.transfer_program(t)
+        if program is not None:
+            yield from play(self.engine, program)
+            return
         if self.shared:
             yield from self._shared_transfer(t)
             return
