@@ -25,6 +25,10 @@ NOT_SHIPPED = {  # files beside the code that a user of the package does not nee
     "runtime/engine_core/pyproject.toml": "builds the native core's own wheel (maturin)",
     "runtime/engine_core/.cargo/config.toml": "puts cargo's output in build/, outside the package",
     "runtime/engine_core/src/lib.rs": "the native core's source, compiled into phalanx_engine_core",
+    "runtime/engine_core/src/api.rs": "the native core's source, compiled into phalanx_engine_core",
+    "runtime/engine_core/src/model.rs": "the native core's source, compiled into phalanx_engine_core",
+    "runtime/engine_core/src/resources.rs": "the native core's source, compiled into phalanx_engine_core",
+    "runtime/engine_core/src/walkers.rs": "the native core's source, compiled into phalanx_engine_core",
 }
 
 SETUPTOOLS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
