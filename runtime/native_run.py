@@ -49,6 +49,7 @@ except ImportError:  # pragma: no cover - every supported set-up builds it
 OP_CODES = {Acquire: 0, Hold: 1, Release: 2}  # the core's op codes (Core.add_programs)
 HOLD = OP_CODES[Hold]
 SPAN_KINDS = ("compute", "send", "copy", "phase")  # the core's SPAN_* codes, in order
+LOG_CHUNK = 1 << 16  # log entries replayed at a time (each a few Python ints while replayed)
 
 
 def native_available() -> bool:
@@ -58,12 +59,10 @@ def native_available() -> bool:
 
 @dataclass
 class NativePlan:
-    """A plan the core can run: per schedule (by collective) its index and the programs of
-    its messages found before the run (keyed by the id of the message's group)."""
+    """A plan the core can run, with its schedules' indexes (by collective)."""
 
     plan: Plan
     indexes: dict[int, ScheduleIndex]
-    programs: dict[int, TransferProgram] = field(default_factory=dict)
 
 
 def native_plan(plan: Plan, network: Network, fast: bool) -> NativePlan | None:
@@ -84,10 +83,8 @@ def native_plan(plan: Plan, network: Network, fast: bool) -> NativePlan | None:
                 for group in index.messages(k, node):
                     if group[0].src == group[0].dst:
                         continue
-                    program = network.transfer_program(group[0])
-                    if program is None:
+                    if network.transfer_program(group[0]) is None:
                         return None
-                    out.programs[id(group)] = program
     return out
 
 
@@ -152,7 +149,8 @@ class NativeRun:
         core = self.core
         while True:
             status, run = core.run()
-            self._replay(core.take_log())
+            while log := core.take_log(LOG_CHUNK):
+                self._replay(log)
             if status != core_module.NEED_RUN:
                 break
             self._open(run)
@@ -232,8 +230,10 @@ class NativeRun:
         keys: dict[tuple, int] = {}
         groups: list[tuple[Transfer, ...]] = []
         src, dst, label, copy, key_off, key_list = [], [], [], [], [0], []
-        offsets: list[int] = [0]
-        ops: list[tuple[int, int, float]] = []  # (code, resource, seconds) of each op
+        offsets: list[int] = [0]  # message i's program: ops offsets[i]..offsets[i + 1]
+        codes: list[int] = []
+        args: list[int] = []  # the resource of an acquire or release
+        holds: list[float] = []  # the seconds of a hold
         resource_ids = self.resource_ids
         slot_msg_off, slot_msgs, has_inbox, inbox_off, inbox_keys = [0], [], [], [0], []
         slot_barrier: list[int] = [-1] * (nphases * nprocs)
@@ -248,19 +248,22 @@ class NativeRun:
                     first = group[0]
                     for op in self._program(group, facts.message, facts.nbytes, facts.operations):
                         if type(op) is Hold:
-                            ops.append((HOLD, 0, op.time_s))
+                            codes.append(HOLD)
+                            args.append(0)
+                            holds.append(op.time_s)
                         else:
                             rid = resource_ids.get(id(op.resource))
-                            if rid is None:
-                                rid = self._resource(op.resource)
-                            ops.append((OP_CODES[type(op)], rid, 0.0))
-                    offsets.append(len(ops))
+                            codes.append(OP_CODES[type(op)])
+                            args.append(self._resource(op.resource) if rid is None else rid)
+                            holds.append(0.0)
+                    offsets.append(len(codes))
                     slot_msgs.append(len(groups))
                     groups.append(group)
                     src.append(first.src)
                     dst.append(first.dst)
                     copy.append(first.src == first.dst)
-                    label.append(self._label(facts.label))
+                    label.append(len(self.labels))
+                    self.labels.append(facts.label)
                     key_list += [keys.setdefault((t.origin, t.final, t.src, t.dst), len(keys)) for t in group]
                     key_off.append(len(key_list))
                 slot_msg_off.append(len(slot_msgs))
@@ -278,7 +281,6 @@ class NativeRun:
         key_due = [-1] * len(keys)
         for key, (node, k) in index.due().items():
             key_due[keys[key]] = k * nprocs + node
-        codes, args, holds = (list(column) for column in zip(*ops)) if ops else ([], [], [])
         first_program = self.core.add_programs(offsets, codes, args, holds)
         self.groups[schedule.collective] = groups
         return self.core.add_schedule(nprocs, nphases, src, dst,
@@ -294,11 +296,9 @@ class NativeRun:
         first = group[0]
         if first.src == first.dst:
             program: TransferProgram = (Hold(self.network.copy_time_s(nbytes)),)
-        elif message is first:
-            program = self.prepared.programs[id(group)]
-        else:  # a reduction's combined partials: the wire bytes are not the first block's
+        else:
             found = self.network.transfer_program(message)
-            if found is None:
+            if found is None:  # native_plan found one for `first`: only the byte count differs
                 raise AssertionError(f"{type(self.network).__name__} declared a program for "
                                      f"{first} but none for {message}")
             program = found

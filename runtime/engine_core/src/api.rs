@@ -27,7 +27,7 @@ impl Core {
             barriers: Vec::new(), timing_start: vec![f64::INFINITY; run_count],
             timing_end: vec![0.0; run_count], span_node: Vec::new(), span_kind: Vec::new(),
             span_start: Vec::new(), span_end: Vec::new(), span_label: Vec::new(),
-            span_peer: Vec::new(), max_spans, spans_left_out: 0, log: Vec::new(), events: 0,
+            span_peer: Vec::new(), max_spans, spans_left_out: 0, log: Vec::new(), log_taken: 0, events: 0,
             max_events, time_limit_s, deadline: None,
         }
     }
@@ -163,9 +163,17 @@ impl Core {
         }
     }
 
-    /// The log since the last call, (code, run, message) triples: 0 start, 1 end, 2 run left.
-    fn take_log(&mut self) -> Vec<u32> {
-        std::mem::take(&mut self.log)
+    /// The oldest `limit` entries of the log not yet taken, (code, run, message) triples:
+    /// 0 a message starts, 1 it ends, 2 a run's last node left it. Empty: none left.
+    fn take_log(&mut self, limit: usize) -> Vec<u32> {
+        let end = (self.log_taken + 3 * limit).min(self.log.len());
+        let out = self.log[self.log_taken..end].to_vec();
+        self.log_taken = end;
+        if self.log_taken == self.log.len() {
+            self.log.clear();
+            self.log_taken = 0;
+        }
+        out
     }
 
     #[getter]

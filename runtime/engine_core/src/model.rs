@@ -167,6 +167,7 @@ pub(crate) struct Core {
     pub(crate) max_spans: usize,
     pub(crate) spans_left_out: u64,
     pub(crate) log: Vec<u32>,
+    pub(crate) log_taken: usize, // entries of `log` already handed to Python
     pub(crate) events: u64,
     pub(crate) max_events: Option<u64>,
     pub(crate) time_limit_s: Option<f64>,
