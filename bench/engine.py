@@ -220,15 +220,15 @@ def main() -> None:
         return
     rows = [r for r in ROWS if args.only is None or args.only in r.name]
     results = []
+    host = f"{host_platform.machine()}, Python {host_platform.python_version()}"
     with tempfile.TemporaryDirectory() as tmp:
         for row in rows:
             result = measure(row, args, Path(tmp))
             print(json.dumps(result), flush=True)
             results.append(result)
-    host = f"{host_platform.machine()}, Python {host_platform.python_version()}"
-    if args.only is None:
-        RESULTS.write_text(json.dumps({"host": host, "rows": results}, indent=1) + "\n")
-        write_doc(results, host)
+            if args.only is None:  # after each row: a long run stopped later keeps what it measured
+                RESULTS.write_text(json.dumps({"host": host, "rows": results}, indent=1) + "\n")
+                write_doc(results, host)
     print(table(results))
 
 

@@ -45,10 +45,13 @@ class IdealNetwork(Network):
         self.release_send = [Release(port) for port in self.send_ports]
         self.acquire_recv = [Acquire(port) for port in self.recv_ports]
         self.release_recv = [Release(port) for port in self.recv_ports]
+        self.wire_holds: dict[int, Hold] = {}  # per message size
 
     def transfer_program(self, t: Transfer) -> TransferProgram:
         """Hold the sender's port for the start-up, then both ports for the wire time."""
-        wire = Hold(self.params.beta_us_per_byte * 1e-6 * t.nbytes)
+        wire = self.wire_holds.get(t.nbytes)
+        if wire is None:
+            wire = self.wire_holds[t.nbytes] = Hold(self.params.beta_us_per_byte * 1e-6 * t.nbytes)
         return (self.acquire_send[t.src], self.startup, self.acquire_recv[t.dst], wire,
                 self.release_recv[t.dst], self.release_send[t.src])
 
