@@ -149,7 +149,8 @@ def check_native_core() -> None:
     from phalanx.runtime.native_run import native_available
     from phalanx.runtime.simulate import simulate
 
-    if not check(native_available(), "phalanx_engine_core is not installed (pip install runtime/engine_core)"):
+    missing = "phalanx_engine_core is not installed (pip install ./runtime/engine_core)"
+    if not check(native_available(), missing):
         return
     compiled = compile_program(transpose_program(8), target="ideal:8")
     native, python = simulate(compiled, engine_choice="native"), simulate(compiled, engine_choice="python")
