@@ -188,9 +188,10 @@ def table(rows: list[dict[str, Any]]) -> str:
         for mode in ("timing", "checked"):
             nat = r[f"native_{mode}"]
             end = f"{nat['end_to_end_s']} s" if "end_to_end_s" in nat else "-"
+            speedup = f"{r[f'{mode}_speedup']}x" if f"{mode}_speedup" in r else "-"
             lines.append(f"| {r['name'] if mode == 'timing' else ''} | {counts if mode == 'timing' else ''} "
                          f"| {mode} | {engine_cell(r[f'python_{mode}'])} | {engine_cell(nat)} | "
-                         f"{r.get(f'{mode}_speedup', '-')}x | {end} | {smpi if mode == 'checked' else ''} |")
+                         f"{speedup} | {end} | {smpi if mode == 'checked' else ''} |")
     return "\n".join(lines)
 
 
