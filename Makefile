@@ -1,8 +1,12 @@
 # Phalanx — every target does its own set-up on a fresh machine (venv, pip, apt when root).
 PYTHON ?= python3
+# rustup installs cargo in ~/.cargo/bin, which a non-login shell may not have on its PATH
+export PATH := $(HOME)/.cargo/bin:$(PATH)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+CORE   := runtime/engine_core
+CORE_STAMP := $(VENV)/.engine-core
 FILES  := $(VENV)/.package-files
 PACKAGES := grammar compiler runtime targets
 APT_PACKAGES := graphviz mlir-22-tools chromium clang-22 openmpi-bin libopenmpi-dev python3-simgrid libsimgrid-dev
@@ -12,7 +16,7 @@ APT_PACKAGES := graphviz mlir-22-tools chromium clang-22 openmpi-bin libopenmpi-
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
-setup: apt-deps $(STAMP) ## install system packages (as root) and the venv with phalanx in it
+setup: apt-deps $(STAMP) $(CORE_STAMP) ## install system packages (as root) and the venv with phalanx and its native engine core in it
 
 apt-deps: # first: mpi4py builds against libopenmpi-dev
 	@bash .ci/apt-deps $(APT_PACKAGES)
@@ -27,6 +31,13 @@ $(STAMP): pyproject.toml $(FILES)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]' --config-settings editable_mode=strict
 	touch $(STAMP)
+
+# The native event core (docs/engine.md): a Rust crate built by maturin (from PyPI, in pip's build
+# environment) with PyO3 (from crates.io), installed into the venv as `phalanx_engine_core`;
+# rebuilt when its sources change. Needs cargo (rustup.rs) on the PATH.
+$(CORE_STAMP): $(STAMP) $(CORE)/Cargo.toml $(CORE)/Cargo.lock $(CORE)/pyproject.toml $(wildcard $(CORE)/src/*.rs)
+	$(BIN)/pip install -q ./$(CORE)
+	touch $(CORE_STAMP)
 
 $(FILES): FORCE
 	@mkdir -p $(VENV)
@@ -58,6 +69,7 @@ bench: setup ## run the benchmarks, results in bench/results*.json, docs/fidelit
 	$(BIN)/python bench/regret.py --programs
 	$(BIN)/python bench/fidelity.py
 	$(BIN)/python bench/efficiency.py
+	$(BIN)/python bench/engine.py
 
 fuzz: setup ## 20,000 fuzzed programs through both parsers, the compiler and the simulator, results in bench/results-fuzz.json
 	$(BIN)/python bench/fuzz.py
@@ -69,4 +81,4 @@ antlr: ## regenerate grammar/_antlr/ from grammar/Phalanx.g4 (needs java; fetche
 	bash grammar/tools/generate_antlr.sh
 
 clean: ## remove the venv and outputs
-	rm -rf $(VENV) out .pytest_cache build/__editable__.* *.egg-info
+	rm -rf $(VENV) out .pytest_cache build/__editable__.* build/engine_core-target *.egg-info

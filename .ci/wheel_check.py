@@ -6,6 +6,7 @@ Run it with the wheel's venv: `VENV/bin/python -I .ci/wheel_check.py`. It checks
   imports (OPTIONAL lists the ones that need what the wheel does not depend on);
 - a transpose runs and verifies on every target `phalanx targets --json` lists (on the target's
   example spec, all of its nodes);
+- the native event core (runtime/engine_core) is installed and gives the Python engine's times;
 - the README's demo writes its report, the ANTLR front end and `phalanx-opt` work, and the
   SimGrid and MPI backends run (each when its software is present).
 Exit status 1 when a check fails; the checkout is only read (examples/, pyproject.toml).
@@ -142,6 +143,23 @@ def check_targets(work: Path) -> None:
         run_verified(program, "--target", entry["example"])
 
 
+def check_native_core() -> None:
+    """The native event core is installed and runs a transpose as the Python engine does."""
+    from phalanx.compiler.driver import compile_program
+    from phalanx.runtime.native_run import native_available
+    from phalanx.runtime.simulate import simulate
+
+    missing = "phalanx_engine_core is not installed (pip install ./runtime/engine_core)"
+    if not check(native_available(), missing):
+        return
+    compiled = compile_program(transpose_program(8), target="ideal:8")
+    native, python = simulate(compiled, engine_choice="native"), simulate(compiled, engine_choice="python")
+    check(native.verified and native.total_time_s == python.total_time_s,
+          f"native core: {native.total_time_s} s, verified {native.verified}; Python engine: "
+          f"{python.total_time_s} s")
+    print(f"native event core: a transpose on ideal:8 in {native.total_time_s * 1e3:.3f} ms on both engines")
+
+
 def check_front_ends_and_report(work: Path) -> None:
     example = CHECKOUT / "examples" / "transpose.phx"
     report = work / "demo"
@@ -186,6 +204,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         check_targets(work)
+        check_native_core()
         check_front_ends_and_report(work)
         check_backends(work)
     print(f"wheel check: {len(failures)} failure(s), {time.perf_counter() - started:.0f} s")

@@ -83,7 +83,9 @@ def overlapped_time_s(compute_s: list[float], comm_s: list[float]) -> float:
 
 def _unsplit_time_s(stmt: AssignStmt, machine: Target, choices: dict[str, str],
                     cost: str) -> float | None:
-    whole = recognize_statement(-1, dataclasses.replace(stmt, window=None, stage=None))
+    # The statement unsplit is timed on its own, as the program's only collective (index 0: the
+    # iWarp's switch tags number collectives from 0).
+    whole = recognize_statement(0, dataclasses.replace(stmt, window=None, stage=None))
     wanted = choices.get(whole.kind, choices.get("*", "auto"))
     if wanted != "auto" and (wanted not in machine.algorithms(whole.kind)
                              or machine.unmet(whole, wanted) is not None):

@@ -316,6 +316,13 @@ def find_deadlock(live: set[Process]) -> Deadlock:
     waits: dict[str, list[tuple[str, str]]] = {}
     for proc in sorted(live, key=lambda p: p.name):
         waits[proc.name] = _blockers(proc.waiting_on)
+    return deadlock_of(waits)
+
+
+def deadlock_of(waits: dict[str, list[tuple[str, str]]]) -> Deadlock:
+    """The report of processes that wait forever: `waits` maps each (by name, in name order)
+    to what it waits on, as (process name, reason) pairs (runtime/native_run.py builds it from
+    the native core's waits)."""
     blocked = [f"{name} waits for " + (", ".join(f"{w} ({why})" for w, why in ws) or "nothing")
                for name, ws in waits.items()]
     return Deadlock(_find_cycle(waits), blocked)

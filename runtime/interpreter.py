@@ -82,6 +82,11 @@ class Execution:
     # grow with the run's length; the kept ones are those that ended first (engine time order)
 
 
+def sent_twice(t: Transfer) -> ScheduleError:
+    """The error of a transfer that arrives a second time (the exactly-once check)."""
+    return ScheduleError(f"transfer {t.src}->{t.dst} of {t.block_name} is sent twice")
+
+
 class Inbox(Event):
     """The blocks a node still waits for in one phase; fires when none is left. For deadlock
     reports it names one missing block and its sender, as a wait on that block would."""
@@ -298,8 +303,7 @@ class Interpreter:
     def _arrived(self, flight: InFlight, t: Transfer) -> None:
         key = transfer_key(t)
         if key in flight.arrived:
-            raise ScheduleError(f"transfer {t.src}->{t.dst} of {t.block_name} "
-                                "is sent twice")
+            raise sent_twice(t)
         flight.arrived.add(key)
         where = flight.index.due().get(key)
         inbox = flight.inboxes.get(where) if where is not None else None

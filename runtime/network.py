@@ -7,6 +7,11 @@ optional ones, whose defaults say "this network has none" (no fast path, no coun
 drawing, no routes) or, for what a user asked for explicitly (failing links), raise a clear
 error. A new machine subclasses `Network`, implements the five, and overrides what it has;
 the runtime needs no change (docs/targets.md, "Adding a machine").
+
+A network may also declare a message's transfer as a *program* (`transfer_program`): a short
+list of Acquire / Hold / Release ops on its resources. The Python engine plays it (`play`), and
+the native event core (runtime/native_run.py, docs/engine.md) runs a whole plan without a Python
+call per event when every message of the plan has one.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import Any
 
 from phalanx.compiler.schedule import Schedule, Transfer
 from phalanx.grammar.diagnostics import usage_error
-from phalanx.runtime.engine import Event
+from phalanx.runtime.engine import Engine, Event, Pool, Resource
 from phalanx.runtime.fastpath import FastPlan
 
 # A failed directed link as `--faults link-fail=NODE:DIR` names it: (node, direction), the
@@ -27,6 +32,43 @@ FailedLink = tuple[int, str]
 # Direction -> (d column, d row, direction index +X -X +Y -Y of a torus node's links).
 DIRECTIONS = {"E": (1, 0, 0), "W": (-1, 0, 1), "S": (0, 1, 2), "N": (0, -1, 3),
               "+X": (1, 0, 0), "-X": (-1, 0, 1), "+Y": (0, 1, 2), "-Y": (0, -1, 3)}
+
+
+@dataclass(frozen=True, slots=True)
+class Acquire:
+    """Take a unit of `resource` (FIFO: wait behind earlier requests)."""
+
+    resource: Resource | Pool
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """Let `time_s` of simulated time pass, holding what was acquired."""
+
+    time_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """Give back the unit of `resource` that this message holds."""
+
+    resource: Resource | Pool
+
+
+ProgramOp = Acquire | Hold | Release
+TransferProgram = tuple[ProgramOp, ...]
+
+
+def play(engine: Engine, program: TransferProgram) -> Generator[Event, Any, None]:
+    """Process body that runs `program` on the Python engine: the events the native core's
+    program interpreter (runtime/engine_core) reproduces one for one."""
+    for op in program:
+        if isinstance(op, Acquire):
+            yield op.resource.request()
+        elif isinstance(op, Hold):
+            yield engine.timeout(op.time_s, "hold")
+        else:
+            op.resource.release()
 
 
 @dataclass(frozen=True)
@@ -100,6 +142,14 @@ class Network(ABC):
         """Process body of the receiver's code scattering `nbytes` of the arrived `t` into
         strided memory; none by default, as for `pack`."""
         yield from ()
+
+    def transfer_program(self, t: Transfer) -> TransferProgram | None:
+        """`transfer(t)` as a program of ops on this network's resources, for the native event
+        core; None: not expressible that way (the run then stays on the Python engine). Whether
+        there is a program may depend on the message's ends and id, not on its byte count (the
+        runtime asks before the run, with the schedule's own transfers). A network with
+        programs must time `transfer` by playing them (`play`), so that both engines agree."""
+        return None
 
     def fast_plan(self, schedule: Schedule) -> FastPlan | None:
         """A vectorized plan of `schedule` where the network proves it contention-free

@@ -31,6 +31,7 @@ from phalanx.runtime.data import Payloads, ScheduleError, build_data
 from phalanx.runtime.engine import Deadlock, Engine
 from phalanx.runtime.faults import FaultSpec, FaultyNetwork
 from phalanx.runtime.interpreter import Execution, Interpreter
+from phalanx.runtime.native_run import NativeRun, native_plan
 from phalanx.runtime.network import Network
 
 # The bound of a statement that moves nothing between nodes (every target alike).
@@ -226,13 +227,16 @@ def collective_result(compiled: Compiled, step: Schedule, time_s: float, problem
 
 
 def run_plan(target: Target, plan: Plan, data: Payloads, seed: int = 0, *, fast: bool = True,
-             limits: RunLimits | None = None, faults: FaultSpec | None = None
-             ) -> tuple[Execution, Network]:
+             limits: RunLimits | None = None, faults: FaultSpec | None = None,
+             engine_choice: str = "auto") -> tuple[Execution, Network]:
     """Execute `plan` on a fresh network of `target`, moving the payloads `data` builds
     (runtime/data.py or synthetic ones; `data.checked()` then says what each collective got
     wrong): the one place a simulated run is set up. `fast` lets proven
     contention-free schedules take the vectorized path; `limits` stop the engine early;
-    `faults` wrap the network in runtime/faults.py's FaultyNetwork."""
+    `faults` wrap the network in runtime/faults.py's FaultyNetwork. `engine_choice`: "auto" runs
+    the plan on the native core where runtime/native_run.py can (same results, faster), else on
+    the Python interpreter; "python" always on the interpreter; "native" on the core or a
+    ValueError (tests and bench/engine.py compare the two)."""
     engine = Engine()
     if limits is not None:
         engine.set_limits(limits.max_events, limits.time_limit_s)
@@ -240,8 +244,14 @@ def run_plan(target: Target, plan: Plan, data: Payloads, seed: int = 0, *, fast:
     network.reseed(seed)  # random network behaviour (link errors) follows the run's seed
     if faults is not None:
         network = FaultyNetwork(network, faults, target.spec, seed)
+    native = native_plan(plan, network, fast) if engine_choice != "python" else None
+    if engine_choice == "native" and native is None:
+        raise ValueError("this plan cannot run on the native core (runtime/native_run.py native_plan)")
     try:
-        execution = Interpreter(plan, network, engine, data, fast=fast).run()
+        if native is not None:
+            execution = NativeRun(native, network, engine, data).run()
+        else:
+            execution = Interpreter(plan, network, engine, data, fast=fast).run()
     except Deadlock as dead:
         raise PhalanxError(Diagnostic(f"the schedule deadlocks: {dead.description}",
                                       hint="blocked: " + "; ".join(dead.blocked[:6]))) from None
@@ -251,7 +261,7 @@ def run_plan(target: Target, plan: Plan, data: Payloads, seed: int = 0, *, fast:
 
 
 def own_times(compiled: Compiled, seed: int = 0, fast: bool = True,
-              measured: dict[int, float] | None = None) -> dict[int, float]:
+              measured: dict[int, float] | None = None, engine_choice: str = "auto") -> dict[int, float]:
     """Each collective's own duration: its schedule replayed alone on a fresh network of the
     target with fresh payloads, every node starting at 0, no fault injection. The runs of a
     collective (repeat iterations) share its schedule and payload sizes: it replays once, and
@@ -270,7 +280,7 @@ def own_times(compiled: Compiled, seed: int = 0, fast: bool = True,
             data = Payloads(lambda _, s=stmt, k=kind: build_data(s, np.random.default_rng(seed), {}, k),
                             [0])
             execution, _ = run_plan(compiled.target, Plan(compiled.plan.nprocs, (step,)), data, seed,
-                                    fast=fast)
+                                    fast=fast, engine_choice=engine_choice)
             replayed[key] = execution.collectives[0].time_s  # its only run
         out[i] = replayed[key]
     return out
@@ -311,10 +321,11 @@ def iterations(plan: Plan) -> list[int | None]:
 
 
 def simulate(compiled: Compiled, seed: int = 0, *, fast: bool = True, limits: RunLimits | None = None,
-             faults: FaultSpec | None = None) -> RunResult:
+             faults: FaultSpec | None = None, engine_choice: str = "auto") -> RunResult:
     """Execute the plan on the target's network model, moving and checking real bytes. Each
     run's payloads are drawn (from one generator, in the order nodes first reach the runs)
-    when the first node enters it and checked when the last leaves it."""
+    when the first node enters it and checked when the last leaves it. `engine_choice`: as
+    run_plan's."""
     started = time.perf_counter()
     rng = np.random.default_rng(seed)
     sources: dict = {}
@@ -324,13 +335,13 @@ def simulate(compiled: Compiled, seed: int = 0, *, fast: bool = True, limits: Ru
                                          compiled.collectives[runs[r]].kind, shared),
                     range(len(runs)))
     execution, network = run_plan(compiled.target, compiled.plan, data, seed, fast=fast,
-                                  limits=limits, faults=faults)
+                                  limits=limits, faults=faults, engine_choice=engine_choice)
     simulated = time.perf_counter()
     problems, build_s = data.checked(), data.build_s
     del data  # checked: free what is left before the replays build their own
     # A stopped run does not replay (its limits would not hold): own time is then in-program.
     alone = ran_alone(compiled.plan, execution) if faults is None else {}
-    own = own_times(compiled, seed, fast, alone) if not execution.stopped else {}
+    own = own_times(compiled, seed, fast, alone, engine_choice) if not execution.stopped else {}
     wall_s = {"data": build_s, "simulate": simulated - started - build_s,
               "own_times": time.perf_counter() - simulated}
     which = iterations(compiled.plan)

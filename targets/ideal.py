@@ -21,7 +21,7 @@ from phalanx.compiler.schedule import Schedule, Transfer
 from phalanx.compiler.target import Target, TargetEntry, parse_count, with_overrides
 from phalanx.runtime.backends.platforms import Platform, crossbar_platform, only_target_routing
 from phalanx.runtime.engine import Engine, Resource
-from phalanx.runtime.network import Network
+from phalanx.runtime.network import Acquire, Hold, Network, Release, TransferProgram, play
 
 
 @dataclass(frozen=True)
@@ -40,15 +40,23 @@ class IdealNetwork(Network):
         self.params = params
         self.send_ports = [Resource(engine, f"node {i} send port") for i in range(nnodes)]
         self.recv_ports = [Resource(engine, f"node {i} receive port") for i in range(nnodes)]
+        self.startup = Hold(params.alpha_us * 1e-6)
+        self.acquire_send = [Acquire(port) for port in self.send_ports]
+        self.release_send = [Release(port) for port in self.send_ports]
+        self.acquire_recv = [Acquire(port) for port in self.recv_ports]
+        self.release_recv = [Release(port) for port in self.recv_ports]
+        self.wire_holds: dict[int, Hold] = {}  # per message size
+
+    def transfer_program(self, t: Transfer) -> TransferProgram:
+        """Hold the sender's port for the start-up, then both ports for the wire time."""
+        wire = self.wire_holds.get(t.nbytes)
+        if wire is None:
+            wire = self.wire_holds[t.nbytes] = Hold(self.params.beta_us_per_byte * 1e-6 * t.nbytes)
+        return (self.acquire_send[t.src], self.startup, self.acquire_recv[t.dst], wire,
+                self.release_recv[t.dst], self.release_send[t.src])
 
     def transfer(self, t: Transfer):
-        out_port, in_port = self.send_ports[t.src], self.recv_ports[t.dst]
-        yield out_port.request()
-        yield self.engine.timeout(self.params.alpha_us * 1e-6, "start-up")
-        yield in_port.request()
-        yield self.engine.timeout(self.params.beta_us_per_byte * 1e-6 * t.nbytes, "wire")
-        in_port.release()
-        out_port.release()
+        yield from play(self.engine, self.transfer_program(t))
 
     def copy_time_s(self, nbytes: int) -> float:
         return self.params.copy_us_per_byte * 1e-6 * nbytes

@@ -18,6 +18,17 @@ ROOT_MODULES = {"__init__.py", "cli.py", "cli_explore.py"}  # the root package s
 NOT_SHIPPED = {  # files beside the code that a user of the package does not need
     "grammar/_antlr/README.md": "how grammar/_antlr/ is generated, for developers",
     "grammar/tools/generate_antlr.sh": "`make antlr`, run from a checkout",
+    # The native event core is a package of its own (phalanx_engine_core), built by maturin from
+    # its crate: `make setup` and .ci/wheel-check install it with `pip install runtime/engine_core`.
+    "runtime/engine_core/Cargo.toml": "the native core's crate, built by its own pyproject.toml",
+    "runtime/engine_core/Cargo.lock": "the native core's pinned crates",
+    "runtime/engine_core/pyproject.toml": "builds the native core's own wheel (maturin)",
+    "runtime/engine_core/.cargo/config.toml": "puts cargo's output in build/, outside the package",
+    "runtime/engine_core/src/lib.rs": "the native core's source, compiled into phalanx_engine_core",
+    "runtime/engine_core/src/api.rs": "the native core's source, compiled into phalanx_engine_core",
+    "runtime/engine_core/src/model.rs": "the native core's source, compiled into phalanx_engine_core",
+    "runtime/engine_core/src/resources.rs": "the native core's source, compiled into phalanx_engine_core",
+    "runtime/engine_core/src/walkers.rs": "the native core's source, compiled into phalanx_engine_core",
 }
 
 SETUPTOOLS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]

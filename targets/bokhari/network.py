@@ -25,7 +25,18 @@ from typing import Any
 from phalanx.compiler.schedule import Transfer
 from phalanx.grammar.diagnostics import usage_error
 from phalanx.runtime.engine import Engine, Event, Resource
-from phalanx.runtime.network import DIRECTIONS, FailedLink, Layout, Network, NoRoute
+from phalanx.runtime.network import (
+    DIRECTIONS,
+    Acquire,
+    FailedLink,
+    Hold,
+    Layout,
+    Network,
+    NoRoute,
+    Release,
+    TransferProgram,
+    play,
+)
 from phalanx.targets.bokhari.params import barrier_us
 
 Hop = tuple[Any, Any]  # a directed link between two routing points
@@ -204,6 +215,10 @@ class RoutedNetwork(Network):
         link_us_per_byte = 1.0 / link_MBps if link_MBps else 0.0
         self.wire_s_per_byte = max(params.us_per_byte, link_us_per_byte) * 1e-6
         self.startup_s = params.startup_us * 1e-6
+        self.startup = Hold(self.startup_s)
+        # transfer_program's parts per pair (None: several routes) and wire holds per size
+        self.program_parts: dict[tuple[int, int], tuple[TransferProgram, TransferProgram] | None] = {}
+        self.wire_holds: dict[int, Hold] = {}
 
     def path(self, src: int, dst: int) -> list[Resource]:
         """The pair's first route (the only one where the route function has no alternatives)."""
@@ -251,7 +266,43 @@ class RoutedNetwork(Network):
             self.links[hop] = Resource(self.engine, link_name(hop))
         return self.links[hop]
 
+    def transfer_program(self, t: Transfer) -> TransferProgram | None:
+        """The transfer as a program where the pair has one route (`transfer` below, or with a
+        shared engine `_shared_transfer`); None where the adapter spreads packets over several
+        routes round robin (state carried from message to message)."""
+        key = (t.src, t.dst)
+        if key not in self.program_parts:
+            self.program_parts[key] = self._program_parts(t.src, t.dst)
+        parts = self.program_parts[key]
+        if parts is None:
+            return None
+        wire = self.wire_holds.get(t.nbytes)
+        if wire is None:
+            wire = self.wire_holds[t.nbytes] = Hold(self.wire_s_per_byte * t.nbytes)
+        return (*parts[0], wire, *parts[1])
+
+    def _program_parts(self, src: int, dst: int) -> tuple[TransferProgram, TransferProgram] | None:
+        """A pair's program before and after its wire time (made once per pair)."""
+        routes = self.paths(src, dst)
+        if len(routes) > 1:
+            return None
+        path = routes[0]
+        take_links, free_links = [Acquire(link) for link in path], [Release(link) for link in reversed(path)]
+        if self.shared:
+            engines = self.send_ports
+            ends = [engines[n] for n in sorted({src, dst})]
+            return ((Acquire(engines[src]), self.startup, Release(engines[src]),
+                     *[Acquire(e) for e in ends], *take_links),
+                    (*free_links, *[Release(e) for e in reversed(ends)]))
+        send, recv = self.send_ports[src], self.recv_ports[dst]
+        return ((Acquire(send), self.startup, *take_links, Acquire(recv)),
+                (Release(recv), *free_links, Release(send)))
+
     def transfer(self, t: Transfer) -> Generator[Event, Any, None]:
+        program = self.transfer_program(t)
+        if program is not None:
+            yield from play(self.engine, program)
+            return
         if self.shared:
             yield from self._shared_transfer(t)
             return

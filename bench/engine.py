@@ -1,0 +1,237 @@
+"""The simulation engine: the Python engine and the native event core side by side, and SMPI (issue 30).
+
+Writes bench/results_engine.json and the measured table of docs/engine.md. For each row (a
+target, an all-to-all algorithm and a block size), each engine runs in a fresh child process
+(`--point`): the program is compiled (`compile_s`), then its plan is run with real payloads,
+drawn, moved and checked as `phalanx run` does (`checked`), and once more without payloads, as
+`--cost simulate` and the regret benchmark time candidates (`timing`: runtime/timing.py's
+TimingData; the engine's own speed). `run_s` is runtime/simulate.py run_plan (and the data
+check). The child reports the events, events a second (of `run_s`), the simulated time and
+whether the data verified; its peak memory (`maxrss_MB`, compile and run together) is what
+/usr/bin/time reports for it. Both engines must give the same simulated time (rel 1e-9); each
+row says the speed-up of the run (Python run_s / native run_s) in both modes.
+
+Where a row names an SMPI algorithm and smpirun is installed, SMPI runs MPI_Alltoall with that
+algorithm on the target's SimGrid platform (runtime/backends/platforms.py), as
+bench/collectives.py does, under /usr/bin/time for its wall time and peak memory.
+
+Rows whose Python run takes minutes (the issue's ideal:1024 job: 109 s, 2.3 GB) run on the
+Python engine only with --all; every point has a timeout and a point past it is recorded as such.
+
+Run: .venv/bin/python bench/engine.py [--all] [--only NAME] [--timeout S] [--no-smpi]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform as host_platform
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results_engine.json"
+DOC = HERE.parent / "docs" / "engine.md"
+BEGIN, END = "<!-- bench/engine.py: begin -->", "<!-- bench/engine.py: end -->"
+TIMEOUT_S = 600.0
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    target: str
+    algorithm: str
+    block_bytes: int
+    python: bool = True  # run the Python engine without --all
+    smpi: str | None = None  # SMPI's MPI_Alltoall algorithm on the same platform
+
+
+ROWS = (
+    Row("ideal:256 all-to-all, 128 B blocks", "ideal:256", "direct", 128),
+    Row("paragon:16x16 pairwise all-to-all, 1 KB blocks", "paragon:16x16", "direct", 1024, smpi="pair"),
+    Row("paragon:16x16 pairwise all-to-all, 16 KB blocks", "paragon:16x16", "direct", 16384,
+        python=False, smpi="pair"),
+    Row("paragon:8x8 multiphase all-to-all, 1 KB blocks", "paragon:8x8", "multiphase:3,3", 1024),
+    Row("cs2:64 all-to-all, 1 KB blocks", "cs2:64", "direct", 1024, smpi="pair"),
+    Row("hypercube:6 all-to-all, 1 KB blocks", "hypercube:6", "direct", 1024),
+    Row("ideal:1024 all-to-all, 128 B blocks (1M messages)", "ideal:1024", "direct", 128, python=False),
+)
+
+
+def point(target: str, algorithm: str, block_bytes: int, engine: str, checked: bool) -> dict[str, Any]:
+    """One run in this process (the child of `--point`); `checked`: with real payloads, else
+    without (TimingData)."""
+    import numpy as np
+
+    import phalanx
+    from phalanx.compiler.driver import compile_program
+    from phalanx.compiler.target import resolve
+    from phalanx.runtime.data import Payloads, build_data
+    from phalanx.runtime.simulate import run_plan
+    from phalanx.runtime.sweep import kind_program
+    from phalanx.runtime.timing import TimingData
+
+    phalanx.register_all()
+    started = time.perf_counter()
+    source = kind_program("alltoall", resolve(target).nnodes, block_bytes)
+    compiled = compile_program(source, target=target, algorithm=algorithm, cost="closed-form")
+    compiled_at = time.perf_counter()
+    rng = np.random.default_rng(0)
+    stmt, kind = compiled.communications[0], compiled.collectives[0].kind
+    nprocs = compiled.plan.nprocs
+    data = Payloads(lambda _: build_data(stmt, rng, {}, kind) if checked else TimingData(False, nprocs),
+                    range(compiled.plan.run_count))
+    execution, _ = run_plan(compiled.target, compiled.plan, data, engine_choice=engine)
+    problems = data.checked()
+    done = time.perf_counter()
+    run_s = done - compiled_at
+    messages = sum(1 for s in compiled.plan.schedules() for p in s.phases for t in p.sends if t.src != t.dst)
+    return {"engine": engine, "checked": checked, "compile_s": round(compiled_at - started, 3),
+            "run_s": round(run_s, 3),
+            "end_to_end_s": round(done - started, 3), "events": execution.events,
+            "events_per_s": round(execution.events / run_s), "messages": messages,
+            "simulated_s": execution.total_time_s, "verified": not any(problems.values())}
+
+
+def measured(cmd: list[str], timeout_s: float) -> tuple[str, float | None, float]:
+    """(stdout, peak memory in MB, wall seconds) of `cmd` under /usr/bin/time; memory None on a timeout."""
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(["/usr/bin/time", "-f", "maxrss_kB=%M", *cmd], capture_output=True,
+                              text=True, timeout=timeout_s, start_new_session=True)
+    except subprocess.TimeoutExpired:
+        return "", None, timeout_s
+    wall_s = time.perf_counter() - started
+    kb = [ln for ln in done.stderr.splitlines() if ln.startswith("maxrss_kB=")]
+    if done.returncode != 0 or not kb:
+        raise RuntimeError(f"{' '.join(cmd[:4])}...: exit {done.returncode}: {done.stderr.strip()[-400:]}")
+    return done.stdout, int(kb[-1].split("=")[1]) / 1024, wall_s
+
+
+def phalanx_point(row: Row, engine: str, checked: bool, timeout_s: float) -> dict[str, Any]:
+    args = json.dumps({"target": row.target, "algorithm": row.algorithm,
+                       "block_bytes": row.block_bytes, "engine": engine, "checked": checked})
+    out, maxrss_MB, _ = measured([sys.executable, __file__, "--point", args], timeout_s)
+    if maxrss_MB is None:
+        return {"engine": engine, "checked": checked, "timeout_s": timeout_s}
+    return {**json.loads(out.strip().splitlines()[-1]), "maxrss_MB": round(maxrss_MB)}
+
+
+def smpi_point(row: Row, work: Path, timeout_s: float) -> dict[str, Any]:
+    """SMPI's MPI_Alltoall (`row.smpi`) on the target's platform, with bench/collectives.py's
+    executable, platform and configuration."""
+    from collectives import Smpi
+
+    from phalanx.runtime.backends.simgrid import CONFIG
+
+    smpi = Smpi(work, timeout_s)
+    xml, hosts, overhead, n = smpi.platform(row.target)
+    cfg = [*CONFIG, f"smpi/alltoall:{row.smpi}", "smpi/simulate-computation:no",
+           f"smpi/os:0:{overhead}:0", f"smpi/ois:0:{overhead}:0", "smpi/or:0:0:0"]
+    cmd = ["smpirun", "-np", str(n), "-platform", str(xml), "-hostfile", str(hosts),
+           *[f"--cfg={c}" for c in cfg], "--log=root.thres:critical", str(smpi.exe("alltoall")),
+           str(row.block_bytes)]
+    out, maxrss_MB, wall_s = measured(cmd, timeout_s)
+    if maxrss_MB is None:
+        return {"algorithm": row.smpi, "timeout_s": timeout_s}
+    result = json.loads([ln for ln in out.splitlines() if ln.startswith("{")][-1])
+    return {"algorithm": row.smpi, "simulated_s": result["time_s"], "verified": result["verified"],
+            "wall_s": round(wall_s, 3), "maxrss_MB": round(maxrss_MB)}
+
+
+def measure(row: Row, args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": row.name, "target": row.target, "algorithm": row.algorithm,
+                           "block_bytes": row.block_bytes}
+    for mode, checked in (("timing", False), ("checked", True)):
+        nat = out[f"native_{mode}"] = phalanx_point(row, "native", checked, args.timeout)
+        if row.python or args.all:
+            py = out[f"python_{mode}"] = phalanx_point(row, "python", checked, args.timeout)
+        else:
+            py = out[f"python_{mode}"] = {"engine": "python", "skipped": "minutes in Python: --all"}
+        if "run_s" in py and "run_s" in nat:
+            out[f"{mode}_speedup"] = round(py["run_s"] / nat["run_s"], 2)
+            out[f"{mode}_same_simulated_time"] = \
+                abs(py["simulated_s"] - nat["simulated_s"]) <= 1e-9 * py["simulated_s"]
+    nat = out["native_checked"]
+    if row.smpi and not args.no_smpi:
+        from phalanx.runtime.backends.simgrid import simgrid_missing
+
+        missing = simgrid_missing()
+        out["smpi"] = {"skipped": missing} if missing else smpi_point(row, work, args.timeout)
+        if "wall_s" in out["smpi"] and "end_to_end_s" in nat:
+            out["native_over_smpi_wall"] = round(nat["end_to_end_s"] / out["smpi"]["wall_s"], 3)
+    return out
+
+
+def engine_cell(p: dict[str, Any]) -> str:
+    if "timeout_s" in p:
+        return f"timeout {p['timeout_s']:g} s"
+    if "run_s" not in p:
+        return "-"
+    return f"{p['run_s']} s, {p['events_per_s']:,} ev/s, {p['maxrss_MB']} MB"
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    lines = ["| job | messages, events | mode | Python engine: run, events/s, peak | native core: run, "
+             "events/s, peak | speed-up | native end to end | SMPI: wall, peak |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        nat = r["native_checked"]
+        counts = f"{nat['messages']:,}, {nat['events']:,}" if "events" in nat else "-"
+        sm = r.get("smpi", {})
+        smpi = f"{sm['wall_s']} s, {sm['maxrss_MB']} MB (`{sm['algorithm']}`)" if "wall_s" in sm else "-"
+        for mode in ("timing", "checked"):
+            nat = r[f"native_{mode}"]
+            end = f"{nat['end_to_end_s']} s" if "end_to_end_s" in nat else "-"
+            speedup = f"{r[f'{mode}_speedup']}x" if f"{mode}_speedup" in r else "-"
+            lines.append(f"| {r['name'] if mode == 'timing' else ''} | {counts if mode == 'timing' else ''} "
+                         f"| {mode} | {engine_cell(r[f'python_{mode}'])} | {engine_cell(nat)} | "
+                         f"{speedup} | {end} | {smpi if mode == 'checked' else ''} |")
+    return "\n".join(lines)
+
+
+def write_doc(rows: list[dict[str, Any]], host: str) -> None:
+    text = DOC.read_text()
+    body = (f"{BEGIN}\nMeasured by `bench/engine.py` on {host} (bench/results_engine.json); "
+            "`run` is the plan's run, compile excluded: `timing` without payloads (the engine alone, as "
+            "`--cost simulate` runs candidates), `checked` with its payloads moved and checked; peak is the "
+            "process's (compile and run); speed-up is Python run / native run.\n\n"
+            + table(rows) + f"\n{END}")
+    start, end = text.index(BEGIN), text.index(END) + len(END)
+    DOC.write_text(text[:start] + body + text[end:])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--point", help=argparse.SUPPRESS)
+    parser.add_argument("--all", action="store_true", help="also the Python engine on the big rows")
+    parser.add_argument("--only", help="rows whose name contains this")
+    parser.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds per point")
+    parser.add_argument("--no-smpi", action="store_true")
+    args = parser.parse_args()
+    if args.point:
+        p = json.loads(args.point)
+        print(json.dumps(point(p["target"], p["algorithm"], p["block_bytes"], p["engine"], p["checked"])))
+        return
+    rows = [r for r in ROWS if args.only is None or args.only in r.name]
+    results = []
+    host = f"{host_platform.machine()}, Python {host_platform.python_version()}"
+    with tempfile.TemporaryDirectory() as tmp:
+        for row in rows:
+            result = measure(row, args, Path(tmp))
+            print(json.dumps(result), flush=True)
+            results.append(result)
+            if args.only is None:  # after each row: a long run stopped later keeps what it measured
+                RESULTS.write_text(json.dumps({"host": host, "rows": results}, indent=1) + "\n")
+                write_doc(results, host)
+    print(table(results))
+
+
+if __name__ == "__main__":
+    main()

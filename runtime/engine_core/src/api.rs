@@ -1,0 +1,250 @@
+//! The Python interface of the core (runtime/native_run.py).
+
+use crate::model::*;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use std::time::{Duration, Instant};
+
+type Waits = Vec<((i64, i64, i64), String, Vec<i64>, Vec<(i64, i64, i64)>)>;
+
+#[pymethods]
+impl Core {
+    #[new]
+    #[pyo3(signature = (nprocs, run_count, max_spans, max_events=None, time_limit_s=None))]
+    fn new(nprocs: usize, run_count: usize, max_spans: usize, max_events: Option<u64>,
+           time_limit_s: Option<f64>) -> Self {
+        let nodes = (0..nprocs)
+            .map(|_| Node { item: 0, phase: 0, state: AT_ITEM, start_s: 0.0, children: Vec::new(),
+                            inbox: false, remaining: 0, barrier: NONE, finish_s: 0.0 })
+            .collect();
+        Core {
+            nprocs, now: 0.0, seq: 0, heap: BinaryHeap::new(), pending: VecDeque::new(),
+            in_event: false, started: false, resources: Vec::new(), program_off: vec![0], ops: Vec::new(),
+            scheds: Vec::new(), items: Vec::new(), run_sched: vec![-1; run_count],
+            flights: (0..run_count).map(|_| None).collect(), nodes, procs: Vec::new(), live: 0,
+            barriers: Vec::new(), timing_start: vec![f64::INFINITY; run_count],
+            timing_end: vec![0.0; run_count], span_node: Vec::new(), span_kind: Vec::new(),
+            span_start: Vec::new(), span_end: Vec::new(), span_label: Vec::new(),
+            span_peer: Vec::new(), max_spans, spans_left_out: 0, log: Vec::new(), log_taken: 0, events: 0,
+            max_events, time_limit_s, deadline: None,
+        }
+    }
+
+    /// A Resource (`unit`) or a Pool of `capacity` units; returns its id.
+    fn add_resource(&mut self, unit: bool, capacity: usize, grant_now: bool) -> PyResult<u32> {
+        if capacity < 1 || (unit && capacity != 1) {
+            return Err(PyValueError::new_err(format!("a resource needs 1 unit, a pool at least 1, not {capacity}")));
+        }
+        self.resources.push(Res { unit, capacity, grant_now, holders: Vec::new(), queue: VecDeque::new(),
+                                  busy_s: 0.0, since_s: 0.0 });
+        Ok(self.resources.len() as u32 - 1)
+    }
+
+    /// Message programs, program i being ops offsets[i]..offsets[i + 1]: `codes` 0 acquire,
+    /// 1 hold, 2 release; `args` the resource id (acquire, release), `holds_s` the seconds
+    /// (hold). Returns the id of the first.
+    fn add_programs(&mut self, offsets: Vec<u32>, codes: Vec<u8>, args: Vec<u32>, holds_s: Vec<f64>)
+                    -> PyResult<u32> {
+        let first = self.program_off.len() as u32 - 1;
+        let base = self.ops.len() as u32;
+        if offsets.first() != Some(&0) || *offsets.last().unwrap() as usize != codes.len()
+            || args.len() != codes.len() || holds_s.len() != codes.len() {
+            return Err(PyValueError::new_err("program arrays of inconsistent lengths"));
+        }
+        for (i, &code) in codes.iter().enumerate() {
+            let op = match code {
+                0 | 2 if args[i] as usize >= self.resources.len() => {
+                    return Err(PyValueError::new_err(format!("program op {i}: no resource {}", args[i])))
+                }
+                0 => Op::Acquire(args[i]),
+                1 => Op::Hold(holds_s[i]),
+                2 => Op::Release(args[i]),
+                _ => return Err(PyValueError::new_err(format!("program op {i}: unknown code {code}"))),
+            };
+            self.ops.push(op);
+        }
+        self.program_off.extend(offsets[1..].iter().map(|&o| base + o));
+        Ok(first)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn add_schedule(&mut self, nprocs: usize, nphases: usize, msg_src: Vec<u32>, msg_dst: Vec<u32>,
+                    msg_program: Vec<u32>, msg_label: Vec<u32>, msg_copy: Vec<bool>,
+                    msg_key_off: Vec<u32>, msg_keys: Vec<u32>, slot_msg_off: Vec<u32>,
+                    slot_msgs: Vec<u32>, slot_has_inbox: Vec<bool>, slot_inbox_off: Vec<u32>,
+                    slot_inbox_keys: Vec<u32>, key_due: Vec<i64>, slot_barrier: Vec<i64>,
+                    barrier_size: Vec<u32>, barrier_delay_s: Vec<f64>) -> PyResult<u32> {
+        let slots = nphases * nprocs;
+        if slot_msg_off.len() != slots + 1 || slot_inbox_off.len() != slots + 1
+            || slot_has_inbox.len() != slots || slot_barrier.len() != slots
+            || msg_key_off.len() != msg_src.len() + 1 || nprocs > self.nprocs
+        {
+            return Err(PyValueError::new_err("schedule arrays of inconsistent lengths"));
+        }
+        if msg_program.iter().any(|&p| p as usize + 1 >= self.program_off.len()) {
+            return Err(PyValueError::new_err("a message names an unknown program"));
+        }
+        let nkeys = key_due.len();
+        self.scheds.push(Sched { nprocs, nphases, msg_src, msg_dst, msg_program, msg_label, msg_copy,
+                                 msg_key_off, msg_keys, slot_msg_off, slot_msgs, slot_has_inbox,
+                                 slot_inbox_off, slot_inbox_keys, key_due, slot_barrier, barrier_size,
+                                 barrier_delay_s, nkeys });
+        Ok(self.scheds.len() as u32 - 1)
+    }
+
+    /// The plan's steps in order: a compute step (`compute`) on nodes first..first+nprocs, or run
+    /// `run` of a schedule on nodes 0..nprocs.
+    fn set_items(&mut self, compute: Vec<bool>, first: Vec<u32>, nprocs: Vec<u32>, cost_s: Vec<f64>,
+                 label: Vec<u32>, run: Vec<u32>) {
+        self.items = (0..compute.len())
+            .map(|i| Item { compute: compute[i], first: first[i], nprocs: nprocs[i], cost_s: cost_s[i],
+                            label: label[i], run: run[i] })
+            .collect();
+    }
+
+    /// Run `run` uses schedule `sched` (its data is open in Python).
+    fn open_run(&mut self, run: usize, sched: i64) {
+        self.run_sched[run] = sched;
+    }
+
+    /// Process events until the model finishes or halts. Returns (status, argument): FINISHED,
+    /// NEED_RUN (run: open it and call again), DEADLOCK, STOPPED_EVENTS, STOPPED_TIME, SENT_TWICE.
+    fn run(&mut self) -> (u8, u32) {
+        if !self.started {
+            self.started = true;
+            self.deadline = self.time_limit_s.map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0)));
+            for n in 0..self.nprocs {
+                self.procs.push(Proc { node: n as u32, run: NONE, msg: NONE, pc: 0, started: true,
+                                       done: false, waits_for: NONE, start_s: 0.0 });
+                self.live += 1;
+                self.schedule(0.0, ACT_RESUME, n as u32);
+            }
+        }
+        loop {
+            while let Some(&(act, id)) = self.pending.front() {
+                match self.exec(act, id) {
+                    Ok(()) => {
+                        self.pending.pop_front();
+                    }
+                    Err(Halt::NeedRun(run)) => return (NEED_RUN, run),
+                    Err(Halt::SentTwice) => {
+                        self.pending.pop_front();
+                        return (SENT_TWICE, 0);
+                    }
+                }
+            }
+            if self.in_event {
+                self.in_event = false;
+                self.events += 1;
+                if self.max_events.is_some_and(|m| self.events >= m) {
+                    return (STOPPED_EVENTS, 0);
+                }
+                if let Some(deadline) = self.deadline {
+                    if self.events % WALL_CLOCK_EVERY == 0 && Instant::now() > deadline {
+                        return (STOPPED_TIME, 0);
+                    }
+                }
+            }
+            match self.heap.pop() {
+                None => break,
+                Some(Reverse((at, _, act, id))) => {
+                    self.now = f64::from_bits(at);
+                    self.expand(act, id);
+                    self.in_event = true;
+                }
+            }
+        }
+        if self.live > 0 {
+            (DEADLOCK, 0)
+        } else {
+            (FINISHED, 0)
+        }
+    }
+
+    /// The oldest `limit` entries of the log not yet taken, (code, run, message) triples:
+    /// 0 a message starts, 1 it ends, 2 a run's last node left it. Empty: none left.
+    fn take_log(&mut self, limit: usize) -> Vec<u32> {
+        let end = (self.log_taken + 3 * limit).min(self.log.len());
+        let out = self.log[self.log_taken..end].to_vec();
+        self.log_taken = end;
+        if self.log_taken == self.log.len() {
+            self.log.clear();
+            self.log_taken = 0;
+        }
+        out
+    }
+
+    #[getter]
+    fn now(&self) -> f64 {
+        self.now
+    }
+
+    #[getter]
+    fn events(&self) -> u64 {
+        self.events
+    }
+
+    #[getter]
+    fn spans_left_out(&self) -> u64 {
+        self.spans_left_out
+    }
+
+    fn busy(&self) -> Vec<f64> {
+        self.resources.iter().map(|r| r.busy_s).collect()
+    }
+
+    fn finish(&self) -> Vec<f64> {
+        self.nodes.iter().map(|n| n.finish_s).collect()
+    }
+
+    fn timings(&self) -> (Vec<f64>, Vec<f64>) {
+        (self.timing_start.clone(), self.timing_end.clone())
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn spans(&self) -> (Vec<u32>, Vec<u8>, Vec<f64>, Vec<f64>, Vec<u32>, Vec<i64>) {
+        (self.span_node.clone(), self.span_kind.clone(), self.span_start.clone(), self.span_end.clone(),
+         self.span_label.clone(), self.span_peer.clone())
+    }
+
+    /// What each live process waits for, for a deadlock report: (who, "allof" | "barrier" |
+    /// "resource", info, blockers). allof: info [run, phase, inbox still pending], blockers the
+    /// unfinished message processes; barrier: info [run, phase, group], blockers the nodes in it;
+    /// resource: info [resource], blockers its holders.
+    fn live_waits(&self) -> Waits {
+        let mut out = Vec::new();
+        for (pid, p) in self.procs.iter().enumerate() {
+            if p.done {
+                continue;
+            }
+            let who = self.who(pid as u32);
+            if p.msg != NONE {
+                if p.waits_for != NONE {
+                    let holders = self.resources[p.waits_for as usize].holders.iter().map(|&h| self.who(h)).collect();
+                    out.push((who, "resource".to_string(), vec![p.waits_for as i64], holders));
+                }
+                continue;
+            }
+            let node = &self.nodes[p.node as usize];
+            let run = self.items.get(node.item).map_or(0, |it| it.run) as i64;
+            if node.state == PHASE_WAIT {
+                let flight = self.flights[run as usize].as_ref().unwrap();
+                let nprocs = self.scheds[flight.sched].nprocs;
+                let slot = node.phase * nprocs + p.node as usize;
+                let pending = node.inbox && flight.inbox_pending[slot] != 0;
+                let children = node.children.iter().filter(|&&c| !self.procs[c as usize].done)
+                    .map(|&c| self.who(c)).collect();
+                out.push((who, "allof".to_string(), vec![run, node.phase as i64, pending as i64], children));
+            } else if node.state == BARRIER_WAIT {
+                let flight = self.flights[run as usize].as_ref().unwrap();
+                let nprocs = self.scheds[flight.sched].nprocs;
+                let group = self.scheds[flight.sched].slot_barrier[node.phase * nprocs + p.node as usize];
+                let arrived = self.barriers[node.barrier as usize].arrived.iter().map(|&n| (0, n as i64, 0)).collect();
+                out.push((who, "barrier".to_string(), vec![run, node.phase as i64, group], arrived));
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,40 @@
+//! Phalanx's native event core: runtime/engine.py's event heap, resources and pools, and
+//! runtime/interpreter.py's node walkers and message processes, run without a Python call per
+//! event (runtime/native_run.py drives it; docs/engine.md).
+//!
+//! It mirrors the Python engine event for event, so that simulated times are identical: a heap
+//! of (time, sequence, action), the sequence number counted exactly where the Python engine
+//! schedules an event (process starts, timeouts, grants from a queue, process ends, inboxes,
+//! all-of waits, barriers), a request granted to the running process at once without the heap
+//! (`happen_now`), and the callbacks of one event run in the order they were added.
+//!
+//! A message is a *program* (a short list of acquire / hold / release ops) that its network
+//! declared in Python (Network.transfer_program); the data check stays in Python, which replays
+//! the log of message starts and ends in order (runtime/native_run.py).
+
+mod api;
+mod model;
+mod resources;
+mod walkers;
+
+use model::*;
+use pyo3::prelude::*;
+
+#[pymodule]
+fn phalanx_engine_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Core>()?;
+    m.add("FINISHED", FINISHED)?;
+    m.add("NEED_RUN", NEED_RUN)?;
+    m.add("DEADLOCK", DEADLOCK)?;
+    m.add("STOPPED_EVENTS", STOPPED_EVENTS)?;
+    m.add("STOPPED_TIME", STOPPED_TIME)?;
+    m.add("SENT_TWICE", SENT_TWICE)?;
+    m.add("LOG_START", LOG_START)?;
+    m.add("LOG_END", LOG_END)?;
+    m.add("LOG_LEAVE", LOG_LEAVE)?;
+    m.add("SPAN_COMPUTE", SPAN_COMPUTE)?;
+    m.add("SPAN_SEND", SPAN_SEND)?;
+    m.add("SPAN_COPY", SPAN_COPY)?;
+    m.add("SPAN_PHASE", SPAN_PHASE)?;
+    Ok(())
+}

@@ -1,0 +1,206 @@
+//! The core's state: the heap, resources, schedules as arrays, node walkers and message
+//! processes; the constants the Python side reads (runtime/native_run.py).
+
+use pyo3::prelude::*;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::time::Instant;
+
+// What a heap entry does when it is processed (the Python event's callbacks).
+pub(crate) const ACT_RESUME: u8 = 0; // a process goes on (start, timeout, grant from a queue)
+pub(crate) const ACT_PROC_DONE: u8 = 1; // a process ended: its parent node's all-of counts it
+pub(crate) const ACT_INBOX_DONE: u8 = 2; // a node's inbox of a phase is complete: its all-of counts it
+pub(crate) const ACT_ALLOF_DONE: u8 = 3; // a node's phase wait is over: the node goes on
+pub(crate) const ACT_BARRIER: u8 = 4; // a barrier ends: its nodes go on, in the order they arrived
+pub(crate) const PENDING_ONE_DONE: u8 = 5; // (callback only) one child of a node's all-of is done
+
+// Node walker states.
+pub(crate) const AT_ITEM: u8 = 0;
+pub(crate) const COMPUTE_WAIT: u8 = 1;
+pub(crate) const ENTER_PHASE: u8 = 2;
+pub(crate) const PHASE_WAIT: u8 = 3;
+pub(crate) const BARRIER_WAIT: u8 = 4;
+pub(crate) const NODE_DONE: u8 = 5;
+
+// Span kinds (runtime/interpreter.py Span.kind).
+pub(crate) const SPAN_COMPUTE: u8 = 0;
+pub(crate) const SPAN_SEND: u8 = 1;
+pub(crate) const SPAN_COPY: u8 = 2;
+pub(crate) const SPAN_PHASE: u8 = 3;
+
+// Log entries, (code, run, message) each, for the data replay.
+pub(crate) const LOG_START: u32 = 0;
+pub(crate) const LOG_END: u32 = 1;
+pub(crate) const LOG_LEAVE: u32 = 2;
+
+// Status of `run`.
+pub(crate) const FINISHED: u8 = 0;
+pub(crate) const NEED_RUN: u8 = 1;
+pub(crate) const DEADLOCK: u8 = 2;
+pub(crate) const STOPPED_EVENTS: u8 = 3;
+pub(crate) const STOPPED_TIME: u8 = 4;
+pub(crate) const SENT_TWICE: u8 = 5;
+
+pub(crate) const WALL_CLOCK_EVERY: u64 = 4096; // runtime/engine.py WALL_CLOCK_EVERY
+pub(crate) const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Copy)]
+pub(crate) enum Op {
+    Acquire(u32),
+    Hold(f64),
+    Release(u32),
+}
+
+/// A Resource (`unit`: runtime/engine.py Resource) or a Pool of `capacity` units.
+pub(crate) struct Res {
+    pub(crate) unit: bool,
+    pub(crate) capacity: usize,
+    pub(crate) grant_now: bool,
+    pub(crate) holders: Vec<u32>,
+    pub(crate) queue: VecDeque<u32>,
+    pub(crate) busy_s: f64,
+    pub(crate) since_s: f64,
+}
+
+/// One schedule as plain arrays (runtime/native_run.py builds them); `slot` = phase * nprocs + node.
+pub(crate) struct Sched {
+    pub(crate) nprocs: usize,
+    pub(crate) nphases: usize,
+    pub(crate) msg_src: Vec<u32>,
+    pub(crate) msg_dst: Vec<u32>,
+    pub(crate) msg_program: Vec<u32>,
+    pub(crate) msg_label: Vec<u32>,
+    pub(crate) msg_copy: Vec<bool>,
+    pub(crate) msg_key_off: Vec<u32>,
+    pub(crate) msg_keys: Vec<u32>,
+    pub(crate) slot_msg_off: Vec<u32>,
+    pub(crate) slot_msgs: Vec<u32>,
+    pub(crate) slot_has_inbox: Vec<bool>,
+    pub(crate) slot_inbox_off: Vec<u32>,
+    pub(crate) slot_inbox_keys: Vec<u32>,
+    pub(crate) key_due: Vec<i64>,
+    pub(crate) slot_barrier: Vec<i64>,
+    pub(crate) barrier_size: Vec<u32>,
+    pub(crate) barrier_delay_s: Vec<f64>,
+    pub(crate) nkeys: usize,
+}
+
+#[derive(Clone, Copy)]
+pub(crate) struct Item {
+    pub(crate) compute: bool,
+    pub(crate) first: u32,
+    pub(crate) nprocs: u32,
+    pub(crate) cost_s: f64,
+    pub(crate) label: u32,
+    pub(crate) run: u32,
+}
+
+pub(crate) struct Flight {
+    pub(crate) sched: usize,
+    pub(crate) inside: usize,
+    pub(crate) inbox_pending: Vec<i64>, // per slot: -1 no inbox yet, else blocks still due
+    pub(crate) arrived: Vec<u64>,       // bit per key
+    pub(crate) barriers: HashMap<u32, u32>,
+}
+
+pub(crate) struct Barrier {
+    pub(crate) arrived: Vec<u32>,
+    pub(crate) missing: u32,
+}
+
+pub(crate) struct Node {
+    pub(crate) item: usize,
+    pub(crate) phase: usize,
+    pub(crate) state: u8,
+    pub(crate) start_s: f64,
+    pub(crate) children: Vec<u32>,
+    pub(crate) inbox: bool,
+    pub(crate) remaining: u32,
+    pub(crate) barrier: u32,
+    pub(crate) finish_s: f64,
+}
+
+pub(crate) struct Proc {
+    pub(crate) node: u32,
+    pub(crate) run: u32,
+    pub(crate) msg: u32, // NONE for a node walker
+    pub(crate) pc: u32,
+    pub(crate) started: bool,
+    pub(crate) done: bool,
+    pub(crate) waits_for: u32, // the resource it queues for, NONE otherwise
+    pub(crate) start_s: f64,
+}
+
+pub(crate) enum Halt {
+    NeedRun(u32),
+    SentTwice,
+}
+
+#[pyclass(module = "phalanx_engine_core")]
+pub(crate) struct Core {
+    pub(crate) nprocs: usize,
+    pub(crate) now: f64,
+    pub(crate) seq: u64,
+    pub(crate) heap: BinaryHeap<Reverse<(u64, u64, u8, u32)>>,
+    pub(crate) pending: VecDeque<(u8, u32)>,
+    pub(crate) in_event: bool,
+    pub(crate) started: bool,
+    pub(crate) resources: Vec<Res>,
+    pub(crate) program_off: Vec<u32>, // program i: ops[program_off[i]..program_off[i + 1]]
+    pub(crate) ops: Vec<Op>,
+    pub(crate) scheds: Vec<Sched>,
+    pub(crate) items: Vec<Item>,
+    pub(crate) run_sched: Vec<i64>,
+    pub(crate) flights: Vec<Option<Flight>>,
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) procs: Vec<Proc>,
+    pub(crate) live: usize,
+    pub(crate) barriers: Vec<Barrier>,
+    pub(crate) timing_start: Vec<f64>,
+    pub(crate) timing_end: Vec<f64>,
+    pub(crate) span_node: Vec<u32>,
+    pub(crate) span_kind: Vec<u8>,
+    pub(crate) span_start: Vec<f64>,
+    pub(crate) span_end: Vec<f64>,
+    pub(crate) span_label: Vec<u32>,
+    pub(crate) span_peer: Vec<i64>,
+    pub(crate) max_spans: usize,
+    pub(crate) spans_left_out: u64,
+    pub(crate) log: Vec<u32>,
+    pub(crate) log_taken: usize, // entries of `log` already handed to Python
+    pub(crate) events: u64,
+    pub(crate) max_events: Option<u64>,
+    pub(crate) time_limit_s: Option<f64>,
+    pub(crate) deadline: Option<Instant>,
+}
+
+impl Core {
+    pub(crate) fn schedule(&mut self, delay_s: f64, act: u8, id: u32) {
+        let at = self.now + delay_s;
+        self.heap.push(Reverse((at.to_bits(), self.seq, act, id)));
+        self.seq += 1;
+    }
+
+    pub(crate) fn span(&mut self, node: u32, kind: u8, start_s: f64, label: u32, peer: i64) {
+        if self.span_node.len() >= self.max_spans {
+            self.spans_left_out += 1;
+            return;
+        }
+        self.span_node.push(node);
+        self.span_kind.push(kind);
+        self.span_start.push(start_s);
+        self.span_end.push(self.now);
+        self.span_label.push(label);
+        self.span_peer.push(peer);
+    }
+
+    /// (kind, a, b) naming a process for Python: (0, node, 0) a node walker, (1, run, message).
+    pub(crate) fn who(&self, pid: u32) -> (i64, i64, i64) {
+        let p = &self.procs[pid as usize];
+        if p.msg == NONE {
+            (0, p.node as i64, 0)
+        } else {
+            (1, p.run as i64, p.msg as i64)
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! The node walkers and message processes of runtime/interpreter.py, event for event.
+
+use crate::model::*;
+use std::collections::HashMap;
+
+impl Core {
+    pub(crate) fn expand(&mut self, act: u8, id: u32) {
+        match act {
+            ACT_RESUME => self.pending.push_back((ACT_RESUME, id)),
+            ACT_PROC_DONE => {
+                let p = &self.procs[id as usize];
+                if p.msg != NONE {
+                    self.pending.push_back((PENDING_ONE_DONE, p.node));
+                }
+            }
+            ACT_INBOX_DONE => self.pending.push_back((PENDING_ONE_DONE, id)),
+            ACT_ALLOF_DONE => self.pending.push_back((ACT_RESUME, id)),
+            _ => {
+                for i in 0..self.barriers[id as usize].arrived.len() {
+                    let node = self.barriers[id as usize].arrived[i];
+                    self.pending.push_back((ACT_RESUME, node));
+                }
+            }
+        }
+    }
+
+    pub(crate) fn exec(&mut self, act: u8, id: u32) -> Result<(), Halt> {
+        if act == PENDING_ONE_DONE {
+            let node = &mut self.nodes[id as usize];
+            node.remaining -= 1;
+            if node.remaining == 0 {
+                self.schedule(0.0, ACT_ALLOF_DONE, id);
+            }
+            return Ok(());
+        }
+        if self.procs[id as usize].msg == NONE {
+            self.resume_node(id as usize)
+        } else {
+            self.resume_send(id)
+        }
+    }
+
+    pub(crate) fn resume_node(&mut self, n: usize) -> Result<(), Halt> {
+        loop {
+            match self.nodes[n].state {
+                AT_ITEM => {
+                    let i = self.nodes[n].item;
+                    if i == self.items.len() {
+                        self.nodes[n].finish_s = self.now;
+                        self.nodes[n].state = NODE_DONE;
+                        self.procs[n].done = true;
+                        self.live -= 1;
+                        self.schedule(0.0, ACT_PROC_DONE, n as u32);
+                        return Ok(());
+                    }
+                    let it = self.items[i];
+                    let node = n as u32;
+                    if node < it.first || node >= it.first + it.nprocs {
+                        self.nodes[n].item += 1;
+                        continue;
+                    }
+                    if it.compute {
+                        self.nodes[n].start_s = self.now;
+                        self.schedule(it.cost_s, ACT_RESUME, node);
+                        self.nodes[n].state = COMPUTE_WAIT;
+                        return Ok(());
+                    }
+                    let run = it.run as usize;
+                    if self.run_sched[run] < 0 {
+                        return Err(Halt::NeedRun(it.run));
+                    }
+                    self.timing_start[run] = self.timing_start[run].min(self.now);
+                    if self.flights[run].is_none() {
+                        let s = self.run_sched[run] as usize;
+                        let sched = &self.scheds[s];
+                        self.flights[run] = Some(Flight {
+                            sched: s,
+                            inside: sched.nprocs,
+                            inbox_pending: vec![-1; sched.nphases * sched.nprocs],
+                            arrived: vec![0; sched.nkeys.div_ceil(64)],
+                            barriers: HashMap::new(),
+                        });
+                    }
+                    self.nodes[n].phase = 0;
+                    self.nodes[n].state = ENTER_PHASE;
+                }
+                COMPUTE_WAIT => {
+                    let it = self.items[self.nodes[n].item];
+                    let start_s = self.nodes[n].start_s;
+                    self.span(n as u32, SPAN_COMPUTE, start_s, it.label, -1);
+                    self.nodes[n].item += 1;
+                    self.nodes[n].state = AT_ITEM;
+                }
+                ENTER_PHASE => {
+                    if !self.enter_phase(n) {
+                        return Ok(());
+                    }
+                }
+                PHASE_WAIT => {
+                    let run = self.items[self.nodes[n].item].run as usize;
+                    let flight = self.flights[run].as_ref().unwrap();
+                    let sched = &self.scheds[flight.sched];
+                    let slot = self.nodes[n].phase * sched.nprocs + n;
+                    let group = sched.slot_barrier[slot];
+                    if group >= 0 {
+                        let (size, delay_s) =
+                            (sched.barrier_size[group as usize], sched.barrier_delay_s[group as usize]);
+                        let bid = match flight.barriers.get(&(group as u32)) {
+                            Some(&b) => b,
+                            None => {
+                                let b = self.barriers.len() as u32;
+                                self.barriers.push(Barrier { arrived: Vec::new(), missing: size });
+                                self.flights[run].as_mut().unwrap().barriers.insert(group as u32, b);
+                                b
+                            }
+                        };
+                        let barrier = &mut self.barriers[bid as usize];
+                        barrier.arrived.push(n as u32);
+                        barrier.missing -= 1;
+                        if barrier.missing == 0 {
+                            self.schedule(delay_s, ACT_BARRIER, bid);
+                        }
+                        self.nodes[n].barrier = bid;
+                        self.nodes[n].state = BARRIER_WAIT;
+                        return Ok(());
+                    }
+                    self.end_phase(n);
+                }
+                BARRIER_WAIT => self.end_phase(n),
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    pub(crate) fn end_phase(&mut self, n: usize) {
+        let (start_s, phase) = (self.nodes[n].start_s, self.nodes[n].phase);
+        self.span(n as u32, SPAN_PHASE, start_s, phase as u32, -1);
+        self.nodes[n].phase += 1;
+        self.nodes[n].state = ENTER_PHASE;
+    }
+
+    /// Start node n's phase (or leave the schedule after its last); false: the node now waits.
+    pub(crate) fn enter_phase(&mut self, n: usize) -> bool {
+        let run = self.items[self.nodes[n].item].run as usize;
+        let s = self.flights[run].as_ref().unwrap().sched;
+        let (nphases, nprocs) = (self.scheds[s].nphases, self.scheds[s].nprocs);
+        let k = self.nodes[n].phase;
+        if k == nphases {
+            self.timing_end[run] = self.timing_end[run].max(self.now);
+            let flight = self.flights[run].as_mut().unwrap();
+            flight.inside -= 1;
+            if flight.inside == 0 {
+                self.flights[run] = None;
+                self.log.extend_from_slice(&[LOG_LEAVE, run as u32, 0]);
+            }
+            self.nodes[n].item += 1;
+            self.nodes[n].state = AT_ITEM;
+            return true;
+        }
+        self.nodes[n].start_s = self.now;
+        let slot = k * nprocs + n;
+        let mut children = std::mem::take(&mut self.nodes[n].children);
+        children.clear();
+        let (lo, hi) = (self.scheds[s].slot_msg_off[slot] as usize, self.scheds[s].slot_msg_off[slot + 1] as usize);
+        for j in lo..hi {
+            let msg = self.scheds[s].slot_msgs[j];
+            let pid = self.procs.len() as u32;
+            self.procs.push(Proc {
+                node: n as u32,
+                run: run as u32,
+                msg,
+                pc: 0,
+                started: false,
+                done: false,
+                waits_for: NONE,
+                start_s: 0.0,
+            });
+            self.live += 1;
+            self.schedule(0.0, ACT_RESUME, pid);
+            children.push(pid);
+        }
+        let inbox = self.scheds[s].slot_has_inbox[slot];
+        if inbox {
+            let sched = &self.scheds[s];
+            let flight = self.flights[run].as_mut().unwrap();
+            let (lo, hi) = (sched.slot_inbox_off[slot] as usize, sched.slot_inbox_off[slot + 1] as usize);
+            let due = sched.slot_inbox_keys[lo..hi]
+                .iter()
+                .filter(|&&key| flight.arrived[key as usize / 64] >> (key % 64) & 1 == 0)
+                .count() as i64;
+            flight.inbox_pending[slot] = due;
+            if due == 0 {
+                self.schedule(0.0, ACT_INBOX_DONE, n as u32);
+            }
+        }
+        let remaining = children.len() as u32 + inbox as u32;
+        let node = &mut self.nodes[n];
+        node.children = children;
+        node.inbox = inbox;
+        node.remaining = remaining;
+        node.state = PHASE_WAIT;
+        if remaining == 0 {
+            self.schedule(0.0, ACT_ALLOF_DONE, n as u32);
+        }
+        false
+    }
+
+    pub(crate) fn resume_send(&mut self, pid: u32) -> Result<(), Halt> {
+        let p = pid as usize;
+        let (run, msg) = (self.procs[p].run as usize, self.procs[p].msg as usize);
+        let s = self.flights[run].as_ref().unwrap().sched;
+        if !self.procs[p].started {
+            self.procs[p].started = true;
+            self.procs[p].start_s = self.now;
+            self.log.extend_from_slice(&[LOG_START, run as u32, msg as u32]);
+        }
+        let program = self.scheds[s].msg_program[msg] as usize;
+        let (first, end) = (self.program_off[program] as usize, self.program_off[program + 1] as usize);
+        while first + (self.procs[p].pc as usize) < end {
+            let op = self.ops[first + self.procs[p].pc as usize];
+            self.procs[p].pc += 1;
+            match op {
+                Op::Acquire(r) => {
+                    if !self.request(r as usize, pid) {
+                        self.procs[p].waits_for = r;
+                        return Ok(());
+                    }
+                }
+                Op::Hold(delay_s) => {
+                    self.schedule(delay_s, ACT_RESUME, pid);
+                    return Ok(());
+                }
+                Op::Release(r) => self.release(r as usize, pid),
+            }
+        }
+        self.log.extend_from_slice(&[LOG_END, run as u32, msg as u32]);
+        let sched = &self.scheds[s];
+        let nprocs = sched.nprocs;
+        let (lo, hi) = (sched.msg_key_off[msg] as usize, sched.msg_key_off[msg + 1] as usize);
+        let mut complete: Vec<u32> = Vec::new();
+        {
+            let flight = self.flights[run].as_mut().unwrap();
+            for j in lo..hi {
+                let key = sched.msg_keys[j] as usize;
+                if flight.arrived[key / 64] >> (key % 64) & 1 == 1 {
+                    return Err(Halt::SentTwice);
+                }
+                flight.arrived[key / 64] |= 1 << (key % 64);
+                let due = sched.key_due[key];
+                if due >= 0 && flight.inbox_pending[due as usize] > 0 {
+                    flight.inbox_pending[due as usize] -= 1;
+                    if flight.inbox_pending[due as usize] == 0 {
+                        complete.push((due as usize % nprocs) as u32);
+                    }
+                }
+            }
+        }
+        let kind = if sched.msg_copy[msg] { SPAN_COPY } else { SPAN_SEND };
+        let (src, dst, label) = (sched.msg_src[msg], sched.msg_dst[msg], sched.msg_label[msg]);
+        for node in complete {
+            self.schedule(0.0, ACT_INBOX_DONE, node);
+        }
+        let start_s = self.procs[p].start_s;
+        self.span(src, kind, start_s, label, dst as i64);
+        self.procs[p].done = true;
+        self.live -= 1;
+        self.schedule(0.0, ACT_PROC_DONE, pid);
+        Ok(())
+    }
+}

@@ -1,0 +1,37 @@
+"""bench/engine.py on a tiny row: both engines' points, the same simulated time, the table."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_engine", ROOT / "bench/engine.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks its module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_row_runs_both_engines_in_child_processes_and_agrees(bench, tmp_path):
+    row = bench.Row("ideal:4 all-to-all", "ideal:4", "direct", 64)
+    args = argparse.Namespace(all=False, timeout=120.0, no_smpi=True)
+    result = bench.measure(row, args, tmp_path)
+    for mode in ("timing", "checked"):
+        native, python = result[f"native_{mode}"], result[f"python_{mode}"]
+        assert native["verified"] and python["verified"]
+        assert native["events"] == python["events"] and native["messages"] == 12
+        assert result[f"{mode}_same_simulated_time"] and result[f"{mode}_speedup"] > 0
+        assert native["maxrss_MB"] > 0
+    lines = bench.table([result]).splitlines()
+    assert lines[2].startswith("| ideal:4 all-to-all | 12, ") and "| timing |" in lines[2]
+    assert "| checked |" in lines[3]
+

@@ -1,0 +1,185 @@
+"""The native event core (runtime/native_run.py, runtime/engine_core) against the Python engine:
+the same simulated times, events, spans and busy times; the same deadlock reports, data checks
+and stops at a limit."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from conftest import HEADER, compile_text
+from phalanx.compiler.schedule import Phase, Plan, Schedule
+from phalanx.compiler.target import resolve
+from phalanx.grammar.diagnostics import PhalanxError
+from phalanx.runtime.data import Payloads
+from phalanx.runtime.engine import Engine
+from phalanx.runtime.native_run import native_available, native_plan
+from phalanx.runtime.simulate import RunLimits, RunResult, run_plan, simulate
+from phalanx.runtime.sweep import kind_program
+from phalanx.runtime.timing import TimingData
+
+
+def test_the_extension_is_installed():
+    assert native_available(), "make setup builds phalanx_engine_core (runtime/engine_core)"
+
+
+def both(compiled, **kwargs) -> tuple[RunResult, RunResult]:
+    """The run on the Python engine and on the native core ("native" refuses to fall back)."""
+    return (simulate(compiled, engine_choice="python", **kwargs),
+            simulate(compiled, engine_choice="native", **kwargs))
+
+
+def assert_same_run(python: RunResult, native: RunResult) -> None:
+    assert native.total_time_s == pytest.approx(python.total_time_s, rel=1e-9, abs=0)
+    assert [c.time_s for c in native.collectives] == \
+        pytest.approx([c.time_s for c in python.collectives], rel=1e-9, abs=0)
+    assert [(c.start_s, c.end_s, c.verified, c.problems) for c in native.collectives] == \
+        [(c.start_s, c.end_s, c.verified, c.problems) for c in python.collectives]
+    # Event for event: the same count, the same timeline, the same busy resources.
+    assert native.execution.events == python.execution.events
+    assert native.execution.spans == python.execution.spans
+    assert sorted((r.name, r.busy_s) for r in native.network.resources()) == \
+        sorted((r.name, r.busy_s) for r in python.network.resources())
+
+
+# Every network with programs; exchange, library and reduction kinds; a combined-message and a
+# segmenting algorithm; two block sizes each.
+CASES = [("ideal:8", "alltoall", "direct"), ("ideal:16", "alltoall", "auto"),
+         ("ideal:8", "broadcast", "scatter-allgather"), ("ideal:16", "allreduce", "recursive-doubling"),
+         ("paragon:4x4", "alltoall", "multiphase:2,2"), ("paragon:2x4", "allgather", "auto"),
+         ("sp2:16,routes_per_pair=1", "alltoall", "standard"), ("cs2:16", "alltoall", "auto"),
+         ("cs2:16", "reduce", "auto"), ("hypercube:4", "alltoall", "direct"),
+         ("hypercube:3", "scatter", "auto")]
+
+
+@pytest.mark.parametrize("size", [8, 1000])
+@pytest.mark.parametrize("target, kind, algorithm", CASES)
+def test_native_core_gives_the_python_engines_run(target, kind, algorithm, size):
+    source = kind_program(kind, resolve(target).nnodes, size)
+    compiled = compile_text(source, target=target, algorithm=algorithm, cost="closed-form")
+    python, native = both(compiled)
+    assert python.verified and native.verified
+    assert_same_run(python, native)
+
+
+def test_compute_steps_repeats_and_barriers_run_natively():
+    source = HEADER.replace("ideal:16", "paragon:4x4") + \
+        'compute "update" on P cost 20 us\nrepeat 2 {\n  B = A\n  A = B\n}\n'
+    compiled = compile_text(source, algorithm="multiphase:2,2", cost="closed-form")
+    assert any(p.sync == "barrier" for s in compiled.plan.schedules() for p in s.phases)
+    python, native = both(compiled)
+    assert native.verified and len(native.collectives) == 4
+    assert_same_run(python, native)
+
+
+def test_a_network_without_programs_for_every_message_runs_in_python():
+    """The SP2's adapter spreads packets over 4 routes round robin: no program, so the plan
+    stays on the Python engine, and `auto` still runs it."""
+    compiled = compile_text(kind_program("alltoall", 16, 64), target="sp2:16", cost="closed-form")
+    network = compiled.target.build_network(Engine())
+    assert native_plan(compiled.plan, network, fast=True) is None
+    with pytest.raises(ValueError, match="cannot run on the native core"):
+        simulate(compiled, engine_choice="native")
+    assert simulate(compiled).verified
+
+
+def two_node_compiled():
+    return compile_text("target ideal:2\nprocessors P(2)\narray A(2, 2) of byte distribute "
+                        "(BLOCK, *) onto P\narray B(2, 2) of byte distribute (*, BLOCK) onto P\n"
+                        "B = A\n")
+
+
+def with_schedule(compiled, schedule: Schedule):
+    steps = tuple(schedule if isinstance(s, Schedule) else s for s in compiled.plan.steps)
+    return dataclasses.replace(compiled, plan=Plan(compiled.plan.nprocs, steps))
+
+
+def errors(compiled) -> list[str]:
+    """The error of the run on each engine."""
+    out = []
+    for choice in ("python", "native"):
+        with pytest.raises(PhalanxError) as info:
+            simulate(compiled, engine_choice=choice)
+        out.append(info.value.diagnostic.message + " | " + (info.value.diagnostic.hint or ""))
+    return out
+
+
+def test_a_deadlock_reports_the_same_cycle():
+    compiled = two_node_compiled()
+    s = compiled.schedules[0]
+    (phase,) = s.phases
+    copies = tuple(t for t in phase.sends if t.src == t.dst)
+    net = tuple(t for t in phase.sends if t.src != t.dst)
+    bad = dataclasses.replace(s, phases=(Phase(copies, copies + net), Phase(net, ())))
+    python, native = errors(with_schedule(compiled, bad))
+    assert native == python
+    assert native.startswith("the schedule deadlocks: node 0 waits on block 1->0 from node 1 (phase 0) "
+                             "-> node 1 waits on block 0->1 from node 0 (phase 0) -> node 0")
+
+
+def test_a_deadlock_on_a_barrier_names_the_missing_node():
+    """Node 1 waits at phase 0's barrier for node 0, which waits for a block node 1 sends in
+    phase 1 only."""
+    compiled = two_node_compiled()
+    s = compiled.schedules[0]
+    (phase,) = s.phases
+    to_1 = tuple(t for t in phase.sends if t.dst == 1 and t.src == 0)
+    to_0 = tuple(t for t in phase.sends if t.dst == 0 and t.src == 1)
+    copies = tuple(t for t in phase.sends if t.src == t.dst)
+    bad = dataclasses.replace(s, phases=(Phase(copies + to_1, copies + to_1 + to_0, "barrier"),
+                                         Phase(to_0, ())))
+    python, native = errors(with_schedule(compiled, bad))
+    assert native == python and "barrier after phase 0" in native
+
+
+def test_the_data_check_catches_a_block_sent_twice():
+    compiled = compile_text(HEADER + "B = A\n")
+    s = compiled.schedules[0]
+    extra = s.phases[0].sends[-1]
+    phases = (Phase.of(s.phases[0].sends + (extra,)),) + s.phases[1:]
+    python, native = errors(with_schedule(compiled, dataclasses.replace(s, phases=phases)))
+    assert native == python and "does not hold" in native
+
+
+def test_the_exactly_once_check_catches_a_block_that_arrives_twice():
+    """Without payloads (runtime/timing.py's TimingData, as `--cost simulate` runs candidates)
+    only the arrival check can see a transfer sent twice."""
+    compiled = compile_text(HEADER + "B = A\n")
+    s = compiled.schedules[0]
+    extra = s.phases[1].sends[-1]
+    schedule = dataclasses.replace(s, phases=(Phase.of(s.phases[0].sends + (extra,)),) + s.phases[1:])
+    messages = []
+    for choice in ("python", "native"):
+        data = Payloads(lambda _: TimingData(False, 16), [0])
+        with pytest.raises(PhalanxError) as info:
+            run_plan(compiled.target, Plan(16, (schedule,)), data, engine_choice=choice)
+        messages.append(info.value.diagnostic.message)
+    assert messages[1] == messages[0]
+    assert messages[1] == f"the schedule is invalid: transfer {extra.src}->{extra.dst} of block " \
+        f"{extra.origin}->{extra.final} is sent twice"
+
+
+def test_a_missing_block_fails_verification_alike():
+    compiled = compile_text(HEADER + "B = A\n")
+    s = compiled.schedules[0]
+    phases = list(s.phases)
+    phases[3] = Phase.of(tuple(t for t in phases[3].sends if (t.src, t.dst) != (5, 1)))
+    python, native = both(with_schedule(compiled, dataclasses.replace(s, phases=tuple(phases))))
+    assert native.collectives[0].problems == ["node 1: 256 elements never arrived (blocks from [5])"]
+    assert_same_run(python, native)
+
+
+def test_a_run_stops_at_the_event_limit_alike():
+    compiled = compile_text(HEADER + "repeat 3 {\n  B = A\n}\n")
+    python, native = both(compiled, limits=RunLimits(max_events=1500))
+    assert native.execution.stopped == python.execution.stopped
+    assert native.execution.stopped.startswith("stopped at the limit of 1500 events (1500 events")
+    assert [c.verified for c in native.collectives] == [True, False, False]
+    assert_same_run(python, native)
+
+
+def test_a_run_stops_at_the_time_limit():
+    compiled = compile_text(HEADER + "repeat 3 {\n  B = A\n}\n")
+    native = simulate(compiled, engine_choice="native", limits=RunLimits(time_limit_s=0.0))
+    assert native.execution.stopped.startswith("stopped at the time limit of 0 s (4096 events")
