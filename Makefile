@@ -52,7 +52,7 @@ demo: setup ## compile and simulate examples/transpose.phx on ideal:16, report i
 	@echo "open out/demo/index.html"
 
 test: setup ## run the test suite
-	$(BIN)/python -m pytest -n auto --dist loadfile tests
+	$(BIN)/python -m pytest -n auto --dist worksteal tests
 
 bench: setup ## run the benchmarks, results in bench/results*.json, docs/fidelity.md, docs/regret.md and docs/efficiency.md
 	$(BIN)/python bench/run.py --out bench/results.json

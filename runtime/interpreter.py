@@ -95,15 +95,10 @@ class Inbox(Event):
         super().__init__(engine)
         self.phase, self.pending = phase, pending
 
-    def _first(self) -> tuple | None:  # schedule_index.transfer_key: (origin, final, src, dst, offset)
-        return min(self.pending, key=lambda key: (key[2], key[0], key[1], key[4])) if self.pending else None
-
     @property
     def what(self) -> str:
-        first = self._first()
-        if first is None:
-            return f"blocks of phase {self.phase}"
-        return f"block {first[0]}->{first[1]} from node {first[2]} (phase {self.phase})"
+        missing = first_missing(self.pending, self.phase)
+        return f"blocks of phase {self.phase}" if missing is None else missing[1]
 
     @what.setter
     def what(self, _: str) -> None:
@@ -111,8 +106,18 @@ class Inbox(Event):
 
     @property
     def producer(self) -> str | None:
-        first = self._first()
-        return None if first is None else f"node {first[2]}"
+        missing = first_missing(self.pending, self.phase)
+        return None if missing is None else missing[0]
+
+
+def first_missing(pending: set[tuple], phase: int) -> tuple[str, str] | None:
+    """(its sender, what it is) of the first block a node still waits for in `phase`, by
+    sender, then block: how a deadlock report names an inbox's wait. `pending` holds
+    schedule_index.transfer_key tuples (origin, final, src, dst, offset)."""
+    if not pending:
+        return None
+    origin, final, src, _, _ = min(pending, key=lambda key: (key[2], key[0], key[1], key[4]))
+    return f"node {src}", f"block {origin}->{final} from node {src} (phase {phase})"
 
 
 class InFlight:

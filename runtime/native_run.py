@@ -368,11 +368,8 @@ class NativeRun:
     def _inbox_blockers(self, run: int, k: int, node: int) -> list[tuple[str, str]]:
         schedule = self.run_schedules[run]
         due = self.prepared.indexes[schedule.collective].by_node()[k][1][node]
-        pending = {transfer_key(t) for t in due} - self.arrived.get(run, set())
-        if not pending:
-            return []
-        origin, final, src, _ = min(pending, key=lambda key: (key[2], key[0], key[1]))
-        return [(f"node {src}", f"block {origin}->{final} from node {src} (phase {k})")]
+        missing = interpreter.first_missing({transfer_key(t) for t in due} - self.arrived.get(run, set()), k)
+        return [] if missing is None else [missing]
 
     def _barrier_blockers(self, run: int, k: int, arrived: set[int], node: int) -> list[tuple[str, str]]:
         schedule = self.run_schedules[run]
