@@ -69,9 +69,7 @@ def native_plan(plan: Plan, network: Network, fast: bool) -> NativePlan | None:
     """The plan prepared for the core, or None where it must run on the Python engine."""
     if core_module is None or network.sees_payloads or _has_pipeline(plan.steps):
         return None
-    # pack / unpack are process bodies the core cannot run: only a network that keeps the
-    # contract's default (no time) goes native.
-    if type(network).pack is not Network.pack or type(network).unpack is not Network.unpack:
+    if network.packs:  # pack / unpack are process bodies the core cannot run
         return None
     out = NativePlan(plan, {})
     for schedule in plan.schedules():

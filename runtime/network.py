@@ -101,6 +101,10 @@ class Network(ABC):
     # True for a network that must see (and may spoil) the bytes it carries: the runtime
     # then sends every message through `deliver` with its payloads (runtime/faults.py).
     sees_payloads = False
+    # True for a network whose `pack` / `unpack` take time (the application's code on the
+    # nodes' processors): the native core cannot run those bodies, so its runs stay on the
+    # Python engine (runtime/native_run.py).
+    packs = False
 
     # -- required ------------------------------------------------------------------------
 

@@ -97,6 +97,8 @@ class SwitchGates:
 class WormholeNetwork(Network):
     """runtime/network.py's Network for an R x C iWarp torus."""
 
+    packs = True  # the Fx compiler's code packs library messages (pack_cycles_per_word)
+
     def __init__(self, engine: Engine, params: IWarpParams, torus: Torus):
         self.engine, self.params, self.torus = engine, params, torus
         self.avoiding: AvoidingRoutes | None = None  # routes around failed links (--faults)
