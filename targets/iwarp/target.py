@@ -273,5 +273,5 @@ ENTRIES = (
                 "switch for phased AAPC)", make_iwarp, "iwarp:8x8"),
     TargetEntry("torus", "R x C wormhole torus with iWarp's router, parameters overridable "
                 "(link_MBps, overhead_cycles, clock_MHz, ...)", make_torus,
-                "torus:16x16,link_MBps=80"),
+                "torus:8x8,link_MBps=80"),
 )
