@@ -14,6 +14,7 @@ import pytest
 import phalanx
 from phalanx.cli import main
 from phalanx.compiler.driver import compile_program
+from phalanx.compiler.schedule import Phase, Plan, Schedule
 from phalanx.grammar.diagnostics import PhalanxError
 
 phalanx.register_all()
@@ -155,3 +156,26 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     for marker in TOOLS:
         if item.get_closest_marker(marker) is not None and (why := tool_missing(marker)):
             pytest.skip(why)
+
+
+def two_node_compiled():
+    """A 2-node transpose on ideal:2: the smallest program whose schedule tests can rewrite."""
+    return compile_text("target ideal:2\nprocessors P(2)\narray A(2, 2) of byte distribute "
+                        "(BLOCK, *) onto P\narray B(2, 2) of byte distribute (*, BLOCK) onto P\n"
+                        "B = A\n")
+
+
+def with_schedule(compiled, schedule):
+    """`compiled` with its schedule replaced by `schedule` (a hand-made wrong one, say)."""
+    steps = tuple(schedule if isinstance(s, Schedule) else s for s in compiled.plan.steps)
+    return dataclasses.replace(compiled, plan=Plan(compiled.plan.nprocs, steps))
+
+
+def crossed(compiled):
+    """`compiled`'s one-phase schedule split so that each node waits in phase 0 for what the
+    other sends only in phase 1: a deadlock."""
+    (schedule,) = compiled.schedules
+    (phase,) = schedule.phases
+    copies = tuple(t for t in phase.sends if t.src == t.dst)
+    net = tuple(t for t in phase.sends if t.src != t.dst)
+    return dataclasses.replace(schedule, phases=(Phase(copies, copies + net), Phase(net, ())))

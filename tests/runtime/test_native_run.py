@@ -8,8 +8,8 @@ import dataclasses
 
 import pytest
 
-from conftest import HEADER, compile_text
-from phalanx.compiler.schedule import Phase, Plan, Schedule
+from conftest import HEADER, compile_text, crossed, two_node_compiled, with_schedule
+from phalanx.compiler.schedule import Phase, Plan
 from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.data import Payloads
@@ -84,15 +84,6 @@ def test_a_network_without_programs_for_every_message_runs_in_python():
     assert simulate(compiled).verified
 
 
-def two_node_compiled():
-    return compile_text("target ideal:2\nprocessors P(2)\narray A(2, 2) of byte distribute "
-                        "(BLOCK, *) onto P\narray B(2, 2) of byte distribute (*, BLOCK) onto P\n"
-                        "B = A\n")
-
-
-def with_schedule(compiled, schedule: Schedule):
-    steps = tuple(schedule if isinstance(s, Schedule) else s for s in compiled.plan.steps)
-    return dataclasses.replace(compiled, plan=Plan(compiled.plan.nprocs, steps))
 
 
 def errors(compiled) -> list[str]:
@@ -107,12 +98,7 @@ def errors(compiled) -> list[str]:
 
 def test_a_deadlock_reports_the_same_cycle():
     compiled = two_node_compiled()
-    s = compiled.schedules[0]
-    (phase,) = s.phases
-    copies = tuple(t for t in phase.sends if t.src == t.dst)
-    net = tuple(t for t in phase.sends if t.src != t.dst)
-    bad = dataclasses.replace(s, phases=(Phase(copies, copies + net), Phase(net, ())))
-    python, native = errors(with_schedule(compiled, bad))
+    python, native = errors(with_schedule(compiled, crossed(compiled)))
     assert native == python
     assert native.startswith("the schedule deadlocks: node 0 waits on block 1->0 from node 1 (phase 0) "
                              "-> node 1 waits on block 0->1 from node 0 (phase 0) -> node 0")

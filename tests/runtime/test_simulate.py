@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from conftest import HEADER, compile_text
+from conftest import HEADER, compile_text, crossed, two_node_compiled, with_schedule
 from phalanx.compiler.schedule import Phase, Plan, Schedule
 from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.data import NEVER_STARTED, Payloads, build_data
@@ -39,10 +39,6 @@ def test_closed_form_on_other_sizes_and_transposes(n):
     assert result.collectives[0].time_s == pytest.approx((n - 1) * (ALPHA + BETA * m), rel=1e-9)
 
 
-def with_schedule(compiled, schedule: Schedule):
-    steps = tuple(schedule if isinstance(s, Schedule) else s for s in compiled.plan.steps)
-    return dataclasses.replace(compiled, plan=Plan(compiled.plan.nprocs, steps))
-
 
 def move_transfer(schedule: Schedule, src: int, dst: int, to_phase: int, sync: str) -> Schedule:
     phases = [list(p.sends) for p in schedule.phases]
@@ -69,22 +65,11 @@ def test_two_sends_through_one_port_cost_one_extra_message_time(sync):
     assert t_crowded.time_s - t_free.time_s == pytest.approx(ALPHA + BETA * 2048, rel=1e-9)
 
 
-def two_node_compiled():
-    return compile_text("target ideal:2\nprocessors P(2)\narray A(2, 2) of byte distribute "
-                        "(BLOCK, *) onto P\narray B(2, 2) of byte distribute (*, BLOCK) onto P\n"
-                        "B = A\n")
-
 
 def test_deadlock_is_reported_with_its_cycle():
     compiled = two_node_compiled()
-    s = compiled.schedules[0]
-    (phase,) = s.phases
-    copies = tuple(t for t in phase.sends if t.src == t.dst)
-    net = tuple(t for t in phase.sends if t.src != t.dst)
-    # Each node waits in phase 0 for what the other sends only in phase 1.
-    bad = dataclasses.replace(s, phases=(Phase(copies, copies + net), Phase(net, ())))
     with pytest.raises(PhalanxError) as info:
-        simulate(with_schedule(compiled, bad))
+        simulate(with_schedule(compiled, crossed(compiled)))
     message = info.value.diagnostic.message
     assert message.startswith("the schedule deadlocks: node 0 waits on block 1->0 from node 1 "
                                "(phase 0) -> node 1 waits on block 0->1 from node 0 (phase 0) "
