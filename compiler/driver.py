@@ -17,7 +17,11 @@ from xdsl.dialects.builtin import ModuleOp
 
 from phalanx.compiler.choice import PER_STATEMENT, ProgramChoice
 from phalanx.compiler.ir.build import module_from_program
-from phalanx.compiler.ir.conversion.lower_coll_to_sched import LowerCollToSched, parse_algorithm_option
+from phalanx.compiler.ir.conversion.lower_coll_to_sched import (
+    LowerCollToSched,
+    parse_algorithm_option,
+    requested_algorithm,
+)
 from phalanx.compiler.ir.dialects import coll, make_context
 from phalanx.compiler.ir.dialects.sched import ScheduleOp, plan_from_module
 from phalanx.compiler.ir.transforms.recognize_collectives import RecognizeCollectives, collective_from_op
@@ -144,7 +148,7 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
     # A statement whose algorithm is forced ranks nothing: its alternatives are listed by the
     # closed forms (their source says so), not simulated, so `--algorithm X` costs no candidate runs.
     choices = parse_algorithm_option(algorithm)
-    listing = [cost if ranked(choices, c.kind) else CLOSED_FORM for c in collectives]
+    listing = [cost if requested_algorithm(choices, c.kind) == "auto" else CLOSED_FORM for c in collectives]
     candidates = [[Candidate(a, machine.predict(c, a, model), machine.predict_source(c, a, model))
                    for a, reason in each if reason is None]
                   for c, each, model in zip(collectives, listed, listing)]
@@ -179,14 +183,9 @@ def _choose_for_program(machine: Target, plan: Plan, collectives: list[Collectiv
     choices = parse_algorithm_option(algorithm)
     searched: dict[int, list[str]] = {}
     for c, each in zip(collectives, candidates):
-        if ranked(choices, c.kind):
+        if requested_algorithm(choices, c.kind) == "auto":
             searched.setdefault(c.line, [x.algorithm for x in each])
     return choose_for_program(machine, plan, collectives, searched, cost)
-
-
-def ranked(choices: dict[str, str], kind: str) -> bool:
-    """Whether `auto` chooses the algorithm of a `kind` statement under the parsed --algorithm."""
-    return choices.get(kind, choices.get("*", "auto")) == "auto"
 
 
 def chosen_algorithms(compiled: Compiled) -> list[str]:

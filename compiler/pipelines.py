@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from phalanx.compiler.ir.conversion.lower_coll_to_sched import parse_algorithm_option
+from phalanx.compiler.ir.conversion.lower_coll_to_sched import parse_algorithm_option, requested_algorithm
 from phalanx.compiler.ir.transforms.recognize_collectives import recognize_statement
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import ComputeStep, PipelineStep, RepeatStep, Schedule
@@ -86,7 +86,7 @@ def _unsplit_time_s(stmt: AssignStmt, machine: Target, choices: dict[str, str],
     # The statement unsplit is timed on its own, as the program's only collective (index 0: the
     # iWarp's switch tags number collectives from 0).
     whole = recognize_statement(0, dataclasses.replace(stmt, window=None, stage=None))
-    wanted = choices.get(whole.kind, choices.get("*", "auto"))
+    wanted = requested_algorithm(choices, whole.kind)
     if wanted != "auto" and (wanted not in machine.algorithms(whole.kind)
                              or machine.unmet(whole, wanted) is not None):
         wanted = "auto"  # the requested algorithm cannot move the unsplit statement

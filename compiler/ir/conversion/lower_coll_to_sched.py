@@ -50,6 +50,11 @@ def parse_algorithm_option(text: str) -> dict[str, str]:
     return choices
 
 
+def requested_algorithm(choices: dict[str, str], kind: str) -> str:
+    """The algorithm the parsed --algorithm asks for a `kind` statement (`auto` unless named)."""
+    return choices.get(kind, choices.get("*", "auto"))
+
+
 @dataclass(frozen=True)
 class LowerCollToSched(ModulePass):
     name = "lower-coll-to-sched"
@@ -71,7 +76,7 @@ class LowerCollToSched(ModulePass):
         for child in list(op.walk()):
             if isinstance(child, coll.CollectiveOp):
                 c = collective_from_op(child)
-                requested = choices.get(c.kind, choices.get("*", "auto"))
+                requested = requested_algorithm(choices, c.kind)
                 algorithm = chosen.get(c.line) or target.choose(c, requested, self.cost)
                 schedule = dataclasses.replace(target.schedule_for(c, algorithm),
                                                stage=child.stage.value.data)
