@@ -34,9 +34,12 @@ $(STAMP): pyproject.toml $(FILES)
 
 # The native event core (docs/engine.md): a Rust crate built by maturin (from PyPI, in pip's build
 # environment) with PyO3 (from crates.io), installed into the venv as `phalanx_engine_core`;
-# rebuilt when its sources change. Needs cargo (rustup.rs) on the PATH.
+# rebuilt when its sources change. Needs cargo (rustup.rs) on the PATH. The wheel is kept in
+# build/engine-core-wheel/<source key> (.ci/engine-core-key), where .ci/wheel-check finds it.
 $(CORE_STAMP): $(STAMP) $(CORE)/Cargo.toml $(CORE)/Cargo.lock $(CORE)/pyproject.toml $(wildcard $(CORE)/src/*.rs)
-	$(BIN)/pip install -q ./$(CORE)
+	rm -rf build/engine-core-wheel
+	$(BIN)/pip wheel -q --no-deps -w build/engine-core-wheel/$$(bash .ci/engine-core-key) ./$(CORE)
+	$(BIN)/pip install -q --force-reinstall build/engine-core-wheel/*/phalanx_engine_core-*.whl
 	touch $(CORE_STAMP)
 
 $(FILES): FORCE
@@ -81,4 +84,4 @@ antlr: ## regenerate grammar/_antlr/ from grammar/Phalanx.g4 (needs java; fetche
 	bash grammar/tools/generate_antlr.sh
 
 clean: ## remove the venv and outputs
-	rm -rf $(VENV) out .pytest_cache build/__editable__.* build/engine_core-target *.egg-info
+	rm -rf $(VENV) out .pytest_cache build/__editable__.* build/engine_core-target build/engine-core-wheel *.egg-info
