@@ -17,14 +17,16 @@ Writes bench/results_efficiency.json and docs/efficiency.md. Two parts:
    alltoall (8 B to 256 B included), broadcast, allgather and allreduce, on the same platform.
 
 `measure(point)` times one case and depends on nothing else: `measure_grid` maps it over the
-points serially, and a parallel sweep (Dask) can map it instead. The results file accumulates:
+points through runtime/parallel.py, the path `phalanx sweep` and bench/regret.py take
+(`--workers N` local processes, default 1; `--scheduler tcp://HOST:PORT` a running Dask
+cluster); the rows keep the grid's order. The results file accumulates:
 a case measured again replaces its row, so parts of the grid can be run one after another
 (the table says whether the grid is complete). The KSR-1's simulator moves
 every subpage, so it is measured up to 2 KB (as bench/regret.py); larger cases are recorded
 as skipped with that reason.
 
 Run: .venv/bin/python bench/efficiency.py [--targets T,T] [--kinds K,K] [--sizes 8,2K,1M]
-     [--quick] [--no-smpi] [--smpi-targets T,T] [--smpi-sizes 8,256,64K]
+     [--quick] [--no-smpi] [--smpi-targets T,T] [--smpi-sizes 8,256,64K] [--workers N]
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from phalanx.compiler.recognize import Collective, recognize
 from phalanx.compiler.target import Target, resolve
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError
 from phalanx.runtime.backends.simgrid import simgrid_missing
+from phalanx.runtime.parallel import ParallelOptions, Status, Task, run_points
 from phalanx.runtime.sweep import kind_program, parse_sizes
 from phalanx.runtime.synthetic import varied_matrix
 from phalanx.runtime.timing import simulated_time_s
@@ -144,8 +147,10 @@ def collective(machine: Target, kind: str, size: int) -> Collective:
     raise failure
 
 
-def measure(point: Point) -> dict[str, Any]:
-    """Every algorithm of one case, timed; the best, the previous best, the bound."""
+def measure(point: Point, *, time_limit_s: float | None = None) -> dict[str, Any]:
+    """Every algorithm of one case, timed; the best, the previous best, the bound
+    (`time_limit_s` is runtime/parallel.py's per-point limit; the benchmark sets none)."""
+    assert time_limit_s is None
     start = time.perf_counter()
     machine = resolve(point.target)
     row: dict[str, Any] = {"target": point.target, "kind": point.kind, "size_bytes": point.size_bytes,
@@ -182,15 +187,16 @@ def measure(point: Point) -> dict[str, Any]:
     return row | {"wall_s": round(time.perf_counter() - start, 2)}
 
 
-def measure_grid(grid: list[Point], on_row: Callable[[dict[str, Any]], None] | None = None
-                 ) -> list[dict[str, Any]]:
-    """`measure` over the points, one after another (the serial path of a parallel map)."""
-    rows = []
-    for point in grid:
-        rows.append(measure(point))
-        if on_row is not None:
-            on_row(rows[-1])
-    return rows
+def measure_grid(grid: list[Point], options: ParallelOptions,
+                 on_done: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """`measure` over the points, in the grid's order, on runtime/parallel.py's path."""
+    tasks = [Task({"point": "efficiency", "target": p.target, "kind": p.kind, "size_bytes": p.size_bytes},
+                  measure, (p,), f"{p.target} {p.kind} {p.size_bytes} B") for p in grid]
+    outcomes = run_points(tasks, options, on_done=on_done)
+    bad = [(task.label, o.error) for task, o in zip(tasks, outcomes) if o.status != Status.OK]
+    if bad:
+        raise SystemExit(f"efficiency: {len(bad)} cases did not run, e.g. {bad[0][0]}: {bad[0][1]}")
+    return [o.row for o in outcomes if o.row is not None]
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -314,6 +320,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--smpi-timeout", type=float, default=120.0, help="seconds per smpirun")
     ap.add_argument("--out", default=str(RESULTS), help="the results file (merged into)")
     ap.add_argument("--table", default=str(TABLE), help="the markdown table written from it")
+    ap.add_argument("--workers", type=int, default=1, help="local processes (1: in this one)")
+    ap.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="a running Dask cluster")
     args = ap.parse_args(argv)
     paths = (Path(args.out), Path(args.table))
     if args.quick:
@@ -328,17 +336,15 @@ def main(argv: list[str] | None = None) -> int:
     command = "bench/efficiency.py " + " ".join(sys.argv[1:] if argv is None else argv)
     grid = points(targets, kinds, parse_sizes(args.sizes)) if not args.no_grid else []
     rows: list[dict[str, Any]] = []
-
-    def on_row(row: dict[str, Any]) -> None:
-        rows.append(row)
-        print(f"{row['target']} {row['kind']} {row['size_bytes']} B: {row.get('best')} "
-              f"eff {row.get('efficiency', float('nan')):.3f} ({row.get('binds')}), previous "
-              f"{row.get('previous_best')} {row.get('previous_efficiency', float('nan')):.3f} "
-              f"[{row.get('wall_s')} s]", flush=True)
-        if row is grid_rows_last(rows, grid):
-            save(rows, [], command, start, *paths)  # after every target: a long run keeps what it measured
-
-    measure_grid(grid, on_row)
+    options = ParallelOptions(workers=args.workers, scheduler=args.scheduler)
+    for target in dict.fromkeys(p.target for p in grid):  # a target at a time: a long run keeps it
+        rows += measure_grid([p for p in grid if p.target == target], options)
+        for row in rows[-sum(p.target == target for p in grid):]:
+            print(f"{row['target']} {row['kind']} {row['size_bytes']} B: {row.get('best')} "
+                  f"eff {row.get('efficiency', float('nan')):.3f} ({row.get('binds')}), previous "
+                  f"{row.get('previous_best')} {row.get('previous_efficiency', float('nan')):.3f} "
+                  f"[{row.get('wall_s')} s]", flush=True)
+        save(rows, [], command, start, *paths)
     smpi: list[dict[str, Any]] = []
     missing = None if args.no_smpi else simgrid_missing()
     if missing:
@@ -354,12 +360,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wrote {paths[0]} and {paths[1]}: {s.get('cases')} cases (ksr1, proteus aside), "
           f"{s.get('below_half')} below {LOW}, geometric mean {s.get('geomean', float('nan')):.3f}")
     return 0
-
-
-def grid_rows_last(rows: list[dict[str, Any]], grid: list[Point]) -> dict[str, Any] | None:
-    """The row just measured when it is its target's last point, else None."""
-    k = len(rows)
-    return rows[-1] if k == len(grid) or grid[k].target != grid[k - 1].target else None
 
 
 def key(row: dict[str, Any]) -> tuple[str, str, int]:

@@ -62,3 +62,15 @@ def test_an_unknown_kind_is_refused_with_the_known_ones(bench, capsys):
     with pytest.raises(SystemExit):
         bench.main(["--kinds", "alltoal", "--no-smpi"])
     assert "unknown kind(s) alltoal; choose from alltoall" in capsys.readouterr().err
+
+
+def test_the_grid_on_two_workers_gives_the_serial_rows(bench):
+    """Issue 28 item 5: the benchmark maps its cases through runtime/parallel.py."""
+    from phalanx.runtime.parallel import SERIAL, ParallelOptions
+
+    grid = [bench.Point("ideal:8", kind, 8) for kind in ("cshift", "broadcast", "alltoall")]
+    serial = bench.measure_grid(grid, SERIAL)
+    parallel = bench.measure_grid(grid, ParallelOptions(workers=2))
+    assert [bench.key(r) for r in parallel] == [bench.key(r) for r in serial]
+    without_wall = [[{k: v for k, v in r.items() if k != "wall_s"} for r in rows] for rows in (serial, parallel)]
+    assert without_wall[0] == without_wall[1]
