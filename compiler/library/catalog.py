@@ -59,6 +59,11 @@ GENERIC: tuple[Algorithm, ...] = (
               "van de Geijn: the block in P pieces scattered down a binomial tree, then a ring "
               "allgather of the pieces", rooted.scatter_allgather_phases,
               ROOTED_OK + (splittable,)),
+    Algorithm("scatter-doubling", ("broadcast",),
+              "MPICH's scatter_recursive_doubling_allgather: the block in P pieces scattered "
+              "down a binomial tree, then recursive doubling, the largest swap between ranks "
+              "differing in the lowest bit; 2^d members", rooted.scatter_doubling_phases,
+              ROOTED_OK + (power_of_two_members, splittable)),
     Algorithm("chain", ("broadcast", "reduce"),
               "pipelined chain root -> 1 -> 2 ...: a broadcast in sqrt((P-2) beta B / alpha) "
               "pieces, a reduce combining along the chain", rooted.chain_phases, ROOTED_OK),
@@ -134,10 +139,14 @@ GRID: tuple[Algorithm, ...] = (
               "turned about the root (rotated by 0, 90, 180, 270 degrees on a square grid), so a "
               "node's messages of one slot leave on different links",
               turned.turned(twotree.two_tree_phases), turned.requirements(ROOTED_OK + (halvable,))),
-    Algorithm("turned-two-tree", ("reduce",),
-              "four two-tree reduces at once, each of a quarter of the partials on the grid "
-              "turned about the root", turned.turned(twotree.two_tree_phases),
-              turned.requirements(ROOTED_OK + (partial_blocks,))),
+    Algorithm("turned-scatter-doubling", ("broadcast",),
+              "four scatter-doubling broadcasts at once, each of a quarter of the block on the "
+              "grid turned about the root", turned.turned(rooted.scatter_doubling_phases),
+              turned.requirements(ROOTED_OK + (power_of_two_members, splittable))),
+    Algorithm("turned-reduce-scatter-gather", ("reduce",),
+              "four Rabenseifner reduces at once, each of a quarter of the partials on the grid "
+              "turned about the root", turned.turned(rooted.reduce_scatter_gather_phases),
+              turned.requirements(ROOTED_OK + (power_of_two_members, partial_blocks))),
     Algorithm("turned-reduce-scatter-allgather", ("allreduce",),
               "four Rabenseifner allreduces at once, each of a quarter of the partials on the "
               "grid turned about the first member", turned.turned(allreduce.rabenseifner_phases),

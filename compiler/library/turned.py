@@ -89,6 +89,14 @@ def symmetric(coll: Collective, machine: Machine) -> str | None:
     return None
 
 
+def several_streams(coll: Collective, machine: Machine) -> str | None:
+    """The copies pay where a node streams several messages at once (PortModel.streams)."""
+    if machine.port.streams < 2:
+        return ("a node of this machine streams one message at a time, so four copies would "
+                "only queue at its port")
+    return None
+
+
 def four_parts(coll: Collective, machine: Machine) -> str | None:
     """Each copy needs a part of at least one byte (one element of a reduction)."""
     if any(nbytes == 0 for _, nbytes in quarters(coll)):
@@ -100,13 +108,17 @@ def requirements(base: tuple[Requirement, ...]) -> tuple[Requirement, ...]:
     """The turned algorithm's preconditions: every node of the grid, the symmetry, four parts,
     and the base's own for each copy's part."""
     def parts_ok(coll: Collective, machine: Machine) -> str | None:
+        for requirement in base:  # what does not depend on the block's size
+            reason = requirement(coll, machine)
+            if reason is not None:
+                return reason
         for _, nbytes in quarters(coll):
             for requirement in base:
                 reason = requirement(part(coll, nbytes), machine)
                 if reason is not None:
                     return f"a quarter of the block: {reason}"
         return None
-    return (on_grid, symmetric, four_parts, parts_ok)
+    return (on_grid, several_streams, symmetric, four_parts, parts_ok)
 
 
 def turned(base: Generator) -> Generator:
