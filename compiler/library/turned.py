@@ -128,6 +128,8 @@ def turned(base: Generator) -> Generator:
         slower = dearer(machine)
         for turn, (start, nbytes) in zip(turns(machine, centre_of(coll)), quarters(coll)):
             for k, phase in enumerate(base(part(coll, nbytes), slower)):
+                if phase.sync != "local":  # a barrier would hold the other copies too
+                    raise ValueError(f"turned copies need local phases, not {phase.sync}")
                 if k == len(merged):
                     merged.append([])
                 merged[k] += [Transfer(turn(t.src), turn(t.dst), t.nbytes, turn(t.origin),
