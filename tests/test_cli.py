@@ -117,8 +117,8 @@ def test_targets_and_algorithms_json(cli):
     algorithms = cli("algorithms", "--target", "ideal:8", "--json").json()["algorithms"]
     assert algorithms["ideal:8"]["alltoall"] == ["auto", "direct", "bruck"]
     assert algorithms["ideal:8"]["broadcast"] == ["auto", "direct", "linear", "binomial",
-                                                  "scatter-allgather", "chain", "binary",
-                                                  "split-binary", "two-tree"]
+                                                  "scatter-allgather", "scatter-doubling",
+                                                  "chain", "binary", "split-binary", "two-tree"]
 
 
 def test_sweep_json(cli):

@@ -16,9 +16,9 @@ cost.py) overlaps that phase's message rather than holding up the first.
   steps, each step one message of a piece per member. Partials of one element cannot be cut:
   they go whole round the ring, in step s member v passing member v - s + 1's partial to v + 1.
 - `rabenseifner_phases`: 2^d members; the reduce-scatter by recursive halving (with mask
-  n/2, ..., 1 member v sends its partner v XOR mask the half of its pieces on the partner's
-  side), the allgather by recursive doubling (with mask 1, ..., n/2 the partners swap all the
-  reduced pieces they hold).
+  1, 2, ..., n/2 member v sends its partner v XOR mask the half of its range of pieces on the
+  partner's side, so that it ends with the piece of v's bits reversed), the allgather by
+  recursive doubling (with mask n/2, ..., 1 the partners swap all the reduced pieces they hold).
 """
 
 from __future__ import annotations
@@ -41,9 +41,11 @@ class Pieces:
         self.pieces = element_pieces(coll, len(self.order))
         self.origins = contributors(coll)
 
-    def toward(self, v: int, w: int, j: int, origins: list[int]) -> list[Transfer]:
-        """Member v's piece j of the partials of `origins` to member w, bound for member j."""
-        return self._piece(v, w, j, origins, self.order[j])
+    def toward(self, v: int, w: int, j: int, origins: list[int], owner: int | None = None
+               ) -> list[Transfer]:
+        """Member v's piece j of the partials of `origins` to member w, bound for the member
+        that reduces piece j (`owner`; member j where not given)."""
+        return self._piece(v, w, j, origins, self.order[j if owner is None else owner])
 
     def reduced(self, v: int, w: int, j: int) -> list[Transfer]:
         """Member v's reduced piece j to member w, for w: every origin's but w's own."""
@@ -81,34 +83,55 @@ def ring_phases(coll: Collective, machine: Machine) -> list[Phase]:
 
 
 def rabenseifner_phases(coll: Collective, machine: Machine) -> list[Phase]:
-    """Recursive halving, then recursive doubling, on 2^d members (requirements)."""
+    """Recursive halving, then recursive doubling, on 2^d members (requirements), the halving
+    with masks 1, 2, ..., n/2 as MPICH's (allreduce_intra_reduce_scatter_allgather): the first
+    and largest exchange is between members whose ranks differ in the lowest bit, neighbours on
+    a grid's rows, under one switch of a fat tree (halving with n/2 first was 1.6-1.8x slower
+    at 64 KB on paragon:8x8 and cs2:64)."""
+    return halving_doubling(coll, halving_masks(len(group_order(coll))))
+
+
+def halving_masks(n: int) -> list[int]:
+    """1, 2, 4, ... below n."""
+    return [1 << k for k in range(n.bit_length() - 1)]
+
+
+def halving_doubling(coll: Collective, masks: list[int]) -> list[Phase]:
+    """Recursive halving with `masks` in order (with mask b member v keeps the half of its range
+    of pieces on its own side of bit b and sends its partner v XOR b the other half), so that
+    member v ends with one piece, owner[piece] = v; then recursive doubling with the masks in
+    reverse, partners swapping every reduced piece they hold."""
     cut = Pieces(coll)
     n, order = len(cut.order), cut.order
-    own = set(cut.origins)
-    held = [{(order[v], j) for j in range(n)} if order[v] in own else set() for v in range(n)]
     lo, hi = [0] * n, [n] * n
-    phases = []
-    mask = n >> 1
-    while mask:
-        moves = []  # (member, partner, the pieces it gives), all decided before any moves
+    ranges = []  # per mask: each member's (kept, given) range of pieces
+    for mask in masks:
+        step = []
         for v in range(n):
             mid = (lo[v] + hi[v]) // 2
-            give = range(mid, hi[v]) if not v & mask else range(lo[v], mid)
-            lo[v], hi[v] = (lo[v], mid) if not v & mask else (mid, hi[v])
+            keep, give = ((lo[v], mid), (mid, hi[v])) if not v & mask else ((mid, hi[v]), (lo[v], mid))
+            step.append(give)
+            lo[v], hi[v] = keep
+        ranges.append(step)
+    owner = {lo[v]: v for v in range(n)}
+    own = set(cut.origins)
+    held = [{(order[v], j) for j in range(n)} if order[v] in own else set() for v in range(n)]
+    phases = []
+    for mask, step in zip(masks, ranges):
+        moves = []  # (member, partner, the pieces it gives), all decided before any moves
+        for v in range(n):
+            give = range(*step[v])
             moves.append((v, v ^ mask, {(o, j) for o, j in held[v] if j in give}))
         phases.append([t for v, w, tokens in moves for j in sorted({j for _, j in tokens})
-                       for t in cut.toward(v, w, j, sorted(o for o, k in tokens if k == j))])
+                       for t in cut.toward(v, w, j, sorted(o for o, k in tokens if k == j),
+                                           owner[j])])
         for v, w, tokens in moves:
             held[v] -= tokens
             held[w] |= tokens
-        mask >>= 1
-    phases[0] += [t for v in range(n) for t in cut.own(v, [v])]
-    span = [range(v, v + 1) for v in range(n)]  # the reduced pieces each member holds
-    mask = 1
-    while mask < n:
+    phases[0] += [t for v in range(n) for t in cut.own(v, [lo[v]])]
+    span = [[lo[v]] for v in range(n)]  # the reduced pieces each member holds
+    for mask in masks[::-1]:
         phases.append([t for v in range(n) for j in span[v] for t in cut.reduced(v, v ^ mask, j)]
                       + [t for v in range(n) for t in cut.own(v, span[v ^ mask])])
-        span = [range(min(span[v][0], span[v ^ mask][0]), max(span[v][-1], span[v ^ mask][-1]) + 1)
-                for v in range(n)]
-        mask <<= 1
+        span = [sorted(span[v] + span[v ^ mask]) for v in range(n)]
     return cut.phases(phases)

@@ -11,6 +11,10 @@
   allreduce's or reduce's partials combine to one partial: an element, or a reduction along
   dimensions' block), at its port rate (both directions on one engine where the machine has
   one);
+- shared engines: where one engine carries a node's sends and receives (Paragon, SP2, CS-2),
+  the engines together carry every byte on the wire twice, so the busiest carries at least the
+  average: 2 (P - 1) / P of a broadcast's block or a reduce's partial, where a single node's
+  own need is one;
 - cut: what must cross a cut of the topology (a torus's or mesh's bisection) at its links'
   rate, where the target names cuts.
 """
@@ -78,6 +82,15 @@ def allreduce_needs(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return send, send.copy()
 
 
+def engines_load(coll: Collective, send: np.ndarray, recv: np.ndarray) -> float:
+    """Bytes through the busiest engine where one engine per node carries both directions: every
+    byte on the wire leaves one engine and enters another, and at least max(sum of what nodes
+    must send, sum of what they must receive) bytes go on the wire, so the engines of the
+    schedule's `nprocs` nodes (members, or any other node it relays through) carry twice that
+    between them, and the busiest at least the average (docs/bounds.md, "Shared engines")."""
+    return 2 * float(max(send.sum(), recv.sum())) / coll.nprocs
+
+
 def must_cross(coll: Collective, side: frozenset[int]) -> float:
     """Bytes that must cross from `side` to the rest (the larger direction)."""
     n, m = coll.nprocs, coll.network_matrix
@@ -133,6 +146,9 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = ()) -> dic
     load = float((send + recv if port.shared_engine else np.maximum(send, recv)).max())
     out = {"start-up": startup_bound_s(coll, port),
            "port bandwidth": (port.startup_s + port.s_per_byte * load / port.streams) if load else 0.0}
+    if port.shared_engine and not port.port_of:
+        out["shared engines"] = port.startup_s + port.s_per_byte * engines_load(coll, send, recv) \
+            / port.streams
     if cuts and port.link_s_per_byte > 0:
         out["cut"] = port.startup_s + max(must_cross(coll, c.side) / c.links for c in cuts) \
             * port.link_s_per_byte

@@ -7,7 +7,18 @@ meshes and hypercubes) by name (offer.py).
 from __future__ import annotations
 
 from phalanx.compiler.algorithms import direct_phases
-from phalanx.compiler.library import allreduce, colouring, grid, group, index, rings, rooted, trees, twotree
+from phalanx.compiler.library import (
+    allreduce,
+    colouring,
+    grid,
+    group,
+    index,
+    rings,
+    rooted,
+    trees,
+    turned,
+    twotree,
+)
 from phalanx.compiler.library.registry import Algorithm
 from phalanx.compiler.library.requirements import (
     complete_group,
@@ -48,6 +59,11 @@ GENERIC: tuple[Algorithm, ...] = (
               "van de Geijn: the block in P pieces scattered down a binomial tree, then a ring "
               "allgather of the pieces", rooted.scatter_allgather_phases,
               ROOTED_OK + (splittable,)),
+    Algorithm("scatter-doubling", ("broadcast",),
+              "MPICH's scatter_recursive_doubling_allgather: the block in P pieces scattered "
+              "down a binomial tree, then recursive doubling, the largest swap between ranks "
+              "differing in the lowest bit; 2^d members", rooted.scatter_doubling_phases,
+              ROOTED_OK + (power_of_two_members, splittable)),
     Algorithm("chain", ("broadcast", "reduce"),
               "pipelined chain root -> 1 -> 2 ...: a broadcast in sqrt((P-2) beta B / alpha) "
               "pieces, a reduce combining along the chain", rooted.chain_phases, ROOTED_OK),
@@ -92,8 +108,9 @@ GENERIC: tuple[Algorithm, ...] = (
               group.bruck_phases, GROUP_OK),
     Algorithm("reduce-scatter-allgather", ("allreduce",),
               "Rabenseifner (MPICH's reduce_scatter_allgather): partials in P pieces, reduced by "
-              "recursive halving (each member ends with one piece), then an allgather of the "
-              "pieces by recursive doubling; 2^d members, partials of at least P elements",
+              "recursive halving, lowest rank bit first (each member ends with one piece), then "
+              "an allgather of the pieces by recursive doubling; 2^d members, partials of at "
+              "least P elements",
               allreduce.rabenseifner_phases, GROUP_OK + (power_of_two_members, partial_blocks)),
     Algorithm("colouring", ("cshift", "permutation", "sparse"),
               "every message as early as the ports allow: one phase where no port sends or "
@@ -117,6 +134,23 @@ GRID: tuple[Algorithm, ...] = (
     Algorithm("dim-ordered", ("allgather", "allreduce"),
               "a ring in every row, then a ring in every column carrying whole rows",
               grid.gather_all_phases, GROUP_OK + (on_grid,)),
+    Algorithm("turned-two-tree", ("broadcast",),
+              "four two-tree broadcasts at once, each of a quarter of the block on the grid "
+              "turned about the root (rotated by 0, 90, 180, 270 degrees on a square grid), so a "
+              "node's messages of one slot leave on different links",
+              turned.turned(twotree.two_tree_phases), turned.requirements(ROOTED_OK + (halvable,))),
+    Algorithm("turned-scatter-doubling", ("broadcast",),
+              "four scatter-doubling broadcasts at once, each of a quarter of the block on the "
+              "grid turned about the root", turned.turned(rooted.scatter_doubling_phases),
+              turned.requirements(ROOTED_OK + (power_of_two_members, splittable))),
+    Algorithm("turned-reduce-scatter-gather", ("reduce",),
+              "four Rabenseifner reduces at once, each of a quarter of the partials on the grid "
+              "turned about the root", turned.turned(rooted.reduce_scatter_gather_phases),
+              turned.requirements(ROOTED_OK + (power_of_two_members, partial_blocks))),
+    Algorithm("turned-reduce-scatter-allgather", ("allreduce",),
+              "four Rabenseifner allreduces at once, each of a quarter of the partials on the "
+              "grid turned about the first member", turned.turned(allreduce.rabenseifner_phases),
+              turned.requirements(GROUP_OK + (power_of_two_members, partial_blocks))),
     Algorithm("bidirectional-rings", ("allgather",),
               "half of each part round the rows then the columns, the other half round the "
               "columns then the rows, each ring both ways at once: all four links of a node busy",

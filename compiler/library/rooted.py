@@ -133,6 +133,32 @@ def scatter_allgather_phases(coll: Collective, machine: Machine) -> list[Phase]:
     return _with_copies(coll, phases)
 
 
+def scatter_doubling_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """MPICH's scatter_recursive_doubling_allgather broadcast on 2^d members: the binomial
+    scatter of scatter_allgather_phases (member j ends with piece j), then recursive doubling
+    with masks n/2, ..., 1, partners v and v XOR mask swapping every piece they hold, so the
+    last and largest swap (half of the block) is between ranks that differ in the lowest bit:
+    lg p start-ups where the ring takes p - 1."""
+    order = rooted_order(coll)
+    n, root = len(order), order[0]
+    pieces = segments(coll.block_bytes or 0, n)
+
+    def piece(src: int, dst: int, j: int, final: int) -> Transfer:
+        offset, nbytes = pieces[j]
+        return Transfer(src, dst, nbytes, root, final, COMBINED, offset)
+
+    phases = [[piece(order[v], order[c], j, order[j]) for v, c in pairs for j in subtree(c, n)]
+              for pairs in binomial_rounds(n)]
+    held = [[v] for v in range(n)]
+    mask = n >> 1
+    while mask:
+        phases.append([piece(order[v], order[v ^ mask], j, order[v ^ mask])
+                       for v in range(n) for j in held[v] if v ^ mask])
+        held = [sorted(held[v] + held[v ^ mask]) for v in range(n)]
+        mask >>= 1
+    return _with_copies(coll, phases)
+
+
 def element_pieces(coll: Collective, count: int) -> list[tuple[int, int]]:
     """(offset, nbytes) of `count` pieces of a partial block, cut between elements."""
     element = coll.element_bytes or coll.block_bytes or 1
@@ -164,8 +190,8 @@ def reduce_scatter_gather_phases(coll: Collective, machine: Machine) -> list[Pha
 
     phases = []
     lo, hi = [0] * n, [n] * n
-    mask = n >> 1
-    while mask:
+    mask = 1
+    while mask < n:
         moves = []
         for v in range(n):
             mid = (lo[v] + hi[v]) // 2
@@ -173,7 +199,7 @@ def reduce_scatter_gather_phases(coll: Collective, machine: Machine) -> list[Pha
             moves.append((v, v ^ mask, {(o, j) for o, j in held[v] if give[0] <= j < give[1]}))
             lo[v], hi[v] = keep
         phases.append([t for v, to, tokens in moves for t in send(v, to, tokens)])
-        mask >>= 1
+        mask <<= 1
     mask = 1
     while mask < n:
         phases.append([t for v in range(mask, n, 2 * mask) for t in send(v, v - mask, set(held[v]))])

@@ -116,3 +116,20 @@ def test_shared_engines_carry_both_directions_of_an_all_to_all():
     coll = recognize(0, np.full((8, 8), 65536, dtype=np.int64), "A", "B", 1)
     assert machine.binding_bound(coll) == (pytest.approx(port.startup_s + 14 * 65536 * port.s_per_byte),
                                            "port bandwidth")
+
+
+def test_shared_engines_carry_every_byte_on_the_wire_twice_between_them():
+    """sp2:8 (one engine per node): a broadcast's 7 receivers take the block and someone sends
+    each copy, so the 8 engines carry 14 blocks and the busiest 14/8 of one; an allgather's 56
+    parts, in and out, 14 parts per engine where one node's own need is 8; a reduce's 7
+    contributors each send their partial at least once."""
+    machine = resolve("sp2:8")
+    port = machine.library.machine.port
+    for kind, size, blocks in (("broadcast", 65536, 14 / 8), ("allgather", 4096, 14),
+                               ("reduce", 65536, 14 / 8)):
+        coll = compile_program(kind_program(kind, 8, size), target="sp2:8").collectives[0]
+        assert machine.binding_bound(coll) == (
+            pytest.approx(port.startup_s + blocks * size * port.s_per_byte), "shared engines"), kind
+    ideal = resolve("ideal:8")  # separate send and receive ports: no such bound
+    coll = compile_program(kind_program("broadcast", 8, 65536), target="ideal:8").collectives[0]
+    assert "shared engines" not in bounds(coll, ideal.library.machine.port)

@@ -84,6 +84,11 @@ CASES = (
          "lg p alpha + (p-1)/p n beta, ring allgather (p-1) alpha + (p-1)/p n beta",
          lambda p, n, port: (lg(p) + p - 1) * _a(port) + 2 * (p - 1) / p * n * _b(port),
          sizes=(PIECES_SHORT, LONG)),
+    Case("broadcast", "scatter-doubling", "Thakur 2005 4.1 (MPICH's scatter_recursive_doubling"
+         "_allgather): binomial scatter lg p alpha + (p-1)/p n beta, recursive doubling lg p "
+         "alpha + (p-1)/p n beta",
+         lambda p, n, port: 2 * lg(p) * _a(port) + 2 * (p - 1) / p * n * _b(port),
+         members=(8, 16), sizes=(PIECES_SHORT, LONG)),
     Case("allgather", "ring", "Thakur 2005 4.2: (p-1) alpha + (p-1)/p (p b) beta",
          lambda p, b, port: (p - 1) * (_a(port) + b * _b(port))),
     Case("allgather", "recursive-doubling", "Thakur 2005 4.2: lg p alpha + (p-1)/p (p b) beta",

@@ -1,0 +1,140 @@
+"""Turned copies: an algorithm run four times at once on a torus or mesh, each copy on a quarter
+of the data and on the grid turned about the root, so that a node drives its four links at once.
+
+Where a node streams several messages at once (iWarp's and the torus's four links,
+PortModel.streams), one copy of a tree or a reduce-scatter keeps one of them busy. The grid's
+symmetries that fix the root (node 0 for the group kinds) map the collective onto itself: on a
+square grid the rotations by 0, 90, 180 and 270 degrees, which send a row's links to a column's
+and east to west; otherwise the identity and the row, column and point reflections. Copy c runs
+the algorithm's schedule for a collective of quarter c of each block (cut between elements for
+a reduction: rooted.element_pieces), with every node, origin and final relabelled by turn c, so
+copy c's messages take the turned links of copy 0's. Phase k of the turned schedule is phase k
+of every copy: a node's messages of one phase, one per copy, leave on different links.
+
+The copies' segments are chosen as if a start-up cost `copies` times as much (a node's
+processor starts its copies' messages one after another), by a machine whose port says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from phalanx.compiler.library.members import GROUP, group_order, rooted_order
+from phalanx.compiler.library.registry import Generator, Machine, Requirement
+from phalanx.compiler.library.requirements import on_grid
+from phalanx.compiler.library.rooted import element_pieces, segments
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import WHOLE, Phase, Transfer
+
+COPIES = 4
+Turn = Callable[[int], int]
+
+
+def turns(machine: Machine, centre: int) -> list[Turn]:
+    """The COPIES symmetries of the rows x cols torus that fix node `centre` (row-major)."""
+    rows, cols = machine.grid or (1, machine.nnodes)
+    r0, c0 = divmod(centre, cols)
+
+    def node(r: int, c: int) -> int:
+        return (r0 + r) % rows * cols + (c0 + c) % cols
+
+    def rel(v: int) -> tuple[int, int]:
+        r, c = divmod(v, cols)
+        return r - r0, c - c0
+
+    if rows == cols:
+        return [lambda v: node(*rel(v)), lambda v: node(rel(v)[1], -rel(v)[0]),
+                lambda v: node(-rel(v)[0], -rel(v)[1]), lambda v: node(-rel(v)[1], rel(v)[0])]
+    return [lambda v: node(*rel(v)), lambda v: node(-rel(v)[0], rel(v)[1]),
+            lambda v: node(rel(v)[0], -rel(v)[1]), lambda v: node(-rel(v)[0], -rel(v)[1])]
+
+
+def centre_of(coll: Collective) -> int:
+    """The node every turn fixes: the root, or a group kind's first member."""
+    return group_order(coll)[0] if coll.kind in GROUP else rooted_order(coll)[0]
+
+
+def quarters(coll: Collective) -> list[tuple[int, int]]:
+    """(offset, bytes) of each copy's part of a block, cut between a reduction's elements."""
+    if coll.kind in ("reduce", "allreduce"):
+        return element_pieces(coll, COPIES)
+    return segments(coll.block_bytes or 0, COPIES)
+
+
+def part(coll: Collective, nbytes: int) -> Collective:
+    """The collective with every block (and every local block) of `nbytes` bytes."""
+    return dataclasses.replace(coll, byte_matrix=tuple(tuple(nbytes if b else 0 for b in row)
+                                                       for row in coll.byte_matrix))
+
+
+def dearer(machine: Machine) -> Machine:
+    """The machine as a copy's segments see it: start-ups COPIES times as long."""
+    port = machine.port
+    return dataclasses.replace(machine, port=dataclasses.replace(
+        port, startup_s=port.startup_s * COPIES, latency_s=port.latency_s * COPIES))
+
+
+def symmetric(coll: Collective, machine: Machine) -> str | None:
+    """The turns map the collective onto itself (every block of one size, the centre fixed)."""
+    if coll.block_bytes is None:
+        return "the blocks are not all of one size"
+    m, n = coll.byte_matrix, coll.nprocs
+    for turn in turns(machine, centre_of(coll)):
+        for p in range(n):
+            for q in range(n):
+                if bool(m[p][q]) != bool(m[turn(p)][turn(q)]):
+                    return (f"turning the grid about node {centre_of(coll)} does not map the "
+                            f"pattern onto itself (block {p}->{q})")
+    return None
+
+
+def several_streams(coll: Collective, machine: Machine) -> str | None:
+    """The copies pay where a node streams several messages at once (PortModel.streams)."""
+    if machine.port.streams < 2:
+        return ("a node of this machine streams one message at a time, so four copies would "
+                "only queue at its port")
+    return None
+
+
+def four_parts(coll: Collective, machine: Machine) -> str | None:
+    """Each copy needs a part of at least one byte (one element of a reduction)."""
+    if any(nbytes == 0 for _, nbytes in quarters(coll)):
+        return f"the {coll.block_bytes}-byte block cannot be cut in {COPIES} parts"
+    return None
+
+
+def requirements(base: tuple[Requirement, ...]) -> tuple[Requirement, ...]:
+    """The turned algorithm's preconditions: every node of the grid, the symmetry, four parts,
+    and the base's own for each copy's part."""
+    def parts_ok(coll: Collective, machine: Machine) -> str | None:
+        for requirement in base:  # what does not depend on the block's size
+            reason = requirement(coll, machine)
+            if reason is not None:
+                return reason
+        for _, nbytes in quarters(coll):
+            for requirement in base:
+                reason = requirement(part(coll, nbytes), machine)
+                if reason is not None:
+                    return f"a quarter of the block: {reason}"
+        return None
+    return (on_grid, several_streams, symmetric, four_parts, parts_ok)
+
+
+def turned(base: Generator) -> Generator:
+    """The generator of `base` turned COPIES times (module docstring)."""
+    def phases(coll: Collective, machine: Machine) -> list[Phase]:
+        merged: list[list[Transfer]] = []
+        slower = dearer(machine)
+        for turn, (start, nbytes) in zip(turns(machine, centre_of(coll)), quarters(coll)):
+            for k, phase in enumerate(base(part(coll, nbytes), slower)):
+                if phase.sync != "local":  # a barrier would hold the other copies too
+                    raise ValueError(f"turned copies need local phases, not {phase.sync}")
+                if k == len(merged):
+                    merged.append([])
+                merged[k] += [Transfer(turn(t.src), turn(t.dst), t.nbytes, turn(t.origin),
+                                       turn(t.final), t.message,
+                                       start + (0 if t.offset == WHOLE else t.offset))
+                              for t in phase.sends]
+        return [Phase.of(p) for p in merged]
+    return phases
