@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from phalanx.compiler.columns import PhaseColumns, rows
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import Phase, Schedule, Transfer
+from phalanx.compiler.schedule import Phase, Schedule
 
 
 def direct_partner(rank: int, step: int, nprocs: int, to: bool = True) -> int:
@@ -13,23 +16,35 @@ def direct_partner(rank: int, step: int, nprocs: int, to: bool = True) -> int:
     return (rank + step) % nprocs if to else (rank - step) % nprocs
 
 
-def direct_phases(coll: Collective) -> tuple[Phase, ...]:
+def direct_partners(step: int, nprocs: int) -> np.ndarray:
+    """direct_partner(r, step, nprocs) of every rank r, at once."""
+    ranks = np.arange(nprocs, dtype=np.int64)
+    return ranks ^ step if nprocs & (nprocs - 1) == 0 else (ranks + step) % nprocs
+
+
+def direct_columns(coll: Collective) -> PhaseColumns:
     """P-1 contention-free phases: in step s, r sends its block for partner(r, s).
 
-    Local blocks (p to p) are copied in the first phase. Empty blocks send nothing.
-    """
-    n, m = coll.nprocs, coll.byte_matrix  # tuples of Python ints: fast to index
-    local = [Transfer(p, p, m[p][p], p, p) for p in range(n) if m[p][p] > 0]
-    phases = []
+    Local blocks (p to p) are copied in the first phase. Empty blocks send nothing (a step
+    may then be empty)."""
+    n, m = coll.nprocs, coll.matrix
+    ranks = np.arange(n, dtype=np.int64)
+    own = ranks[np.diagonal(m) > 0]
+    tables = []
     for step in range(1, n):
-        sends = [Transfer(r, q, m[r][q], r, q)
-                 for r in range(n) if m[r][q := direct_partner(r, step, n)] > 0]
+        to = direct_partners(step, n)
+        sends = ranks[m[ranks, to] > 0]
+        table = rows(sends, to[sends], m[sends, to[sends]], sends, to[sends])
         if step == 1:
-            sends = local + sends
-        phases.append(Phase.of(sends))
+            table = np.concatenate((rows(own, own, m[own, own], own, own), table))
+        tables.append(table)
     if n == 1:
-        phases.append(Phase.of(local))
-    return tuple(phases)
+        tables.append(rows(own, own, m[own, own], own, own))
+    return PhaseColumns.of(tables)
+
+
+def direct_phases(coll: Collective) -> tuple[Phase, ...]:
+    return direct_columns(coll).phases()
 
 
 def direct_schedule(coll: Collective) -> Schedule:

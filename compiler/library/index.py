@@ -24,10 +24,12 @@ from __future__ import annotations
 
 from math import prod
 
-from phalanx.compiler.library.members import local_copies
+import numpy as np
+
+from phalanx.compiler.columns import PhaseColumns, rows
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import COMBINED, Phase, Transfer
+from phalanx.compiler.schedule import COMBINED, Phase
 
 
 def rounds(size: int) -> int:
@@ -35,37 +37,47 @@ def rounds(size: int) -> int:
     return (size - 1).bit_length()
 
 
-def bruck_rounds(coll: Collective, dims: tuple[int, ...]) -> list[Phase]:
+def bruck_rounds(coll: Collective, dims: tuple[int, ...]) -> PhaseColumns:
     """Bruck along each dimension of `dims` (mixed radix over node ids, last fastest), from
-    the last: a pack phase and a send phase per round, the local copies first."""
-    m, n = coll.byte_matrix, coll.nprocs
+    the last: a pack phase and a send phase per round, the local copies first. Every block
+    (o, f) that crosses the network is followed at once (numpy columns, in the order of o,
+    then f): `at` is the node holding it."""
+    m, n = coll.matrix, coll.nprocs
     strides = [prod(dims[i + 1:]) for i in range(len(dims))]
-    where = {(o, f): o for o in range(n) for f in range(n) if o != f and m[o][f]}
-    phases = [Phase.of(local_copies(coll))]
+    origin, final = np.nonzero((m > 0) & ~np.eye(n, dtype=bool))
+    nbytes, at = m[origin, final], origin.copy()
+    own = np.flatnonzero(np.diagonal(m) > 0)
+    tables = [rows(own, own, m[own, own], own, own)]
     for axis in reversed(range(len(dims))):
         size, stride = dims[axis], strides[axis]
+        distance = (final // stride - origin // stride) % size
         for k in range(rounds(size)):
-            sends = []
-            for (o, f), at in where.items():
-                j = (f // stride - o // stride) % size
-                if j >> k & 1:
-                    coord = at // stride % size
-                    ahead = at + ((coord + (1 << k)) % size - coord) * stride
-                    sends.append(Transfer(at, ahead, m[o][f], o, f, COMBINED))  # packed per node
-            sends.sort(key=lambda t: (t.src, t.origin, t.final))
-            phases.append(Phase.of([Transfer(t.src, t.src, t.nbytes, t.origin, t.final, COMBINED)
-                                    for t in sends]))
-            phases.append(Phase.of(sends))
-            for t in sends:
-                where[(t.origin, t.final)] = t.dst
-    return [p for p in phases if p.sends] or [Phase.of([])]
+            moved = np.flatnonzero(distance >> k & 1)
+            moved = moved[np.lexsort((final[moved], origin[moved], at[moved]))]  # by (src, o, f)
+            here = at[moved]
+            coord = here // stride % size
+            ahead = here + ((coord + (1 << k)) % size - coord) * stride
+            o, f, b = origin[moved], final[moved], nbytes[moved]
+            tables.append(rows(here, here, b, o, f, COMBINED))  # packed per node
+            tables.append(rows(here, ahead, b, o, f, COMBINED))
+            at[moved] = ahead
+    tables = [t for t in tables if len(t)]
+    return PhaseColumns.of(tables or [rows(own[:0], own[:0], own[:0], own[:0], own[:0])])
 
 
-def bruck_phases(coll: Collective, machine: Machine) -> list[Phase]:
+def bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:
     """Bruck's index algorithm over the collective's P processors, one line of P."""
     return bruck_rounds(coll, (coll.nprocs,))
 
 
-def dim_bruck_phases(coll: Collective, machine: Machine) -> list[Phase]:
+def dim_bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:
     """Bruck along each of the machine's dimensions in turn (requirements.on_dimensions)."""
     return bruck_rounds(coll, machine.dimensions)
+
+
+def bruck_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    return list(bruck_columns(coll, machine).phases())
+
+
+def dim_bruck_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    return list(dim_bruck_columns(coll, machine).phases())

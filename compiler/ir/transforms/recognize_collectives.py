@@ -23,29 +23,31 @@ from phalanx.compiler.commsets import CommSet, ReduceSet
 from phalanx.compiler.ir.build import arrays_from_module, assign_from_op, reduce_from_op
 from phalanx.compiler.ir.dialects import coll, dist
 from phalanx.compiler.layout import BlockLayout
-from phalanx.compiler.recognize import Collective, connected_groups, recognize
+from phalanx.compiler.recognize import Collective, connected_groups, recognize, with_matrix
 from phalanx.compiler.semantics import SPREAD, ReduceStmt
 
 
 def collective_op(c: Collective, stage: int = -1) -> coll.CollectiveOp:
     root = -1 if c.root is None else c.root
     if c.kind == "alltoall":
-        return coll.AlltoallOp(c.index, c.src, c.dst, c.byte_matrix, c.block_bytes or 0, c.line,
+        return coll.AlltoallOp(c.index, c.src, c.dst, c.matrix, c.block_bytes or 0, c.line,
                                stage, c.groups, c.strided)
     if c.kind in ("reduce", "allreduce"):
-        return coll.KIND_OPS[c.kind](c.index, c.src, c.dst, c.byte_matrix, c.line, root, stage,
+        return coll.KIND_OPS[c.kind](c.index, c.src, c.dst, c.matrix, c.line, root, stage,
                                      c.groups, c.element_bytes or 0, c.strided)
-    return coll.KIND_OPS[c.kind](c.index, c.src, c.dst, c.byte_matrix, c.line, root, stage,
+    return coll.KIND_OPS[c.kind](c.index, c.src, c.dst, c.matrix, c.line, root, stage,
                                  c.groups, c.strided)
 
 
 def collective_from_op(op: coll.CollectiveOp) -> Collective:
-    rows = tuple(tuple(r) for r in op.byte_matrix_rows())
+    matrix = op.byte_matrix_array()
+    rows = tuple(map(tuple, matrix.tolist()))
     root = op.root.value.data
     element_bytes = op.element_bytes_value() if isinstance(op, coll.ReductionOp) else None
-    return Collective(op.collective.value.data, op.kind, op.nprocs_value, rows, op.src.data,
-                      op.dst.data, op.line.value.data, root if root >= 0 else None,
-                      op.groups_value(), element_bytes, op.strided_value())
+    return with_matrix(Collective(op.collective.value.data, op.kind, op.nprocs_value, rows,
+                                  op.src.data, op.dst.data, op.line.value.data,
+                                  root if root >= 0 else None, op.groups_value(), element_bytes,
+                                  op.strided_value()), matrix)
 
 
 def recognize_statement(index: int, stmt) -> Collective:
