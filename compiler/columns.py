@@ -144,3 +144,14 @@ def phases_of_rows(sends: bytes, send_offsets: bytes, recvs: bytes, recv_offsets
                 and all(p.sync == s and not p.barrier_groups for p, s in zip(phases, syncs))):
             return phases
     return None
+
+
+@dataclass(frozen=True)
+class MessagePhase:
+    """One phase's network messages and local copies, in order, as the cost model sees them
+    (compiler/library/estimate.py): a message's bytes are those of all its transfers."""
+
+    src: np.ndarray
+    dst: np.ndarray
+    nbytes: np.ndarray
+    sync: str = "local"

@@ -104,7 +104,8 @@ GENERIC: tuple[Algorithm, ...] = (
     Algorithm("bruck", ("alltoall", "alltoallv"),
               "Bruck et al. 1997's index algorithm for any P: ceil(log2 P) rounds, in round k "
               "each node sends the blocks whose distance has bit k set 2^k ahead (packed, "
-              "forwarded)", index.bruck_phases, columns=index.bruck_columns),
+              "forwarded)", index.bruck_phases, columns=index.bruck_columns,
+              messages=index.bruck_messages),
 )
 
 GRID: tuple[Algorithm, ...] = (
@@ -128,5 +129,6 @@ DIMENSIONAL: tuple[Algorithm, ...] = (
     Algorithm("dim-bruck", ("alltoall", "alltoallv"),
               "Bruck's index algorithm along each dimension in turn (rows, then columns; a "
               "hypercube's bits): sum of ceil(log2 n_i) rounds, each inside one ring or line",
-              index.dim_bruck_phases, (on_dimensions,), index.dim_bruck_columns),
+              index.dim_bruck_phases, (on_dimensions,), index.dim_bruck_columns,
+              index.dim_bruck_messages),
 )

@@ -22,11 +22,12 @@ coordinate, so every message stays inside one row, column or cube dimension.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from math import prod
 
 import numpy as np
 
-from phalanx.compiler.columns import PhaseColumns, rows
+from phalanx.compiler.columns import MessagePhase, PhaseColumns, rows
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import COMBINED, Phase
@@ -63,6 +64,43 @@ def bruck_rounds(coll: Collective, dims: tuple[int, ...]) -> PhaseColumns:
             at[moved] = ahead
     tables = [t for t in tables if len(t)]
     return PhaseColumns.of(tables or [rows(own[:0], own[:0], own[:0], own[:0], own[:0])])
+
+
+def bruck_round_messages(coll: Collective, dims: tuple[int, ...]) -> Iterator[MessagePhase]:
+    """The messages of bruck_rounds' phases from counts, without its transfers: each node that
+    holds blocks to move in a round packs them into one local copy and sends them as one
+    message, the bytes summed (as cost.messages groups them), nodes in ascending order."""
+    m, n = coll.matrix, coll.nprocs
+    strides = [prod(dims[i + 1:]) for i in range(len(dims))]
+    origin, final = np.nonzero((m > 0) & ~np.eye(n, dtype=bool))
+    nbytes, at = m[origin, final], origin.copy()
+    own = np.flatnonzero(np.diagonal(m) > 0)
+    if len(own):
+        yield MessagePhase(own, own, m[own, own])
+    for axis in reversed(range(len(dims))):
+        size, stride = dims[axis], strides[axis]
+        distance = (final // stride - origin // stride) % size
+        for k in range(rounds(size)):
+            moved = np.flatnonzero(distance >> k & 1)
+            if not len(moved):
+                continue
+            totals = np.bincount(at[moved], weights=nbytes[moved], minlength=n)
+            holders = np.flatnonzero(np.bincount(at[moved], minlength=n))
+            sums = np.rint(totals[holders]).astype(np.int64)
+            coord = holders // stride % size
+            yield MessagePhase(holders, holders, sums)
+            yield MessagePhase(holders, holders + ((coord + (1 << k)) % size - coord) * stride, sums)
+            here = at[moved]
+            coord = here // stride % size
+            at[moved] = here + ((coord + (1 << k)) % size - coord) * stride
+
+
+def bruck_messages(coll: Collective, machine: Machine) -> Iterator[MessagePhase]:
+    return bruck_round_messages(coll, (coll.nprocs,))
+
+
+def dim_bruck_messages(coll: Collective, machine: Machine) -> Iterator[MessagePhase]:
+    return bruck_round_messages(coll, machine.dimensions)
 
 
 def bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:

@@ -8,10 +8,10 @@ whose preconditions fail is refused with the reason.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
-from phalanx.compiler.columns import PhaseColumns
+from phalanx.compiler.columns import MessagePhase, PhaseColumns
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Schedule
 
@@ -83,6 +83,7 @@ class Machine:
 Requirement = Callable[[Collective, Machine], "str | None"]
 Generator = Callable[[Collective, Machine], list[Phase]]
 ColumnGenerator = Callable[[Collective, Machine], PhaseColumns]
+MessageGenerator = Callable[[Collective, Machine], Iterable[MessagePhase]]
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,9 @@ class Algorithm:
     # The same phases as columns (compiler/columns.py), for the all-to-all family: then the
     # schedule is built from them, and the cost model and the event estimate read them alone.
     columns: ColumnGenerator | None = None
+    # Its phases' messages from counts (no phase without one), where the cost model need not
+    # see the transfers (Bruck's packed messages): what `auto` ranks it by.
+    messages: MessageGenerator | None = None
 
     def unmet(self, coll: Collective, machine: Machine) -> str | None:
         """The first precondition that fails, or None when the algorithm can run."""

@@ -173,7 +173,7 @@ class IWarpTarget(Target):
 
     def predict_time_s(self, coll: Collective, algorithm: str) -> float:
         if not self._own(coll, algorithm):
-            return self.library.predict_s(self.schedule_for(coll, algorithm), coll.element_bytes)
+            return self.library.estimate_s(coll, algorithm, lambda: self.schedule_for(coll, algorithm))
         return cost.predict_time_s(self.params, self.torus, coll, algorithm)
 
     def busiest_link_s(self, matrix: np.ndarray) -> float:
