@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from phalanx.compiler import groups
+from phalanx.compiler.columns import PhaseColumns
 from phalanx.compiler.recognize import KINDS, Collective
 from phalanx.compiler.schedule import Schedule
 from phalanx.grammar.diagnostics import usage_error
@@ -243,6 +244,31 @@ class Target(ABC):
         """About how many events the simulator spends on one message (what `--cost simulate`
         budgets): its start-up and one per link it crosses, by default."""
         return self.route_hops(src, dst) + 1
+
+    def transfer_events(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray) -> int:
+        """message_events summed over transfers given as columns (a machine that routes in
+        closed form sums it in numpy)."""
+        return sum(self.message_events(s, d, b)
+                   for s, d, b in zip(src.tolist(), dst.tolist(), nbytes.tolist()))
+
+    def schedule_columns(self, coll: Collective, algorithm: str) -> PhaseColumns | None:
+        """The transfers of `schedule_for(coll, algorithm)` as columns, phase after phase (empty
+        phases aside), where the algorithm's generator builds them so (the all-to-all family,
+        compiler/columns.py); None otherwise."""
+        return None
+
+    def estimated_events(self, coll: Collective, algorithm: str) -> int:
+        """About how many events simulating the candidate takes (what `--cost simulate`
+        budgets): message_events over its schedule's network transfers, read from its columns
+        where it has them, not from its Transfer objects."""
+        columns = None if coll.groups else self.schedule_columns(coll, algorithm)
+        if columns is None:
+            schedule = self.schedule_for(coll, algorithm)
+            return sum(self.message_events(t.src, t.dst, t.nbytes) for phase in schedule.phases
+                       for t in phase.sends if t.src != t.dst)
+        table = columns.rows
+        net = table[:, 0] != table[:, 1]
+        return self.transfer_events(table[net, 0], table[net, 1], table[net, 2])
 
     def simgrid_platform(self, pairs: list[tuple[int, int]], routing: str) -> Any:
         """The SimGrid platform of this machine (runtime/backends/platforms.py's Platform)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from phalanx.compiler.algorithms import direct_partner
+from phalanx.compiler.columns import PhaseColumns
 from phalanx.compiler.library.members import GROUP, ROOTED
 from phalanx.compiler.library.offer import Library
 from phalanx.compiler.library.registry import Machine, PortModel
@@ -96,6 +97,13 @@ class IdealTarget(Target):
 
     def generate(self, coll: Collective, algorithm: str) -> Schedule:
         return self.library.schedule(coll, algorithm, self.spec)
+
+    def schedule_columns(self, coll: Collective, algorithm: str) -> PhaseColumns | None:
+        return self.library.columns(coll, algorithm)
+
+    def transfer_events(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray) -> int:
+        """Every message is one hop: message_events is 2."""
+        return 2 * len(src)
 
     def message_time_s(self, nbytes: int) -> float:
         return (self.params.alpha_us + self.params.beta_us_per_byte * nbytes) * 1e-6

@@ -57,8 +57,7 @@ def _followed_at_once(src: np.ndarray, dst: np.ndarray, port: PortModel) -> bool
         return False
     local = src == dst
     net_src, net_dst, own = src[~local], dst[~local], src[local]
-    if (len(np.unique(net_src)) < len(net_src) or len(np.unique(net_dst)) < len(net_dst)
-            or len(np.unique(own)) < len(own)):
+    if any(len(nodes) and np.bincount(nodes).max() > 1 for nodes in (net_src, net_dst, own)):
         return False
     position = np.full(int(max(src.max(initial=-1), dst.max(initial=-1))) + 1, -1)
     position[own] = np.flatnonzero(local)
