@@ -110,10 +110,11 @@ class PhaseColumns:
 
     def phases(self) -> tuple[Phase, ...]:
         """The Phases, their Transfers built once; remembered with their IR tables."""
-        transfers = transfers_of(self.rows)
         bounds = self.offsets.tolist()
-        out = tuple(Phase.of(transfers[a:b], sync)
-                    for a, b, sync in zip(bounds, bounds[1:], self.syncs))
+        with paused_gc():  # the phases' tuples too: a pass now would walk every transfer
+            transfers = transfers_of(self.rows)
+            out = tuple(Phase.of(transfers[a:b], sync)
+                        for a, b, sync in zip(bounds, bounds[1:], self.syncs))
         _KNOWN[id(out)] = (out, np.ascontiguousarray(self.rows, dtype="<i8").tobytes(),
                            self.offsets.astype("<i8").tobytes())
         while len(_KNOWN) > _KNOWN_SIZE:

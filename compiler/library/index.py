@@ -77,8 +77,13 @@ def bruck_round_messages(coll: Collective, dims: tuple[int, ...]) -> Iterator[Me
     own = np.flatnonzero(np.diagonal(m) > 0)
     if len(own):
         yield MessagePhase(own, own, m[own, own])
+    off = m[~np.eye(n, dtype=bool)]
+    block = int(off[0]) if n > 1 and off[0] > 0 and (off == off[0]).all() else None
     for axis in reversed(range(len(dims))):
         size, stride = dims[axis], strides[axis]
+        if block is not None:  # complete and uniform: every node moves the same blocks
+            yield from _uniform_round_messages(n, size, stride, block)
+            continue
         distance = (final // stride - origin // stride) % size
         for k in range(rounds(size)):
             moved = np.flatnonzero(distance >> k & 1)
@@ -93,6 +98,21 @@ def bruck_round_messages(coll: Collective, dims: tuple[int, ...]) -> Iterator[Me
             here = at[moved]
             coord = here // stride % size
             at[moved] = here + ((coord + (1 << k)) % size - coord) * stride
+
+
+def _uniform_round_messages(n: int, size: int, stride: int, block: int) -> Iterator[MessagePhase]:
+    """bruck_round_messages along one dimension of a complete exchange of `block`-byte blocks:
+    before each round every node holds one block per distance vector (Bruck's invariant, Sec.
+    3), so in round k each node packs and sends the blocks whose distance along the dimension
+    has bit k set, n / size of them per such distance."""
+    nodes = np.arange(n, dtype=np.int64)
+    distances = np.arange(1, size)
+    for k in range(rounds(size)):
+        count = int((distances >> k & 1).sum()) * (n // size)
+        sums = np.full(n, count * block, dtype=np.int64)
+        coord = nodes // stride % size
+        yield MessagePhase(nodes, nodes, sums)
+        yield MessagePhase(nodes, nodes + ((coord + (1 << k)) % size - coord) * stride, sums)
 
 
 def bruck_messages(coll: Collective, machine: Machine) -> Iterator[MessagePhase]:
