@@ -149,8 +149,10 @@ class IdealTarget(Target):
         shift, permutation and sparse statements (tests/targets/test_ideal_direct.py); on
         random byte matrices 231 of 240 exact, the rest 0.90x-1.06x (bench/ideal_direct.py)."""
         uniform = self.uniform_direct_time_s(coll)
-        if uniform is not None:
-            return uniform
+        return uniform if uniform is not None else self.followed_direct_time_s(coll)
+
+    def followed_direct_time_s(self, coll: Collective) -> float:
+        """direct_time_s for any byte matrix: each node's phases that hold something for it."""
         m, n = coll.matrix.tolist(), coll.nprocs
         copy_s = [self.params.copy_us_per_byte * 1e-6 * m[p][p] for p in range(n)]
         if n == 1:

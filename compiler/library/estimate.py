@@ -51,7 +51,7 @@ def message_sizes(phase_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     return src[heads], dst[heads], np.rint(sums).astype(np.int64)
 
 
-def _followed_at_once(src: np.ndarray, dst: np.ndarray, port: PortModel) -> bool:
+def followed_at_once(src: np.ndarray, dst: np.ndarray, port: PortModel) -> bool:
     """Whether a phase's messages may be followed for all nodes at once (the module's rule)."""
     if port.shared_engine or port.port_of:
         return False
@@ -67,7 +67,7 @@ def _followed_at_once(src: np.ndarray, dst: np.ndarray, port: PortModel) -> bool
 
 def _phase_at_once(src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray, ready: np.ndarray,
                    port: PortModel) -> np.ndarray:
-    """estimate_s's ends of a phase that _followed_at_once admits (before its barriers)."""
+    """estimate_s's ends of a phase that followed_at_once admits (before its barriers)."""
     local = src == dst
     cpu, ends = ready.copy(), ready.copy()
     own = src[local]
@@ -94,7 +94,7 @@ def messages_estimate_s(phases: Iterable[MessagePhase], nprocs: int, port: PortM
     everyone = (tuple(range(nprocs)),)
     for phase in phases:
         src, dst, nbytes = phase.src, phase.dst, phase.nbytes
-        if _followed_at_once(src, dst, port):
+        if followed_at_once(src, dst, port):
             ends = _phase_at_once(src, dst, nbytes, ready, port)
             if phase.sync == "barrier":
                 ends[:] = ends.max(initial=0.0) + port.barrier_s
