@@ -16,31 +16,27 @@ def direct_partner(rank: int, step: int, nprocs: int, to: bool = True) -> int:
     return (rank + step) % nprocs if to else (rank - step) % nprocs
 
 
-def direct_partners(step: int, nprocs: int) -> np.ndarray:
-    """direct_partner(r, step, nprocs) of every rank r, at once."""
-    ranks = np.arange(nprocs, dtype=np.int64)
-    return ranks ^ step if nprocs & (nprocs - 1) == 0 else (ranks + step) % nprocs
-
-
 def direct_columns(coll: Collective) -> PhaseColumns:
     """P-1 contention-free phases: in step s, r sends its block for partner(r, s).
 
     Local blocks (p to p) are copied in the first phase. Empty blocks send nothing (a step
-    may then be empty)."""
+    may then be empty). All steps at once: row s - 1 of the (P - 1) x P partner table is
+    step s's, read row by row."""
     n, m = coll.nprocs, coll.matrix
     ranks = np.arange(n, dtype=np.int64)
     own = ranks[np.diagonal(m) > 0]
-    tables = []
-    for step in range(1, n):
-        to = direct_partners(step, n)
-        sends = ranks[m[ranks, to] > 0]
-        table = rows(sends, to[sends], m[sends, to[sends]], sends, to[sends])
-        if step == 1:
-            table = np.concatenate((rows(own, own, m[own, own], own, own), table))
-        tables.append(table)
+    src = np.broadcast_to(ranks, (max(n - 1, 0), n))
+    steps = np.arange(1, n, dtype=np.int64)[:, None]
+    dst = src ^ steps if n & (n - 1) == 0 else (src + steps) % n
+    nbytes = m[src, dst]
+    sent = nbytes > 0
+    counts = sent.sum(axis=1)
     if n == 1:
-        tables.append(rows(own, own, m[own, own], own, own))
-    return PhaseColumns.of(tables)
+        counts = np.zeros(1, dtype=np.int64)  # the one phase copies the local block
+    s, d = np.concatenate((own, src[sent])), np.concatenate((own, dst[sent]))
+    table = rows(s, d, np.concatenate((m[own, own], nbytes[sent])), s, d)
+    offsets = np.concatenate(([0], len(own) + np.cumsum(counts)))
+    return PhaseColumns(table, offsets, ("local",) * len(counts))
 
 
 def direct_phases(coll: Collective) -> tuple[Phase, ...]:
