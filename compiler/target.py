@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from phalanx.compiler import groups
-from phalanx.compiler.columns import PhaseColumns
+from phalanx.compiler.columns import PhaseColumns, table
 from phalanx.compiler.recognize import KINDS, Collective
 from phalanx.compiler.schedule import Schedule
 from phalanx.grammar.diagnostics import usage_error
@@ -260,15 +260,19 @@ class Target(ABC):
     def estimated_events(self, coll: Collective, algorithm: str) -> int:
         """About how many events simulating the candidate takes (what `--cost simulate`
         budgets): message_events over its schedule's network transfers, read from its columns
-        where it has them, not from its Transfer objects."""
-        columns = None if coll.groups else self.schedule_columns(coll, algorithm)
-        if columns is None:
-            schedule = self.schedule_for(coll, algorithm)
-            return sum(self.message_events(t.src, t.dst, t.nbytes) for phase in schedule.phases
-                       for t in phase.sends if t.src != t.dst)
-        table = columns.rows
-        net = table[:, 0] != table[:, 1]
-        return self.transfer_events(table[net, 0], table[net, 1], table[net, 2])
+        where it has them, not from its Transfer objects (remembered: the cost model asks
+        whether a candidate fits, then says why)."""
+        memo = self.__dict__.setdefault("_estimated_events", {})
+        if (coll, algorithm) not in memo:
+            columns = None if coll.groups else self.schedule_columns(coll, algorithm)
+            if columns is not None:
+                rows = columns.rows
+            else:
+                schedule = self.schedule_for(coll, algorithm)
+                rows = table([t for phase in schedule.phases for t in phase.sends])
+            net = rows[:, 0] != rows[:, 1]
+            memo[(coll, algorithm)] = self.transfer_events(rows[net, 0], rows[net, 1], rows[net, 2])
+        return memo[(coll, algorithm)]
 
     def simgrid_platform(self, pairs: list[tuple[int, int]], routing: str) -> Any:
         """The SimGrid platform of this machine (runtime/backends/platforms.py's Platform)
