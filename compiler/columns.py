@@ -35,6 +35,7 @@ _KNOWN_SIZE = 8
 
 # A build of this many transfers or more ends with one full collection (PhaseColumns.phases).
 BIG_BUILD = 1 << 20
+CHUNK_ROWS = 1 << 18  # rows whose columns transfers_of holds as Python lists at once
 
 
 @contextmanager
@@ -56,16 +57,19 @@ def transfers_of(rows: np.ndarray) -> tuple[Transfer, ...]:
     object per node (object-array indexing), which halves the memory of a big schedule."""
     if not len(rows):
         return ()
-    columns = []
+    shared = []  # per column: its values as one int object each, where they are small
     for c in range(FIELDS):
-        col = rows[:, c]
-        low, high = int(col.min()), int(col.max())
-        if 0 <= low and high < 1 << 16:
-            columns.append(np.array(range(high + 1), dtype=object)[col].tolist())
-        else:
-            columns.append(col.tolist())
+        low, high = int(rows[:, c].min()), int(rows[:, c].max())
+        shared.append(np.array(range(high + 1), dtype=object) if 0 <= low and high < 1 << 16
+                      else None)
+    out: list[Transfer] = []
     with paused_gc():
-        return tuple(map(tuple.__new__, [Transfer] * len(rows), zip(*columns)))
+        for lo in range(0, len(rows), CHUNK_ROWS):  # columns of Python ints a chunk at a time
+            part = rows[lo:lo + CHUNK_ROWS]
+            columns = [part[:, c].tolist() if ints is None else ints[part[:, c]].tolist()
+                       for c, ints in enumerate(shared)]
+            out += map(tuple.__new__, [Transfer] * len(part), zip(*columns))
+        return tuple(out)
 
 
 def table(transfers: tuple[Transfer, ...] | list[Transfer]) -> np.ndarray:
@@ -129,11 +133,6 @@ class PhaseColumns:
         while len(_KNOWN) > _KNOWN_SIZE:
             _KNOWN.popitem(last=False)
         return out
-
-    def sends(self) -> Iterator[np.ndarray]:
-        """Each phase's rows."""
-        for k in range(len(self.syncs)):
-            yield self.phase_rows(k)
 
 
 def known_columns(phases: tuple[Phase, ...]) -> tuple[bytes, bytes] | None:
