@@ -123,11 +123,11 @@ class PhaseColumns:
             transfers = transfers_of(self.rows)
             out = tuple(Phase.of(transfers[a:b], sync)
                         for a, b, sync in zip(bounds, bounds[1:], self.syncs))
-        if len(transfers) >= BIG_BUILD:
-            # Transfers stay tracked by the collector (a tuple subclass is never untracked), and
-            # new objects are walked once per generation they age through: one full pass now
-            # walks them once (16.8M transfers: 3.6 s, against 14 s over three generations).
-            gc.collect()
+            if len(transfers) >= BIG_BUILD:
+                # Transfers stay tracked by the collector (a tuple subclass is never untracked),
+                # and new objects are walked once per generation they age through: one full
+                # pass before the collector runs again walks them once, into the oldest.
+                gc.collect()
         _KNOWN[id(out)] = (out, np.ascontiguousarray(self.rows, dtype="<i8").tobytes(),
                            self.offsets.astype("<i8").tobytes())
         while len(_KNOWN) > _KNOWN_SIZE:
