@@ -73,6 +73,7 @@ bench: setup ## run the benchmarks, results in bench/results*.json, docs/fidelit
 	$(BIN)/python bench/fidelity.py
 	$(BIN)/python bench/efficiency.py
 	$(BIN)/python bench/engine.py
+	$(BIN)/python bench/compile_scale.py
 
 fuzz: setup ## 20,000 fuzzed programs through both parsers, the compiler and the simulator, results in bench/results-fuzz.json
 	$(BIN)/python bench/fuzz.py

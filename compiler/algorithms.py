@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from phalanx.compiler.columns import PhaseColumns, rows
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import Phase, Schedule, Transfer
+from phalanx.compiler.schedule import Phase, Schedule
 
 
 def direct_partner(rank: int, step: int, nprocs: int, to: bool = True) -> int:
@@ -13,23 +16,31 @@ def direct_partner(rank: int, step: int, nprocs: int, to: bool = True) -> int:
     return (rank + step) % nprocs if to else (rank - step) % nprocs
 
 
-def direct_phases(coll: Collective) -> tuple[Phase, ...]:
+def direct_columns(coll: Collective) -> PhaseColumns:
     """P-1 contention-free phases: in step s, r sends its block for partner(r, s).
 
-    Local blocks (p to p) are copied in the first phase. Empty blocks send nothing.
-    """
-    n, m = coll.nprocs, coll.byte_matrix  # tuples of Python ints: fast to index
-    local = [Transfer(p, p, m[p][p], p, p) for p in range(n) if m[p][p] > 0]
-    phases = []
-    for step in range(1, n):
-        sends = [Transfer(r, q, m[r][q], r, q)
-                 for r in range(n) if m[r][q := direct_partner(r, step, n)] > 0]
-        if step == 1:
-            sends = local + sends
-        phases.append(Phase.of(sends))
+    Local blocks (p to p) are copied in the first phase. Empty blocks send nothing (a step
+    may then be empty). All steps at once: row s - 1 of the (P - 1) x P partner table is
+    step s's, read row by row."""
+    n, m = coll.nprocs, coll.matrix
+    ranks = np.arange(n, dtype=np.int64)
+    own = ranks[np.diagonal(m) > 0]
+    src = np.broadcast_to(ranks, (max(n - 1, 0), n))
+    steps = np.arange(1, n, dtype=np.int64)[:, None]
+    dst = src ^ steps if n & (n - 1) == 0 else (src + steps) % n
+    nbytes = m[src, dst]
+    sent = nbytes > 0
+    counts = sent.sum(axis=1)
     if n == 1:
-        phases.append(Phase.of(local))
-    return tuple(phases)
+        counts = np.zeros(1, dtype=np.int64)  # the one phase copies the local block
+    s, d = np.concatenate((own, src[sent])), np.concatenate((own, dst[sent]))
+    table = rows(s, d, np.concatenate((m[own, own], nbytes[sent])), s, d)
+    offsets = np.concatenate(([0], len(own) + np.cumsum(counts)))
+    return PhaseColumns(table, offsets, ("local",) * len(counts))
+
+
+def direct_phases(coll: Collective) -> tuple[Phase, ...]:
+    return direct_columns(coll).phases()
 
 
 def direct_schedule(coll: Collective) -> Schedule:

@@ -224,22 +224,25 @@ class CommSet:
     def receivers(self) -> range:
         return self._receivers
 
-    def _row(self, sender: int) -> int:
-        src = self.stmt.src
-        return sender - src.onto.base if src.mapping == "distributed" else 0
-
-    def _col(self, receiver: int) -> int:
-        dst = self.stmt.dst
-        return receiver - dst.onto.base if dst.mapping == "distributed" else 0
-
     @cached_property
     def element_matrix(self) -> np.ndarray:
         """elements[p, q]: how many elements p sends to q."""
         m = np.zeros((self.nprocs, self.nprocs), dtype=np.int64)
         counts = self._rank_counts
-        for q in self.receivers():
-            for p in self.senders(q):
-                m[p, q] += counts[self._row(p), self._col(q)]
+        src, dst = self.stmt.src, self.stmt.dst
+        receivers = np.arange(self.receivers().start, self.receivers().stop)
+        cols = receivers - dst.onto.base if dst.mapping == "distributed" else np.zeros_like(receivers)
+        if src.mapping == "distributed":  # every node of the source sends to every receiver
+            senders = np.arange(src.onto.nodes.start, src.onto.nodes.stop)
+            m[np.ix_(senders, receivers)] += counts[np.ix_(senders - src.onto.base, cols)]
+            return m
+        if src.mapping == "single":
+            senders = np.full_like(receivers, src.owner)
+        else:  # replica_for, for every receiver
+            nodes = src.onto.nodes
+            inside = (receivers >= nodes.start) & (receivers < nodes.stop)
+            senders = np.where(inside, receivers, src.onto.base + receivers % src.onto.count)
+        np.add.at(m, (senders, receivers), counts[0, cols])
         return m
 
     @cached_property

@@ -8,7 +8,8 @@ data (kind, sizes, participants); the target's generators decide the schedule
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from functools import cached_property
 
 import numpy as np
 
@@ -43,9 +44,21 @@ class Collective:
     # block is (a reduction's partials, a byte matrix given as such, whole rows).
     strided: tuple[tuple[int, ...], ...] = ()
 
-    @property
+    def __hash__(self) -> int:
+        """The fields' hash, remembered: collectives key the compiler's memos, and the byte
+        matrix of a 4096-node one is 16.8M ints (a frozen dataclass would hash them each time)."""
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash(tuple(getattr(self, f.name) for f in fields(self)))
+            self.__dict__["_hash"] = cached
+        return cached
+
+    @cached_property
     def matrix(self) -> np.ndarray:
-        return np.array(self.byte_matrix, dtype=np.int64).reshape(self.nprocs, self.nprocs)
+        """The byte matrix as a read-only int64 array (built once)."""
+        out = np.array(self.byte_matrix, dtype=np.int64).reshape(self.nprocs, self.nprocs)
+        out.setflags(write=False)
+        return out
 
     @property
     def network_matrix(self) -> np.ndarray:
@@ -163,7 +176,7 @@ def recognize(index: int, byte_matrix: np.ndarray, src: str, dst: str, line: int
     exchange among some of the processors that is a known collective on them (one group).
     `element_bytes`: a reduction's partials are blocks of such elements (Collective)."""
     n = byte_matrix.shape[0]
-    rows = tuple(tuple(int(x) for x in row) for row in byte_matrix)
+    rows = tuple(map(tuple, np.asarray(byte_matrix, dtype=np.int64).tolist()))
     kind = classify(byte_matrix, op, src_mapping, dst_mapping, nreceivers)
     if kind not in ("cshift", "permutation", "alltoall", "alltoallv"):
         groups = connected_groups(byte_matrix)
@@ -174,11 +187,22 @@ def recognize(index: int, byte_matrix: np.ndarray, src: str, dst: str, line: int
         in_groups = group_kind(byte_matrix, groups, op, src_mapping, dst_mapping) \
             if len(groups) > 1 or among_holders else None
         if in_groups is not None:
-            return Collective(index, in_groups, n, rows, src, dst, line, None, tuple(groups),
-                              _element_bytes(in_groups, element_bytes), strided)
+            return with_matrix(Collective(index, in_groups, n, rows, src, dst, line, None,
+                                          tuple(groups), _element_bytes(in_groups, element_bytes),
+                                          strided), byte_matrix)
     keeps_root = kind in ("broadcast", "scatter", "gather", "reduce")
-    return Collective(index, kind, n, rows, src, dst, line, root if keeps_root else None, (),
-                      _element_bytes(kind, element_bytes), strided)
+    return with_matrix(Collective(index, kind, n, rows, src, dst, line,
+                                  root if keeps_root else None, (),
+                                  _element_bytes(kind, element_bytes), strided), byte_matrix)
+
+
+def with_matrix(coll: Collective, byte_matrix: np.ndarray) -> Collective:
+    """`coll`, its `matrix` taken from the array its byte_matrix was made of (not rebuilt from
+    the tuples: 16.8M of them on 4096 nodes)."""
+    matrix = np.array(byte_matrix, dtype=np.int64).reshape(coll.nprocs, coll.nprocs)
+    matrix.setflags(write=False)
+    coll.__dict__["matrix"] = matrix
+    return coll
 
 
 def _element_bytes(kind: str, element_bytes: int | None) -> int | None:

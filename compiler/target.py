@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from phalanx.compiler import groups
+from phalanx.compiler.columns import PhaseColumns, table
 from phalanx.compiler.recognize import KINDS, Collective
 from phalanx.compiler.schedule import Schedule
 from phalanx.grammar.diagnostics import usage_error
@@ -243,6 +244,35 @@ class Target(ABC):
         """About how many events the simulator spends on one message (what `--cost simulate`
         budgets): its start-up and one per link it crosses, by default."""
         return self.route_hops(src, dst) + 1
+
+    def transfer_events(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray) -> int:
+        """message_events summed over transfers given as columns (a machine that routes in
+        closed form sums it in numpy)."""
+        return sum(self.message_events(s, d, b)
+                   for s, d, b in zip(src.tolist(), dst.tolist(), nbytes.tolist()))
+
+    def schedule_columns(self, coll: Collective, algorithm: str) -> PhaseColumns | None:
+        """The transfers of `schedule_for(coll, algorithm)` as columns, phase after phase (empty
+        phases aside), where the algorithm's generator builds them so (the all-to-all family,
+        compiler/columns.py); None otherwise."""
+        return None
+
+    def estimated_events(self, coll: Collective, algorithm: str) -> int:
+        """About how many events simulating the candidate takes (what `--cost simulate`
+        budgets): message_events over its schedule's network transfers, read from its columns
+        where it has them, not from its Transfer objects (remembered: the cost model asks
+        whether a candidate fits, then says why)."""
+        memo = self.__dict__.setdefault("_estimated_events", {})
+        if (coll, algorithm) not in memo:
+            columns = None if coll.groups else self.schedule_columns(coll, algorithm)
+            if columns is not None:
+                rows = columns.rows
+            else:
+                schedule = self.schedule_for(coll, algorithm)
+                rows = table([t for phase in schedule.phases for t in phase.sends])
+            net = rows[:, 0] != rows[:, 1]
+            memo[(coll, algorithm)] = self.transfer_events(rows[net, 0], rows[net, 1], rows[net, 2])
+        return memo[(coll, algorithm)]
 
     def simgrid_platform(self, pairs: list[tuple[int, int]], routing: str) -> Any:
         """The SimGrid platform of this machine (runtime/backends/platforms.py's Platform)

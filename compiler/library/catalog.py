@@ -6,7 +6,7 @@ meshes and hypercubes) by name (offer.py).
 
 from __future__ import annotations
 
-from phalanx.compiler.algorithms import direct_phases
+from phalanx.compiler.algorithms import direct_columns, direct_phases
 from phalanx.compiler.library import (
     allreduce,
     colouring,
@@ -42,7 +42,8 @@ GROUP_OK = (complete_group, every_member_receives, uniform_parts)
 GENERIC: tuple[Algorithm, ...] = (
     Algorithm("direct", KINDS, "pairwise steps: in step s node r sends to r XOR s (2^d nodes) "
               "or r + s mod P; the generic exchange, for a rooted kind the linear messages",
-              lambda coll, machine: list(direct_phases(coll))),
+              lambda coll, machine: list(direct_phases(coll)),
+              columns=lambda coll, machine: direct_columns(coll)),
     Algorithm("linear", ("broadcast", "scatter", "gather", "reduce"),
               "the root talks to each node in turn, one message per phase", rooted.linear_phases,
               ROOTED_OK),
@@ -120,7 +121,8 @@ GENERIC: tuple[Algorithm, ...] = (
     Algorithm("bruck", ("alltoall", "alltoallv"),
               "Bruck et al. 1997's index algorithm for any P: ceil(log2 P) rounds, in round k "
               "each node sends the blocks whose distance has bit k set 2^k ahead (packed, "
-              "forwarded)", index.bruck_phases),
+              "forwarded)", index.bruck_phases, columns=index.bruck_columns,
+              messages=index.bruck_messages),
 )
 
 GRID: tuple[Algorithm, ...] = (
@@ -161,5 +163,6 @@ DIMENSIONAL: tuple[Algorithm, ...] = (
     Algorithm("dim-bruck", ("alltoall", "alltoallv"),
               "Bruck's index algorithm along each dimension in turn (rows, then columns; a "
               "hypercube's bits): sum of ceil(log2 n_i) rounds, each inside one ring or line",
-              index.dim_bruck_phases, (on_dimensions,)),
+              index.dim_bruck_phases, (on_dimensions,), index.dim_bruck_columns,
+              index.dim_bruck_messages),
 )

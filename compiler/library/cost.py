@@ -61,38 +61,47 @@ def estimate_s(schedule: Schedule, port: PortModel, element_bytes: int | None = 
     reduction = schedule.kind in REDUCTIONS
     ready = [0.0] * schedule.nprocs
     for phase in schedule.phases:
-        cpu, ends, arith = list(ready), list(ready), list(ready)
-        groups = {port.port(p) for p in range(schedule.nprocs)}
-        out = {g: [0.0] * port.streams for g in groups}
-        inn = out if port.shared_engine else {g: [0.0] * port.streams for g in groups}
-        for src, dst, nbytes, finals in messages(phase.sends, reduction):
-            # The receiver merges the message's elements into its own partials, one at a time.
-            combine_s = (port.combine_s_per_op * combine_operations(nbytes, finals, element_bytes)
-                         if reduction else 0.0)
-            if port.port(src) == port.port(dst):  # a local copy, or within a shared port's node
-                cpu[src] += port.copy_s_per_byte * nbytes
-                arith[dst] = max(arith[dst], cpu[src]) + combine_s
-                ends[src] = max(ends[src], cpu[src], arith[dst])
-                continue
-            a, b = port.port(src), port.port(dst)
-            if port.streams == 1:  # one port: the start-up holds it too
-                cpu[src] = max(cpu[src], out[a][0])
-            cpu[src] += port.startup_s
-            if port.shared_engine:
-                out[a][0] = max(out[a][0], cpu[src])
-            begin = max(heapq.heappop(out[a]), cpu[src], ready[dst])
-            begin = max(heapq.heappop(inn[b]), begin)
-            done = begin + port.s_per_byte * nbytes
-            heapq.heappush(out[a], done)
-            heapq.heappush(inn[b], done)
-            arith[dst] = max(arith[dst], done) + combine_s
-            ends[src], ends[dst] = max(ends[src], done), max(ends[dst], done, arith[dst])
-        for nodes in phase.barriers(schedule.nprocs):  # each set waits for its last node
-            last = max(ends[p] for p in nodes) + port.barrier_s
-            for p in nodes:
-                ends[p] = last
-        ready = ends
+        ready = phase_ends(messages(phase.sends, reduction), phase.barriers(schedule.nprocs), ready,
+                           port, reduction, element_bytes)
     return max(ready, default=0.0)
+
+
+def phase_ends(sizes: list[tuple[int, int, int, int]], barriers: tuple[tuple[int, ...], ...],
+               ready: list[float], port: PortModel, reduction: bool,
+               element_bytes: int | None) -> list[float]:
+    """When each node is done with one phase of `messages` (in order), having entered it at
+    `ready`; `barriers`: the node sets that wait for their last node (Phase.barriers)."""
+    cpu, ends, arith = list(ready), list(ready), list(ready)
+    groups = {port.port(p) for p in range(len(ready))}
+    out = {g: [0.0] * port.streams for g in groups}
+    inn = out if port.shared_engine else {g: [0.0] * port.streams for g in groups}
+    for src, dst, nbytes, finals in sizes:
+        # The receiver merges the message's elements into its own partials, one at a time.
+        combine_s = (port.combine_s_per_op * combine_operations(nbytes, finals, element_bytes)
+                     if reduction else 0.0)
+        if port.port(src) == port.port(dst):  # a local copy, or within a shared port's node
+            cpu[src] += port.copy_s_per_byte * nbytes
+            arith[dst] = max(arith[dst], cpu[src]) + combine_s
+            ends[src] = max(ends[src], cpu[src], arith[dst])
+            continue
+        a, b = port.port(src), port.port(dst)
+        if port.streams == 1:  # one port: the start-up holds it too
+            cpu[src] = max(cpu[src], out[a][0])
+        cpu[src] += port.startup_s
+        if port.shared_engine:
+            out[a][0] = max(out[a][0], cpu[src])
+        begin = max(heapq.heappop(out[a]), cpu[src], ready[dst])
+        begin = max(heapq.heappop(inn[b]), begin)
+        done = begin + port.s_per_byte * nbytes
+        heapq.heappush(out[a], done)
+        heapq.heappush(inn[b], done)
+        arith[dst] = max(arith[dst], done) + combine_s
+        ends[src], ends[dst] = max(ends[src], done), max(ends[dst], done, arith[dst])
+    for nodes in barriers:  # each set waits for its last node
+        last = max(ends[p] for p in nodes) + port.barrier_s
+        for p in nodes:
+            ends[p] = last
+    return ends
 
 
 def one_message_s(nbytes: int, port: PortModel) -> float:

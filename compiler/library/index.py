@@ -22,12 +22,15 @@ coordinate, so every message stays inside one row, column or cube dimension.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from math import prod
 
-from phalanx.compiler.library.members import local_copies
+import numpy as np
+
+from phalanx.compiler.columns import MessagePhase, PhaseColumns, rows
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import COMBINED, Phase, Transfer
+from phalanx.compiler.schedule import COMBINED, Phase
 
 
 def rounds(size: int) -> int:
@@ -35,37 +38,104 @@ def rounds(size: int) -> int:
     return (size - 1).bit_length()
 
 
-def bruck_rounds(coll: Collective, dims: tuple[int, ...]) -> list[Phase]:
+def bruck_rounds(coll: Collective, dims: tuple[int, ...]) -> PhaseColumns:
     """Bruck along each dimension of `dims` (mixed radix over node ids, last fastest), from
-    the last: a pack phase and a send phase per round, the local copies first."""
-    m, n = coll.byte_matrix, coll.nprocs
+    the last: a pack phase and a send phase per round, the local copies first. Every block
+    (o, f) that crosses the network is followed at once (numpy columns, in the order of o,
+    then f): `at` is the node holding it."""
+    m, n = coll.matrix, coll.nprocs
     strides = [prod(dims[i + 1:]) for i in range(len(dims))]
-    where = {(o, f): o for o in range(n) for f in range(n) if o != f and m[o][f]}
-    phases = [Phase.of(local_copies(coll))]
+    origin, final = np.nonzero((m > 0) & ~np.eye(n, dtype=bool))
+    nbytes, at = m[origin, final], origin.copy()
+    own = np.flatnonzero(np.diagonal(m) > 0)
+    tables = [rows(own, own, m[own, own], own, own)]
     for axis in reversed(range(len(dims))):
         size, stride = dims[axis], strides[axis]
+        distance = (final // stride - origin // stride) % size
         for k in range(rounds(size)):
-            sends = []
-            for (o, f), at in where.items():
-                j = (f // stride - o // stride) % size
-                if j >> k & 1:
-                    coord = at // stride % size
-                    ahead = at + ((coord + (1 << k)) % size - coord) * stride
-                    sends.append(Transfer(at, ahead, m[o][f], o, f, COMBINED))  # packed per node
-            sends.sort(key=lambda t: (t.src, t.origin, t.final))
-            phases.append(Phase.of([Transfer(t.src, t.src, t.nbytes, t.origin, t.final, COMBINED)
-                                    for t in sends]))
-            phases.append(Phase.of(sends))
-            for t in sends:
-                where[(t.origin, t.final)] = t.dst
-    return [p for p in phases if p.sends] or [Phase.of([])]
+            moved = np.flatnonzero(distance >> k & 1)
+            moved = moved[np.lexsort((final[moved], origin[moved], at[moved]))]  # by (src, o, f)
+            here = at[moved]
+            coord = here // stride % size
+            ahead = here + ((coord + (1 << k)) % size - coord) * stride
+            o, f, b = origin[moved], final[moved], nbytes[moved]
+            tables.append(rows(here, here, b, o, f, COMBINED))  # packed per node
+            tables.append(rows(here, ahead, b, o, f, COMBINED))
+            at[moved] = ahead
+    tables = [t for t in tables if len(t)]
+    return PhaseColumns.of(tables or [rows(own[:0], own[:0], own[:0], own[:0], own[:0])])
 
 
-def bruck_phases(coll: Collective, machine: Machine) -> list[Phase]:
+def bruck_round_messages(coll: Collective, dims: tuple[int, ...]) -> Iterator[MessagePhase]:
+    """The messages of bruck_rounds' phases from counts, without its transfers: each node that
+    holds blocks to move in a round packs them into one local copy and sends them as one
+    message, the bytes summed (as cost.messages groups them), nodes in ascending order."""
+    m, n = coll.matrix, coll.nprocs
+    strides = [prod(dims[i + 1:]) for i in range(len(dims))]
+    origin, final = np.nonzero((m > 0) & ~np.eye(n, dtype=bool))
+    nbytes, at = m[origin, final], origin.copy()
+    own = np.flatnonzero(np.diagonal(m) > 0)
+    if len(own):
+        yield MessagePhase(own, own, m[own, own])
+    off = m[~np.eye(n, dtype=bool)]
+    block = int(off[0]) if n > 1 and off[0] > 0 and (off == off[0]).all() else None
+    for axis in reversed(range(len(dims))):
+        size, stride = dims[axis], strides[axis]
+        if block is not None:  # complete and uniform: every node moves the same blocks
+            yield from _uniform_round_messages(n, size, stride, block)
+            continue
+        distance = (final // stride - origin // stride) % size
+        for k in range(rounds(size)):
+            moved = np.flatnonzero(distance >> k & 1)
+            if not len(moved):
+                continue
+            totals = np.bincount(at[moved], weights=nbytes[moved], minlength=n)
+            holders = np.flatnonzero(np.bincount(at[moved], minlength=n))
+            sums = np.rint(totals[holders]).astype(np.int64)
+            coord = holders // stride % size
+            yield MessagePhase(holders, holders, sums)
+            yield MessagePhase(holders, holders + ((coord + (1 << k)) % size - coord) * stride, sums)
+            here = at[moved]
+            coord = here // stride % size
+            at[moved] = here + ((coord + (1 << k)) % size - coord) * stride
+
+
+def _uniform_round_messages(n: int, size: int, stride: int, block: int) -> Iterator[MessagePhase]:
+    """bruck_round_messages along one dimension of a complete exchange of `block`-byte blocks:
+    before each round every node holds one block per distance vector (Bruck's invariant, Sec.
+    3), so in round k each node packs and sends the blocks whose distance along the dimension
+    has bit k set, n / size of them per such distance."""
+    nodes = np.arange(n, dtype=np.int64)
+    distances = np.arange(1, size)
+    for k in range(rounds(size)):
+        count = int((distances >> k & 1).sum()) * (n // size)
+        sums = np.full(n, count * block, dtype=np.int64)
+        coord = nodes // stride % size
+        yield MessagePhase(nodes, nodes, sums)
+        yield MessagePhase(nodes, nodes + ((coord + (1 << k)) % size - coord) * stride, sums)
+
+
+def bruck_messages(coll: Collective, machine: Machine) -> Iterator[MessagePhase]:
+    return bruck_round_messages(coll, (coll.nprocs,))
+
+
+def dim_bruck_messages(coll: Collective, machine: Machine) -> Iterator[MessagePhase]:
+    return bruck_round_messages(coll, machine.dimensions)
+
+
+def bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:
     """Bruck's index algorithm over the collective's P processors, one line of P."""
     return bruck_rounds(coll, (coll.nprocs,))
 
 
-def dim_bruck_phases(coll: Collective, machine: Machine) -> list[Phase]:
+def dim_bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:
     """Bruck along each of the machine's dimensions in turn (requirements.on_dimensions)."""
     return bruck_rounds(coll, machine.dimensions)
+
+
+def bruck_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    return list(bruck_columns(coll, machine).phases())
+
+
+def dim_bruck_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    return list(dim_bruck_columns(coll, machine).phases())

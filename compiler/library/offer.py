@@ -6,11 +6,15 @@ serves: names, descriptions, preconditions, schedules, predicted times and lower
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from phalanx.compiler.columns import PhaseColumns
 from phalanx.compiler.library.bounds import Cut, lower_bound
 from phalanx.compiler.library.catalog import DIMENSIONAL, GENERIC, GRID
 from phalanx.compiler.library.cost import estimate_s
+from phalanx.compiler.library.estimate import columns_estimate_s, messages_estimate_s
+from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.library.registry import Algorithm, Machine
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Schedule
@@ -78,6 +82,28 @@ class Library:
 
     def predict_s(self, schedule: Schedule, element_bytes: int | None = None) -> float:
         return estimate_s(schedule, self.machine.port, element_bytes)
+
+    def estimate_s(self, coll: Collective, name: str, schedule: Callable[[], Schedule]) -> float:
+        """predict_s of the algorithm's schedule for `coll`: from its messages or columns
+        where it builds them (estimate.py, the same time without its transfers), else of
+        `schedule()` (the target's, remembered)."""
+        found = self.find(coll.kind, name)
+        if found is not None and found.unmet(coll, self.machine) is None and not coll.groups:
+            port = self.machine.port
+            if found.messages is not None and coll.kind not in REDUCTIONS:
+                return messages_estimate_s(found.messages(coll, self.machine), coll.nprocs, port)
+            columns = found.phase_columns(coll, self.machine)
+            if columns is not None:
+                return columns_estimate_s(columns, coll.nprocs, coll.kind, port, coll.element_bytes)
+        return self.predict_s(schedule(), coll.element_bytes)
+
+    def columns(self, coll: Collective, name: str) -> PhaseColumns | None:
+        """The algorithm's phases for `coll` as columns (the empty ones left out), where it
+        builds them so and can run."""
+        found = self.find(coll.kind, name)
+        if found is None or coll.groups or found.unmet(coll, self.machine) is not None:
+            return None
+        return found.phase_columns(coll, self.machine)
 
     def bound(self, coll: Collective) -> tuple[float, str]:
         return lower_bound(coll, self.machine.port, self.cuts)

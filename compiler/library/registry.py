@@ -8,9 +8,10 @@ whose preconditions fail is refused with the reason.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
+from phalanx.compiler.columns import MessagePhase, PhaseColumns
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Schedule
 
@@ -81,6 +82,8 @@ class Machine:
 
 Requirement = Callable[[Collective, Machine], "str | None"]
 Generator = Callable[[Collective, Machine], list[Phase]]
+ColumnGenerator = Callable[[Collective, Machine], PhaseColumns]
+MessageGenerator = Callable[[Collective, Machine], Iterable[MessagePhase]]
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,12 @@ class Algorithm:
     description: str
     phases: Generator
     requires: tuple[Requirement, ...] = ()
+    # The same phases as columns (compiler/columns.py), for the all-to-all family: then the
+    # schedule is built from them, and the cost model and the event estimate read them alone.
+    columns: ColumnGenerator | None = None
+    # Its phases' messages from counts (no phase without one), where the cost model need not
+    # see the transfers (Bruck's packed messages): what `auto` ranks it by.
+    messages: MessageGenerator | None = None
 
     def unmet(self, coll: Collective, machine: Machine) -> str | None:
         """The first precondition that fails, or None when the algorithm can run."""
@@ -99,7 +108,14 @@ class Algorithm:
                 return reason
         return None
 
+    def phase_columns(self, coll: Collective, machine: Machine) -> PhaseColumns | None:
+        """The schedule's phases as columns (the empty ones left out), where the algorithm
+        builds them so."""
+        return None if self.columns is None else self.columns(coll, machine).nonempty()
+
     def schedule(self, coll: Collective, machine: Machine) -> Schedule:
-        return Schedule(coll.index, coll.kind, self.name, coll.nprocs,
-                        tuple(p for p in self.phases(coll, machine) if p.sends), coll.src,
+        columns = self.phase_columns(coll, machine)
+        phases = columns.phases() if columns is not None else \
+            tuple(p for p in self.phases(coll, machine) if p.sends)
+        return Schedule(coll.index, coll.kind, self.name, coll.nprocs, phases, coll.src,
                         coll.dst, coll.line)

@@ -210,7 +210,7 @@ class BokhariTarget(Target):
         block = coll.block_bytes
         if coll.kind in ROOTED + GROUP or (algorithm != "direct"
                                            and not self._by_family(coll, algorithm)):
-            return self.library.predict_s(self.schedule_for(coll, algorithm), coll.element_bytes)
+            return self.library.estimate_s(coll, algorithm, lambda: self.schedule_for(coll, algorithm))
         if self._family_kind(coll) and d is not None and block is not None:
             # In k pieces the exchange runs k times on blocks of block / k bytes (the time is
             # affine in the block, so this is the sum over pieces of sizes within a byte).

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from phalanx.compiler.columns import PhaseColumns, rows
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Schedule, Transfer
 from phalanx.targets.iwarp.phases import phased_torus_phases, ring_tuples
@@ -15,9 +16,25 @@ from phalanx.targets.iwarp.topology import Torus, ring_step
 from phalanx.targets.iwarp.wormhole import LIBRARY_MESSAGE, SwitchTag
 
 
-def _schedule(coll: Collective, algorithm: str, phases: list[Phase]) -> Schedule:
+def _schedule(coll: Collective, algorithm: str, phases: list[Phase] | tuple[Phase, ...]) -> Schedule:
     return Schedule(coll.index, coll.kind, algorithm, coll.nprocs, tuple(phases), coll.src,
                     coll.dst, coll.line)
+
+
+def phased_columns(coll: Collective, torus: Torus, sync: str = "local",
+                   empty_messages: bool = False) -> PhaseColumns:
+    """The n^3/8 phases of Sec. 2.1 as columns (phased_schedule)."""
+    m = coll.matrix
+    table = phased_torus_phases(torus.cols)
+    switched = empty_messages or bool((m > 0).all())
+    tables = []
+    for k, phase in enumerate(table):
+        src, dst = phase[:, 0].astype(np.int64), phase[:, 1].astype(np.int64)
+        keep = np.ones(len(src), dtype=bool) if empty_messages else m[src, dst] > 0
+        src, dst = src[keep], dst[keep]
+        tag = SwitchTag(coll.index, k).message if switched else 0
+        tables.append(rows(src, dst, m[src, dst], src, dst, tag))
+    return PhaseColumns.of(tables, sync)
 
 
 def phased_schedule(coll: Collective, torus: Torus, sync: str = "local",
@@ -29,17 +46,8 @@ def phased_schedule(coll: Collective, torus: Torus, sync: str = "local",
     carry empty blocks, runtime/synthetic.py); without, the compiler's IR allows no 0-byte
     transfer, so an incomplete pattern's messages go untagged (phases in order, unswitched) and
     only the fast path (wormhole.fast_plan, the default for phased) adds the empty messages."""
-    m = coll.matrix
-    table = phased_torus_phases(torus.cols)
-    switched = empty_messages or bool((m > 0).all())
-    phases = []
-    for k, phase in enumerate(table):
-        tag = SwitchTag(coll.index, k).message if switched else 0
-        phases.append(Phase.of([Transfer(s, d, int(m[s, d]), s, d, tag)
-                                for s, d in phase[:, :2].tolist()
-                                if m[s, d] > 0 or empty_messages], sync))
     name = "phased" if sync == "local" else "phased-global"
-    return _schedule(coll, name, phases)
+    return _schedule(coll, name, phased_columns(coll, torus, sync, empty_messages).phases())
 
 
 def posting_order(src: int, nprocs: int, seed: int | None) -> list[int]:
@@ -50,15 +58,28 @@ def posting_order(src: int, nprocs: int, seed: int | None) -> list[int]:
     return order
 
 
+def message_passing_columns(coll: Collective, seed: int | None = None) -> PhaseColumns:
+    """message_passing_schedule's one phase as columns: node by node, each node's sends in
+    its posting order (the natural order: row-major over the byte matrix)."""
+    m = coll.matrix
+    if seed is None:
+        src, dst = np.nonzero(m)
+    else:
+        order = np.array([posting_order(s, coll.nprocs, seed) for s in range(coll.nprocs)],
+                         dtype=np.int64).reshape(coll.nprocs, coll.nprocs)
+        src = np.repeat(np.arange(coll.nprocs, dtype=np.int64), coll.nprocs)
+        dst = order.ravel()
+        keep = m[src, dst] > 0
+        src, dst = src[keep], dst[keep]
+    return PhaseColumns.of([rows(src, dst, m[src, dst], src, dst, LIBRARY_MESSAGE)])
+
+
 def message_passing_schedule(coll: Collective, seed: int | None = None) -> Schedule:
     """Fig. 6: one phase in which every node posts all its sends at once through the deposit
     library (Sec. 3.1: its messages carry LIBRARY_MESSAGE); the router arbitrates. The seeded
     order is Sec. 1's "randomized message schedule", the one the seed measured."""
-    m = coll.matrix
-    sends = [Transfer(s, d, int(m[s, d]), s, d, LIBRARY_MESSAGE)
-             for s in range(coll.nprocs) for d in posting_order(s, coll.nprocs, seed) if m[s, d] > 0]
     name = "message-passing" if seed is None else "message-passing-random"
-    return _schedule(coll, name, [Phase.of(sends)])
+    return _schedule(coll, name, message_passing_columns(coll, seed).phases())
 
 
 def _store_forward_path(torus: Torus, src: int, dst: int) -> list[int]:

@@ -17,7 +17,8 @@ import re
 
 import numpy as np
 
-from phalanx.compiler.algorithms import direct_schedule
+from phalanx.compiler.algorithms import direct_columns, direct_schedule
+from phalanx.compiler.columns import PhaseColumns
 from phalanx.compiler.library.bounds import startup_bound_s
 from phalanx.compiler.library.members import GROUP, ROOTED
 from phalanx.compiler.library.offer import PORT_MODEL_GAP, Library, bisection_cuts
@@ -173,7 +174,7 @@ class IWarpTarget(Target):
 
     def predict_time_s(self, coll: Collective, algorithm: str) -> float:
         if not self._own(coll, algorithm):
-            return self.library.predict_s(self.schedule_for(coll, algorithm), coll.element_bytes)
+            return self.library.estimate_s(coll, algorithm, lambda: self.schedule_for(coll, algorithm))
         return cost.predict_time_s(self.params, self.torus, coll, algorithm)
 
     def busiest_link_s(self, matrix: np.ndarray) -> float:
@@ -210,6 +211,26 @@ class IWarpTarget(Target):
 
     def route_hops(self, src: int, dst: int) -> int:
         return self.torus.hops(src, dst)
+
+    def transfer_events(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray) -> int:
+        """message_events (its hops and a start-up) of every transfer, from the hop matrix."""
+        return int((self.torus.hop_matrix[src, dst] + 1).sum())
+
+    def schedule_columns(self, coll: Collective, algorithm: str) -> PhaseColumns | None:
+        """The columns of direct, phased and message-passing (the library's where it has them)."""
+        if not self._own(coll, algorithm):
+            return self.library.columns(coll, algorithm)
+        if self.unmet(coll, algorithm) is not None:
+            return None
+        if algorithm == "direct":
+            return direct_columns(coll)
+        if algorithm in ("phased", "phased-global"):
+            return schedules.phased_columns(coll, self.torus, "local" if algorithm == "phased"
+                                            else "barrier")
+        if algorithm in ("message-passing", "message-passing-random"):
+            return schedules.message_passing_columns(
+                coll, None if algorithm == "message-passing" else RANDOM_ORDER_SEED)
+        return None
 
     def build_network(self, engine: Engine) -> WormholeNetwork:
         return WormholeNetwork(engine, self.params, self.torus)

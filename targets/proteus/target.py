@@ -127,7 +127,7 @@ class ProteusTarget(Target):
 
     def predict_time_s(self, coll: Collective, algorithm: str) -> float:
         if self._library(coll, algorithm):
-            return self.library.predict_s(self.schedule_for(coll, algorithm), coll.element_bytes)
+            return self.library.estimate_s(coll, algorithm, lambda: self.schedule_for(coll, algorithm))
         if algorithm == "proteus-group":
             return float(cost.proteus_group_time_s(coll, self.topo, self.params))
         if algorithm == "direct":

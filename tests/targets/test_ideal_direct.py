@@ -53,3 +53,23 @@ def test_sparse_prediction_counts_start_ups_not_phases():
     wire_us = p.beta_us_per_byte * 8
     assert compiled.target.predict_time_s(compiled.collectives[0], "direct") == \
         pytest.approx((2 * p.alpha_us + 9 * wire_us) * 1e-6, rel=TOLERANCE)
+
+
+@pytest.mark.parametrize("spec", ["ideal:16", "ideal:12,copy_us_per_byte=0.002",
+                                  "ideal:9,alpha_us=0,beta_us_per_byte=0.5"])
+def test_a_complete_uniform_exchange_is_followed_in_o_of_p(spec):
+    """One node's steps give the time every node's messages give, float for float."""
+    import numpy as np
+
+    from phalanx.compiler.recognize import recognize
+
+    target = resolve(spec)
+    for n in (2, 3, 5, 8, target.nnodes):
+        for diagonal, block in ((0, 8), (64, 64), (3, 100000)):
+            m = np.full((n, n), block)
+            np.fill_diagonal(m, diagonal)
+            coll = recognize(0, m, "A", "B", 1)
+            assert target.uniform_direct_time_s(coll) == target.followed_direct_time_s(coll)
+    m = np.full((4, 4), 8)
+    m[0, 1] = 16
+    assert target.uniform_direct_time_s(recognize(0, m, "A", "B", 1)) is None

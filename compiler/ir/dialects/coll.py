@@ -18,12 +18,16 @@ from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition
 from xdsl.utils.exceptions import VerifyException
 
 
-def _flatten(byte_matrix: Sequence[Sequence[int]]) -> list[int]:
+def _flatten(byte_matrix: Sequence[Sequence[int]]) -> np.ndarray:
+    """The rows of a square matrix one after another, as int64 (an array or nested sequences)."""
+    if isinstance(byte_matrix, np.ndarray) and byte_matrix.ndim == 2 and \
+            byte_matrix.shape[0] == byte_matrix.shape[1]:
+        return byte_matrix.astype(np.int64).ravel()
     n = len(byte_matrix)
     for i, row in enumerate(byte_matrix):
         if len(row) != n:
             raise ValueError(f"byte matrix row {i} has {len(row)} entries, expected {n}")
-    return [int(b) for row in byte_matrix for b in row]
+    return np.array([int(b) for row in byte_matrix for b in row], dtype=np.int64)
 
 
 class CollectiveOp(IRDLOperation, ABC):
@@ -59,7 +63,7 @@ class CollectiveOp(IRDLOperation, ABC):
         root: int = -1, stage: int = -1, groups: Sequence[Sequence[int]] = (),
         strided: Sequence[Sequence[int]] = (),
     ) -> dict[str, Attribute]:
-        flat = np.array(_flatten(byte_matrix), dtype="<i8")
+        flat = _flatten(byte_matrix).astype("<i8")
         return {
             "collective": IntegerAttr(collective, i64),
             "src": StringAttr(src),
@@ -71,7 +75,7 @@ class CollectiveOp(IRDLOperation, ABC):
             "stage": IntegerAttr(stage, i64),
             "group_sizes": DenseArrayBase.from_list(i64, [len(g) for g in groups]),
             "group_members": DenseArrayBase.from_list(i64, [int(m) for g in groups for m in g]),
-            "strided": DenseArrayBase.from_list(i64, _flatten(strided) if strided else []),
+            "strided": DenseArrayBase.from_list(i64, _flatten(strided).tolist() if strided else []),
         }
 
     def groups_value(self) -> tuple[tuple[int, ...], ...]:
@@ -95,10 +99,13 @@ class CollectiveOp(IRDLOperation, ABC):
     def nprocs_value(self) -> int:
         return self.nprocs.value.data
 
-    def byte_matrix_rows(self) -> list[list[int]]:
+    def byte_matrix_array(self) -> np.ndarray:
+        """The byte matrix as a read-only (nprocs, nprocs) int64 array over the attribute."""
         n = self.nprocs_value
-        flat = np.frombuffer(self.byte_matrix.data.data, dtype="<i8")
-        return flat.reshape(n, n).tolist()
+        return np.frombuffer(self.byte_matrix.data.data, dtype="<i8").reshape(n, n)
+
+    def byte_matrix_rows(self) -> list[list[int]]:
+        return self.byte_matrix_array().tolist()
 
     def total_bytes(self) -> int:
         """Bytes moved between distinct processors (the diagonal stays local)."""

@@ -29,6 +29,7 @@ from xdsl.ir import Dialect, Operation
 from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition
 from xdsl.utils.exceptions import VerifyException
 
+from phalanx.compiler.columns import known_columns, phases_of_rows, transfers_of
 from phalanx.compiler.ir.dialects.dist import PipelineHeaderOp, RepeatHeaderOp
 from phalanx.compiler.schedule import (
     SYNC_KINDS,
@@ -49,10 +50,19 @@ def _values(attr: DenseArrayBase) -> np.ndarray:
     return np.frombuffer(attr.data.data, dtype="<i8")
 
 
-@lru_cache(maxsize=32)
 def _phase_tables(phases: tuple[Phase, ...]) -> tuple[bytes, bytes, bytes, bytes]:
-    """(sends, send offsets, recvs, recv offsets) of a schedule's phases, as i64 bytes.
-    Cached: repeated statements lower to the same phases."""
+    """(sends, send offsets, recvs, recv offsets) of a schedule's phases, as i64 bytes: the
+    columns they were built from (compiler/columns.py; sends and recvs one bytes object), else
+    walked from their transfers."""
+    known = known_columns(phases)
+    if known is not None:
+        return known[0], known[1], known[0], known[1]
+    return _walked_tables(phases)
+
+
+@lru_cache(maxsize=32)
+def _walked_tables(phases: tuple[Phase, ...]) -> tuple[bytes, bytes, bytes, bytes]:
+    """Cached: repeated statements lower to the same phases."""
     out = []
     for which in ("sends", "recvs"):
         rows = [(t.src, t.dst, t.nbytes, t.origin, t.final, t.message, t.offset)
@@ -65,8 +75,7 @@ def _phase_tables(phases: tuple[Phase, ...]) -> tuple[bytes, bytes, bytes, bytes
 
 @lru_cache(maxsize=32)
 def _transfers(table: bytes) -> tuple[Transfer, ...]:
-    rows = np.frombuffer(table, dtype="<i8").reshape(-1, len(TRANSFER_FIELDS)).tolist()
-    return tuple(Transfer(*row) for row in rows)
+    return transfers_of(np.frombuffer(table, dtype="<i8").reshape(-1, len(TRANSFER_FIELDS)))
 
 
 @irdl_op_definition
@@ -152,6 +161,12 @@ class ScheduleOp(IRDLOperation):
         return [tuple(groups[bo[k]:bo[k + 1]]) for k in range(self.phase_count)]
 
     def phases(self) -> tuple[Phase, ...]:
+        syncs = tuple(sync.data for sync in self.phase_sync.data)
+        if not self.barrier_sizes.get_values():
+            known = phases_of_rows(self.sends.data.data, self.send_offsets.data.data,
+                                   self.recvs.data.data, self.recv_offsets.data.data, syncs)
+            if known is not None:
+                return known
         sends = _transfers(self.sends.data.data)
         recvs = _transfers(self.recvs.data.data)
         so, ro = _values(self.send_offsets).tolist(), _values(self.recv_offsets).tolist()
@@ -167,7 +182,9 @@ class ScheduleOp(IRDLOperation):
             if sync.data not in SYNC_KINDS:
                 raise VerifyException(f"'{self.name}' sync must be one of {', '.join(SYNC_KINDS)}, "
                                       f"got '{sync.data}'")
-        for which in ("sends", "recvs"):
+        same = (self.recvs.data.data is self.sends.data.data
+                and self.recv_offsets.data.data == self.send_offsets.data.data)
+        for which in ("sends",) if same else ("sends", "recvs"):  # one table: checked once
             count = len(getattr(self, which).data.data) // 8
             if count % len(TRANSFER_FIELDS):
                 raise VerifyException(f"'{self.name}' {which} has {count} entries, not a multiple "

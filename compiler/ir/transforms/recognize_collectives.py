@@ -11,6 +11,7 @@ statements), not the order the pass meets it in. The indices must number the sta
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,29 +24,49 @@ from phalanx.compiler.commsets import CommSet, ReduceSet
 from phalanx.compiler.ir.build import arrays_from_module, assign_from_op, reduce_from_op
 from phalanx.compiler.ir.dialects import coll, dist
 from phalanx.compiler.layout import BlockLayout
-from phalanx.compiler.recognize import Collective, connected_groups, recognize
+from phalanx.compiler.recognize import Collective, connected_groups, recognize, with_matrix
 from phalanx.compiler.semantics import SPREAD, ReduceStmt
 
 
 def collective_op(c: Collective, stage: int = -1) -> coll.CollectiveOp:
     root = -1 if c.root is None else c.root
     if c.kind == "alltoall":
-        return coll.AlltoallOp(c.index, c.src, c.dst, c.byte_matrix, c.block_bytes or 0, c.line,
+        return coll.AlltoallOp(c.index, c.src, c.dst, c.matrix, c.block_bytes or 0, c.line,
                                stage, c.groups, c.strided)
     if c.kind in ("reduce", "allreduce"):
-        return coll.KIND_OPS[c.kind](c.index, c.src, c.dst, c.byte_matrix, c.line, root, stage,
+        return coll.KIND_OPS[c.kind](c.index, c.src, c.dst, c.matrix, c.line, root, stage,
                                      c.groups, c.element_bytes or 0, c.strided)
-    return coll.KIND_OPS[c.kind](c.index, c.src, c.dst, c.byte_matrix, c.line, root, stage,
+    return coll.KIND_OPS[c.kind](c.index, c.src, c.dst, c.matrix, c.line, root, stage,
                                  c.groups, c.strided)
 
 
 def collective_from_op(op: coll.CollectiveOp) -> Collective:
-    rows = tuple(tuple(r) for r in op.byte_matrix_rows())
+    """The op's Collective. The same one for every op with the same attributes (a clone of the
+    module shares them), so that the memos keyed by it (Target.predict, schedule_for) find it
+    at once: a 4096-node byte matrix is 16.8M ints to turn into tuples, hash and compare."""
     root = op.root.value.data
     element_bytes = op.element_bytes_value() if isinstance(op, coll.ReductionOp) else None
-    return Collective(op.collective.value.data, op.kind, op.nprocs_value, rows, op.src.data,
-                      op.dst.data, op.line.value.data, root if root >= 0 else None,
-                      op.groups_value(), element_bytes, op.strided_value())
+    key = (id(op.byte_matrix.data.data), op.collective.value.data, op.kind, op.src.data,
+           op.dst.data, op.line.value.data, root, op.groups_value(), element_bytes,
+           op.strided_value())
+    known = _FROM_OPS.get(key)
+    if known is not None and known[0] is op.byte_matrix.data.data:
+        return known[1]
+    matrix = op.byte_matrix_array()
+    rows = tuple(map(tuple, matrix.tolist()))
+    found = with_matrix(Collective(op.collective.value.data, op.kind, op.nprocs_value, rows,
+                                   op.src.data, op.dst.data, op.line.value.data,
+                                   root if root >= 0 else None, op.groups_value(), element_bytes,
+                                   op.strided_value()), matrix)
+    _FROM_OPS[key] = (op.byte_matrix.data.data, found)
+    while len(_FROM_OPS) > 64:
+        _FROM_OPS.popitem(last=False)
+    return found
+
+
+# The Collectives of the last ops read, by their attributes (the byte matrix's bytes object
+# held, so its id stays its own).
+_FROM_OPS: OrderedDict[tuple, tuple[bytes, Collective]] = OrderedDict()
 
 
 def recognize_statement(index: int, stmt) -> Collective:

@@ -1,0 +1,89 @@
+"""The cost model on columns (compiler/library/estimate.py) gives estimate_s's time float for
+float, on every port model, without the schedule's transfers; Bruck's messages from counts are
+its columns' messages; and the simulate cost model's event estimate reads the columns."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from phalanx.compiler.algorithms import direct_columns
+from phalanx.compiler.library import index
+from phalanx.compiler.library.cost import estimate_s
+from phalanx.compiler.library.estimate import (
+    column_messages,
+    columns_estimate_s,
+    followed_at_once,
+    messages_estimate_s,
+)
+from phalanx.compiler.library.registry import PortModel
+from phalanx.compiler.recognize import recognize
+from phalanx.compiler.schedule import Schedule
+from phalanx.compiler.target import resolve
+
+PORTS = {
+    "one port": PortModel(10e-6, 1e-8, 1e-8),
+    "copies and barriers": PortModel(10e-6, 1e-8, 1e-8, copy_s_per_byte=2e-9, barrier_s=3e-6),
+    "four streams": PortModel(12e-6, 1e-8, 1e-8, streams=4, latency_s=2e-6),
+    "shared engine": PortModel(30e-6, 2e-8, 1e-8, shared_engine=True),
+    "shared ports": PortModel(10e-6, 1e-8, 1e-8, port_of=(0, 0, 1, 1, 2, 2, 3, 3)),
+}
+
+
+def patterns(n: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(n)
+    uniform = np.full((n, n), 40)
+    return [uniform, np.where(np.eye(n, dtype=bool), 0, uniform), rng.integers(0, 4, (n, n)) * 16]
+
+
+@pytest.mark.parametrize("port", PORTS.values(), ids=PORTS.keys())
+@pytest.mark.parametrize("sync", ["local", "barrier"])
+def test_the_columns_give_estimate_s_s_time(port, sync):
+    for m in patterns(8):
+        coll = recognize(0, m, "A", "B", 1)
+        for columns in (direct_columns(coll), index.bruck_rounds(coll, (8,)),
+                        index.bruck_rounds(coll, (2, 4))):
+            columns = type(columns)(columns.rows, columns.offsets, (sync,) * len(columns.syncs))
+            walked = estimate_s(Schedule(0, "alltoall", "x", 8, columns.phases()), port)
+            assert columns_estimate_s(columns, 8, "alltoall", port) == walked
+
+
+def test_phases_with_one_message_each_way_arefollowed_at_once():
+    coll = recognize(0, patterns(8)[0], "A", "B", 1)
+    port = PORTS["one port"]
+    assert all(followed_at_once(p.src, p.dst, port) for p in column_messages(direct_columns(coll)))
+    two_sends = np.array([0, 0]), np.array([1, 2])
+    assert not followed_at_once(*two_sends, port)
+    assert not followed_at_once(np.array([0, 0]), np.array([1, 0]), port)  # copy after send
+    assert not followed_at_once(np.array([0]), np.array([1]), PORTS["shared engine"])
+
+
+@pytest.mark.parametrize("dims", [(8,), (12,), (4, 4), (2, 2, 2, 2), (3, 5), (1, 6)])
+def test_bruck_messages_from_counts_are_its_columns_messages(dims):
+    n = int(np.prod(dims))
+    for m in patterns(n):
+        coll = recognize(0, m, "A", "B", 1)
+        counted = list(index.bruck_round_messages(coll, dims))
+        grouped = list(column_messages(index.bruck_rounds(coll, dims)))
+        assert len(counted) == len(grouped)
+        for a, b in zip(counted, grouped):
+            assert a.src.tolist() == b.src.tolist() and a.dst.tolist() == b.dst.tolist()
+            assert a.nbytes.tolist() == b.nbytes.tolist() and a.sync == b.sync
+        port = PORTS["copies and barriers"]
+        assert messages_estimate_s(counted, n, port) == columns_estimate_s(
+            index.bruck_rounds(coll, dims), n, "alltoall", port)
+
+
+@pytest.mark.parametrize("spec", ["ideal:16", "torus:4x4", "iwarp:8x8", "hypercube:4"])
+def test_estimated_events_read_from_the_columns_are_the_schedule_s(spec):
+    target = resolve(spec)
+    n = target.nnodes
+    for m in patterns(n)[1:]:
+        coll = recognize(0, m, "A", "B", 1)
+        for algorithm, reason in target.candidates(coll):
+            if reason is not None:
+                continue
+            schedule = target.schedule_for(coll, algorithm)
+            walked = sum(target.message_events(t.src, t.dst, t.nbytes) for p in schedule.phases
+                         for t in p.sends if t.src != t.dst)
+            assert target.estimated_events(coll, algorithm) == walked, algorithm
