@@ -24,6 +24,7 @@ from phalanx.compiler.library.cost import combine_operations, combined_bytes
 from phalanx.compiler.library.members import REDUCTIONS as REDUCTION_KINDS
 from phalanx.compiler.schedule import WHOLE, Transfer
 from phalanx.compiler.semantics import SPREAD, AssignStmt, DistArray, ReduceStmt
+from phalanx.runtime.direct_moves import DirectMoves
 
 NUMPY_TYPES = {"byte": np.uint8, "int32": np.int32, "int64": np.int64, "float32": np.float32,
                "float64": np.float64, "complex64": np.complex64, "complex128": np.complex128}
@@ -237,6 +238,7 @@ class StatementFacts:
     blocks: np.ndarray  # (blocks, 2): origin and final of each
     content: Callable | None
     layout: BlockLayout
+    direct: DirectMoves | None  # the element geometry that writes delivered blocks at once, if plain
     block_indexes: dict = field(default_factory=dict)  # AssignmentData._block_index, filled as used
 
     @staticmethod
@@ -271,7 +273,8 @@ class StatementFacts:
             content = commset.content
         return StatementFacts(commset, [_index(owned_sections(stmt.src, p)) for p in range(n)],
                               dst_owned, expected, writes, blocks, content,
-                              BlockLayout(stmt, commset))
+                              BlockLayout(stmt, commset),
+                              DirectMoves.of(stmt, commset) if content is None else None)
 
 
 @dataclass
@@ -292,6 +295,10 @@ class AssignmentData:
     # destination travel combined (as TimingData and the cost models count them).
     combines: bool = False
     block_indexes: dict = field(default_factory=dict, repr=False)  # shared by a statement's runs
+    source: np.ndarray | None = field(default=None, repr=False)  # the global source array
+    direct: DirectMoves | None = field(default=None, repr=False)  # StatementFacts.direct
+    # delivered[origin, final]: moved in bulk, written when the collective closes (write_delivered)
+    delivered: np.ndarray | None = field(default=None, repr=False)
 
     @classmethod
     def build(cls, stmt: AssignStmt, rng: np.random.Generator,
@@ -321,7 +328,7 @@ class AssignmentData:
         return cls(stmt, facts.commset, src_local, [np.zeros(r.shape, dtype=r.dtype) for r in ref],
                    [w.copy() for w in facts.writes], ref, facts.expected,
                    BlockStore(facts.commset.nprocs, facts.blocks, facts.content), facts.layout,
-                   combines=combines, block_indexes=facts.block_indexes)
+                   combines=combines, block_indexes=facts.block_indexes, source=a, direct=facts.direct)
 
     def _block_index(self, origin: int, final: int) -> tuple[tuple, tuple[int, ...], tuple]:
         """Block (origin, final)'s index into the origin's source array, its shape in
@@ -394,11 +401,26 @@ class AssignmentData:
 
     def move_in_bulk(self, transfers: np.ndarray) -> None:
         """Move the blocks of `transfers` (can_move_in_bulk said they can) from their origins
-        into their destinations' arrays."""
+        into their destinations' arrays: a plain statement's are marked delivered and written
+        all at once when the collective closes (runtime/direct_moves.py), others block by block."""
         origin, final = transfers[:, 3], transfers[:, 4]
         self.store.fresh[origin, final] = False
+        if self.direct is not None:
+            if self.delivered is None:
+                self.delivered = np.zeros_like(self.store.fresh)
+            self.delivered[origin, final] = True
+            return
         for o, f in zip(origin.tolist(), final.tolist()):
             self._store(f, self._dst_index(o, f), self._src_block(o, f))
+
+    def write_delivered(self) -> None:
+        """Write the blocks moved in bulk into their destinations' arrays (move_in_bulk)."""
+        if self.delivered is None or self.direct is None or self.source is None:
+            return
+        for final in np.flatnonzero(self.delivered.any(axis=0)).tolist():
+            self.direct.write(self.source, final, self.dst_local[final], self.writes[final],
+                              self.delivered[:, final])
+        self.delivered = None
 
     def _store(self, node: int, index, block: np.ndarray) -> None:
         """Write a block at its destination; a reduction's partials combine with those there."""
@@ -458,6 +480,7 @@ class AssignmentData:
     def problems(self) -> list[str]:
         """Empty when every expected element arrived exactly once with the right value (a
         reduction's: every partial once, combined to the reference)."""
+        self.write_delivered()
         if self.stmt.reduces:
             return self._reduction_problems()
         out = []
