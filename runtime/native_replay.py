@@ -6,7 +6,8 @@ payloads when it starts and puts them (or moves its blocks directly) when it end
 each transfer arrives once, and checks a run's payloads when its last node leaves it; this
 module does the same, in the log's order.
 
-A chunk of the log moves in bulk where it can: every run's data says that the chunk's
+A chunk of the log moves in bulk where it can: every run's data could move all of its
+schedule's transfers in bulk when the run opened, and says that the chunk's
 transfers move without an error in any order (CollectiveData.can_move_in_bulk: direct moves of
 distinct unsent blocks, or a timing run's payload-free moves), no transfer arrives a second
 time, and no message of the chunk ended with payloads taken one by one. Then the moves are
@@ -38,6 +39,7 @@ class RunState:
     columns: ScheduleColumns
     arrived: np.ndarray  # per key id
     bare: np.ndarray  # per message: started, every block moving directly, not ended yet
+    bulk: bool  # the run's data could move all its transfers in bulk when it opened
 
 
 def _rows(cols: ScheduleColumns, msgs: np.ndarray) -> np.ndarray:
@@ -59,7 +61,8 @@ class Replay:
 
     def open(self, run: int) -> None:
         cols = self.columns(run)
-        self.runs[run] = RunState(cols, np.zeros(cols.nkeys, bool), np.zeros(cols.nmessages, bool))
+        self.runs[run] = RunState(cols, np.zeros(cols.nkeys, bool), np.zeros(cols.nmessages, bool),
+                                  self.data[run].can_move_in_bulk(cols.table))
 
     def arrived(self, run: int) -> np.ndarray:
         """Which key ids of the run have arrived (none for a run not open)."""
@@ -74,8 +77,11 @@ class Replay:
     def _bulk(self, log: np.ndarray) -> bool:
         """Check the chunk as a whole, then apply it; False (nothing changed) where it cannot."""
         codes, runs, msgs = log[:, 0], log[:, 1], log[:, 2].astype(np.int64)
+        active = np.unique(runs[codes != LEAVE]).tolist()
+        if not all(self.runs[run].bulk for run in active):  # a schedule that forwards, a reduction
+            return False
         moves = []
-        for run in np.unique(runs[codes != LEAVE]).tolist():
+        for run in active:
             state, data = self.runs[run], self.data[run]
             mine = runs == run
             started, ended = msgs[mine & (codes == START)], msgs[mine & (codes == END)]
