@@ -25,6 +25,7 @@ from phalanx.compiler.library.members import REDUCTIONS as REDUCTION_KINDS
 from phalanx.compiler.schedule import WHOLE, Transfer
 from phalanx.compiler.semantics import SPREAD, AssignStmt, DistArray, ReduceStmt
 from phalanx.runtime.direct_moves import DirectMoves
+from phalanx.runtime.plan_columns import all_distinct
 
 NUMPY_TYPES = {"byte": np.uint8, "int32": np.int32, "int64": np.int64, "float32": np.float32,
                "float64": np.float64, "complex64": np.complex64, "complex128": np.complex128}
@@ -397,7 +398,7 @@ class AssignmentData:
         if not (self.store.fresh[origin, final].all()
                 and (nbytes == self.commset.byte_matrix[origin, final]).all()):
             return False
-        return len(np.unique(origin * n + final)) == len(origin)
+        return all_distinct(origin * n + final)
 
     def move_in_bulk(self, transfers: np.ndarray) -> None:
         """Move the blocks of `transfers` (can_move_in_bulk said they can) from their origins
@@ -417,9 +418,11 @@ class AssignmentData:
         """Write the blocks moved in bulk into their destinations' arrays (move_in_bulk)."""
         if self.delivered is None or self.direct is None or self.source is None:
             return
+        due = self.commset.byte_matrix > 0
         for final in np.flatnonzero(self.delivered.any(axis=0)).tolist():
-            self.direct.write(self.source, final, self.dst_local[final], self.writes[final],
-                              self.delivered[:, final])
+            came = self.delivered[:, final]
+            self.direct.write(self.source, final, self.dst_local[final], self.writes[final], came,
+                              bool((came == due[:, final]).all()))
         self.delivered = None
 
     def _store(self, node: int, index, block: np.ndarray) -> None:

@@ -65,9 +65,10 @@ class DirectMoves:
         return DirectMoves(stmt, tuple(source_of), tuple(owner_of), tuple(stride))
 
     def write(self, source: np.ndarray, final: int, dst_local: np.ndarray, writes: np.ndarray,
-              delivered_from: np.ndarray) -> None:
+              delivered_from: np.ndarray, every_block: bool) -> None:
         """Write, at node `final`, every element of the blocks delivered to it
-        (`delivered_from[origin]`) from the global source array, counting each write."""
+        (`delivered_from[origin]`; `every_block`: all its blocks came) from the global source
+        array, counting each write."""
         stmt = self.stmt
         ndim = len(dst_local.shape)
         owned = [np.arange(ix.start, ix.stop, ix.step or 1) if isinstance(ix, slice) else np.asarray(ix)
@@ -75,11 +76,17 @@ class DirectMoves:
         reads = [self.source_of[d][ix] for d, ix in enumerate(owned)]
         inside = functools.reduce(np.logical_and, [_along(r >= 0, d, ndim) for d, r in enumerate(reads)])
         reads = [np.maximum(r, 0) for r in reads]
-        origin = stmt.src.onto.base + sum(
-            _along(owner[r] * stride, d, ndim) for d, (owner, r, stride)
-            in enumerate(zip(self.owner_of, reads, self.stride)) if owner is not None)
-        mask = np.broadcast_to(inside, dst_local.shape) & delivered_from[origin]
+        mask = np.broadcast_to(inside, dst_local.shape)
+        if not every_block:  # only the elements whose origin's block came
+            origin = stmt.src.onto.base + sum(
+                _along(owner[r] * stride, d, ndim) for d, (owner, r, stride)
+                in enumerate(zip(self.owner_of, reads, self.stride)) if owner is not None)
+            mask = mask & delivered_from[origin]
         by_src_dim = [reads[stmt.perm.index(s)] for s in range(ndim)]
         values = source[np.ix_(*by_src_dim)].transpose(list(stmt.perm))
-        dst_local[mask] = values[mask]
-        writes[mask] += 1
+        if mask.all():
+            dst_local[...] = values
+            writes += 1
+        else:
+            dst_local[mask] = values[mask]
+            writes[mask] += 1

@@ -27,7 +27,7 @@ import numpy as np
 
 from phalanx.runtime.data import Payloads, move
 from phalanx.runtime.interpreter import sent_twice
-from phalanx.runtime.plan_columns import ScheduleColumns
+from phalanx.runtime.plan_columns import ScheduleColumns, all_distinct, distinct
 
 START, END, LEAVE = 0, 1, 2  # the core's LOG_START, LOG_END, LOG_LEAVE (checked by native_run)
 
@@ -77,7 +77,7 @@ class Replay:
     def _bulk(self, log: np.ndarray) -> bool:
         """Check the chunk as a whole, then apply it; False (nothing changed) where it cannot."""
         codes, runs, msgs = log[:, 0], log[:, 1], log[:, 2].astype(np.int64)
-        active = np.unique(runs[codes != LEAVE]).tolist()
+        active = distinct(runs[codes != LEAVE]).tolist()
         if not all(self.runs[run].bulk for run in active):  # a schedule that forwards, a reduction
             return False
         moves = []
@@ -85,13 +85,15 @@ class Replay:
             state, data = self.runs[run], self.data[run]
             mine = runs == run
             started, ended = msgs[mine & (codes == START)], msgs[mine & (codes == END)]
-            earlier = np.setdiff1d(ended, started)  # started in an earlier chunk
-            if not state.bare[earlier].all():
-                return False  # its payloads were taken one by one
             cols = state.columns
-            rows = _rows(cols, np.union1d(started, ended))
+            in_chunk = np.zeros(cols.nmessages, bool)
+            in_chunk[started] = True
+            if not state.bare[ended[~in_chunk[ended]]].all():  # started in an earlier chunk
+                return False  # its payloads were taken one by one
+            in_chunk[ended] = True
+            rows = _rows(cols, np.flatnonzero(in_chunk))
             keys = cols.key[_rows(cols, ended)]
-            if state.arrived[keys].any() or len(np.unique(keys)) != len(keys):
+            if state.arrived[keys].any() or not all_distinct(keys):
                 return False
             if not data.can_move_in_bulk(cols.table[rows]):
                 return False

@@ -26,6 +26,19 @@ NFIELDS = len(Transfer._fields)  # src, dst, nbytes, origin, final, message, off
 SRC, DST, NBYTES, ORIGIN, FINAL, MESSAGE, OFFSET = range(NFIELDS)
 
 
+def distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values, ascending (np.unique by sorting: NumPy 2's hash-based unique took
+    seconds on a million keys)."""
+    ordered = np.sort(values)
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))] if len(ordered) else ordered
+
+
+def all_distinct(values: np.ndarray) -> bool:
+    """No value occurs twice."""
+    ordered = np.sort(values)
+    return bool((ordered[1:] != ordered[:-1]).all())
+
+
 def _table(transfers: list[Transfer]) -> np.ndarray:
     """Transfers as an (n, 7) int64 table, one row each, fields in Transfer's order."""
     flat = np.fromiter(chain.from_iterable(transfers), dtype=np.int64, count=NFIELDS * len(transfers))
@@ -33,17 +46,26 @@ def _table(transfers: list[Transfer]) -> np.ndarray:
 
 
 def _dense_ids(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """An id per row of `keys` (n, k), equal for equal rows; and the distinct rows, by id."""
+    """An id per row of `keys` (n, k) of ints >= -1, equal for equal rows; and the distinct
+    rows, by id. Columns are packed 16 bits each into as few sort keys as they fit in."""
     if len(keys) == 0:
         return np.zeros(0, np.int64), keys
-    order = np.lexsort(keys.T[::-1])
-    ordered = keys[order]
+    shifted = keys + 1
+    if shifted.min() >= 0 and shifted.max() < 1 << 15:
+        packed = [np.zeros(len(keys), np.int64) for _ in range((keys.shape[1] + 2) // 3)]
+        for j in range(keys.shape[1]):
+            packed[j // 3] = (packed[j // 3] << 16) | shifted[:, j]
+        sort_keys = np.column_stack(packed)
+    else:
+        sort_keys = keys
+    order = np.lexsort(sort_keys.T[::-1])
+    ordered = sort_keys[order]
     new = np.empty(len(keys), bool)
     new[0] = True
     new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
     ids = np.empty(len(keys), np.int64)
     ids[order] = np.cumsum(new) - 1
-    return ids, ordered[new]
+    return ids, keys[order[new]]
 
 
 def _message_order(table: np.ndarray, phase: np.ndarray) -> np.ndarray:
@@ -108,10 +130,12 @@ class ScheduleColumns:
         key_due = np.full(nkeys, -1, np.int64)
         recv_slot = recv_phase * nprocs + recv_table[:, DST]
         mine = (recv_table[:, DST] >= 0) & (recv_table[:, DST] < nprocs)
-        last = len(recv_key) - 1 - np.unique(recv_key[::-1], return_index=True)[1]
+        by_key = np.argsort(recv_key, kind="stable")
+        ordered = recv_key[by_key]
+        last = by_key[np.concatenate((ordered[1:] != ordered[:-1], [True]))] if len(ordered) else by_key
         key_due[recv_key[last]] = np.where(mine[last], recv_slot[last], -1)
         # Each node's inbox per phase: the keys it receives, once each, slots in order.
-        pairs = np.unique(recv_slot[mine] * max(nkeys, 1) + recv_key[mine])
+        pairs = distinct(recv_slot[mine] * max(nkeys, 1) + recv_key[mine])
         return ScheduleColumns(schedule, sends, table, phase, msg_start, key,
                                pairs // max(nkeys, 1), pairs % max(nkeys, 1), key_due, key_fields)
 
