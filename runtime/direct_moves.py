@@ -32,6 +32,13 @@ def _along(values: np.ndarray, d: int, ndim: int) -> np.ndarray:
     return values.reshape([-1 if k == d else 1 for k in range(ndim)])
 
 
+def _run(indices: np.ndarray) -> slice | np.ndarray:
+    """Ascending consecutive indices as a slice (a view, copied at memory speed), else as they are."""
+    if len(indices) and (np.diff(indices) == 1).all():
+        return slice(int(indices[0]), int(indices[-1]) + 1)
+    return indices
+
+
 @dataclass(frozen=True)
 class DirectMoves:
     """A plain assignment's element geometry: per destination dim, the source index each
@@ -83,7 +90,9 @@ class DirectMoves:
                 in enumerate(zip(self.owner_of, reads, self.stride)) if owner is not None)
             mask = mask & delivered_from[origin]
         by_src_dim = [reads[stmt.perm.index(s)] for s in range(ndim)]
-        values = source[np.ix_(*by_src_dim)].transpose(list(stmt.perm))
+        runs = [_run(r) for r in by_src_dim]
+        index = tuple(runs) if all(isinstance(r, slice) for r in runs) else np.ix_(*by_src_dim)
+        values = source[index].transpose(list(stmt.perm))
         if mask.all():
             dst_local[...] = values
             writes += 1

@@ -20,13 +20,13 @@ runtime/simulate.py runs the Python interpreter, as before.
 
 from __future__ import annotations
 
-import bisect
 import gc
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from phalanx.compiler.schedule import (
+    WHOLE,
     ComputeStep,
     PipelineStep,
     Plan,
@@ -42,7 +42,7 @@ from phalanx.runtime.engine import Deadlock, Engine, Pool, Resource, Stopped, de
 from phalanx.runtime.interpreter import Execution, Span, StepTiming
 from phalanx.runtime.native_replay import END, LEAVE, START, Replay
 from phalanx.runtime.network import Acquire, Hold, Network, Release, TransferProgram
-from phalanx.runtime.plan_columns import DST, NBYTES, SRC, ScheduleColumns
+from phalanx.runtime.plan_columns import DST, FINAL, NBYTES, OFFSET, ORIGIN, SRC, ScheduleColumns
 from phalanx.runtime.schedule_index import ScheduleIndex, message_label, send_name
 
 try:  # built by `make setup` (pip install runtime/engine_core); without it runs stay in Python
@@ -147,7 +147,6 @@ class NativeRun:
         # Message labels, made when a span needs one: (first label id, columns, wire bytes) per schedule
         self.message_labels: list[tuple[int, ScheduleColumns, np.ndarray]] = []
         self.next_label = 0  # the next message label id (after the compute steps' labels)
-        self.labels_made: dict[int, str] = {}  # message label id -> its text
         self.run_schedules = self.plan.run_schedules()
         self.replay = Replay(data, self._columns)
 
@@ -381,21 +380,32 @@ class NativeRun:
 
     def _spans(self) -> list[Span]:
         nodes, kinds, starts, ends, labels, peers = self.core.spans()
+        phase = SPAN_KINDS.index("phase")
+        texts = self._label_texts(np.array([label for label, kind in zip(labels, kinds) if kind != phase],
+                                           np.int64))
         return [Span(n, SPAN_KINDS[kind], s, e,
-                     f"phase {label}" if kind == 3 else self._label_text(label), None if peer < 0 else peer)
+                     f"phase {label}" if kind == phase else texts[label], None if peer < 0 else peer)
                 for n, kind, s, e, label, peer in zip(nodes, kinds, starts, ends, labels, peers)]
 
-    def _label_text(self, label: int) -> str:
-        """A compute step's label, or a message's (made once per message that has a span)."""
-        if label < len(self.labels):
-            return self.labels[label]
-        which = bisect.bisect_right(self.message_labels, label, key=lambda entry: entry[0]) - 1
-        first, cols, nbytes = self.message_labels[which]
-        text = self.labels_made.get(label)
-        if text is None:
-            text = self.labels_made[label] = message_label(cols.group(label - first),
-                                                           int(nbytes[label - first]))
-        return text
+    def _label_texts(self, ids: np.ndarray) -> dict[int, str]:
+        """The texts of these label ids: compute steps' labels and messages' (message_label),
+        a single whole block's made straight from the columns."""
+        ids = np.unique(ids)
+        out = {i: self.labels[i] for i in ids[ids < len(self.labels)].tolist()}
+        for first, cols, nbytes in self.message_labels:
+            mine = ids[(ids >= first) & (ids < first + cols.nmessages)] - first
+            if not len(mine):
+                continue
+            rows = cols.msg_start[mine]
+            single = (cols.msg_start[mine + 1] - rows == 1) & (cols.table[rows, OFFSET] == WHOLE)
+            one = rows[single]
+            out.update(zip((first + mine[single]).tolist(), [
+                f"{o}->{f} to {d}, {b} B" for o, f, d, b in zip(
+                    cols.table[one, ORIGIN].tolist(), cols.table[one, FINAL].tolist(),
+                    cols.table[one, DST].tolist(), nbytes[mine[single]].tolist())]))
+            for m in mine[~single].tolist():
+                out[first + m] = message_label(cols.group(m), int(nbytes[m]))
+        return out
 
     def _name(self, who: tuple[int, int, int]) -> str:
         kind, a, b = who
