@@ -323,7 +323,9 @@ class NativeRun:
         kept = codes != NO_OP
         offsets = np.zeros(nmsg + 1, np.int64)
         np.cumsum(length, out=offsets[1:])
-        return self.core.add_programs(_u32(offsets), codes[kept], args[kept], holds[kept])
+        flat = (codes[kept], args[kept], holds[kept])
+        del codes, args, holds  # the matrices go before the core copies the flat ops
+        return self.core.add_programs(_u32(offsets), *flat)
 
     @staticmethod
     def _times(values: np.ndarray, time_s) -> np.ndarray:

@@ -50,12 +50,12 @@ def _dense_ids(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     rows, by id. Columns are packed 16 bits each into as few sort keys as they fit in."""
     if len(keys) == 0:
         return np.zeros(0, np.int64), keys
-    shifted = keys + 1
-    if shifted.min() >= 0 and shifted.max() < 1 << 15:
+    if keys.min() >= -1 and keys.max() < (1 << 15) - 1:
         packed = [np.zeros(len(keys), np.int64) for _ in range((keys.shape[1] + 2) // 3)]
         for j in range(keys.shape[1]):
-            packed[j // 3] = (packed[j // 3] << 16) | shifted[:, j]
+            packed[j // 3] = (packed[j // 3] << 16) | (keys[:, j] + 1)
         sort_keys = np.column_stack(packed)
+        del packed
     else:
         sort_keys = keys
     order = np.lexsort(sort_keys.T[::-1])
