@@ -73,16 +73,16 @@ def _message_order(table: np.ndarray, phase: np.ndarray) -> np.ndarray:
     order of their first transfer, a message's transfers in order. A transfer with message id
     0 travels alone; others travel with those of the same phase, sender, receiver and id."""
     by_sender = np.lexsort((table[:, SRC], phase))
-    t, k = table[by_sender], phase[by_sender]
-    position = np.arange(len(t))
-    group = position.copy()  # the position of the message's first transfer
-    shared = np.flatnonzero(t[:, MESSAGE] != 0)
-    if len(shared):
-        keys = np.column_stack((k[shared], t[shared, SRC], t[shared, DST], t[shared, MESSAGE]))
-        ids, distinct = _dense_ids(keys)
-        first = np.full(len(distinct), len(t), np.int64)
-        np.minimum.at(first, ids, shared)
-        group[shared] = first[ids]
+    shared = np.flatnonzero(table[by_sender, MESSAGE] != 0)
+    if not len(shared):  # every transfer travels alone
+        return by_sender
+    group = np.arange(len(by_sender))  # the position of the message's first transfer
+    rows = by_sender[shared]
+    keys = np.column_stack((phase[rows], table[rows, SRC], table[rows, DST], table[rows, MESSAGE]))
+    ids, distinct = _dense_ids(keys)
+    first = np.full(len(distinct), len(by_sender), np.int64)
+    np.minimum.at(first, ids, shared)
+    group[shared] = first[ids]
     return by_sender[np.argsort(group, kind="stable")]
 
 
@@ -108,7 +108,10 @@ class ScheduleColumns:
         send_phase = np.repeat(np.arange(len(schedule.phases)), [len(p.sends) for p in schedule.phases])
         table = _table(sends)
         walked = (table[:, SRC] >= 0) & (table[:, SRC] < nprocs)  # the interpreter's nodes only
-        rows = np.flatnonzero(walked)[_message_order(table[walked], send_phase[walked])]
+        if walked.all():
+            rows = _message_order(table, send_phase)
+        else:
+            rows = np.flatnonzero(walked)[_message_order(table[walked], send_phase[walked])]
         table, phase = table[rows], send_phase[rows]
         sends = [sends[i] for i in rows.tolist()]
         starts = np.ones(len(table), bool)  # a message starts where its (phase, src, dst, id) changes
@@ -122,7 +125,10 @@ class ScheduleColumns:
         recv_phase = np.repeat(np.arange(len(schedule.phases)), [len(p.recvs) for p in schedule.phases])
         recv_table = _table(recvs)
         fields = [ORIGIN, FINAL, SRC, DST, OFFSET]
-        ids, key_fields = _dense_ids(np.concatenate((table[:, fields], recv_table[:, fields])))
+        keys = np.empty((len(table) + len(recv_table), len(fields)), np.int64)
+        keys[:len(table)], keys[len(table):] = table[:, fields], recv_table[:, fields]
+        ids, key_fields = _dense_ids(keys)
+        del keys
         nkeys = len(key_fields)
         key, recv_key = ids[:len(table)], ids[len(table):]
         # The inbox a key is due in: its last receive (ScheduleIndex.due); none at a node
