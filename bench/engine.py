@@ -8,8 +8,9 @@ drawn, moved and checked as `phalanx run` does (`checked`), and once more withou
 TimingData; the engine's own speed). `run_s` is runtime/simulate.py run_plan (and the data
 check). The child reports the events, events a second (of `run_s`), the simulated time and
 whether the data verified; its peak memory (`maxrss_MB`, compile and run together) is what
-/usr/bin/time reports for it. Both engines must give the same simulated time (rel 1e-9); each
-row says the speed-up of the run (Python run_s / native run_s) in both modes.
+/usr/bin/time reports for it, and `compile_maxrss_MB` the peak when the compile was done (the
+run's own arrays come on top of what the compile leaves). Both engines must give the same
+simulated time (rel 1e-9); each row says the speed-up of the run (Python run_s / native run_s) in both modes.
 
 Where a row names an SMPI algorithm and smpirun is installed, SMPI runs MPI_Alltoall with that
 algorithm on the target's SimGrid platform (runtime/backends/platforms.py), as
@@ -17,6 +18,9 @@ bench/collectives.py does, under /usr/bin/time for its wall time and peak memory
 
 Rows whose Python run takes minutes (the issue's ideal:1024 job: 109 s, 2.3 GB) run on the
 Python engine only with --all; every point has a timeout and a point past it is recorded as such.
+
+`--only NAME` re-measures the rows whose name contains NAME; they replace their rows of the
+last results (each row says when it was measured, `measured_utc`), the others stay.
 
 Run: .venv/bin/python bench/engine.py [--all] [--only NAME] [--timeout S] [--no-smpi]
 """
@@ -26,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform as host_platform
+import resource
 import subprocess
 import sys
 import tempfile
@@ -81,6 +86,7 @@ def point(target: str, algorithm: str, block_bytes: int, engine: str, checked: b
     source = kind_program("alltoall", resolve(target).nnodes, block_bytes)
     compiled = compile_program(source, target=target, algorithm=algorithm, cost="closed-form")
     compiled_at = time.perf_counter()
+    compile_maxrss_MB = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kB
     rng = np.random.default_rng(0)
     stmt, kind = compiled.communications[0], compiled.collectives[0].kind
     nprocs = compiled.plan.nprocs
@@ -93,7 +99,8 @@ def point(target: str, algorithm: str, block_bytes: int, engine: str, checked: b
     messages = sum(1 for s in compiled.plan.schedules() for p in s.phases for t in p.sends if t.src != t.dst)
     return {"engine": engine, "checked": checked, "compile_s": round(compiled_at - started, 3),
             "run_s": round(run_s, 3),
-            "end_to_end_s": round(done - started, 3), "events": execution.events,
+            "end_to_end_s": round(done - started, 3), "compile_maxrss_MB": round(compile_maxrss_MB),
+            "events": execution.events,
             "events_per_s": round(execution.events / run_s), "messages": messages,
             "simulated_s": execution.total_time_s, "verified": not any(problems.values())}
 
@@ -189,7 +196,8 @@ def table(rows: list[dict[str, Any]]) -> str:
             nat = r[f"native_{mode}"]
             end = f"{nat['end_to_end_s']} s" if "end_to_end_s" in nat else "-"
             speedup = f"{r[f'{mode}_speedup']}x" if f"{mode}_speedup" in r else "-"
-            lines.append(f"| {r['name'] if mode == 'timing' else ''} | {counts if mode == 'timing' else ''} "
+            name = r["name"] + (f" (measured {r['measured_utc']} UTC)" if "measured_utc" in r else "")
+            lines.append(f"| {name if mode == 'timing' else ''} | {counts if mode == 'timing' else ''} "
                          f"| {mode} | {engine_cell(r[f'python_{mode}'])} | {engine_cell(nat)} | "
                          f"{speedup} | {end} | {smpi if mode == 'checked' else ''} |")
     return "\n".join(lines)
@@ -222,14 +230,18 @@ def main() -> None:
     rows = [r for r in ROWS if args.only is None or args.only in r.name]
     results = []
     host = f"{host_platform.machine()}, Python {host_platform.python_version()}"
+    # --only re-measures some rows: they replace their rows of the last results, the others stay
+    kept = json.loads(RESULTS.read_text())["rows"] if args.only is not None and RESULTS.exists() else []
     with tempfile.TemporaryDirectory() as tmp:
         for row in rows:
-            result = measure(row, args, Path(tmp))
+            result = {**measure(row, args, Path(tmp)),
+                      "measured_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
             print(json.dumps(result), flush=True)
             results.append(result)
-            if args.only is None:  # after each row: a long run stopped later keeps what it measured
-                RESULTS.write_text(json.dumps({"host": host, "rows": results}, indent=1) + "\n")
-                write_doc(results, host)
+            # after each row: a long run stopped later keeps what it measured
+            merged = [next((r for r in results if r["name"] == k["name"]), k) for k in kept] or results
+            RESULTS.write_text(json.dumps({"host": host, "rows": merged}, indent=1) + "\n")
+            write_doc(merged, host)
     print(table(results))
 
 

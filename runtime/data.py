@@ -24,6 +24,8 @@ from phalanx.compiler.library.cost import combine_operations, combined_bytes
 from phalanx.compiler.library.members import REDUCTIONS as REDUCTION_KINDS
 from phalanx.compiler.schedule import WHOLE, Transfer
 from phalanx.compiler.semantics import SPREAD, AssignStmt, DistArray, ReduceStmt
+from phalanx.runtime.direct_moves import DirectMoves
+from phalanx.runtime.plan_columns import all_distinct
 
 NUMPY_TYPES = {"byte": np.uint8, "int32": np.int32, "int64": np.int64, "float32": np.float32,
                "float64": np.float64, "complex64": np.complex64, "complex128": np.complex128}
@@ -117,28 +119,35 @@ class BlockStore:
     forwards it, and the destination assembles the block from its pieces, each byte once.
     """
 
-    def __init__(self, nprocs: int, blocks: list[tuple[int, int]], content=None):
+    def __init__(self, nprocs: int, blocks: list[tuple[int, int]] | np.ndarray, content=None):
+        """`blocks`: (origin, final) of every block, as pairs or an (n, 2) array."""
         self.nprocs = nprocs
         self.pieces: list[dict[tuple, np.ndarray]] = [{} for _ in range(nprocs)]
         self.assembling: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
-        self.held: list[dict[tuple[int, int], np.ndarray | None]] = [{} for _ in range(nprocs)]
+        self.held: list[dict[tuple[int, int], np.ndarray]] = [{} for _ in range(nprocs)]  # received
         self.copies: list[dict[object, np.ndarray]] = [{} for _ in range(nprocs)]
         # Without classes a block's only copy is the one that moves: keeping delivered
         # payloads would just hold every byte of the exchange in memory twice.
         self.shared = content is not None
         self.content = content or (lambda origin, final: (origin, final))
-        for origin, final in blocks:
-            self.held[origin][(origin, final)] = None  # None: still in the source, packed on send
+        # fresh[origin, final]: the block is still in its source, never sent (packed on send)
+        self.fresh = np.zeros((nprocs, nprocs), bool)
+        pairs = np.asarray(blocks, np.int64).reshape(-1, 2)
+        self.fresh[pairs[:, 0], pairs[:, 1]] = True
 
     def take(self, t: Transfer, pack) -> np.ndarray:
         if t.offset != WHOLE:
             return self.take_piece(t, pack)
         key = (t.origin, t.final)
         fresh = self.unsent(t)  # never sent yet
+        payload: np.ndarray | None
         if key in self.held[t.src]:
             payload = self.held[t.src].pop(key)
+        elif fresh and t.src == t.origin:
+            self.fresh[key] = False
+            payload = None
         elif fresh and self.content(*key) in self.copies[t.src]:
-            del self.held[t.origin][key]  # sent from a copy: the source's block is spent
+            self.fresh[key] = False  # sent from a copy: the source's block is spent
             payload = self.copies[t.src][self.content(*key)]
         else:
             raise ScheduleError(f"node {t.src} sends block {t.origin}->{t.final}, which it "
@@ -192,11 +201,12 @@ class BlockStore:
 
     def unsent(self, t: Transfer) -> bool:
         """The block is still at its origin, never sent (not even to the origin itself)."""
-        return self.held[t.origin].get((t.origin, t.final), 0) is None
+        n = self.nprocs
+        return 0 <= t.origin < n and 0 <= t.final < n and bool(self.fresh[t.origin, t.final])
 
     def spend(self, t: Transfer) -> None:
         """An unsent block leaves its origin straight for its destination (no payload kept)."""
-        del self.held[t.origin][(t.origin, t.final)]
+        self.fresh[t.origin, t.final] = False
 
     def keep(self, t: Transfer, payload: np.ndarray) -> None:
         self.held[t.dst][(t.origin, t.final)] = payload
@@ -226,9 +236,10 @@ class StatementFacts:
     dst_owned: list[tuple]
     expected: list[np.ndarray]
     writes: list[np.ndarray]  # copied per run
-    blocks: list[tuple[int, int]]
+    blocks: np.ndarray  # (blocks, 2): origin and final of each
     content: Callable | None
     layout: BlockLayout
+    direct: DirectMoves | None  # the element geometry that writes delivered blocks at once, if plain
     block_indexes: dict = field(default_factory=dict)  # AssignmentData._block_index, filled as used
 
     @staticmethod
@@ -251,7 +262,7 @@ class StatementFacts:
             for w, want, ix in zip(writes, expected, owned):
                 w[want & ~_product_mask(sent, ix)] = 1
         m = commset.byte_matrix
-        blocks = [(p, q) for p in range(n) for q in range(n) if m[p, q] > 0]
+        blocks = np.argwhere(m > 0)
         # Blocks with the same source elements carry the same bytes (a replicated destination;
         # a spread's copies of one section), so a node may forward the copy it received.
         content = None
@@ -263,7 +274,8 @@ class StatementFacts:
             content = commset.content
         return StatementFacts(commset, [_index(owned_sections(stmt.src, p)) for p in range(n)],
                               dst_owned, expected, writes, blocks, content,
-                              BlockLayout(stmt, commset))
+                              BlockLayout(stmt, commset),
+                              DirectMoves.of(stmt, commset) if content is None else None)
 
 
 @dataclass
@@ -284,6 +296,10 @@ class AssignmentData:
     # destination travel combined (as TimingData and the cost models count them).
     combines: bool = False
     block_indexes: dict = field(default_factory=dict, repr=False)  # shared by a statement's runs
+    source: np.ndarray | None = field(default=None, repr=False)  # the global source array
+    direct: DirectMoves | None = field(default=None, repr=False)  # StatementFacts.direct
+    # delivered[origin, final]: moved in bulk, written when the collective closes (write_delivered)
+    delivered: np.ndarray | None = field(default=None, repr=False)
 
     @classmethod
     def build(cls, stmt: AssignStmt, rng: np.random.Generator,
@@ -313,7 +329,7 @@ class AssignmentData:
         return cls(stmt, facts.commset, src_local, [np.zeros(r.shape, dtype=r.dtype) for r in ref],
                    [w.copy() for w in facts.writes], ref, facts.expected,
                    BlockStore(facts.commset.nprocs, facts.blocks, facts.content), facts.layout,
-                   combines=combines, block_indexes=facts.block_indexes)
+                   combines=combines, block_indexes=facts.block_indexes, source=a, direct=facts.direct)
 
     def _block_index(self, origin: int, final: int) -> tuple[tuple, tuple[int, ...], tuple]:
         """Block (origin, final)'s index into the origin's source array, its shape in
@@ -367,6 +383,48 @@ class AssignmentData:
         self._store(t.final, self._dst_index(t.origin, t.final), block)
         return True
 
+    def can_move_in_bulk(self, transfers: np.ndarray) -> bool:
+        """`transfers` (rows of Transfer's fields) are direct moves that move_in_bulk makes as
+        take / put (or move_direct) would, in any order, without an error: whole blocks from
+        their origin straight to their destination, each still unsent and of its block's size,
+        each once, of an assignment whose blocks carry distinct bytes and do not combine."""
+        if self.store.shared or self.stmt.reduces:
+            return False
+        src, dst, nbytes, origin, final = transfers[:, :5].T
+        n = self.commset.nprocs
+        if not ((src == origin) & (dst == final) & (transfers[:, 6] == WHOLE)).all() or \
+                ((origin < 0) | (origin >= n) | (final < 0) | (final >= n)).any():
+            return False
+        if not (self.store.fresh[origin, final].all()
+                and (nbytes == self.commset.byte_matrix[origin, final]).all()):
+            return False
+        return all_distinct(origin * n + final)
+
+    def move_in_bulk(self, transfers: np.ndarray) -> None:
+        """Move the blocks of `transfers` (can_move_in_bulk said they can) from their origins
+        into their destinations' arrays: a plain statement's are marked delivered and written
+        all at once when the collective closes (runtime/direct_moves.py), others block by block."""
+        origin, final = transfers[:, 3], transfers[:, 4]
+        self.store.fresh[origin, final] = False
+        if self.direct is not None:
+            if self.delivered is None:
+                self.delivered = np.zeros_like(self.store.fresh)
+            self.delivered[origin, final] = True
+            return
+        for o, f in zip(origin.tolist(), final.tolist()):
+            self._store(f, self._dst_index(o, f), self._src_block(o, f))
+
+    def write_delivered(self) -> None:
+        """Write the blocks moved in bulk into their destinations' arrays (move_in_bulk)."""
+        if self.delivered is None or self.direct is None or self.source is None:
+            return
+        due = self.commset.byte_matrix > 0
+        for final in np.flatnonzero(self.delivered.any(axis=0)).tolist():
+            came = self.delivered[:, final]
+            self.direct.write(self.source, final, self.dst_local[final], self.writes[final], came,
+                              bool((came == due[:, final]).all()))
+        self.delivered = None
+
     def _store(self, node: int, index, block: np.ndarray) -> None:
         """Write a block at its destination; a reduction's partials combine with those there."""
         if self.stmt.reduces:
@@ -374,6 +432,11 @@ class AssignmentData:
             block = np.where(seen, COMBINE[self.stmt.op](self.dst_local[node][index], block), block)
         self.dst_local[node][index] = block
         self.writes[node][index] += 1
+
+    def sums_blocks(self) -> bool:
+        """A message's wire bytes are its blocks' bytes summed and its receiver combines nothing
+        (not a reduce: wire_bytes and combine_operations below)."""
+        return not self.combines
 
     def wire_bytes(self, group: tuple[Transfer, ...]) -> int:
         """Bytes one message of these blocks puts on the wire: summed, or for a reduce the
@@ -420,6 +483,7 @@ class AssignmentData:
     def problems(self) -> list[str]:
         """Empty when every expected element arrived exactly once with the right value (a
         reduction's: every partial once, combined to the reference)."""
+        self.write_delivered()
         if self.stmt.reduces:
             return self._reduction_problems()
         out = []
@@ -589,6 +653,17 @@ class ReductionData:
     def move_direct(self, t: Transfer) -> bool:
         return False
 
+    def can_move_in_bulk(self, transfers: np.ndarray) -> bool:
+        """Partials travel as payloads, one by one."""
+        return False
+
+    def move_in_bulk(self, transfers: np.ndarray) -> None:
+        raise AssertionError("reduction partials do not move in bulk (can_move_in_bulk)")
+
+    def sums_blocks(self) -> bool:
+        """Partials combine on the way and at the receiver (wire_bytes, combine_operations)."""
+        return False
+
     def combine_operations(self, group: tuple[Transfer, ...]) -> int:
         """The receiver merges what a message carries into its own partial: one operation per
         element, and a message carries one combined element per destination (wire_bytes)."""
@@ -650,9 +725,12 @@ class CollectiveData(Protocol):
     """What the interpreter (runtime/interpreter.py) asks of one collective's data while it
     runs the schedule: AssignmentData and ReductionData here, runtime/synthetic.py's
     SyntheticData and runtime/timing.py's payload-free TimingData. A send of a group of
-    transfers asks `wire_bytes`, `strided_bytes` and `combine_operations` to time it, then
+    transfers asks `wire_bytes`, `strided_bytes` and `combine_operations` to time it (the
+    native core asks `sums_blocks` first: then it sums the blocks' bytes itself), then
     moves the payloads (`movable`/`take`/`put`, or `move_direct` when no network looks at the
-    bytes); `problems` is the data check when the collective is closed."""
+    bytes; the native core's replay moves a batch of transfers at once where `can_move_in_bulk`
+    says that `move_in_bulk` does what those calls would, runtime/native_replay.py);
+    `problems` is the data check when the collective is closed."""
 
     def movable(self, t: Transfer) -> bool: ...
 
@@ -661,6 +739,12 @@ class CollectiveData(Protocol):
     def take(self, t: Transfer) -> object: ...
 
     def put(self, t: Transfer, payload: object) -> None: ...
+
+    def sums_blocks(self) -> bool: ...
+
+    def can_move_in_bulk(self, transfers: np.ndarray) -> bool: ...
+
+    def move_in_bulk(self, transfers: np.ndarray) -> None: ...
 
     def wire_bytes(self, group: tuple[Transfer, ...]) -> int: ...
 

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import gc
 from dataclasses import dataclass, field
-from typing import Any
+
+import numpy as np
 
 from phalanx.compiler.schedule import (
+    WHOLE,
     ComputeStep,
     PipelineStep,
     Plan,
@@ -35,21 +37,33 @@ from phalanx.compiler.schedule import (
     schedule_runs,
 )
 from phalanx.runtime import interpreter
-from phalanx.runtime.data import Payloads, move
+from phalanx.runtime.data import Payloads
 from phalanx.runtime.engine import Deadlock, Engine, Pool, Resource, Stopped, deadlock_of
-from phalanx.runtime.interpreter import Execution, Span, StepTiming, sent_twice
+from phalanx.runtime.interpreter import Execution, Span, StepTiming
+from phalanx.runtime.native_replay import END, LEAVE, START, Replay
 from phalanx.runtime.network import Acquire, Hold, Network, Release, TransferProgram
-from phalanx.runtime.schedule_index import ScheduleIndex, transfer_key
+from phalanx.runtime.plan_columns import DST, FINAL, NBYTES, OFFSET, ORIGIN, SRC, ScheduleColumns
+from phalanx.runtime.schedule_index import ScheduleIndex, message_label, send_name
 
 try:  # built by `make setup` (pip install runtime/engine_core); without it runs stay in Python
     import phalanx_engine_core as core_module
 except ImportError:  # pragma: no cover - every supported set-up builds it
     core_module = None
+else:
+    assert (core_module.LOG_START, core_module.LOG_END, core_module.LOG_LEAVE) == (START, END, LEAVE)
 
 OP_CODES = {Acquire: 0, Hold: 1, Release: 2}  # the core's op codes (Core.add_programs)
 HOLD = OP_CODES[Hold]
+NO_OP = 255  # an unused cell of the program matrix (NativeRun._add_programs)
 SPAN_KINDS = ("compute", "send", "copy", "phase")  # the core's SPAN_* codes, in order
 LOG_CHUNK = 1 << 16  # log entries replayed at a time (each a few Python ints while replayed)
+
+
+def _u32(values: np.ndarray) -> np.ndarray:
+    """An index array as the core's uint32, refused where a value does not fit."""
+    if len(values) and (values.min() < 0 or values.max() > np.iinfo(np.uint32).max):
+        raise ValueError("an index of the core's arrays lies outside uint32")
+    return np.ascontiguousarray(values, np.uint32)
 
 
 def native_available() -> bool:
@@ -76,14 +90,19 @@ def native_plan(plan: Plan, network: Network, fast: bool) -> NativePlan | None:
         if fast and network.fast_plan(schedule) is not None:
             return None
         index = out.indexes.setdefault(schedule.collective, ScheduleIndex(schedule))
-        for k in range(len(schedule.phases)):
-            for node in index.by_node()[k][0]:
-                for group in index.messages(k, node):
-                    if group[0].src == group[0].dst:
-                        continue
-                    if network.transfer_program(group[0]) is None:
-                        return None
+        if not _has_programs(index.columns(), network):
+            return None
     return out
+
+
+def _has_programs(cols: ScheduleColumns, network: Network) -> bool:
+    """Every message of the schedule that crosses the network has a program (with the bytes of
+    its first transfer: whether there is one does not depend on the byte count)."""
+    first = cols.table[cols.first]
+    sent = np.flatnonzero(first[:, SRC] != first[:, DST])
+    if network.transfer_programs(first[sent, SRC], first[sent, DST], first[sent, NBYTES]) is not None:
+        return True
+    return all(network.transfer_program(cols.sends[cols.msg_start[m]]) is not None for m in sent.tolist())
 
 
 def _has_pipeline(steps: tuple[Step, ...]) -> bool:
@@ -125,10 +144,11 @@ class NativeRun:
         self.labels: list[str] = []
         self.label_ids: dict[str, int] = {}
         self.schedule_ids: dict[int, int] = {}  # collective -> core schedule id
-        self.groups: dict[int, list[tuple[Transfer, ...]]] = {}  # collective -> its messages
+        # Message labels, made when a span needs one: (first label id, columns, wire bytes) per schedule
+        self.message_labels: list[tuple[int, ScheduleColumns, np.ndarray]] = []
+        self.next_label = 0  # the next message label id (after the compute steps' labels)
         self.run_schedules = self.plan.run_schedules()
-        self.in_flight: dict[tuple[int, int], list[Any]] = {}  # (run, message) -> payloads taken
-        self.arrived: dict[int, set[tuple]] = {}  # run -> (origin, final, src, dst) arrived
+        self.replay = Replay(data, self._columns)
 
     def run(self) -> Execution:
         """Run the plan; Python's cyclic garbage collector is paused meanwhile: the arrays are
@@ -148,7 +168,7 @@ class NativeRun:
         while True:
             status, run = core.run()
             while log := core.take_log(LOG_CHUNK):
-                self._replay(log)
+                self.replay.replay(np.frombuffer(log, "<u4").reshape(-1, 3))
             if status != core_module.NEED_RUN:
                 break
             self._open(run)
@@ -184,6 +204,7 @@ class NativeRun:
         self._flatten(self.plan.steps, 0, items)
         self.core.set_items(items.compute, items.first, items.nprocs, items.cost_s, items.label,
                             items.run)
+        self.next_label = len(self.labels)
 
     def _flatten(self, steps: tuple[Step, ...], run: int, items: _Items) -> None:
         for step in steps:
@@ -214,84 +235,132 @@ class NativeRun:
     def _open(self, run: int) -> None:
         """A node enters `run` first: draw its payloads, give the core its schedule."""
         self.data.open(run)
-        self.arrived[run] = set()
+        self.replay.open(run)
         schedule = self.run_schedules[run]
         if schedule.collective not in self.schedule_ids:
             self.schedule_ids[schedule.collective] = self._add_schedule(schedule, run)
         self.core.open_run(run, self.schedule_ids[schedule.collective])
 
     def _add_schedule(self, schedule: Schedule, run: int) -> int:
-        """The schedule as the core's arrays: its messages (ends, program, blocks), per phase and
-        node the messages sent and the blocks due, the barrier sets."""
-        index, data, network = self.prepared.indexes[schedule.collective], self.data[run], self.network
-        nprocs, nphases = schedule.nprocs, len(schedule.phases)
-        keys: dict[tuple, int] = {}
-        groups: list[tuple[Transfer, ...]] = []
-        src, dst, label, copy, key_off, key_list = [], [], [], [], [0], []
+        """The schedule as the core's arrays, from its columns (runtime/plan_columns.py): its
+        messages (ends, program, keys), per phase and node the messages sent and the blocks due,
+        the barrier sets."""
+        index, data = self.prepared.indexes[schedule.collective], self.data[run]
+        cols = index.columns()
+        nprocs, nphases, nmsg = schedule.nprocs, len(schedule.phases), cols.nmessages
+        slots = nphases * nprocs
+        first = cols.first
+        src, dst = cols.table[first, SRC], cols.table[first, DST]
+        if data.sums_blocks():
+            nbytes, operations = cols.summed_bytes(), np.zeros(nmsg, np.int64)
+        else:
+            facts = [index.send_facts(cols.group(m), data) for m in range(nmsg)]
+            nbytes = np.array([f.nbytes for f in facts], np.int64)
+            operations = np.array([f.operations for f in facts], np.int64)
+        first_program = self._add_programs(cols, src, dst, nbytes, operations)
+        slot = cols.phase[first] * nprocs + src
+        slot_msg_off = np.zeros(slots + 1, np.int64)
+        np.cumsum(np.bincount(slot, minlength=slots), out=slot_msg_off[1:])
+        inbox_off = np.zeros(slots + 1, np.int64)
+        inbox_count = np.bincount(cols.recv_slot, minlength=slots)
+        np.cumsum(inbox_count, out=inbox_off[1:])
+        slot_barrier = np.full(slots, -1, np.int64)
+        barrier_size: list[int] = []
+        barrier_delay_s: list[float] = []
+        for k, phase in enumerate(schedule.phases):
+            for nodes in phase.barriers(nprocs):
+                slot_barrier[k * nprocs + np.array(nodes, np.int64)] = len(barrier_size)
+                barrier_size.append(len(nodes))
+                barrier_delay_s.append(self.network.barrier_time_s(len(nodes)))
+        self.message_labels.append((self.next_label, cols, nbytes))
+        labels = np.arange(self.next_label, self.next_label + nmsg)
+        self.next_label += nmsg
+        u32 = _u32
+        return self.core.add_schedule(
+            nprocs, nphases, u32(src), u32(dst), u32(np.arange(first_program, first_program + nmsg)),
+            u32(labels), (src == dst).astype(np.uint8), u32(cols.msg_start), u32(cols.key),
+            u32(slot_msg_off), u32(np.arange(nmsg)), (inbox_count > 0).astype(np.uint8), u32(inbox_off),
+            u32(cols.recv_key), cols.key_due.astype(np.int64), slot_barrier,
+            u32(np.array(barrier_size, np.int64)), np.array(barrier_delay_s, np.float64))
+
+    def _add_programs(self, cols: ScheduleColumns, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
+                      operations: np.ndarray) -> int:
+        """Every message's program (as Interpreter._send times it): a local copy's copy time or
+        the network's transfer, then the receiver combining reduction partials; the network's
+        programs as columns where it gives them (Network.transfer_programs), else one by one.
+        Returns the core's id of the first."""
+        copy = src == dst
+        sent = np.flatnonzero(~copy)
+        columns = self.network.transfer_programs(src[sent], dst[sent], nbytes[sent])
+        if columns is None:
+            return self._add_programs_one_by_one(cols, nbytes, operations)
+        nmsg, width = len(src), len(columns.kinds)
+        combine = operations > 0
+        total = width + 3 * bool(combine.any())
+        codes = np.full((nmsg, total), NO_OP, np.uint8)
+        args = np.zeros((nmsg, total), np.uint32)
+        holds = np.zeros((nmsg, total), np.float64)
+        ids = np.array([self._resource(r) for r in columns.resources], np.uint32)
+        for j, (kind, arg) in enumerate(zip(columns.kinds, columns.args)):
+            codes[sent, j] = OP_CODES[kind]
+            if kind is Hold:
+                holds[sent, j] = arg
+            else:
+                args[sent, j] = ids[arg]
+        copies = np.flatnonzero(copy)
+        codes[copies, 0] = HOLD
+        holds[copies, 0] = self._times(nbytes[copies], self.network.copy_time_s)
+        length = np.where(copy, 1, width)
+        rows = np.flatnonzero(combine)
+        if len(rows):
+            at = length[rows]
+            arithmetic = np.array([self._resource(self._arithmetic(int(n))) for n in dst[rows]], np.uint32)
+            codes[rows, at], args[rows, at] = OP_CODES[Acquire], arithmetic
+            codes[rows, at + 1] = HOLD
+            holds[rows, at + 1] = self._times(operations[rows], self.network.combine_time_s)
+            codes[rows, at + 2], args[rows, at + 2] = OP_CODES[Release], arithmetic
+            length[rows] += 3
+        kept = codes != NO_OP
+        offsets = np.zeros(nmsg + 1, np.int64)
+        np.cumsum(length, out=offsets[1:])
+        flat = (codes[kept], args[kept], holds[kept])
+        del codes, args, holds  # the matrices go before the core copies the flat ops
+        return self.core.add_programs(_u32(offsets), *flat)
+
+    @staticmethod
+    def _times(values: np.ndarray, time_s) -> np.ndarray:
+        """`time_s(v)` of each value, called once per distinct value."""
+        distinct, which = np.unique(values, return_inverse=True)
+        return np.array([time_s(int(v)) for v in distinct], np.float64)[which]
+
+    def _add_programs_one_by_one(self, cols: ScheduleColumns, nbytes: np.ndarray,
+                                 operations: np.ndarray) -> int:
+        """The programs of a network that gives them message by message (transfer_program)."""
         offsets: list[int] = [0]  # message i's program: ops offsets[i]..offsets[i + 1]
         codes: list[int] = []
         args: list[int] = []  # the resource of an acquire or release
         holds: list[float] = []  # the seconds of a hold
         resource_ids = self.resource_ids
-        slot_msg_off, slot_msgs, has_inbox, inbox_off, inbox_keys = [0], [], [], [0], []
-        slot_barrier: list[int] = [-1] * (nphases * nprocs)
-        barrier_size: list[int] = []
-        barrier_delay_s: list[float] = []
-        by_node = index.by_node()
-        for k, phase in enumerate(schedule.phases):
-            recvs = by_node[k][1]
-            for node in range(nprocs):
-                for group in index.messages(k, node):
-                    facts = index.send_facts(group, data)
-                    first = group[0]
-                    for op in self._program(group, facts.message, facts.nbytes, facts.operations):
-                        if type(op) is Hold:
-                            codes.append(HOLD)
-                            args.append(0)
-                            holds.append(op.time_s)
-                        else:
-                            rid = resource_ids.get(id(op.resource))
-                            codes.append(OP_CODES[type(op)])
-                            args.append(self._resource(op.resource) if rid is None else rid)
-                            holds.append(0.0)
-                    offsets.append(len(codes))
-                    slot_msgs.append(len(groups))
-                    groups.append(group)
-                    src.append(first.src)
-                    dst.append(first.dst)
-                    copy.append(first.src == first.dst)
-                    label.append(len(self.labels))
-                    self.labels.append(facts.label)
-                    key_list += [keys.setdefault(transfer_key(t), len(keys)) for t in group]
-                    key_off.append(len(key_list))
-                slot_msg_off.append(len(slot_msgs))
-                has_inbox.append(node in recvs)
-                if node in recvs:
-                    due = {keys.setdefault(transfer_key(t), len(keys)): None
-                           for t in recvs[node]}
-                    inbox_keys += due
-                inbox_off.append(len(inbox_keys))
-            for nodes in phase.barriers(nprocs):
-                for n in nodes:
-                    slot_barrier[k * nprocs + n] = len(barrier_size)
-                barrier_size.append(len(nodes))
-                barrier_delay_s.append(network.barrier_time_s(len(nodes)))
-        key_due = [-1] * len(keys)
-        for key, (node, k) in index.due().items():
-            key_due[keys[key]] = k * nprocs + node
-        first_program = self.core.add_programs(offsets, codes, args, holds)
-        self.groups[schedule.collective] = groups
-        return self.core.add_schedule(nprocs, nphases, src, dst,
-                                      list(range(first_program, first_program + len(groups))), label,
-                                      copy, key_off, key_list, slot_msg_off, slot_msgs, has_inbox,
-                                      inbox_off, inbox_keys, key_due, slot_barrier, barrier_size,
-                                      barrier_delay_s)
+        for m, (size, ops) in enumerate(zip(nbytes.tolist(), operations.tolist())):
+            first = cols.sends[cols.msg_start[m]]
+            message = first if size == first.nbytes else first._replace(nbytes=size)
+            for op in self._program(first, message, size, ops):
+                if type(op) is Hold:
+                    codes.append(HOLD)
+                    args.append(0)
+                    holds.append(op.time_s)
+                else:
+                    rid = resource_ids.get(id(op.resource))
+                    codes.append(OP_CODES[type(op)])
+                    args.append(self._resource(op.resource) if rid is None else rid)
+                    holds.append(0.0)
+            offsets.append(len(codes))
+        return self.core.add_programs(_u32(np.array(offsets, np.int64)), np.array(codes, np.uint8),
+                                      _u32(np.array(args, np.int64)), np.array(holds, np.float64))
 
-    def _program(self, group: tuple[Transfer, ...], message: Transfer, nbytes: int,
-                 operations: int) -> TransferProgram:
+    def _program(self, first: Transfer, message: Transfer, nbytes: int, operations: int) -> TransferProgram:
         """What the message's process does (Interpreter._send): the local copy or the network's
         transfer, then the receiver combining reduction partials."""
-        first = group[0]
         if first.src == first.dst:
             program: TransferProgram = (Hold(self.network.copy_time_s(nbytes)),)
         else:
@@ -308,44 +377,44 @@ class NativeRun:
 
     # -- after the core ------------------------------------------------------------------
 
-    def _replay(self, log: list[int]) -> None:
-        """runtime/data.py's moves and checks in the order the core ran the messages."""
-        start, end = core_module.LOG_START, core_module.LOG_END
-        for i in range(0, len(log), 3):
-            code, run, msg = log[i], log[i + 1], log[i + 2]
-            if code == start:
-                data = self.data[run]
-                group = self.groups[self.run_schedules[run].collective][msg]
-                self.in_flight[(run, msg)] = [None if data.movable(t) else data.take(t) for t in group]
-            elif code == end:
-                data, arrived = self.data[run], self.arrived[run]
-                group = self.groups[self.run_schedules[run].collective][msg]
-                for t, payload in zip(group, self.in_flight.pop((run, msg))):
-                    if payload is not None:
-                        data.put(t, payload)
-                    else:
-                        move(data, t)
-                    key = transfer_key(t)
-                    if key in arrived:
-                        raise sent_twice(t)
-                    arrived.add(key)
-            else:
-                self.data.close(run)
-                del self.arrived[run]
+    def _columns(self, run: int) -> ScheduleColumns:
+        return self.prepared.indexes[self.run_schedules[run].collective].columns()
 
     def _spans(self) -> list[Span]:
         nodes, kinds, starts, ends, labels, peers = self.core.spans()
+        phase = SPAN_KINDS.index("phase")
+        texts = self._label_texts(np.array([label for label, kind in zip(labels, kinds) if kind != phase],
+                                           np.int64))
         return [Span(n, SPAN_KINDS[kind], s, e,
-                     f"phase {label}" if kind == 3 else self.labels[label], None if peer < 0 else peer)
+                     f"phase {label}" if kind == phase else texts[label], None if peer < 0 else peer)
                 for n, kind, s, e, label, peer in zip(nodes, kinds, starts, ends, labels, peers)]
+
+    def _label_texts(self, ids: np.ndarray) -> dict[int, str]:
+        """The texts of these label ids: compute steps' labels and messages' (message_label),
+        a single whole block's made straight from the columns."""
+        ids = np.unique(ids)
+        out = {i: self.labels[i] for i in ids[ids < len(self.labels)].tolist()}
+        for first, cols, nbytes in self.message_labels:
+            mine = ids[(ids >= first) & (ids < first + cols.nmessages)] - first
+            if not len(mine):
+                continue
+            rows = cols.msg_start[mine]
+            single = (cols.msg_start[mine + 1] - rows == 1) & (cols.table[rows, OFFSET] == WHOLE)
+            one = rows[single]
+            out.update(zip((first + mine[single]).tolist(), [
+                f"{o}->{f} to {d}, {b} B" for o, f, d, b in zip(
+                    cols.table[one, ORIGIN].tolist(), cols.table[one, FINAL].tolist(),
+                    cols.table[one, DST].tolist(), nbytes[mine[single]].tolist())]))
+            for m in mine[~single].tolist():
+                out[first + m] = message_label(cols.group(m), int(nbytes[m]))
+        return out
 
     def _name(self, who: tuple[int, int, int]) -> str:
         kind, a, b = who
         if kind == 0:
             return f"node {a}"
-        schedule = self.run_schedules[a]
-        group = self.groups[schedule.collective][b]
-        return self.prepared.indexes[schedule.collective].name(group[0].src, group)
+        group = self._columns(a).group(b)
+        return send_name(group[0].src, group)
 
     def _deadlock(self) -> Deadlock:
         """runtime/engine.py's report from the core's waits (Interpreter's event names)."""
@@ -364,9 +433,11 @@ class NativeRun:
         return deadlock_of(dict(sorted(waits.items())))
 
     def _inbox_blockers(self, run: int, k: int, node: int) -> list[tuple[str, str]]:
-        schedule = self.run_schedules[run]
-        due = self.prepared.indexes[schedule.collective].by_node()[k][1][node]
-        missing = interpreter.first_missing({transfer_key(t) for t in due} - self.arrived.get(run, set()), k)
+        cols = self._columns(run)
+        arrived = self.replay.arrived(run)
+        due = cols.recv_key[cols.recv_slot == k * self.run_schedules[run].nprocs + node]
+        pending = {tuple(key) for key in cols.key_fields[due[~arrived[due]]].tolist()}
+        missing = interpreter.first_missing(pending, k)
         return [] if missing is None else [missing]
 
     def _barrier_blockers(self, run: int, k: int, arrived: set[int], node: int) -> list[tuple[str, str]]:

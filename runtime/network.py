@@ -21,6 +21,8 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from phalanx.compiler.schedule import Schedule, Transfer
 from phalanx.grammar.diagnostics import usage_error
 from phalanx.runtime.engine import Engine, Event, Pool, Resource
@@ -57,6 +59,17 @@ class Release:
 
 ProgramOp = Acquire | Hold | Release
 TransferProgram = tuple[ProgramOp, ...]
+
+
+@dataclass(frozen=True)
+class ProgramColumns:
+    """The transfer programs of many messages of one shape, as columns: op j of message i is
+    `kinds[j]` (Acquire, Hold or Release) on `resources[args[j][i]]`, or holding `args[j][i]`
+    seconds. `transfer_program` of every message at once (Network.transfer_programs)."""
+
+    kinds: tuple[type[ProgramOp], ...]
+    args: tuple[np.ndarray, ...]  # per op: int indices into `resources`, or float64 seconds
+    resources: tuple[Resource | Pool, ...]
 
 
 def play(engine: Engine, program: TransferProgram) -> Generator[Event, Any, None]:
@@ -153,6 +166,13 @@ class Network(ABC):
         there is a program may depend on the message's ends and id, not on its byte count (the
         runtime asks before the run, with the schedule's own transfers). A network with
         programs must time `transfer` by playing them (`play`), so that both engines agree."""
+        return None
+
+    def transfer_programs(self, src: np.ndarray, dst: np.ndarray,
+                          nbytes: np.ndarray) -> ProgramColumns | None:
+        """`transfer_program` of the messages (src[i], dst[i], nbytes[i]) at once (src != dst),
+        where every message's program has one shape: op for op the same resources and times
+        as transfer_program gives. None: the runtime asks message by message."""
         return None
 
     def fast_plan(self, schedule: Schedule) -> FastPlan | None:

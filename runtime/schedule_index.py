@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from phalanx.compiler.schedule import WHOLE, Schedule, Transfer
+from phalanx.runtime.plan_columns import ScheduleColumns
 
 
 def messages(sends: list[Transfer]) -> list[tuple[Transfer, ...]]:
@@ -41,6 +42,16 @@ def _blocks(group: tuple[Transfer, ...] | list[Transfer]) -> str:
     return f"{len(group)} blocks"
 
 
+def message_label(group: tuple[Transfer, ...], nbytes: int) -> str:
+    """The span label of a message: `0->3 to 3, 128 B`."""
+    return f"{_blocks(group)} to {group[0].dst}, {nbytes} B"
+
+
+def send_name(node: int, group: tuple[Transfer, ...]) -> str:
+    """The process name of `node`'s send of `group` (deadlock reports)."""
+    return f"node {node} send {_blocks(group)} to {group[0].dst}"
+
+
 @dataclass(frozen=True, slots=True)
 class SendFacts:
     """One network message of a schedule: its bytes on the wire, the bytes its ends gather and
@@ -62,6 +73,7 @@ class ScheduleIndex:
         self.schedule = schedule
         self._barrier_of: dict[int, dict[int, tuple[int, ...]]] = {}  # phase -> node -> its set
         self._by_node: list[tuple[dict, dict]] | None = None
+        self._columns: ScheduleColumns | None = None
         self._due: dict[tuple, tuple[int, int]] | None = None
         self._messages: dict[tuple[int, int], list[tuple[Transfer, ...]]] = {}  # (phase, node)
         self._names: dict[int, str] = {}  # id of a message's group -> its process name
@@ -90,6 +102,12 @@ class ScheduleIndex:
                 self._by_node.append((sends, recvs))
         return self._by_node
 
+    def columns(self) -> ScheduleColumns:
+        """The schedule's transfers as columns (runtime/plan_columns.py), for the native core."""
+        if self._columns is None:
+            self._columns = ScheduleColumns.of(self.schedule)
+        return self._columns
+
     def messages(self, k: int, node: int) -> list[tuple[Transfer, ...]]:
         """The network messages `node` sends in phase k."""
         key = (k, node)
@@ -101,7 +119,7 @@ class ScheduleIndex:
         """The process name of `node`'s send of `group`."""
         key = id(group)  # groups live in self._messages, so their ids are not reused
         if key not in self._names:
-            self._names[key] = f"node {node} send {_blocks(group)} to {group[0].dst}"
+            self._names[key] = send_name(node, group)
         return self._names[key]
 
     def send_facts(self, group: tuple[Transfer, ...], data) -> SendFacts:
@@ -114,7 +132,7 @@ class ScheduleIndex:
             facts = self._sends[id(group)] = SendFacts(
                 first if nbytes == first.nbytes else first._replace(nbytes=nbytes), nbytes,
                 gather, scatter, data.combine_operations(group),
-                f"{_blocks(group)} to {first.dst}, {nbytes} B")
+                message_label(group, nbytes))
         return facts
 
     def due(self) -> dict[tuple, tuple[int, int]]:

@@ -88,6 +88,16 @@ class SyntheticData:
     def move_direct(self, t: Transfer) -> bool:
         return False
 
+    def can_move_in_bulk(self, transfers: np.ndarray) -> bool:
+        """Synthetic blocks travel as payloads, one by one."""
+        return False
+
+    def move_in_bulk(self, transfers: np.ndarray) -> None:
+        raise AssertionError("synthetic blocks do not move in bulk (can_move_in_bulk)")
+
+    def sums_blocks(self) -> bool:
+        return True  # wire_bytes below; combine_operations: none
+
     def wire_bytes(self, group: tuple[Transfer, ...]) -> int:
         return sum(t.nbytes for t in group)
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from phalanx.compiler.layout import strided_bytes
 from phalanx.compiler.library.cost import combine_operations, combined_bytes
 from phalanx.compiler.library.members import REDUCTIONS
@@ -40,11 +42,21 @@ class TimingData:
     def move_direct(self, t: Transfer) -> bool:
         return True
 
+    def can_move_in_bulk(self, transfers: np.ndarray) -> bool:
+        return True  # nothing moves, nothing can be refused
+
+    def move_in_bulk(self, transfers: np.ndarray) -> None:
+        return None
+
     def take(self, t: Transfer) -> None:  # only a network that sees payloads asks
         raise AssertionError("timing runs have no payloads; run without fault injection")
 
     def put(self, t: Transfer, payload: object) -> None:
         raise AssertionError("timing runs have no payloads")
+
+    def sums_blocks(self) -> bool:
+        """As runtime/data.py: an assignment's blocks are summed, a reduction's combined."""
+        return not self.reduction
 
     def wire_bytes(self, group: tuple[Transfer, ...]) -> int:
         """As runtime/data.py: blocks summed, or a reduction's partials bound for one

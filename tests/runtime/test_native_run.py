@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from conftest import HEADER, compile_text, crossed, two_node_compiled, with_schedule
-from phalanx.compiler.schedule import Phase, Plan
+from phalanx.compiler.schedule import Phase, Plan, Transfer
 from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import PhalanxError
-from phalanx.runtime.data import Payloads
+from phalanx.runtime.data import Payloads, build_data
 from phalanx.runtime.engine import Engine
-from phalanx.runtime.native_run import native_available, native_plan
+from phalanx.runtime.native_run import NativeRun, native_available, native_plan
+from phalanx.runtime.network import Hold
 from phalanx.runtime.simulate import RunLimits, RunResult, run_plan, simulate
 from phalanx.runtime.sweep import kind_program
 from phalanx.runtime.timing import TimingData
@@ -169,3 +171,48 @@ def test_a_run_stops_at_the_time_limit():
     compiled = compile_text(HEADER + "repeat 3 {\n  B = A\n}\n")
     native = simulate(compiled, engine_choice="native", limits=RunLimits(time_limit_s=0.0))
     assert native.execution.stopped.startswith("stopped at the time limit of 0 s (4096 events")
+
+
+def test_ideal_gives_its_programs_as_columns_op_for_op():
+    """Network.transfer_programs, the columns the native run builds its arrays from, are
+    transfer_program's ops, message by message."""
+    network = resolve("ideal:4").build_network(Engine())
+    src, dst, nbytes = np.array([0, 1, 3]), np.array([2, 0, 1]), np.array([8, 1000, 0])
+    columns = network.transfer_programs(src, dst, nbytes)
+    for i in range(len(src)):
+        ops = tuple(Hold(float(arg[i])) if kind is Hold else kind(columns.resources[arg[i]])
+                    for kind, arg in zip(columns.kinds, columns.args))
+        assert ops == network.transfer_program(Transfer(int(src[i]), int(dst[i]), int(nbytes[i]), 0, 0))
+
+
+def native_run(compiled) -> tuple[NativeRun, list[str]]:
+    """The program's one collective run natively, with its payloads: the run and its problems."""
+    engine = Engine()
+    network = compiled.target.build_network(engine)
+    stmt, kind = compiled.communications[0], compiled.collectives[0].kind
+    data = Payloads(lambda _: build_data(stmt, np.random.default_rng(0), {}, kind), [0])
+    run = NativeRun(native_plan(compiled.plan, network, fast=True), network, engine, data)
+    run.run()
+    return run, data.checked()[0]
+
+
+@pytest.mark.parametrize("kind", ["alltoall", "permutation", "cshift"])
+def test_direct_moves_replay_in_bulk_and_verify(kind):
+    compiled = compile_text(kind_program(kind, 8, 16), target="ideal:8", algorithm="direct",
+                            cost="closed-form")
+    run, problems = native_run(compiled)
+    assert problems == []
+    messages = sum(len(p.sends) for p in compiled.schedules[0].phases)
+    assert run.replay.bulk_entries == 2 * messages + 1  # every start and end, and the leave
+    assert_same_run(*both(compiled))
+
+
+def test_a_block_missing_from_a_bulk_replay_is_found_alike():
+    compiled = compile_text(HEADER + "B = A\n", algorithm="direct", cost="closed-form")
+    s = compiled.schedules[0]
+    phases = tuple(Phase.of(tuple(t for t in p.sends if (t.src, t.dst) != (5, 1))) for p in s.phases)
+    wrong = with_schedule(compiled, dataclasses.replace(s, phases=phases))
+    run, problems = native_run(wrong)
+    assert run.replay.bulk_entries > 0
+    assert problems == ["node 1: 256 elements never arrived (blocks from [5])"]
+    assert_same_run(*both(wrong))

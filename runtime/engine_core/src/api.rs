@@ -1,13 +1,25 @@
 //! The Python interface of the core (runtime/native_run.py).
 
 use crate::model::*;
+use pyo3::buffer::{Element, PyBuffer};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::time::{Duration, Instant};
 
 type Waits = Vec<((i64, i64, i64), String, Vec<i64>, Vec<(i64, i64, i64)>)>;
+
+/// A numpy array (any object with the buffer protocol) of exactly this element type, copied.
+fn array<T: Element + Copy>(py: Python<'_>, buffer: PyBuffer<T>) -> PyResult<Vec<T>> {
+    buffer.to_vec(py)
+}
+
+/// A numpy array of flags as uint8 (the buffer protocol has no bool that PyO3 reads).
+fn flags(py: Python<'_>, buffer: PyBuffer<u8>) -> PyResult<Vec<bool>> {
+    Ok(buffer.to_vec(py)?.into_iter().map(|b| b != 0).collect())
+}
 
 #[pymethods]
 impl Core {
@@ -45,8 +57,11 @@ impl Core {
     /// Message programs, program i being ops offsets[i]..offsets[i + 1]: `codes` 0 acquire,
     /// 1 hold, 2 release; `args` the resource id (acquire, release), `holds_s` the seconds
     /// (hold). Returns the id of the first.
-    fn add_programs(&mut self, offsets: Vec<u32>, codes: Vec<u8>, args: Vec<u32>, holds_s: Vec<f64>)
-                    -> PyResult<u32> {
+    /// (Arrays: numpy uint32, uint8, uint32, float64.)
+    fn add_programs(&mut self, py: Python<'_>, offsets: PyBuffer<u32>, codes: PyBuffer<u8>,
+                    args: PyBuffer<u32>, holds_s: PyBuffer<f64>) -> PyResult<u32> {
+        let (offsets, codes, args, holds_s) =
+            (array(py, offsets)?, array(py, codes)?, array(py, args)?, array(py, holds_s)?);
         let first = self.program_off.len() as u32 - 1;
         let base = self.ops.len() as u32;
         if offsets.first() != Some(&0) || *offsets.last().unwrap() as usize != codes.len()
@@ -69,13 +84,25 @@ impl Core {
         Ok(first)
     }
 
+    /// One schedule's arrays (runtime/native_run.py `_add_schedule`): numpy uint32 but for the
+    /// flags (uint8), key_due and slot_barrier (int64) and barrier_delay_s (float64).
     #[allow(clippy::too_many_arguments)]
-    fn add_schedule(&mut self, nprocs: usize, nphases: usize, msg_src: Vec<u32>, msg_dst: Vec<u32>,
-                    msg_program: Vec<u32>, msg_label: Vec<u32>, msg_copy: Vec<bool>,
-                    msg_key_off: Vec<u32>, msg_keys: Vec<u32>, slot_msg_off: Vec<u32>,
-                    slot_msgs: Vec<u32>, slot_has_inbox: Vec<bool>, slot_inbox_off: Vec<u32>,
-                    slot_inbox_keys: Vec<u32>, key_due: Vec<i64>, slot_barrier: Vec<i64>,
-                    barrier_size: Vec<u32>, barrier_delay_s: Vec<f64>) -> PyResult<u32> {
+    fn add_schedule(&mut self, py: Python<'_>, nprocs: usize, nphases: usize, msg_src: PyBuffer<u32>,
+                    msg_dst: PyBuffer<u32>, msg_program: PyBuffer<u32>, msg_label: PyBuffer<u32>,
+                    msg_copy: PyBuffer<u8>, msg_key_off: PyBuffer<u32>, msg_keys: PyBuffer<u32>,
+                    slot_msg_off: PyBuffer<u32>, slot_msgs: PyBuffer<u32>, slot_has_inbox: PyBuffer<u8>,
+                    slot_inbox_off: PyBuffer<u32>, slot_inbox_keys: PyBuffer<u32>, key_due: PyBuffer<i64>,
+                    slot_barrier: PyBuffer<i64>, barrier_size: PyBuffer<u32>,
+                    barrier_delay_s: PyBuffer<f64>) -> PyResult<u32> {
+        let (msg_src, msg_dst, msg_program, msg_label) =
+            (array(py, msg_src)?, array(py, msg_dst)?, array(py, msg_program)?, array(py, msg_label)?);
+        let (msg_copy, msg_key_off, msg_keys) = (flags(py, msg_copy)?, array(py, msg_key_off)?, array(py, msg_keys)?);
+        let (slot_msg_off, slot_msgs, slot_has_inbox) =
+            (array(py, slot_msg_off)?, array(py, slot_msgs)?, flags(py, slot_has_inbox)?);
+        let (slot_inbox_off, slot_inbox_keys, key_due) =
+            (array(py, slot_inbox_off)?, array(py, slot_inbox_keys)?, array(py, key_due)?);
+        let (slot_barrier, barrier_size, barrier_delay_s) =
+            (array(py, slot_barrier)?, array(py, barrier_size)?, array(py, barrier_delay_s)?);
         let slots = nphases * nprocs;
         if slot_msg_off.len() != slots + 1 || slot_inbox_off.len() != slots + 1
             || slot_has_inbox.len() != slots || slot_barrier.len() != slots
@@ -87,6 +114,13 @@ impl Core {
             return Err(PyValueError::new_err("a message names an unknown program"));
         }
         let nkeys = key_due.len();
+        if msg_keys.iter().chain(slot_inbox_keys.iter()).any(|&k| k as usize >= nkeys)
+            || key_due.iter().any(|&d| d >= slots as i64)
+            || slot_msgs.iter().any(|&m| m as usize >= msg_src.len())
+            || slot_barrier.iter().any(|&b| b >= barrier_size.len() as i64)
+        {
+            return Err(PyValueError::new_err("schedule arrays name keys, slots, messages or barriers they lack"));
+        }
         self.scheds.push(Sched { nprocs, nphases, msg_src, msg_dst, msg_program, msg_label, msg_copy,
                                  msg_key_off, msg_keys, slot_msg_off, slot_msgs, slot_has_inbox,
                                  slot_inbox_off, slot_inbox_keys, key_due, slot_barrier, barrier_size,
@@ -163,17 +197,18 @@ impl Core {
         }
     }
 
-    /// The oldest `limit` entries of the log not yet taken, (code, run, message) triples:
-    /// 0 a message starts, 1 it ends, 2 a run's last node left it. Empty: none left.
-    fn take_log(&mut self, limit: usize) -> Vec<u32> {
+    /// The oldest `limit` entries of the log not yet taken, (code, run, message) triples as
+    /// little-endian uint32 bytes: 0 a message starts, 1 it ends, 2 a run's last node left it.
+    /// Empty: none left.
+    fn take_log<'py>(&mut self, py: Python<'py>, limit: usize) -> Bound<'py, PyBytes> {
         let end = (self.log_taken + 3 * limit).min(self.log.len());
-        let out = self.log[self.log_taken..end].to_vec();
+        let out: Vec<u8> = self.log[self.log_taken..end].iter().flat_map(|v| v.to_le_bytes()).collect();
         self.log_taken = end;
         if self.log_taken == self.log.len() {
             self.log.clear();
             self.log_taken = 0;
         }
-        out
+        PyBytes::new(py, &out)
     }
 
     #[getter]

@@ -1,0 +1,101 @@
+"""Whole blocks moved from their origin straight into their destination's array, many at once.
+
+The native core's replay (runtime/native_replay.py) moves a chunk of direct moves in bulk:
+runtime/data.py's AssignmentData marks the blocks delivered, and when the collective closes
+this module writes every delivered block at once, node by node, with array indexing instead
+of one Python call per block. It does what AssignmentData.move_direct does block by block:
+each destination element whose block was delivered gets the source element that the
+statement's index maps (compiler/commsets.py section_index_maps) say it reads, from the
+block's origin, and its write count goes up by one; the data check then compares the arrays
+with the reference result as before. An element's origin is the node that owns its source
+element, so a block that was not delivered leaves its elements unwritten.
+
+Only plain statements qualify: no reduction, no collapsed or spread dimension, both sides
+distributed, every processor dimension of the source owning along some dimension. Others
+move block by block (AssignmentData.move_in_bulk).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from phalanx.compiler.commsets import CommSet
+from phalanx.compiler.distribution import dim_owner_map, owned_sections
+from phalanx.compiler.semantics import AssignStmt
+
+
+def _along(values: np.ndarray, d: int, ndim: int) -> np.ndarray:
+    """A 1-D array shaped to broadcast along dimension d of ndim."""
+    return values.reshape([-1 if k == d else 1 for k in range(ndim)])
+
+
+def _run(indices: np.ndarray) -> slice | np.ndarray:
+    """Ascending consecutive indices as a slice (a view, copied at memory speed), else as they are."""
+    if len(indices) and (np.diff(indices) == 1).all():
+        return slice(int(indices[0]), int(indices[-1]) + 1)
+    return indices
+
+
+@dataclass(frozen=True)
+class DirectMoves:
+    """A plain assignment's element geometry: per destination dim, the source index each
+    global destination index reads and the source processor coordinate owning it."""
+
+    stmt: AssignStmt
+    source_of: tuple[np.ndarray, ...]  # per dst dim, by global dst index: src global index, -1 outside
+    owner_of: tuple[np.ndarray | None, ...]  # per dst dim, by src global index: src proc coordinate
+    stride: tuple[int, ...]  # per dst dim: its src proc dim's row-major stride (0: not distributed)
+
+    @staticmethod
+    def of(stmt: AssignStmt, commset: CommSet) -> DirectMoves | None:
+        src, dst = stmt.src, stmt.dst
+        ndim = len(dst.shape)
+        if stmt.reduces or stmt.collapsed or len(src.shape) != ndim or min(stmt.perm, default=0) < 0 \
+                or src.mapping != "distributed" or dst.mapping != "distributed":
+            return None
+        shape = src.onto.shape
+        strides = [int(np.prod(shape[k + 1:])) for k in range(len(shape))]
+        source_of, owner_of, stride, covered = [], [], [], set()
+        for d, (idx, src_idx) in enumerate(commset.index_maps):
+            full = np.full(dst.shape[d], -1, np.int64)
+            full[idx] = src_idx
+            source_of.append(full)
+            owner_of.append(dim_owner_map(src, stmt.perm[d]))
+            proc_dim = src.proc_dims[stmt.perm[d]]
+            stride.append(0 if proc_dim is None else strides[proc_dim])
+            covered.add(proc_dim)
+        if not set(range(len(shape))) <= covered:  # a source dimension replicated over processors
+            return None
+        return DirectMoves(stmt, tuple(source_of), tuple(owner_of), tuple(stride))
+
+    def write(self, source: np.ndarray, final: int, dst_local: np.ndarray, writes: np.ndarray,
+              delivered_from: np.ndarray, every_block: bool) -> None:
+        """Write, at node `final`, every element of the blocks delivered to it
+        (`delivered_from[origin]`; `every_block`: all its blocks came) from the global source
+        array, counting each write."""
+        stmt = self.stmt
+        ndim = len(dst_local.shape)
+        owned = [np.arange(ix.start, ix.stop, ix.step or 1) if isinstance(ix, slice) else np.asarray(ix)
+                 for ix in owned_sections(stmt.dst, final)]
+        reads = [self.source_of[d][ix] for d, ix in enumerate(owned)]
+        inside = functools.reduce(np.logical_and, [_along(r >= 0, d, ndim) for d, r in enumerate(reads)])
+        reads = [np.maximum(r, 0) for r in reads]
+        mask = np.broadcast_to(inside, dst_local.shape)
+        if not every_block:  # only the elements whose origin's block came
+            origin = stmt.src.onto.base + sum(
+                _along(owner[r] * stride, d, ndim) for d, (owner, r, stride)
+                in enumerate(zip(self.owner_of, reads, self.stride)) if owner is not None)
+            mask = mask & delivered_from[origin]
+        by_src_dim = [reads[stmt.perm.index(s)] for s in range(ndim)]
+        runs = [_run(r) for r in by_src_dim]
+        index = tuple(runs) if all(isinstance(r, slice) for r in runs) else np.ix_(*by_src_dim)
+        values = source[index].transpose(list(stmt.perm))
+        if mask.all():
+            dst_local[...] = values
+            writes += 1
+        else:
+            dst_local[mask] = values[mask]
+            writes[mask] += 1

@@ -1,0 +1,57 @@
+"""A schedule's columns (runtime/plan_columns.py) against the interpreter's own walk of it
+(runtime/schedule_index.py): the same messages in the same order, one key id per transfer key,
+each node's inbox per phase."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from phalanx.compiler.schedule import Phase, Schedule, Transfer
+from phalanx.runtime.plan_columns import ScheduleColumns
+from phalanx.runtime.schedule_index import ScheduleIndex, transfer_key
+
+
+def schedule() -> Schedule:
+    """Three nodes, two phases: combined messages (ids 7 and 9) interleaved with single
+    transfers, a copy, a piece, a transfer received twice, a sender outside the schedule."""
+    a = Transfer(0, 1, 8, 0, 1, 7)
+    b = Transfer(0, 2, 8, 0, 2)
+    c = Transfer(0, 1, 8, 0, 2, 7)
+    d = Transfer(1, 0, 8, 1, 0, 9)
+    e = Transfer(0, 0, 8, 0, 0)
+    f = Transfer(1, 2, 4, 1, 2, 0, 4)
+    g = Transfer(1, 0, 8, 1, 2, 9)
+    outside = Transfer(5, 0, 8, 5, 0)
+    h = Transfer(2, 1, 8, 0, 2)
+    return Schedule(0, "alltoall", "test", 3, (
+        Phase((a, b, d, c, e, f, g, outside), (a, b, c, d, e, f, g, g)),
+        Phase((h,), (h,), "barrier")))
+
+
+def test_the_columns_walk_the_messages_of_the_interpreter_in_order():
+    s = schedule()
+    index, cols = ScheduleIndex(s), ScheduleColumns.of(s)
+    walked = [group for k in range(len(s.phases)) for node in range(s.nprocs)
+              for group in index.messages(k, node)]
+    assert [cols.group(m) for m in range(cols.nmessages)] == walked
+    assert [len(g) for g in walked] == [2, 1, 1, 2, 1, 1]  # the sender outside is not walked
+    assert cols.summed_bytes().tolist() == [sum(t.nbytes for t in g) for g in walked]
+
+
+def test_equal_transfer_keys_share_one_id_and_each_inbox_waits_once_per_key():
+    s = schedule()
+    cols = ScheduleColumns.of(s)
+    ids = {}
+    for t, key in zip(cols.sends, cols.key.tolist()):
+        assert ids.setdefault(transfer_key(t), key) == key
+    assert len(set(ids.values())) == len(ids)
+    fields = [tuple(row) for row in cols.key_fields.tolist()]
+    assert all(fields[key] == transfer_key(t) for t, key in zip(cols.sends, cols.key.tolist()))
+    inbox = sorted(zip(cols.recv_slot.tolist(), cols.recv_key.tolist()))
+    due = ScheduleIndex(s).due()
+    expected = sorted({(k * s.nprocs + t.dst, ids[transfer_key(t)])
+                       for k, p in enumerate(s.phases) for t in p.recvs})
+    assert inbox == expected  # g is received twice in phase 0: waited for once
+    for key, (node, k) in due.items():
+        assert cols.key_due[ids[key]] == k * s.nprocs + node
+    assert np.count_nonzero(cols.key_due >= 0) == len(due)
