@@ -254,9 +254,11 @@ class NativeRun:
         if data.sums_blocks():
             nbytes, operations = cols.summed_bytes(), np.zeros(nmsg, np.int64)
         else:
-            facts = [index.send_facts(cols.group(m), data) for m in range(nmsg)]
-            nbytes = np.array([f.nbytes for f in facts], np.int64)
-            operations = np.array([f.operations for f in facts], np.int64)
+            # per message, from its transfers (not ScheduleIndex.send_facts: it remembers a group
+            # by its tuple's id, and these tuples are made here and dropped at once)
+            groups = [cols.group(m) for m in range(nmsg)]
+            nbytes = np.array([data.wire_bytes(g) for g in groups], np.int64)
+            operations = np.array([data.combine_operations(g) for g in groups], np.int64)
         first_program = self._add_programs(cols, src, dst, nbytes, operations)
         slot = cols.phase[first] * nprocs + src
         slot_msg_off = np.zeros(slots + 1, np.int64)

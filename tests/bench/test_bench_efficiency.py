@@ -64,13 +64,21 @@ def test_an_unknown_kind_is_refused_with_the_known_ones(bench, capsys):
     assert "unknown kind(s) alltoal; choose from alltoall" in capsys.readouterr().err
 
 
-def test_the_grid_on_two_workers_gives_the_serial_rows(bench):
-    """Issue 28 item 5: the benchmark maps its cases through runtime/parallel.py."""
-    from phalanx.runtime.parallel import SERIAL, ParallelOptions
+def test_the_grid_on_two_workers_gives_the_serial_rows(tmp_path):
+    """Issue 28 item 5: the benchmark maps its cases through runtime/parallel.py; run as a user
+    runs it, serially and on a two-process LocalCluster."""
+    import json
+    import subprocess
 
-    grid = [bench.Point("ideal:8", kind, 8) for kind in ("cshift", "broadcast", "alltoall")]
-    serial = bench.measure_grid(grid, SERIAL)
-    parallel = bench.measure_grid(grid, ParallelOptions(workers=2))
-    assert [bench.key(r) for r in parallel] == [bench.key(r) for r in serial]
-    without_wall = [[{k: v for k, v in r.items() if k != "wall_s"} for r in rows] for rows in (serial, parallel)]
-    assert without_wall[0] == without_wall[1]
+    rows = {}
+    for workers in ("1", "2"):
+        out = tmp_path / f"w{workers}.json"
+        subprocess.run([sys.executable, str(ROOT / "bench/efficiency.py"), "--targets", "ideal:8",
+                        "--kinds", "cshift,broadcast,alltoall", "--sizes", "8", "--no-smpi",
+                        "--workers", workers, "--out", str(out), "--table", str(tmp_path / "t.md")],
+                       check=True, capture_output=True, text=True, timeout=300)
+        rows[workers] = [{k: v for k, v in r.items() if k != "wall_s"}
+                         for r in json.loads(out.read_text())["rows"]]
+    assert sorted(r["kind"] for r in rows["1"]) == ["alltoall", "broadcast", "cshift"]
+    assert all(0 < r["efficiency"] <= 1 for r in rows["1"])
+    assert rows["2"] == rows["1"]

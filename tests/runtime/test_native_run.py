@@ -65,6 +65,17 @@ def test_native_core_gives_the_python_engines_run(target, kind, algorithm, size)
     assert_same_run(python, native)
 
 
+@pytest.mark.parametrize("kind, algorithm", [("reduce", "reduce-scatter-gather"),
+                                             ("allreduce", "reduce-scatter-allgather")])
+def test_reductions_whose_messages_differ_in_size_run_alike(kind, algorithm):
+    """Each message's wire bytes and merges are its own (they were once another message's)."""
+    compiled = compile_text(kind_program(kind, 16, 65536), target="ideal:16", algorithm=algorithm,
+                            cost="closed-form")
+    python, native = both(compiled)
+    assert python.verified and native.verified
+    assert_same_run(python, native)
+
+
 def test_compute_steps_repeats_and_barriers_run_natively():
     source = HEADER.replace("ideal:16", "paragon:4x4") + \
         'compute "update" on P cost 20 us\nrepeat 2 {\n  B = A\n  A = B\n}\n'
