@@ -25,9 +25,20 @@ from typing import Any
 
 import numpy as np
 
+from phalanx.compiler.schedule import WHOLE
 from phalanx.runtime.data import Payloads, move
 from phalanx.runtime.interpreter import sent_twice
-from phalanx.runtime.plan_columns import ScheduleColumns, all_distinct, distinct
+from phalanx.runtime.plan_columns import (
+    DST,
+    FINAL,
+    NBYTES,
+    OFFSET,
+    ORIGIN,
+    SRC,
+    ScheduleColumns,
+    all_distinct,
+    distinct,
+)
 
 START, END, LEAVE = 0, 1, 2  # the core's LOG_START, LOG_END, LOG_LEAVE (checked by native_run)
 
@@ -71,7 +82,7 @@ class Replay:
 
     def replay(self, log: np.ndarray) -> None:
         """Apply a chunk of the log, (code, run, message) rows in the order the core wrote them."""
-        if not self._bulk(log):
+        if not self._bulk(log) and not self._forward_in_bulk(log):
             self._one_by_one(log)
 
     def _bulk(self, log: np.ndarray) -> bool:
@@ -109,6 +120,41 @@ class Replay:
         self.bulk_entries += len(log)
         return True
 
+    def _forward_in_bulk(self, log: np.ndarray) -> bool:
+        """A chunk that holds whole runs whose schedules forward blocks (Bruck's algorithm):
+        each block's hops, in the order they started, must form one path from its origin to
+        its final node, each hop leaving the node the previous hop reached after that hop
+        ended, every transfer once. Along such a path take / put only hand the packed block
+        on, so the run's data moves each block origin to final in bulk (`can_move_in_bulk`
+        of those end-to-end moves checks the rest: unsent, sizes, each block once). False
+        (nothing changed) for anything else: the entries then replay one by one."""
+        codes, runs, msgs = log[:, 0], log[:, 1], log[:, 2].astype(np.int64)
+        position = np.arange(len(log))
+        moves = []
+        for run in distinct(runs[codes != LEAVE]).tolist():
+            state, data = self.runs[run], self.data[run]
+            cols = state.columns
+            if state.arrived.any() or state.bare.any() or any(r == run for r, _ in self.in_flight):
+                return False
+            mine = runs == run
+            started, ended = mine & (codes == START), mine & (codes == END)
+            start_at, end_at = np.full(cols.nmessages, -1), np.full(cols.nmessages, -1)
+            start_at[msgs[started]], end_at[msgs[ended]] = position[started], position[ended]
+            if started.sum() != cols.nmessages or ended.sum() != cols.nmessages or \
+                    (start_at < 0).any() or (end_at < 0).any():
+                return False  # not every message of the run, once, in this chunk
+            end_to_end = _paths(cols.table, start_at[cols.msg_of], end_at[cols.msg_of])
+            if end_to_end is None or not all_distinct(cols.key) or not data.can_move_in_bulk(end_to_end):
+                return False
+            moves.append((state, data, end_to_end))
+        for state, data, end_to_end in moves:
+            data.move_in_bulk(end_to_end)
+            state.arrived[state.columns.key] = True
+        for run in runs[codes == LEAVE].tolist():
+            self._leave(run)
+        self.bulk_entries += len(log)
+        return True
+
     def _one_by_one(self, log: np.ndarray) -> None:
         """runtime/interpreter.py's _send, split at the message's start and end."""
         for code, run, msg in log.tolist():
@@ -140,3 +186,27 @@ class Replay:
     def _leave(self, run: int) -> None:
         self.data.close(run)
         del self.runs[run]
+
+
+def _paths(table: np.ndarray, start_at: np.ndarray, end_at: np.ndarray) -> np.ndarray | None:
+    """The end-to-end moves (origin to final, as transfer rows) of transfers `table` that
+    started and ended at log positions `start_at` and `end_at`, where each block's hops form
+    one path (Replay._forward_in_bulk); None where they do not."""
+    if not (table[:, OFFSET] == WHOLE).all():
+        return None  # pieces
+    order = np.lexsort((start_at, table[:, FINAL], table[:, ORIGIN]))
+    hops, start_at, end_at = table[order], start_at[order], end_at[order]
+    if len(hops) == 0:
+        return hops
+    same = (hops[1:, ORIGIN] == hops[:-1, ORIGIN]) & (hops[1:, FINAL] == hops[:-1, FINAL])
+    first = np.concatenate(([True], ~same))
+    last = np.concatenate((~same, [True]))
+    prev, nxt = hops[:-1][same], hops[1:][same]
+    if not ((hops[first, SRC] == hops[first, ORIGIN]).all() and (hops[last, DST] == hops[last, FINAL]).all()
+            and (nxt[:, SRC] == prev[:, DST]).all() and (prev[:, DST] != prev[:, FINAL]).all()
+            and (nxt[:, NBYTES] == prev[:, NBYTES]).all()
+            and (start_at[1:][same] > end_at[:-1][same]).all()):
+        return None
+    end_to_end = hops[last].copy()
+    end_to_end[:, SRC] = end_to_end[:, ORIGIN]
+    return end_to_end
