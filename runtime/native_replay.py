@@ -12,9 +12,12 @@ transfers move without an error in any order (CollectiveData.can_move_in_bulk: d
 distinct unsent blocks, or a timing run's payload-free moves), no transfer arrives a second
 time, and no message of the chunk ended with payloads taken one by one. Then the moves are
 array operations (CollectiveData.move_in_bulk) and the exactly-once check is one over the
-schedule's key ids. Any other chunk (a forwarded block, a piece, a reduction's partials, a
-block sent twice or not held) replays entry by entry, so that a wrong schedule gives the
-Python engine's error: the first one in the order the messages ran.
+schedule's key ids. A chunk of whole runs whose blocks are forwarded (Bruck's algorithm)
+moves in bulk too where each block's hops form one checked path from its origin to its final
+node (Replay._forward_in_bulk): then they are those end-to-end direct moves. Any other chunk
+(a piece, a reduction's partials, a block sent twice or not held, a block that stops on its
+way) replays entry by entry, so that a wrong schedule gives the Python engine's error: the
+first one in the order the messages ran.
 """
 
 from __future__ import annotations
