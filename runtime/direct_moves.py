@@ -18,7 +18,7 @@ move block by block (AssignmentData.move_in_bulk).
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -48,6 +48,8 @@ class DirectMoves:
     source_of: tuple[np.ndarray, ...]  # per dst dim, by global dst index: src global index, -1 outside
     owner_of: tuple[np.ndarray | None, ...]  # per dst dim, by src global index: src proc coordinate
     stride: tuple[int, ...]  # per dst dim: its src proc dim's row-major stride (0: not distributed)
+    # per destination node: _geometry's result, shared by the runs of a repeat
+    cache: dict[int, tuple] = field(default_factory=dict, compare=False, repr=False)
 
     @staticmethod
     def of(stmt: AssignStmt, commset: CommSet) -> DirectMoves | None:
@@ -71,6 +73,25 @@ class DirectMoves:
             return None
         return DirectMoves(stmt, tuple(source_of), tuple(owner_of), tuple(stride))
 
+    def _geometry(self, final: int, shape: tuple[int, ...]) -> tuple[list[np.ndarray], np.ndarray, tuple]:
+        """Node `final`'s source reads per destination dim (clipped to 0), which of its elements
+        the statement writes (a mask of `shape`) and the index of the source array they read:
+        the same for every run of the statement, so worked out once (`cache`)."""
+        hit = self.cache.get(final)
+        if hit is None:
+            stmt = self.stmt
+            ndim = len(shape)
+            owned = [np.arange(ix.start, ix.stop, ix.step or 1) if isinstance(ix, slice) else np.asarray(ix)
+                     for ix in owned_sections(stmt.dst, final)]
+            reads = [self.source_of[d][ix] for d, ix in enumerate(owned)]
+            inside = functools.reduce(np.logical_and, [_along(r >= 0, d, ndim) for d, r in enumerate(reads)])
+            reads = [np.maximum(r, 0) for r in reads]
+            by_src_dim = [reads[stmt.perm.index(s)] for s in range(ndim)]
+            runs = [_run(r) for r in by_src_dim]
+            index = tuple(runs) if all(isinstance(r, slice) for r in runs) else np.ix_(*by_src_dim)
+            hit = self.cache[final] = (reads, np.broadcast_to(inside, shape), index)
+        return hit
+
     def write(self, source: np.ndarray, final: int, dst_local: np.ndarray, writes: np.ndarray,
               delivered_from: np.ndarray, every_block: bool) -> None:
         """Write, at node `final`, every element of the blocks delivered to it
@@ -78,20 +99,12 @@ class DirectMoves:
         array, counting each write."""
         stmt = self.stmt
         ndim = len(dst_local.shape)
-        owned = [np.arange(ix.start, ix.stop, ix.step or 1) if isinstance(ix, slice) else np.asarray(ix)
-                 for ix in owned_sections(stmt.dst, final)]
-        reads = [self.source_of[d][ix] for d, ix in enumerate(owned)]
-        inside = functools.reduce(np.logical_and, [_along(r >= 0, d, ndim) for d, r in enumerate(reads)])
-        reads = [np.maximum(r, 0) for r in reads]
-        mask = np.broadcast_to(inside, dst_local.shape)
+        reads, mask, index = self._geometry(final, dst_local.shape)
         if not every_block:  # only the elements whose origin's block came
             origin = stmt.src.onto.base + sum(
                 _along(owner[r] * stride, d, ndim) for d, (owner, r, stride)
                 in enumerate(zip(self.owner_of, reads, self.stride)) if owner is not None)
             mask = mask & delivered_from[origin]
-        by_src_dim = [reads[stmt.perm.index(s)] for s in range(ndim)]
-        runs = [_run(r) for r in by_src_dim]
-        index = tuple(runs) if all(isinstance(r, slice) for r in runs) else np.ix_(*by_src_dim)
         values = source[index].transpose(list(stmt.perm))
         if mask.all():
             dst_local[...] = values

@@ -17,6 +17,7 @@ from phalanx.runtime.data import Payloads, build_data
 from phalanx.runtime.engine import Engine
 from phalanx.runtime.native_run import NativeRun, native_available, native_plan
 from phalanx.runtime.network import Hold
+from phalanx.runtime.plan_columns import ScheduleColumns
 from phalanx.runtime.simulate import RunLimits, RunResult, run_plan, simulate
 from phalanx.runtime.sweep import kind_program
 from phalanx.runtime.timing import TimingData
@@ -226,4 +227,54 @@ def test_a_block_missing_from_a_bulk_replay_is_found_alike():
     run, problems = native_run(wrong)
     assert run.replay.bulk_entries > 0
     assert problems == ["node 1: 256 elements never arrived (blocks from [5])"]
+    assert_same_run(*both(wrong))
+
+
+def bruck_alltoall():
+    return compile_text(kind_program("alltoall", 8, 16), target="ideal:8", algorithm="bruck",
+                        cost="closed-form")
+
+
+def test_forwarded_blocks_replay_in_bulk_and_verify():
+    """Bruck's all-to-all forwards blocks through other nodes: each block's hops form one path
+    from its origin to its final node, so the whole run moves in bulk (native_replay's
+    _forward_in_bulk), with the Python engine's run."""
+    compiled = bruck_alltoall()
+    assert any(t.src != t.origin for p in compiled.schedules[0].phases for t in p.sends)
+    run, problems = native_run(compiled)
+    assert problems == []
+    messages = ScheduleColumns.of(compiled.schedules[0]).nmessages
+    assert run.replay.bulk_entries == 2 * messages + 1
+    assert_same_run(*both(compiled))
+
+
+def forwarded_hop(compiled) -> Transfer:
+    """A hop of Bruck's schedule that forwards a block (not from its origin)."""
+    return next(t for p in compiled.schedules[0].phases for t in p.sends if t.src != t.origin)
+
+
+def test_a_broken_forwarding_path_replays_one_by_one_with_the_python_engines_error():
+    """A forwarded block that its sender never received: the bulk path refuses it and the
+    replay gives the per-block error, as the Python engine does."""
+    compiled = bruck_alltoall()
+    s = compiled.schedules[0]
+    hop = forwarded_hop(compiled)
+    wrong_src = (hop.src + 1) % 8 if (hop.src + 1) % 8 != hop.dst else (hop.src + 2) % 8
+    phases = tuple(Phase.of(tuple(t._replace(src=wrong_src) if t == hop else t for t in p.sends))
+                   for p in s.phases)
+    python, native = errors(with_schedule(compiled, dataclasses.replace(s, phases=phases)))
+    assert native == python and "does not hold" in native
+
+
+def test_a_block_stopped_on_its_way_is_found_alike():
+    """A block's last hop dropped: it stays at the node that forwards it; the bulk path refuses
+    the run and the check reports the missing elements as the Python engine does."""
+    compiled = bruck_alltoall()
+    s = compiled.schedules[0]
+    last = next(t for p in reversed(s.phases) for t in p.sends if t.src != t.origin and t.dst == t.final)
+    phases = tuple(Phase.of(tuple(t for t in p.sends if t != last)) for p in s.phases)
+    wrong = with_schedule(compiled, dataclasses.replace(s, phases=phases))
+    run, problems = native_run(wrong)
+    assert run.replay.bulk_entries == 0
+    assert problems and "never arrived" in problems[0]
     assert_same_run(*both(wrong))
