@@ -76,8 +76,9 @@ class ScheduleIndex:
         self._columns: ScheduleColumns | None = None
         self._due: dict[tuple, tuple[int, int]] | None = None
         self._messages: dict[tuple[int, int], list[tuple[Transfer, ...]]] = {}  # (phase, node)
-        self._names: dict[int, str] = {}  # id of a message's group -> its process name
-        self._sends: dict[int, SendFacts] = {}  # id of a message's group -> what its runs share
+        self._names: dict[int, tuple[tuple[Transfer, ...], str]] = {}  # id of a group -> it, its process name
+        # id of a group -> the group (kept, so its id is not reused) and what its runs share
+        self._sends: dict[int, tuple[tuple[Transfer, ...], SendFacts]] = {}
         self.where: list[str] = [f"phase {k} of the {schedule.kind} at line {schedule.line}"
                                   for k in range(len(schedule.phases))]
 
@@ -117,23 +118,23 @@ class ScheduleIndex:
 
     def name(self, node: int, group: tuple[Transfer, ...]) -> str:
         """The process name of `node`'s send of `group`."""
-        key = id(group)  # groups live in self._messages, so their ids are not reused
-        if key not in self._names:
-            self._names[key] = send_name(node, group)
-        return self._names[key]
+        kept = self._names.get(id(group))  # keeps the group: its id is not reused while kept
+        if kept is None:
+            kept = self._names[id(group)] = (group, send_name(node, group))
+        return kept[1]
 
     def send_facts(self, group: tuple[Transfer, ...], data) -> SendFacts:
         """What every run of the message `group` shares (its payloads' sizes and layout are the
         statement's, not the run's)."""
-        facts = self._sends.get(id(group))
-        if facts is None:
+        kept = self._sends.get(id(group))  # keeps the group: its id is not reused while kept
+        if kept is None:
             first, nbytes = group[0], data.wire_bytes(group)
             gather, scatter = data.strided_bytes(group)
-            facts = self._sends[id(group)] = SendFacts(
+            kept = self._sends[id(group)] = (group, SendFacts(
                 first if nbytes == first.nbytes else first._replace(nbytes=nbytes), nbytes,
                 gather, scatter, data.combine_operations(group),
-                message_label(group, nbytes))
-        return facts
+                message_label(group, nbytes)))
+        return kept[1]
 
     def due(self) -> dict[tuple, tuple[int, int]]:
         """The inbox (node, phase) in which each transfer is received."""

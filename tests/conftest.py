@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib.util
 import json
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -52,6 +54,16 @@ def cli(capsys):
         return CliResult(code, captured.out, captured.err)
 
     return run
+
+
+def load_bench_script(relative: str, name: str):
+    """A bench/ script (not a package) as a module, registered under `name` (its dataclasses
+    look their module up there)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / relative)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def compile_text(source: str, target: str | None = None, algorithm: str = "auto",

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+
+from conftest import load_bench_script
 
 ROOT = Path(__file__).resolve().parents[2]
 needs_simgrid = pytest.mark.simgrid  # skipped where SimGrid is missing (tests/conftest.py)
 
 
 def load_bench():
-    spec = importlib.util.spec_from_file_location("bench_collectives", ROOT / "bench/collectives.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench_script("bench/collectives.py", "bench_collectives")
 
 
 def check_phalanx(row: dict) -> None:

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import load_bench_script
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def load_bench():
-    spec = importlib.util.spec_from_file_location("bench_efficiency", ROOT / "bench/efficiency.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass looks its module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_bench_script("bench/efficiency.py", "bench_efficiency")
 
 
 @pytest.fixture(scope="module")

@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+
+from conftest import load_bench_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_engine", ROOT / "bench/engine.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass looks its module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_bench_script("bench/engine.py", "bench_engine")
 
 
 def test_a_row_runs_both_engines_in_child_processes_and_agrees(bench, tmp_path):

@@ -3,19 +3,15 @@ test, its xfail reason is that test's, and every strict xfail of those tests has
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
+
+from conftest import load_bench_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def load_bench():
-    spec = importlib.util.spec_from_file_location("bench_fidelity", ROOT / "bench/fidelity.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_bench_script("bench/fidelity.py", "bench_fidelity")
 
 
 FIDELITY = load_bench()

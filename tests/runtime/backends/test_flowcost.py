@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import GROUPED_EXCHANGE, whole_machine_barriers
+from conftest import GROUPED_EXCHANGE, load_bench_script, whole_machine_barriers
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import UsageError
@@ -121,9 +120,7 @@ def test_auto_on_simgrid_beats_smpi_basic_linear_at_16_kb(tmp_path):
     """Issue 9's goal at 16 KB on the 8x8 iWarp platform (bench/results_backends.json):
     Phalanx's `auto` on SimGrid (message passing, 27.360 ms, 1.043x the bound) is faster than
     SMPI's best MPI_Alltoall, basic_linear (27.937 ms), with the same 20 us per message."""
-    spec = importlib.util.spec_from_file_location("bench_backends", ROOT / "bench/backends/run.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_bench_script("bench/backends/run.py", "bench_backends")
     machine = resolve("iwarp:8x8")
     xml, hosts = tmp_path / "torus.xml", tmp_path / "hosts.txt"
     xml.write_text(platform_for(machine, [(s, d) for s in range(64) for d in range(64)]).xml)
