@@ -170,6 +170,10 @@ def _run_on(client: Any, tasks: list[Task], todo: list[int], time_limit_s: float
             finish: Callable[[int, Outcome], None]) -> None:
     from distributed import as_completed
 
+    unloadable = _unloadable_functions(client, {tasks[i].func for i in todo})
+    for i in [i for i in todo if tasks[i].func in unloadable]:
+        finish(i, Outcome(Status.ERROR, error=unloadable[tasks[i].func]))
+    todo = [i for i in todo if tasks[i].func not in unloadable]
     futures = {client.submit(run_guarded, tasks[i].func, tasks[i].args, time_limit_s,
                              key=f"phalanx-point-{i}", pure=False): i for i in todo}
     try:
@@ -184,6 +188,43 @@ def _run_on(client: Any, tasks: list[Task], todo: list[int], time_limit_s: float
     except BaseException:  # Ctrl-C or a lost scheduler: cancel what is left, then stop
         client.cancel(list(futures))
         raise
+
+
+def _unloadable_functions(client: Any, funcs: set[Callable[..., Any]]) -> dict[Callable[..., Any], str]:
+    """Why each point function that some worker cannot import fails there. Dask sends a module's
+    function by reference; a worker that cannot import it fails to read the task and never reports
+    it (the sweep would wait forever), so every worker is asked first. A function of `__main__` or
+    a nested one travels by value and needs no check."""
+    by_reference = {f: (f.__module__, f.__qualname__) for f in funcs
+                    if f.__module__ != "__main__" and "<locals>" not in f.__qualname__}
+    if not by_reference:
+        return {}
+    names = sorted(set(by_reference.values()))
+    per_worker = client.run(_import_errors, names)  # {worker address: {name: error}}
+    reasons: dict[Callable[..., Any], str] = {}
+    for worker, errors in sorted(per_worker.items()):
+        for func, (module, qualname) in by_reference.items():
+            error = errors.get(f"{module}.{qualname}")
+            if error and func not in reasons:
+                reasons[func] = (f"the worker {worker} cannot load the point's function {module}.{qualname}: "
+                                 f"{error}; make the module importable there (install it, or put its "
+                                 f"folder on the workers' PYTHONPATH)")
+    return reasons
+
+
+def _import_errors(names: list[tuple[str, str]]) -> dict[str, str]:
+    """Run on a worker: each `module.qualname` that cannot be imported here, with the error."""
+    import importlib
+
+    errors = {}
+    for module, qualname in names:
+        try:
+            target: Any = importlib.import_module(module)
+            for part in qualname.split("."):
+                target = getattr(target, part)  # the function's own dotted name, part by part
+        except Exception as exc:  # any failure to import is the answer, not a crash
+            errors[f"{module}.{qualname}"] = f"{type(exc).__name__}: {exc}"
+    return errors
 
 
 @contextmanager

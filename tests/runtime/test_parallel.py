@@ -102,3 +102,41 @@ def test_bad_parallel_options_are_refused(cli, tmp_path, args, message):
     assert r.code == 2
     assert r.err.startswith("phalanx: error: " + message)
     assert "hint:" in r.err and "Traceback" not in r.err
+
+
+POINT_MODULE = '''
+def point(n, time_limit_s=None):
+    return {"n": n}
+'''
+
+UNLOADABLE_RUN = '''
+import importlib.util, json, sys
+from phalanx.runtime.parallel import ParallelOptions, Task, run_points
+
+if __name__ == "__main__":
+    spec = importlib.util.spec_from_file_location("point_module_elsewhere", sys.argv[1])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    tasks = [Task({"n": n}, module.point, (n,), f"point {n}") for n in range(3)]
+    print(json.dumps([o.to_json() for o in run_points(tasks, ParallelOptions(workers=2))]))
+'''
+
+
+def test_a_point_function_the_workers_cannot_import_is_an_error_not_a_hang(tmp_path):
+    """A module loaded from a file path is sent to the workers by reference; they cannot import
+    it. Each point is reported with the reason (before: the sweep waited forever)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "point_module_elsewhere.py").write_text(POINT_MODULE)
+    (tmp_path / "run.py").write_text(UNLOADABLE_RUN)
+    done = subprocess.run([sys.executable, str(tmp_path / "run.py"),
+                           str(tmp_path / "elsewhere" / "point_module_elsewhere.py")],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    outcomes = json.loads(done.stdout.splitlines()[-1])
+    assert [o["status"] for o in outcomes] == ["error"] * 3
+    assert all("cannot load the point's function point_module_elsewhere.point: ModuleNotFoundError"
+               in o["error"] and "PYTHONPATH" in o["error"] for o in outcomes)
