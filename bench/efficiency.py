@@ -191,7 +191,8 @@ def measure_grid(grid: list[Point], options: ParallelOptions,
                  on_done: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """`measure` over the points, in the grid's order, on runtime/parallel.py's path."""
     tasks = [Task({"point": "efficiency", "target": p.target, "kind": p.kind, "size_bytes": p.size_bytes},
-                  measure, (p,), f"{p.target} {p.kind} {p.size_bytes} B") for p in grid]
+                  measure, (p,), f"{p.target} {p.kind} {p.size_bytes} B", cost_hint=p.size_bytes)
+             for p in grid]
     outcomes = run_points(tasks, options, on_done=on_done)
     bad = [(task.label, o.error) for task, o in zip(tasks, outcomes) if o.status != Status.OK]
     if bad:

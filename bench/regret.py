@@ -273,7 +273,7 @@ def run_cases(cases: list[tuple[str, str, int]], options: ParallelOptions, show:
               ) -> list[dict[str, Any]]:
     """Every case's row, in the order of `cases`, each printed as it finishes when `show`."""
     tasks = [Task({"point": "regret", "target": t, "kind": k, "size_bytes": s}, measure, (t, k, s),
-                  f"{t:<12} {k:<11} {s:>8}") for t, k, s in cases]
+                  f"{t:<12} {k:<11} {s:>8}", cost_hint=s) for t, k, s in cases]
     outcomes = run_points(tasks, options, on_done=(lambda label: print(label, flush=True)) if show else None)
     bad = [(task.label, o.error) for task, o in zip(tasks, outcomes) if o.status != Status.OK]
     if bad:

@@ -161,7 +161,7 @@ def _task(point: GridPoint, spec: str, grid: Grid, program_hash: str) -> Task:
     return Task({"point": "sweep", "target": spec, "kind": point.kind, "block_bytes": point.block_bytes,
                  "algorithm": point.algorithm, "seed": grid.seed},
                 sweep_point, (spec, point.kind, point.block_bytes, point.algorithm, grid.seed),
-                f"{point.kind} {point.block_bytes} B, {where}")
+                f"{point.kind} {point.block_bytes} B, {where}", cost_hint=point.block_bytes)
 
 
 def row_of(point: GridPoint, outcome: Outcome) -> dict[str, Any]:

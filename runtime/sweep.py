@@ -209,14 +209,14 @@ def sweep_tasks(target_spec: str, collective: str, sizes: list[int], algorithms:
                 tasks.append(Task({"point": "sweep", "target": target_spec, "kind": collective,
                                    "block_bytes": size, "algorithm": alg, "seed": seed},
                                   sweep_point, (target_spec, collective, size, alg, seed),
-                                  f"{alg} at {size} B"))
+                                  f"{alg} at {size} B", cost_hint=size))
                 continue
             for v, p in variation.cases():
                 tasks.append(Task({"point": "sweep-varied", "target": target_spec, "kind": collective,
                                    "block_bytes": size, "algorithm": alg, "seed": seed, "variance": v,
                                    "zero_probability": p, "samples": variation.samples},
                                   varied_point, (target_spec, size, alg, v, p, variation.samples, seed),
-                                  f"{alg} at {size} B, V={v:g}, P={p:g}"))
+                                  f"{alg} at {size} B, V={v:g}, P={p:g}", cost_hint=size))
     return tasks
 
 
