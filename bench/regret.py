@@ -40,7 +40,9 @@ import json
 import math
 import os
 import platform as host_platform
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -51,7 +53,7 @@ import phalanx
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import PhalanxError
-from phalanx.runtime.parallel import SERIAL, ParallelOptions, Status, Task, default_workers, run_points
+from phalanx.runtime.parallel import ParallelOptions, Status, Task, default_workers, run_points
 from phalanx.runtime.sweep import kind_program, parse_sizes
 from phalanx.runtime.timing import simulated_time_s
 
@@ -259,7 +261,8 @@ def main(argv: list[str] | None = None) -> int:
              for size in [s for s in sizes if s <= MAX_BYTES.get(target.partition(":")[0], s)]]
     workers = args.workers if args.workers is not None else default_workers()
     if args.speedup:
-        return speedup(cases, workers)
+        case_args = ["--targets", args.targets, "--kinds", args.kinds, "--sizes", args.sizes]
+        return speedup(cases, workers, case_args)
     start = time.perf_counter()
     rows = run_cases(cases, ParallelOptions(workers=workers, scheduler=args.scheduler), show=True)
     report = write(out, args.table, rows, round(time.perf_counter() - start, 1))
@@ -281,14 +284,20 @@ def run_cases(cases: list[tuple[str, str, int]], options: ParallelOptions, show:
     return [o.row for o in outcomes if o.row is not None]
 
 
-def speedup(cases: list[tuple[str, str, int]], workers: int) -> int:
-    """The same cases serially and on `workers` local processes, one after the other."""
+def speedup(cases: list[tuple[str, str, int]], workers: int, case_args: list[str]) -> int:
+    """The same cases serially and on `workers` local processes, one after the other, each a run
+    of this script in a fresh process as a user makes it (imports, the cluster's start and the
+    results file included), so neither run inherits the other's memory or caches."""
     walls, results, load = {}, {}, os.getloadavg()[0]
-    for name, options in (("serial", SERIAL), (f"workers_{workers}", ParallelOptions(workers=workers))):
-        start = time.perf_counter()
-        results[name] = run_cases(cases, options)
-        walls[name] = round(time.perf_counter() - start, 1)
-        print(f"{name}: {len(cases)} cases in {walls[name]} s", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, count in (("serial", 1), (f"workers_{workers}", workers)):
+            out = Path(tmp) / f"{name}.json"
+            start = time.perf_counter()
+            subprocess.run([sys.executable, __file__, *case_args, "--workers", str(count), "--out", str(out),
+                            "--table", ""], check=True, stdout=subprocess.DEVNULL)
+            walls[name] = round(time.perf_counter() - start, 1)
+            results[name] = json.loads(out.read_text())["rows"]
+            print(f"{name}: {len(cases)} cases in {walls[name]} s", flush=True)
     without_wall = [[{k: v for k, v in r.items() if k != "wall_s"} for r in rows]
                     for rows in results.values()]
     report = {"machine": {"arch": host_platform.machine(), "python": host_platform.python_version(),
