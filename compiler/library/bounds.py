@@ -16,7 +16,10 @@
   average: 2 (P - 1) / P of a broadcast's block or a reduce's partial, where a single node's
   own need is one;
 - cut: what must cross a cut of the topology (a torus's or mesh's bisection) at its links'
-  rate, where the target names cuts.
+  rate, where the target names cuts;
+- fan-in: a reduce's root either takes every contributor's own value of an element (d partials
+  through its port) or waits for a relayed value, which no message brings before two start-ups
+  (fan_in_bound_s).
 """
 
 from __future__ import annotations
@@ -132,6 +135,31 @@ def startup_bound_s(coll: Collective, port: PortModel) -> float:
     return float(times.max())
 
 
+def fan_in_bound_s(coll: Collective, port: PortModel) -> float:
+    """A reduce's root q with d contributors of n-byte partials (docs/bounds.md, "Fan-in"): call
+    an element direct where every contributor's own value of it reaches q in a message from that
+    contributor. For a fraction f of direct elements q takes (1 + (d - 1) f) n bytes, none before
+    startup_s; each other element has a value relayed through another node, whose message starts
+    no sooner than startup_s and arrives startup_s later, so (1 - f) n bytes pass q's port after
+    2 startup_s. The least over f of the larger of the two: all direct (d n beta' <= alpha) or
+    where they cross, f = alpha / (d n beta'). The largest over roots; 0 where ports are shared
+    (Proteus) or the kind is not a reduce."""
+    if coll.kind != "reduce" or port.port_of:
+        return 0.0
+    m, alpha = coll.network_matrix, port.startup_s
+    beta = port.s_per_byte / port.streams
+    best = 0.0
+    for q in range(coll.nprocs):
+        column = np.delete(m[:, q], q)
+        d = int((column > 0).sum())
+        if not d:
+            continue
+        n = float(column[column > 0].min())
+        found = alpha + d * n * beta if d * n * beta <= alpha else 2 * alpha + n * beta - alpha / d
+        best = max(best, found)
+    return best
+
+
 def _port_rounds(m: np.ndarray, port: PortModel, source: int) -> int:
     """Start-up rounds for `source`'s data to reach the other ports that need it."""
     others = {port.port(q) for q in np.flatnonzero(m[source])} - {port.port(source)}
@@ -146,6 +174,8 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = ()) -> dic
     load = float((send + recv if port.shared_engine else np.maximum(send, recv)).max())
     out = {"start-up": startup_bound_s(coll, port),
            "port bandwidth": (port.startup_s + port.s_per_byte * load / port.streams) if load else 0.0}
+    if coll.kind == "reduce" and not port.port_of:
+        out["fan-in"] = fan_in_bound_s(coll, port)
     if port.shared_engine and not port.port_of:
         out["shared engines"] = port.startup_s + port.s_per_byte * engines_load(coll, send, recv) \
             / port.streams

@@ -13,6 +13,7 @@ from phalanx.compiler.library import (
     grid,
     group,
     index,
+    knomial,
     rings,
     rooted,
     trees,
@@ -73,6 +74,11 @@ GENERIC: tuple[Algorithm, ...] = (
               "a heap binary tree, each node sending a segment to its two children in turn; a "
               "reduce combines its partials' segments on the way up; segments from the cost model",
               trees.binary_phases, ROOTED_OK),
+    Algorithm("knomial", ("reduce",),
+              "k-nomial tree (MVAPICH's and Intel MPI's knomial): in each of ceil(log_k P) rounds "
+              "every parent takes its k - 1 children's combined partials at once; k from the "
+              "port model (2: the binomial tree, P: every partial straight to the root)",
+              knomial.knomial_phases, ROOTED_OK),
     Algorithm("split-binary", ("broadcast",),
               "split-binary tree (Open MPI's split_bintree): each half of the block pipelined down "
               "one of two binary trees, then members of the two trees swap halves",
@@ -136,6 +142,17 @@ GRID: tuple[Algorithm, ...] = (
     Algorithm("dim-ordered", ("allgather", "allreduce"),
               "a ring in every row, then a ring in every column carrying whole rows",
               grid.gather_all_phases, GROUP_OK + (on_grid,)),
+    Algorithm("dim-ordered", ("scatter", "gather", "reduce"),
+              "along the root's row, one message per column carrying the column's blocks "
+              "(nearest first, east and west in turn), then down every column (a gather or "
+              "reduce: up the columns, then along the row, a reduce combining at each node of "
+              "the root's row): rows + cols - 2 messages at the root",
+              grid.scatter_phases, ROOTED_OK + (on_grid,)),
+    Algorithm("turned-dim-ordered", ("scatter", "gather", "reduce"),
+              "four dim-ordered scatters (gathers, reduces) at once, each of a quarter of every "
+              "block on the grid turned about the root, a node starting the copies' messages in "
+              "turn: the root's four links carry at once", turned.turned(grid.scatter_phases, True),
+              turned.requirements(ROOTED_OK)),
     Algorithm("turned-two-tree", ("broadcast",),
               "four two-tree broadcasts at once, each of a quarter of the block on the grid "
               "turned about the root (rotated by 0, 90, 180, 270 degrees on a square grid), so a "

@@ -183,3 +183,20 @@ def two_tree_reduce_s(members: int, segments: int, partial_bytes: int, element_b
     member off the critical path starts a slot as soon as its own work allows."""
     return two_tree_s(members, segments, partial_bytes, port.startup_s,
                       port.s_per_byte + port.combine_s_per_op / element_bytes)
+
+
+def knomial_reduce_s(members: int, radix: int, partial_bytes: int, element_bytes: int,
+                     port: PortModel) -> float:
+    """The k-nomial reduce (knomial.py) on a one-port machine: in the round of stride s the root
+    takes c = min(k - 1, ceil(P / s) - 1) children's partials one after another through its
+    port, merging each (e elements at gamma) while the next arrives: alpha + n beta + (c - 1)
+    max(n beta, e gamma) + e gamma. Every other parent has at most the root's children, so the
+    rounds follow each other on the root's clock."""
+    move_s = port.s_per_byte * partial_bytes / port.streams
+    merge_s = port.combine_s_per_op * max(1, partial_bytes // element_bytes)
+    total_s, stride = 0.0, 1
+    while stride < members:
+        children = min(radix - 1, -(-members // stride) - 1)
+        total_s += port.startup_s + move_s + (children - 1) * max(move_s, merge_s) + merge_s
+        stride *= radix
+    return total_s

@@ -1,6 +1,12 @@
 """Collectives on a torus or mesh: dimension-ordered (along the rows first, then the columns),
 and a broadcast down four spiral chains that keeps a node's four links busy.
 
+A dimension-ordered scatter sends each column's blocks in one message to that column's node in
+the root's row, nearest first and alternating east and west so that the root's two row links
+carry at once; those nodes then send each node of their column its block (a gather: the
+same backwards; a reduce too, each node of the root's row combining its column's partials).
+The root starts rows + cols - 2 messages, not P - 1.
+
 Nodes are row-major on a rows x cols grid (targets/iwarp/topology.py, targets/bokhari's mesh):
 node r * cols + c. Each stage stays inside one row or one column, so its messages use that
 ring's (or line's) links only; the column stage carries what the row stage gathered.
@@ -9,9 +15,15 @@ ring's (or line's) links only; the column stage carries what the row stage gathe
 from __future__ import annotations
 
 from phalanx.compiler.library.group import carry
-from phalanx.compiler.library.members import binomial_rounds, contributors, rooted_order
+from phalanx.compiler.library.members import OUTWARD, binomial_rounds, contributors, rooted_order
 from phalanx.compiler.library.registry import Machine
-from phalanx.compiler.library.rooted import _outward, _with_copies, chain_segments, segments
+from phalanx.compiler.library.rooted import (
+    _inward,
+    _outward,
+    _with_copies,
+    chain_segments,
+    segments,
+)
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Transfer
 
@@ -39,6 +51,34 @@ def broadcast_phases(coll: Collective, machine: Machine) -> list[Phase]:
     down = [_tree(coll, col, next(p for p in col if p in row)) for col in cols]
     phases += [[t for tree in down for t in tree[k]] for k in range(len(down[0]))]
     return _with_copies(coll, phases)
+
+
+def nearest_first(line: list[int], start: int) -> list[int]:
+    """The other nodes of a ring or line by distance from `start`, alternating sides: +1, -1,
+    +2, -2, ... (on a ring of even length the far node last)."""
+    at, size = line.index(start), len(line)
+    steps = sorted(range(1, size), key=lambda k: (min(k, size - k), k))
+    return [line[(at + k) % size] for k in steps]
+
+
+def scatter_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """Scatter: the root sends each other column's blocks to that column's node in its row,
+    then every node of the root's row sends each node of its column its block. Gather and
+    reduce: the same backwards, each column into the root's row, then the row into the root
+    (a reduce's messages combined: rooted._inward)."""
+    root = rooted_order(coll)[0]
+    rows, cols = _lines(machine)
+    row = next(r for r in rows if root in r)
+    column_of = {p: col for col in cols for p in col}
+    heads = nearest_first(row, root)
+    pairs = [(head, q) for head in [root, *heads] for q in nearest_first(column_of[head], head)]
+    if coll.kind in OUTWARD:
+        return _with_copies(coll, [
+            [t for head in heads for t in _outward(coll, root, head, column_of[head])],
+            [t for head, q in pairs for t in _outward(coll, head, q, [q])]])
+    return _with_copies(coll, [
+        [t for head, q in pairs for t in _inward(coll, q, head, [q])],
+        [t for head in heads for t in _inward(coll, head, root, column_of[head])]])
 
 
 def gather_all_phases(coll: Collective, machine: Machine) -> list[Phase]:

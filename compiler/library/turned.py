@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from itertools import zip_longest
 
 from phalanx.compiler.library.members import GROUP, group_order, rooted_order
 from phalanx.compiler.library.registry import Generator, Machine, Requirement
@@ -121,20 +122,28 @@ def requirements(base: tuple[Requirement, ...]) -> tuple[Requirement, ...]:
     return (on_grid, several_streams, symmetric, four_parts, parts_ok)
 
 
-def turned(base: Generator) -> Generator:
-    """The generator of `base` turned COPIES times (module docstring)."""
+def turned(base: Generator, alternate: bool = False) -> Generator:
+    """The generator of `base` turned COPIES times (module docstring). `alternate`: a phase lists
+    the copies' transfers in turn (the first of each copy, then the second of each...), so that
+    a node sending several messages a phase starts them on different links one after another
+    rather than queueing a copy's messages on one link while the others idle."""
     def phases(coll: Collective, machine: Machine) -> list[Phase]:
-        merged: list[list[Transfer]] = []
+        copies: list[list[list[Transfer]]] = []
         slower = dearer(machine)
         for turn, (start, nbytes) in zip(turns(machine, centre_of(coll)), quarters(coll)):
-            for k, phase in enumerate(base(part(coll, nbytes), slower)):
+            copy = []
+            for phase in base(part(coll, nbytes), slower):
                 if phase.sync != "local":  # a barrier would hold the other copies too
                     raise ValueError(f"turned copies need local phases, not {phase.sync}")
-                if k == len(merged):
-                    merged.append([])
-                merged[k] += [Transfer(turn(t.src), turn(t.dst), t.nbytes, turn(t.origin),
-                                       turn(t.final), t.message,
-                                       start + (0 if t.offset == WHOLE else t.offset))
-                              for t in phase.sends]
+                copy.append([Transfer(turn(t.src), turn(t.dst), t.nbytes, turn(t.origin),
+                                      turn(t.final), t.message,
+                                      start + (0 if t.offset == WHOLE else t.offset))
+                             for t in phase.sends])
+            copies.append(copy)
+        merged: list[list[Transfer]] = []
+        for k in range(max(len(copy) for copy in copies)):
+            lists = [copy[k] for copy in copies if k < len(copy)]
+            merged.append([t for ts in zip_longest(*lists) for t in ts if t is not None]
+                          if alternate else [t for ts in lists for t in ts])
         return [Phase.of(p) for p in merged]
     return phases
