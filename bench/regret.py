@@ -20,8 +20,9 @@ prediction errors. A reduction's size is its partial's bytes (runtime/sweep.py);
 (MAX_BYTES: its simulator moves every subpage).
 
 Program rows (issue 29): `--programs` measures every example and programs in groups on every
-target instead (bench/regret_programs.py), auto's total against the best total found by search,
-and keeps the collective rows of the results file (each kind of row keeps the other's).
+target instead (bench/regret_programs.py), auto's total against the best total of a baseline
+search that does not start from auto's choice, and keeps the collective rows of the results
+file (each kind of row keeps the other's); on `--workers N` (default 1 for them).
 
 Every case is one point of runtime/parallel.py, the path `phalanx sweep` and `explore` take:
 `--workers N` local processes (default: the machine's cores), `--scheduler tcp://HOST:PORT` a

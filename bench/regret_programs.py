@@ -191,7 +191,7 @@ def program_markdown(rows: list[dict[str, Any]], summary: dict[str, Any], wall_s
                   f"{summary['geomean']:.4f}; auto searched the program in {summary['searched_by_auto']}; "
                   f"the baseline was exhaustive in {summary['baseline_exhaustive']}; auto's total was below "
                   f"the baseline's in {summary['auto_beats_baseline']}; {summary['not_measured']} not "
-                  f"measured; run time {wall_s} s on a machine shared with other jobs", ""]
+                  f"measured; run time {wall_s} s (wall clock) on a machine shared with other jobs", ""]
     lines += ["| program | target | auto | auto total (ms) | baseline (best of it) | baseline total (ms) | "
               "regret |", "|---|---|---|---|---|---|---|"]
     for r in rows:
