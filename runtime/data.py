@@ -331,17 +331,17 @@ class StatementFacts:
         sizes = [w.size for w in writes]
         offsets = np.zeros(n + 1, np.int64)
         np.cumsum(sizes, out=offsets[1:])
+        shapes = [w.shape for w in writes]
+        slots = list(zip(offsets[:-1].tolist(), offsets[1:].tolist(), shapes))
+        writes_flat = np.concatenate([w.reshape(-1) for w in writes] or [np.zeros(0, count)])
+        writes = [writes_flat[a:b].reshape(shape) for a, b, shape in slots]  # (one copy, not two)
         return StatementFacts(commset, [_index(owned_sections(stmt.src, p)) for p in range(n)],
                               dst_owned, expected, writes, blocks, content,
                               BlockLayout(stmt, commset),
                               DirectMoves.of(stmt, commset) if content is None else None,
-                              dst_offsets=offsets,
-                              writes_flat=np.concatenate([w.reshape(-1) for w in writes] or
-                                                         [np.zeros(0, count)]),
+                              dst_offsets=offsets, writes_flat=writes_flat,
                               due_blocks=m > 0, all_due=all(bool(e.all()) for e in expected),
-                              node_shapes=[w.shape for w in writes], receivers=(m > 0).any(axis=0),
-                              slots=list(zip(offsets[:-1].tolist(), offsets[1:].tolist(),
-                                             [w.shape for w in writes])))
+                              node_shapes=shapes, receivers=(m > 0).any(axis=0), slots=slots)
 
     def views(self, flat: np.ndarray) -> list[np.ndarray]:
         """Each node's array (the shape of its destination array) as a view of `flat`."""
@@ -507,7 +507,7 @@ class AssignmentData:
         self.store.fresh[origin, final] = False
         if self.direct is not None:
             if self.delivered is None:
-                self.delivered = np.zeros_like(self.store.fresh)
+                self.delivered = np.zeros(self.store.fresh.shape, bool)
             self.delivered[origin, final] = True
             return
         for o, f in zip(origin.tolist(), final.tolist()):
@@ -619,7 +619,8 @@ class AssignmentData:
         """The common case, checked in three array operations over every node at once (a small
         statement whose every element is due): each element written once, each equal to its
         reference. False says nothing: the node-by-node check then finds what is wrong."""
-        if self.facts is None or self.result is None or self.writes_flat is None or not self.facts.all_due:
+        if self.facts is None or self.result is None or self.writes_flat is None or not self.facts.all_due \
+                or self.result.size > FLAT_CHECK_ELEMENTS:  # (no whole-buffer temporaries for big ones)
             return False
         if not (self.writes_flat == 1).all():
             return False
