@@ -20,8 +20,9 @@ prediction errors. A reduction's size is its partial's bytes (runtime/sweep.py);
 (MAX_BYTES: its simulator moves every subpage).
 
 Program rows (issue 29): `--programs` measures every example and programs in groups on every
-target instead (bench/regret_programs.py), auto's total against the best total found by search,
-and keeps the collective rows of the results file (each kind of row keeps the other's).
+target instead (bench/regret_programs.py), auto's total against the best total of a baseline
+search that does not start from auto's choice, and keeps the collective rows of the results
+file (each kind of row keeps the other's); on `--workers N` (default 1 for them).
 
 Every case is one point of runtime/parallel.py, the path `phalanx sweep` and `explore` take:
 `--workers N` local processes (default: the machine's cores), `--scheduler tcp://HOST:PORT` a
@@ -47,6 +48,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import regret_programs
 from regret_programs import measure_program, program_cases, program_markdown, program_summary
 
 import phalanx
@@ -209,19 +211,37 @@ def write(out: Path, table: str, rows: list[dict[str, Any]], wall_s: float,
     return report
 
 
-def run_programs(out: Path, table: str) -> int:
-    """The program rows, written with the collective rows already in `out`."""
+def program_point(name: str, source: str, target: str | None, *,
+                  time_limit_s: float | None = None) -> dict[str, Any]:
+    """One program row (bench/regret_programs.py), as runtime/parallel.py calls a point."""
+    assert time_limit_s is None
+    return measure_program(name, source, target)
+
+
+def run_programs(out: Path, table: str, options: ParallelOptions) -> int:
+    """The program rows, written with the collective rows already in `out`; on
+    `options.workers` local processes (rows in the serial order)."""
+    if options.workers > 1 or options.scheduler is not None:
+        import cloudpickle  # the workers do not have bench/ on their path: send the module itself
+
+        cloudpickle.register_pickle_by_value(regret_programs)
     examples = [(p.name, p.read_text()) for p in sorted((HERE.parent / "examples").glob("*.phx"))]
-    rows, start = [], time.perf_counter()
-    for name, source, target in program_cases(examples):
-        row = measure_program(name, source, target)
-        rows.append(row)
+    cases = program_cases(examples)
+    tasks = [Task({"point": "regret-program", "program": n, "source": s, "target": t}, program_point,
+                  (n, s, t), f"{n} on {t or 'its own target'}") for n, s, t in cases]
+    start = time.perf_counter()
+    outcomes = run_points(tasks, options, on_done=lambda label: print(label, flush=True))
+    bad = [(task.label, o.error) for task, o in zip(tasks, outcomes) if o.status != Status.OK]
+    if bad:
+        raise SystemExit(f"regret: {len(bad)} programs did not run, e.g. {bad[0][0]}: {bad[0][1]}")
+    rows = [o.row for o in outcomes if o.row is not None]
+    for row in rows:
         if "regret" in row:
-            print(f"{name:<48} {row['target']:<24} auto {row['auto_s'] * 1e3:.4g} ms ({row['auto_choice']}) "
-                  f"best {row['best']} {row['best_s'] * 1e3:.4g} ms regret {row['regret']:.3f} "
-                  f"[{row['wall_s']} s]", flush=True)
+            print(f"{row['program']:<48} {row['target']:<24} auto {row['auto_s'] * 1e3:.4g} ms "
+                  f"({row['auto_choice']}) baseline {row['baseline']['search']} ({row['baseline']['best']}) "
+                  f"regret {row['regret']:.3f} [{row['wall_s']} s]")
         else:
-            print(f"{name:<48} {row['target']}: not measured: {row['not_measured']}", flush=True)
+            print(f"{row['program']:<48} {row['target']}: not measured: {row['not_measured']}")
     old = json.loads(out.read_text())
     report = write(out, table, old["rows"], old["wall_s"], rows, round(time.perf_counter() - start, 1))
     p = report["summary_programs"]
@@ -254,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"merged {args.merge} into {out}: max regret {report['summary_target']['max']:.3f}")
         return 0
     if args.programs:
-        return run_programs(out, args.table)
+        return run_programs(out, args.table, ParallelOptions(workers=args.workers or 1,
+                                                             scheduler=args.scheduler))
     sizes = parse_sizes(args.sizes)
     cases = [(target, kind, size) for target in filter(None, args.targets.split(","))
              for kind in filter(None, args.kinds.split(","))

@@ -27,6 +27,8 @@ from phalanx.compiler.semantics import SPREAD, AssignStmt, DistArray, ReduceStmt
 from phalanx.runtime.direct_moves import DirectMoves
 from phalanx.runtime.plan_columns import all_distinct
 
+BULK_CHECKS_KEPT = 64  # StatementFacts.bulk_checks holds at most this many answers
+FLAT_CHECK_ELEMENTS = 1 << 16  # statements up to this many elements are checked all nodes at once
 NUMPY_TYPES = {"byte": np.uint8, "int32": np.int32, "int64": np.int64, "float32": np.float32,
                "float64": np.float64, "complex64": np.complex64, "complex128": np.complex128}
 REDUCE_FUNCTIONS = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}
@@ -55,7 +57,7 @@ def random_global(array: DistArray, rng: np.random.Generator, near_one: bool = F
     if dtype.kind == "c":
         return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
     if dtype.kind == "f":
-        return rng.standard_normal(shape).astype(dtype)
+        return rng.standard_normal(shape).astype(dtype, copy=False)
     if dtype == np.uint8:  # the same bytes (and generator state) as rng.bytes, 4x faster
         return rng.integers(0, 256, size=shape, dtype=np.uint8)
     return rng.integers(0, min(np.iinfo(dtype).max, 1 << 20), size=shape, dtype=dtype)
@@ -119,8 +121,10 @@ class BlockStore:
     forwards it, and the destination assembles the block from its pieces, each byte once.
     """
 
-    def __init__(self, nprocs: int, blocks: list[tuple[int, int]] | np.ndarray, content=None):
-        """`blocks`: (origin, final) of every block, as pairs or an (n, 2) array."""
+    def __init__(self, nprocs: int, blocks: list[tuple[int, int]] | np.ndarray, content=None,
+                 fresh: np.ndarray | None = None):
+        """`blocks`: (origin, final) of every block, as pairs or an (n, 2) array; `fresh`, where
+        given, the (nprocs, nprocs) matrix they make (StatementFacts.due_blocks), copied."""
         self.nprocs = nprocs
         self.pieces: list[dict[tuple, np.ndarray]] = [{} for _ in range(nprocs)]
         self.assembling: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
@@ -131,6 +135,9 @@ class BlockStore:
         self.shared = content is not None
         self.content = content or (lambda origin, final: (origin, final))
         # fresh[origin, final]: the block is still in its source, never sent (packed on send)
+        if fresh is not None:
+            self.fresh = fresh.copy()
+            return
         self.fresh = np.zeros((nprocs, nprocs), bool)
         pairs = np.asarray(blocks, np.int64).reshape(-1, 2)
         self.fresh[pairs[:, 0], pairs[:, 1]] = True
@@ -241,6 +248,55 @@ class StatementFacts:
     layout: BlockLayout
     direct: DirectMoves | None  # the element geometry that writes delivered blocks at once, if plain
     block_indexes: dict = field(default_factory=dict)  # AssignmentData._block_index, filled as used
+    # AssignmentData.can_move_in_bulk's answers for untouched payloads, by the transfers' id
+    bulk_checks: dict[int, tuple[np.ndarray, bool]] = field(default_factory=dict)
+    # Every node's destination array and write counts are views of one flat buffer each, node
+    # after node: `dst_offsets` (nodes + 1) where each starts, `writes_flat` the initial counts.
+    dst_offsets: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
+    writes_flat: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint8))
+    due_blocks: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), bool))  # byte_matrix > 0
+    all_due: bool = False  # every element of every node's destination array is written
+    node_shapes: list[tuple[int, ...]] = field(default_factory=list)  # each node's destination array's
+    receivers: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))  # nodes with blocks due
+    slots: list[tuple[int, int, tuple[int, ...]]] = field(default_factory=list)  # views' (start, stop, shape)
+    # A small statement's flat index of each node's element in the global reference result
+    # (AssignmentData.problems' one comparison), made when first used; None: not made yet
+    reference_gather: np.ndarray | None = None
+    # DirectMoves.flat_reads of a small plain statement, made when first used
+    direct_reads: tuple[np.ndarray, np.ndarray | None] | None = None
+    # The reference result is the source array itself, the same elements in the same layout (a
+    # whole-array copy between distributions), so each run takes it as it is; None: not known yet
+    reference_is_source: bool | None = None
+
+    def reference(self, stmt: AssignStmt, a: np.ndarray) -> np.ndarray:
+        """reference_array(stmt, a); worked out once where it is `a` itself."""
+        if self.reference_is_source:
+            return a
+        b = reference_array(stmt, a)
+        if self.reference_is_source is None:
+            self.reference_is_source = b.shape == a.shape and b.strides == a.strides and \
+                b.__array_interface__["data"] == a.__array_interface__["data"]
+        return b
+
+    def flat_reads(self, source: np.ndarray) -> tuple[np.ndarray, np.ndarray | None] | None:
+        """DirectMoves.flat_reads of a plain statement of at most FLAT_CHECK_ELEMENTS source
+        elements, made once; None for others (they write node by node)."""
+        if self.direct is None or source.size > FLAT_CHECK_ELEMENTS:
+            return None
+        if self.direct_reads is None:
+            self.direct_reads = self.direct.flat_reads(source.shape, self.node_shapes, self.receivers)
+        return self.direct_reads
+
+    def reference_flat(self, result: np.ndarray) -> np.ndarray | None:
+        """Every node's reference elements, node after node (the flat destination buffer's
+        layout), from the global reference `result`; None for statements past FLAT_CHECK_ELEMENTS."""
+        if result.size > FLAT_CHECK_ELEMENTS:
+            return None
+        if self.reference_gather is None:
+            ids = np.arange(result.size).reshape(result.shape)
+            self.reference_gather = np.concatenate([ids[ix].reshape(-1) for ix in self.dst_owned] or
+                                                   [np.zeros(0, np.int64)])
+        return result.reshape(-1)[self.reference_gather]
 
     @staticmethod
     def of(stmt: AssignStmt) -> StatementFacts:
@@ -272,10 +328,24 @@ class StatementFacts:
                 p < 0 and t.count > 1 for p, t in zip(stmt.perm, stmt.dst_triplets))):
             # (a reduction spread along a dim: each partial's copies for the group's members)
             content = commset.content
+        sizes = [w.size for w in writes]
+        offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        shapes = [w.shape for w in writes]
+        slots = list(zip(offsets[:-1].tolist(), offsets[1:].tolist(), shapes))
+        writes_flat = np.concatenate([w.reshape(-1) for w in writes] or [np.zeros(0, count)])
+        writes = [writes_flat[a:b].reshape(shape) for a, b, shape in slots]  # (one copy, not two)
         return StatementFacts(commset, [_index(owned_sections(stmt.src, p)) for p in range(n)],
                               dst_owned, expected, writes, blocks, content,
                               BlockLayout(stmt, commset),
-                              DirectMoves.of(stmt, commset) if content is None else None)
+                              DirectMoves.of(stmt, commset) if content is None else None,
+                              dst_offsets=offsets, writes_flat=writes_flat,
+                              due_blocks=m > 0, all_due=all(bool(e.all()) for e in expected),
+                              node_shapes=shapes, receivers=(m > 0).any(axis=0), slots=slots)
+
+    def views(self, flat: np.ndarray) -> list[np.ndarray]:
+        """Each node's array (the shape of its destination array) as a view of `flat`."""
+        return [flat[a:b].reshape(shape) for a, b, shape in self.slots]
 
 
 @dataclass
@@ -300,6 +370,13 @@ class AssignmentData:
     direct: DirectMoves | None = field(default=None, repr=False)  # StatementFacts.direct
     # delivered[origin, final]: moved in bulk, written when the collective closes (write_delivered)
     delivered: np.ndarray | None = field(default=None, repr=False)
+    bulk_checks: dict = field(default_factory=dict, repr=False)  # StatementFacts.bulk_checks
+    untouched: bool = field(default=True, repr=False)  # no block taken or moved yet
+    # dst_local's and writes' flat buffers (StatementFacts.views), the global reference result
+    facts: StatementFacts | None = field(default=None, repr=False)
+    dst_flat: np.ndarray | None = field(default=None, repr=False)
+    writes_flat: np.ndarray | None = field(default=None, repr=False)
+    result: np.ndarray | None = field(default=None, repr=False)
 
     @classmethod
     def build(cls, stmt: AssignStmt, rng: np.random.Generator,
@@ -322,14 +399,18 @@ class AssignmentData:
             a = random_global(stmt.src, rng, near_one=stmt.op == "prod")
             if sources is not None and key is not None:
                 sources[key] = a
-        b, _ = reference_result(stmt, a)
+        b = facts.reference(stmt, a)
         # Views where the owned indices are runs: the global arrays are only read.
         src_local = [a[ix] for ix in facts.src_owned]
         ref = [b[ix] for ix in facts.dst_owned]
-        return cls(stmt, facts.commset, src_local, [np.zeros(r.shape, dtype=r.dtype) for r in ref],
-                   [w.copy() for w in facts.writes], ref, facts.expected,
-                   BlockStore(facts.commset.nprocs, facts.blocks, facts.content), facts.layout,
-                   combines=combines, block_indexes=facts.block_indexes, source=a, direct=facts.direct)
+        dst_flat = np.zeros(int(facts.dst_offsets[-1]), dtype=b.dtype)
+        writes_flat = facts.writes_flat.copy()
+        store = BlockStore(facts.commset.nprocs, facts.blocks, facts.content, facts.due_blocks)
+        return cls(stmt, facts.commset, src_local, facts.views(dst_flat), facts.views(writes_flat), ref,
+                   facts.expected, store,
+                   facts.layout, combines=combines, block_indexes=facts.block_indexes, source=a,
+                   direct=facts.direct, bulk_checks=facts.bulk_checks, facts=facts, dst_flat=dst_flat,
+                   writes_flat=writes_flat, result=b)
 
     def _block_index(self, origin: int, final: int) -> tuple[tuple, tuple[int, ...], tuple]:
         """Block (origin, final)'s index into the origin's source array, its shape in
@@ -363,6 +444,7 @@ class AssignmentData:
         return self._block_index(origin, final)[2]
 
     def take(self, t: Transfer) -> np.ndarray:
+        self.untouched = False
         return self.store.take(t, self.pack)
 
     def movable(self, t: Transfer) -> bool:
@@ -376,6 +458,7 @@ class AssignmentData:
         32x32). False when the transfer is not such a move; then use take and put."""
         if not self.movable(t):
             return False
+        self.untouched = False
         self.store.spend(t)
         self.arrived[(t.origin, t.final)] = self.arrived.get((t.origin, t.final), 0) + 1
         block = self._src_block(t.origin, t.final)
@@ -387,7 +470,22 @@ class AssignmentData:
         """`transfers` (rows of Transfer's fields) are direct moves that move_in_bulk makes as
         take / put (or move_direct) would, in any order, without an error: whole blocks from
         their origin straight to their destination, each still unsent and of its block's size,
-        each once, of an assignment whose blocks carry distinct bytes and do not combine."""
+        each once, of an assignment whose blocks carry distinct bytes and do not combine.
+        While no block has been taken or moved the answer depends only on the statement and
+        the transfers: it is kept per statement (StatementFacts.bulk_checks; the runs of a
+        repeat ask it of the same schedule's transfers), for the same array object."""
+        if not self.untouched:
+            return self._can_move_in_bulk(transfers)
+        hit = self.bulk_checks.get(id(transfers))
+        if hit is not None and hit[0] is transfers:
+            return hit[1]
+        if len(self.bulk_checks) >= BULK_CHECKS_KEPT:
+            self.bulk_checks.clear()
+        answer = self._can_move_in_bulk(transfers)
+        self.bulk_checks[id(transfers)] = (transfers, answer)
+        return answer
+
+    def _can_move_in_bulk(self, transfers: np.ndarray) -> bool:
         if self.store.shared or self.stmt.reduces:
             return False
         src, dst, nbytes, origin, final = transfers[:, :5].T
@@ -405,20 +503,29 @@ class AssignmentData:
         into their destinations' arrays: a plain statement's are marked delivered and written
         all at once when the collective closes (runtime/direct_moves.py), others block by block."""
         origin, final = transfers[:, 3], transfers[:, 4]
+        self.untouched = False
         self.store.fresh[origin, final] = False
         if self.direct is not None:
             if self.delivered is None:
-                self.delivered = np.zeros_like(self.store.fresh)
+                self.delivered = np.zeros(self.store.fresh.shape, bool)
             self.delivered[origin, final] = True
             return
         for o, f in zip(origin.tolist(), final.tolist()):
             self._store(f, self._dst_index(o, f), self._src_block(o, f))
 
     def write_delivered(self) -> None:
-        """Write the blocks moved in bulk into their destinations' arrays (move_in_bulk)."""
+        """Write the blocks moved in bulk into their destinations' arrays (move_in_bulk): where
+        every due block came, a small statement's in one gather into the flat buffer
+        (DirectMoves.write_all), else node by node."""
         if self.delivered is None or self.direct is None or self.source is None:
             return
         due = self.commset.byte_matrix > 0
+        reads = self.facts.flat_reads(self.source) if self.facts is not None else None
+        if reads is not None and self.dst_flat is not None and self.writes_flat is not None and \
+                bool((self.delivered == self.facts.due_blocks).all()):
+            self.direct.write_all(self.source, self.dst_flat, self.writes_flat, reads)
+            self.delivered = None
+            return
         for final in np.flatnonzero(self.delivered.any(axis=0)).tolist():
             came = self.delivered[:, final]
             self.direct.write(self.source, final, self.dst_local[final], self.writes[final], came,
@@ -486,6 +593,8 @@ class AssignmentData:
         self.write_delivered()
         if self.stmt.reduces:
             return self._reduction_problems()
+        if self._all_correct():
+            return []
         out = []
         m = self.commset.byte_matrix
         for q, (w, got, ref, want) in enumerate(zip(self.writes, self.dst_local, self.reference,
@@ -506,6 +615,17 @@ class AssignmentData:
                 out.append(f"node {q}: delivered values differ from the reference result")
         return out
 
+    def _all_correct(self) -> bool:
+        """The common case, checked in three array operations over every node at once (a small
+        statement whose every element is due): each element written once, each equal to its
+        reference. False says nothing: the node-by-node check then finds what is wrong."""
+        if self.facts is None or self.result is None or self.writes_flat is None or not self.facts.all_due \
+                or self.result.size > FLAT_CHECK_ELEMENTS:  # (no whole-buffer temporaries for big ones)
+            return False
+        if not (self.writes_flat == 1).all():
+            return False
+        reference = self.facts.reference_flat(self.result)
+        return reference is not None and bool((self.dst_flat == reference).all())
 
     def _reduction_problems(self) -> list[str]:
         out = []
@@ -542,6 +662,12 @@ def reference_result(stmt: AssignStmt, a: np.ndarray) -> tuple[np.ndarray, list[
     destination array (zero outside the section; a view of `a` for a whole-array copy or
     transpose) and, per destination dim, the mask of the indices it writes (the elements
     written are their product)."""
+    return reference_array(stmt, a), reference_due(stmt)
+
+
+def reference_array(stmt: AssignStmt, a: np.ndarray) -> np.ndarray:
+    """reference_result's destination array alone (what every run of a statement needs; the
+    masks are the statement's, StatementFacts.expected)."""
     section = a[np.ix_(*(t.indices() for t in stmt.src_triplets))] if stmt.src_section else a
     collapsed = stmt.collapsed
     if stmt.reduces:
@@ -570,12 +696,11 @@ def reference_result(stmt: AssignStmt, a: np.ndarray) -> tuple[np.ndarray, list[
     for d, p in enumerate(stmt.perm):
         if p < 0:  # spread's new dim (or a scalar subscript of the destination): copies
             value = np.repeat(np.expand_dims(value, d), triplets[d].count, axis=d)
-    due = reference_due(stmt)
     if not stmt.dst_section:
-        return value, due
+        return value
     b = np.zeros(stmt.dst.shape, dtype=a.dtype)
     b[np.ix_(*(t.indices() for t in triplets))] = value
-    return b, due
+    return b
 
 
 def reference_due(stmt: AssignStmt) -> list[np.ndarray]:
@@ -785,6 +910,11 @@ class Payloads:
 
     def close(self, i: int) -> None:
         self.problems[i] = self.open_data.pop(i).problems()
+
+    def discard(self, i: int) -> None:
+        """Forget collective i's data, opened but never started (a run opened ahead of a
+        stopped one, runtime/native_run.py): checked() then says it never started."""
+        del self.open_data[i]
 
     def checked(self) -> dict[int, list[str]]:
         for i in list(self.open_data):

@@ -112,3 +112,32 @@ class DirectMoves:
         else:
             dst_local[mask] = values[mask]
             writes[mask] += 1
+
+    def write_all(self, source: np.ndarray, dst_flat: np.ndarray, writes_flat: np.ndarray,
+                  reads: tuple[np.ndarray, np.ndarray | None]) -> None:
+        """Every node's due blocks all came: write them all at once into the nodes' arrays laid
+        out node after node in `dst_flat` and count each write in `writes_flat`, as `write` of
+        every node with blocks due with `every_block` would. `reads`: flat_reads' answer."""
+        gather, inside = reads
+        if inside is None:
+            dst_flat[...] = source.reshape(-1)[gather]
+            writes_flat += 1
+        else:
+            dst_flat[inside] = source.reshape(-1)[gather[inside]]
+            writes_flat[inside] += 1
+
+    def flat_reads(self, source_shape: tuple[int, ...], shapes: list[tuple[int, ...]],
+                   has_due: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """For write_all, per element of the nodes' arrays laid out node after node (`shapes`),
+        the flat index of the source element it reads and whether it is written (None: every
+        one); a node without blocks due (`has_due`) writes nothing. StatementFacts keeps it."""
+        ids = np.arange(int(np.prod(source_shape))).reshape(source_shape)
+        gathers, insides = [np.zeros(0, np.int64)], [np.zeros(0, bool)]
+        for final, shape in enumerate(shapes):
+            if not int(np.prod(shape)):
+                continue
+            _, mask, index = self._geometry(final, shape)
+            gathers.append(np.broadcast_to(ids[index].transpose(list(self.stmt.perm)), shape).reshape(-1))
+            insides.append(np.broadcast_to(mask & bool(has_due[final]), shape).reshape(-1))
+        inside = np.concatenate(insides)
+        return np.concatenate(gathers), None if inside.all() else inside

@@ -10,7 +10,13 @@ The data check stays complete and in Python: the core logs when each message sta
 and when a run's last node leaves it, and this module replays runtime/data.py's moves in that
 order (the payloads a message takes when it starts, put when it ends, the exactly-once
 arrival check, the check of a run's payloads when it closes). The core stops for Python
-when a node first enters a run, so that payloads are drawn in the Python engine's order.
+when a node first enters a run that is not open yet; Python then opens it and the next runs
+by index, as long as their payloads stay small (PREOPEN_RUNS, PREOPEN_BYTES), so that a
+repeat of small statements runs hundreds of runs between stops and the replay checks them in
+bulk. Payloads are drawn when a run opens: in run order here, in the order nodes first enter
+the runs on the Python engine (the same sizes and checks; the values may differ where a later
+run is entered first). A run stopped by a limit discards the runs opened ahead that no node
+entered: they never started.
 
 `native_plan` says whether a run can go native: the extension is installed, the network shows
 no payloads (no fault injection), models no pack / unpack time and offers no fast path for the
@@ -57,6 +63,8 @@ HOLD = OP_CODES[Hold]
 NO_OP = 255  # an unused cell of the program matrix (NativeRun._add_programs)
 SPAN_KINDS = ("compute", "send", "copy", "phase")  # the core's SPAN_* codes, in order
 LOG_CHUNK = 1 << 16  # log entries replayed at a time (each a few Python ints while replayed)
+PREOPEN_RUNS = 512  # runs opened ahead of the core at most (NativeRun._open)
+PREOPEN_BYTES = 1 << 22  # and the bytes their schedules move at most
 
 
 def _u32(values: np.ndarray) -> np.ndarray:
@@ -149,6 +157,8 @@ class NativeRun:
         self.next_label = 0  # the next message label id (after the compute steps' labels)
         self.run_schedules = self.plan.run_schedules()
         self.replay = Replay(data, self._columns)
+        self.opened = np.zeros(self.plan.run_count, bool)
+        self.schedule_bytes: dict[int, int] = {}  # collective -> bytes its transfers move
 
     def run(self) -> Execution:
         """Run the plan; Python's cyclic garbage collector is paused meanwhile: the arrays are
@@ -180,6 +190,9 @@ class NativeRun:
         if status == core_module.SENT_TWICE:  # the replay above raised it
             raise AssertionError("the core found a block sent twice that the data replay did not")
         starts, ends = core.timings()
+        for run in np.flatnonzero(self.opened).tolist():
+            if starts[run] == float("inf") and self.replay.discard(run):  # opened ahead, never entered
+                self.data.discard(run)
         timings = {r: StepTiming(starts[r], ends[r]) for r in range(self.plan.run_count)}
         spans = self._spans()
         if status in (core_module.STOPPED_EVENTS, core_module.STOPPED_TIME):
@@ -233,13 +246,34 @@ class NativeRun:
         return self.arithmetic[node]
 
     def _open(self, run: int) -> None:
-        """A node enters `run` first: draw its payloads, give the core its schedule."""
+        """A node enters `run` first: open it, and the next runs not open yet while there are
+        at most PREOPEN_RUNS of them moving at most PREOPEN_BYTES (module docstring)."""
+        self._open_one(run)
+        ahead, nbytes = run + 1, 0
+        while ahead < min(self.plan.run_count, run + 1 + PREOPEN_RUNS):
+            if not self.opened[ahead]:
+                nbytes += self._bytes(self.run_schedules[ahead])
+                if nbytes > PREOPEN_BYTES:
+                    break
+                self._open_one(ahead)
+            ahead += 1
+
+    def _open_one(self, run: int) -> None:
+        """Draw the run's payloads, give the core its schedule."""
+        self.opened[run] = True
         self.data.open(run)
         self.replay.open(run)
         schedule = self.run_schedules[run]
         if schedule.collective not in self.schedule_ids:
             self.schedule_ids[schedule.collective] = self._add_schedule(schedule, run)
         self.core.open_run(run, self.schedule_ids[schedule.collective])
+
+    def _bytes(self, schedule: Schedule) -> int:
+        """The bytes the schedule's transfers move (what a run of it holds, roughly)."""
+        if schedule.collective not in self.schedule_bytes:
+            cols = self.prepared.indexes[schedule.collective].columns()
+            self.schedule_bytes[schedule.collective] = int(cols.table[:, NBYTES].sum())
+        return self.schedule_bytes[schedule.collective]
 
     def _add_schedule(self, schedule: Schedule, run: int) -> int:
         """The schedule as the core's arrays, from its columns (runtime/plan_columns.py): its
@@ -387,8 +421,9 @@ class NativeRun:
         phase = SPAN_KINDS.index("phase")
         texts = self._label_texts(np.array([label for label, kind in zip(labels, kinds) if kind != phase],
                                            np.int64))
-        return [Span(n, SPAN_KINDS[kind], s, e,
-                     f"phase {label}" if kind == phase else texts[label], None if peer < 0 else peer)
+        phases = {k: f"phase {k}" for k in set(label for label, kind in zip(labels, kinds) if kind == phase)}
+        return [Span(n, SPAN_KINDS[kind], s, e, phases[label] if kind == phase else texts[label],
+                     None if peer < 0 else peer)
                 for n, kind, s, e, label, peer in zip(nodes, kinds, starts, ends, labels, peers)]
 
     def _label_texts(self, ids: np.ndarray) -> dict[int, str]:

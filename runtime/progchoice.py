@@ -129,10 +129,15 @@ def statement_kinds(collectives: list[Collective], lines: list[int]) -> list[lis
 
 
 def search(target: Target, plan: Plan, collectives: list[Collective], start: dict[int, str],
-           candidates: dict[int, list[str]], budget_events: int) -> ProgramChoice:
+           candidates: dict[int, list[str]], budget_events: int,
+           run: ProgramSearch | None = None) -> ProgramChoice:
     """Coordinate descent from `start` (line -> algorithm) over `candidates` (line -> runnable
-    algorithms), by kinds, by classes of statements, then by statement, within `budget_events`."""
-    run = ProgramSearch(target, plan, collectives, budget_events)
+    algorithms), by kinds, by classes of statements, then by statement, within `budget_events`.
+    `run`: a ProgramSearch of this plan whose evaluations (cached totals) and budget the search
+    shares (bench/regret_programs.py's baseline descends from several starts); its budget then
+    replaces `budget_events`."""
+    run = run if run is not None else ProgramSearch(target, plan, collectives, budget_events)
+    budget_events = run.budget_events
     best = dict(start)
     first_total = run.total_s(best)
     if first_total is None:

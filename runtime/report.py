@@ -16,13 +16,8 @@ from phalanx.compiler.schedule import ComputeStep
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError, usage_error
 from phalanx.runtime import html
 from phalanx.runtime.dot import DotLimits, drawn_schedules, schedule_to_dot, summary_note
-from phalanx.runtime.gantt import gantt_svg, link_gantt_svg
 from phalanx.runtime.html import Picture, escape, ms
-from phalanx.runtime.phase_matrix import phase_matrix_svg
-from phalanx.runtime.plots import candidates_svg
-from phalanx.runtime.routes import drawable, link_load_svg, routes_svg
 from phalanx.runtime.simulate import CollectiveResult, RunResult, efficiency_note, efficiency_text
-from phalanx.runtime.utilisation import utilisation_svg
 
 
 @dataclass
@@ -272,6 +267,8 @@ def _or_dash(value: int | None) -> str:
 
 def schedule_picture(result: RunResult, dot_text: str) -> Picture:
     """Graphviz on small machines; phase matrices on big ones or when Graphviz runs out of time."""
+    from phalanx.runtime.phase_matrix import phase_matrix_svg  # matplotlib: loaded only to draw
+
     schedules = result.compiled.plan.run_schedules()
     title = f"schedule of {result.compiled.program.file}: messages per phase"
     if all(s.nprocs <= MAX_DOT_NODES for s in schedules):
@@ -297,7 +294,13 @@ def first_runs(collectives: list[CollectiveResult]) -> list[int]:
 
 
 def run_pictures(result: RunResult, schedule_pic: Picture) -> list[Picture]:
-    """Every picture of a run's page, in page order."""
+    """Every picture of a run's page, in page order. The drawing modules load matplotlib (about
+    a second): they are imported here, so that `phalanx run` without --report never loads it."""
+    from phalanx.runtime.gantt import gantt_svg, link_gantt_svg
+    from phalanx.runtime.plots import candidates_svg
+    from phalanx.runtime.routes import drawable, link_load_svg, routes_svg
+    from phalanx.runtime.utilisation import utilisation_svg
+
     pics = [schedule_pic]
     schedules, network = result.compiled.plan.run_schedules(), result.network
     layout = drawable(network, schedules)

@@ -14,7 +14,8 @@ and last start) and lists its single runs only on request (`each_run`).
 
 from __future__ import annotations
 
-import dataclasses
+import copy
+import gc
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -323,9 +324,23 @@ def iterations(plan: Plan) -> list[int | None]:
 def simulate(compiled: Compiled, seed: int = 0, *, fast: bool = True, limits: RunLimits | None = None,
              faults: FaultSpec | None = None, engine_choice: str = "auto") -> RunResult:
     """Execute the plan on the target's network model, moving and checking real bytes. Each
-    run's payloads are drawn (from one generator, in the order nodes first reach the runs)
-    when the first node enters it and checked when the last leaves it. `engine_choice`: as
-    run_plan's."""
+    run's payloads are drawn (from one generator, in the order nodes first reach the runs;
+    runtime/native_run.py opens small runs ahead, in run order) when the first node enters it
+    and checked when the last leaves it. `engine_choice`: as run_plan's. Python's cyclic
+    garbage collector is paused meanwhile (as NativeRun.run does): a long repeat makes
+    hundreds of thousands of small objects (spans, results), none in a cycle, and its passes
+    over them cost more than the results."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _simulate(compiled, seed, fast, limits, faults, engine_choice)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _simulate(compiled: Compiled, seed: int, fast: bool, limits: RunLimits | None,
+              faults: FaultSpec | None, engine_choice: str) -> RunResult:
     started = time.perf_counter()
     rng = np.random.default_rng(seed)
     sources: dict = {}
@@ -348,14 +363,14 @@ def simulate(compiled: Compiled, seed: int = 0, *, fast: bool = True, limits: Ru
     facts = {s.collective: collective_result(compiled, s, own.get(s.collective, 0.0), [], None,
                                              None, None) for s in compiled.plan.schedules()}
     results = []
-    for r, i in enumerate(runs):
-        timing = execution.collectives[r]
+    for r, i in enumerate(runs):  # its statement's facts, copied (cheaper than dataclasses.replace
+        timing = execution.collectives[r]  # for a repeat's tens of thousands of runs)
         started_in = timing.start_s != float("inf")
-        finished = started_in and timing.end_s >= timing.start_s
-        results.append(dataclasses.replace(
-            facts[i], time_s=timing.time_s if execution.stopped else own[i],
-            verified=not problems[r], problems=problems[r], iteration=which[r],
-            start_s=timing.start_s if started_in else None,
-            end_s=timing.end_s if finished else None))
+        result = copy.copy(facts[i])
+        result.time_s = timing.time_s if execution.stopped else own[i]
+        result.verified, result.problems, result.iteration = not problems[r], problems[r], which[r]
+        result.start_s = timing.start_s if started_in else None
+        result.end_s = timing.end_s if started_in and timing.end_s >= timing.start_s else None
+        results.append(result)
     summary = network.summary() if isinstance(network, FaultyNetwork) else None
     return RunResult(compiled, execution, results, seed, network, faults=summary, wall_s=wall_s)

@@ -43,3 +43,43 @@ def test_an_object_without_one_method_is_not_collective_data(missing):
 
     setattr(Partial, missing, None)  # a data object that does not offer this method
     assert not isinstance(Partial(False, 4), CollectiveData)
+
+
+ROWS_TO_COLUMNS = """target ideal:4
+processors P(4)
+array A(8, 8) of float64 distribute (BLOCK, *) onto P
+array B(8, 8) of float64 distribute (*, BLOCK) onto P
+B = A
+"""
+
+
+def _all_moved_in_bulk() -> AssignmentData:
+    """A plain all-to-all's data with every block moved origin to final in bulk, written."""
+    (stmt,) = compile_program(ROWS_TO_COLUMNS, file="t.phx").communications
+    data = build_data(stmt, np.random.default_rng(0), {})
+    assert isinstance(data, AssignmentData)
+    blocks = np.argwhere(data.commset.byte_matrix > 0)
+    nbytes = data.commset.byte_matrix[blocks[:, 0], blocks[:, 1]]
+    table = np.column_stack([blocks[:, 0], blocks[:, 1], nbytes, blocks[:, 0], blocks[:, 1],
+                             np.zeros(len(blocks), np.int64), np.full(len(blocks), -1)])
+    assert data.can_move_in_bulk(table)
+    data.move_in_bulk(table)
+    data.write_delivered()  # every block came: all nodes written at once (DirectMoves.write_all)
+    return data
+
+
+def test_every_node_written_and_checked_at_once_passes():
+    assert _all_moved_in_bulk().problems() == []
+
+
+@pytest.mark.parametrize("spoil, problem", [
+    (lambda d: d.dst_local[2].reshape(-1).__setitem__(3, 7.0),
+     "node 2: delivered values differ from the reference result"),
+    (lambda d: d.writes[1].reshape(-1).__setitem__(0, 2),
+     "node 1: 1 elements arrived more than once or where none were due")])
+def test_the_check_of_every_node_at_once_still_finds_a_wrong_element(spoil, problem):
+    """The one comparison over every node's flat buffer refuses a wrong value or a second
+    write; the node-by-node check then names the node."""
+    data = _all_moved_in_bulk()
+    spoil(data)
+    assert data.problems() == [problem]

@@ -278,3 +278,47 @@ def test_a_block_stopped_on_its_way_is_found_alike():
     assert run.replay.bulk_entries == 0
     assert problems and "never arrived" in problems[0]
     assert_same_run(*both(wrong))
+
+
+REPEATED_BRUCK = ("target ideal:8\nprocessors P(8)\n"
+                  "array A(16, 16) of float64 distribute (BLOCK, *) onto P\n"
+                  "array B(16, 16) of float64 distribute (*, BLOCK) onto P\n"
+                  "repeat 30 {\n  B = A\n  A = B\n}\n")
+
+
+def test_a_repeat_opens_runs_ahead_and_replays_them_in_bulk():
+    """The native run opens the next runs with the one a node enters (PREOPEN_RUNS), so the
+    core runs many between stops; each run is still moved and checked, and forwarded blocks
+    still move in bulk, run by run, as the Python engine's run."""
+    compiled = compile_text(REPEATED_BRUCK, algorithm="bruck", cost="closed-form")
+    engine = Engine()
+    network = compiled.target.build_network(engine)
+    data = Payloads(lambda r: build_data(compiled.communications[r % 2], np.random.default_rng(r), {}),
+                    range(60))
+    run = NativeRun(native_plan(compiled.plan, network, fast=True), network, engine, data)
+    run.run()
+    assert data.checked() == {r: [] for r in range(60)}
+    assert data.peak_open > 2  # opened ahead
+    entries = sum(2 * ScheduleColumns.of(s).nmessages + 1 for s in compiled.schedules)
+    assert run.replay.bulk_entries == 30 * entries  # every run in bulk
+    python, native = both(compiled)
+    assert_same_run(python, native)
+    assert native.verified and len(native.collectives) == 60
+
+
+def test_a_wrong_run_among_runs_in_bulk_replays_one_by_one_with_the_python_engines_error():
+    """Runs are independent: the runs that move in bulk go first, the wrong one replays block
+    by block and gives the Python engine's error."""
+    compiled = compile_text(REPEATED_BRUCK.replace("repeat 30", "repeat 3"), algorithm="bruck",
+                            cost="closed-form")
+    s = compiled.schedules[1]
+    hop = next(t for p in s.phases for t in p.sends if t.src != t.origin)
+    wrong_src = (hop.src + 1) % 8 if (hop.src + 1) % 8 != hop.dst else (hop.src + 2) % 8
+    phases = tuple(Phase.of(tuple(t._replace(src=wrong_src) if t == hop else t for t in p.sends))
+                   for p in s.phases)
+    wrong = dataclasses.replace(s, phases=phases)
+    (repeat,) = compiled.plan.steps
+    body = tuple(wrong if x.collective == 1 else x for x in repeat.body)
+    plan = Plan(compiled.plan.nprocs, (dataclasses.replace(repeat, body=body),))
+    python, native = errors(dataclasses.replace(compiled, plan=plan))
+    assert native == python and "does not hold" in native
