@@ -65,6 +65,7 @@ ROWS = (
     Row("cs2:64 all-to-all, 1 KB blocks", "cs2:64", "direct", 1024, smpi="pair"),
     Row("hypercube:6 all-to-all, 1 KB blocks", "hypercube:6", "direct", 1024),
     Row("ideal:1024 all-to-all, 128 B blocks (1M messages)", "ideal:1024", "direct", 128, python=False),
+    Row("torus:16x16 pairwise all-to-all, 16 KB blocks", "torus:16x16", "direct", 16384, smpi="pair"),
 )
 
 
