@@ -240,7 +240,8 @@ def main() -> None:
             print(json.dumps(result), flush=True)
             results.append(result)
             # after each row: a long run stopped later keeps what it measured
-            merged = [next((r for r in results if r["name"] == k["name"]), k) for k in kept] or results
+            merged = [next((r for r in results if r["name"] == k["name"]), k) for k in kept]
+            merged += [r for r in results if r["name"] not in {k["name"] for k in kept}]  # new rows
             RESULTS.write_text(json.dumps({"host": host, "rows": merged}, indent=1) + "\n")
             write_doc(merged, host)
     print(table(results))
