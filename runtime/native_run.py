@@ -338,8 +338,9 @@ class NativeRun:
         net += np.arange(len(columns.kinds))
         ids = np.array([self._resource(r) for r in columns.resources], np.uint32)
         codes[net] = CORE_CODES[columns.kinds]
-        args[net] = np.where(codes[net] == HOLD, 0, ids[columns.resource])
+        args[net] = ids[columns.resource]  # a hold's is ids[0], which the core does not read
         holds[net] = columns.hold_s
+        del net, columns  # before the core copies the ops
         copies = np.flatnonzero(src == dst)
         codes[offsets[copies]] = HOLD
         holds[offsets[copies]] = self._times(nbytes[copies], self.network.copy_time_s)
