@@ -65,6 +65,7 @@ ROWS = (
     Row("cs2:64 all-to-all, 1 KB blocks", "cs2:64", "direct", 1024, smpi="pair"),
     Row("hypercube:6 all-to-all, 1 KB blocks", "hypercube:6", "direct", 1024),
     Row("ideal:1024 all-to-all, 128 B blocks (1M messages)", "ideal:1024", "direct", 128, python=False),
+    Row("torus:16x16 pairwise all-to-all, 16 KB blocks", "torus:16x16", "direct", 16384, smpi="pair"),
 )
 
 
@@ -239,7 +240,8 @@ def main() -> None:
             print(json.dumps(result), flush=True)
             results.append(result)
             # after each row: a long run stopped later keeps what it measured
-            merged = [next((r for r in results if r["name"] == k["name"]), k) for k in kept] or results
+            merged = [next((r for r in results if r["name"] == k["name"]), k) for k in kept]
+            merged += [r for r in results if r["name"] not in {k["name"] for k in kept}]  # new rows
             RESULTS.write_text(json.dumps({"host": host, "rows": merged}, indent=1) + "\n")
             write_doc(merged, host)
     print(table(results))

@@ -107,7 +107,6 @@ class FaultyNetwork(Network):
 
     def __init__(self, inner: Network, spec: FaultSpec, target_spec: str, seed: int):
         self.inner, self.spec = inner, spec
-        self.packs = inner.packs  # its pack / unpack are the inner network's
         self.rng = np.random.default_rng(spec.seed if spec.seed is not None else seed)
         self.counts = {"messages": 0, "attempts": 0, "link_errors": 0, "corrupted": 0,
                        "corrupted_caught": 0, "corrupted_delivered": 0}
@@ -127,6 +126,9 @@ class FaultyNetwork(Network):
 
     def resources(self) -> list[Any]:
         return self.inner.resources()
+
+    def packs(self, message: int) -> bool:
+        return self.inner.packs(message)
 
     def stats(self) -> dict[str, Any]:
         return self.inner.stats()

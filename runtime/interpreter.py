@@ -217,6 +217,8 @@ class Interpreter:
         flight = self.live.get(run)
         if flight is None:
             fast = self.network.fast_plan(schedule) if self.fast else None
+            if fast is not None:
+                fast.book()
             flight = self.live[run] = InFlight(self.indexes[schedule.collective], run, fast)
             self.data.open(run)
         return flight

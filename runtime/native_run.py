@@ -19,8 +19,9 @@ run is entered first). A run stopped by a limit discards the runs opened ahead t
 entered: they never started.
 
 `native_plan` says whether a run can go native: the extension is installed, the network shows
-no payloads (no fault injection), models no pack / unpack time and offers no fast path for the
-plan's schedules, the plan has no pipelines, and every message has a program. Otherwise
+no payloads (no fault injection), models no pack / unpack time for the plan's messages and
+offers no fast path for the plan's schedules, the plan has no pipelines, and every message has
+a program. Otherwise
 runtime/simulate.py runs the Python interpreter, as before.
 """
 
@@ -47,8 +48,8 @@ from phalanx.runtime.data import Payloads
 from phalanx.runtime.engine import Deadlock, Engine, Pool, Resource, Stopped, deadlock_of
 from phalanx.runtime.interpreter import Execution, Span, StepTiming
 from phalanx.runtime.native_replay import END, LEAVE, START, Replay
-from phalanx.runtime.network import Acquire, Hold, Network, Release, TransferProgram
-from phalanx.runtime.plan_columns import DST, FINAL, NBYTES, OFFSET, ORIGIN, SRC, ScheduleColumns
+from phalanx.runtime.network import OP_KINDS, Acquire, Hold, Network, Release, TransferProgram
+from phalanx.runtime.plan_columns import DST, FINAL, MESSAGE, NBYTES, OFFSET, ORIGIN, SRC, ScheduleColumns
 from phalanx.runtime.schedule_index import ScheduleIndex, message_label, send_name
 
 try:  # built by `make setup` (pip install runtime/engine_core); without it runs stay in Python
@@ -60,7 +61,7 @@ else:
 
 OP_CODES = {Acquire: 0, Hold: 1, Release: 2}  # the core's op codes (Core.add_programs)
 HOLD = OP_CODES[Hold]
-NO_OP = 255  # an unused cell of the program matrix (NativeRun._add_programs)
+CORE_CODES = np.array([OP_CODES[kind] for kind in OP_KINDS], np.uint8)  # ProgramColumns.kinds -> core
 SPAN_KINDS = ("compute", "send", "copy", "phase")  # the core's SPAN_* codes, in order
 LOG_CHUNK = 1 << 16  # log entries replayed at a time (each a few Python ints while replayed)
 PREOPEN_RUNS = 512  # runs opened ahead of the core at most (NativeRun._open)
@@ -72,6 +73,24 @@ def _u32(values: np.ndarray) -> np.ndarray:
     if len(values) and (values.min() < 0 or values.max() > np.iinfo(np.uint32).max):
         raise ValueError("an index of the core's arrays lies outside uint32")
     return np.ascontiguousarray(values, np.uint32)
+
+
+def _distinct(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a table of non-negative ints, in the order they first come (as
+    indices of their first rows), and which of them each row is."""
+    spans = rows.max(axis=0, initial=0) + 1
+    if np.prod(spans.astype(object)) < 1 << 62:  # each row one int: a 1-d unique, much faster
+        key = np.ravel_multi_index(tuple(rows.T), tuple(spans))
+        ordered = np.sort(key)
+        if (ordered[1:] != ordered[:-1]).all():  # every row its own (ideal's all-to-all): one sort
+            return np.arange(len(key)), np.arange(len(key))
+        _, first, which = np.unique(key, return_index=True, return_inverse=True)
+    else:
+        _, first, which = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    return first[order], rank[which.reshape(-1)]
 
 
 def native_available() -> bool:
@@ -91,24 +110,29 @@ def native_plan(plan: Plan, network: Network, fast: bool) -> NativePlan | None:
     """The plan prepared for the core, or None where it must run on the Python engine."""
     if core_module is None or network.sees_payloads or _has_pipeline(plan.steps):
         return None
-    if network.packs:  # pack / unpack are process bodies the core cannot run
-        return None
     out = NativePlan(plan, {})
     for schedule in plan.schedules():
         if fast and network.fast_plan(schedule) is not None:
             return None
         index = out.indexes.setdefault(schedule.collective, ScheduleIndex(schedule))
-        if not _has_programs(index.columns(), network):
+        cols = index.columns()
+        # pack / unpack are process bodies the core cannot run
+        if any(network.packs(m) for m in np.unique(cols.table[:, MESSAGE]).tolist()):
+            return None
+        if not _has_programs(cols, network):
             return None
     return out
 
 
 def _has_programs(cols: ScheduleColumns, network: Network) -> bool:
     """Every message of the schedule that crosses the network has a program (with the bytes of
-    its first transfer: whether there is one does not depend on the byte count)."""
+    its first transfer: whether there is one does not depend on the byte count). Programs as
+    columns are asked for once per pair and message id, in the order they first send."""
     first = cols.table[cols.first]
     sent = np.flatnonzero(first[:, SRC] != first[:, DST])
-    if network.transfer_programs(first[sent, SRC], first[sent, DST], first[sent, NBYTES]) is not None:
+    rows = first[sent][:, [SRC, DST, NBYTES, MESSAGE]]
+    kept, _ = _distinct(rows[:, [0, 1, 3]])
+    if network.transfer_programs(*rows[kept].T) is not None:
         return True
     return all(network.transfer_program(cols.sends[cols.msg_start[m]]) is not None for m in sent.tolist())
 
@@ -293,7 +317,7 @@ class NativeRun:
             groups = [cols.group(m) for m in range(nmsg)]
             nbytes = np.array([data.wire_bytes(g) for g in groups], np.int64)
             operations = np.array([data.combine_operations(g) for g in groups], np.int64)
-        first_program = self._add_programs(cols, src, dst, nbytes, operations)
+        program = self._add_programs(cols, src, dst, nbytes, operations)
         slot = cols.phase[first] * nprocs + src
         slot_msg_off = np.zeros(slots + 1, np.int64)
         np.cumsum(np.bincount(slot, minlength=slots), out=slot_msg_off[1:])
@@ -313,55 +337,56 @@ class NativeRun:
         self.next_label += nmsg
         u32 = _u32
         return self.core.add_schedule(
-            nprocs, nphases, u32(src), u32(dst), u32(np.arange(first_program, first_program + nmsg)),
+            nprocs, nphases, u32(src), u32(dst), u32(program),
             u32(labels), (src == dst).astype(np.uint8), u32(cols.msg_start), u32(cols.key),
             u32(slot_msg_off), u32(np.arange(nmsg)), (inbox_count > 0).astype(np.uint8), u32(inbox_off),
             u32(cols.recv_key), cols.key_due.astype(np.int64), slot_barrier,
             u32(np.array(barrier_size, np.int64)), np.array(barrier_delay_s, np.float64))
 
     def _add_programs(self, cols: ScheduleColumns, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
-                      operations: np.ndarray) -> int:
+                      operations: np.ndarray) -> np.ndarray:
         """Every message's program (as Interpreter._send times it): a local copy's copy time or
         the network's transfer, then the receiver combining reduction partials; the network's
         programs as columns where it gives them (Network.transfer_programs), else one by one.
-        Returns the core's id of the first."""
-        copy = src == dst
-        sent = np.flatnonzero(~copy)
-        columns = self.network.transfer_programs(src[sent], dst[sent], nbytes[sent])
+        Returns each message's program id in the core. With columns, messages alike in ends,
+        bytes and merges share one program (it depends on nothing else), made in the order
+        they first come."""
+        kept, program_of = _distinct(np.column_stack([src, dst, nbytes, operations]))
+        one = kept[src[kept] != dst[kept]]  # a message of each distinct program that is sent
+        columns = self.network.transfer_programs(src[one], dst[one], nbytes[one],
+                                                 cols.table[cols.first[one], MESSAGE])
         if columns is None:
-            return self._add_programs_one_by_one(cols, nbytes, operations)
-        nmsg, width = len(src), len(columns.kinds)
+            first = self._add_programs_one_by_one(cols, nbytes, operations)
+            return np.arange(first, first + len(src))
+        src, dst, nbytes, operations = src[kept], dst[kept], nbytes[kept], operations[kept]
+        sent = np.flatnonzero(src != dst)
+        net_length = np.ones(len(src), np.int64)  # a local copy: one hold
+        net_length[sent] = np.diff(columns.offsets)
         combine = operations > 0
-        total = width + 3 * bool(combine.any())
-        codes = np.full((nmsg, total), NO_OP, np.uint8)
-        args = np.zeros((nmsg, total), np.uint32)
-        holds = np.zeros((nmsg, total), np.float64)
+        offsets = np.zeros(len(src) + 1, np.int64)
+        np.cumsum(net_length + 3 * combine, out=offsets[1:])
+        codes = np.empty(offsets[-1], np.uint8)
+        args, holds = np.zeros(offsets[-1], np.uint32), np.zeros(offsets[-1], np.float64)
+        # the network's ops of each sent program, at the program's start
+        net = np.repeat(offsets[sent] - columns.offsets[:-1], net_length[sent])
+        net += np.arange(len(columns.kinds))
         ids = np.array([self._resource(r) for r in columns.resources], np.uint32)
-        for j, (kind, arg) in enumerate(zip(columns.kinds, columns.args)):
-            codes[sent, j] = OP_CODES[kind]
-            if kind is Hold:
-                holds[sent, j] = arg
-            else:
-                args[sent, j] = ids[arg]
-        copies = np.flatnonzero(copy)
-        codes[copies, 0] = HOLD
-        holds[copies, 0] = self._times(nbytes[copies], self.network.copy_time_s)
-        length = np.where(copy, 1, width)
-        rows = np.flatnonzero(combine)
-        if len(rows):
-            at = length[rows]
-            arithmetic = np.array([self._resource(self._arithmetic(int(n))) for n in dst[rows]], np.uint32)
-            codes[rows, at], args[rows, at] = OP_CODES[Acquire], arithmetic
-            codes[rows, at + 1] = HOLD
-            holds[rows, at + 1] = self._times(operations[rows], self.network.combine_time_s)
-            codes[rows, at + 2], args[rows, at + 2] = OP_CODES[Release], arithmetic
-            length[rows] += 3
-        kept = codes != NO_OP
-        offsets = np.zeros(nmsg + 1, np.int64)
-        np.cumsum(length, out=offsets[1:])
-        flat = (codes[kept], args[kept], holds[kept])
-        del codes, args, holds  # the matrices go before the core copies the flat ops
-        return self.core.add_programs(_u32(offsets), *flat)
+        codes[net] = CORE_CODES[columns.kinds]
+        args[net] = ids[columns.resource]  # a hold's is ids[0], which the core does not read
+        holds[net] = columns.hold_s
+        del net, columns  # before the core copies the ops
+        copies = np.flatnonzero(src == dst)
+        codes[offsets[copies]] = HOLD
+        holds[offsets[copies]] = self._times(nbytes[copies], self.network.copy_time_s)
+        merges = np.flatnonzero(combine)
+        if len(merges):
+            at = offsets[merges] + net_length[merges]
+            arithmetic = np.array([self._resource(self._arithmetic(int(n))) for n in dst[merges]], np.uint32)
+            codes[at], args[at] = OP_CODES[Acquire], arithmetic
+            codes[at + 1] = HOLD
+            holds[at + 1] = self._times(operations[merges], self.network.combine_time_s)
+            codes[at + 2], args[at + 2] = OP_CODES[Release], arithmetic
+        return self.core.add_programs(_u32(offsets), codes, args, holds) + program_of
 
     @staticmethod
     def _times(values: np.ndarray, time_s) -> np.ndarray:

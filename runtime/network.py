@@ -61,15 +61,74 @@ ProgramOp = Acquire | Hold | Release
 TransferProgram = tuple[ProgramOp, ...]
 
 
+# The kinds of program op, in the order of ProgramColumns.kinds' codes.
+OP_KINDS: tuple[type[ProgramOp], ...] = (Acquire, Hold, Release)
+
+
 @dataclass(frozen=True)
 class ProgramColumns:
-    """The transfer programs of many messages of one shape, as columns: op j of message i is
-    `kinds[j]` (Acquire, Hold or Release) on `resources[args[j][i]]`, or holding `args[j][i]`
-    seconds. `transfer_program` of every message at once (Network.transfer_programs)."""
+    """The transfer programs of many messages as flat columns (Network.transfer_programs):
+    message i's ops are ops offsets[i] .. offsets[i + 1] - 1; op k is OP_KINDS[kinds[k]],
+    on `resources[resource[k]]` (Acquire, Release) or holding `hold_s[k]` seconds (Hold)."""
 
-    kinds: tuple[type[ProgramOp], ...]
-    args: tuple[np.ndarray, ...]  # per op: int indices into `resources`, or float64 seconds
+    offsets: np.ndarray  # int64, one more than messages
+    kinds: np.ndarray  # uint8: an index into OP_KINDS
+    resource: np.ndarray  # int64: an index into `resources` (0 for a Hold)
+    hold_s: np.ndarray  # float64: a Hold's seconds (0 for an Acquire or Release)
     resources: tuple[Resource | Pool, ...]
+
+    @classmethod
+    def of_shape(cls, kinds: tuple[type[ProgramOp], ...], args: tuple[np.ndarray, ...],
+                 resources: tuple[Resource | Pool, ...]) -> ProgramColumns:
+        """Programs that all have one shape: op j of message i is `kinds[j]` on
+        `resources[args[j][i]]`, or holding `args[j][i]` seconds."""
+        n, width = len(args[0]), len(kinds)
+        resource, hold_s = np.zeros((n, width), np.int64), np.zeros((n, width), np.float64)
+        for j, (kind, arg) in enumerate(zip(kinds, args)):
+            (hold_s if kind is Hold else resource)[:, j] = arg
+        codes = np.array([OP_KINDS.index(kind) for kind in kinds], np.uint8)
+        return cls(np.arange(n + 1, dtype=np.int64) * width, np.tile(codes, n), resource.ravel(),
+                   hold_s.ravel(), resources)
+
+    @classmethod
+    def run(cls, kind: type[ProgramOp], offsets: np.ndarray, values: np.ndarray) -> ProgramColumns:
+        """Ops of one kind: message i's are `kind` on (or holding) values[offsets[i]:offsets[i + 1]],
+        resource indices or seconds."""
+        codes = np.full(len(values), OP_KINDS.index(kind), np.uint8)
+        if kind is Hold:
+            return cls(offsets, codes, np.zeros(len(values), np.int64), values.astype(np.float64), ())
+        return cls(offsets, codes, values.astype(np.int64), np.zeros(len(values), np.float64), ())
+
+    @classmethod
+    def each(cls, kind: type[ProgramOp], values: np.ndarray) -> ProgramColumns:
+        """One op per message: `kind` on (or holding) values[i]."""
+        return cls.run(kind, np.arange(len(values) + 1, dtype=np.int64), values)
+
+    @classmethod
+    def joined(cls, parts: list[ProgramColumns], resources: tuple[Resource | Pool, ...]) -> ProgramColumns:
+        """Message i's program is part 0's program i, then part 1's, ...; the parts index
+        `resources`."""
+        lengths = [np.diff(part.offsets) for part in parts]
+        offsets = np.zeros(len(parts[0].offsets), np.int64)
+        np.cumsum(sum(lengths), out=offsets[1:])
+        kinds = np.empty(offsets[-1], np.uint8)
+        resource, hold_s = np.empty(offsets[-1], np.int64), np.empty(offsets[-1], np.float64)
+        start = offsets[:-1].copy()  # where each message's next part goes
+        for part, length in zip(parts, lengths):
+            owner = np.repeat(np.arange(len(length)), length)
+            at = start[owner] + np.arange(len(part.kinds)) - part.offsets[owner]
+            kinds[at], resource[at], hold_s[at] = part.kinds, part.resource, part.hold_s
+            start += length
+        return cls(offsets, kinds, resource, hold_s, resources)
+
+    def program(self, i: int) -> TransferProgram:
+        """Message i's program as transfer_program gives it."""
+        ops: list[ProgramOp] = []
+        for k in range(int(self.offsets[i]), int(self.offsets[i + 1])):
+            kind = OP_KINDS[self.kinds[k]]
+            ops.append(Hold(float(self.hold_s[k])) if kind is Hold
+                       else kind(self.resources[self.resource[k]]))
+        return tuple(ops)
 
 
 def play(engine: Engine, program: TransferProgram) -> Generator[Event, Any, None]:
@@ -114,10 +173,6 @@ class Network(ABC):
     # True for a network that must see (and may spoil) the bytes it carries: the runtime
     # then sends every message through `deliver` with its payloads (runtime/faults.py).
     sees_payloads = False
-    # True for a network whose `pack` / `unpack` take time (the application's code on the
-    # nodes' processors): the native core cannot run those bodies, so its runs stay on the
-    # Python engine (runtime/native_run.py).
-    packs = False
 
     # -- required ------------------------------------------------------------------------
 
@@ -160,6 +215,13 @@ class Network(ABC):
         strided memory; none by default, as for `pack`."""
         yield from ()
 
+    def packs(self, message: int) -> bool:
+        """Whether `pack` / `unpack` take time for the messages of this id (the application's
+        code on the nodes' processors): the native core cannot run those bodies, so a plan
+        with such a message stays on the Python engine (runtime/native_run.py). None do by
+        default."""
+        return False
+
     def transfer_program(self, t: Transfer) -> TransferProgram | None:
         """`transfer(t)` as a program of ops on this network's resources, for the native event
         core; None: not expressible that way (the run then stays on the Python engine). Whether
@@ -168,16 +230,19 @@ class Network(ABC):
         programs must time `transfer` by playing them (`play`), so that both engines agree."""
         return None
 
-    def transfer_programs(self, src: np.ndarray, dst: np.ndarray,
-                          nbytes: np.ndarray) -> ProgramColumns | None:
-        """`transfer_program` of the messages (src[i], dst[i], nbytes[i]) at once (src != dst),
-        where every message's program has one shape: op for op the same resources and times
-        as transfer_program gives. None: the runtime asks message by message."""
+    def transfer_programs(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
+                          message: np.ndarray) -> ProgramColumns | None:
+        """`transfer_program` of the messages (src[i], dst[i], nbytes[i], message id message[i])
+        at once (src != dst): op for op the same resources and times as transfer_program
+        gives. Where it gives columns, a message's program depends only on its ends and bytes
+        (the runtime asks once per distinct message, with one of their ids). None: the runtime
+        asks message by message (and some message may have no program)."""
         return None
 
     def fast_plan(self, schedule: Schedule) -> FastPlan | None:
         """A vectorized plan of `schedule` where the network proves it contention-free
-        (runtime/fastpath.py); None: run it event by event."""
+        (runtime/fastpath.py); None: run it event by event. Asking books no busy time (the
+        plan's `book` does, once per run that takes it)."""
         return None
 
     def stats(self) -> dict[str, Any]:

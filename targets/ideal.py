@@ -66,13 +66,14 @@ class IdealNetwork(Network):
         return (self.acquire_send[t.src], self.startup, self.acquire_recv[t.dst], wire,
                 self.release_recv[t.dst], self.release_send[t.src])
 
-    def transfer_programs(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray) -> ProgramColumns:
+    def transfer_programs(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
+                          message: np.ndarray) -> ProgramColumns:
         """transfer_program of many messages: one shape, ports indexed send ports then receive."""
         recv = len(self.send_ports) + dst
         wire_s = self.params.beta_us_per_byte * 1e-6 * nbytes  # as transfer_program's float
-        return ProgramColumns((Acquire, Hold, Acquire, Hold, Release, Release),
-                              (src, np.full(len(src), self.startup.time_s), recv, wire_s, recv, src),
-                              (*self.send_ports, *self.recv_ports))
+        return ProgramColumns.of_shape((Acquire, Hold, Acquire, Hold, Release, Release),
+                                       (src, np.full(len(src), self.startup.time_s), recv, wire_s, recv, src),
+                                       (*self.send_ports, *self.recv_ports))
 
     def transfer(self, t: Transfer):
         yield from play(self.engine, self.transfer_program(t))

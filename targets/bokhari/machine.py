@@ -38,7 +38,7 @@ from phalanx.compiler.target import Target, TargetEntry, parse_count, with_overr
 from phalanx.grammar.diagnostics import PhalanxError, UsageError, usage_error
 from phalanx.runtime.backends.platforms import Platform, only_target_routing, routed_platform
 from phalanx.runtime.engine import Engine
-from phalanx.targets.bokhari import network
+from phalanx.targets.bokhari import network, routing
 from phalanx.targets.bokhari.params import (
     CS2,
     SP2,
@@ -53,7 +53,7 @@ class BokhariTarget(Target):
     """A machine of seed 003: its parameters, a routing function and the exchange family."""
 
     def __init__(self, name: str, nnodes: int, params: Any, size_text: str,
-                 route: network.Callable[[int, int], list[network.Hop]],
+                 route: routing.Routing,
                  mesh: tuple[int, int] | None = None, cube: bool = False):
         self.name, self.nnodes, self.params = name, nnodes, params
         self.size_text, self.route, self.mesh = size_text, route, mesh
@@ -278,7 +278,7 @@ class BokhariTarget(Target):
         the other machines' links are not what limits a message (link_MBps)."""
         if self.link_MBps is None:
             return 0.0
-        loads: dict[network.Hop, int] = {}
+        loads: dict[routing.Hop, int] = {}
         for src, dst in zip(*matrix.nonzero()):
             for hop in self.route(int(src), int(dst)):
                 loads[hop] = loads.get(hop, 0) + int(matrix[src, dst])
@@ -325,19 +325,19 @@ def make_paragon(positional: str | None, overrides: dict[str, str]) -> BokhariTa
     rows, cols = parse_mesh(positional)
     params = with_overrides(ParagonParams(), overrides, "paragon")
     return BokhariTarget("paragon", rows * cols, params, f"{rows}x{cols}",
-                         network.mesh_route(cols), (rows, cols))
+                         routing.MeshRoute(cols), (rows, cols))
 
 
 def _multistage(name: str, defaults: MultistageParams):
     def make(positional: str | None, overrides: dict[str, str]) -> BokhariTarget:
         nnodes = parse_count(name, positional, default=64)
         params = with_overrides(defaults, overrides, name)
-        rules = network.UP_ROUTE_RULES
+        rules = routing.UP_ROUTE_RULES
         if params.up_route not in range(len(rules)):
             raise usage_error(f"parameter up_route={params.up_route:g} of target '{name}' is not "
                               f"one of the up-route rules 0..{len(rules) - 1}",
                               "; ".join(f"{i} = {rule}" for i, rule in enumerate(rules)))
-        route = network.fat_tree_route(nnodes, rules[int(params.up_route)],
+        route = routing.fat_tree_route(nnodes, rules[int(params.up_route)],
                                        routes_per_pair=int(params.routes_per_pair))
         return BokhariTarget(name, nnodes, params, str(nnodes), route)
     return make
@@ -352,7 +352,7 @@ def make_hypercube(positional: str | None, overrides: dict[str, str]) -> Bokhari
         raise usage_error(f"hypercube dimension {d} is too large to simulate",
                           "use a dimension of at most 12 (4096 nodes)")
     params = with_overrides(HypercubeParams(), overrides, "hypercube")
-    return BokhariTarget("hypercube", 1 << d, params, str(d), network.ecube_route, cube=True)
+    return BokhariTarget("hypercube", 1 << d, params, str(d), routing.ECubeRoute(), cube=True)
 
 
 # The targets this module defines; phalanx.targets.register_targets() registers them.

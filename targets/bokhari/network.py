@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from typing import Any
 
+import numpy as np
+
 from phalanx.compiler.schedule import Transfer
 from phalanx.grammar.diagnostics import usage_error
 from phalanx.runtime.engine import Engine, Event, Resource
@@ -33,151 +35,15 @@ from phalanx.runtime.network import (
     Layout,
     Network,
     NoRoute,
+    ProgramColumns,
     Release,
     TransferProgram,
     play,
 )
+from phalanx.targets.bokhari import route_columns
 from phalanx.targets.bokhari.params import barrier_us
-
-Hop = tuple[Any, Any]  # a directed link between two routing points
-
-
-def mesh_route(cols: int) -> Callable[[int, int], list[Hop]]:
-    """Row-column routing on a mesh without wraparound (003 Sec. 3.1): along the row first."""
-
-    def route(src: int, dst: int) -> list[Hop]:
-        (r, c), (r2, c2) = divmod(src, cols), divmod(dst, cols)
-        hops: list[Hop] = []
-        while c != c2:
-            step = 1 if c2 > c else -1
-            hops.append(((r, c), (r, c + step)))
-            c += step
-        while r != r2:
-            step = 1 if r2 > r else -1
-            hops.append(((r, c), (r + step, c)))
-            r += step
-        return hops
-
-    return route
-
-
-def ecube_route(src: int, dst: int) -> list[Hop]:
-    """E-cube: fix the differing bits from the lowest up (003 Sec. 2: 0010->0011->0001->1001)."""
-    hops, at, diff, bit = [], src, src ^ dst, 0
-    while diff >> bit:
-        if diff >> bit & 1:
-            hops.append((at, at ^ (1 << bit)))
-            at ^= 1 << bit
-        bit += 1
-    return hops
-
-
-def fat_tree_levels(nnodes: int, arity: int = 4) -> int:
-    """Stages of 4x4 switches needed for `nnodes` (003 Fig. 8: enough stages for N)."""
-    levels = 1
-    while arity ** levels < nnodes:
-        levels += 1
-    return levels
-
-
-# How a route picks its up-port when it climbs from stage l to l + 1 (before adding the
-# route's alternative number r, mod 4). `params.MultistageParams.up_route` indexes this.
-# Rules 1 and 2 are the two standard oblivious routings of k-ary n-trees, S-mod-k and D-mod-k
-# (Rodriguez, Minkenberg et al., "Oblivious routing schemes in extended generalized fat tree
-# networks", IEEE CLUSTER 2009, Sec. III); rules 0 and 3 are no published scheme.
-UP_ROUTE_RULES = (
-    "destination digit above",  # t[l+1]: the CS-2 as modelled (one route per pair)
-    "source digit",  # s[l]: S-mod-k, a what-if
-    "destination digit",  # t[l]: D-mod-k, the SP2 (see FatTreeRoutes)
-    "source plus destination digit",  # (s[l] + t[l]) mod 4: a what-if, also even over links
-)
-
-
-def fat_tree_route(nnodes: int, up_rule: str = "destination digit above", arity: int = 4,
-                   routes_per_pair: int = 1) -> FatTreeRoutes:
-    """Up/down routing in a k-ary n-tree of bidirectional 4x4 switches (003 Fig. 8).
-
-    Called as route(src, dst), the result gives the first route (the one a single static
-    table would hold); `.all(src, dst)` gives every alternative route of the pair.
-    """
-    return FatTreeRoutes(nnodes, up_rule, arity, routes_per_pair)
-
-
-class FatTreeRoutes:
-    """Deterministic up/down routes in a k-ary n-tree, `routes_per_pair` of them per pair.
-
-    A level-l switch is named by the node's digits above l (positions 1..n-1, base 4);
-    going up from level l replaces digit l+1 by the up-port, chosen by `up_rule` (one of
-    UP_ROUTE_RULES, from the source's digits s and the destination's digits t); going down
-    restores the destination's digits. The top-stage switch (u0, u1) of a 64-node tree thus
-    reaches link chip u0 of every 16-node group. Node links: ("node", p) <-> leaf switch.
-
-    "destination digit above" (t[l+1]) makes the top switch route r climbs to name the
-    destination's group (shifted by r), so each route number sends down from every top
-    switch to one group only: 3/4 of the top stage's down-links carry no route of that
-    number, whatever the traffic (the four route numbers together cover them). The other
-    rules spread each route number's all-pairs routes evenly over every link of every stage
-    (a test checks "destination digit", the SP2's).
-
-    Alternative route r (0 <= r < routes_per_pair) adds r to the up-port at every level
-    (mod 4). Route 0 is the route above; routes 1-3 leave the leaf switch by its three other
-    up-ports and so share no up-link or down-link above the leaf with route 0 or with each
-    other: on the SP2's 16-node switch board these are the four routes through the four
-    chips of the board's other side (IBM RS/6000 SP redbook, switch-board chapter: "four
-    routes between each node on a single switch board"). A pair under one leaf switch has
-    one route only; any other pair has at most 4.
-    """
-
-    def __init__(self, nnodes: int, up_rule: str = "destination digit above", arity: int = 4,
-                 routes_per_pair: int = 1):
-        if up_rule not in UP_ROUTE_RULES:
-            raise ValueError(f"unknown up-route rule {up_rule!r}")
-        self.levels = fat_tree_levels(nnodes, arity)
-        self.up_rule, self.arity = up_rule, arity
-        self.routes_per_pair = max(int(routes_per_pair), 1)
-
-    def digits(self, p: int) -> list[int]:
-        return [p // self.arity ** i % self.arity for i in range(self.levels)]
-
-    def __call__(self, src: int, dst: int) -> list[Hop]:
-        return self.one(src, dst, 0)
-
-    def all(self, src: int, dst: int) -> list[list[Hop]]:
-        """The pair's distinct alternative routes, route 0 first."""
-        s, t = self.digits(src), self.digits(dst)
-        top = max((i for i in range(self.levels) if s[i] != t[i]), default=0)
-        count = min(self.routes_per_pair, self.arity if top else 1)
-        return [self.one(src, dst, r) for r in range(count)]
-
-    def up_port(self, s: list[int], t: list[int], level: int) -> int:
-        """The up-port route 0 takes from a level-`level` switch."""
-        if self.up_rule == "destination digit above":
-            return t[level + 1]
-        if self.up_rule == "source digit":
-            return s[level]
-        if self.up_rule == "destination digit":
-            return t[level]
-        return (s[level] + t[level]) % self.arity
-
-    def one(self, src: int, dst: int, alternative: int) -> list[Hop]:
-        arity = self.arity
-        s, t = self.digits(src), self.digits(dst)
-        top = max((i for i in range(self.levels) if s[i] != t[i]), default=0)
-        label = s[1:]
-        at: Any = ("switch", 0, tuple(label))
-        hops: list[Hop] = [(("node", src), at)]
-        for level in range(top):  # up from `level` to `level + 1`
-            label[level] = (self.up_port(s, t, level) + alternative) % arity
-            nxt = ("switch", level + 1, tuple(label))
-            hops.append((at, nxt))
-            at = nxt
-        for level in range(top, 0, -1):  # down from `level` to `level - 1`
-            label[level - 1] = t[level]
-            nxt = ("switch", level - 1, tuple(label))
-            hops.append((at, nxt))
-            at = nxt
-        hops.append((at, ("node", dst)))
-        return hops
+from phalanx.targets.bokhari.route_columns import Hop
+from phalanx.targets.bokhari.routing import MeshRoute, Routing
 
 
 class RoutedNetwork(Network):
@@ -194,9 +60,10 @@ class RoutedNetwork(Network):
     use the others. With one route (or one packet) a message is one piece, as before.
     """
 
-    def __init__(self, engine: Engine, params: Any, nnodes: int,
-                 route: Callable[[int, int], list[Hop]], link_MBps: float | None = None):
+    def __init__(self, engine: Engine, params: Any, nnodes: int, route: Routing,
+                 link_MBps: float | None = None):
         self.engine, self.params, self.hops = engine, params, route
+        self.routing = route
         self.alternatives: Callable[[int, int], list[list[Hop]]] | None = getattr(route, "all", None)
         self.packet_bytes = float(getattr(params, "packet_bytes", 0.0) or 0.0)
         self.shared = bool(getattr(params, "shared_engine", 0))
@@ -280,6 +147,34 @@ class RoutedNetwork(Network):
         if wire is None:
             wire = self.wire_holds[t.nbytes] = Hold(self.wire_s_per_byte * t.nbytes)
         return (*parts[0], wire, *parts[1])
+
+    def transfer_programs(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
+                          message: np.ndarray) -> ProgramColumns | None:
+        """transfer_program of many messages at once, from the routes as columns; None where
+        the routing gives none (pairs with several routes). The route's links are made in the
+        order messages first take them, as transfer_program message by message makes them."""
+        routes = self.routing.columns(src, dst)
+        if routes is None:
+            return None
+        keys, first_at, which = np.unique(routes.keys, return_index=True, return_inverse=True)
+        order = np.argsort(first_at, kind="stable")
+        links = [self._link(routes.hop(int(key))) for key in keys[order].tolist()]
+        rank = np.empty(len(order), np.int64)
+        rank[order] = np.arange(len(order))
+        ends = tuple(self.send_ports) if self.shared else (*self.send_ports, *self.recv_ports)
+        link_index = len(ends) + rank[which.reshape(-1)]
+        each = ProgramColumns.each
+        startup = each(Hold, np.full(len(src), self.startup_s))
+        wire = each(Hold, self.wire_s_per_byte * nbytes)
+        if self.shared:  # as _program_parts: the sender's start-up, both ends lower first
+            low, high = np.minimum(src, dst), np.maximum(src, dst)
+            head = [each(Acquire, src), startup, each(Release, src), each(Acquire, low), each(Acquire, high)]
+            middle, tail = [wire], [each(Release, high), each(Release, low)]
+        else:
+            recv = len(self.send_ports) + dst
+            head = [each(Acquire, src), startup]
+            middle, tail = [each(Acquire, recv), wire, each(Release, recv)], [each(Release, src)]
+        return route_columns.route_programs(routes, link_index, head, middle, tail, (*ends, *links))
 
     def _program_parts(self, src: int, dst: int) -> tuple[TransferProgram, TransferProgram] | None:
         """A pair's program before and after its wire time (made once per pair)."""
@@ -368,7 +263,7 @@ class MeshNetwork(RoutedNetwork):
     """The Paragon mesh: a RoutedNetwork whose every link is known, so reports can draw it."""
 
     def __init__(self, engine: Engine, params: Any, rows: int, cols: int):
-        super().__init__(engine, params, rows * cols, mesh_route(cols), params.link_MBps)
+        super().__init__(engine, params, rows * cols, MeshRoute(cols), params.link_MBps)
         self.rows, self.cols = rows, cols
         self.avoiding: MeshDetour | None = None  # routes around failed links (--faults)
         for r in range(rows):  # create every link up front: idle ones belong in the heatmap too
@@ -389,6 +284,13 @@ class MeshNetwork(RoutedNetwork):
         """Row-column routing falls back to column-row when a failed link is on the way."""
         self.avoiding = MeshDetour(self.hops, self.rows, self.cols, failed, spec)
         self.hops = self.avoiding.route
+
+    def transfer_programs(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
+                          message: np.ndarray) -> ProgramColumns | None:
+        """As RoutedNetwork's, but message by message while routes avoid failed links."""
+        if self.avoiding is not None:
+            return None
+        return super().transfer_programs(src, dst, nbytes, message)
 
     def check_route(self, t: Transfer) -> None:
         if self.avoiding is not None:

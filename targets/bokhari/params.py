@@ -41,7 +41,7 @@ class MultistageParams:
     # Reduction partials combined at the node's peak rate (one op per element); each machine
     # below cites its own (003_f18cb429ce0a4177.txt Secs. 3.2, 3.3).
     arith_MFLOPS: float
-    # How a route picks its up-port at each stage: an index into network.UP_ROUTE_RULES
+    # How a route picks its up-port at each stage: an index into routing.UP_ROUTE_RULES
     # (0 destination digit above, 1 source digit, 2 destination digit, 3 their sum). Not a
     # seed figure (Sec. 3.2, Fig. 8 give only the network); each machine below says why.
     up_route: float = 0.0
@@ -73,7 +73,7 @@ SP2 = MultistageParams(
     # must be selected so that the communication load is distributed evenly among the links
     # and switches to prevent congestion in the network."
     routes_per_pair=4.0,
-    # 2 = destination digit (network.FatTreeRoutes). The SP2 route table's exact rule (Abali
+    # 2 = destination digit (routing.FatTreeRoutes). The SP2 route table's exact rule (Abali
     # and Aykanat Sec. 2) is in no stored copy we could read; documented: the load spreads
     # evenly over links and switches (above), data reach a node switch board down many of
     # its cables (IBM RS/6000 SP redbook, intermediate switch boards: "there are always 8

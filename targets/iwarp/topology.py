@@ -140,11 +140,20 @@ ROUTE_CHUNK = 1 << 22  # route-array entries built at once (32 MB of int64)
 
 def route_links(torus: Torus, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     """Vectorized e-cube routes: (messages, max hops) directed link ids, -1 padded."""
+    return route_channels(torus, src, dst)[0]
+
+
+def route_channels(torus: Torus, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorized e-cube routes (Torus.route): (messages, max hops) directed link ids, -1
+    padded, and each hop's virtual-channel pool (1 from a ring's wrap-around link on, 0 again
+    when the route turns into Y)."""
     xs, ys, xd, yd = src % torus.cols, src // torus.cols, dst % torus.cols, dst // torus.cols
     sx = ring_steps(xs, xd, torus.cols)
     sy = ring_steps(ys, yd, torus.rows)
     width = int((np.abs(sx) + np.abs(sy)).max(initial=0))
     out = np.full((len(src), max(width, 1)), -1, dtype=np.int64)
+    pools = np.zeros(out.shape, dtype=np.int64)
+    wrapped_x, wrapped_y = np.zeros(len(src), dtype=bool), np.zeros(len(src), dtype=bool)
     for j in range(width):
         in_x = j < np.abs(sx)
         in_y = ~in_x & (j < np.abs(sx) + np.abs(sy))
@@ -155,7 +164,11 @@ def route_links(torus: Torus, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         direction = np.where(in_x, np.where(sx > 0, PLUS_X, MINUS_X), np.where(sy > 0, PLUS_Y, MINUS_Y))
         link = (y * torus.cols + x) * 4 + direction
         out[:, j] = np.where(in_x | in_y, link, -1)
-    return out
+        # the dateline: a + hop from the ring's last coordinate or a - hop from its first
+        wrapped_x |= in_x & np.where(sx > 0, x == torus.cols - 1, x == 0)
+        wrapped_y |= in_y & np.where(sy > 0, y == torus.rows - 1, y == 0)
+        pools[:, j] = np.where(in_x, wrapped_x, in_y & wrapped_y)
+    return out, pools
 
 
 def ring_steps(src: np.ndarray, dst: np.ndarray, size: int) -> np.ndarray:

@@ -28,6 +28,7 @@ where the data layer can carry empty blocks; the fast path below always adds the
 
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
 import numpy as np
@@ -36,11 +37,22 @@ from phalanx.compiler.schedule import Schedule, Transfer
 from phalanx.compiler.target import AS_PATTERN
 from phalanx.runtime.engine import Engine, Event, Pool, Resource
 from phalanx.runtime.fastpath import FastPhase, FastPlan
-from phalanx.runtime.network import FailedLink, Layout, Network
+from phalanx.runtime.network import (
+    Acquire,
+    FailedLink,
+    Hold,
+    Layout,
+    Network,
+    ProgramColumns,
+    Release,
+    TransferProgram,
+    play,
+)
 from phalanx.targets.iwarp.faults import AvoidingRoutes
 from phalanx.targets.iwarp.params import IWarpParams
 from phalanx.targets.iwarp.phases import construction_links, phased_torus_phases
 from phalanx.targets.iwarp.topology import Torus
+from phalanx.targets.iwarp.wormhole_columns import wormhole_programs
 
 LIBRARY_MESSAGE = 1 << 39  # the message id of the deposit library's messages (Sec. 3.1)
 FIRST_SWITCHED = 1 << 40  # message ids from here on are SwitchTags; below, other messages
@@ -97,8 +109,6 @@ class SwitchGates:
 class WormholeNetwork(Network):
     """runtime/network.py's Network for an R x C iWarp torus."""
 
-    packs = True  # the Fx compiler's code packs library messages (pack_cycles_per_word)
-
     def __init__(self, engine: Engine, params: IWarpParams, torus: Torus):
         self.engine, self.params, self.torus = engine, params, torus
         self.avoiding: AvoidingRoutes | None = None  # routes around failed links (--faults)
@@ -119,10 +129,43 @@ class WormholeNetwork(Network):
         self.gates = SwitchGates(engine)
         self.messages = 0
 
+    def packs(self, message: int) -> bool:
+        """The Fx compiler's code packs library messages (pack_cycles_per_word)."""
+        return message == LIBRARY_MESSAGE
+
+    def transfer_program(self, t: Transfer) -> TransferProgram | None:
+        """A plain message's transfer (`transfer` below) as a program; None for the library's
+        messages (their slots, the receiver's overhead and the application's packing stay in
+        Python) and for phased messages (the switch's gates)."""
+        if t.message == LIBRARY_MESSAGE or SwitchTag.of(t.message) is not None:
+            return None
+        p, cpu, inject = self.params, self.cpus[t.src], self.inject[t.src]
+        route = self.routes(t.src, t.dst)
+        vcs = [self.vcs[2 * link + pool] for link, pool in route]
+        stream = self._stream_resources(t.src, t.dst, route)
+        return (Acquire(cpu), Hold(p.overhead_s), Release(cpu), Acquire(inject),
+                *[op for vc in vcs for op in (Acquire(vc), Hold(p.hop_s))],
+                *[Acquire(r) for r in stream], Hold(p.data_s(t.nbytes)),
+                *[Release(r) for r in (*stream, *vcs, inject)])
+
+    def transfer_programs(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
+                          message: np.ndarray) -> ProgramColumns | None:
+        """transfer_program of many plain messages at once (wormhole_columns.py); None where a
+        message is the library's or phased, and while routes avoid failed links."""
+        ids = np.unique(message).tolist()
+        if self.avoiding is not None or LIBRARY_MESSAGE in ids or \
+                any(SwitchTag.of(m) is not None for m in ids):
+            return None
+        return wormhole_programs(self, src, dst, nbytes)
+
     def transfer(self, t: Transfer):
         eng, p = self.engine, self.params
         tag = SwitchTag.of(t.message)
         self.messages += 1
+        program = self.transfer_program(t)
+        if program is not None:
+            yield from play(eng, program)
+            return
         cpu = self.cpus[t.src]
         yield cpu.request()
         yield eng.timeout(p.overhead_s + (p.phase_software_s if tag is not None else 0.0), "overhead")
@@ -188,9 +231,7 @@ class WormholeNetwork(Network):
 
     def fast_plan(self, schedule: Schedule) -> FastPlan | None:
         plan = fast_plan(self, schedule)
-        if plan is not None:
-            self._book(plan)
-        return plan
+        return None if plan is None else dataclasses.replace(plan, book=lambda: self._book(plan))
 
     def _book(self, plan: FastPlan) -> None:
         """The fast path holds no resources: book the busy time its messages give the wires

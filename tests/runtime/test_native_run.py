@@ -16,7 +16,6 @@ from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.data import Payloads, build_data
 from phalanx.runtime.engine import Engine
 from phalanx.runtime.native_run import NativeRun, native_available, native_plan
-from phalanx.runtime.network import Hold
 from phalanx.runtime.plan_columns import ScheduleColumns
 from phalanx.runtime.simulate import RunLimits, RunResult, run_plan, simulate
 from phalanx.runtime.sweep import kind_program
@@ -53,7 +52,8 @@ CASES = [("ideal:8", "alltoall", "direct"), ("ideal:16", "alltoall", "auto"),
          ("paragon:4x4", "alltoall", "multiphase:2,2"), ("paragon:2x4", "allgather", "auto"),
          ("sp2:16,routes_per_pair=1", "alltoall", "standard"), ("cs2:16", "alltoall", "auto"),
          ("cs2:16", "reduce", "auto"), ("hypercube:4", "alltoall", "direct"),
-         ("hypercube:3", "scatter", "auto")]
+         ("hypercube:3", "scatter", "auto"), ("torus:4x4", "alltoall", "direct"),
+         ("torus:3x4", "broadcast", "auto")]
 
 
 @pytest.mark.parametrize("size", [8, 1000])
@@ -72,6 +72,19 @@ def test_reductions_whose_messages_differ_in_size_run_alike(kind, algorithm):
     """Each message's wire bytes and merges are its own (they were once another message's)."""
     compiled = compile_text(kind_program(kind, 16, 65536), target="ideal:16", algorithm=algorithm,
                             cost="closed-form")
+    python, native = both(compiled)
+    assert python.verified and native.verified
+    assert_same_run(python, native)
+
+
+def test_messages_alike_share_one_program_and_run_alike():
+    """The Paragon's receive buffers cut a 64 KB all-to-all's blocks into pieces, so pairs send
+    several messages of the same bytes: they share one program in the core (NativeRun._add_programs)."""
+    compiled = compile_text(kind_program("alltoall", 16, 65536), target="paragon:4x4", algorithm="direct",
+                            cost="closed-form")
+    sends = [(t.src, t.dst, t.nbytes) for s in compiled.plan.schedules() for p in s.phases for t in p.sends
+             if t.src != t.dst]
+    assert len(set(sends)) < len(sends)
     python, native = both(compiled)
     assert python.verified and native.verified
     assert_same_run(python, native)
@@ -98,6 +111,17 @@ def test_a_network_without_programs_for_every_message_runs_in_python():
     assert simulate(compiled).verified
 
 
+
+
+def test_a_torus_plan_whose_messages_pack_runs_in_python():
+    """The deposit library's messages take slots and the application packs them (Network.packs):
+    no program, so `message-passing` stays on the Python engine; `direct` runs natively."""
+    source = kind_program("alltoall", 16, 64)
+    library = compile_text(source, target="torus:4x4", algorithm="message-passing", cost="closed-form")
+    network = library.target.build_network(Engine())
+    assert native_plan(library.plan, network, fast=True) is None
+    direct = compile_text(source, target="torus:4x4", algorithm="direct", cost="closed-form")
+    assert native_plan(direct.plan, network, fast=True) is not None
 
 
 def errors(compiled) -> list[str]:
@@ -190,11 +214,10 @@ def test_ideal_gives_its_programs_as_columns_op_for_op():
     transfer_program's ops, message by message."""
     network = resolve("ideal:4").build_network(Engine())
     src, dst, nbytes = np.array([0, 1, 3]), np.array([2, 0, 1]), np.array([8, 1000, 0])
-    columns = network.transfer_programs(src, dst, nbytes)
+    columns = network.transfer_programs(src, dst, nbytes, 0 * src)
     for i in range(len(src)):
-        ops = tuple(Hold(float(arg[i])) if kind is Hold else kind(columns.resources[arg[i]])
-                    for kind, arg in zip(columns.kinds, columns.args))
-        assert ops == network.transfer_program(Transfer(int(src[i]), int(dst[i]), int(nbytes[i]), 0, 0))
+        assert columns.program(i) == \
+            network.transfer_program(Transfer(int(src[i]), int(dst[i]), int(nbytes[i]), 0, 0))
 
 
 def native_run(compiled) -> tuple[NativeRun, list[str]]:

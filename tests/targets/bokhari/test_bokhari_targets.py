@@ -13,7 +13,7 @@ from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import UsageError
 from phalanx.runtime.engine import Engine
 from phalanx.runtime.simulate import simulate
-from phalanx.targets.bokhari import network
+from phalanx.targets.bokhari import routing
 
 
 def alltoall(n: int, block: int):
@@ -56,12 +56,12 @@ def test_bad_up_route_names_the_rules():
 
 
 def test_routes():
-    assert network.mesh_route(4)(1, 14) == [((0, 1), (0, 2)), ((0, 2), (1, 2)), ((1, 2), (2, 2)),
+    assert routing.MeshRoute(4)(1, 14) == [((0, 1), (0, 2)), ((0, 2), (1, 2)), ((1, 2), (2, 2)),
                                             ((2, 2), (3, 2))]  # row first, then column
-    assert network.ecube_route(0b0010, 0b1001) == [(0b0010, 0b0011), (0b0011, 0b0001),
+    assert routing.ecube_route(0b0010, 0b1001) == [(0b0010, 0b0011), (0b0011, 0b0001),
                                                    (0b0001, 0b1001)]  # seed 003 Sec. 2
-    route = network.fat_tree_route(64)
-    assert network.fat_tree_levels(32) == network.fat_tree_levels(64) == 3
+    route = routing.fat_tree_route(64)
+    assert routing.fat_tree_levels(32) == routing.fat_tree_levels(64) == 3
     assert len(route(0, 3)) == 2 and len(route(0, 4)) == 4 and len(route(0, 63)) == 6
     for src, dst in [(0, 63), (5, 17), (40, 2)]:
         hops = route(src, dst)
@@ -130,8 +130,8 @@ def test_switch_port_contention_in_the_multistage_network():
 def test_sp2_alternative_routes():
     # Stunkel et al. 1995 / IBM SP redbook: 4 routes per pair, through 4 different switches.
     rule = "destination digit"
-    routes = network.fat_tree_route(64, rule, routes_per_pair=4)
-    assert routes(5, 40) == routes.all(5, 40)[0] == network.fat_tree_route(64, rule)(5, 40)
+    routes = routing.fat_tree_route(64, rule, routes_per_pair=4)
+    assert routes(5, 40) == routes.all(5, 40)[0] == routing.fat_tree_route(64, rule)(5, 40)
     alts = routes.all(5, 40)
     assert len(alts) == 4 and len({tuple(r) for r in alts}) == 4
     for r in alts:
@@ -217,7 +217,7 @@ def link_loads(spec: str, alternative: int) -> dict[tuple[str, int], list[int]]:
         for dst in range(target.nnodes):
             for hop in target.route.one(src, dst, alternative) if src != dst else []:
                 count[hop] = count.get(hop, 0) + 1
-    levels = network.fat_tree_levels(target.nnodes)
+    levels = routing.fat_tree_levels(target.nnodes)
     labels = [tuple(i // 4 ** k % 4 for k in range(levels - 1)) for i in range(4 ** (levels - 1))]
     stages: dict[tuple[str, int], list[int]] = {}
     for level in range(levels - 1):  # switch X at level l is cabled to the 4 switches of
