@@ -102,8 +102,11 @@ def _panel_title(panel_axes: list[Axis], values: tuple[Any, ...]) -> str:
     return ", ".join(f"{a.column}={a.label(v)}" for a, v in zip(panel_axes, values)) or ""
 
 
+MAX_FIGURE_WIDTH_IN = 12.0  # ~1150 px: the page's width, so no panel hides behind a scrollbar
+
+
 def _grid_figure(n: int, cell_w_in: float, cell_h_in: float, extra_h_in: float):
-    cols = min(3, n)
+    cols = max(1, min(3, n, int(MAX_FIGURE_WIDTH_IN // cell_w_in)))
     rows = math.ceil(n / cols)
     fig = new_figure(max(cell_w_in * cols, 6), cell_h_in * rows + extra_h_in)
     return fig, [fig.add_subplot(rows, cols, i + 1) for i in range(n)]

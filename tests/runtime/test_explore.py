@@ -9,7 +9,14 @@ import io
 import pytest
 
 from phalanx.runtime.explore import Grid, parse_param, with_params
-from phalanx.runtime.explore_report import Axis, abbreviations, layout, winners
+from phalanx.runtime.explore_report import (
+    MAX_FIGURE_WIDTH_IN,
+    Axis,
+    abbreviations,
+    layout,
+    winner_map_svg,
+    winners,
+)
 
 TINY = ("explore", "--target", "torus:2x2", "--param", "link_MBps=40,160", "--collective", "allgather",
         "--sizes", "64,4K", "--algorithm", "ring", "--algorithm", "recursive-doubling",
@@ -71,6 +78,24 @@ def test_layout_puts_sizes_across_the_first_parameter_up_and_the_rest_in_panels(
         "block_bytes", "link_MBps", ["overhead_cycles"])
     assert abbreviations(["ring", "recursive-doubling", "dim-ordered"]) == {
         "ring": "ring", "recursive-doubling": "rd", "dim-ordered": "do"}
+
+
+def test_a_winner_map_of_three_panels_fits_the_page():
+    """Three panels of six sizes were 16 inches wide: the third panel hid behind a scrollbar."""
+    import re
+
+    axes = [Axis("link_MBps", (40.0, 80.0, 160.0)), Axis("overhead_cycles", (200.0, 400.0, 800.0)),
+            Axis("block_bytes", (64, 256, 1024, 4096, 16384, 65536))]
+    rows = [{"target": "torus:8x8", "link_MBps": bw, "overhead_cycles": o, "block_bytes": b,
+             "kind": "allgather", "algorithm": alg, "algorithm_run": alg, "status": "ok",
+             "time_s": t * b, "verified": True}
+            for bw in axes[0].values for o in axes[1].values for b in axes[2].values
+            for alg, t in (("ring", 1.0), ("dim-ordered", 2.0 if b < 1024 else 0.5))]
+    svg, crossings = winner_map_svg("allgather", rows, axes)
+    width_pt = float(re.search(r'<svg[^>]* width="([0-9.]+)pt"', svg).group(1))
+    assert 0 < width_pt <= MAX_FIGURE_WIDTH_IN * 72
+    assert svg.count("overhead_cycles=") == 3  # every panel drawn
+    assert len(crossings) == 9  # one per (bandwidth, overhead) row: ring below 1K, dim-ordered from 1K
 
 
 def test_a_program_runs_at_every_grid_point(cli, tmp_path):
