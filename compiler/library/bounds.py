@@ -31,6 +31,7 @@ it holds only for schedules of direct messages (docs/bounds.md, "Fixed routes").
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,13 +53,13 @@ class Cut:
     links: int
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
 class Links:
-    """A network's links for the link-load bound: `hops[s, d]` the fewest links any path from
-    node s to node d crosses, and how many link directions there are, each carrying at most one
-    byte per `PortModel.link_s_per_byte`."""
+    """A network's links for the link-load bound: `hops(src, dst)` the fewest links any path
+    from each node src[i] to dst[i] crosses (arrays), and how many link directions there are,
+    each carrying at most one byte per `PortModel.link_s_per_byte`."""
 
-    hops: np.ndarray  # int64, nodes x nodes
+    hops: Callable[[np.ndarray, np.ndarray], np.ndarray]
     directions: int
 
 
@@ -139,7 +140,8 @@ def link_load_bound_s(coll: Collective, port: PortModel, links: Links) -> float:
     if coll.kind not in ONE_DESTINATION_KINDS or port.link_s_per_byte <= 0:
         return 0.0
     m = coll.network_matrix
-    link_bytes = float((m * links.hops[:len(m), :len(m)]).sum())
+    src, dst = np.nonzero(m)
+    link_bytes = float((m[src, dst] * links.hops(src, dst)).sum())
     return port.startup_s + link_bytes / links.directions * port.link_s_per_byte if link_bytes else 0.0
 
 
@@ -225,8 +227,9 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
     if cuts and port.link_s_per_byte > 0:
         out["cut"] = port.startup_s + max(must_cross(coll, c.side) / c.links for c in cuts) \
             * port.link_s_per_byte
-    if links is not None and link_load_bound_s(coll, port, links) > 0:
-        out["link load"] = link_load_bound_s(coll, port, links)
+    link_load_s = link_load_bound_s(coll, port, links) if links is not None else 0.0
+    if link_load_s > 0:
+        out["link load"] = link_load_s
     return out
 
 

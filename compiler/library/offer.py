@@ -43,12 +43,18 @@ def bisection_cuts(rows: int, cols: int, wrap: bool) -> tuple[Cut, ...]:
     return tuple(cuts)
 
 
-def mesh_links(rows: int, cols: int) -> Links:
-    """A rows x cols mesh's links (row-major nodes): the fewest hops between two nodes are the
-    rows plus the columns apart; two link directions between each pair of neighbours."""
-    r, c = np.divmod(np.arange(rows * cols), cols)
-    hops = np.abs(r[:, None] - r[None, :]) + np.abs(c[:, None] - c[None, :])
-    return Links(hops.astype(np.int64), 2 * (rows * (cols - 1) + cols * (rows - 1)))
+def grid_links(rows: int, cols: int, wrap: bool) -> Links:
+    """A rows x cols mesh's or torus's links (row-major nodes): the fewest hops between two
+    nodes are the rows plus the columns apart (the shorter way round a torus's rings); a mesh
+    has two link directions between each pair of neighbours, a torus four out of every node."""
+    def apart(a: np.ndarray, b: np.ndarray, size: int) -> np.ndarray:
+        d = np.abs(a - b)
+        return np.minimum(d, size - d) if wrap else d
+
+    def hops(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        return apart(src // cols, dst // cols, rows) + apart(src % cols, dst % cols, cols)
+
+    return Links(hops, 4 * rows * cols if wrap else 2 * (rows * (cols - 1) + cols * (rows - 1)))
 
 
 def cube_cuts(dimension: int) -> tuple[Cut, ...]:
@@ -60,11 +66,10 @@ def cube_cuts(dimension: int) -> tuple[Cut, ...]:
 
 def cube_links(dimension: int) -> Links:
     """A hypercube's links: the fewest hops are the bits two nodes differ in; d directions a node."""
-    nodes = np.arange(1 << dimension)
-    differ = nodes[:, None] ^ nodes[None, :]
-    hops = np.zeros_like(differ)
-    for bit in range(dimension):
-        hops += differ >> bit & 1
+    def hops(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        differ = src ^ dst
+        return sum((differ >> bit & 1 for bit in range(dimension)), np.zeros_like(differ))
+
     return Links(hops, dimension << dimension)
 
 

@@ -37,7 +37,7 @@ from phalanx.compiler.library.offer import (
     bisection_cuts,
     cube_cuts,
     cube_links,
-    mesh_links,
+    grid_links,
 )
 from phalanx.compiler.library.registry import Machine, PortModel
 from phalanx.compiler.recognize import Collective
@@ -78,7 +78,7 @@ class BokhariTarget(Target):
                          link_s_per_byte=worm_s_per_byte)
         d = hypercube.log2_exact(nnodes) if cube else None
         cuts = bisection_cuts(*mesh, wrap=False) if mesh else cube_cuts(d) if d is not None else ()
-        links = mesh_links(*mesh) if mesh else cube_links(d) if d is not None else None
+        links = grid_links(*mesh, wrap=False) if mesh else cube_links(d) if d is not None else None
         self.library = Library.of(Machine(nnodes, port, mesh, cube, route), cuts, links=links)
 
     @property

@@ -21,12 +21,11 @@ from phalanx.compiler.algorithms import direct_columns, direct_schedule
 from phalanx.compiler.columns import PhaseColumns
 from phalanx.compiler.library.bounds import (
     ONE_DESTINATION_KINDS,
-    Links,
     fixed_routes_bound_s,
     startup_bound_s,
 )
 from phalanx.compiler.library.members import GROUP, ROOTED
-from phalanx.compiler.library.offer import PORT_MODEL_GAP, Library, bisection_cuts
+from phalanx.compiler.library.offer import PORT_MODEL_GAP, Library, bisection_cuts, grid_links
 from phalanx.compiler.library.registry import Machine, PortModel
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Schedule
@@ -88,7 +87,7 @@ class IWarpTarget(Target):
         self.library = Library.of(Machine(self.nnodes, port, (torus.rows, torus.cols),
                                           route=torus.links),
                                   bisection_cuts(torus.rows, torus.cols, wrap=True),
-                                  links=Links(torus.hop_matrix, torus.nlinks))
+                                  links=grid_links(torus.rows, torus.cols, wrap=True))
 
     @property
     def spec(self) -> str:

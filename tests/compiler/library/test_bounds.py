@@ -9,7 +9,7 @@ import pytest
 
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.library.bounds import bounds, fan_in_bound_s, startup_bound_s
-from phalanx.compiler.library.offer import mesh_links
+from phalanx.compiler.library.offer import grid_links
 from phalanx.compiler.recognize import Collective, recognize
 from phalanx.compiler.target import Target, resolve
 from phalanx.grammar.diagnostics import PhalanxError
@@ -159,8 +159,8 @@ def is_direct(machine: Target, coll: Collective, algorithm: str) -> bool:
 
 def test_link_load_counts_every_byte_over_its_fewest_hops():
     """hypercube:3, each node to its complement (3 hops): 8 * 3 blocks over 24 link directions;
-    each bit's halves exchange 4 blocks over 4 links each way. Mesh links: paragon:3x3 has 24
-    link directions and 4 hops corner to corner."""
+    each bit's halves exchange 4 blocks over 4 links each way. Mesh links: a 3x3 mesh has 24
+    link directions and 4 hops corner to corner; a 3x4 torus 48, and 2 hops corner to corner."""
     machine = resolve("hypercube:3")
     port = machine.library.machine.port
     b = 4096
@@ -171,8 +171,10 @@ def test_link_load_counts_every_byte_over_its_fewest_hops():
     assert found["link load"] == pytest.approx(port.startup_s + 8 * 3 * b / 24 * port.link_s_per_byte)
     assert found["cut"] == pytest.approx(port.startup_s + b * port.link_s_per_byte)
     assert port.link_s_per_byte == port.s_per_byte  # a worm holds each link of its route at its rate
-    mesh = mesh_links(3, 3)
-    assert (mesh.directions, int(mesh.hops[0, 8]), int(mesh.hops[4, 4])) == (24, 4, 0)
+    mesh, torus = grid_links(3, 3, wrap=False), grid_links(3, 4, wrap=True)
+    corners = np.array([0, 4]), np.array([8, 4])
+    assert (mesh.directions, mesh.hops(*corners).tolist()) == (24, [4, 0])
+    assert (torus.directions, torus.hops(np.array([0]), np.array([11])).tolist()) == (48, [2])
     m = np.zeros((8, 8), dtype=np.int64)
     m[0, 1:] = b
     broadcast = recognize(0, m, "A", "B", 1, "copy", "single", "replicated")
