@@ -134,7 +134,7 @@ def link_load_bound_s(coll: Collective, port: PortModel, links: Links) -> float:
     """Every byte of a one-destination kind crosses at least hops[s, d] links from its source s
     to its destination d, whatever its route and wherever it is relayed (a relay's two routes
     together are a path from s to d), and the `directions` link directions carry at most one
-    byte each per link_s_per_byte: + startup_s, before which no link carries a message's bytes
+    byte each per link_s_per_byte: + hold_s, before which no link carries a message's bytes
     (docs/bounds.md, "Cuts and links"). 0 for the other kinds: a copy or a partial may serve
     many destinations."""
     if coll.kind not in ONE_DESTINATION_KINDS or port.link_s_per_byte <= 0:
@@ -142,17 +142,17 @@ def link_load_bound_s(coll: Collective, port: PortModel, links: Links) -> float:
     m = coll.network_matrix
     src, dst = np.nonzero(m)
     link_bytes = float((m[src, dst] * links.hops(src, dst)).sum())
-    return port.startup_s + link_bytes / links.directions * port.link_s_per_byte if link_bytes else 0.0
+    return port.hold_s + link_bytes / links.directions * port.link_s_per_byte if link_bytes else 0.0
 
 
 def fixed_routes_bound_s(port: PortModel, link_bytes: np.ndarray) -> float:
     """A bound for schedules of DIRECT messages only (each byte sent once, from its source to its
     destination, along the machine's fixed route): `link_bytes`, the bytes each link direction
     carries when every pair's bytes take its route, pass that link at most one byte per
-    link_s_per_byte, none before startup_s. Not a bound of the kind: a schedule that relays
+    link_s_per_byte, none before hold_s. Not a bound of the kind: a schedule that relays
     through other nodes takes other links (docs/bounds.md, "Fixed routes")."""
     busiest = float(link_bytes.max(initial=0))
-    return port.startup_s + busiest * port.link_s_per_byte if busiest and port.link_s_per_byte > 0 else 0.0
+    return port.hold_s + busiest * port.link_s_per_byte if busiest and port.link_s_per_byte > 0 else 0.0
 
 
 def startup_bound_s(coll: Collective, port: PortModel) -> float:
@@ -225,7 +225,7 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
         out["shared engines"] = port.startup_s + port.s_per_byte * engines_load(coll, send, recv) \
             / port.streams
     if cuts and port.link_s_per_byte > 0:
-        out["cut"] = port.startup_s + max(must_cross(coll, c.side) / c.links for c in cuts) \
+        out["cut"] = port.hold_s + max(must_cross(coll, c.side) / c.links for c in cuts) \
             * port.link_s_per_byte
     link_load_s = link_load_bound_s(coll, port, links) if links is not None else 0.0
     if link_load_s > 0:
