@@ -290,17 +290,22 @@ def markdown(report: dict[str, Any]) -> str:
             lines.append(f"| {name.replace('_', ' ')} | {c['cases']} | {c['below_half']} | "
                          f"{c['above_one']} | {c['geomean']:.3f} | {c['min']:.3f} |")
     lines += ["", "Binding bounds: " + ", ".join(f"{k} {v}" for k, v in s["binds"].items()) + ".",
+              "", "`direct` (where the target has fixed routes): the best schedule of direct messages "
+              "against max(bound, busiest link under the fixed routes), a bound for direct "
+              "messages only (docs/bounds.md, \"Fixed routes\").",
               "", "| target | kind | size B | best | time | bound (binds) | efficiency | previous best "
-              "| previous eff. |", "|---|---|---|---|---|---|---|---|---|"]
+              "| previous eff. | direct: best, bound, eff. |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in report["rows"]:
         head = f"| {r['target']} | {r['kind']} | {r['size_bytes']} |"
         if "efficiency" not in r:
             why = r.get("skipped") or r.get("not_runnable") or "no algorithm ran"
-            lines.append(f"{head} {why} | | | | | |")
+            lines.append(f"{head} {why} | | | | | | |")
             continue
+        direct = (f"{r['direct_best']}, {ms(r['direct_bound_s'])}, {r['direct_efficiency']:.3f}"
+                  if "direct_bound_s" in r else "-")
         lines.append(f"{head} {r['best']} | {ms(r['best_s'])} | {ms(r['bound_s'])} ({r['binds']}) | "
                      f"{r['efficiency']:.3f} | {r.get('previous_best', '-')} | "
-                     f"{r.get('previous_efficiency', 0):.3f} |")
+                     f"{r.get('previous_efficiency', 0):.3f} | {direct} |")
     if report.get("smpi"):
         lines += ["", "## `auto` on SimGrid against SMPI's best, same platform", "",
                   "| target | kind | size B | auto on SimGrid | SMPI best | auto / SMPI best |",

@@ -42,6 +42,9 @@ def test_direct_messages_are_measured_against_the_fixed_routes_too(bench):
     assert row["direct_efficiency"] == pytest.approx(row["direct_bound_s"] / best_direct_s)
     assert 0 < row["efficiency"] < row["direct_efficiency"] <= 1
     assert "direct_bound_s" not in bench.measure(bench.Point("sp2:8", "permutation", 65536))
+    report = {"run": {"command": "bench/efficiency.py", "subset": True, "wall_s": 1.0},
+              "summary": bench.summary([row]), "rows": [row], "smpi": []}
+    assert f"| {row['direct_best']}, {bench.ms(row['direct_bound_s'])}, " in bench.markdown(report)
 
 
 def test_a_name_main_did_not_have_is_not_a_previous_best(bench):
