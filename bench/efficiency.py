@@ -11,7 +11,10 @@ Writes bench/results_efficiency.json and docs/efficiency.md. Two parts:
    is timed on the built-in simulator without payload (runtime/timing.py). Per case: the best
    algorithm, its efficiency (the target's lower bound / its time; docs/bounds.md), the bound
    that binds, and the previous best: the best among PREVIOUS, the algorithm names main had
-   per kind before issue 27 (Bokhari's `multiphase:` family included).
+   per kind before issue 27 (Bokhari's `multiphase:` family included). Where the target has
+   fixed routes (torus, mesh, hypercube), also the best schedule of direct messages against
+   the larger of the bound and the busiest link under those routes, a bound for direct
+   messages only (`direct_bound_s`, docs/bounds.md "Fixed routes").
 2. Beside it, on the SimGrid platforms of bench/collectives.py: Phalanx's `auto` (chosen by the
    `simgrid` cost model and run on SimGrid) against the best of SMPI's algorithms for
    alltoall (8 B to 256 B included), broadcast, allgather and allreduce, on the same platform.
@@ -179,6 +182,14 @@ def measure(point: Point, *, time_limit_s: float | None = None) -> dict[str, Any
     if times:
         best = min(times, key=times.get)
         row |= {"best": best, "best_s": times[best], "efficiency": bound_s / times[best]}
+    fixed_s = machine.fixed_routes_bound_s(coll)
+    direct = {a: t for a, t in times.items()
+              if fixed_s and machine.schedule_for(coll, a).direct_messages()}
+    if fixed_s and direct:  # schedules of direct messages against their own, larger bound
+        was = min(direct, key=direct.get)
+        direct_bound_s = max(bound_s, float(fixed_s))
+        row |= {"direct_bound_s": direct_bound_s, "direct_best": was,
+                "direct_efficiency": direct_bound_s / direct[was]}
     earlier = {a: t for a, t in times.items() if previous(point.kind, a)}
     if earlier:
         was = min(earlier, key=earlier.get)
@@ -279,17 +290,22 @@ def markdown(report: dict[str, Any]) -> str:
             lines.append(f"| {name.replace('_', ' ')} | {c['cases']} | {c['below_half']} | "
                          f"{c['above_one']} | {c['geomean']:.3f} | {c['min']:.3f} |")
     lines += ["", "Binding bounds: " + ", ".join(f"{k} {v}" for k, v in s["binds"].items()) + ".",
+              "", "`direct` (where the target has fixed routes): the best schedule of direct messages "
+              "against max(bound, busiest link under the fixed routes), a bound for direct "
+              "messages only (docs/bounds.md, \"Fixed routes\").",
               "", "| target | kind | size B | best | time | bound (binds) | efficiency | previous best "
-              "| previous eff. |", "|---|---|---|---|---|---|---|---|---|"]
+              "| previous eff. | direct: best, bound, eff. |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in report["rows"]:
         head = f"| {r['target']} | {r['kind']} | {r['size_bytes']} |"
         if "efficiency" not in r:
             why = r.get("skipped") or r.get("not_runnable") or "no algorithm ran"
-            lines.append(f"{head} {why} | | | | | |")
+            lines.append(f"{head} {why} | | | | | | |")
             continue
+        direct = (f"{r['direct_best']}, {ms(r['direct_bound_s'])}, {r['direct_efficiency']:.3f}"
+                  if "direct_bound_s" in r else "-")
         lines.append(f"{head} {r['best']} | {ms(r['best_s'])} | {ms(r['bound_s'])} ({r['binds']}) | "
                      f"{r['efficiency']:.3f} | {r.get('previous_best', '-')} | "
-                     f"{r.get('previous_efficiency', 0):.3f} |")
+                     f"{r.get('previous_efficiency', 0):.3f} | {direct} |")
     if report.get("smpi"):
         lines += ["", "## `auto` on SimGrid against SMPI's best, same platform", "",
                   "| target | kind | size B | auto on SimGrid | SMPI best | auto / SMPI best |",
@@ -343,7 +359,8 @@ def main(argv: list[str] | None = None) -> int:
         for row in rows[-sum(p.target == target for p in grid):]:
             print(f"{row['target']} {row['kind']} {row['size_bytes']} B: {row.get('best')} "
                   f"eff {row.get('efficiency', float('nan')):.3f} ({row.get('binds')}), previous "
-                  f"{row.get('previous_best')} {row.get('previous_efficiency', float('nan')):.3f} "
+                  f"{row.get('previous_best')} {row.get('previous_efficiency', float('nan')):.3f}, "
+                  f"direct {row.get('direct_best')} {row.get('direct_efficiency', float('nan')):.3f} "
                   f"[{row.get('wall_s')} s]", flush=True)
         save(rows, [], command, start, *paths)
     smpi: list[dict[str, Any]] = []

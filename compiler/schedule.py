@@ -109,6 +109,11 @@ class Schedule:
     def runs_on(self, node: int) -> bool:
         return node < self.nprocs
 
+    def direct_messages(self) -> bool:
+        """Every transfer goes from its block's source to its destination (nothing relayed): the
+        schedules the fixed-routes bound holds for (compiler/library/bounds.py)."""
+        return all(t.src == t.origin and t.dst == t.final for phase in self.phases for t in phase.sends)
+
 
 @dataclass(frozen=True)
 class ComputeStep:

@@ -318,6 +318,14 @@ class Target(ABC):
         """`lower_bound_s` and the name of the bound that binds (start-up, port bandwidth, cut...)."""
         return self.lower_bound_s(coll), "machine"
 
+    def fixed_routes_bound_s(self, coll: Collective) -> float | None:
+        """The busiest link when every pair's bytes take the machine's fixed route: a lower bound
+        for schedules of direct messages only (each byte sent once, by its source to its
+        destination; compiler/library/bounds.py fixed_routes_bound_s), not for schedules that
+        relay. None where the target has no fixed routes to count or the kind's bytes serve
+        several destinations."""
+        return None
+
     def candidates(self, coll: Collective) -> list[tuple[str, str | None]]:
         """Every algorithm for the kind, with the failed precondition of those `auto` leaves out.
         In groups an algorithm must be able to run in every group."""

@@ -15,16 +15,23 @@
   the engines together carry every byte on the wire twice, so the busiest carries at least the
   average: 2 (P - 1) / P of a broadcast's block or a reduce's partial, where a single node's
   own need is one;
-- cut: what must cross a cut of the topology (a torus's or mesh's bisection) at its links'
-  rate, where the target names cuts;
+- cut: what must cross a cut of the topology (a torus's or mesh's bisection, a hypercube's
+  halves) at its links' rate, where the target names cuts;
+- link load: every byte for one destination crosses at least the links of a shortest path to
+  it however it is routed or relayed, and all link directions together carry at most their
+  number of bytes per link time, where the target names its links (`Links`);
 - fan-in: a reduce's root either takes every contributor's own value of an element (d partials
   through its port) or waits for a relayed value, which no message brings before two start-ups
   (fan_in_bound_s).
+
+`fixed_routes_bound_s`, the busiest link under the machine's fixed routing, is not among them:
+it holds only for schedules of direct messages (docs/bounds.md, "Fixed routes").
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +41,8 @@ from phalanx.compiler.library.registry import PortModel
 from phalanx.compiler.recognize import Collective, connected_groups
 
 DISTINCT_KINDS = ("broadcast", "scatter", "gather", "reduce", "allgather", "allreduce")
+# Kinds whose bytes from a source each serve one destination (no copy or partial serves two).
+ONE_DESTINATION_KINDS = ("alltoall", "alltoallv", "scatter", "gather", "cshift", "permutation", "sparse")
 
 
 @dataclass(frozen=True)
@@ -42,6 +51,16 @@ class Cut:
 
     side: frozenset[int]
     links: int
+
+
+@dataclass(frozen=True)
+class Links:
+    """A network's links for the link-load bound: `hops(src, dst)` the fewest links any path
+    from each node src[i] to dst[i] crosses (arrays), and how many link directions there are,
+    each carrying at most one byte per `PortModel.link_s_per_byte`."""
+
+    hops: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    directions: int
 
 
 def needs(coll: Collective, port: PortModel) -> tuple[np.ndarray, np.ndarray]:
@@ -111,6 +130,31 @@ def must_cross(coll: Collective, side: frozenset[int]) -> float:
     return worst
 
 
+def link_load_bound_s(coll: Collective, port: PortModel, links: Links) -> float:
+    """Every byte of a one-destination kind crosses at least hops[s, d] links from its source s
+    to its destination d, whatever its route and wherever it is relayed (a relay's two routes
+    together are a path from s to d), and the `directions` link directions carry at most one
+    byte each per link_s_per_byte: + hold_s, before which no link carries a message's bytes
+    (docs/bounds.md, "Cuts and links"). 0 for the other kinds: a copy or a partial may serve
+    many destinations."""
+    if coll.kind not in ONE_DESTINATION_KINDS or port.link_s_per_byte <= 0:
+        return 0.0
+    m = coll.network_matrix
+    src, dst = np.nonzero(m)
+    link_bytes = float((m[src, dst] * links.hops(src, dst)).sum())
+    return port.hold_s + link_bytes / links.directions * port.link_s_per_byte if link_bytes else 0.0
+
+
+def fixed_routes_bound_s(port: PortModel, link_bytes: np.ndarray) -> float:
+    """A bound for schedules of DIRECT messages only (each byte sent once, from its source to its
+    destination, along the machine's fixed route): `link_bytes`, the bytes each link direction
+    carries when every pair's bytes take its route, pass that link at most one byte per
+    link_s_per_byte, none before hold_s. Not a bound of the kind: a schedule that relays
+    through other nodes takes other links (docs/bounds.md, "Fixed routes")."""
+    busiest = float(link_bytes.max(initial=0))
+    return port.hold_s + busiest * port.link_s_per_byte if busiest and port.link_s_per_byte > 0 else 0.0
+
+
 def startup_bound_s(coll: Collective, port: PortModel) -> float:
     """Start-up rounds, then the last block: the data of a source r that d nodes need reaches
     at most 2^(j+1) nodes (r too) by j start-ups, so one of them is first sent some of it no
@@ -166,7 +210,8 @@ def _port_rounds(m: np.ndarray, port: PortModel, source: int) -> int:
     return math.ceil(math.log2(len(others) + 1)) if others else 0
 
 
-def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = ()) -> dict[str, float]:
+def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
+           links: Links | None = None) -> dict[str, float]:
     """Every bound in seconds, by name."""
     if coll.total_bytes == 0:
         return {"none": 0.0}
@@ -180,13 +225,17 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = ()) -> dic
         out["shared engines"] = port.startup_s + port.s_per_byte * engines_load(coll, send, recv) \
             / port.streams
     if cuts and port.link_s_per_byte > 0:
-        out["cut"] = port.startup_s + max(must_cross(coll, c.side) / c.links for c in cuts) \
+        out["cut"] = port.hold_s + max(must_cross(coll, c.side) / c.links for c in cuts) \
             * port.link_s_per_byte
+    link_load_s = link_load_bound_s(coll, port, links) if links is not None else 0.0
+    if link_load_s > 0:
+        out["link load"] = link_load_s
     return out
 
 
-def lower_bound(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = ()) -> tuple[float, str]:
+def lower_bound(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
+                links: Links | None = None) -> tuple[float, str]:
     """(seconds, name of the binding bound)."""
-    found = bounds(coll, port, cuts)
+    found = bounds(coll, port, cuts, links)
     name = max(found, key=lambda k: found[k])
     return found[name], name

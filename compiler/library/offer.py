@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from phalanx.compiler.columns import PhaseColumns
-from phalanx.compiler.library.bounds import Cut, lower_bound
+from phalanx.compiler.library.bounds import Cut, Links, lower_bound
 from phalanx.compiler.library.catalog import DIMENSIONAL, GENERIC, GRID
 from phalanx.compiler.library.cost import estimate_s
 from phalanx.compiler.library.estimate import columns_estimate_s, messages_estimate_s
@@ -41,18 +43,51 @@ def bisection_cuts(rows: int, cols: int, wrap: bool) -> tuple[Cut, ...]:
     return tuple(cuts)
 
 
+def grid_links(rows: int, cols: int, wrap: bool) -> Links:
+    """A rows x cols mesh's or torus's links (row-major nodes): the fewest hops between two
+    nodes are the rows plus the columns apart (the shorter way round a torus's rings); a mesh
+    has two link directions between each pair of neighbours, a torus four out of every node."""
+    def apart(a: np.ndarray, b: np.ndarray, size: int) -> np.ndarray:
+        d = np.abs(a - b)
+        return np.minimum(d, size - d) if wrap else d
+
+    def hops(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        return apart(src // cols, dst // cols, rows) + apart(src % cols, dst % cols, cols)
+
+    return Links(hops, 4 * rows * cols if wrap else 2 * (rows * (cols - 1) + cols * (rows - 1)))
+
+
+def cube_cuts(dimension: int) -> tuple[Cut, ...]:
+    """A hypercube's halves along each bit: 2^(d-1) links cross each way."""
+    n = 1 << dimension
+    return tuple(Cut(frozenset(p for p in range(n) if not p >> bit & 1), n // 2)
+                 for bit in range(dimension))
+
+
+def cube_links(dimension: int) -> Links:
+    """A hypercube's links: the fewest hops are the bits two nodes differ in; d directions a node."""
+    def hops(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        differ = src ^ dst
+        return sum((differ >> bit & 1 for bit in range(dimension)), np.zeros_like(differ))
+
+    return Links(hops, dimension << dimension)
+
+
 @dataclass(frozen=True)
 class Library:
     machine: Machine
     algorithms: tuple[Algorithm, ...]
     cuts: tuple[Cut, ...] = ()
+    links: Links | None = None
 
     @staticmethod
-    def of(machine: Machine, cuts: tuple[Cut, ...] = (), leave_out: tuple[str, ...] = ()) -> Library:
+    def of(machine: Machine, cuts: tuple[Cut, ...] = (), leave_out: tuple[str, ...] = (),
+           links: Links | None = None) -> Library:
         """Every generic algorithm, the grid ones on a torus or mesh, the dimensional ones on a
-        torus, mesh or hypercube, less `leave_out` names."""
+        torus, mesh or hypercube, less `leave_out` names; `cuts` and `links` of the network for
+        the bounds."""
         chosen = GENERIC + (GRID if machine.grid else ()) + (DIMENSIONAL if machine.dimensions else ())
-        return Library(machine, tuple(a for a in chosen if a.name not in leave_out), cuts)
+        return Library(machine, tuple(a for a in chosen if a.name not in leave_out), cuts, links)
 
     def names(self, kind: str) -> tuple[str, ...]:
         return tuple(dict.fromkeys(a.name for a in self.algorithms if kind in a.kinds))
@@ -106,4 +141,4 @@ class Library:
         return found.phase_columns(coll, self.machine)
 
     def bound(self, coll: Collective) -> tuple[float, str]:
-        return lower_bound(coll, self.machine.port, self.cuts)
+        return lower_bound(coll, self.machine.port, self.cuts, self.links)

@@ -29,8 +29,16 @@ import numpy as np
 
 from phalanx.compiler import hypercube
 from phalanx.compiler.algorithms import direct_partner
+from phalanx.compiler.library.bounds import ONE_DESTINATION_KINDS, fixed_routes_bound_s
 from phalanx.compiler.library.members import GROUP, ROOTED
-from phalanx.compiler.library.offer import PORT_MODEL_GAP, Library, bisection_cuts
+from phalanx.compiler.library.offer import (
+    PORT_MODEL_GAP,
+    Library,
+    bisection_cuts,
+    cube_cuts,
+    cube_links,
+    grid_links,
+)
 from phalanx.compiler.library.registry import Machine, PortModel
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Schedule
@@ -56,17 +64,22 @@ class BokhariTarget(Target):
                  route: routing.Routing,
                  mesh: tuple[int, int] | None = None, cube: bool = False):
         self.name, self.nnodes, self.params = name, nnodes, params
-        self.size_text, self.route, self.mesh = size_text, route, mesh
+        self.size_text, self.route, self.mesh, self.cube = size_text, route, mesh, cube
         link_MBps = getattr(params, "link_MBps", 0.0)
-        port = PortModel(params.startup_us * 1e-6,
-                         max(params.us_per_byte, 1 / link_MBps if link_MBps else 0.0) * 1e-6,
+        # A worm moves at the slower of Table 1's rate and the link rate and holds every link of
+        # its route for its whole wire time (network.RoutedNetwork), so a link carries at most one
+        # byte per worm byte time: the rate of the cut and link-load bounds (docs/bounds.md).
+        worm_s_per_byte = max(params.us_per_byte, 1 / link_MBps if link_MBps else 0.0) * 1e-6
+        port = PortModel(params.startup_us * 1e-6, worm_s_per_byte,
                          1 / (params.arith_MFLOPS * 1e6),
                          shared_engine=bool(params.shared_engine),
                          copy_s_per_byte=params.copy_us_per_byte * 1e-6,
                          barrier_s=barrier_us(params, nnodes) * 1e-6,
-                         link_s_per_byte=1e-6 / link_MBps if link_MBps else 0.0)
-        cuts = bisection_cuts(*mesh, wrap=False) if mesh else ()
-        self.library = Library.of(Machine(nnodes, port, mesh, cube, route), cuts)
+                         link_s_per_byte=worm_s_per_byte)
+        d = hypercube.log2_exact(nnodes) if cube else None
+        cuts = bisection_cuts(*mesh, wrap=False) if mesh else cube_cuts(d) if d is not None else ()
+        links = grid_links(*mesh, wrap=False) if mesh else cube_links(d) if d is not None else None
+        self.library = Library.of(Machine(nnodes, port, mesh, cube, route), cuts, links=links)
 
     @property
     def spec(self) -> str:
@@ -269,6 +282,20 @@ class BokhariTarget(Target):
         the busiest engine, both directions on one engine where the machine has one (Sec.
         3.1), and the Paragon mesh's bisection)."""
         return self.library.bound(coll)
+
+    def fixed_routes_bound_s(self, coll: Collective) -> float | None:
+        """On the mesh and the hypercube (one route per pair): each link's bytes from the routes
+        as columns (route_columns.py), summed by link key in one pass."""
+        if coll.kind not in ONE_DESTINATION_KINDS or (self.mesh is None and not self.cube):
+            return None
+        m = coll.network_matrix
+        src, dst = np.nonzero(m)
+        routes = self.route.columns(src, dst)
+        if routes is None:
+            return None
+        per_hop = np.repeat(m[src, dst], np.diff(routes.offsets))
+        _, link = np.unique(routes.keys, return_inverse=True)
+        return fixed_routes_bound_s(self.library.machine.port, np.bincount(link.reshape(-1), per_hop))
 
     def route_hops(self, src: int, dst: int) -> int:
         return len(self.route(src, dst))

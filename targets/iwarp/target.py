@@ -19,9 +19,13 @@ import numpy as np
 
 from phalanx.compiler.algorithms import direct_columns, direct_schedule
 from phalanx.compiler.columns import PhaseColumns
-from phalanx.compiler.library.bounds import startup_bound_s
+from phalanx.compiler.library.bounds import (
+    ONE_DESTINATION_KINDS,
+    fixed_routes_bound_s,
+    startup_bound_s,
+)
 from phalanx.compiler.library.members import GROUP, ROOTED
-from phalanx.compiler.library.offer import PORT_MODEL_GAP, Library, bisection_cuts
+from phalanx.compiler.library.offer import PORT_MODEL_GAP, Library, bisection_cuts, grid_links
 from phalanx.compiler.library.registry import Machine, PortModel
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Schedule
@@ -82,7 +86,8 @@ class IWarpTarget(Target):
                          latency_s=params.hop_s)
         self.library = Library.of(Machine(self.nnodes, port, (torus.rows, torus.cols),
                                           route=torus.links),
-                                  bisection_cuts(torus.rows, torus.cols, wrap=True))
+                                  bisection_cuts(torus.rows, torus.cols, wrap=True),
+                                  links=grid_links(torus.rows, torus.cols, wrap=True))
 
     @property
     def spec(self) -> str:
@@ -208,6 +213,14 @@ class IWarpTarget(Target):
         bounds["start-up"] = startup_bound_s(coll, self.library.machine.port)
         name = max(bounds, key=lambda k: bounds[k])
         return bounds[name], name
+
+    def fixed_routes_bound_s(self, coll: Collective) -> float | None:
+        """Each directed link's bytes under e-cube routing (Torus.link_loads)."""
+        if coll.kind not in ONE_DESTINATION_KINDS:
+            return None
+        m = np.zeros((self.nnodes, self.nnodes), dtype=np.int64)  # fewer processors than nodes
+        m[:coll.nprocs, :coll.nprocs] = coll.network_matrix
+        return fixed_routes_bound_s(self.library.machine.port, self.torus.link_loads(m))
 
     def route_hops(self, src: int, dst: int) -> int:
         return self.torus.hops(src, dst)

@@ -9,6 +9,7 @@ import pytest
 
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.library.bounds import bounds, fan_in_bound_s, startup_bound_s
+from phalanx.compiler.library.offer import grid_links
 from phalanx.compiler.recognize import Collective, recognize
 from phalanx.compiler.target import Target, resolve
 from phalanx.grammar.diagnostics import PhalanxError
@@ -150,3 +151,74 @@ def test_a_reduce_root_takes_every_partial_or_waits_two_start_ups_for_a_relay():
     assert machine.binding_bound(long)[1] == "fan-in"
     gather = compile_program(kind_program("gather", 8, 8), target="ideal:8").collectives[0]
     assert fan_in_bound_s(gather, port) == 0.0  # no combining: the port bound counts every block
+
+
+def is_direct(machine: Target, coll: Collective, algorithm: str) -> bool:
+    return machine.schedule_for(coll, algorithm).direct_messages()
+
+
+def test_link_load_counts_every_byte_over_its_fewest_hops():
+    """hypercube:3, each node to its complement (3 hops): 8 * 3 blocks over 24 link directions;
+    each bit's halves exchange 4 blocks over 4 links each way. Mesh links: a 3x3 mesh has 24
+    link directions and 4 hops corner to corner; a 3x4 torus 48, and 2 hops corner to corner."""
+    machine = resolve("hypercube:3")
+    port = machine.library.machine.port
+    b = 4096
+    m = np.zeros((8, 8), dtype=np.int64)
+    m[np.arange(8), np.arange(8) ^ 7] = b
+    coll = recognize(0, m, "A", "B", 1)
+    found = bounds(coll, port, machine.library.cuts, machine.library.links)
+    assert port.hold_s == port.startup_s  # a worm takes its links after its start-up
+    assert found["link load"] == pytest.approx(port.startup_s + 8 * 3 * b / 24 * port.link_s_per_byte)
+    assert found["cut"] == pytest.approx(port.startup_s + b * port.link_s_per_byte)
+    assert port.link_s_per_byte == port.s_per_byte  # a worm holds each link of its route at its rate
+    mesh, torus = grid_links(3, 3, wrap=False), grid_links(3, 4, wrap=True)
+    corners = np.array([0, 4]), np.array([8, 4])
+    assert (mesh.directions, mesh.hops(*corners).tolist()) == (24, [4, 0])
+    assert (torus.directions, torus.hops(np.array([0]), np.array([11])).tolist()) == (48, [2])
+    m = np.zeros((8, 8), dtype=np.int64)
+    m[0, 1:] = b
+    broadcast = recognize(0, m, "A", "B", 1, "copy", "single", "replicated")
+    assert "link load" not in bounds(broadcast, port, machine.library.cuts, machine.library.links)
+
+
+def test_fixed_routes_bound_holds_for_direct_messages_only():
+    """torus:1x8, each node to the one two along: e-cube puts two messages on every link, so
+    direct messages need 2 b of link time, where the cut (4 of 8 nodes, 2 links) needs b."""
+    machine = resolve("torus:1x8")
+    port = machine.library.machine.port
+    b = 4096
+    m = np.zeros((8, 8), dtype=np.int64)
+    m[np.arange(8), (np.arange(8) + 2) % 8] = b
+    coll = recognize(0, m, "A", "B", 1)
+    fixed_s = machine.fixed_routes_bound_s(coll)
+    # a link carries bytes once the processor's overhead is done: the first hop is a link's
+    assert fixed_s == pytest.approx(port.hold_s + 2 * b * port.link_s_per_byte)
+    bound_s, binds = machine.binding_bound(coll)
+    assert binds == "cut" and bound_s < fixed_s
+    assert not is_direct(machine, coll, "store-forward")  # it relays: only the general bound
+    assert is_direct(machine, coll, "direct")
+    assert simulated_time_s(machine, coll, "direct") >= fixed_s * (1 - ROUNDING)
+
+
+@pytest.mark.parametrize("spec", ["torus:4x4", "paragon:4x4"])
+def test_transposes_and_shifts_meet_the_link_bounds(spec):
+    """A transpose and a shift at 64 KB: no schedule beats the general bound, no schedule of
+    direct messages the busiest link under the fixed routing."""
+    machine = resolve(spec)
+    for kind in ("permutation", "cshift"):
+        coll = collective(machine, kind, 65536)
+        assert coll is not None and coll.kind == kind
+        bound_s, binds = machine.binding_bound(coll)
+        fixed_s = machine.fixed_routes_bound_s(coll)
+        assert fixed_s is not None and fixed_s > 0, kind
+        direct = 0
+        for algorithm, unmet in machine.candidates(coll):
+            if unmet is not None:
+                continue
+            time_s = simulated_time_s(machine, coll, algorithm)
+            assert time_s >= bound_s * (1 - ROUNDING), (kind, algorithm, binds)
+            if is_direct(machine, coll, algorithm):
+                assert time_s >= fixed_s * (1 - ROUNDING), (kind, algorithm)
+                direct += 1
+        assert direct, kind
