@@ -85,7 +85,10 @@ class DirectMoves:
             owned = [np.arange(ix.start, ix.stop, ix.step or 1) if isinstance(ix, slice) else np.asarray(ix)
                      for ix in owned_sections(stmt.dst, final)]
             reads = [self.source_of[d][ix] for d, ix in enumerate(owned)]
-            inside = functools.reduce(np.logical_and, [_along(r >= 0, d, ndim) for d, r in enumerate(reads)])
+            # (kept as the per-dim masks broadcast, not as a mask of the node's every element:
+            # the cache would hold a byte per element of the array, 1 GB at 16x16 and 16 KB)
+            along = [_along(r >= 0, d, ndim) for d, r in enumerate(reads)]
+            inside = np.True_ if all(a.all() for a in along) else functools.reduce(np.logical_and, along)
             reads = [np.maximum(r, 0) for r in reads]
             by_src_dim = [reads[stmt.perm.index(s)] for s in range(ndim)]
             runs = [_run(r) for r in by_src_dim]
