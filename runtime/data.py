@@ -133,6 +133,8 @@ class BlockStore:
         self.assembling: dict[tuple[int, int], tuple[np.ndarray, list[tuple[int, int]]]] = {}
         self.held: list[dict[tuple[int, int], np.ndarray]] = [{} for _ in range(nprocs)]  # received
         self.copies: list[dict[object, np.ndarray]] = [{} for _ in range(nprocs)]
+        # Without classes, bytes cut into pieces so far from each block packed at its origin
+        self.cut: dict[object, int] = {}
         # Without classes a block's only copy is the one that moves: keeping delivered
         # payloads would just hold every byte of the exchange in memory twice.
         self.shared = content is not None
@@ -182,6 +184,10 @@ class BlockStore:
             if offset + t.nbytes > flat.size:
                 raise ScheduleError(f"transfer {t.src}->{t.dst} sends {label}, past the "
                                     f"block's {flat.size} bytes")
+            if not self.shared and t.src == origin:  # its only copy: dropped once every byte was cut
+                cut = self.cut[content] = self.cut.get(content, 0) + t.nbytes
+                if cut >= flat.size:
+                    del self.copies[origin][content], self.cut[content]
             return flat[offset:offset + t.nbytes]
         piece = self.pieces[t.src].get((content, offset, t.nbytes))
         if piece is None:
@@ -192,7 +198,8 @@ class BlockStore:
         """Keep a piece where it arrives (to forward it); at its destination add it to the
         block, which is returned (as bytes) once every byte has come, each exactly once."""
         origin, offset = t.origin, t.offset
-        self.pieces[t.dst][(self.content(origin, t.final), offset, t.nbytes)] = payload
+        if t.dst != t.final or self.shared:  # (a block's own destination forwards it only as a copy)
+            self.pieces[t.dst][(self.content(origin, t.final), offset, t.nbytes)] = payload
         if t.dst != t.final:
             return None
         key = (origin, t.final)

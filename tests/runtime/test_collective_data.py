@@ -115,6 +115,9 @@ def _pieces(spans: list[tuple[int, int]]) -> AssignmentData:
 def test_a_block_whose_pieces_tile_it_once_in_any_order_passes(spans):
     data = _pieces(spans)
     assert data.store.assembling == {} and data.problems() == []
+    # Nothing of the block is kept: its packed copy once every byte was cut from it, its pieces
+    # at their destination, which does not forward them
+    assert data.store.copies[0] == {} and data.store.cut == {} and data.store.pieces[1] == {}
 
 
 @pytest.mark.parametrize("spans, error", [
