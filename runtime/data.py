@@ -120,6 +120,8 @@ class BlockStore:
     A transfer may carry a piece of a block (Transfer.offset): its origin
     sends it from its source, a node with a copy of the block's content or of that piece
     forwards it, and the destination assembles the block from its pieces, each byte once.
+    Without classes a block's packed copy at its origin goes once every byte of it has been
+    cut into pieces, and its destination keeps no piece (it has nothing to forward).
     """
 
     def __init__(self, nprocs: int, blocks: list[tuple[int, int]] | np.ndarray, content=None,
