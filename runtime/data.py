@@ -7,6 +7,7 @@ have received every partial result exactly once and combine to the reference.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 import os
@@ -119,6 +120,8 @@ class BlockStore:
     A transfer may carry a piece of a block (Transfer.offset): its origin
     sends it from its source, a node with a copy of the block's content or of that piece
     forwards it, and the destination assembles the block from its pieces, each byte once.
+    Without classes a block's packed copy at its origin goes once every byte of it has been
+    cut into pieces, and its destination keeps no piece (it has nothing to forward).
     """
 
     def __init__(self, nprocs: int, blocks: list[tuple[int, int]] | np.ndarray, content=None,
@@ -127,9 +130,13 @@ class BlockStore:
         given, the (nprocs, nprocs) matrix they make (StatementFacts.due_blocks), copied."""
         self.nprocs = nprocs
         self.pieces: list[dict[tuple, np.ndarray]] = [{} for _ in range(nprocs)]
-        self.assembling: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        # (origin, final) -> the block's bytes so far and the (start, stop) byte spans of its
+        # pieces that came, in order: a block is whole when they tile it, each byte once
+        self.assembling: dict[tuple[int, int], tuple[np.ndarray, list[tuple[int, int]]]] = {}
         self.held: list[dict[tuple[int, int], np.ndarray]] = [{} for _ in range(nprocs)]  # received
         self.copies: list[dict[object, np.ndarray]] = [{} for _ in range(nprocs)]
+        # Without classes, bytes cut into pieces so far from each block packed at its origin
+        self.cut: dict[object, int] = {}
         # Without classes a block's only copy is the one that moves: keeping delivered
         # payloads would just hold every byte of the exchange in memory twice.
         self.shared = content is not None
@@ -179,6 +186,10 @@ class BlockStore:
             if offset + t.nbytes > flat.size:
                 raise ScheduleError(f"transfer {t.src}->{t.dst} sends {label}, past the "
                                     f"block's {flat.size} bytes")
+            if not self.shared and t.src == origin:  # its only copy: dropped once every byte was cut
+                cut = self.cut[content] = self.cut.get(content, 0) + t.nbytes
+                if cut >= flat.size:
+                    del self.copies[origin][content], self.cut[content]
             return flat[offset:offset + t.nbytes]
         piece = self.pieces[t.src].get((content, offset, t.nbytes))
         if piece is None:
@@ -189,19 +200,25 @@ class BlockStore:
         """Keep a piece where it arrives (to forward it); at its destination add it to the
         block, which is returned (as bytes) once every byte has come, each exactly once."""
         origin, offset = t.origin, t.offset
-        self.pieces[t.dst][(self.content(origin, t.final), offset, t.nbytes)] = payload
+        if t.dst != t.final or self.shared:  # (a block's own destination forwards it only as a copy)
+            self.pieces[t.dst][(self.content(origin, t.final), offset, t.nbytes)] = payload
         if t.dst != t.final:
             return None
         key = (origin, t.final)
         if key not in self.assembling:
-            self.assembling[key] = (np.zeros(block_nbytes, np.uint8), np.zeros(block_nbytes, bool))
-        buffer, seen = self.assembling[key]
-        span = slice(offset, offset + t.nbytes)
-        if offset + t.nbytes > block_nbytes or seen[span].any():
+            self.assembling[key] = (np.zeros(block_nbytes, np.uint8), [])
+        buffer, spans = self.assembling[key]
+        start, stop = offset, offset + t.nbytes
+        at = bisect.bisect_left(spans, (start, stop))  # the spans before end by start, the next
+        overlaps = stop > start and ((at > 0 and spans[at - 1][1] > start) or
+                                     (at < len(spans) and spans[at][0] < stop))
+        if stop > block_nbytes or overlaps:
             raise ScheduleError(f"{t.block_name} overlaps bytes that already arrived or lies past the "
                                 f"block's {block_nbytes} bytes")
-        buffer[span], seen[span] = payload, True
-        if not seen.all():
+        if stop > start:  # (the spans kept are disjoint and not empty: their ends are in order too)
+            spans.insert(at, (start, stop))
+        buffer[start:stop] = payload
+        if sum(b - a for a, b in spans) < block_nbytes:  # (disjoint spans inside the block)
             return None
         del self.assembling[key]
         return buffer
@@ -242,7 +259,9 @@ class StatementFacts:
     src_owned: list[tuple]
     dst_owned: list[tuple]
     expected: list[np.ndarray]
-    writes: list[np.ndarray]  # copied per run
+    # per node, the elements written before any block moves (eoshift's boundary, counted once),
+    # views of `initial_flat`; None: none is (AssignmentData.element_writes)
+    initial: list[np.ndarray] | None
     blocks: np.ndarray  # (blocks, 2): origin and final of each
     content: Callable | None
     layout: BlockLayout
@@ -250,10 +269,11 @@ class StatementFacts:
     block_indexes: dict = field(default_factory=dict)  # AssignmentData._block_index, filled as used
     # AssignmentData.can_move_in_bulk's answers for untouched payloads, by the transfers' id
     bulk_checks: dict[int, tuple[np.ndarray, bool]] = field(default_factory=dict)
-    # Every node's destination array and write counts are views of one flat buffer each, node
-    # after node: `dst_offsets` (nodes + 1) where each starts, `writes_flat` the initial counts.
+    # Every node's destination array (and a reduction's write counts) are views of one flat
+    # buffer each, node after node: `dst_offsets` (nodes + 1) where each starts.
     dst_offsets: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
-    writes_flat: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint8))
+    initial_flat: np.ndarray | None = None  # the initial counts, node after node (None: all zero)
+    count_type: type = np.uint8  # a reduction's per-element write counts (_count_type)
     due_blocks: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), bool))  # byte_matrix > 0
     all_due: bool = False  # every element of every node's destination array is written
     node_shapes: list[tuple[int, ...]] = field(default_factory=list)  # each node's destination array's
@@ -267,6 +287,9 @@ class StatementFacts:
     # The reference result is the source array itself, the same elements in the same layout (a
     # whole-array copy between distributions), so each run takes it as it is; None: not known yet
     reference_is_source: bool | None = None
+    # Every due block, once each, writes each node's due elements exactly once with the initial
+    # counts (the statement's geometry; None: not worked out yet, AssignmentData.covers_exactly)
+    exact_cover: bool | None = None
 
     def reference(self, stmt: AssignStmt, a: np.ndarray) -> np.ndarray:
         """reference_array(stmt, a); worked out once where it is `a` itself."""
@@ -333,13 +356,15 @@ class StatementFacts:
         np.cumsum(sizes, out=offsets[1:])
         shapes = [w.shape for w in writes]
         slots = list(zip(offsets[:-1].tolist(), offsets[1:].tolist(), shapes))
-        writes_flat = np.concatenate([w.reshape(-1) for w in writes] or [np.zeros(0, count)])
-        writes = [writes_flat[a:b].reshape(shape) for a, b, shape in slots]  # (one copy, not two)
+        initial_flat = initial = None
+        if stmt.op == "eoshift":  # (others start with no element written: nothing kept)
+            initial_flat = np.concatenate([w.reshape(-1) for w in writes] or [np.zeros(0, count)])
+            initial = [initial_flat[a:b].reshape(shape) for a, b, shape in slots]  # (one copy, not two)
         return StatementFacts(commset, [_index(owned_sections(stmt.src, p)) for p in range(n)],
-                              dst_owned, expected, writes, blocks, content,
+                              dst_owned, expected, initial, blocks, content,
                               BlockLayout(stmt, commset),
                               DirectMoves.of(stmt, commset) if content is None else None,
-                              dst_offsets=offsets, writes_flat=writes_flat,
+                              dst_offsets=offsets, initial_flat=initial_flat, count_type=count,
                               due_blocks=m > 0, all_due=all(bool(e.all()) for e in expected),
                               node_shapes=shapes, receivers=(m > 0).any(axis=0), slots=slots)
 
@@ -350,13 +375,18 @@ class StatementFacts:
 
 @dataclass
 class AssignmentData:
-    """Source and destination local arrays of one assignment, with write counts."""
+    """Source and destination local arrays of one assignment, with write counts: per block
+    (`block_count`, how often each block reached its destination) and, for a reduction, whose
+    partials combine where they meet, per element (`writes`). An assignment's elements are
+    written exactly once where every due block came once and the statement's blocks cover each
+    node's due elements exactly once (StatementFacts.exact_cover, worked out once per statement):
+    no per-element count as large as the array is kept (issue 30)."""
 
     stmt: AssignStmt
     commset: CommSet
     src_local: list[np.ndarray]
     dst_local: list[np.ndarray]
-    writes: list[np.ndarray]
+    writes: list[np.ndarray]  # a reduction's per-element counts (empty for other assignments)
     reference: list[np.ndarray]
     expected: list[np.ndarray]  # elements this statement (or stage) must write
     store: BlockStore = field(repr=False)
@@ -372,11 +402,12 @@ class AssignmentData:
     delivered: np.ndarray | None = field(default=None, repr=False)
     bulk_checks: dict = field(default_factory=dict, repr=False)  # StatementFacts.bulk_checks
     untouched: bool = field(default=True, repr=False)  # no block taken or moved yet
-    # dst_local's and writes' flat buffers (StatementFacts.views), the global reference result
+    # dst_local's flat buffer (StatementFacts.views), the global reference result
     facts: StatementFacts | None = field(default=None, repr=False)
     dst_flat: np.ndarray | None = field(default=None, repr=False)
-    writes_flat: np.ndarray | None = field(default=None, repr=False)
     result: np.ndarray | None = field(default=None, repr=False)
+    # block_count[origin, final]: times the block reached its destination, 2 for any more
+    block_count: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.uint8), repr=False)
 
     @classmethod
     def build(cls, stmt: AssignStmt, rng: np.random.Generator,
@@ -404,13 +435,17 @@ class AssignmentData:
         src_local = [a[ix] for ix in facts.src_owned]
         ref = [b[ix] for ix in facts.dst_owned]
         dst_flat = np.zeros(int(facts.dst_offsets[-1]), dtype=b.dtype)
-        writes_flat = facts.writes_flat.copy()
-        store = BlockStore(facts.commset.nprocs, facts.blocks, facts.content, facts.due_blocks)
-        return cls(stmt, facts.commset, src_local, facts.views(dst_flat), facts.views(writes_flat), ref,
+        writes_flat = None
+        if stmt.reduces:  # (no boundary: initial_flat is an eoshift's)
+            writes_flat = np.zeros(int(facts.dst_offsets[-1]), dtype=facts.count_type)
+        n = facts.commset.nprocs
+        store = BlockStore(n, facts.blocks, facts.content, facts.due_blocks)
+        return cls(stmt, facts.commset, src_local, facts.views(dst_flat),
+                   facts.views(writes_flat) if writes_flat is not None else [], ref,
                    facts.expected, store,
                    facts.layout, combines=combines, block_indexes=facts.block_indexes, source=a,
                    direct=facts.direct, bulk_checks=facts.bulk_checks, facts=facts, dst_flat=dst_flat,
-                   writes_flat=writes_flat, result=b)
+                   result=b, block_count=np.zeros((n, n), np.uint8))
 
     def _block_index(self, origin: int, final: int) -> tuple[tuple, tuple[int, ...], tuple]:
         """Block (origin, final)'s index into the origin's source array, its shape in
@@ -463,7 +498,7 @@ class AssignmentData:
         self.arrived[(t.origin, t.final)] = self.arrived.get((t.origin, t.final), 0) + 1
         block = self._src_block(t.origin, t.final)
         check_size(t, block)
-        self._store(t.final, self._dst_index(t.origin, t.final), block)
+        self._store(t.origin, t.final, block)
         return True
 
     def can_move_in_bulk(self, transfers: np.ndarray) -> bool:
@@ -509,9 +544,10 @@ class AssignmentData:
             if self.delivered is None:
                 self.delivered = np.zeros(self.store.fresh.shape, bool)
             self.delivered[origin, final] = True
+            self.block_count[origin, final] = np.minimum(self.block_count[origin, final] + 1, 2)
             return
         for o, f in zip(origin.tolist(), final.tolist()):
-            self._store(f, self._dst_index(o, f), self._src_block(o, f))
+            self._store(o, f, self._src_block(o, f))
 
     def write_delivered(self) -> None:
         """Write the blocks moved in bulk into their destinations' arrays (move_in_bulk): where
@@ -521,24 +557,27 @@ class AssignmentData:
             return
         due = self.commset.byte_matrix > 0
         reads = self.facts.flat_reads(self.source) if self.facts is not None else None
-        if reads is not None and self.dst_flat is not None and self.writes_flat is not None and \
+        if reads is not None and self.dst_flat is not None and \
                 bool((self.delivered == self.facts.due_blocks).all()):
-            self.direct.write_all(self.source, self.dst_flat, self.writes_flat, reads)
+            self.direct.write_all(self.source, self.dst_flat, reads)
             self.delivered = None
             return
         for final in np.flatnonzero(self.delivered.any(axis=0)).tolist():
             came = self.delivered[:, final]
-            self.direct.write(self.source, final, self.dst_local[final], self.writes[final], came,
+            self.direct.write(self.source, final, self.dst_local[final], came,
                               bool((came == due[:, final]).all()))
         self.delivered = None
 
-    def _store(self, node: int, index, block: np.ndarray) -> None:
-        """Write a block at its destination; a reduction's partials combine with those there."""
+    def _store(self, origin: int, final: int, block: np.ndarray) -> None:
+        """Write block (origin, final) at its destination and count it; a reduction's partials
+        combine with those there, and count per element."""
+        index = self._dst_index(origin, final)
         if self.stmt.reduces:
-            seen = self.writes[node][index] > 0
-            block = np.where(seen, COMBINE[self.stmt.op](self.dst_local[node][index], block), block)
-        self.dst_local[node][index] = block
-        self.writes[node][index] += 1
+            seen = self.writes[final][index] > 0
+            block = np.where(seen, COMBINE[self.stmt.op](self.dst_local[final][index], block), block)
+            self.writes[final][index] += 1
+        self.dst_local[final][index] = block
+        self.block_count[origin, final] = min(int(self.block_count[origin, final]) + 1, 2)
 
     def sums_blocks(self) -> bool:
         """A message's wire bytes are its blocks' bytes summed and its receiver combines nothing
@@ -571,7 +610,7 @@ class AssignmentData:
             self._put_piece(t, payload)
             return
         if t.dst == t.final:
-            self._store(t.final, self._dst_index(t.origin, t.final), payload)
+            self._store(t.origin, t.final, payload)
             self.arrived[(t.origin, t.final)] = self.arrived.get((t.origin, t.final), 0) + 1
             self.store.delivered(t, payload)
         else:
@@ -597,10 +636,13 @@ class AssignmentData:
             return []
         out = []
         m = self.commset.byte_matrix
-        for q, (w, got, ref, want) in enumerate(zip(self.writes, self.dst_local, self.reference,
-                                                    self.expected)):
-            if w.size and w.min() == 1 == w.max() and np.array_equal(got, ref) and want.all():
+        cover = self.covers_exactly()
+        right = (self.block_count == (m > 0)).all(axis=0) & cover  # per node: each due block once
+        for q, (got, ref, want) in enumerate(zip(self.dst_local, self.reference, self.expected)):
+            if right[q] and np.array_equal(got, ref):
                 continue  # the common case, checked without building masks
+            # (where every due block came once, the exact cover says each due element came once)
+            w = want if right[q] else self.element_writes(q, self.block_count[:, q])
             missing = want & (w == 0)
             if missing.any():
                 senders = [p for p in range(self.commset.nprocs)
@@ -619,13 +661,47 @@ class AssignmentData:
         """The common case, checked in three array operations over every node at once (a small
         statement whose every element is due): each element written once, each equal to its
         reference. False says nothing: the node-by-node check then finds what is wrong."""
-        if self.facts is None or self.result is None or self.writes_flat is None or not self.facts.all_due \
+        if self.facts is None or self.result is None or not self.facts.all_due \
                 or self.result.size > FLAT_CHECK_ELEMENTS:  # (no whole-buffer temporaries for big ones)
             return False
-        if not (self.writes_flat == 1).all():
+        if not ((self.block_count == self.facts.due_blocks).all() and self.covers_exactly()):
             return False
         reference = self.facts.reference_flat(self.result)
         return reference is not None and bool((self.dst_flat == reference).all())
+
+    def covers_exactly(self) -> bool:
+        """StatementFacts.exact_cover, worked out node by node the first time (with each
+        node's temporary counts only)."""
+        facts = self.facts
+        assert facts is not None, "AssignmentData.build gives every assignment its facts"
+        if facts.exact_cover is None:
+            due = facts.due_blocks.astype(np.uint8)
+            facts.exact_cover = all(bool((self.element_writes(q, due[:, q]) == want).all())
+                                    for q, want in enumerate(self.expected))
+        return facts.exact_cover
+
+    def element_writes(self, q: int, came: np.ndarray) -> np.ndarray:
+        """Node q's per-element write counts (`came[origin]`: times each block reached it; a
+        reduction's are kept as they happen): the initial counts, plus each block's count on
+        its elements (a plain statement's as runtime/direct_moves.py writes them, others at
+        the block's index). Made for the check where something is wrong, and once per
+        statement for covers_exactly."""
+        if self.stmt.reduces:
+            return self.writes[q]
+        facts = self.facts
+        assert facts is not None, "AssignmentData.build gives every assignment its facts"
+        shape = self.dst_local[q].shape
+        w = np.zeros(shape, np.uint8) if facts.initial is None else facts.initial[q].astype(np.uint8)
+        if not came.any():
+            return w
+        if self.direct is not None:
+            inside, origin = self.direct.elements(q, shape, every_block=bool(
+                (came == facts.due_blocks[:, q]).all()))
+            w += inside if origin is None else np.where(inside, came[origin], 0).astype(np.uint8)
+            return w
+        for p in np.flatnonzero(came).tolist():
+            w[self._dst_index(p, q)] += came[p]
+        return w
 
     def _reduction_problems(self) -> list[str]:
         out = []

@@ -6,8 +6,9 @@ this module writes every delivered block at once, node by node, with array index
 of one Python call per block. It does what AssignmentData.move_direct does block by block:
 each destination element whose block was delivered gets the source element that the
 statement's index maps (compiler/commsets.py section_index_maps) say it reads, from the
-block's origin, and its write count goes up by one; the data check then compares the arrays
-with the reference result as before. An element's origin is the node that owns its source
+block's origin; the data check counts the writes per block (AssignmentData.block_count, and
+`elements` says which elements each block wrote) and compares the arrays with the reference
+result as before. An element's origin is the node that owns its source
 element, so a block that was not delivered leaves its elements unwritten.
 
 Only plain statements qualify: no reduction, no collapsed or spread dimension, both sides
@@ -84,7 +85,10 @@ class DirectMoves:
             owned = [np.arange(ix.start, ix.stop, ix.step or 1) if isinstance(ix, slice) else np.asarray(ix)
                      for ix in owned_sections(stmt.dst, final)]
             reads = [self.source_of[d][ix] for d, ix in enumerate(owned)]
-            inside = functools.reduce(np.logical_and, [_along(r >= 0, d, ndim) for d, r in enumerate(reads)])
+            # (kept as the per-dim masks broadcast, not as a mask of the node's every element:
+            # the cache would hold a byte per element of the array, 1 GB at 16x16 and 16 KB)
+            along = [_along(r >= 0, d, ndim) for d, r in enumerate(reads)]
+            inside = np.True_ if all(a.all() for a in along) else functools.reduce(np.logical_and, along)
             reads = [np.maximum(r, 0) for r in reads]
             by_src_dim = [reads[stmt.perm.index(s)] for s in range(ndim)]
             runs = [_run(r) for r in by_src_dim]
@@ -92,39 +96,45 @@ class DirectMoves:
             hit = self.cache[final] = (reads, np.broadcast_to(inside, shape), index)
         return hit
 
-    def write(self, source: np.ndarray, final: int, dst_local: np.ndarray, writes: np.ndarray,
-              delivered_from: np.ndarray, every_block: bool) -> None:
+    def elements(self, final: int, shape: tuple[int, ...],
+                 every_block: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        """Node `final`'s elements (its destination array of `shape`) that the statement writes
+        (a mask) and, unless `every_block` (all its due blocks are written), the origin of each
+        (whose block writes it); the data check counts writes per block from these."""
+        reads, mask, _ = self._geometry(final, shape)
+        if every_block:
+            return mask, None
+        ndim = len(shape)
+        origin = self.stmt.src.onto.base + sum(
+            _along(owner[r] * stride, d, ndim) for d, (owner, r, stride)
+            in enumerate(zip(self.owner_of, reads, self.stride)) if owner is not None)
+        return mask, np.broadcast_to(origin, shape)
+
+    def write(self, source: np.ndarray, final: int, dst_local: np.ndarray, delivered_from: np.ndarray,
+              every_block: bool) -> None:
         """Write, at node `final`, every element of the blocks delivered to it
         (`delivered_from[origin]`; `every_block`: all its blocks came) from the global source
-        array, counting each write."""
-        stmt = self.stmt
-        ndim = len(dst_local.shape)
-        reads, mask, index = self._geometry(final, dst_local.shape)
-        if not every_block:  # only the elements whose origin's block came
-            origin = stmt.src.onto.base + sum(
-                _along(owner[r] * stride, d, ndim) for d, (owner, r, stride)
-                in enumerate(zip(self.owner_of, reads, self.stride)) if owner is not None)
+        array (AssignmentData.block_count counts them, block by block)."""
+        _, _, index = self._geometry(final, dst_local.shape)
+        mask, origin = self.elements(final, dst_local.shape, every_block)
+        if origin is not None:  # only the elements whose origin's block came
             mask = mask & delivered_from[origin]
-        values = source[index].transpose(list(stmt.perm))
+        values = source[index].transpose(list(self.stmt.perm))
         if mask.all():
             dst_local[...] = values
-            writes += 1
         else:
             dst_local[mask] = values[mask]
-            writes[mask] += 1
 
-    def write_all(self, source: np.ndarray, dst_flat: np.ndarray, writes_flat: np.ndarray,
+    def write_all(self, source: np.ndarray, dst_flat: np.ndarray,
                   reads: tuple[np.ndarray, np.ndarray | None]) -> None:
         """Every node's due blocks all came: write them all at once into the nodes' arrays laid
-        out node after node in `dst_flat` and count each write in `writes_flat`, as `write` of
-        every node with blocks due with `every_block` would. `reads`: flat_reads' answer."""
+        out node after node in `dst_flat`, as `write` of every node with blocks due with
+        `every_block` would. `reads`: flat_reads' answer."""
         gather, inside = reads
         if inside is None:
             dst_flat[...] = source.reshape(-1)[gather]
-            writes_flat += 1
         else:
             dst_flat[inside] = source.reshape(-1)[gather[inside]]
-            writes_flat[inside] += 1
 
     def flat_reads(self, source_shape: tuple[int, ...], shapes: list[tuple[int, ...]],
                    has_due: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:

@@ -4,11 +4,21 @@ not in the middle of a run."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 from phalanx.compiler.driver import compile_program
-from phalanx.runtime.data import AssignmentData, CollectiveData, ReductionData, build_data
+from phalanx.compiler.schedule import Transfer
+from phalanx.runtime.data import (
+    AssignmentData,
+    CollectiveData,
+    ReductionData,
+    ScheduleError,
+    build_data,
+    move,
+)
 from phalanx.runtime.synthetic import SyntheticData
 from phalanx.runtime.timing import TimingData
 
@@ -75,11 +85,60 @@ def test_every_node_written_and_checked_at_once_passes():
 @pytest.mark.parametrize("spoil, problem", [
     (lambda d: d.dst_local[2].reshape(-1).__setitem__(3, 7.0),
      "node 2: delivered values differ from the reference result"),
-    (lambda d: d.writes[1].reshape(-1).__setitem__(0, 2),
-     "node 1: 1 elements arrived more than once or where none were due")])
+    (lambda d: d.block_count.__setitem__((0, 1), 2),  # block 0->1 (2 x 2 elements) came twice
+     "node 1: 4 elements arrived more than once or where none were due"),
+    (lambda d: d.block_count.__setitem__((3, 1), 0),
+     "node 1: 4 elements never arrived (blocks from [3])")])
 def test_the_check_of_every_node_at_once_still_finds_a_wrong_element(spoil, problem):
     """The one comparison over every node's flat buffer refuses a wrong value or a second
     write; the node-by-node check then names the node."""
     data = _all_moved_in_bulk()
     spoil(data)
     assert data.problems() == [problem]
+
+
+def _pieces(spans: list[tuple[int, int]]) -> AssignmentData:
+    """ROWS_TO_COLUMNS's data with every block moved whole but block 0->1 (2 x 2 float64, 32
+    bytes), which node 0 sends to node 1 in pieces of (offset, bytes) `spans`, in that order."""
+    (stmt,) = compile_program(ROWS_TO_COLUMNS, file="t.phx").communications
+    data = build_data(stmt, np.random.default_rng(0), {})
+    assert isinstance(data, AssignmentData)
+    for origin, final in np.argwhere(data.commset.byte_matrix > 0).tolist():
+        if (origin, final) != (0, 1):
+            move(data, Transfer(origin, final, int(data.commset.byte_matrix[origin, final]), origin, final))
+    for offset, nbytes in spans:
+        move(data, Transfer(0, 1, nbytes, 0, 1, offset=offset))
+    return data
+
+
+@pytest.mark.parametrize("spans", [[(0, 16), (16, 16)], [(16, 8), (0, 16), (24, 8)], [(0, 32)]])
+def test_a_block_whose_pieces_tile_it_once_in_any_order_passes(spans):
+    data = _pieces(spans)
+    assert data.store.assembling == {} and data.problems() == []
+    # Nothing of the block is kept: its packed copy once every byte was cut from it, its pieces
+    # at their destination, which does not forward them
+    assert data.store.copies[0] == {} and data.store.cut == {} and data.store.pieces[1] == {}
+
+
+@pytest.mark.parametrize("spans, error", [
+    ([(0, 16), (0, 16)], "piece [0, 16) of block 0->1 overlaps bytes that already arrived"),  # twice
+    ([(0, 16), (8, 16)], "piece [8, 24) of block 0->1 overlaps bytes that already arrived"),  # wrong offset
+    ([(16, 16), (8, 8), (0, 16)], "piece [0, 16) of block 0->1 overlaps bytes that already arrived"),
+    ([(0, 16), (24, 16)], "sends piece [24, 40) of block 0->1, past the block's 32 bytes")])
+def test_a_piece_twice_or_at_a_wrong_offset_is_refused(spans, error):
+    with pytest.raises(ScheduleError, match=re.escape(error)):
+        _pieces(spans)
+
+
+def test_a_missing_piece_leaves_its_block_unwritten():
+    data = _pieces([(0, 16)])  # bytes [16, 32) never come: the block is never whole
+    assert data.problems() == ["node 1: 4 elements never arrived (blocks from [0])"]
+    assert list(data.store.assembling) == [(0, 1)]
+
+
+def test_a_block_delivered_twice_is_counted_per_block():
+    """A block put a second time (whole, or completed again from pieces) counts twice."""
+    data = _pieces([(0, 32)])
+    data.put(Transfer(0, 1, 32, 0, 1), data.pack(0, 1))
+    assert data.block_count[0, 1] == 2
+    assert data.problems() == ["node 1: 4 elements arrived more than once or where none were due"]
