@@ -37,6 +37,7 @@ from phalanx.compiler.target import Target
 from phalanx.grammar.diagnostics import usage_error
 from phalanx.runtime.faults import FaultSpec, parse_faults
 from phalanx.runtime.interpreter import MAX_SPANS
+from phalanx.runtime.native_run import PREOPEN_BYTES
 from phalanx.runtime.schedule_index import messages
 from phalanx.runtime.simulate import RunLimits, RunResult
 
@@ -45,8 +46,10 @@ EVENTS_PER_HOP = 1.0
 EVENTS_PER_TRANSFER = 0.0  # a block arriving costs no event of its own (one inbox per node and phase)
 BYTES_PER_TRANSFER = 2048  # its arrival key, span and block bookkeeping (tracemalloc, ~1.5 KB)
 # An upper bound: global source, result, destination, payloads (local sources and references
-# are views where the owned indices are runs).
-ARRAY_COPIES = 6
+# are views where the owned indices are runs), the statement's flat per-node source and
+# destination buffers that check a run all at once and its facts (runtime/data.py): a 256 x 256
+# float64 `B = A` on ideal:16 peaked at 9.8 times its array under tracemalloc (2026-11-26).
+ARRAY_COPIES = 10
 IN_FLIGHT = 2  # collectives open at once: one in flight, the next one its first node entered
 BYTES_PER_SPAN = 160  # a timeline span (slots) and its two floats
 WRITE_COUNT_BYTES = 2  # uint8 (uint16 from 255 nodes) write count per element (runtime/data.py)
@@ -97,7 +100,12 @@ def estimate(compiled: Compiled) -> Estimate:
     hops = n_messages * _mean_hops(compiled.target, sorted(pairs)[:HOP_SAMPLE])
     events = EVENTS_PER_MESSAGE * n_messages + EVENTS_PER_HOP * hops + EVENTS_PER_TRANSFER * n_transfers
     spans = min(2 * n_messages, MAX_SPANS)  # a send and (about) a phase span per message
-    memory = sum(sorted(collective_bytes)[-IN_FLIGHT:]) + BYTES_PER_SPAN * spans
+    # The native run opens small runs ahead of the core (runtime/native_run.py PREOPEN_BYTES of
+    # transfers at most), each with its payloads: the runs beyond those in flight, up to that cap.
+    all_runs = sum(b * int(r) for b, r in zip(collective_bytes, runs))
+    in_flight = sum(sorted(collective_bytes)[-IN_FLIGHT:])
+    ahead = min(max(all_runs - in_flight, 0), ARRAY_COPIES * PREOPEN_BYTES)
+    memory = in_flight + ahead + BYTES_PER_SPAN * spans
     return Estimate(int(events), memory, n_messages)
 
 
