@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from phalanx.runtime.limits import ARRAY_COPIES, WRITE_COUNT_BYTES
+
 RUN_KEYS = {"target", "backend", "total_time_s", "verified", "collectives", "program", "seed",
             "choice"}
 COLLECTIVE_KEYS = {"line", "kind", "nprocs", "block_bytes", "total_bytes", "algorithm", "phases",
@@ -256,8 +258,9 @@ def test_a_1d_array_too_big_is_refused_as_the_2d_one_is(cli, tmp_path, shape):
     result = cli("run", prog)
     assert result.code == 2 and result.out == ""
     first = result.err.splitlines()[0]
+    floor_gib = 1e12 * (ARRAY_COPIES * 8 + WRITE_COUNT_BYTES) / 2**30  # runtime/limits.py's floor
     assert first.startswith(f"phalanx: error: {prog} on ideal:4 is too big to simulate here: it "
-                            "needs at least 46566.1 GiB of memory"), first
+                            f"needs at least {floor_gib:.1f} GiB of memory"), first
     assert "out of memory" not in result.err
 
 
