@@ -191,3 +191,44 @@ def crossed(compiled):
     copies = tuple(t for t in phase.sends if t.src == t.dst)
     net = tuple(t for t in phase.sends if t.src != t.dst)
     return dataclasses.replace(schedule, phases=(Phase(copies, copies + net), Phase(net, ())))
+
+
+def every_pair(nnodes: int):
+    """(src, dst, bytes) of every ordered pair of distinct nodes, bytes differing from message
+    to message: the messages the network-column tests compare."""
+    import numpy as np
+
+    src, dst = np.nonzero(~np.eye(nnodes, dtype=bool))
+    return src, dst, (src * 37 + dst * 1001) % 5000
+
+
+def assert_program_columns_match(spec: str) -> None:
+    """The network's transfer programs as columns are transfer_program's, op for op, for every
+    pair of the machine."""
+    from phalanx.compiler.schedule import Transfer
+    from phalanx.compiler.target import resolve
+    from phalanx.runtime.engine import Engine
+
+    target = resolve(spec)
+    network = target.build_network(Engine())
+    src, dst, nbytes = every_pair(target.nnodes)
+    columns = network.transfer_programs(src, dst, nbytes, 0 * src)
+    for i in range(len(src)):
+        program = network.transfer_program(Transfer(int(src[i]), int(dst[i]), int(nbytes[i]), 0, 0))
+        assert columns.program(i) == program
+
+
+def assert_forced_run_verifies(spec: str, kind: str, algorithm: str, size: int) -> None:
+    """The sweep's program of `kind` with `algorithm` forced runs, delivers every block and
+    does not beat its lower bound."""
+    from phalanx.compiler.target import resolve
+    from phalanx.runtime.simulate import simulate
+    from phalanx.runtime.sweep import kind_program
+
+    machine = resolve(spec)
+    compiled = compile_program(kind_program(kind, machine.nnodes, size), target=spec,
+                               algorithm=f"{kind}={algorithm}")
+    result = simulate(compiled).collectives[0]
+    assert result.algorithm == algorithm
+    assert result.verified, result.problems
+    assert result.time_s >= result.lower_bound_s

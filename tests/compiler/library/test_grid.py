@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import assert_forced_run_verifies
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.library.grid import nearest_first
 from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import PhalanxError
-from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import kind_program
 from phalanx.runtime.timing import simulated_time_s
 
@@ -29,13 +29,7 @@ def test_nearest_first_alternates_sides_of_the_ring():
     ("paragon:2x3", "reduce", "dim-ordered"),
 ])
 def test_every_block_arrives(spec, kind, algorithm):
-    machine = resolve(spec)
-    compiled = compile_program(kind_program(kind, machine.nnodes, 4000), target=spec,
-                               algorithm=f"{kind}={algorithm}")
-    result = simulate(compiled).collectives[0]
-    assert result.algorithm == algorithm
-    assert result.verified, result.problems
-    assert result.time_s >= result.lower_bound_s
+    assert_forced_run_verifies(spec, kind, algorithm, 4000)
 
 
 def test_the_root_starts_one_message_per_other_row_and_column_node():

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import assert_forced_run_verifies
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.library.turned import turns
 from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import PhalanxError
-from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import kind_program
 from phalanx.runtime.timing import simulated_time_s
 
@@ -45,13 +45,7 @@ def test_the_turns_are_four_symmetries_of_the_grid_that_fix_the_centre(spec, sha
     ("torus:2x4", "allreduce", "turned-reduce-scatter-allgather", 4096),
 ])
 def test_turned_copies_deliver_every_byte(spec, kind, algorithm, size):
-    machine = resolve(spec)
-    compiled = compile_program(kind_program(kind, machine.nnodes, size), target=spec,
-                               algorithm=f"{kind}={algorithm}")
-    result = simulate(compiled).collectives[0]
-    assert result.algorithm == algorithm
-    assert result.verified, result.problems
-    assert result.time_s >= result.lower_bound_s
+    assert_forced_run_verifies(spec, kind, algorithm, size)
 
 
 def test_the_first_exchange_of_the_turned_allreduce_takes_a_nodes_four_links():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conftest import assert_program_columns_match, every_pair
 from phalanx.compiler.schedule import Transfer
 from phalanx.compiler.target import resolve
 from phalanx.runtime.engine import Engine
@@ -17,11 +18,6 @@ from phalanx.runtime.network import Acquire
 SPECS = ["paragon:4x4", "paragon:2x3", "hypercube:3", "hypercube:1", "sp2:8,routes_per_pair=1",
          "sp2:16,routes_per_pair=1,up_route=0", "sp2:16,routes_per_pair=1,up_route=1",
          "sp2:16,routes_per_pair=1,up_route=3", "cs2:8", "cs2:4", "cs2:20"]
-
-
-def every_pair(nnodes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    src, dst = np.nonzero(~np.eye(nnodes, dtype=bool))
-    return src, dst, (src * 37 + dst * 1001) % 5000  # bytes that differ from message to message
 
 
 @pytest.mark.parametrize("spec", SPECS)
@@ -36,13 +32,7 @@ def test_routes_as_columns_are_the_per_pair_routes(spec):
 
 @pytest.mark.parametrize("spec", SPECS)
 def test_programs_as_columns_are_transfer_program_op_for_op(spec):
-    target = resolve(spec)
-    network = target.build_network(Engine())
-    src, dst, nbytes = every_pair(target.nnodes)
-    columns = network.transfer_programs(src, dst, nbytes, 0 * src)
-    for i in range(len(src)):
-        program = network.transfer_program(Transfer(int(src[i]), int(dst[i]), int(nbytes[i]), 0, 0))
-        assert columns.program(i) == program
+    assert_program_columns_match(spec)
 
 
 @pytest.mark.parametrize("spec", ["hypercube:3", "cs2:16"])

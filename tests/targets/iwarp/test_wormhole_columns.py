@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conftest import assert_program_columns_match, every_pair
 from phalanx.compiler.schedule import Transfer
 from phalanx.compiler.target import resolve
 from phalanx.runtime.engine import Engine
@@ -14,11 +15,6 @@ from phalanx.targets.iwarp.topology import route_channels
 from phalanx.targets.iwarp.wormhole import LIBRARY_MESSAGE, SwitchTag
 
 SPECS = ["torus:4x4", "torus:3x5", "torus:2x6", "iwarp:8x8", "torus:1x4,inject_channels=2"]
-
-
-def every_pair(nnodes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    src, dst = np.nonzero(~np.eye(nnodes, dtype=bool))
-    return src, dst, (src * 37 + dst * 1001) % 5000
 
 
 @pytest.mark.parametrize("spec", SPECS)
@@ -34,13 +30,7 @@ def test_routes_with_their_pools_are_the_torus_routes(spec):
 
 @pytest.mark.parametrize("spec", SPECS)
 def test_programs_as_columns_are_transfer_program_op_for_op(spec):
-    target = resolve(spec)
-    network = target.build_network(Engine())
-    src, dst, nbytes = every_pair(target.nnodes)
-    columns = network.transfer_programs(src, dst, nbytes, 0 * src)
-    for i in range(len(src)):
-        program = network.transfer_program(Transfer(int(src[i]), int(dst[i]), int(nbytes[i]), 0, 0))
-        assert columns.program(i) == program
+    assert_program_columns_match(spec)
 
 
 def test_library_and_phased_messages_have_no_program_and_only_the_library_packs():
