@@ -140,3 +140,18 @@ def test_a_point_function_the_workers_cannot_import_is_an_error_not_a_hang(tmp_p
     assert [o["status"] for o in outcomes] == ["error"] * 3
     assert all("cannot load the point's function point_module_elsewhere.point: ModuleNotFoundError"
                in o["error"] and "PYTHONPATH" in o["error"] for o in outcomes)
+
+
+def test_a_local_cluster_runs_with_its_housekeeping_slowed_down():
+    """The settings reach the worker processes (their nanny passes the config on), not only the
+    process that starts the cluster."""
+    import dask
+
+    from phalanx.runtime.parallel import LOCAL_CLUSTER_CONFIG, ParallelOptions, _client
+
+    with _client(ParallelOptions(workers=2), points=2) as client:
+        per_worker = client.run(dask.config.get, "distributed.admin.tick.interval")
+        profiler = client.run(dask.config.get, "distributed.worker.profile.enabled")
+    assert len(per_worker) == 2
+    assert set(per_worker.values()) == {LOCAL_CLUSTER_CONFIG["distributed.admin.tick.interval"]} == {"1s"}
+    assert set(profiler.values()) == {False}
