@@ -8,14 +8,18 @@ send at the same time and the parent pays only their bytes through its port: k =
 binomial tree (lg P start-ups, one partial each), k = P every partial straight to the root (one
 start-up, P - 1 partials through its port). Between them k balances the two, as the fan-in
 bound does: `radix` takes the k of least cost.knomial_reduce_s for the partial's size.
+
+`cut_halving_phases`, also a reduce whose shape the closed form picks: Rabenseifner's recursive
+halving over the lowest k rank bits only, a binomial reduce of the smaller pieces, a gather.
 """
 
 from __future__ import annotations
 
 from phalanx.compiler.library import cost
+from phalanx.compiler.library.allreduce import halved_rounds
 from phalanx.compiler.library.members import rooted_order
 from phalanx.compiler.library.registry import Machine
-from phalanx.compiler.library.rooted import _inward, _with_copies
+from phalanx.compiler.library.rooted import _inward, _with_copies, halving_gather
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase
 
@@ -46,3 +50,10 @@ def knomial_phases(coll: Collective, machine: Machine) -> list[Phase]:
                                         order[v + i * stride:min(v + (i + 1) * stride, n)])])
         stride *= k
     return _with_copies(coll, phases)
+
+
+def cut_halving_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """Rabenseifner's reduce with its halving cut short at k rank bits (rooted.halving_gather):
+    like the k-nomial radix, k from the closed form (cost.halving_doubling_s), between the
+    binomial tree (k = 0) and reduce-scatter-gather (k = lg P)."""
+    return halving_gather(coll, halved_rounds(coll, machine, len(rooted_order(coll))))
