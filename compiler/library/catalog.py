@@ -66,6 +66,12 @@ GENERIC: tuple[Algorithm, ...] = (
               "down a binomial tree, then recursive doubling, the largest swap between ranks "
               "differing in the lowest bit; 2^d members", rooted.scatter_doubling_phases,
               ROOTED_OK + (power_of_two_members, splittable)),
+    Algorithm("cut-scatter-doubling", ("broadcast",),
+              "scatter-doubling cut short: the block in 2^k pieces scattered down a binomial tree "
+              "over the first 2^k members, each piece down a binomial tree over the members with "
+              "the same k low rank bits, then recursive doubling over those k bits; k of least "
+              "closed-form cost (0: binomial, lg P: scatter-doubling); 2^d members",
+              knomial.cut_scatter_doubling_phases, ROOTED_OK + (power_of_two_members, splittable)),
     Algorithm("chain", ("broadcast", "reduce"),
               "pipelined chain root -> 1 -> 2 ...: a broadcast in sqrt((P-2) beta B / alpha) "
               "pieces, a reduce combining along the chain", rooted.chain_phases, ROOTED_OK),
