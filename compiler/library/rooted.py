@@ -25,8 +25,15 @@ from phalanx.compiler.schedule import COMBINED, WHOLE, Phase, Transfer
 
 
 def _with_copies(coll: Collective, phases: list[list[Transfer]]) -> list[Phase]:
+    """The phases with each node's copy of its own block into its result: first, except a
+    broadcast's root's, after the last phase's messages, so that it overlaps the others'
+    forwarding instead of holding up the root's first message (the root of a broadcast only
+    sends; on the hypercube a 64 KB copy takes 0.9 ms, as long as a start-up and the block)."""
     phases = phases or [[]]
-    phases[0] = local_copies(coll) + phases[0]
+    if coll.kind == "broadcast":
+        phases[-1] = phases[-1] + local_copies(coll)
+    else:
+        phases[0] = local_copies(coll) + phases[0]
     return [Phase.of(p) for p in phases]
 
 
