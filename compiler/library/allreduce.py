@@ -19,6 +19,9 @@ cost.py) overlaps that phase's message rather than holding up the first.
   1, 2, ..., n/2 member v sends its partner v XOR mask the half of its range of pieces on the
   partner's side, so that it ends with the piece of v's bits reversed), the allgather by
   recursive doubling (with mask n/2, ..., 1 the partners swap all the reduced pieces they hold).
+- `cut_halving_phases`: 2^d members; Rabenseifner's cut short: the halving over the lowest k
+  rank bits only (2^k pieces), recursive doubling of each member's piece over the other bits,
+  doubling back over the k bits; k from cost.halving_doubling_s (0: recursive doubling).
 """
 
 from __future__ import annotations
