@@ -120,7 +120,8 @@ def test_targets_and_algorithms_json(cli):
     assert algorithms["ideal:8"]["alltoall"] == ["auto", "direct", "bruck"]
     assert algorithms["ideal:8"]["broadcast"] == ["auto", "direct", "linear", "binomial",
                                                   "scatter-allgather", "scatter-doubling",
-                                                  "chain", "binary", "split-binary", "two-tree"]
+                                                  "cut-scatter-doubling", "chain", "binary",
+                                                  "split-binary", "two-tree"]
 
 
 def test_sweep_json(cli):

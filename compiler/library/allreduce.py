@@ -19,11 +19,14 @@ cost.py) overlaps that phase's message rather than holding up the first.
   1, 2, ..., n/2 member v sends its partner v XOR mask the half of its range of pieces on the
   partner's side, so that it ends with the piece of v's bits reversed), the allgather by
   recursive doubling (with mask n/2, ..., 1 the partners swap all the reduced pieces they hold).
+- `cut_halving_phases`: 2^d members; Rabenseifner's cut short: the halving over the lowest k
+  rank bits only (2^k pieces), recursive doubling of each member's piece over the other bits,
+  doubling back over the k bits; k from cost.halving_doubling_s (0: recursive doubling).
 """
 
 from __future__ import annotations
 
-from phalanx.compiler.library import group
+from phalanx.compiler.library import cost, group
 from phalanx.compiler.library.members import contributors, group_order
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.library.requirements import partial_blocks
@@ -33,12 +36,13 @@ from phalanx.compiler.schedule import COMBINED, Phase, Transfer
 
 
 class Pieces:
-    """The pieces of a collective's partials over its members: transfers that carry them."""
+    """The pieces of a collective's partials over its members: transfers that carry them
+    (`count` pieces; one per member by default)."""
 
-    def __init__(self, coll: Collective):
+    def __init__(self, coll: Collective, count: int | None = None):
         self.coll = coll
         self.order = group_order(coll)
-        self.pieces = element_pieces(coll, len(self.order))
+        self.pieces = element_pieces(coll, len(self.order) if count is None else count)
         self.origins = contributors(coll)
 
     def toward(self, v: int, w: int, j: int, origins: list[int], owner: int | None = None
@@ -46,6 +50,10 @@ class Pieces:
         """Member v's piece j of the partials of `origins` to member w, bound for the member
         that reduces piece j (`owner`; member j where not given)."""
         return self._piece(v, w, j, origins, self.order[j if owner is None else owner])
+
+    def exchanged(self, v: int, w: int, j: int, origins: list[int]) -> list[Transfer]:
+        """Member v's piece j of the partials of `origins` to member w, for w itself."""
+        return self._piece(v, w, j, origins, self.order[w])
 
     def reduced(self, v: int, w: int, j: int) -> list[Transfer]:
         """Member v's reduced piece j to member w, for w: every origin's but w's own."""
@@ -91,21 +99,44 @@ def rabenseifner_phases(coll: Collective, machine: Machine) -> list[Phase]:
     return halving_doubling(coll, halving_masks(len(group_order(coll))))
 
 
+def cut_halving_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """Rabenseifner's halving cut short on 2^d members: recursive halving over the lowest k
+    rank bits only, recursive doubling of the n / 2^k piece each member then holds over the
+    other d - k bits, recursive doubling back over the k bits; k (`halved_rounds`) of least
+    cost.halving_doubling_s, between recursive doubling (k = 0) and Rabenseifner's (k = d)."""
+    members = len(group_order(coll))
+    return halving_doubling(coll, halving_masks(members), halved_rounds(coll, machine, members))
+
+
+def halved_rounds(coll: Collective, machine: Machine, members: int) -> int:
+    """k for Rabenseifner's halving cut short: of least cost.halving_doubling_s for the
+    collective's partials on `members` members."""
+    nbytes = coll.block_bytes or int(coll.network_matrix.max())
+    return cost.least_halved_rounds(members, nbytes, coll.element_bytes or nbytes, machine.port)
+
+
 def halving_masks(n: int) -> list[int]:
     """1, 2, 4, ... below n."""
     return [1 << k for k in range(n.bit_length() - 1)]
 
 
-def halving_doubling(coll: Collective, masks: list[int]) -> list[Phase]:
-    """Recursive halving with `masks` in order (with mask b member v keeps the half of its range
-    of pieces on its own side of bit b and sends its partner v XOR b the other half), so that
-    member v ends with one piece, owner[piece] = v; then recursive doubling with the masks in
-    reverse, partners swapping every reduced piece they hold."""
-    cut = Pieces(coll)
+def halving_doubling(coll: Collective, masks: list[int], halved: int | None = None) -> list[Phase]:
+    """Recursive halving with the first `halved` of `masks` (all by default), in order (with mask
+    b member v keeps the half of its range of pieces on its own side of bit b and sends its
+    partner v XOR b the other half), the partials cut in 2^halved pieces, so that member v ends
+    with one piece, reduced over the members that differ from v in those masks' bits only (its
+    block); then recursive doubling of that piece with the other masks, partners swapping all
+    the partials of it they hold, so that every member of the piece's column (the members that
+    hold it) has it reduced over all; then recursive doubling with the halving masks in
+    reverse, partners swapping every reduced piece they hold. Each block's member that ends with
+    piece j (`owner`) is the final of the halving's transfers of piece j."""
+    halved = len(masks) if halved is None else halved
+    count = 1 << halved
+    cut = Pieces(coll, count)
     n, order = len(cut.order), cut.order
-    lo, hi = [0] * n, [n] * n
-    ranges = []  # per mask: each member's (kept, given) range of pieces
-    for mask in masks:
+    lo, hi = [0] * n, [count] * n
+    ranges = []  # per halving mask: each member's (kept, given) range of pieces
+    for mask in masks[:halved]:
         step = []
         for v in range(n):
             mid = (lo[v] + hi[v]) // 2
@@ -113,9 +144,10 @@ def halving_doubling(coll: Collective, masks: list[int]) -> list[Phase]:
             step.append(give)
             lo[v], hi[v] = keep
         ranges.append(step)
-    owner = {lo[v]: v for v in range(n)}
+    halving_bits = sum(masks[:halved])
+    owner = {(v & ~halving_bits, lo[v]): v for v in range(n)}  # (block, piece) -> its member
     own = set(cut.origins)
-    held = [{(order[v], j) for j in range(n)} if order[v] in own else set() for v in range(n)]
+    held = [{(order[v], j) for j in range(count)} if order[v] in own else set() for v in range(n)]
     phases = []
     for mask, step in zip(masks, ranges):
         moves = []  # (member, partner, the pieces it gives), all decided before any moves
@@ -124,13 +156,18 @@ def halving_doubling(coll: Collective, masks: list[int]) -> list[Phase]:
             moves.append((v, v ^ mask, {(o, j) for o, j in held[v] if j in give}))
         phases.append([t for v, w, tokens in moves for j in sorted({j for _, j in tokens})
                        for t in cut.toward(v, w, j, sorted(o for o, k in tokens if k == j),
-                                           owner[j])])
+                                           owner[(v & ~halving_bits, j)])])
         for v, w, tokens in moves:
             held[v] -= tokens
             held[w] |= tokens
+    for mask in masks[halved:]:
+        phases.append([t for v in range(n)
+                       for t in cut.exchanged(v, v ^ mask, lo[v], sorted(o for o, _ in held[v]))])
+        held = [held[v] | held[v ^ mask] for v in range(n)]
+    phases = phases or [[]]
     phases[0] += [t for v in range(n) for t in cut.own(v, [lo[v]])]
     span = [[lo[v]] for v in range(n)]  # the reduced pieces each member holds
-    for mask in masks[::-1]:
+    for mask in masks[:halved][::-1]:
         phases.append([t for v in range(n) for j in span[v] for t in cut.reduced(v, v ^ mask, j)]
                       + [t for v in range(n) for t in cut.own(v, span[v ^ mask])])
         span = [sorted(span[v] + span[v ^ mask]) for v in range(n)]

@@ -22,7 +22,11 @@
   number of bytes per link time, where the target names its links (`Links`);
 - fan-in: a reduce's root either takes every contributor's own value of an element (d partials
   through its port) or waits for a relayed value, which no message brings before two start-ups
-  (fan_in_bound_s).
+  (fan_in_bound_s);
+- pipeline: a broadcast's root sends its block in q messages one after another, and the bytes
+  of its k-th are at one other node only once that whole message has arrived, so each piece
+  costs the root's port a start-up and the piece's bytes once more before the start-up rounds
+  (pipeline_bound_s; one stream per node, the send port held through start-up and wire).
 
 `fixed_routes_bound_s`, the busiest link under the machine's fixed routing, is not among them:
 it holds only for schedules of direct messages (docs/bounds.md, "Fixed routes").
@@ -204,6 +208,38 @@ def fan_in_bound_s(coll: Collective, port: PortModel) -> float:
     return best
 
 
+def pipeline_bound_s(coll: Collective, port: PortModel) -> float:
+    """A broadcast of B bytes to d receivers (docs/bounds.md, "A broadcast's pipeline"): let
+    the root's messages that carry bytes it has not sent before be M_1, ..., M_q, with b_k new
+    bytes each. M_k starts no sooner than (k - 1) alpha + (b_1 + ... + b_(k-1)) beta (the root's
+    one port holds each message's start-up and wire), and the bytes it and the later ones bring
+    are at its receiver only once it has all arrived, alpha + b_k beta later, before which the
+    root starts nothing else. From then the nodes sent some of them at most double per hold_s,
+    so one receiver is first sent some no sooner than ceil(log2(d + 1)) - 2 holds on, and takes
+    all of them, alpha after that. For every k:
+        T >= 2 alpha + (L - 2) h + B beta + (k - 1) alpha + b_k beta,  L = ceil(log2(d + 1)),
+    so T >= 2 alpha + (L - 2) h + B beta + min over q of (B beta / q + (q - 1) alpha / 2), the
+    pieces' b_k beta <= c - (k - 1) alpha summing to B beta. 0 for other kinds, fewer than two
+    receivers, uneven blocks, or a port that streams several messages, shares its engine (its
+    start-up lets the next message's go first) or is shared between nodes."""
+    if coll.kind != "broadcast" or port.streams != 1 or port.shared_engine or port.port_of:
+        return 0.0
+    m = coll.network_matrix
+    senders = np.flatnonzero(m.any(axis=1))
+    if len(senders) != 1:
+        return 0.0
+    blocks = m[senders[0]][m[senders[0]] > 0]
+    if len(blocks) < 2 or blocks.min() != blocks.max():
+        return 0.0
+    rounds = math.ceil(math.log2(len(blocks) + 1))
+    alpha, bytes_s = port.startup_s, float(blocks[0]) * port.s_per_byte
+    pieces = 0.0  # with no start-up, ever more pieces cost nothing more
+    if alpha > 0:  # the least over q of a convex function: at the floor or ceiling of its real minimum
+        best = math.sqrt(2 * bytes_s / alpha)
+        pieces = min(bytes_s / q + (q - 1) * alpha / 2 for q in {max(1, math.floor(best)), math.ceil(best)})
+    return 2 * alpha + (rounds - 2) * port.hold_s + bytes_s + pieces
+
+
 def _port_rounds(m: np.ndarray, port: PortModel, source: int) -> int:
     """Start-up rounds for `source`'s data to reach the other ports that need it."""
     others = {port.port(q) for q in np.flatnonzero(m[source])} - {port.port(source)}
@@ -221,6 +257,9 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
            "port bandwidth": (port.startup_s + port.s_per_byte * load / port.streams) if load else 0.0}
     if coll.kind == "reduce" and not port.port_of:
         out["fan-in"] = fan_in_bound_s(coll, port)
+    pipeline_s = pipeline_bound_s(coll, port)
+    if pipeline_s > 0:
+        out["pipeline"] = pipeline_s
     if port.shared_engine and not port.port_of:
         out["shared engines"] = port.startup_s + port.s_per_byte * engines_load(coll, send, recv) \
             / port.streams

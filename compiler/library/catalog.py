@@ -66,6 +66,12 @@ GENERIC: tuple[Algorithm, ...] = (
               "down a binomial tree, then recursive doubling, the largest swap between ranks "
               "differing in the lowest bit; 2^d members", rooted.scatter_doubling_phases,
               ROOTED_OK + (power_of_two_members, splittable)),
+    Algorithm("cut-scatter-doubling", ("broadcast",),
+              "scatter-doubling cut short: the block in 2^k pieces scattered down a binomial tree "
+              "over the first 2^k members, each piece down a binomial tree over the members with "
+              "the same k low rank bits, then recursive doubling over those k bits; k of least "
+              "closed-form cost (0: binomial, lg P: scatter-doubling); 2^d members",
+              knomial.cut_scatter_doubling_phases, ROOTED_OK + (power_of_two_members, splittable)),
     Algorithm("chain", ("broadcast", "reduce"),
               "pipelined chain root -> 1 -> 2 ...: a broadcast in sqrt((P-2) beta B / alpha) "
               "pieces, a reduce combining along the chain", rooted.chain_phases, ROOTED_OK),
@@ -93,6 +99,12 @@ GENERIC: tuple[Algorithm, ...] = (
               "to the root; 2^d members, partials of at least P elements",
               rooted.reduce_scatter_gather_phases,
               ROOTED_OK + (power_of_two_members, partial_blocks)),
+    Algorithm("cut-halving", ("reduce",),
+              "Rabenseifner's reduce with its halving cut short: recursive halving over the "
+              "lowest k rank bits (partials in 2^k pieces), a binomial reduce of each piece over "
+              "the other bits, a binomial gather of the 2^k pieces to the root; k of least "
+              "closed-form cost (0: binomial, lg P: reduce-scatter-gather); 2^d members",
+              knomial.cut_halving_phases, ROOTED_OK + (power_of_two_members, partial_blocks)),
     Algorithm("two-tree", ("reduce",),
               "Sanders, Speck and Traff's two-tree reduce: the two-tree broadcast backwards, each "
               "half of the partials reduced up one of the two trees in segments, every node "
@@ -119,6 +131,12 @@ GENERIC: tuple[Algorithm, ...] = (
               "an allgather of the pieces by recursive doubling; 2^d members, partials of at "
               "least P elements",
               allreduce.rabenseifner_phases, GROUP_OK + (power_of_two_members, partial_blocks)),
+    Algorithm("cut-halving", ("allreduce",),
+              "Rabenseifner's halving cut short: recursive halving over the lowest k rank bits "
+              "(partials in 2^k pieces), recursive doubling of the piece each member then holds "
+              "over the other bits, doubling back over the k bits; k of least closed-form cost "
+              "(0: recursive doubling, lg P: reduce-scatter-allgather); 2^d members",
+              allreduce.cut_halving_phases, GROUP_OK + (power_of_two_members, partial_blocks)),
     Algorithm("colouring", ("cshift", "permutation", "sparse"),
               "every message as early as the ports allow: one phase where no port sends or "
               "receives twice, else D phases of a bipartite edge colouring (König; D the most "

@@ -168,6 +168,28 @@ def rabenseifner_s(members: int, partial_bytes: int, element_bytes: int, port: P
                            + port.combine_s_per_op * (partial_bytes // element_bytes)))
 
 
+def halving_doubling_s(members: int, halved: int, partial_bytes: int, element_bytes: int,
+                       port: PortModel) -> float:
+    """Rabenseifner's halving cut short (allreduce.halving_doubling, rooted.cut_halving_phases)
+    on 2^d members: `halved` = k rounds of recursive halving (pieces of n / 2, ..., n / 2^k),
+    d - k rounds on the n / 2^k piece each member ends with, k rounds of doubling or gathering
+    back (n / 2^k, ..., n / 2); a round of m bytes is alpha + m (beta + gamma / e), twice the
+    bytes' time where one engine carries both directions of the exchange (an estimate there).
+    k = d: rabenseifner_s; k = 0: recursive doubling, d (alpha + n beta + e gamma)."""
+    d = members.bit_length() - 1
+    per_byte_s = port.s_per_byte * (2 if port.shared_engine else 1) \
+        + port.combine_s_per_op / element_bytes
+    halves = sum(partial_bytes / 2 ** i for i in range(1, halved + 1))
+    return ((halved * 2 + d - halved) * port.startup_s
+            + (2 * halves + (d - halved) * partial_bytes / 2 ** halved) * per_byte_s)
+
+
+def least_halved_rounds(members: int, partial_bytes: int, element_bytes: int, port: PortModel) -> int:
+    """The k in 0..lg P of least halving_doubling_s (the larger of equals: fewer bytes a round)."""
+    return min(range(members.bit_length()), key=lambda k: (
+        halving_doubling_s(members, k, partial_bytes, element_bytes, port), -k))
+
+
 def ring_allreduce_s(members: int, partial_bytes: int, element_bytes: int, port: PortModel) -> float:
     """Reduce-scatter then allgather round a ring of P members: 2 (P - 1) steps, each one
     start-up and a piece of ceil(n / (e P)) elements, moved and merged."""

@@ -8,16 +8,23 @@ send at the same time and the parent pays only their bytes through its port: k =
 binomial tree (lg P start-ups, one partial each), k = P every partial straight to the root (one
 start-up, P - 1 partials through its port). Between them k balances the two, as the fan-in
 bound does: `radix` takes the k of least cost.knomial_reduce_s for the partial's size.
+
+Two more rooted schedules whose shape the closed form picks: `cut_halving_phases`, a reduce by
+Rabenseifner's recursive halving over the lowest k rank bits only, a binomial reduce of the
+smaller pieces and a gather; `cut_scatter_doubling_phases`, its twin for a broadcast.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from phalanx.compiler.library import cost
-from phalanx.compiler.library.members import rooted_order
+from phalanx.compiler.library.allreduce import halved_rounds
+from phalanx.compiler.library.members import binomial_rounds, rooted_order, subtree
 from phalanx.compiler.library.registry import Machine
-from phalanx.compiler.library.rooted import _inward, _with_copies
+from phalanx.compiler.library.rooted import _inward, _with_copies, halving_gather, segments
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import Phase
+from phalanx.compiler.schedule import COMBINED, Phase, Transfer
 
 
 def radix(coll: Collective, machine: Machine, members: int) -> int:
@@ -45,4 +52,42 @@ def knomial_phases(coll: Collective, machine: Machine) -> list[Phase]:
                        for t in _inward(coll, order[v + i * stride], order[v],
                                         order[v + i * stride:min(v + (i + 1) * stride, n)])])
         stride *= k
+    return _with_copies(coll, phases)
+
+
+def cut_halving_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """Rabenseifner's reduce with its halving cut short at k rank bits (rooted.halving_gather):
+    like the k-nomial radix, k from the closed form (cost.halving_doubling_s), between the
+    binomial tree (k = 0) and reduce-scatter-gather (k = lg P)."""
+    return halving_gather(coll, halved_rounds(coll, machine, len(rooted_order(coll))))
+
+
+def cut_scatter_doubling_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """scatter-doubling cut short, the broadcast's twin of the reduce's cut halving: the block
+    in 2^k pieces scattered down a binomial tree over members 0 .. 2^k - 1 (member j ends with
+    piece j), each piece broadcast down a binomial tree over its column (the members with the
+    same k low rank bits), then recursive doubling over the k low bits in every block of 2^k,
+    the largest swap between ranks that differ in the lowest bit; k of least
+    cost.halving_doubling_s without merges (k = lg P: scatter-doubling; k = 0: binomial)."""
+    order = rooted_order(coll)
+    n, root = len(order), order[0]
+    no_merges = replace(machine.port, combine_s_per_op=0.0)
+    halved = cost.least_halved_rounds(n, coll.block_bytes or 1, 1, no_merges)
+    count = 1 << halved
+    pieces = segments(coll.block_bytes or 0, count)
+
+    def piece(src: int, dst: int, j: int, final: int) -> Transfer:
+        offset, nbytes = pieces[j]
+        return Transfer(order[src], order[dst], nbytes, root, order[final], COMBINED, offset)
+
+    phases = [[piece(v, c, j, j) for v, c in pairs for j in subtree(c, count)]
+              for pairs in binomial_rounds(count)]
+    phases += [[piece(v * count + j, c * count + j, j, c * count + j) for v, c in pairs
+                for j in range(count)] for pairs in binomial_rounds(n // count)]
+    held = [[v % count] for v in range(n)]
+    mask = count >> 1
+    while mask:
+        phases.append([piece(v, v ^ mask, j, v ^ mask) for v in range(n) for j in held[v] if v ^ mask])
+        held = [sorted(held[v] + held[v ^ mask]) for v in range(n)]
+        mask >>= 1
     return _with_copies(coll, phases)

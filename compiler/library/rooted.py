@@ -21,12 +21,19 @@ from phalanx.compiler.library.members import (
 )
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import COMBINED, Phase, Transfer
+from phalanx.compiler.schedule import COMBINED, WHOLE, Phase, Transfer
 
 
 def _with_copies(coll: Collective, phases: list[list[Transfer]]) -> list[Phase]:
+    """The phases with each node's copy of its own block into its result: first, except a
+    broadcast's root's, after the last phase's messages, so that it overlaps the others'
+    forwarding instead of holding up the root's first message (the root of a broadcast only
+    sends; on the hypercube a 64 KB copy takes 0.9 ms, as long as a start-up and the block)."""
     phases = phases or [[]]
-    phases[0] = local_copies(coll) + phases[0]
+    if coll.kind == "broadcast":
+        phases[-1] = phases[-1] + local_copies(coll)
+    else:
+        phases[0] = local_copies(coll) + phases[0]
     return [Phase.of(p) for p in phases]
 
 
@@ -169,29 +176,39 @@ def element_pieces(coll: Collective, count: int) -> list[tuple[int, int]]:
 def reduce_scatter_gather_phases(coll: Collective, machine: Machine) -> list[Phase]:
     """Rabenseifner's reduce (MPICH's reduce_scatter_gather) on 2^d members by virtual rank, root
     0: each partial block in 2^d pieces, piece j bound for member j; a reduce-scatter by
-    recursive halving (with mask 2^(d-1), ..., 1, member v keeps the half of its pieces on v's
-    side and sends its partner v XOR mask the other half of every partial it holds, combined),
-    then a binomial gather of the reduced pieces to the root. A piece that reaches the root
-    stays there: the root's own partial never moves, and it forwards nothing."""
+    recursive halving (with mask 1, 2, ..., 2^(d-1), member v keeps the half of its pieces on
+    v's side and sends its partner v XOR mask the other half of every partial it holds,
+    combined), then a binomial gather of the reduced pieces to the root. A piece that reaches
+    the root stays there: the root's own partial never moves, and it forwards nothing."""
+    return halving_gather(coll, len(rooted_order(coll)).bit_length() - 1)
+
+
+def halving_gather(coll: Collective, halved: int) -> list[Phase]:
+    """Recursive halving over the lowest `halved` = k rank bits (the partials in 2^k pieces:
+    member v ends with the piece of its k low bits, reduced over the members that differ from it
+    in those bits only), then a binomial reduce over the other bits, lowest first (member v with
+    its lowest set bit among them at b sends all it holds to v - b: one piece, combined), then a
+    binomial gather over the k bits to the root (k = d: Rabenseifner's reduce; k = 0: the
+    binomial tree)."""
     order = rooted_order(coll)
     n, root, m = len(order), order[0], coll.byte_matrix
-    pieces = element_pieces(coll, n)
+    count = 1 << halved
+    pieces = element_pieces(coll, count)
     held: list[set[tuple[int, int]]] = [set() for _ in range(n)]  # (origin, piece) at v
     for v in range(1, n):
         if m[order[v]][root]:
-            held[v] = {(order[v], j) for j in range(n)}
+            held[v] = {(order[v], j) for j in range(count)}
 
     def send(v: int, to: int, tokens: set[tuple[int, int]]) -> list[Transfer]:
         held[v] -= tokens
         if to:  # the root keeps what it receives
             held[to] |= tokens
-        return [Transfer(order[v], order[to], pieces[j][1], o, root, COMBINED, pieces[j][0])
-                for o, j in sorted(tokens)]
+        return [Transfer(order[v], order[to], pieces[j][1], o, root, COMBINED,
+                         pieces[j][0] if count > 1 else WHOLE) for o, j in sorted(tokens)]
 
     phases = []
-    lo, hi = [0] * n, [n] * n
-    mask = 1
-    while mask < n:
+    lo, hi = [0] * n, [count] * n
+    for mask in (1 << b for b in range(halved)):
         moves = []
         for v in range(n):
             mid = (lo[v] + hi[v]) // 2
@@ -199,9 +216,9 @@ def reduce_scatter_gather_phases(coll: Collective, machine: Machine) -> list[Pha
             moves.append((v, v ^ mask, {(o, j) for o, j in held[v] if give[0] <= j < give[1]}))
             lo[v], hi[v] = keep
         phases.append([t for v, to, tokens in moves for t in send(v, to, tokens)])
-        mask <<= 1
-    mask = 1
-    while mask < n:
-        phases.append([t for v in range(mask, n, 2 * mask) for t in send(v, v - mask, set(held[v]))])
-        mask <<= 1
+    for mask in (1 << b for b in range(halved, n.bit_length() - 1)):  # each piece's column
+        phases.append([t for v in range(n) if v & ~(count - 1) & (2 * mask - 1) == mask
+                       for t in send(v, v - mask, set(held[v]))])
+    for mask in (1 << b for b in range(halved)):  # the pieces, now at members 0 .. 2^k - 1
+        phases.append([t for v in range(mask, count, 2 * mask) for t in send(v, v - mask, set(held[v]))])
     return _with_copies(coll, phases)

@@ -28,7 +28,7 @@ def check_phalanx(row: dict) -> None:
         assert point["verified"]
         assert point["time_s"] >= point["lower_bound_s"] * (1 - 1e-12), point
         assert point["efficiency"] == pytest.approx(point["lower_bound_s"] / point["time_s"])
-        assert point["lower_bound_binds"] in ("start-up", "port bandwidth", "cut")
+        assert point["lower_bound_binds"] in ("start-up", "port bandwidth", "cut", "pipeline")
     assert ph["best"]["time_s"] == min(p["time_s"] for p in ph["algorithms"] if "time_s" in p)
     assert ph["auto"]["time_s"] >= ph["best"]["time_s"] * (1 - 1e-12)
 

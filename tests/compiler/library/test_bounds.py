@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from phalanx.compiler.driver import compile_program
-from phalanx.compiler.library.bounds import bounds, fan_in_bound_s, startup_bound_s
+from phalanx.compiler.library.bounds import bounds, fan_in_bound_s, pipeline_bound_s, startup_bound_s
 from phalanx.compiler.library.offer import grid_links
 from phalanx.compiler.recognize import Collective, recognize
 from phalanx.compiler.target import Target, resolve
@@ -92,8 +92,31 @@ def test_a_shift_needs_one_start_up_and_a_broadcast_its_depth_then_the_whole_blo
     broadcast = recognize(0, m, "A", "B", 1, "copy", "single", "replicated")
     assert broadcast.kind == "broadcast"
     # ceil(log2 8) = 3 start-ups, then every byte through the last receiver's port
-    assert machine.binding_bound(broadcast) == (pytest.approx(3 * 10e-6 + 65536 * 0.01e-6),
-                                                "start-up")
+    assert startup_bound_s(broadcast, port) == pytest.approx(3 * 10e-6 + 65536 * 0.01e-6)
+    assert machine.binding_bound(broadcast)[1] == "pipeline"  # the pieces' start-ups on top
+
+
+def test_a_broadcast_pays_each_piece_twice_and_its_start_up_before_the_rounds():
+    """ideal (alpha 10 us, beta 0.01 us/B), 64 KB (B beta 655.36 us): the root's pieces cost
+    at least min over q of B beta / q + (q - 1) alpha / 2, at q = 11 (59.58 + 50 us), on top of
+    2 alpha + (lg P - 2) alpha + B beta. On ideal:3 an 8-byte broadcast sent straight to both
+    receivers (q = 1) meets it: 2 (alpha + 8 beta). Not where the port streams several messages
+    (torus) or the engine lets another start-up in before a message's wire (Paragon)."""
+    pieces_s = 655.36e-6 / 11 + 10 * 10e-6 / 2
+    for spec, rounds in (("ideal:8", 3), ("ideal:16", 4)):
+        machine = resolve(spec)
+        coll = compile_program(kind_program("broadcast", machine.nnodes, 65536),
+                               target=spec).collectives[0]
+        assert pipeline_bound_s(coll, machine.library.machine.port) == pytest.approx(
+            (2 + rounds - 2) * 10e-6 + 655.36e-6 + pieces_s)
+    machine = resolve("ideal:3")
+    coll = compile_program(kind_program("broadcast", 3, 8), target="ideal:3").collectives[0]
+    assert machine.binding_bound(coll) == (pytest.approx(2 * (10e-6 + 8 * 0.01e-6)), "pipeline")
+    assert simulated_time_s(machine, coll, "direct") == pytest.approx(2 * (10e-6 + 8 * 0.01e-6))
+    for spec in ("torus:4x4", "paragon:4x4"):
+        machine = resolve(spec)
+        coll = compile_program(kind_program("broadcast", 16, 65536), target=spec).collectives[0]
+        assert pipeline_bound_s(coll, machine.library.machine.port) == 0.0
 
 
 def test_an_allreduce_moves_two_partials_per_member_less_one_share():

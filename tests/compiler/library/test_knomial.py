@@ -1,8 +1,12 @@
 """The k-nomial reduce (knomial.py): its radix follows the partial's size (the binomial tree for
 long partials, every partial straight to the root for short ones, k = 4 between on ideal:16),
-its simulated time on `ideal` is its closed form within 2%, and its data arrives on any P."""
+its simulated time on `ideal` is its closed form within 2%, and its data arrives on any P. The
+cut scatter-doubling broadcast (knomial.py too): its closed form and its data. (The cut-halving
+reduce's are in test_allreduce.py, beside its allreduce twin.)"""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 
@@ -48,5 +52,32 @@ def test_every_partial_arrives_on_any_number_of_members(spec, size):
                                algorithm="reduce=knomial")
     result = simulate(compiled).collectives[0]
     assert result.algorithm == "knomial"
+    assert result.verified, result.problems
+    assert result.time_s >= result.lower_bound_s
+
+
+@pytest.mark.parametrize("size, k", [(128, 0), (2048, 2), (65536, 3)])
+def test_the_cut_scatter_doubling_broadcast_meets_its_closed_form(size, k):
+    """ideal:16: the binomial tree at 128 B (k = 0), two halving bits at 2 KB (100.96 us),
+    three at 64 KB (1.299 ms): scatter-doubling's 2 lg P start-ups less the one its last
+    scatter round and first doubling round cost apart (cost.halving_doubling_s, no merges)."""
+    machine = resolve("ideal:16")
+    port = machine.library.machine.port
+    compiled = compile_program(kind_program("broadcast", 16, size), target="ideal:16",
+                               algorithm="broadcast=cut-scatter-doubling")
+    result = simulate(compiled).collectives[0]
+    assert result.verified, result.problems
+    no_merges = replace(port, combine_s_per_op=0.0)
+    assert cost.least_halved_rounds(16, size, 1, no_merges) == k
+    assert result.time_s == pytest.approx(cost.halving_doubling_s(16, k, size, 1, no_merges),
+                                          rel=TOLERANCE)
+
+
+@pytest.mark.parametrize("spec, size", [("hypercube:4", 65536), ("torus:4x4", 2048), ("ideal:8", 20000)])
+def test_the_cut_scatter_doubling_broadcast_arrives_on_other_machines(spec, size):
+    machine = resolve(spec)
+    compiled = compile_program(kind_program("broadcast", machine.nnodes, size), target=spec,
+                               algorithm="broadcast=cut-scatter-doubling")
+    result = simulate(compiled).collectives[0]
     assert result.verified, result.problems
     assert result.time_s >= result.lower_bound_s
