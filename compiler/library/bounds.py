@@ -17,6 +17,8 @@
   own need is one;
 - cut: what must cross a cut of the topology (a torus's or mesh's bisection, a hypercube's
   halves) at its links' rate, where the target names cuts;
+- entry link: what must enter a set of nodes that every fixed route from outside enters by one
+  link (a CS-2 leaf switch), at that link's rate;
 - link load: every byte for one destination crosses at least the links of a shortest path to
   it however it is routed or relayed, and all link directions together carry at most their
   number of bytes per link time, where the target names its links (`Links`);
@@ -27,6 +29,11 @@
   of its k-th are at one other node only once that whole message has arrived, so each piece
   costs the root's port a start-up and the piece's bytes once more before the start-up rounds
   (pipeline_bound_s; one stream per node, the send port held through start-up and wire).
+- start-ups or relays: in a one-destination kind a node that sends k messages reaches at most k
+  destinations directly, and every other block of its crosses two messages or more; a port
+  busy for each start-up and each byte it sends (and, on a shared engine, receives) then
+  carries, on average over the nodes, at least the least over k of k start-ups plus those
+  bytes (relay_bound_s).
 
 `fixed_routes_bound_s`, the busiest link under the machine's fixed routing, is not among them:
 it holds only for schedules of direct messages (docs/bounds.md, "Fixed routes").
@@ -51,10 +58,13 @@ ONE_DESTINATION_KINDS = ("alltoall", "alltoallv", "scatter", "gather", "cshift",
 
 @dataclass(frozen=True)
 class Cut:
-    """Nodes on one side of a cut and the link directions that cross it each way."""
+    """Nodes on one side of a cut and the link directions that cross it each way. `into`: an
+    entry cut of fixed routes, whose `links` every route from another node into `side` passes
+    (a CS-2 leaf switch's one link from above): it bounds the bytes that must enter `side`."""
 
     side: frozenset[int]
     links: int
+    into: bool = False
 
 
 @dataclass(frozen=True)
@@ -117,12 +127,12 @@ def engines_load(coll: Collective, send: np.ndarray, recv: np.ndarray) -> float:
     return 2 * float(max(send.sum(), recv.sum())) / coll.nprocs
 
 
-def must_cross(coll: Collective, side: frozenset[int]) -> float:
-    """Bytes that must cross from `side` to the rest (the larger direction)."""
+def must_cross(coll: Collective, side: frozenset[int], into: bool = False) -> float:
+    """Bytes that must cross from `side` to the rest (the larger direction), or `into` it only."""
     n, m = coll.nprocs, coll.network_matrix
     inside = np.array([p in side for p in range(n)])
     worst = 0.0
-    for a, b in ((inside, ~inside), (~inside, inside)):
+    for a, b in ((~inside, inside),) if into else ((inside, ~inside), (~inside, inside)):
         flows = m[a][:, b]
         if coll.kind in REDUCTIONS:
             crossing = float(flows.max(initial=0))
@@ -240,6 +250,32 @@ def pipeline_bound_s(coll: Collective, port: PortModel) -> float:
     return 2 * alpha + (rounds - 2) * port.hold_s + bytes_s + pieces
 
 
+def relay_bound_s(coll: Collective, port: PortModel) -> float:
+    """Start-ups or relays (docs/bounds.md): in a one-destination kind a node v that starts k_v
+    messages sends at most k_v of its blocks straight to their destinations; each byte of its
+    other blocks crosses at least two messages, however relayed. A port is busy hold_s for each
+    start-up it makes and s_per_byte for each byte it sends (on a shared engine: and receives),
+    so the ports' busy times add up to at least, over the nodes v, k_v hold_s plus c s_per_byte
+    (2 X_v - the k_v largest of v's blocks), X_v the bytes v holds for others and c 2 on a shared
+    engine, else 1. No port is busy longer than the schedule, so it takes at least the average
+    over the collective's nodes of each node's least such sum over k. Only where a port moves
+    one message at a time and a start-up holds it (streams 1, no shared cluster ports)."""
+    if coll.kind not in ONE_DESTINATION_KINDS or port.streams != 1 or port.port_of:
+        return 0.0
+    m = coll.network_matrix.astype(np.float64)
+    np.fill_diagonal(m, 0.0)
+    if not m.any():
+        return 0.0
+    each = 2.0 if port.shared_engine else 1.0
+    blocks = -np.sort(-m, axis=1)  # each node's blocks, largest first
+    direct = np.cumsum(blocks, axis=1)  # the k largest, k = 1 .. n - 1
+    out = direct[:, -1:]
+    k = np.arange(1, m.shape[1] + 1)
+    busy = k * port.hold_s + each * port.s_per_byte * (2 * out - direct)
+    least = np.where(out[:, 0] > 0, busy.min(axis=1), 0.0)
+    return float(least.sum()) / coll.nprocs
+
+
 def _port_rounds(m: np.ndarray, port: PortModel, source: int) -> int:
     """Start-up rounds for `source`'s data to reach the other ports that need it."""
     others = {port.port(q) for q in np.flatnonzero(m[source])} - {port.port(source)}
@@ -260,12 +296,17 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
     pipeline_s = pipeline_bound_s(coll, port)
     if pipeline_s > 0:
         out["pipeline"] = pipeline_s
+    relay_s = relay_bound_s(coll, port)
+    if relay_s > 0:
+        out["start-ups or relays"] = relay_s
     if port.shared_engine and not port.port_of:
         out["shared engines"] = port.startup_s + port.s_per_byte * engines_load(coll, send, recv) \
             / port.streams
-    if cuts and port.link_s_per_byte > 0:
-        out["cut"] = port.hold_s + max(must_cross(coll, c.side) / c.links for c in cuts) \
-            * port.link_s_per_byte
+    for name, into in (("cut", False), ("entry link", True)):
+        chosen = [c for c in cuts if c.into == into]
+        if chosen and port.link_s_per_byte > 0:
+            out[name] = port.hold_s + max(must_cross(coll, c.side, c.into) / c.links for c in chosen) \
+                * port.link_s_per_byte
     link_load_s = link_load_bound_s(coll, port, links) if links is not None else 0.0
     if link_load_s > 0:
         out["link load"] = link_load_s

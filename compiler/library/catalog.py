@@ -142,10 +142,10 @@ GENERIC: tuple[Algorithm, ...] = (
               "receives twice, else D phases of a bipartite edge colouring (König; D the most "
               "messages at one port), apart on their routes' links where the machine names them",
               colouring.colouring_phases),
-    Algorithm("bruck", ("alltoall", "alltoallv"),
+    Algorithm("bruck", ("alltoall", "alltoallv", "sparse"),
               "Bruck et al. 1997's index algorithm for any P: ceil(log2 P) rounds, in round k "
               "each node sends the blocks whose distance has bit k set 2^k ahead (packed, "
-              "forwarded)", index.bruck_phases, columns=index.bruck_columns,
+              "forwarded; a sparse pattern's blocks only)", index.bruck_phases, columns=index.bruck_columns,
               messages=index.bruck_messages),
 )
 
@@ -195,7 +195,7 @@ GRID: tuple[Algorithm, ...] = (
 )
 
 DIMENSIONAL: tuple[Algorithm, ...] = (
-    Algorithm("dim-bruck", ("alltoall", "alltoallv"),
+    Algorithm("dim-bruck", ("alltoall", "alltoallv", "sparse"),
               "Bruck's index algorithm along each dimension in turn (rows, then columns; a "
               "hypercube's bits): sum of ceil(log2 n_i) rounds, each inside one ring or line",
               index.dim_bruck_phases, (on_dimensions,), index.dim_bruck_columns,

@@ -15,6 +15,11 @@ exactly once and is checked there. Before each send the sender packs the blocks 
 one buffer, a local copy of their bytes (the rotation and packing of Bruck's phases 1 and 2;
 the inverse rotation is the receiver's unpacking), charged at the machine's copy rate.
 
+A sparse pattern (every node to a few: the first eighth of the nodes) takes the same rounds
+with its blocks only: ceil(log2 P) start-ups per node at most, where `direct` starts one per
+destination; what each round's messages carry follows from the pattern (the general path of
+bruck_round_messages), so there is no closed form beyond the rounds' sum.
+
 Dimension-wise: on a torus, mesh or hypercube (registry.Machine.dimensions), Bruck along
 each dimension in turn, fastest-varying (along the rows) first; position j is then taken per
 coordinate, so every message stays inside one row, column or cube dimension.

@@ -6,7 +6,7 @@ serves: names, descriptions, preconditions, schedules, predicted times and lower
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +17,7 @@ from phalanx.compiler.library.catalog import DIMENSIONAL, GENERIC, GRID
 from phalanx.compiler.library.cost import estimate_s
 from phalanx.compiler.library.estimate import columns_estimate_s, messages_estimate_s
 from phalanx.compiler.library.members import REDUCTIONS
-from phalanx.compiler.library.registry import Algorithm, Machine
+from phalanx.compiler.library.registry import Algorithm, Machine, Route
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Schedule
 from phalanx.grammar.diagnostics import usage_error
@@ -71,6 +71,27 @@ def cube_links(dimension: int) -> Links:
         return sum((differ >> bit & 1 for bit in range(dimension)), np.zeros_like(differ))
 
     return Links(hops, dimension << dimension)
+
+
+def entry_cuts(nnodes: int, route: Route) -> tuple[Cut, ...]:
+    """Entry cuts of a fixed routing: each link whose routes' destinations S are entered by every
+    route from a node outside S through that one link (a CS-2 leaf switch's link from the stage
+    above, which `destination digit above` routing takes into the leaf from anywhere else).
+    Every byte into S from outside, however relayed, rides routes into S: it passes that link.
+    A node's own links (S one node, or all but one) are left out: its port bounds say as much."""
+    through: dict[Hashable, set[tuple[int, int]]] = {}
+    for src in range(nnodes):
+        for dst in range(nnodes):
+            if src != dst:
+                for link in route(src, dst):
+                    through.setdefault(link, set()).add((src, dst))
+    sides: set[frozenset[int]] = set()
+    for pairs in through.values():
+        side = frozenset(d for _, d in pairs)
+        entering = sum(1 for s, d in pairs if s not in side)
+        if 1 < len(side) < nnodes - 1 and entering == len(side) * (nnodes - len(side)):
+            sides.add(side)
+    return tuple(Cut(side, 1, into=True) for side in sorted(sides, key=sorted))
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from phalanx.compiler.library.offer import (
     bisection_cuts,
     cube_cuts,
     cube_links,
+    entry_cuts,
     grid_links,
 )
 from phalanx.compiler.library.registry import Machine, PortModel
@@ -78,6 +79,8 @@ class BokhariTarget(Target):
                          link_s_per_byte=worm_s_per_byte)
         d = hypercube.log2_exact(nnodes) if cube else None
         cuts = bisection_cuts(*mesh, wrap=False) if mesh else cube_cuts(d) if d is not None else ()
+        if isinstance(route, routing.FatTreeRoutes) and route.routes_per_pair == 1:
+            cuts = entry_cuts(nnodes, route)  # the CS-2: one route per pair (docs/bounds.md)
         links = grid_links(*mesh, wrap=False) if mesh else cube_links(d) if d is not None else None
         self.library = Library.of(Machine(nnodes, port, mesh, cube, route), cuts, links=links)
 

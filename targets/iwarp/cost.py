@@ -36,16 +36,19 @@ def lower_bounds(p: IWarpParams, torus: Torus, matrix: np.ndarray) -> dict[str, 
 
 
 def _bisection_bytes(torus: Torus, m: np.ndarray) -> float:
-    """Bytes per link across the busiest half-cut (Eq. 2's argument), per direction."""
+    """Bytes per link across the busiest band cut, per direction: any band of consecutive rows
+    (or columns), wrapping round, is entered and left across two ring cuts, each with one link
+    per direction in each column (row). The half-cuts are Eq. 2's argument; a narrower band
+    binds where traffic converges on a few rows (every node to the first eighth: row 0)."""
     x = np.arange(torus.nnodes) % torus.cols
     y = np.arange(torus.nnodes) // torus.cols
     worst = 0.0
     for coord, size, across in ((x, torus.cols, torus.rows), (y, torus.rows, torus.cols)):
-        if size < 2:
-            continue
-        left = coord < size // 2
         links = 2 * across  # a cut of a ring crosses two places, each with one link per direction
-        worst = max(worst, m[left][:, ~left].sum() / links, m[~left][:, left].sum() / links)
+        for first in range(size):
+            for width in range(1, size):
+                band = (coord - first) % size < width
+                worst = max(worst, m[band][:, ~band].sum() / links, m[~band][:, band].sum() / links)
     return worst
 
 

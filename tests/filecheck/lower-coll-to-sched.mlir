@@ -44,7 +44,7 @@
 // CHECK-NOT:  "dist.pipeline"
 
 // AUTO: "sched.schedule"() {collective = 0 : i64, kind = "alltoall", algorithm = "{{direct|bruck}}"
-// AUTO: "sched.schedule"() {collective = 2 : i64, kind = "sparse", algorithm = "direct"
+// AUTO: "sched.schedule"() {collective = 2 : i64, kind = "sparse", algorithm = "{{direct|bruck}}"
 
 // BADTARGET: phalanx-opt: error: unknown target 'nosuch' in spec 'nosuch:4'
 // BADTARGET-NEXT: hint: known targets: {{.*}}ideal

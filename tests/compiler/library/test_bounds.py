@@ -8,8 +8,14 @@ import numpy as np
 import pytest
 
 from phalanx.compiler.driver import compile_program
-from phalanx.compiler.library.bounds import bounds, fan_in_bound_s, pipeline_bound_s, startup_bound_s
-from phalanx.compiler.library.offer import grid_links
+from phalanx.compiler.library.bounds import (
+    bounds,
+    fan_in_bound_s,
+    pipeline_bound_s,
+    relay_bound_s,
+    startup_bound_s,
+)
+from phalanx.compiler.library.offer import entry_cuts, grid_links
 from phalanx.compiler.recognize import Collective, recognize
 from phalanx.compiler.target import Target, resolve
 from phalanx.grammar.diagnostics import PhalanxError
@@ -138,8 +144,8 @@ def test_shared_engines_carry_both_directions_of_an_all_to_all():
     machine = resolve("paragon:2x4")
     port = machine.library.machine.port
     coll = recognize(0, np.full((8, 8), 65536, dtype=np.int64), "A", "B", 1)
-    assert machine.binding_bound(coll) == (pytest.approx(port.startup_s + 14 * 65536 * port.s_per_byte),
-                                           "port bandwidth")
+    found = bounds(coll, port, machine.library.cuts, machine.library.links)
+    assert found["port bandwidth"] == pytest.approx(port.startup_s + 14 * 65536 * port.s_per_byte)
 
 
 def test_shared_engines_carry_every_byte_on_the_wire_twice_between_them():
@@ -245,3 +251,54 @@ def test_transposes_and_shifts_meet_the_link_bounds(spec):
                 assert time_s >= fixed_s * (1 - ROUNDING), (kind, algorithm)
                 direct += 1
         assert direct, kind
+
+
+def test_an_exchange_pays_a_start_up_per_destination_or_relays_its_blocks():
+    """ideal:8 (alpha 10 us, beta 0.01 us/B): a node that starts k messages sends k blocks
+    straight and each other block twice or more; the send ports together are busy at least
+    8 min over k of (k alpha + (14 - k) b beta). 4 KB blocks: k = 7, the direct exchange's
+    7 (alpha + b beta), which `direct` meets; 8 B: k = 1, one message and 13 block sends. On
+    paragon:2x4 (one engine for both directions) each byte counts twice, and a transpose's
+    single block per node gives nothing beyond the port's alpha + 2 b beta."""
+    machine = resolve("ideal:8")
+    port = machine.library.machine.port
+    for b, k in ((4096, 7), (8, 1)):
+        coll = recognize(0, np.full((8, 8), b, dtype=np.int64), "A", "B", 1)
+        assert relay_bound_s(coll, port) == pytest.approx(k * 10e-6 + (14 - k) * b * 0.01e-6), b
+    long = recognize(0, np.full((8, 8), 4096, dtype=np.int64), "A", "B", 1)
+    assert machine.binding_bound(long)[1] == "start-ups or relays"
+    assert simulated_time_s(machine, long, "direct") == pytest.approx(7 * (10e-6 + 4096 * 0.01e-6),
+                                                                      rel=1e-6)
+    paragon = resolve("paragon:2x4")
+    engine = paragon.library.machine.port
+    coll = recognize(0, np.full((8, 8), 65536, dtype=np.int64), "A", "B", 1)
+    assert paragon.binding_bound(coll) == (
+        pytest.approx(7 * engine.startup_s + 14 * 65536 * engine.s_per_byte), "start-ups or relays")
+    transpose = recognize(0, np.roll(np.eye(8, dtype=np.int64), 3, axis=1) * 65536, "A", "B", 1)
+    assert relay_bound_s(transpose, engine) == pytest.approx(engine.startup_s + 2 * 65536 * engine.s_per_byte)
+    iwarp = resolve("iwarp:4x4")  # four streams: a start-up need not idle the port
+    assert relay_bound_s(coll, iwarp.library.machine.port) == 0.0
+
+
+def test_a_cs2_leaf_switch_is_entered_by_one_link():
+    """cs2:16 (destination digit above): every route into a leaf switch's four nodes from the
+    other twelve comes down one link, so what they must receive from outside passes it at the
+    worm's rate: a transpose of 4 x 4 blocks puts 3 blocks into each leaf, 3 messages on that
+    link, and `direct` takes at least that. The SP2's four routes per pair give no such link."""
+    machine = resolve("cs2:16")
+    port = machine.library.machine.port
+    leaves = [sorted(c.side) for c in machine.library.cuts]
+    assert leaves == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11], [12, 13, 14, 15]]
+    assert all(c.into and c.links == 1 for c in machine.library.cuts)
+    b = 65536
+    m = np.zeros((16, 16), dtype=np.int64)
+    nodes = np.arange(16)
+    m[nodes, nodes % 4 * 4 + nodes // 4] = b  # (r, c) -> (c, r) on a 4 x 4 grid
+    coll = recognize(0, m, "A", "B", 1)
+    assert machine.binding_bound(coll) == (pytest.approx(port.startup_s + 3 * b * port.link_s_per_byte),
+                                           "entry link")
+    for algorithm in ("direct", "colouring"):
+        assert simulated_time_s(machine, coll, algorithm) >= machine.binding_bound(coll)[0] * (1 - ROUNDING)
+    sp2 = resolve("sp2:16")
+    assert sp2.library.cuts == ()
+    assert entry_cuts(4, resolve("paragon:2x2").route) == ()  # row-column: no single way in

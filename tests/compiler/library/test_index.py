@@ -1,18 +1,21 @@
 """Bruck's all-to-all and its dimension-wise form (compiler/library/index.py): forwarded
 blocks arrive once and verify, the simulated time meets Bruck et al. 1997's closed form on
 `ideal` (issue 27's textbook case), preconditions are refused with their reasons, and `auto`
-takes Bruck for short blocks where it wins."""
+takes Bruck for short blocks where it wins; the same rounds carry a sparse pattern's blocks."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.library.cost import bruck_alltoall_s
+from phalanx.compiler.recognize import recognize
 from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import alltoall_program
+from phalanx.runtime.timing import simulated_time_s
 
 
 def run(spec: str, size: int, algorithm: str = "auto", nprocs: int | None = None):
@@ -104,3 +107,48 @@ def test_bruck_is_offered_and_described_beside_each_targets_own_exchanges():
         names = machine.algorithms("alltoall")
         assert "bruck" in names and ("dim-bruck" in names) == dims, (spec, names)
         assert machine.describe_algorithm("alltoall", "bruck").startswith("Bruck et al. 1997")
+
+
+def first_eighth_program(nprocs: int, size: int) -> str:
+    """Every node sends `size` bytes to each of the first eighth of the nodes (bench/efficiency.py's
+    sparse case)."""
+    receivers = max(nprocs // 8, 1)
+    return (f"processors P({nprocs})\nprocessors Q({receivers})\n"
+            f"array A({nprocs}, {receivers * size}) of byte distribute (BLOCK, *) onto P\n"
+            f"array B({nprocs}, {receivers * size}) of byte distribute (*, BLOCK) onto Q\nB = A\n")
+
+
+def test_bruck_carries_a_sparse_pattern_in_its_rounds_on_ideal():
+    """ideal:8 (alpha 10 us, beta 0.01 us/B), each node to the next and the third next: round 0
+    moves the blocks at distances 1 and 3 (bit 0), round 1 the block at distance 3 (bit 1, now
+    two along), round 2 none: 2 alpha + 3 (copy + beta) b, against `direct`'s two messages per
+    node in XOR steps; a sparse pattern's blocks only, each arriving once."""
+    machine = resolve("ideal:8")
+    port = machine.library.machine.port
+    b = 2048
+    m = np.zeros((8, 8), dtype=np.int64)
+    m[np.arange(8), (np.arange(8) + 1) % 8] = b
+    m[np.arange(8), (np.arange(8) + 3) % 8] = b
+    coll = recognize(0, m, "A", "B", 1)
+    assert coll.kind == "sparse" and machine.unmet(coll, "bruck") is None
+    closed_s = 2 * port.startup_s + 3 * (port.copy_s_per_byte + port.s_per_byte) * b
+    assert simulated_time_s(machine, coll, "bruck") == pytest.approx(closed_s, rel=0.02)
+    assert machine.predict_time_s(coll, "bruck") == pytest.approx(closed_s, rel=1e-9)
+    sends = [p for p in machine.schedule_for(coll, "bruck").phases if any(t.src != t.dst for t in p.sends)]
+    assert [len(p.sends) for p in sends] == [16, 8]
+
+
+@pytest.mark.parametrize("spec, algorithm", [("ideal:16", "bruck"), ("sp2:8", "bruck"),
+                                             ("hypercube:4", "dim-bruck"), ("paragon:2x4", "dim-bruck")])
+def test_bruck_verifies_a_sparse_pattern_and_auto_takes_it_for_short_blocks(spec, algorithm):
+    """Every node to the first eighth at 8 bytes: ceil(log2 P) start-ups at most per node where
+    `direct` starts one per receiver; the data arrive once and verify."""
+    nprocs = resolve(spec).nnodes
+    compiled = compile_program(first_eighth_program(nprocs, 8), target=spec,
+                               algorithm=f"sparse={algorithm}")
+    assert compiled.collectives[0].kind == "sparse"
+    result = simulate(compiled).collectives[0]
+    assert result.verified and result.algorithm == algorithm
+    if spec == "ideal:16":  # on 64 nodes 6 rounds beat 8 start-ups (on 16, 2 beat 4: direct)
+        assert compile_program(first_eighth_program(64, 8), target="ideal:64").schedules[0] \
+            .algorithm == "bruck"

@@ -10,7 +10,7 @@ from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import alltoall_program
-from phalanx.targets.iwarp.cost import lower_bound_s
+from phalanx.targets.iwarp.cost import lower_bound_s, lower_bounds
 from phalanx.targets.iwarp.params import IWarpParams, peak_aggregate_Bps
 from phalanx.targets.iwarp.topology import Torus
 from phalanx.targets.iwarp.wormhole import LIBRARY_MESSAGE, SwitchTag
@@ -30,6 +30,17 @@ def test_lower_bound_of_a_uniform_aapc_is_eq1():
     # Eq. 1 counts the send-to-self bytes as well; without them, (1 - 1/n^2) of the peak.
     expected = off_diagonal / (peak_aggregate_Bps(IWarpParams(), n) * (1 - 1 / n ** 2))
     assert bound == pytest.approx(expected + IWarpParams().overhead_s, rel=1e-9)
+
+
+def test_a_band_of_rows_bounds_traffic_that_converges_on_it():
+    """Every node of a 4x4 torus to the four nodes of row 0: 12 x 4 blocks enter the band of
+    row 0 across its two ring cuts, 2 x 4 links each way, where a half-cut (rows 0-1) takes
+    8 x 4 blocks over as many links."""
+    p, b = IWarpParams(), 4096
+    m = np.zeros((16, 16), dtype=np.int64)
+    m[:, :4] = b
+    found = lower_bounds(p, Torus(4, 4), m)
+    assert found["cut"] == pytest.approx(p.overhead_s + p.data_s(12 * 4 * b / 8), rel=1e-12)
 
 
 def test_switch_tags_round_trip_and_stay_apart_from_other_message_ids():
