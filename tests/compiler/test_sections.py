@@ -380,7 +380,7 @@ def test_disjoint_arrangements_exchange_between_the_halves():
 def _delivered_by_hand(source: str, repeat: set[tuple[int, int]] = frozenset()):
     """Every block of the statement straight from origin to destination (`repeat`: twice)."""
     from phalanx.compiler.schedule import Transfer
-    from phalanx.runtime.data import AssignmentData
+    from phalanx.runtime.data_assign import AssignmentData
 
     (stmt,) = check(parse(source, "h.phx")).communications()
     data = AssignmentData.build(stmt, np.random.default_rng(4))
@@ -459,7 +459,7 @@ def test_every_collective_on_arrangements_placed_at_node_4(spec):
 @pytest.mark.parametrize("shift", [-5, -4, -3, -1, 0, 2, 3, 4, 7])
 def test_eoshift_by_any_amount_matches_fortran(shift):
     """Fortran: eoshift(A, k) has A(i + k) where 0 <= i + k < n, else 0 (|k| >= n: all 0)."""
-    from phalanx.runtime.data import reference_result
+    from phalanx.runtime.data_values import reference_result
 
     (stmt,) = check(parse("processors P(2)\narray A(4, 3) of int32 distribute (BLOCK, *) onto P\n"
                           f"array B(4, 3) of int32 distribute (*, BLOCK) onto P\n"
@@ -511,7 +511,7 @@ def test_a_spread_reduction_combines_every_partial_once_in_every_copy():
     """spread(max(A(0:4:2, :), dim=1), dim=1, ncopies=3): Y(k, j) is the max over rows 0, 2, 4
     of A(:, j) for every k, numpy's reference; delivered block by block, each receiver combines
     every partial exactly once (a repeated partial is caught)."""
-    from phalanx.runtime.data import reference_result
+    from phalanx.runtime.data_values import reference_result
 
     (stmt,) = check(parse(SPREAD_REDUCE, "h.phx")).communications()
     assert (stmt.op, stmt.perm, stmt.collapsed) == ("max", (-1, 1), (0,))
