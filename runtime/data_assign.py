@@ -12,7 +12,8 @@ from phalanx.compiler.layout import BlockLayout, strided_bytes
 from phalanx.compiler.library.cost import combine_operations, combined_bytes
 from phalanx.compiler.schedule import WHOLE, Transfer
 from phalanx.compiler.semantics import AssignStmt
-from phalanx.runtime.data_facts import BULK_CHECKS_KEPT, FLAT_CHECK_ELEMENTS, StatementFacts, as_index
+from phalanx.runtime.data_check import assignment_problems
+from phalanx.runtime.data_facts import BULK_CHECKS_KEPT, StatementFacts, as_index
 from phalanx.runtime.data_store import BlockStore, check_size
 from phalanx.runtime.data_values import COMBINE, random_global, to_destination_layout
 from phalanx.runtime.direct_moves import DirectMoves
@@ -121,7 +122,7 @@ class AssignmentData:
     def pack(self, origin: int, final: int) -> np.ndarray:
         return np.ascontiguousarray(self._src_block(origin, final))
 
-    def _dst_index(self, origin: int, final: int):
+    def dst_index(self, origin: int, final: int):
         return self._block_index(origin, final)[2]
 
     def take(self, t: Transfer) -> np.ndarray:
@@ -217,7 +218,7 @@ class AssignmentData:
     def _store(self, origin: int, final: int, block: np.ndarray) -> None:
         """Write block (origin, final) at its destination and count it; a reduction's partials
         combine with those there, and count per element."""
-        index = self._dst_index(origin, final)
+        index = self.dst_index(origin, final)
         if self.stmt.reduces:
             seen = self.writes[final][index] > 0
             block = np.where(seen, COMBINE[self.stmt.op](self.dst_local[final][index], block), block)
@@ -273,97 +274,6 @@ class AssignmentData:
             self.put(t._replace(src=t.final, offset=WHOLE), block.view(dtype).reshape(shape))
 
     def problems(self) -> list[str]:
-        """Empty when every expected element arrived exactly once with the right value (a
-        reduction's: every partial once, combined to the reference)."""
-        self.write_delivered()
-        if self.stmt.reduces:
-            return self._reduction_problems()
-        if self._all_correct():
-            return []
-        out = []
-        m = self.commset.byte_matrix
-        cover = self.covers_exactly()
-        right = (self.block_count == (m > 0)).all(axis=0) & cover  # per node: each due block once
-        for q, (got, ref, want) in enumerate(zip(self.dst_local, self.reference, self.expected)):
-            if right[q] and np.array_equal(got, ref):
-                continue  # the common case, checked without building masks
-            # (where every due block came once, the exact cover says each due element came once)
-            w = want if right[q] else self.element_writes(q, self.block_count[:, q])
-            missing = want & (w == 0)
-            if missing.any():
-                senders = [p for p in range(self.commset.nprocs)
-                           if m[p, q] and (w[self._dst_index(p, q)] == 0).any()]
-                out.append(f"node {q}: {int(missing.sum())} elements never arrived "
-                           f"(blocks from {senders})")
-            if (w > 1).any() or (~want & (w > 0)).any():
-                out.append(f"node {q}: {int(((w > 1) | (~want & (w > 0))).sum())} elements "
-                           "arrived more than once or where none were due")
-            ok = want & (w == 1)
-            if not np.array_equal(got[ok], ref[ok]):
-                out.append(f"node {q}: delivered values differ from the reference result")
-        return out
-
-    def _all_correct(self) -> bool:
-        """The common case, checked in three array operations over every node at once (a small
-        statement whose every element is due): each element written once, each equal to its
-        reference. False says nothing: the node-by-node check then finds what is wrong."""
-        if self.facts is None or self.result is None or not self.facts.all_due \
-                or self.result.size > FLAT_CHECK_ELEMENTS:  # (no whole-buffer temporaries for big ones)
-            return False
-        if not ((self.block_count == self.facts.due_blocks).all() and self.covers_exactly()):
-            return False
-        reference = self.facts.reference_flat(self.result)
-        return reference is not None and bool((self.dst_flat == reference).all())
-
-    def covers_exactly(self) -> bool:
-        """StatementFacts.exact_cover, worked out node by node the first time (with each
-        node's temporary counts only)."""
-        facts = self.facts
-        assert facts is not None, "AssignmentData.build gives every assignment its facts"
-        if facts.exact_cover is None:
-            due = facts.due_blocks.astype(np.uint8)
-            facts.exact_cover = all(bool((self.element_writes(q, due[:, q]) == want).all())
-                                    for q, want in enumerate(self.expected))
-        return facts.exact_cover
-
-    def element_writes(self, q: int, came: np.ndarray) -> np.ndarray:
-        """Node q's per-element write counts (`came[origin]`: times each block reached it; a
-        reduction's are kept as they happen): the initial counts, plus each block's count on
-        its elements (a plain statement's as runtime/direct_moves.py writes them, others at
-        the block's index). Made for the check where something is wrong, and once per
-        statement for covers_exactly."""
-        if self.stmt.reduces:
-            return self.writes[q]
-        facts = self.facts
-        assert facts is not None, "AssignmentData.build gives every assignment its facts"
-        shape = self.dst_local[q].shape
-        w = np.zeros(shape, np.uint8) if facts.initial is None else facts.initial[q].astype(np.uint8)
-        if not came.any():
-            return w
-        if self.direct is not None:
-            inside, origin = self.direct.elements(q, shape, every_block=bool(
-                (came == facts.due_blocks[:, q]).all()))
-            w += inside if origin is None else np.where(inside, came[origin], 0).astype(np.uint8)
-            return w
-        for p in np.flatnonzero(came).tolist():
-            w[self._dst_index(p, q)] += came[p]
-        return w
-
-    def _reduction_problems(self) -> list[str]:
-        out = []
-        m = self.commset.byte_matrix
-        for q, (w, got, ref, want) in enumerate(zip(self.writes, self.dst_local, self.reference,
-                                                    self.expected)):
-            got_from = {p: c for (p, final), c in self.arrived.items() if final == q}
-            due = {p for p in range(self.commset.nprocs) if m[p, q] > 0}
-            if set(got_from) != due or any(c != 1 for c in got_from.values()):
-                out.append(f"node {q}: partial results from {sorted(got_from)} (counts "
-                           f"{sorted(got_from.values())}), expected each of {sorted(due)} once")
-            if (want & (w == 0)).any() or (~want & (w > 0)).any():
-                out.append(f"node {q}: {int((want & (w == 0)).sum())} elements got no partial "
-                           f"result, {int((~want & (w > 0)).sum())} got one where none was due")
-            exact = np.issubdtype(ref.dtype, np.integer)
-            if not (np.array_equal(got[want], ref[want]) if exact else
-                    np.allclose(got[want], ref[want], rtol=1e-5)):
-                out.append(f"node {q}: combined {self.stmt.op} differs from the reference")
-        return out
+        """Empty when every expected element arrived exactly once with the right value
+        (runtime/data_check.py)."""
+        return assignment_problems(self)

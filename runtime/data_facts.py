@@ -94,6 +94,8 @@ class StatementFacts:
     # Every due block, once each, writes each node's due elements exactly once with the initial
     # counts (the statement's geometry; None: not worked out yet, AssignmentData.covers_exactly)
     exact_cover: bool | None = None
+    # per node, per dim: which of its (owned) indices are due; `expected` is their product
+    due_dims: list[list[np.ndarray]] = field(default_factory=list)
 
     def reference(self, stmt: AssignStmt, a: np.ndarray) -> np.ndarray:
         """reference_array(stmt, a); worked out once where it is `a` itself."""
@@ -133,6 +135,7 @@ class StatementFacts:
         owned = [owned_sections(stmt.dst, q) for q in range(n)]
         dst_owned = [as_index(ix) for ix in owned]
         expected = [_product_mask(due, ix) for ix in owned]
+        due_dims = [[m[ix] for m, ix in zip(due, sections)] for sections in owned]
         count = np.uint16 if stmt.reduces and n >= 255 else _count_type(stmt.src, n)
         writes = [np.zeros(e.shape, dtype=count) for e in expected]
         if stmt.op == "eoshift":
@@ -169,12 +172,18 @@ class StatementFacts:
                               BlockLayout(stmt, commset),
                               DirectMoves.of(stmt, commset) if content is None else None,
                               dst_offsets=offsets, initial_flat=initial_flat, count_type=count,
-                              due_blocks=m > 0, all_due=all(bool(e.all()) for e in expected),
-                              node_shapes=shapes, receivers=(m > 0).any(axis=0), slots=slots)
+                              due_blocks=m > 0, all_due=all(_all_due(dims) for dims in due_dims),
+                              node_shapes=shapes, receivers=(m > 0).any(axis=0), slots=slots,
+                              due_dims=due_dims)
 
     def views(self, flat: np.ndarray) -> list[np.ndarray]:
         """Each node's array (the shape of its destination array) as a view of `flat`."""
         return [flat[a:b].reshape(shape) for a, b, shape in self.slots]
+
+
+def _all_due(dims: list[np.ndarray]) -> bool:
+    """Every element of a node's array is due (`dims`: per dim, which of its indices are)."""
+    return all(bool(m.all()) for m in dims) or any(m.size == 0 for m in dims)
 
 
 def _product_mask(masks: list[np.ndarray], owned) -> np.ndarray:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -33,8 +34,10 @@ def random_global(array: DistArray, rng: np.random.Generator, near_one: bool = F
         return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
     if dtype.kind == "f":
         return rng.standard_normal(shape).astype(dtype, copy=False)
-    if dtype == np.uint8:  # the same bytes (and generator state) as rng.bytes, 4x faster
-        return rng.integers(0, 256, size=shape, dtype=np.uint8)
+    if dtype == np.uint8:  # 8 bytes a draw: 1 GB in about 0.5 s (a byte a draw took 4-5 s)
+        n = math.prod(shape)
+        words = rng.integers(np.iinfo(np.uint64).max, size=-(-n // 8), dtype=np.uint64, endpoint=True)
+        return words.view(np.uint8)[:n].reshape(shape)
     return rng.integers(0, min(np.iinfo(dtype).max, 1 << 20), size=shape, dtype=dtype)
 
 
