@@ -14,10 +14,11 @@ from phalanx.compiler.schedule import WHOLE, Transfer
 from phalanx.compiler.semantics import AssignStmt
 from phalanx.runtime.data_check import assignment_problems
 from phalanx.runtime.data_facts import BULK_CHECKS_KEPT, StatementFacts, as_index
+from phalanx.runtime.data_pieces import PieceArrivals, PieceTiling
 from phalanx.runtime.data_store import BlockStore, check_size
 from phalanx.runtime.data_values import COMBINE, random_global, to_destination_layout
 from phalanx.runtime.direct_moves import DirectMoves
-from phalanx.runtime.plan_columns import all_distinct
+from phalanx.runtime.plan_columns import FINAL, OFFSET, ORIGIN, all_distinct
 
 
 @dataclass
@@ -55,6 +56,8 @@ class AssignmentData:
     result: np.ndarray | None = field(default=None, repr=False)
     # block_count[origin, final]: times the block reached its destination, 2 for any more
     block_count: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.uint8), repr=False)
+    # the pieces moved in bulk so far, per block of the tiling they make (None: none accepted)
+    arrivals: PieceArrivals | None = field(default=None, repr=False)
 
     @classmethod
     def build(cls, stmt: AssignStmt, rng: np.random.Generator,
@@ -150,42 +153,76 @@ class AssignmentData:
 
     def can_move_in_bulk(self, transfers: np.ndarray) -> bool:
         """`transfers` (rows of Transfer's fields) are direct moves that move_in_bulk makes as
-        take / put (or move_direct) would, in any order, without an error: whole blocks from
-        their origin straight to their destination, each still unsent and of its block's size,
-        each once, of an assignment whose blocks carry distinct bytes and do not combine.
+        take / put (or move_direct) would, in any order, without an error, of an assignment
+        whose blocks carry distinct bytes and do not combine: whole blocks from their origin
+        straight to their destination, each still unsent and of its block's size, each once;
+        pieces of blocks from their origin straight to their destination, each once and not come
+        before, that tile their blocks exactly once with the pieces accepted before
+        (runtime/data_pieces.py).
         While no block has been taken or moved the answer depends only on the statement and
         the transfers: it is kept per statement (StatementFacts.bulk_checks; the runs of a
         repeat ask it of the same schedule's transfers), for the same array object."""
         if not self.untouched:
-            return self._can_move_in_bulk(transfers)
-        hit = self.bulk_checks.get(id(transfers))
-        if hit is not None and hit[0] is transfers:
-            return hit[1]
-        if len(self.bulk_checks) >= BULK_CHECKS_KEPT:
-            self.bulk_checks.clear()
-        answer = self._can_move_in_bulk(transfers)
-        self.bulk_checks[id(transfers)] = (transfers, answer)
+            answer, tiling = self._can_move_in_bulk(transfers)
+        else:
+            hit = self.bulk_checks.get(id(transfers))
+            if hit is not None and hit[0] is transfers:
+                answer, tiling = hit[1], hit[2]
+            else:
+                if len(self.bulk_checks) >= BULK_CHECKS_KEPT:
+                    self.bulk_checks.clear()
+                answer, tiling = self._can_move_in_bulk(transfers)
+                self.bulk_checks[id(transfers)] = (transfers, answer, tiling)
+        if answer and tiling is not None and self.arrivals is None:
+            self.arrivals = PieceArrivals(tiling)  # (no piece moved yet: see _can_move_in_bulk)
         return answer
 
-    def _can_move_in_bulk(self, transfers: np.ndarray) -> bool:
+    def _can_move_in_bulk(self, transfers: np.ndarray) -> tuple[bool, PieceTiling | None]:
+        """can_move_in_bulk's answer and, where the transfers' pieces make a new tiling (no
+        piece moved in bulk before), that tiling."""
         if self.store.shared or self.stmt.reduces:
-            return False
+            return False, None
         src, dst, nbytes, origin, final = transfers[:, :5].T
         n = self.commset.nprocs
-        if not ((src == origin) & (dst == final) & (transfers[:, 6] == WHOLE)).all() or \
+        if not ((src == origin) & (dst == final)).all() or \
                 ((origin < 0) | (origin >= n) | (final < 0) | (final >= n)).any():
-            return False
-        if not (self.store.fresh[origin, final].all()
-                and (nbytes == self.commset.byte_matrix[origin, final]).all()):
-            return False
-        return all_distinct(origin * n + final)
+            return False, None
+        pieces = transfers[:, OFFSET] != WHOLE
+        whole = ~pieces
+        o, f = origin[whole], final[whole]
+        if not (self.store.fresh[o, f].all() and (nbytes[whole] == self.commset.byte_matrix[o, f]).all()
+                and all_distinct(o * n + f)):
+            return False, None
+        if not pieces.any():
+            return True, None
+        rows = transfers[pieces]
+        if self.arrivals is not None:  # pieces of the tiling accepted before, each once
+            at = self.arrivals.tiling.find(rows)
+            ok = at is not None and self.arrivals.fresh(at) and \
+                not self.arrivals.tiling.has_blocks(o * n + f).any()
+            return ok, None
+        tiling = PieceTiling.of(rows, self.commset.byte_matrix)
+        if tiling is None or not self.store.fresh[tiling.blocks // n, tiling.blocks % n].all() \
+                or tiling.has_blocks(o * n + f).any():
+            return False, None
+        return True, tiling
 
     def move_in_bulk(self, transfers: np.ndarray) -> None:
         """Move the blocks of `transfers` (can_move_in_bulk said they can) from their origins
-        into their destinations' arrays: a plain statement's are marked delivered and written
-        all at once when the collective closes (runtime/direct_moves.py), others block by block."""
-        origin, final = transfers[:, 3], transfers[:, 4]
+        into their destinations' arrays: whole blocks, and the blocks whose last piece came
+        (PieceArrivals). A plain statement's are marked delivered and written all at once
+        when the collective closes (runtime/direct_moves.py), others block by block."""
         self.untouched = False
+        pieces = transfers[:, OFFSET] != WHOLE
+        origin, final = transfers[~pieces, ORIGIN], transfers[~pieces, FINAL]
+        if pieces.any():
+            assert self.arrivals is not None, "can_move_in_bulk accepted these pieces"
+            rows = transfers[pieces]
+            self.store.fresh[rows[:, ORIGIN], rows[:, FINAL]] = False  # cut from the source
+            at = self.arrivals.tiling.find(rows)
+            assert at is not None, "can_move_in_bulk found every piece in the tiling"
+            whole_o, whole_f = self.arrivals.arrive(at)
+            origin, final = np.concatenate((origin, whole_o)), np.concatenate((final, whole_f))
         self.store.fresh[origin, final] = False
         if self.direct is not None:
             if self.delivered is None:
@@ -266,6 +303,10 @@ class AssignmentData:
     def _put_piece(self, t: Transfer, payload: np.ndarray) -> None:
         """A piece of a block: forwarded on, or (the last one) completing the block."""
         origin = t.origin
+        # (a block's pieces all move in bulk or all one by one: a run's pieces go in bulk only
+        # where every piece of the schedule can, and then each transfer comes once)
+        assert self.arrivals is None or not self.arrivals.started(origin, t.final), \
+            f"{t.block_name} moved one by one after pieces of its block moved in bulk"
         section = self.commset.section_arrays(origin, t.final)
         shape = tuple(len(ix) for ix in section)
         dtype = self.dst_local[t.final].dtype
