@@ -22,7 +22,7 @@ Python engine only with --all; every point has a timeout and a point past it is 
 `--only NAME` re-measures the rows whose name contains NAME; they replace their rows of the
 last results (each row says when it was measured, `measured_utc`), the others stay.
 
-Run: .venv/bin/python bench/engine.py [--all] [--only NAME] [--timeout S] [--no-smpi]
+Run: .venv/bin/python bench/engine.py [--all] [--only NAME] [--timeout S] [--no-smpi] [--no-python]
 """
 
 from __future__ import annotations
@@ -157,10 +157,11 @@ def measure(row: Row, args: argparse.Namespace, work: Path) -> dict[str, Any]:
                            "block_bytes": row.block_bytes}
     for mode, checked in (("timing", False), ("checked", True)):
         nat = out[f"native_{mode}"] = phalanx_point(row, "native", checked, args.timeout)
-        if row.python or args.all:
+        if (row.python or args.all) and not args.no_python:
             py = out[f"python_{mode}"] = phalanx_point(row, "python", checked, args.timeout)
         else:
-            py = out[f"python_{mode}"] = {"engine": "python", "skipped": "minutes in Python: --all"}
+            py = out[f"python_{mode}"] = {"engine": "python", "skipped": "--no-python" if args.no_python
+                                          else "minutes in Python: --all"}
         if "run_s" in py and "run_s" in nat:
             out[f"{mode}_speedup"] = round(py["run_s"] / nat["run_s"], 2)
             out[f"{mode}_same_simulated_time"] = \
@@ -223,6 +224,7 @@ def main() -> None:
     parser.add_argument("--only", help="rows whose name contains this")
     parser.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds per point")
     parser.add_argument("--no-smpi", action="store_true")
+    parser.add_argument("--no-python", action="store_true", help="the native core and SMPI only")
     args = parser.parse_args()
     if args.point:
         p = json.loads(args.point)

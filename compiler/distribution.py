@@ -93,4 +93,6 @@ def owned_indices(array: DistArray, rank: int) -> tuple[np.ndarray, ...]:
 
 
 def local_shape(array: DistArray, rank: int) -> tuple[int, ...]:
-    return tuple(len(ix) for ix in owned_indices(array, rank))
+    """The shape of node `rank`'s local array (from owned_sections: no index array for a run)."""
+    return tuple(len(range(ix.start, ix.stop, ix.step or 1)) if isinstance(ix, slice) else len(ix)
+                 for ix in owned_sections(array, rank))

@@ -74,10 +74,12 @@ class DirectMoves:
             return None
         return DirectMoves(stmt, tuple(source_of), tuple(owner_of), tuple(stride))
 
-    def _geometry(self, final: int, shape: tuple[int, ...]) -> tuple[list[np.ndarray], np.ndarray, tuple]:
+    def _geometry(self, final: int, shape: tuple[int, ...]) -> tuple[list[np.ndarray], np.ndarray, tuple,
+                                                                      list[np.ndarray]]:
         """Node `final`'s source reads per destination dim (clipped to 0), which of its elements
-        the statement writes (a mask of `shape`) and the index of the source array they read:
-        the same for every run of the statement, so worked out once (`cache`)."""
+        the statement writes (a mask of `shape`), the index of the source array they read and,
+        per dim, which of its indices the statement writes (the mask is their product): the
+        same for every run of the statement, so worked out once (`cache`)."""
         hit = self.cache.get(final)
         if hit is None:
             stmt = self.stmt
@@ -87,21 +89,37 @@ class DirectMoves:
             reads = [self.source_of[d][ix] for d, ix in enumerate(owned)]
             # (kept as the per-dim masks broadcast, not as a mask of the node's every element:
             # the cache would hold a byte per element of the array, 1 GB at 16x16 and 16 KB)
-            along = [_along(r >= 0, d, ndim) for d, r in enumerate(reads)]
+            dims = [r >= 0 for r in reads]
+            along = [_along(m, d, ndim) for d, m in enumerate(dims)]
             inside = np.True_ if all(a.all() for a in along) else functools.reduce(np.logical_and, along)
             reads = [np.maximum(r, 0) for r in reads]
             by_src_dim = [reads[stmt.perm.index(s)] for s in range(ndim)]
             runs = [_run(r) for r in by_src_dim]
             index = tuple(runs) if all(isinstance(r, slice) for r in runs) else np.ix_(*by_src_dim)
-            hit = self.cache[final] = (reads, np.broadcast_to(inside, shape), index)
+            hit = self.cache[final] = (reads, np.broadcast_to(inside, shape), index, dims)
         return hit
+
+    def writes_exactly(self, final: int, shape: tuple[int, ...], due: list[np.ndarray]) -> bool:
+        """With every due block of node `final` come once, its elements written are those due:
+        each element has one origin (the owner of its source element), so the elements written
+        are `_geometry`'s mask, a product of per-dim masks, as the due elements are (`due`: per
+        dim, which of the node's indices are due). Compared dim by dim, never element by element."""
+        dims = self._geometry(final, shape)[3]
+        empty, due_empty = not all(m.any() for m in dims), not all(m.any() for m in due)
+        if empty or due_empty:
+            return empty and due_empty
+        return all(np.array_equal(m, w) for m, w in zip(dims, due))
+
+    def writes_everywhere(self, final: int, shape: tuple[int, ...]) -> bool:
+        """The statement writes every element of node `final`'s destination array."""
+        return all(bool(m.all()) for m in self._geometry(final, shape)[3])
 
     def elements(self, final: int, shape: tuple[int, ...],
                  every_block: bool) -> tuple[np.ndarray, np.ndarray | None]:
         """Node `final`'s elements (its destination array of `shape`) that the statement writes
         (a mask) and, unless `every_block` (all its due blocks are written), the origin of each
         (whose block writes it); the data check counts writes per block from these."""
-        reads, mask, _ = self._geometry(final, shape)
+        reads, mask, _, _ = self._geometry(final, shape)
         if every_block:
             return mask, None
         ndim = len(shape)
@@ -115,11 +133,14 @@ class DirectMoves:
         """Write, at node `final`, every element of the blocks delivered to it
         (`delivered_from[origin]`; `every_block`: all its blocks came) from the global source
         array (AssignmentData.block_count counts them, block by block)."""
-        _, _, index = self._geometry(final, dst_local.shape)
+        _, _, index, _ = self._geometry(final, dst_local.shape)
+        values = source[index].transpose(list(self.stmt.perm))
+        if every_block and self.writes_everywhere(final, dst_local.shape):
+            dst_local[...] = values
+            return
         mask, origin = self.elements(final, dst_local.shape, every_block)
         if origin is not None:  # only the elements whose origin's block came
             mask = mask & delivered_from[origin]
-        values = source[index].transpose(list(self.stmt.perm))
         if mask.all():
             dst_local[...] = values
         else:
@@ -146,7 +167,7 @@ class DirectMoves:
         for final, shape in enumerate(shapes):
             if not int(np.prod(shape)):
                 continue
-            _, mask, index = self._geometry(final, shape)
+            _, mask, index, _ = self._geometry(final, shape)
             gathers.append(np.broadcast_to(ids[index].transpose(list(self.stmt.perm)), shape).reshape(-1))
             insides.append(np.broadcast_to(mask & bool(has_due[final]), shape).reshape(-1))
         inside = np.concatenate(insides)

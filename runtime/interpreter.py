@@ -36,7 +36,8 @@ from phalanx.compiler.schedule import (
     Transfer,
     schedule_runs,
 )
-from phalanx.runtime.data import Payloads, ScheduleError, move
+from phalanx.runtime.data import Payloads, move
+from phalanx.runtime.data_store import ScheduleError
 from phalanx.runtime.engine import Engine, Event, Resource, Stopped
 from phalanx.runtime.fastpath import FastPlan, move_data, run_fast
 from phalanx.runtime.network import Network

@@ -28,7 +28,8 @@ from phalanx.compiler.groups import kind_label
 from phalanx.compiler.schedule import Plan, Schedule
 from phalanx.compiler.target import Target
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError
-from phalanx.runtime.data import Payloads, ScheduleError, build_data
+from phalanx.runtime.data import Payloads, build_data
+from phalanx.runtime.data_store import ScheduleError
 from phalanx.runtime.engine import Deadlock, Engine
 from phalanx.runtime.faults import FaultSpec, FaultyNetwork
 from phalanx.runtime.interpreter import Execution, Interpreter

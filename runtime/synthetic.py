@@ -21,7 +21,8 @@ from phalanx.compiler.schedule import Plan, Schedule, Transfer
 from phalanx.compiler.target import Target
 from phalanx.compiler.verify import schedule_problems
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError, usage_error
-from phalanx.runtime.data import BlockStore, Payloads
+from phalanx.runtime.data import Payloads
+from phalanx.runtime.data_store import BlockStore
 from phalanx.runtime.interpreter import Execution
 from phalanx.runtime.network import Network
 from phalanx.runtime.simulate import run_plan

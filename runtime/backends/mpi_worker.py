@@ -38,7 +38,9 @@ import numpy as np
 from mpi4py import MPI
 
 from phalanx.compiler.schedule import WHOLE, ComputeStep, Phase, Schedule, Transfer
-from phalanx.runtime.data import NUMPY_TYPES, ReductionData, build_data
+from phalanx.runtime.data import build_data
+from phalanx.runtime.data_reduce import ReductionData
+from phalanx.runtime.data_values import NUMPY_TYPES
 from phalanx.runtime.schedule_index import messages
 
 MPI_OPS = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN, "prod": MPI.PROD}

@@ -35,7 +35,8 @@ from phalanx.compiler.driver import Compiled, unrolled
 from phalanx.compiler.schedule import ComputeStep, PipelineStep, Schedule
 from phalanx.grammar.diagnostics import usage_error
 from phalanx.runtime.backends.platforms import UNGATED, Platform, platform_for
-from phalanx.runtime.data import ScheduleError, build_data
+from phalanx.runtime.data import build_data
+from phalanx.runtime.data_store import ScheduleError
 from phalanx.runtime.fastpath import move_data
 from phalanx.runtime.interpreter import Execution, Span, StepTiming
 from phalanx.runtime.schedule_index import messages

@@ -19,7 +19,8 @@ from phalanx.compiler.schedule import WHOLE, Plan
 from phalanx.compiler.target import resolve
 from phalanx.compiler.verify import schedule_problems
 from phalanx.grammar.diagnostics import PhalanxError
-from phalanx.runtime.data import BlockStore, Payloads
+from phalanx.runtime.data import Payloads
+from phalanx.runtime.data_store import BlockStore
 from phalanx.runtime.simulate import run_plan, simulate
 from phalanx.runtime.synthetic import SyntheticData, block_bytes_of, execute
 from phalanx.runtime.timing import simulated_time_s

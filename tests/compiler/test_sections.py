@@ -380,7 +380,7 @@ def test_disjoint_arrangements_exchange_between_the_halves():
 def _delivered_by_hand(source: str, repeat: set[tuple[int, int]] = frozenset()):
     """Every block of the statement straight from origin to destination (`repeat`: twice)."""
     from phalanx.compiler.schedule import Transfer
-    from phalanx.runtime.data import AssignmentData
+    from phalanx.runtime.data_assign import AssignmentData
 
     (stmt,) = check(parse(source, "h.phx")).communications()
     data = AssignmentData.build(stmt, np.random.default_rng(4))
@@ -408,11 +408,13 @@ def test_a_reduction_along_a_dim_combines_every_partial_once():
 
 
 def test_eoshift_writes_the_boundary_without_communication():
+    from phalanx.runtime.data_check import element_writes
+
     data = _delivered_by_hand("processors P(4)\narray A(8) of int32 distribute BLOCK onto P\n"
                               "array B(8) of int32 distribute BLOCK onto P\nB = eoshift(A, 3)\n")
     assert data.problems() == []
     assert data.dst_local[3].tolist() == [0, 0]
-    assert data.element_writes(3, data.block_count[:, 3]).tolist() == [1, 1]
+    assert element_writes(data, 3, data.block_count[:, 3]).tolist() == [1, 1]
     m = data.commset.byte_matrix  # B(0:4) = A(3:7); B(5:7) = 0 is not sent
     assert m.sum() == 5 * 4
 
@@ -459,7 +461,7 @@ def test_every_collective_on_arrangements_placed_at_node_4(spec):
 @pytest.mark.parametrize("shift", [-5, -4, -3, -1, 0, 2, 3, 4, 7])
 def test_eoshift_by_any_amount_matches_fortran(shift):
     """Fortran: eoshift(A, k) has A(i + k) where 0 <= i + k < n, else 0 (|k| >= n: all 0)."""
-    from phalanx.runtime.data import reference_result
+    from phalanx.runtime.data_values import reference_result
 
     (stmt,) = check(parse("processors P(2)\narray A(4, 3) of int32 distribute (BLOCK, *) onto P\n"
                           f"array B(4, 3) of int32 distribute (*, BLOCK) onto P\n"
@@ -511,7 +513,7 @@ def test_a_spread_reduction_combines_every_partial_once_in_every_copy():
     """spread(max(A(0:4:2, :), dim=1), dim=1, ncopies=3): Y(k, j) is the max over rows 0, 2, 4
     of A(:, j) for every k, numpy's reference; delivered block by block, each receiver combines
     every partial exactly once (a repeated partial is caught)."""
-    from phalanx.runtime.data import reference_result
+    from phalanx.runtime.data_values import reference_result
 
     (stmt,) = check(parse(SPREAD_REDUCE, "h.phx")).communications()
     assert (stmt.op, stmt.perm, stmt.collapsed) == ("max", (-1, 1), (0,))

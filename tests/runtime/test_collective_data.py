@@ -11,14 +11,10 @@ import pytest
 
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.schedule import Transfer
-from phalanx.runtime.data import (
-    AssignmentData,
-    CollectiveData,
-    ReductionData,
-    ScheduleError,
-    build_data,
-    move,
-)
+from phalanx.runtime.data import CollectiveData, build_data, move
+from phalanx.runtime.data_assign import AssignmentData
+from phalanx.runtime.data_reduce import ReductionData
+from phalanx.runtime.data_store import ScheduleError
 from phalanx.runtime.synthetic import SyntheticData
 from phalanx.runtime.timing import TimingData
 

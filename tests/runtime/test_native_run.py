@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import HEADER, compile_text, crossed, two_node_compiled, with_schedule
-from phalanx.compiler.schedule import Phase, Plan, Transfer
+from phalanx.compiler.schedule import WHOLE, Phase, Plan, Transfer
 from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.data import Payloads, build_data
@@ -345,3 +345,45 @@ def test_a_wrong_run_among_runs_in_bulk_replays_one_by_one_with_the_python_engin
     plan = Plan(compiled.plan.nprocs, (dataclasses.replace(repeat, body=body),))
     python, native = errors(dataclasses.replace(compiled, plan=plan))
     assert native == python and "does not hold" in native
+
+
+def pieces_alltoall():
+    """Every 2 KB block of a 4-node all-to-all in two pieces (the Paragon's receive buffers)."""
+    compiled = compile_text(kind_program("alltoall", 4, 2048), target="paragon:2x2,recv_buffer_bytes=4096",
+                            algorithm="direct", cost="closed-form")
+    assert all(t.offset != WHOLE for p in compiled.schedules[0].phases for t in p.sends)
+    return compiled
+
+
+def test_pieces_replay_in_bulk_and_verify():
+    compiled = pieces_alltoall()
+    run, problems = native_run(compiled)
+    assert problems == []
+    messages = sum(len(p.sends) for p in compiled.schedules[0].phases)
+    assert run.replay.bulk_entries == 2 * messages + 1
+    assert_same_run(*both(compiled))
+
+
+def _respoiled(compiled, spoil):
+    """The schedule with its phases' sends changed by `spoil(k, sends)`."""
+    s = compiled.schedules[0]
+    phases = tuple(Phase.of(spoil(k, p.sends)) for k, p in enumerate(s.phases))
+    return with_schedule(compiled, dataclasses.replace(s, phases=phases))
+
+
+def _second_piece_at(offset: int):
+    return lambda k, sends: tuple(t._replace(offset=offset) if (t.origin, t.final, t.offset) == (0, 1, 1024)
+                                  else t for t in sends)
+
+
+@pytest.mark.parametrize("spoil, error", [
+    (_second_piece_at(512), "piece [512, 1536) of block 0->1 overlaps bytes that already arrived"),
+    (_second_piece_at(1536), "sends piece [1536, 2560) of block 0->1, past the block's 2048 bytes")])
+def test_a_wrong_piece_replays_one_by_one_with_the_python_engines_error(spoil, error):
+    """A corrupted piece (at a wrong offset: its bytes overlap another's, or lie past the block):
+    the pieces no longer tile their block once, so the replay refuses to move them in bulk and
+    the one-by-one path gives the Python engine's error, naming the piece and its block. (A
+    piece sent twice under one transfer key deadlocks both engines first: the receiver's inbox
+    waits for it once; tests/runtime/test_data_pieces.py refuses it at the data layer.)"""
+    python, native = errors(_respoiled(pieces_alltoall(), spoil))
+    assert native == python and error in native

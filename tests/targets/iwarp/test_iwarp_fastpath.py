@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from phalanx.compiler.driver import compile_program
-from phalanx.runtime.data import ScheduleError
+from phalanx.runtime.data_store import ScheduleError
 from phalanx.runtime.fastpath import move_data
 from phalanx.runtime.simulate import build_data, simulate
 from phalanx.runtime.sweep import alltoall_program

@@ -1,0 +1,147 @@
+"""The check of an assignment's payloads when its collective closes (runtime/data_assign.py).
+
+Every due element written exactly once, each equal to the reference result. Writes are counted
+per block (AssignmentData.block_count): every due block once, plus the statement's exact cover
+(the due blocks write each node's due elements exactly once: StatementFacts.exact_cover, worked
+out once per statement, dim by dim where runtime/direct_moves.py knows the geometry), says every
+due element was written once. The values are compared node by node, as whole arrays (wide
+integer views where the bytes allow). Where anything is wrong the per-element counts are made
+for that node alone, so the messages name the node, the elements and the blocks. A reduction,
+whose partials combine where they meet, counts per element.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from phalanx.runtime.data_facts import FLAT_CHECK_ELEMENTS
+
+if TYPE_CHECKING:
+    from phalanx.runtime.data_assign import AssignmentData
+
+WIDE = np.dtype(np.uint64)  # integer arrays are compared 8 bytes at a time where they can be
+
+
+def same_values(got: np.ndarray, ref: np.ndarray) -> bool:
+    """np.array_equal, for integer arrays of one type with a contiguous last axis whose rows are
+    whole words compared as 64-bit words (8x fewer elements for bytes: 16x16 at 16 KB compares
+    1 GB)."""
+    if got.shape != ref.shape:
+        return False
+    if got.dtype == ref.dtype and got.dtype.kind in "iub" and got.ndim and got.size \
+            and got.strides[-1] == ref.strides[-1] == got.itemsize \
+            and got.shape[-1] * got.itemsize % WIDE.itemsize == 0:
+        return bool((got.view(WIDE) == ref.view(WIDE)).all())
+    return bool(np.array_equal(got, ref))
+
+
+def assignment_problems(data: AssignmentData) -> list[str]:
+    """Empty when every expected element arrived exactly once with the right value (a
+    reduction's: every partial once, combined to the reference); else what is wrong, by node."""
+    data.write_delivered()
+    if data.stmt.reduces:
+        return reduction_problems(data)
+    if all_correct(data):
+        return []
+    out = []
+    m = data.commset.byte_matrix
+    right = (data.block_count == (m > 0)).all(axis=0) & covers_exactly(data)  # each due block once
+    for q, (got, ref, want) in enumerate(zip(data.dst_local, data.reference, data.expected)):
+        if right[q] and same_values(got, ref):
+            continue  # the common case, checked without building masks
+        # (where every due block came once, the exact cover says each due element came once)
+        w = want if right[q] else element_writes(data, q, data.block_count[:, q])
+        missing = want & (w == 0)
+        if missing.any():
+            senders = [p for p in range(data.commset.nprocs)
+                       if m[p, q] and (w[data.dst_index(p, q)] == 0).any()]
+            out.append(f"node {q}: {int(missing.sum())} elements never arrived "
+                       f"(blocks from {senders})")
+        if (w > 1).any() or (~want & (w > 0)).any():
+            out.append(f"node {q}: {int(((w > 1) | (~want & (w > 0))).sum())} elements "
+                       "arrived more than once or where none were due")
+        ok = want & (w == 1)
+        if not np.array_equal(got[ok], ref[ok]):
+            out.append(f"node {q}: delivered values differ from the reference result")
+    return out
+
+
+def all_correct(data: AssignmentData) -> bool:
+    """The common case of a small statement whose every element is due, checked in three array
+    operations over every node at once: each element written once, each equal to its
+    reference. False says nothing: the node-by-node check then finds what is wrong."""
+    facts = data.facts
+    if facts is None or data.result is None or not facts.all_due \
+            or data.result.size > FLAT_CHECK_ELEMENTS:  # (no whole-buffer temporaries for big ones)
+        return False
+    if not ((data.block_count == facts.due_blocks).all() and covers_exactly(data)):
+        return False
+    reference = facts.reference_flat(data.result)
+    return reference is not None and bool((data.dst_flat == reference).all())
+
+
+def covers_exactly(data: AssignmentData) -> bool:
+    """StatementFacts.exact_cover, worked out the first time: dim by dim for a plain statement
+    with no element written before the blocks come (DirectMoves.writes_exactly), else node by
+    node with each node's temporary counts only."""
+    facts = data.facts
+    assert facts is not None, "AssignmentData.build gives every assignment its facts"
+    if facts.exact_cover is None:
+        if data.direct is not None and facts.initial is None:
+            facts.exact_cover = all(
+                data.direct.writes_exactly(q, shape, due) if facts.due_blocks[:, q].any() else
+                not all(m.any() for m in due)
+                for q, (shape, due) in enumerate(zip(facts.node_shapes, facts.due_dims)))
+        else:
+            due = facts.due_blocks.astype(np.uint8)
+            facts.exact_cover = all(bool((element_writes(data, q, due[:, q]) == want).all())
+                                    for q, want in enumerate(data.expected))
+    return facts.exact_cover
+
+
+def element_writes(data: AssignmentData, q: int, came: np.ndarray) -> np.ndarray:
+    """Node q's per-element write counts (`came[origin]`: times each block reached it; a
+    reduction's are kept as they happen): the initial counts, plus each block's count on
+    its elements (a plain statement's as runtime/direct_moves.py writes them, others at
+    the block's index). Made for the check where something is wrong, and once per
+    statement for covers_exactly where the geometry is not known dim by dim."""
+    if data.stmt.reduces:
+        return data.writes[q]
+    facts = data.facts
+    assert facts is not None, "AssignmentData.build gives every assignment its facts"
+    shape = data.dst_local[q].shape
+    w = np.zeros(shape, np.uint8) if facts.initial is None else facts.initial[q].astype(np.uint8)
+    if not came.any():
+        return w
+    if data.direct is not None:
+        inside, origin = data.direct.elements(q, shape, every_block=bool(
+            (came == facts.due_blocks[:, q]).all()))
+        w += inside if origin is None else np.where(inside, came[origin], 0).astype(np.uint8)
+        return w
+    for p in np.flatnonzero(came).tolist():
+        w[data.dst_index(p, q)] += came[p]
+    return w
+
+
+def reduction_problems(data: AssignmentData) -> list[str]:
+    """A reduction's check: each node's partials from every contributor once, every due element
+    combined, the combined values the reference's."""
+    out = []
+    m = data.commset.byte_matrix
+    for q, (w, got, ref, want) in enumerate(zip(data.writes, data.dst_local, data.reference,
+                                                data.expected)):
+        got_from = {p: c for (p, final), c in data.arrived.items() if final == q}
+        due = {p for p in range(data.commset.nprocs) if m[p, q] > 0}
+        if set(got_from) != due or any(c != 1 for c in got_from.values()):
+            out.append(f"node {q}: partial results from {sorted(got_from)} (counts "
+                       f"{sorted(got_from.values())}), expected each of {sorted(due)} once")
+        if (want & (w == 0)).any() or (~want & (w > 0)).any():
+            out.append(f"node {q}: {int((want & (w == 0)).sum())} elements got no partial "
+                       f"result, {int((~want & (w > 0)).sum())} got one where none was due")
+        exact = np.issubdtype(ref.dtype, np.integer)
+        if not (np.array_equal(got[want], ref[want]) if exact else
+                np.allclose(got[want], ref[want], rtol=1e-5)):
+            out.append(f"node {q}: combined {data.stmt.op} differs from the reference")
+    return out

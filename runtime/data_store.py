@@ -1,0 +1,158 @@
+"""Where a run's blocks are: at their senders, in flight, forwarded, assembled from pieces."""
+
+from __future__ import annotations
+
+import bisect
+
+import numpy as np
+
+from phalanx.compiler.schedule import WHOLE, Transfer
+
+
+class ScheduleError(Exception):
+    """The schedule moves data it cannot: a block its sender does not hold, a wrong size."""
+
+
+def _bytes(block: np.ndarray) -> np.ndarray:
+    """A block's bytes, flat (a view where the block is contiguous)."""
+    return np.ascontiguousarray(block).reshape(-1).view(np.uint8)
+
+
+def check_size(t: Transfer, block: np.ndarray) -> None:
+    if block.nbytes != t.nbytes:
+        raise ScheduleError(f"transfer {t.src}->{t.dst} of {t.block_name} says "
+                            f"{t.nbytes} bytes but the block has {block.nbytes}")
+
+
+class BlockStore:
+    """Which node holds which block: blocks start at their senders and move with transfers.
+
+    Blocks of equal content (a broadcast's blocks for every receiver, an allgather's
+    copies of one part) form a class: a node that holds or has received one of them may
+    send any other of the class, which is how tree algorithms copy and forward. Each
+    block still has to reach its own destination exactly once.
+
+    A transfer may carry a piece of a block (Transfer.offset): its origin
+    sends it from its source, a node with a copy of the block's content or of that piece
+    forwards it, and the destination assembles the block from its pieces, each byte once.
+    Without classes a block's packed copy at its origin goes once every byte of it has been
+    cut into pieces, and its destination keeps no piece (it has nothing to forward).
+    """
+
+    def __init__(self, nprocs: int, blocks: list[tuple[int, int]] | np.ndarray, content=None,
+                 fresh: np.ndarray | None = None):
+        """`blocks`: (origin, final) of every block, as pairs or an (n, 2) array; `fresh`, where
+        given, the (nprocs, nprocs) matrix they make (StatementFacts.due_blocks), copied."""
+        self.nprocs = nprocs
+        self.pieces: list[dict[tuple, np.ndarray]] = [{} for _ in range(nprocs)]
+        # (origin, final) -> the block's bytes so far and the (start, stop) byte spans of its
+        # pieces that came, in order: a block is whole when they tile it, each byte once
+        self.assembling: dict[tuple[int, int], tuple[np.ndarray, list[tuple[int, int]]]] = {}
+        self.held: list[dict[tuple[int, int], np.ndarray]] = [{} for _ in range(nprocs)]  # received
+        self.copies: list[dict[object, np.ndarray]] = [{} for _ in range(nprocs)]
+        # Without classes, bytes cut into pieces so far from each block packed at its origin
+        self.cut: dict[object, int] = {}
+        # Without classes a block's only copy is the one that moves: keeping delivered
+        # payloads would just hold every byte of the exchange in memory twice.
+        self.shared = content is not None
+        self.content = content or (lambda origin, final: (origin, final))
+        # fresh[origin, final]: the block is still in its source, never sent (packed on send)
+        if fresh is not None:
+            self.fresh = fresh.copy()
+            return
+        self.fresh = np.zeros((nprocs, nprocs), bool)
+        pairs = np.asarray(blocks, np.int64).reshape(-1, 2)
+        self.fresh[pairs[:, 0], pairs[:, 1]] = True
+
+    def take(self, t: Transfer, pack) -> np.ndarray:
+        if t.offset != WHOLE:
+            return self.take_piece(t, pack)
+        key = (t.origin, t.final)
+        fresh = self.unsent(t)  # never sent yet
+        payload: np.ndarray | None
+        if key in self.held[t.src]:
+            payload = self.held[t.src].pop(key)
+        elif fresh and t.src == t.origin:
+            self.fresh[key] = False
+            payload = None
+        elif fresh and self.content(*key) in self.copies[t.src]:
+            self.fresh[key] = False  # sent from a copy: the source's block is spent
+            payload = self.copies[t.src][self.content(*key)]
+        else:
+            raise ScheduleError(f"node {t.src} sends block {t.origin}->{t.final}, which it "
+                                "does not hold (never had it, or already sent it on)")
+        if payload is None:
+            payload = pack(t.origin, t.final)
+        check_size(t, payload)
+        return payload
+
+    def take_piece(self, t: Transfer, pack) -> np.ndarray:
+        """The bytes of a piece, from the origin's source, a copy of the content or of the piece."""
+        origin, offset, label = t.origin, t.offset, t.block_name
+        if not 0 <= origin < self.nprocs or offset < 0:
+            raise ScheduleError(f"transfer {t.src}->{t.dst} names {label}, outside blocks "
+                                f"0..{self.nprocs - 1} and their bytes")
+        content = self.content(origin, t.final)
+        whole = self.copies[t.src].get(content)
+        if whole is None and t.src == origin:  # packed once, then every piece is cut from it
+            whole = self.copies[origin][content] = pack(origin, t.final)
+        if whole is not None:
+            flat = _bytes(whole)
+            if offset + t.nbytes > flat.size:
+                raise ScheduleError(f"transfer {t.src}->{t.dst} sends {label}, past the "
+                                    f"block's {flat.size} bytes")
+            if not self.shared and t.src == origin:  # its only copy: dropped once every byte was cut
+                cut = self.cut[content] = self.cut.get(content, 0) + t.nbytes
+                if cut >= flat.size:
+                    del self.copies[origin][content], self.cut[content]
+            return flat[offset:offset + t.nbytes]
+        piece = self.pieces[t.src].get((content, offset, t.nbytes))
+        if piece is None:
+            raise ScheduleError(f"node {t.src} sends {label}, which it does not hold")
+        return piece
+
+    def arrive_piece(self, t: Transfer, payload: np.ndarray, block_nbytes: int) -> np.ndarray | None:
+        """Keep a piece where it arrives (to forward it); at its destination add it to the
+        block, which is returned (as bytes) once every byte has come, each exactly once."""
+        origin, offset = t.origin, t.offset
+        if t.dst != t.final or self.shared:  # (a block's own destination forwards it only as a copy)
+            self.pieces[t.dst][(self.content(origin, t.final), offset, t.nbytes)] = payload
+        if t.dst != t.final:
+            return None
+        key = (origin, t.final)
+        if key not in self.assembling:
+            self.assembling[key] = (np.zeros(block_nbytes, np.uint8), [])
+        buffer, spans = self.assembling[key]
+        start, stop = offset, offset + t.nbytes
+        at = bisect.bisect_left(spans, (start, stop))  # the spans before end by start, the next
+        overlaps = stop > start and ((at > 0 and spans[at - 1][1] > start) or
+                                     (at < len(spans) and spans[at][0] < stop))
+        if stop > block_nbytes or overlaps:
+            raise ScheduleError(f"{t.block_name} overlaps bytes that already arrived or lies past the "
+                                f"block's {block_nbytes} bytes")
+        if stop > start:  # (the spans kept are disjoint and not empty: their ends are in order too)
+            spans.insert(at, (start, stop))
+        buffer[start:stop] = payload
+        if sum(b - a for a, b in spans) < block_nbytes:  # (disjoint spans inside the block)
+            return None
+        del self.assembling[key]
+        return buffer
+
+    def unsent(self, t: Transfer) -> bool:
+        """The block is still at its origin, never sent (not even to the origin itself)."""
+        n = self.nprocs
+        return 0 <= t.origin < n and 0 <= t.final < n and bool(self.fresh[t.origin, t.final])
+
+    def spend(self, t: Transfer) -> None:
+        """An unsent block leaves its origin straight for its destination (no payload kept)."""
+        self.fresh[t.origin, t.final] = False
+
+    def keep(self, t: Transfer, payload: np.ndarray) -> None:
+        self.held[t.dst][(t.origin, t.final)] = payload
+        if self.shared:
+            self.copies[t.dst][self.content(t.origin, t.final)] = payload
+
+    def delivered(self, t: Transfer, payload: np.ndarray) -> None:
+        """A block reached its destination, which keeps a copy it may forward."""
+        if self.shared:
+            self.copies[t.dst][self.content(t.origin, t.final)] = payload

@@ -1,0 +1,120 @@
+"""The values of a run's payloads: seeded global arrays and the statement's reference result."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from phalanx.compiler.semantics import AssignStmt, DistArray
+
+NUMPY_TYPES = {"byte": np.uint8, "int32": np.int32, "int64": np.int64, "float32": np.float32,
+               "float64": np.float64, "complex64": np.complex64, "complex128": np.complex128}
+REDUCE_FUNCTIONS = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}
+COMBINE = {"sum": np.add, "max": np.maximum, "min": np.minimum, "prod": np.multiply}
+
+# Simulated runs allocate and first touch gigabytes of arrays (16x16 at 16 KB: 1 GB of
+# payload, its copy and write counts). NumPy asks the kernel for transparent huge pages on
+# every array of 4 MB or more; where the kernel then compacts memory on each fault
+# (transparent_hugepage/defrag = madvise) drawing that payload took 4.2 s instead of 1.6 s
+# (bench/iwarp.py). NUMPY_MADVISE_HUGEPAGE=1 keeps NumPy's default.
+if os.environ.get("NUMPY_MADVISE_HUGEPAGE", "0") == "0":
+    getattr(np._core.multiarray, "_set_madvise_hugepage", lambda enabled: None)(False)
+
+
+def random_global(array: DistArray, rng: np.random.Generator, near_one: bool = False) -> np.ndarray:
+    """Seeded data for an array; `near_one` keeps long products finite."""
+    dtype = np.dtype(NUMPY_TYPES[array.elem_type])
+    shape = array.shape
+    if dtype.kind in "fc" and near_one:
+        real = rng.uniform(0.999, 1.001, shape)
+        return (real + 1j * rng.uniform(-1e-3, 1e-3, shape) if dtype.kind == "c" else real).astype(dtype)
+    if dtype.kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    if dtype.kind == "f":
+        return rng.standard_normal(shape).astype(dtype, copy=False)
+    if dtype == np.uint8:  # 8 bytes a draw: 1 GB in about 0.5 s (a byte a draw took 4-5 s)
+        n = math.prod(shape)
+        words = rng.integers(np.iinfo(np.uint64).max, size=-(-n // 8), dtype=np.uint64, endpoint=True)
+        return words.view(np.uint8)[:n].reshape(shape)
+    return rng.integers(0, min(np.iinfo(dtype).max, 1 << 20), size=shape, dtype=dtype)
+
+
+def reference_result(stmt: AssignStmt, a: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The statement applied to the global source with numpy, Fortran's semantics: the
+    destination array (zero outside the section; a view of `a` for a whole-array copy or
+    transpose) and, per destination dim, the mask of the indices it writes (the elements
+    written are their product)."""
+    return reference_array(stmt, a), reference_due(stmt)
+
+
+def reference_array(stmt: AssignStmt, a: np.ndarray) -> np.ndarray:
+    """reference_result's destination array alone (what every run of a statement needs; the
+    masks are the statement's, StatementFacts.expected)."""
+    section = a[np.ix_(*(t.indices() for t in stmt.src_triplets))] if stmt.src_section else a
+    collapsed = stmt.collapsed
+    if stmt.reduces:
+        value = REDUCE_FUNCTIONS[stmt.op](section, axis=collapsed).astype(a.dtype)
+    else:
+        value = section.reshape([n for d, n in enumerate(section.shape) if d not in collapsed])
+    kept = [d for d in range(a.ndim) if d not in collapsed]
+    value = np.transpose(value, [kept.index(p) for p in stmt.perm if p >= 0])
+    axis = 0
+    for p, k in zip(stmt.perm, stmt.shift):
+        if p < 0:
+            continue
+        if stmt.op == "cshift":
+            value = np.roll(value, -k, axis=axis)
+        elif stmt.op == "eoshift" and k:  # end-off: position j gets j + k, or 0 past the ends
+            shifted = np.zeros_like(value)
+            n = value.shape[axis]
+            if abs(k) < n:  # else every position is past the end: all boundary
+                dst = [slice(None)] * value.ndim
+                src = [slice(None)] * value.ndim
+                dst[axis], src[axis] = slice(max(0, -k), n - max(0, k)), slice(max(0, k), n + min(0, k))
+                shifted[tuple(dst)] = value[tuple(src)]
+            value = shifted
+        axis += 1
+    triplets = stmt.dst_triplets
+    for d, p in enumerate(stmt.perm):
+        if p < 0:  # spread's new dim (or a scalar subscript of the destination): copies
+            value = np.repeat(np.expand_dims(value, d), triplets[d].count, axis=d)
+    if not stmt.dst_section:
+        return value
+    b = np.zeros(stmt.dst.shape, dtype=a.dtype)
+    b[np.ix_(*(t.indices() for t in triplets))] = value
+    return b
+
+
+def reference_due(stmt: AssignStmt) -> list[np.ndarray]:
+    """Per destination dim, the mask of the indices the statement writes (its section, and
+    a pipeline stage's window along the cut dimension)."""
+    due = []
+    for extent, t in zip(stmt.dst.shape, stmt.dst_triplets):
+        due.append(np.zeros(extent, dtype=bool))
+        due[-1][t.indices()] = True
+    if stmt.window is not None:  # one pipeline stage: its indices along the cut dimension
+        stage = np.zeros(stmt.dst.shape[stmt.window.dim], dtype=bool)
+        stage[stmt.window.indices()] = True
+        due[stmt.window.dim] &= stage
+    return due
+
+
+def to_destination_layout(stmt: AssignStmt, block: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """A block read from the source (source dim order, collapsed dims included) in the
+    destination's layout of `shape`: combined or dropped along collapsed dims, transposed,
+    copied along spread dims."""
+    collapsed = stmt.collapsed
+    if collapsed:
+        block = (REDUCE_FUNCTIONS[stmt.op](block, axis=collapsed).astype(block.dtype)
+                 if stmt.reduces else block.reshape([n for d, n in enumerate(block.shape)
+                                                     if d not in collapsed]))
+    kept = [d for d in range(len(stmt.src.shape)) if d not in collapsed]
+    order = [kept.index(p) for p in stmt.perm if p >= 0]
+    if order != sorted(order):
+        block = np.transpose(block, order)
+    for d, p in enumerate(stmt.perm):
+        if p < 0:
+            block = np.expand_dims(block, d)
+    return np.broadcast_to(block, shape) if block.shape != shape else block
