@@ -79,7 +79,7 @@ def test_dim_bruck_is_refused_with_its_reason():
     assert ("algorithm 'dim-bruck' cannot lower the alltoall of line 4 on torus:4x4: it needs "
             "all 16 nodes of the 4x4 network, but the collective has 8 processors") in str(err.value)
     machine = resolve("hypercube:4")
-    coll = compile_program(alltoall_program(8, 8), target="hypercube:4").collectives[0]
+    coll = compile_program(alltoall_program(8, 8), target="hypercube:4", cost="closed-form").collectives[0]
     assert machine.unmet(coll, "dim-bruck") == ("it needs all 16 nodes of the 4-dimensional "
                                                 "hypercube's network, but the collective has 8 "
                                                 "processors")

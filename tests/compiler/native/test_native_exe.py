@@ -66,7 +66,7 @@ def test_transpose_runs_on_16_ranks_and_verifies(tmp_path, cli):
 @pytest.mark.parametrize("program,nranks",
                          [("transpose.phx", 8), ("transpose.phx", 4), ("fft2d_iwarp.phx", 8)])
 def test_examples_run_on_fewer_ranks_than_processors(program, nranks):
-    compiled = compile_text((EXAMPLES / program).read_text())
+    compiled = compile_text((EXAMPLES / program).read_text(), cost="closed-form")  # not auto's choice
     run = run_program(compiled, nranks=nranks)
     _verified(run, nranks, len(compiled.schedules))
     assert run.result["processors"] == compiled.plan.nprocs

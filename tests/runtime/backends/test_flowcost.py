@@ -68,7 +68,8 @@ def test_flow_model_charges_barriers_and_serial_senders():
     """paragon:4x8 {2,3}: two phases of serial sends with barriers; the flow model's time is
     at least the start-ups and bytes of the busiest node plus the two barriers."""
     machine = resolve("paragon:4x8")
-    coll = compile_program(alltoall_program(32, 1024), target="paragon:4x8").collectives[0]
+    coll = compile_program(alltoall_program(32, 1024), target="paragon:4x8",
+                           cost="closed-form").collectives[0]  # the collective, not auto's choice
     p = machine.params
     flow = flowcost.predict_time_s(machine, coll, "multiphase:2,3")
     sends = (3 + 7)  # 2^2 - 1 and 2^3 - 1 exchanges, each moving 2^(5-d_i) blocks
