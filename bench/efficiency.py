@@ -261,6 +261,27 @@ def load_collectives_bench() -> Any:
     return module
 
 
+def delivered_bytes(kind: str, nnodes: int, size: int) -> int:
+    """Bytes the nodes together receive (the built-in run beside SimGrid's holds them all)."""
+    return nnodes * nnodes * size if kind in ("alltoall", "allgather") else nnodes * size
+
+
+def smpi_row(bench: Any, smpi: Any, target: str, kind: str, size: int) -> dict[str, Any]:
+    """`auto` on SimGrid and every SMPI algorithm of one case; a case whose data would not fit
+    bench/collectives.py's memory cap is recorded as skipped, neither run."""
+    row: dict[str, Any] = {"target": target, "kind": kind, "size_bytes": size}
+    total = delivered_bytes(kind, resolve(target).nnodes, size)
+    if total > bench.MAX_PHALANX_BYTES:
+        return row | {"skipped": f"{total} bytes delivered in all > {bench.MAX_PHALANX_BYTES} "
+                                 "(bench/collectives.py's cap: the run beside SimGrid's holds every byte)"}
+    auto = bench.simgrid_auto(target, kind, size)
+    runs = [smpi.run(target, kind, a, size) for a in bench.SMPI_ALGORITHMS[kind]]
+    row |= {"auto_simgrid": auto, "smpi": runs, "smpi_best": bench.best(runs)}
+    if row["smpi_best"] and "time_s" in auto:
+        row["auto_over_smpi_best"] = auto["time_s"] / row["smpi_best"]["time_s"]
+    return row
+
+
 def smpi_rows(targets: list[str], sizes: dict[str, list[int]], kinds: list[str], timeout_s: float,
               on_row: Callable[[list[dict[str, Any]]], None] | None = None) -> list[dict[str, Any]]:
     """`auto` on SimGrid against SMPI's best, per target x kind x size; `on_row(rows so far)`
@@ -273,18 +294,12 @@ def smpi_rows(targets: list[str], sizes: dict[str, list[int]], kinds: list[str],
             for kind in kinds:
                 for size in sizes["alltoall" if kind == "alltoall" else "other"]:
                     t0 = time.perf_counter()
-                    auto = bench.simgrid_auto(target, kind, size)
-                    runs = [smpi.run(target, kind, a, size) for a in bench.SMPI_ALGORITHMS[kind]]
-                    top = bench.best(runs)
-                    row = {"target": target, "kind": kind, "size_bytes": size, "auto_simgrid": auto,
-                           "smpi": runs, "smpi_best": top}
-                    if top and "time_s" in auto:
-                        row["auto_over_smpi_best"] = auto["time_s"] / top["time_s"]
+                    row = smpi_row(bench, smpi, target, kind, size)
                     row["wall_s"] = round(time.perf_counter() - t0, 2)
-                    print(f"simgrid {target} {kind} {size} B: auto {auto.get('algorithm')} "
-                          f"{auto.get('time_s')} s, SMPI best {top and top['algorithm']} "
-                          f"{top and top['time_s']} s, ratio {row.get('auto_over_smpi_best')}",
-                          flush=True)
+                    print(f"simgrid {target} {kind} {size} B: auto "
+                          f"{row.get('auto_simgrid', {}).get('algorithm')}, SMPI best "
+                          f"{(row.get('smpi_best') or {}).get('algorithm')}, ratio "
+                          f"{row.get('auto_over_smpi_best')} {row.get('skipped', '')}", flush=True)
                     rows.append(row)
                     if on_row is not None:
                         on_row(rows)
@@ -309,7 +324,8 @@ def completeness(report: dict[str, Any]) -> dict[str, int]:
             "skipped": sum("skipped" in r for r in rows),
             "not_runnable": sum("not_runnable" in r for r in rows),
             "not_measured": len(plan["grid"]) - len(rows), "outside_plan": len(report["rows"]) - len(rows),
-            "smpi_planned": len(plan["smpi"]), "smpi_measured": len(smpi),
+            "smpi_planned": len(plan["smpi"]), "smpi_measured": sum("skipped" not in r for r in smpi),
+            "smpi_skipped": sum("skipped" in r for r in smpi),
             "smpi_outside_plan": len(report["smpi"]) - len(smpi)}
 
 
@@ -329,7 +345,8 @@ def markdown(report: dict[str, Any]) -> str:
              f"{MAX_BYTES['ksr1']} B), {c['not_runnable']} not runnable, {c['not_measured']} not "
              f"measured yet" + (f"; {c['outside_plan']} more outside the plan" if c["outside_plan"]
                                 else "") + ". "
-             f"**SimGrid: {c['smpi_measured']} of {c['smpi_planned']} planned cases measured**"
+             f"**SimGrid: {c['smpi_measured']} of {c['smpi_planned']} planned cases measured**, "
+             f"{c['smpi_skipped']} skipped (memory)"
              + (f" ({c['smpi_outside_plan']} more outside the plan)" if c["smpi_outside_plan"] else "")
              + ".", "", "| | cases | below 0.5 | above 1 | geometric mean | min |",
              "|---|---|---|---|---|---|"]
@@ -350,6 +367,9 @@ def markdown(report: dict[str, Any]) -> str:
                   "| target | kind | size B | auto on SimGrid | SMPI best | auto / SMPI best |",
                   "|---|---|---|---|---|---|"]
         for r in report["smpi"]:
+            if "skipped" in r:
+                lines.append(f"| {r['target']} | {r['kind']} | {r['size_bytes']} | {r['skipped']} | | |")
+                continue
             a, b = r["auto_simgrid"], r.get("smpi_best") or {}
             ratio = r.get("auto_over_smpi_best")
             lines.append(f"| {r['target']} | {r['kind']} | {r['size_bytes']} | "

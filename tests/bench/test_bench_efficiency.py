@@ -73,7 +73,7 @@ def test_summary_and_table(bench, tmp_path):
     assert report["complete"] == {"planned": 9 * 11 * 6, "timed": 0, "skipped": 0, "not_runnable": 0,
                                   "not_measured": 9 * 11 * 6, "outside_plan": 2,
                                   "smpi_planned": 4 * (5 + 3 * 4), "smpi_measured": 0,
-                                  "smpi_outside_plan": 0}
+                                  "smpi_skipped": 0, "smpi_outside_plan": 0}
     assert "**Grid: 0 of 594 planned cases timed**" in text and "2 more outside the plan" in text
     assert text.startswith(bench.GENERATED[0]) and text.rstrip().endswith(bench.GENERATED[1])
 
@@ -93,6 +93,13 @@ def test_a_planned_case_counts_and_a_case_below_half_is_listed(bench, tmp_path):
     text = table.read_text()
     assert "- ideal:64 cshift 8 B: direct 0.25 (start-up)" in text
     assert "- hypercube:6 broadcast 65536 B: auto binomial 2.00x SMPI's NTSB" in text
+
+
+def test_a_simgrid_case_too_large_for_memory_is_skipped_without_running(bench):
+    """64 nodes x 1 MB blocks of an allgather: 4 GB delivered, over bench/collectives.py's cap."""
+    row = bench.smpi_row(bench.load_collectives_bench(), None, "ideal:64", "allgather", 1 << 20)
+    assert row["skipped"].startswith("4294967296 bytes delivered in all > 268435456")
+    assert "auto_simgrid" not in row and "smpi" not in row
 
 
 def test_the_hand_written_part_is_kept_and_a_file_without_markers_refused(bench, tmp_path):
