@@ -239,7 +239,7 @@ def summary(rows: list[dict[str, Any]], smpi: list[dict[str, Any]]) -> dict[str,
             "binds": dict(Counter(r["binds"] for r in timed).most_common()),
             "below_half": low(main), "below_half_ksr1_proteus": low([r for r in timed if r not in main]),
             "smpi_above_one": [f"{r['target']} {r['kind']} {r['size_bytes']} B: auto "
-                               f"{r['auto_simgrid']['algorithm']} {r['auto_over_smpi_best']:.2f}x "
+                               f"{r['auto_simgrid']['algorithm']} {r['auto_over_smpi_best']:.3f}x "
                                f"SMPI's {r['smpi_best']['algorithm']}"
                                for r in sorted(smpi, key=order) if r.get("auto_over_smpi_best", 0) > 1]}
 
@@ -355,7 +355,8 @@ def markdown(report: dict[str, Any]) -> str:
         if g["cases"]:
             lines.append(f"| {name.replace('_', ' ')} | {g['cases']} | {g['below_half']} | "
                          f"{g['above_one']} | {g['geomean']:.3f} | {g['min']:.3f} |")
-    lines += ["", "Binding bounds: " + ", ".join(f"{k} {v}" for k, v in s["binds"].items()) + ".", "",
+    lines += ["", "Binding bounds: " + (", ".join(f"{k} {v}" for k, v in s["binds"].items()) or "none yet")
+              + ".", "",
               f"### Every case below {LOW} ({len(s['below_half'])}, ksr1 and proteus aside)", ""]
     lines += [f"- {case}" for case in s["below_half"]] or ["None."]
     lines += ["", f"KSR-1 and Proteus below {LOW} ({len(s['below_half_ksr1_proteus'])}): "

@@ -92,7 +92,7 @@ def test_a_planned_case_counts_and_a_case_below_half_is_listed(bench, tmp_path):
     assert (c["timed"], c["skipped"], c["not_measured"], c["smpi_measured"]) == (1, 1, 592, 1)
     text = table.read_text()
     assert "- ideal:64 cshift 8 B: direct 0.25 (start-up)" in text
-    assert "- hypercube:6 broadcast 65536 B: auto binomial 2.00x SMPI's NTSB" in text
+    assert "- hypercube:6 broadcast 65536 B: auto binomial 2.000x SMPI's NTSB" in text
 
 
 def test_a_simgrid_case_too_large_for_memory_is_skipped_without_running(bench):
