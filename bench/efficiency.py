@@ -1,6 +1,7 @@
 """Efficiency: the best algorithm of every kind on every target against the lower bound (issue 27).
 
-Writes bench/results_efficiency.json and docs/efficiency.md. Two parts:
+Writes bench/results_efficiency.json and the generated part of docs/efficiency.md (between its
+two marker lines, GENERATED; the hand-written analysis around them is kept). Two parts:
 
 1. The grid: every built-in target at 64 nodes (ksr1 and proteus at their natural 32) x every
    kind x sizes from 8 B to 1 MB. Each case's collective is the sweep's program
@@ -23,13 +24,16 @@ Writes bench/results_efficiency.json and docs/efficiency.md. Two parts:
 points through runtime/parallel.py, the path `phalanx sweep` and bench/regret.py take
 (`--workers N` local processes, default 1; `--scheduler tcp://HOST:PORT` a running Dask
 cluster); the rows keep the grid's order. The results file accumulates:
-a case measured again replaces its row, so parts of the grid can be run one after another
-(the table says whether the grid is complete). The KSR-1's simulator moves
+a case measured again replaces its row, so parts of the grid can be run one after another;
+each run's command, date, commit and wall time are kept, and the table says how many of the
+planned cases are measured. A run that measures nothing (`--no-grid --no-smpi`) regenerates
+the table from the file. The KSR-1's simulator moves
 every subpage, so it is measured up to 2 KB (as bench/regret.py); larger cases are recorded
 as skipped with that reason.
 
 Run: .venv/bin/python bench/efficiency.py [--targets T,T] [--kinds K,K] [--sizes 8,2K,1M]
      [--quick] [--no-smpi] [--smpi-targets T,T] [--smpi-sizes 8,256,64K] [--workers N]
+     [--out FILE.json] [--table FILE.md, '' for none]
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import importlib.util
 import json
 import math
 import platform as host_platform
+import subprocess
 import sys
 import tempfile
 import time
@@ -211,9 +216,10 @@ def measure_grid(grid: list[Point], options: ParallelOptions,
     return [o.row for o in outcomes if o.row is not None]
 
 
-def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def summary(rows: list[dict[str, Any]], smpi: list[dict[str, Any]]) -> dict[str, Any]:
     """Cases below LOW, the geometric mean and the binding bounds: all cases, and without
-    the KSR-1 and Proteus (the issue's goals)."""
+    the KSR-1 and Proteus (the issue's goals); the SimGrid cases where `auto` is slower than
+    SMPI's best."""
     def of(chosen: list[dict[str, Any]], key: str) -> dict[str, Any]:
         effs = [r[key] for r in chosen if key in r]
         if not effs:
@@ -222,14 +228,29 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
                 "above_one": sum(e > 1 + 1e-9 for e in effs),
                 "geomean": math.exp(sum(math.log(e) for e in effs) / len(effs)), "min": min(effs)}
 
+    def low(chosen: list[dict[str, Any]]) -> list[str]:
+        return [f"{r['target']} {r['kind']} {r['size_bytes']} B: {r['best']} {r['efficiency']:.2f} "
+                f"({r['binds']})" for r in sorted(chosen, key=order) if r["efficiency"] < LOW]
+
     timed = [r for r in rows if "efficiency" in r]
     main = [r for r in timed if r["target"].partition(":")[0] not in ASIDE]
     return {"all": of(timed, "efficiency"), "without_ksr1_proteus": of(main, "efficiency"),
             "previous_without_ksr1_proteus": of(main, "previous_efficiency"),
             "binds": dict(Counter(r["binds"] for r in timed).most_common()),
-            "below_half": [f"{r['target']} {r['kind']} {r['size_bytes']} B: {r['best']} "
-                           f"{r['efficiency']:.2f} ({r['binds']})"
-                           for r in main if r["efficiency"] < LOW]}
+            "below_half": low(main), "below_half_ksr1_proteus": low([r for r in timed if r not in main]),
+            "smpi_above_one": [f"{r['target']} {r['kind']} {r['size_bytes']} B: auto "
+                               f"{r['auto_simgrid']['algorithm']} {r['auto_over_smpi_best']:.3f}x "
+                               f"SMPI's {r['smpi_best']['algorithm']}"
+                               for r in sorted(smpi, key=order) if r.get("auto_over_smpi_best", 0) > 1]}
+
+
+def planned() -> dict[str, set[tuple[str, str, int]]]:
+    """The cases the issue asks for: the grid, and the SimGrid comparison's defaults."""
+    sizes = {k: parse_sizes(v) for k, v in SMPI_SIZES.items()}
+    return {"grid": {(p.target, p.kind, p.size_bytes)
+                     for p in points(list(TARGETS), list(KINDS), parse_sizes(SIZES))},
+            "smpi": {(t, k, s) for t in SMPI_TARGETS for k in SMPI_KINDS
+                     for s in sizes["alltoall" if k == "alltoall" else "other"]}}
 
 
 def load_collectives_bench() -> Any:
@@ -238,6 +259,27 @@ def load_collectives_bench() -> Any:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def delivered_bytes(kind: str, nnodes: int, size: int) -> int:
+    """Bytes the nodes together receive (the built-in run beside SimGrid's holds them all)."""
+    return nnodes * nnodes * size if kind in ("alltoall", "allgather") else nnodes * size
+
+
+def smpi_row(bench: Any, smpi: Any, target: str, kind: str, size: int) -> dict[str, Any]:
+    """`auto` on SimGrid and every SMPI algorithm of one case; a case whose data would not fit
+    bench/collectives.py's memory cap is recorded as skipped, neither run."""
+    row: dict[str, Any] = {"target": target, "kind": kind, "size_bytes": size}
+    total = delivered_bytes(kind, resolve(target).nnodes, size)
+    if total > bench.MAX_PHALANX_BYTES:
+        return row | {"skipped": f"{total} bytes delivered in all > {bench.MAX_PHALANX_BYTES} "
+                                 "(bench/collectives.py's cap: the run beside SimGrid's holds every byte)"}
+    auto = bench.simgrid_auto(target, kind, size)
+    runs = [smpi.run(target, kind, a, size) for a in bench.SMPI_ALGORITHMS[kind]]
+    row |= {"auto_simgrid": auto, "smpi": runs, "smpi_best": bench.best(runs)}
+    if row["smpi_best"] and "time_s" in auto:
+        row["auto_over_smpi_best"] = auto["time_s"] / row["smpi_best"]["time_s"]
+    return row
 
 
 def smpi_rows(targets: list[str], sizes: dict[str, list[int]], kinds: list[str], timeout_s: float,
@@ -252,65 +294,83 @@ def smpi_rows(targets: list[str], sizes: dict[str, list[int]], kinds: list[str],
             for kind in kinds:
                 for size in sizes["alltoall" if kind == "alltoall" else "other"]:
                     t0 = time.perf_counter()
-                    auto = bench.simgrid_auto(target, kind, size)
-                    runs = [smpi.run(target, kind, a, size) for a in bench.SMPI_ALGORITHMS[kind]]
-                    top = bench.best(runs)
-                    row = {"target": target, "kind": kind, "size_bytes": size, "auto_simgrid": auto,
-                           "smpi": runs, "smpi_best": top}
-                    if top and "time_s" in auto:
-                        row["auto_over_smpi_best"] = auto["time_s"] / top["time_s"]
+                    row = smpi_row(bench, smpi, target, kind, size)
                     row["wall_s"] = round(time.perf_counter() - t0, 2)
-                    print(f"simgrid {target} {kind} {size} B: auto {auto.get('algorithm')} "
-                          f"{auto.get('time_s')} s, SMPI best {top and top['algorithm']} "
-                          f"{top and top['time_s']} s, ratio {row.get('auto_over_smpi_best')}",
-                          flush=True)
+                    print(f"simgrid {target} {kind} {size} B: auto "
+                          f"{row.get('auto_simgrid', {}).get('algorithm')}, SMPI best "
+                          f"{(row.get('smpi_best') or {}).get('algorithm')}, ratio "
+                          f"{row.get('auto_over_smpi_best')} {row.get('skipped', '')}", flush=True)
                     rows.append(row)
                     if on_row is not None:
                         on_row(rows)
     return rows
 
 
+GENERATED = ("<!-- generated by bench/efficiency.py from bench/results_efficiency.json: begin -->",
+             "<!-- generated by bench/efficiency.py: end (the hand-written part follows) -->")
+
+
 def ms(seconds: float) -> str:
     return f"{seconds * 1e3:.4g}"
 
 
+def completeness(report: dict[str, Any]) -> dict[str, int]:
+    """Cases of the planned grid measured, skipped (the KSR-1 above its cap), not runnable and
+    not yet measured; SimGrid cases measured of those planned."""
+    plan = planned()
+    rows = [r for r in report["rows"] if key(r) in plan["grid"]]
+    smpi = [r for r in report["smpi"] if key(r) in plan["smpi"]]
+    return {"planned": len(plan["grid"]), "timed": sum("efficiency" in r for r in rows),
+            "skipped": sum("skipped" in r for r in rows),
+            "not_runnable": sum("not_runnable" in r for r in rows),
+            "not_measured": len(plan["grid"]) - len(rows), "outside_plan": len(report["rows"]) - len(rows),
+            "smpi_planned": len(plan["smpi"]), "smpi_measured": sum("skipped" not in r for r in smpi),
+            "smpi_skipped": sum("skipped" in r for r in smpi),
+            "smpi_outside_plan": len(report["smpi"]) - len(smpi)}
+
+
 def markdown(report: dict[str, Any]) -> str:
-    s = report["summary"]
-    lines = ["# Efficiency: the best algorithm against the lower bound", "",
-             "Written by `bench/efficiency.py` (issue 27); bounds derived in docs/bounds.md. "
-             "efficiency = lower bound / simulated time of the best algorithm; `previous` is the "
-             "best of the algorithm names main had before issue 27. Times in ms.", "",
-             f"Run: `{report['run']['command']}` ({report['run']['wall_s']} s). "
-             + ("A subset of the grid: the full grid is every target x every kind x 8 B to 1 MB."
-                if report["run"]["subset"] else "The full grid."), "",
-             "| | cases | below 0.5 | above 1 | geometric mean | min |", "|---|---|---|---|---|---|"]
+    """The generated part of docs/efficiency.md: completeness, summary, the cases below LOW,
+    the SimGrid cases above 1.0x, the SimGrid table and the grid table."""
+    s, run, c = report["summary"], report["run"], completeness(report)
+    lines = [GENERATED[0], "",
+             f"Measured on main at {', '.join(run['commits']) or 'an unrecorded commit'}, "
+             f"{run['dates']}, in {len(report['runs'])} runs of bench/efficiency.py "
+             f"({run['wall_s']} s wall in all; each run's command and wall time are in "
+             "bench/results_efficiency.json `runs`). efficiency = lower bound (docs/bounds.md) / "
+             "simulated time of the best algorithm; `previous` is the best of the algorithm names "
+             "main had before issue 27. Times in ms.", "",
+             f"**Grid: {c['timed']} of {c['planned']} planned cases timed** (every target x every "
+             f"kind x {SIZES} B), {c['skipped']} skipped by design (the KSR-1 above "
+             f"{MAX_BYTES['ksr1']} B), {c['not_runnable']} not runnable, {c['not_measured']} not "
+             f"measured yet" + (f"; {c['outside_plan']} more outside the plan" if c["outside_plan"]
+                                else "") + ". "
+             f"**SimGrid: {c['smpi_measured']} of {c['smpi_planned']} planned cases measured**, "
+             f"{c['smpi_skipped']} skipped (memory)"
+             + (f" ({c['smpi_outside_plan']} more outside the plan)" if c["smpi_outside_plan"] else "")
+             + ".", "", "| | cases | below 0.5 | above 1 | geometric mean | min |",
+             "|---|---|---|---|---|---|"]
     for name in ("without_ksr1_proteus", "previous_without_ksr1_proteus", "all"):
-        c = s[name]
-        if c["cases"]:
-            lines.append(f"| {name.replace('_', ' ')} | {c['cases']} | {c['below_half']} | "
-                         f"{c['above_one']} | {c['geomean']:.3f} | {c['min']:.3f} |")
-    lines += ["", "Binding bounds: " + ", ".join(f"{k} {v}" for k, v in s["binds"].items()) + ".",
-              "", "`direct` (where the target has fixed routes): the best schedule of direct messages "
-              "against max(bound, busiest link under the fixed routes), a bound for direct "
-              "messages only (docs/bounds.md, \"Fixed routes\").",
-              "", "| target | kind | size B | best | time | bound (binds) | efficiency | previous best "
-              "| previous eff. | direct: best, bound, eff. |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in report["rows"]:
-        head = f"| {r['target']} | {r['kind']} | {r['size_bytes']} |"
-        if "efficiency" not in r:
-            why = r.get("skipped") or r.get("not_runnable") or "no algorithm ran"
-            lines.append(f"{head} {why} | | | | | | |")
-            continue
-        direct = (f"{r['direct_best']}, {ms(r['direct_bound_s'])}, {r['direct_efficiency']:.3f}"
-                  if "direct_bound_s" in r else "-")
-        lines.append(f"{head} {r['best']} | {ms(r['best_s'])} | {ms(r['bound_s'])} ({r['binds']}) | "
-                     f"{r['efficiency']:.3f} | {r.get('previous_best', '-')} | "
-                     f"{r.get('previous_efficiency', 0):.3f} | {direct} |")
-    if report.get("smpi"):
-        lines += ["", "## `auto` on SimGrid against SMPI's best, same platform", "",
+        g = s[name]
+        if g["cases"]:
+            lines.append(f"| {name.replace('_', ' ')} | {g['cases']} | {g['below_half']} | "
+                         f"{g['above_one']} | {g['geomean']:.3f} | {g['min']:.3f} |")
+    lines += ["", "Binding bounds: " + (", ".join(f"{k} {v}" for k, v in s["binds"].items()) or "none yet")
+              + ".", "",
+              f"### Every case below {LOW} ({len(s['below_half'])}, ksr1 and proteus aside)", ""]
+    lines += [f"- {case}" for case in s["below_half"]] or ["None."]
+    lines += ["", f"KSR-1 and Proteus below {LOW} ({len(s['below_half_ksr1_proteus'])}): "
+              + ("; ".join(s["below_half_ksr1_proteus"]) or "none") + ".", ""]
+    if report["smpi"]:
+        lines += [f"### `auto` on SimGrid above 1.0x SMPI's best ({len(s['smpi_above_one'])})", ""]
+        lines += [f"- {case}" for case in s["smpi_above_one"]] or ["None."]
+        lines += ["", "### `auto` on SimGrid against SMPI's best, same platform", "",
                   "| target | kind | size B | auto on SimGrid | SMPI best | auto / SMPI best |",
                   "|---|---|---|---|---|---|"]
         for r in report["smpi"]:
+            if "skipped" in r:
+                lines.append(f"| {r['target']} | {r['kind']} | {r['size_bytes']} | {r['skipped']} | | |")
+                continue
             a, b = r["auto_simgrid"], r.get("smpi_best") or {}
             ratio = r.get("auto_over_smpi_best")
             lines.append(f"| {r['target']} | {r['kind']} | {r['size_bytes']} | "
@@ -318,7 +378,42 @@ def markdown(report: dict[str, Any]) -> str:
                          f"{ms(a['time_s']) if 'time_s' in a else ''} | {b.get('algorithm', '-')} "
                          f"{ms(b['time_s']) if 'time_s' in b else ''} | "
                          f"{f'{ratio:.3f}' if ratio else '-'} |")
-    return "\n".join(lines) + "\n"
+    lines += ["", "### The grid", "", "`direct` (where the target has fixed routes): the best schedule "
+              "of direct messages against max(bound, busiest link under the fixed routes), a bound "
+              "for direct messages only (docs/bounds.md, \"Fixed routes\")."]
+    for target in dict.fromkeys(r["target"] for r in report["rows"]):
+        lines += ["", f"#### {target}", "", "| kind | size B | best | time | bound (binds) | "
+                  "efficiency | previous best | previous eff. | direct: best, bound, eff. |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for r in (r for r in report["rows"] if r["target"] == target):
+            head = f"| {r['kind']} | {r['size_bytes']} |"
+            if "efficiency" not in r:
+                why = r.get("skipped") or r.get("not_runnable") or "no algorithm ran"
+                lines.append(f"{head} {why} | | | | | | |")
+                continue
+            direct = (f"{r['direct_best']}, {ms(r['direct_bound_s'])}, {r['direct_efficiency']:.3f}"
+                      if "direct_bound_s" in r else "-")
+            was = (f"{r['previous_best']} | {r['previous_efficiency']:.3f}" if "previous_best" in r
+                   else "- | -")
+            lines.append(f"{head} {r['best']} | {ms(r['best_s'])} | {ms(r['bound_s'])} ({r['binds']}) | "
+                         f"{r['efficiency']:.3f} | {was} | {direct} |")
+    return "\n".join([*lines, "", GENERATED[1]]) + "\n"
+
+
+def write_generated(path: Path, generated: str) -> None:
+    """Replace the generated part of `path`, keeping what is around it; a new file is the
+    generated part alone. A file without the markers is refused (it would be overwritten)."""
+    if not path.exists():
+        path.write_text(generated)
+        return
+    text = path.read_text()
+    head, begin, rest = text.partition(GENERATED[0])
+    _, end, tail = rest.partition(GENERATED[1])
+    if not (begin and end):
+        raise SystemExit(f"efficiency: {path} has no generated part (the lines '{GENERATED[0]}' and "
+                         f"'{GENERATED[1]}'); add them where the tables go, or give --table '' "
+                         "(no table) or a new file")
+    path.write_text(head + generated.rstrip("\n") + tail)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -336,11 +431,12 @@ def main(argv: list[str] | None = None) -> int:
                     f"(default: alltoall {SMPI_SIZES['alltoall']}, others {SMPI_SIZES['other']})")
     ap.add_argument("--smpi-timeout", type=float, default=120.0, help="seconds per smpirun")
     ap.add_argument("--out", default=str(RESULTS), help="the results file (merged into)")
-    ap.add_argument("--table", default=str(TABLE), help="the markdown table written from it")
+    ap.add_argument("--table", default=str(TABLE),
+                    help="the markdown file whose generated part is written from it ('': none)")
     ap.add_argument("--workers", type=int, default=1, help="local processes (1: in this one)")
     ap.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="a running Dask cluster")
     args = ap.parse_args(argv)
-    paths = (Path(args.out), Path(args.table))
+    paths = (Path(args.out), Path(args.table) if args.table else None)
     if args.quick:
         args.targets, args.sizes = QUICK["targets"], QUICK["sizes"]
         args.smpi_targets, args.smpi_sizes = QUICK["smpi_targets"], QUICK["smpi_sizes"]
@@ -375,7 +471,8 @@ def main(argv: list[str] | None = None) -> int:
                          lambda done: save(rows, done, command, start, *paths))
     report = save(rows, smpi, command, start, *paths)
     s = report["summary"]["without_ksr1_proteus"]
-    print(f"wrote {paths[0]} and {paths[1]}: {s.get('cases')} cases (ksr1, proteus aside), "
+    print(f"wrote {paths[0]}" + (f" and {paths[1]}" if paths[1] else "")
+          + f": {s.get('cases')} cases (ksr1, proteus aside), "
           f"{s.get('below_half')} below {LOW}, geometric mean {s.get('geomean', float('nan')):.3f}")
     return 0
 
@@ -384,27 +481,38 @@ def key(row: dict[str, Any]) -> tuple[str, str, int]:
     return row["target"], row["kind"], row["size_bytes"]
 
 
+def commit() -> str | None:
+    """The commit of the checkout this script runs from (None outside a git checkout)."""
+    done = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True, check=False)
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
 def save(rows: list[dict[str, Any]], smpi: list[dict[str, Any]], command: str, start: float,
-         results: Path = RESULTS, table: Path = TABLE) -> dict[str, Any]:
+         results: Path = RESULTS, table: Path | None = TABLE) -> dict[str, Any]:
     """Merge into the results file (a case measured again replaces its row; runs of parts of
-    the grid add up) and write the table from everything it holds."""
+    the grid add up) and write the table's generated part from everything it holds. A call
+    that measured nothing adds no run: it regenerates the table."""
     old = json.loads(results.read_text()) if results.exists() else {}
     merged = {key(r): r for r in old.get("rows", [])} | {key(r): r for r in rows}
     merged_smpi = {key(r): r for r in old.get("smpi", [])} | {key(r): r for r in smpi}
-    full = {(p.target, p.kind, p.size_bytes)
-            for p in points(list(TARGETS), list(KINDS), parse_sizes(SIZES))}
     runs = [r for r in old.get("runs", []) if r["command"] != command]
-    runs.append({"command": command, "wall_s": round(time.perf_counter() - start, 1)})
-    report = {"run": {"command": "; ".join(r["command"] for r in runs),
-                      "subset": not full <= set(merged),
+    if rows or smpi:
+        runs.append({"command": command, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                     "commit": commit(), "wall_s": round(time.perf_counter() - start, 1)})
+    dates = sorted({r["date"][:10] for r in runs})
+    report = {"run": {"commits": sorted({r["commit"] for r in runs if r["commit"]}),
+                      "dates": " to ".join(dict.fromkeys([dates[0], dates[-1]])) if dates else "-",
                       "wall_s": round(sum(r["wall_s"] for r in runs), 1),
                       "machine": {"arch": host_platform.machine(),
                                   "python": host_platform.python_version()}},
               "runs": runs, "previous_algorithms": PREVIOUS,
-              "summary": summary(list(merged.values())),
+              "summary": summary(list(merged.values()), list(merged_smpi.values())),
               "rows": sorted(merged.values(), key=order), "smpi": sorted(merged_smpi.values(), key=order)}
+    report["complete"] = completeness(report)
     results.write_text(json.dumps(report, indent=1) + "\n")
-    table.write_text(markdown(report))
+    if table is not None:
+        write_generated(table, markdown(report))
     return report
 
 

@@ -9,9 +9,11 @@ block or of a reduction's partial (e = n / 8 float64 elements), lg = ceil(log2).
 
 - Thakur, Rabenseifner and Gropp, "Optimization of collective communication operations in
   MPICH", IJHPCA 19(1), 2005 (Sec. 4): binomial and van de Geijn's scatter + allgather
-  broadcast, ring and recursive-doubling allgather, pairwise all-to-all, Rabenseifner's reduce
-  and allreduce, recursive-doubling allreduce; the ring allreduce of Patarasuk and Yuan, JPDC
-  69(2), 2009.
+  broadcast, the binomial scatter and gather they are built of, ring and recursive-doubling
+  allgather, pairwise all-to-all, binomial and Rabenseifner's reduce, recursive-doubling and
+  Rabenseifner's allreduce; the ring allreduce of Patarasuk and Yuan, JPDC 69(2), 2009. The
+  forms are the papers' for p a power of two where the paper gives no other (p = 8, 16); the
+  cases that hold for any p also run on p = 12.
 - Bruck, Ho, Kipnis, Upfal and Weathersby, IEEE TPDS 8(11), 1997: the concatenation (allgather)
   and index (all-to-all) algorithms.
 - A one-message shift: every node sends its one message at once.
@@ -89,6 +91,12 @@ CASES = (
          "alpha + (p-1)/p n beta",
          lambda p, n, port: 2 * lg(p) * _a(port) + 2 * (p - 1) / p * n * _b(port),
          members=(8, 16), sizes=(PIECES_SHORT, LONG)),
+    Case("scatter", "binomial", "van de Geijn's binomial scatter, Thakur 2005 4.1: lg p alpha + "
+         "(p-1)/p (p b) beta",
+         lambda p, b, port: lg(p) * _a(port) + (p - 1) * b * _b(port), members=(8, 16)),
+    Case("gather", "binomial", "the binomial gather of Rabenseifner's reduce, Thakur 2005 4.4: "
+         "lg p alpha + (p-1)/p (p b) beta",
+         lambda p, b, port: lg(p) * _a(port) + (p - 1) * b * _b(port), members=(8, 16)),
     Case("allgather", "ring", "Thakur 2005 4.2: (p-1) alpha + (p-1)/p (p b) beta",
          lambda p, b, port: (p - 1) * (_a(port) + b * _b(port))),
     Case("allgather", "recursive-doubling", "Thakur 2005 4.2: lg p alpha + (p-1)/p (p b) beta",
@@ -102,6 +110,8 @@ CASES = (
                                 for k in range(lg(p)))),
     Case("alltoall", "direct", "pairwise exchange, Thakur 2005 4.3: (p-1) (alpha + b beta)",
          lambda p, b, port: (p - 1) * (_a(port) + b * _b(port))),
+    Case("reduce", "binomial", "Thakur 2005 4.4 (short messages): lg p (alpha + n beta + n gamma)",
+         lambda p, n, port: lg(p) * (_a(port) + n * _b(port) + n * _g(port)), members=(8, 16)),
     Case("reduce", "reduce-scatter-gather", "Rabenseifner, Thakur 2005 4.4: recursive halving "
          "lg p alpha + (p-1)/p n (beta + gamma), binomial gather lg p alpha + (p-1)/p n beta; "
          "plus the gather's stored merges",
