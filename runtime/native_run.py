@@ -49,7 +49,17 @@ from phalanx.runtime.engine import Deadlock, Engine, Pool, Resource, Stopped, de
 from phalanx.runtime.interpreter import Execution, Span, StepTiming
 from phalanx.runtime.native_replay import END, LEAVE, START, Replay
 from phalanx.runtime.network import OP_KINDS, Acquire, Hold, Network, Release, TransferProgram
-from phalanx.runtime.plan_columns import DST, FINAL, MESSAGE, NBYTES, OFFSET, ORIGIN, SRC, ScheduleColumns
+from phalanx.runtime.plan_columns import (
+    DST,
+    FINAL,
+    MESSAGE,
+    NBYTES,
+    OFFSET,
+    ORIGIN,
+    SRC,
+    ScheduleColumns,
+    distinct,
+)
 from phalanx.runtime.schedule_index import ScheduleIndex, message_label, send_name
 
 try:  # built by `make setup` (pip install runtime/engine_core); without it runs stay in Python
@@ -117,7 +127,7 @@ def native_plan(plan: Plan, network: Network, fast: bool) -> NativePlan | None:
         index = out.indexes.setdefault(schedule.collective, ScheduleIndex(schedule))
         cols = index.columns()
         # pack / unpack are process bodies the core cannot run
-        if any(network.packs(m) for m in np.unique(cols.table[:, MESSAGE]).tolist()):
+        if any(network.packs(m) for m in distinct(cols.table[:, MESSAGE]).tolist()):
             return None
         if not _has_programs(cols, network):
             return None
@@ -125,16 +135,15 @@ def native_plan(plan: Plan, network: Network, fast: bool) -> NativePlan | None:
 
 
 def _has_programs(cols: ScheduleColumns, network: Network) -> bool:
-    """Every message of the schedule that crosses the network has a program (with the bytes of
-    its first transfer: whether there is one does not depend on the byte count). Programs as
-    columns are asked for once per pair and message id, in the order they first send."""
+    """Every message of the schedule that crosses the network has a program: all of them
+    where the network gives their programs as columns (Network.programs_as_columns, built
+    once, when the core's arrays are), else each asked with the bytes of its first transfer
+    (whether there is one does not depend on the byte count)."""
     first = cols.table[cols.first]
     sent = np.flatnonzero(first[:, SRC] != first[:, DST])
-    rows = first[sent][:, [SRC, DST, NBYTES, MESSAGE]]
-    kept, _ = _distinct(rows[:, [0, 1, 3]])
-    if network.transfer_programs(*rows[kept].T) is not None:
+    if network.programs_as_columns(first[sent, MESSAGE]):
         return True
-    return all(network.transfer_program(cols.sends[cols.msg_start[m]]) is not None for m in sent.tolist())
+    return all(network.transfer_program(cols.send(int(cols.msg_start[m]))) is not None for m in sent.tolist())
 
 
 def _has_pipeline(steps: tuple[Step, ...]) -> bool:
@@ -351,13 +360,17 @@ class NativeRun:
         Returns each message's program id in the core. With columns, messages alike in ends,
         bytes and merges share one program (it depends on nothing else), made in the order
         they first come."""
+        sent_ids = cols.table[cols.first[src != dst], MESSAGE]
+        if not self.network.programs_as_columns(sent_ids):
+            first = self._add_programs_one_by_one(cols, nbytes, operations)
+            return np.arange(first, first + len(src))
         kept, program_of = _distinct(np.column_stack([src, dst, nbytes, operations]))
         one = kept[src[kept] != dst[kept]]  # a message of each distinct program that is sent
         columns = self.network.transfer_programs(src[one], dst[one], nbytes[one],
                                                  cols.table[cols.first[one], MESSAGE])
-        if columns is None:
-            first = self._add_programs_one_by_one(cols, nbytes, operations)
-            return np.arange(first, first + len(src))
+        if columns is None:  # programs_as_columns said it gives them
+            raise AssertionError(f"{type(self.network).__name__} gave no program columns for messages "
+                                 "it said it gives them for")
         src, dst, nbytes, operations = src[kept], dst[kept], nbytes[kept], operations[kept]
         sent = np.flatnonzero(src != dst)
         net_length = np.ones(len(src), np.int64)  # a local copy: one hold
@@ -403,7 +416,7 @@ class NativeRun:
         holds: list[float] = []  # the seconds of a hold
         resource_ids = self.resource_ids
         for m, (size, ops) in enumerate(zip(nbytes.tolist(), operations.tolist())):
-            first = cols.sends[cols.msg_start[m]]
+            first = cols.send(int(cols.msg_start[m]))
             message = first if size == first.nbytes else first._replace(nbytes=size)
             for op in self._program(first, message, size, ops):
                 if type(op) is Hold:

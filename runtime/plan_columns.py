@@ -20,6 +20,7 @@ from itertools import chain
 
 import numpy as np
 
+from phalanx.compiler.columns import known_columns
 from phalanx.compiler.schedule import WHOLE, Schedule, Transfer
 
 NFIELDS = len(Transfer._fields)  # src, dst, nbytes, origin, final, message, offset
@@ -46,23 +47,33 @@ def _table(transfers: list[Transfer]) -> np.ndarray:
 
 
 def _dense_ids(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """An id per row of `keys` (n, k) of ints >= -1, equal for equal rows; and the distinct
-    rows, by id. Columns are packed 16 bits each into as few sort keys as they fit in."""
+    """An id per row of `keys` (n, k) of ints, equal for equal rows, ids in the rows'
+    lexicographic order; and the distinct rows, by id. Where the columns' spans multiply to
+    less than 2**62, each row is one int (mixed radix, so in the same order) and one sort of
+    those ints does it; else a lexsort of the columns."""
     if len(keys) == 0:
         return np.zeros(0, np.int64), keys
-    if keys.min() >= -1 and keys.max() < (1 << 15) - 1:
-        packed = [np.zeros(len(keys), np.int64) for _ in range((keys.shape[1] + 2) // 3)]
-        for j in range(keys.shape[1]):
-            packed[j // 3] = (packed[j // 3] << 16) | (keys[:, j] + 1)
-        sort_keys = np.column_stack(packed)
+    low, high = keys.min(axis=0), keys.max(axis=0)
+    spans = (high - low + 1).tolist()
+    if np.prod(np.array(spans, dtype=object)) < 1 << 62:
+        packed = keys[:, 0] - low[0]
+        for j in range(1, keys.shape[1]):
+            packed *= spans[j]
+            packed += keys[:, j] - low[j]
+        order = np.argsort(packed)
+        ordered = packed[order]
         del packed
+        new = np.empty(len(keys), bool)
+        new[0] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+        del ordered
     else:
-        sort_keys = keys
-    order = np.lexsort(sort_keys.T[::-1])
-    ordered = sort_keys[order]
-    new = np.empty(len(keys), bool)
-    new[0] = True
-    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+        order = np.lexsort(keys.T[::-1])
+        ordered = keys[order]
+        new = np.empty(len(keys), bool)
+        new[0] = True
+        new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+        del ordered
     ids = np.empty(len(keys), np.int64)
     ids[order] = np.cumsum(new) - 1
     return ids, keys[order[new]]
@@ -72,7 +83,11 @@ def _message_order(table: np.ndarray, phase: np.ndarray) -> np.ndarray:
     """The rows in walk order: by phase and sender (stable), then each sender's messages in
     order of their first transfer, a message's transfers in order. A transfer with message id
     0 travels alone; others travel with those of the same phase, sender, receiver and id."""
-    by_sender = np.lexsort((table[:, SRC], phase))
+    src = table[:, SRC]
+    if len(src) < 2 or ((phase[1:] > phase[:-1]) | ((phase[1:] == phase[:-1]) & (src[1:] >= src[:-1]))).all():
+        by_sender = np.arange(len(src))  # already by phase and sender (a generator's order)
+    else:
+        by_sender = np.lexsort((src, phase))
     shared = np.flatnonzero(table[by_sender, MESSAGE] != 0)
     if not len(shared):  # every transfer travels alone
         return by_sender
@@ -91,7 +106,8 @@ class ScheduleColumns:
     """A schedule's sends, in walk order, and its receives, as columns."""
 
     schedule: Schedule
-    sends: list[Transfer]  # the schedule's sends in walk order
+    sent: np.ndarray  # per send in walk order, its position among the schedule's sends (phase by phase)
+    phase_start: np.ndarray  # where each phase's sends start among them (one more than phases)
     table: np.ndarray  # (transfers, 7) int64: their fields
     phase: np.ndarray  # phase of each
     msg_start: np.ndarray  # message m carries transfers msg_start[m]..msg_start[m + 1]
@@ -103,17 +119,25 @@ class ScheduleColumns:
 
     @staticmethod
     def of(schedule: Schedule) -> ScheduleColumns:
-        nprocs = schedule.nprocs
-        sends = [t for phase in schedule.phases for t in phase.sends]
-        send_phase = np.repeat(np.arange(len(schedule.phases)), [len(p.sends) for p in schedule.phases])
-        table = _table(sends)
-        walked = (table[:, SRC] >= 0) & (table[:, SRC] < nprocs)  # the interpreter's nodes only
-        if walked.all():
-            rows = _message_order(table, send_phase)
+        """The columns, from the schedule's own int64 table where the compiler built its phases
+        from one (compiler/columns.py known_columns: no pass over the Transfer tuples), and
+        with the key ids worked out once where every phase receives what it sends."""
+        nprocs, phases = schedule.nprocs, schedule.phases
+        phase_start = np.zeros(len(phases) + 1, np.int64)
+        np.cumsum([len(p.sends) for p in phases], out=phase_start[1:])
+        send_phase = np.repeat(np.arange(len(phases)), np.diff(phase_start))
+        known = known_columns(phases)
+        if known is not None:  # read-only, shares the IR's bytes
+            all_sends = np.frombuffer(known[0], "<i8").reshape(-1, NFIELDS)
         else:
-            rows = np.flatnonzero(walked)[_message_order(table[walked], send_phase[walked])]
-        table, phase = table[rows], send_phase[rows]
-        sends = [sends[i] for i in rows.tolist()]
+            all_sends = _table([t for phase in phases for t in phase.sends])
+        walked = (all_sends[:, SRC] >= 0) & (all_sends[:, SRC] < nprocs)  # the interpreter's nodes only
+        if walked.all():
+            rows = _message_order(all_sends, send_phase)
+        else:
+            rows = np.flatnonzero(walked)[_message_order(all_sends[walked], send_phase[walked])]
+        in_order = len(rows) == len(all_sends) and bool((rows == np.arange(len(rows))).all())
+        table, phase = (all_sends, send_phase) if in_order else (all_sends[rows], send_phase[rows])
         starts = np.ones(len(table), bool)  # a message starts where its (phase, src, dst, id) changes
         if len(table):
             same = (phase[1:] == phase[:-1]) & (table[1:, SRC] == table[:-1, SRC]) & \
@@ -121,29 +145,50 @@ class ScheduleColumns:
                 (table[1:, MESSAGE] != 0)
             starts[1:] = ~same
         msg_start = np.append(np.flatnonzero(starts), len(table))
-        recvs = [t for p in schedule.phases for t in p.recvs]
-        recv_phase = np.repeat(np.arange(len(schedule.phases)), [len(p.recvs) for p in schedule.phases])
-        recv_table = _table(recvs)
         fields = [ORIGIN, FINAL, SRC, DST, OFFSET]
-        keys = np.empty((len(table) + len(recv_table), len(fields)), np.int64)
-        keys[:len(table)], keys[len(table):] = table[:, fields], recv_table[:, fields]
-        ids, key_fields = _dense_ids(keys)
-        del keys
+        recv_once = False  # each key received once
+        if all(p.recvs is p.sends for p in phases):  # Phase.of: the receives are the sends
+            recv_table, recv_phase = all_sends, send_phase
+            recv_key, key_fields = _dense_ids(all_sends[:, fields])
+            key = recv_key if in_order else recv_key[rows]
+            recv_once = len(key_fields) == len(recv_key)
+        else:
+            recv_table = _table([t for p in phases for t in p.recvs])
+            recv_phase = np.repeat(np.arange(len(phases)), [len(p.recvs) for p in phases])
+            keys = np.empty((len(table) + len(recv_table), len(fields)), np.int64)
+            keys[:len(table)], keys[len(table):] = table[:, fields], recv_table[:, fields]
+            ids, key_fields = _dense_ids(keys)
+            del keys
+            key, recv_key = ids[:len(table)], ids[len(table):]
         nkeys = len(key_fields)
-        key, recv_key = ids[:len(table)], ids[len(table):]
         # The inbox a key is due in: its last receive (ScheduleIndex.due); none at a node
         # outside the schedule (the interpreter finds no inbox there).
         key_due = np.full(nkeys, -1, np.int64)
         recv_slot = recv_phase * nprocs + recv_table[:, DST]
         mine = (recv_table[:, DST] >= 0) & (recv_table[:, DST] < nprocs)
-        by_key = np.argsort(recv_key, kind="stable")
-        ordered = recv_key[by_key]
-        last = by_key[np.concatenate((ordered[1:] != ordered[:-1], [True]))] if len(ordered) else by_key
+        if recv_once:
+            last = np.arange(len(recv_key))
+        else:
+            by_key = np.argsort(recv_key, kind="stable")
+            ordered = recv_key[by_key]
+            last = by_key[np.concatenate((ordered[1:] != ordered[:-1], [True]))] if len(ordered) else by_key
         key_due[recv_key[last]] = np.where(mine[last], recv_slot[last], -1)
         # Each node's inbox per phase: the keys it receives, once each, slots in order.
         pairs = distinct(recv_slot[mine] * max(nkeys, 1) + recv_key[mine])
-        return ScheduleColumns(schedule, sends, table, phase, msg_start, key,
+        return ScheduleColumns(schedule, rows, phase_start, table, phase, msg_start, key,
                                pairs // max(nkeys, 1), pairs % max(nkeys, 1), key_due, key_fields)
+
+    def send(self, i: int) -> Transfer:
+        """The i-th send in walk order."""
+        k = int(self.phase[i])
+        return self.schedule.phases[k].sends[int(self.sent[i]) - int(self.phase_start[k])]
+
+    @cached_property
+    def sends(self) -> list[Transfer]:
+        """The schedule's sends in walk order (built when first asked: tests, and networks that
+        give programs message by message)."""
+        flat = [t for phase in self.schedule.phases for t in phase.sends]
+        return [flat[i] for i in self.sent.tolist()]
 
     @property
     def nkeys(self) -> int:
@@ -165,7 +210,7 @@ class ScheduleColumns:
 
     def group(self, m: int) -> tuple[Transfer, ...]:
         """Message m's transfers (runtime/schedule_index.py `messages`' groups)."""
-        return tuple(self.sends[self.msg_start[m]:self.msg_start[m + 1]])
+        return tuple(self.send(i) for i in range(int(self.msg_start[m]), int(self.msg_start[m + 1])))
 
     def summed_bytes(self) -> np.ndarray:
         """Each message's wire bytes where they are its blocks' bytes summed."""
