@@ -76,6 +76,7 @@ SPAN_KINDS = ("compute", "send", "copy", "phase")  # the core's SPAN_* codes, in
 LOG_CHUNK = 1 << 16  # log entries replayed at a time (each a few Python ints while replayed)
 PREOPEN_RUNS = 512  # runs opened ahead of the core at most (NativeRun._open)
 PREOPEN_BYTES = 1 << 22  # and the bytes their schedules move at most
+PROGRAM_CHUNK = 1 << 20  # programs built from a network's columns at once (NativeRun._add_program_chunk)
 
 
 def _u32(values: np.ndarray) -> np.ndarray:
@@ -365,14 +366,26 @@ class NativeRun:
             first = self._add_programs_one_by_one(cols, nbytes, operations)
             return np.arange(first, first + len(src))
         kept, program_of = _distinct(np.column_stack([src, dst, nbytes, operations]))
-        one = kept[src[kept] != dst[kept]]  # a message of each distinct program that is sent
-        columns = self.network.transfer_programs(src[one], dst[one], nbytes[one],
-                                                 cols.table[cols.first[one], MESSAGE])
+        message = cols.table[cols.first[kept], MESSAGE]
+        first = None  # the first program's id: each chunk's follow on in the core
+        for lo in range(0, max(len(kept), 1), PROGRAM_CHUNK):
+            part = slice(lo, lo + PROGRAM_CHUNK)
+            at = kept[part]
+            added = self._add_program_chunk(src[at], dst[at], nbytes[at], operations[at], message[part])
+            first = added if first is None else first
+        return first + program_of
+
+    def _add_program_chunk(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
+                           operations: np.ndarray, message: np.ndarray) -> int:
+        """The programs of these messages (the network's as columns) in the core, in order;
+        returns the first one's id. A chunk at a time (PROGRAM_CHUNK programs), so that what
+        is messages x ops (a torus route's hops, the flat ops before the core copies them) is
+        built for that many messages at once."""
+        sent = np.flatnonzero(src != dst)
+        columns = self.network.transfer_programs(src[sent], dst[sent], nbytes[sent], message[sent])
         if columns is None:  # programs_as_columns said it gives them
             raise AssertionError(f"{type(self.network).__name__} gave no program columns for messages "
                                  "it said it gives them for")
-        src, dst, nbytes, operations = src[kept], dst[kept], nbytes[kept], operations[kept]
-        sent = np.flatnonzero(src != dst)
         net_length = np.ones(len(src), np.int64)  # a local copy: one hold
         net_length[sent] = np.diff(columns.offsets)
         combine = operations > 0
@@ -399,7 +412,7 @@ class NativeRun:
             codes[at + 1] = HOLD
             holds[at + 1] = self._times(operations[merges], self.network.combine_time_s)
             codes[at + 2], args[at + 2] = OP_CODES[Release], arithmetic
-        return self.core.add_programs(_u32(offsets), codes, args, holds) + program_of
+        return self.core.add_programs(_u32(offsets), codes, args, holds)
 
     @staticmethod
     def _times(values: np.ndarray, time_s) -> np.ndarray:
