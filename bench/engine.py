@@ -18,6 +18,12 @@ bench/collectives.py does, under /usr/bin/time for its wall time and peak memory
 
 Rows whose Python run takes minutes (the issue's ideal:1024 job: 109 s, 2.3 GB) run on the
 Python engine only with --all; every point has a timeout and a point past it is recorded as such.
+A row whose plan the native core cannot run (`native=False`: the torus's `phased` and
+`message-passing`, whose messages have no transfer programs, and the default SP2's adapter)
+runs on the Python engine alone, so only with --all where that takes hours; a row out of
+reach of both (`out_of_reach`: torus:64x64's `direct`, whose programs would take about 37 GB)
+is recorded with the reason, never run. Each point also reports the CPU time of its compile
+and run (`compile_cpu_s`, `run_cpu_s`): the machine is shared, and wall times move with its load.
 
 `--only NAME` re-measures the rows whose name contains NAME; they replace their rows of the
 last results (each row says when it was measured, `measured_utc`), the others stay.
