@@ -86,18 +86,26 @@ def _u32(values: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(values, np.uint32)
 
 
-def _distinct(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct rows of a table of non-negative ints, in the order they first come (as
-    indices of their first rows), and which of them each row is."""
-    spans = rows.max(axis=0, initial=0) + 1
-    if np.prod(spans.astype(object)) < 1 << 62:  # each row one int: a 1-d unique, much faster
-        key = np.ravel_multi_index(tuple(rows.T), tuple(spans))
+def _distinct(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a table of non-negative ints given as its columns, in the order
+    they first come (as indices of their first rows), and which of them each row is. Where
+    the columns' spans multiply to less than 2**62 each row is one int (mixed radix), built
+    column by column: the table itself is never stacked (16.8M rows at 4096 nodes)."""
+    spans = [int(c.max(initial=0)) + 1 for c in columns]
+    n = len(columns[0])
+    if np.prod(np.array(spans, dtype=object)) < 1 << 62:  # each row one int: a 1-d unique, much faster
+        key = columns[0].astype(np.int64)
+        for column, span in zip(columns[1:], spans[1:]):
+            key *= span
+            key += column
         ordered = np.sort(key)
         if (ordered[1:] != ordered[:-1]).all():  # every row its own (ideal's all-to-all): one sort
-            return np.arange(len(key)), np.arange(len(key))
+            return np.arange(n), np.arange(n)
+        del ordered
         _, first, which = np.unique(key, return_index=True, return_inverse=True)
     else:
-        _, first, which = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+        _, first, which = np.unique(np.column_stack(columns), axis=0, return_index=True,
+                                    return_inverse=True)
     order = np.argsort(first, kind="stable")
     rank = np.empty(len(order), np.int64)
     rank[order] = np.arange(len(order))
@@ -365,7 +373,7 @@ class NativeRun:
         if not self.network.programs_as_columns(sent_ids):
             first = self._add_programs_one_by_one(cols, nbytes, operations)
             return np.arange(first, first + len(src))
-        kept, program_of = _distinct(np.column_stack([src, dst, nbytes, operations]))
+        kept, program_of = _distinct([src, dst, nbytes, operations])
         message = cols.table[cols.first[kept], MESSAGE]
         first = None  # the first program's id: each chunk's follow on in the core
         for lo in range(0, max(len(kept), 1), PROGRAM_CHUNK):
@@ -524,7 +532,7 @@ class NativeRun:
         cols = self._columns(run)
         arrived = self.replay.arrived(run)
         due = cols.recv_key[cols.recv_slot == k * self.run_schedules[run].nprocs + node]
-        pending = {tuple(key) for key in cols.key_fields[due[~arrived[due]]].tolist()}
+        pending = {tuple(key) for key in cols.fields_of(due[~arrived[due]]).tolist()}
         missing = interpreter.first_missing(pending, k)
         return [] if missing is None else [missing]
 

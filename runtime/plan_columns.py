@@ -25,6 +25,7 @@ from phalanx.compiler.schedule import WHOLE, Schedule, Transfer
 
 NFIELDS = len(Transfer._fields)  # src, dst, nbytes, origin, final, message, offset
 SRC, DST, NBYTES, ORIGIN, FINAL, MESSAGE, OFFSET = range(NFIELDS)
+KEY_FIELDS = [ORIGIN, FINAL, SRC, DST, OFFSET]  # schedule_index.transfer_key's fields
 
 
 def distinct(values: np.ndarray) -> np.ndarray:
@@ -46,37 +47,40 @@ def _table(transfers: list[Transfer]) -> np.ndarray:
     return flat.reshape(len(transfers), NFIELDS)
 
 
-def _dense_ids(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """An id per row of `keys` (n, k) of ints, equal for equal rows, ids in the rows'
-    lexicographic order; and the distinct rows, by id. Where the columns' spans multiply to
-    less than 2**62, each row is one int (mixed radix, so in the same order) and one sort of
-    those ints does it; else a lexsort of the columns."""
-    if len(keys) == 0:
-        return np.zeros(0, np.int64), keys
-    low, high = keys.min(axis=0), keys.max(axis=0)
-    spans = (high - low + 1).tolist()
+def _dense_ids(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """An id per row of the table whose columns these are (ints, one array each), equal for
+    equal rows, ids in the rows' lexicographic order; and a row of each id (the index of one
+    row that has it). Where the columns' spans multiply to less than 2**62, each row is one
+    int (mixed radix, so in the same order), built column by column, and one sort of those
+    ints does it; else a lexsort of the columns."""
+    n = len(columns[0])
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    low = [int(c.min()) for c in columns]
+    spans = [int(c.max()) - lo + 1 for c, lo in zip(columns, low)]
+    new = np.empty(n, bool)
+    new[0] = True
     if np.prod(np.array(spans, dtype=object)) < 1 << 62:
-        packed = keys[:, 0] - low[0]
-        for j in range(1, keys.shape[1]):
-            packed *= spans[j]
-            packed += keys[:, j] - low[j]
+        packed = columns[0] - low[0]
+        for column, lo, span in zip(columns[1:], low[1:], spans[1:]):
+            packed *= span
+            packed += column
+            packed -= lo
         order = np.argsort(packed)
         ordered = packed[order]
         del packed
-        new = np.empty(len(keys), bool)
-        new[0] = True
         np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
         del ordered
     else:
-        order = np.lexsort(keys.T[::-1])
-        ordered = keys[order]
-        new = np.empty(len(keys), bool)
-        new[0] = True
-        new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+        order = np.lexsort(columns[::-1])
+        new[1:] = False
+        for column in columns:
+            ordered = column[order]
+            new[1:] |= ordered[1:] != ordered[:-1]
         del ordered
-    ids = np.empty(len(keys), np.int64)
+    ids = np.empty(n, np.int64)
     ids[order] = np.cumsum(new) - 1
-    return ids, keys[order[new]]
+    return ids, order[new]
 
 
 def _message_order(table: np.ndarray, phase: np.ndarray) -> np.ndarray:
@@ -93,8 +97,7 @@ def _message_order(table: np.ndarray, phase: np.ndarray) -> np.ndarray:
         return by_sender
     group = np.arange(len(by_sender))  # the position of the message's first transfer
     rows = by_sender[shared]
-    keys = np.column_stack((phase[rows], table[rows, SRC], table[rows, DST], table[rows, MESSAGE]))
-    ids, distinct = _dense_ids(keys)
+    ids, distinct = _dense_ids([phase[rows], table[rows, SRC], table[rows, DST], table[rows, MESSAGE]])
     first = np.full(len(distinct), len(by_sender), np.int64)
     np.minimum.at(first, ids, shared)
     group[shared] = first[ids]
@@ -115,7 +118,8 @@ class ScheduleColumns:
     recv_slot: np.ndarray  # the inbox entries, by slot (phase * nprocs + node): the slot
     recv_key: np.ndarray  # and the key id it waits for (once per slot)
     key_due: np.ndarray  # per key id, the slot whose inbox receives it, -1: none
-    key_fields: np.ndarray  # per key id, its (origin, final, src, dst, offset)
+    key_table: np.ndarray  # (rows, 7) int64 transfers whose keys the ids number
+    key_row: np.ndarray  # per key id, a row of key_table with that key
 
     @staticmethod
     def of(schedule: Schedule) -> ScheduleColumns:
@@ -145,22 +149,21 @@ class ScheduleColumns:
                 (table[1:, MESSAGE] != 0)
             starts[1:] = ~same
         msg_start = np.append(np.flatnonzero(starts), len(table))
-        fields = [ORIGIN, FINAL, SRC, DST, OFFSET]
+        fields = KEY_FIELDS
         recv_once = False  # each key received once
         if all(p.recvs is p.sends for p in phases):  # Phase.of: the receives are the sends
             recv_table, recv_phase = all_sends, send_phase
-            recv_key, key_fields = _dense_ids(all_sends[:, fields])
+            recv_key, key_row = _dense_ids([all_sends[:, f] for f in fields])
+            key_table = all_sends
             key = recv_key if in_order else recv_key[rows]
-            recv_once = len(key_fields) == len(recv_key)
+            recv_once = len(key_row) == len(recv_key)
         else:
             recv_table = _table([t for p in phases for t in p.recvs])
             recv_phase = np.repeat(np.arange(len(phases)), [len(p.recvs) for p in phases])
-            keys = np.empty((len(table) + len(recv_table), len(fields)), np.int64)
-            keys[:len(table)], keys[len(table):] = table[:, fields], recv_table[:, fields]
-            ids, key_fields = _dense_ids(keys)
-            del keys
+            key_table = np.concatenate((table, recv_table))
+            ids, key_row = _dense_ids([key_table[:, f] for f in fields])
             key, recv_key = ids[:len(table)], ids[len(table):]
-        nkeys = len(key_fields)
+        nkeys = len(key_row)
         # The inbox a key is due in: its last receive (ScheduleIndex.due); none at a node
         # outside the schedule (the interpreter finds no inbox there).
         key_due = np.full(nkeys, -1, np.int64)
@@ -176,7 +179,7 @@ class ScheduleColumns:
         # Each node's inbox per phase: the keys it receives, once each, slots in order.
         pairs = distinct(recv_slot[mine] * max(nkeys, 1) + recv_key[mine])
         return ScheduleColumns(schedule, rows, phase_start, table, phase, msg_start, key,
-                               pairs // max(nkeys, 1), pairs % max(nkeys, 1), key_due, key_fields)
+                               pairs // max(nkeys, 1), pairs % max(nkeys, 1), key_due, key_table, key_row)
 
     def send(self, i: int) -> Transfer:
         """The i-th send in walk order."""
@@ -190,9 +193,18 @@ class ScheduleColumns:
         flat = [t for phase in self.schedule.phases for t in phase.sends]
         return [flat[i] for i in self.sent.tolist()]
 
+    def fields_of(self, key_ids: np.ndarray) -> np.ndarray:
+        """The (origin, final, src, dst, offset) of these key ids, a row each."""
+        return self.key_table[self.key_row[key_ids]][:, KEY_FIELDS]
+
+    @property
+    def key_fields(self) -> np.ndarray:
+        """Per key id, its (origin, final, src, dst, offset)."""
+        return self.fields_of(np.arange(self.nkeys))
+
     @property
     def nkeys(self) -> int:
-        return len(self.key_fields)
+        return len(self.key_row)
 
     @property
     def nmessages(self) -> int:
