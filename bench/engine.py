@@ -212,7 +212,8 @@ def measure(row: Row, args: argparse.Namespace, work: Path) -> dict[str, Any]:
         if row.python or args.all:
             py = out[f"python_{mode}"] = phalanx_point(row, "python", checked, args.timeout)
         else:
-            py = out[f"python_{mode}"] = {"engine": "python", "skipped": "minutes in Python: --all"}
+            py = out[f"python_{mode}"] = {"engine": "python", "skipped": "minutes in Python: --all"
+                                          if row.native else "hours in Python at this size: --all"}
         if "run_s" in py and "run_s" in nat:
             out[f"{mode}_speedup"] = round(py["run_s"] / nat["run_s"], 2)
             out[f"{mode}_same_simulated_time"] = \
@@ -229,6 +230,8 @@ def measure(row: Row, args: argparse.Namespace, work: Path) -> dict[str, Any]:
 
 
 def engine_cell(p: dict[str, Any]) -> str:
+    if "skipped" in p:
+        return f"not run: {p['skipped']}"
     if "timeout_s" in p:
         return f"timeout {p['timeout_s']:g} s"
     if "run_s" not in p:
