@@ -259,7 +259,8 @@ def table(rows: list[dict[str, Any]]) -> str:
         if "out_of_reach" in r:
             lines.append(f"| {name} | | | not run: {r['out_of_reach']} | | | | |")
             continue
-        ran = r["native_checked"] if "events" in r["native_checked"] else r["python_checked"]
+        ran = next((r[k] for k in ("native_checked", "native_timing", "python_checked", "python_timing")
+                    if "events" in r[k]), {})
         counts = f"{ran['messages']:,}, {ran['events']:,}" if "events" in ran else "-"
         sm = r.get("smpi", {})
         smpi = f"{sm['wall_s']} s, {sm['maxrss_MB']} MB (`{sm['algorithm']}`)" if "wall_s" in sm else \
