@@ -18,6 +18,12 @@ bench/collectives.py does, under /usr/bin/time for its wall time and peak memory
 
 Rows whose Python run takes minutes (the issue's ideal:1024 job: 109 s, 2.3 GB) run on the
 Python engine only with --all; every point has a timeout and a point past it is recorded as such.
+A row whose plan the native core cannot run (`native=False`: the torus's `phased` and
+`message-passing`, whose messages have no transfer programs, and the default SP2's adapter)
+runs on the Python engine alone, so only with --all where that takes hours; a row out of
+reach of both (`out_of_reach`: torus:64x64's `direct`, whose programs would take about 37 GB)
+is recorded with the reason, never run. Each point also reports the CPU time of its compile
+and run (`compile_cpu_s`, `run_cpu_s`): the machine is shared, and wall times move with its load.
 
 `--only NAME` re-measures the rows whose name contains NAME; they replace their rows of the
 last results (each row says when it was measured, `measured_utc`), the others stay.
@@ -44,6 +50,11 @@ RESULTS = HERE / "results_engine.json"
 DOC = HERE.parent / "docs" / "engine.md"
 BEGIN, END = "<!-- bench/engine.py: begin -->", "<!-- bench/engine.py: end -->"
 TIMEOUT_S = 600.0
+# torus:64x64's `direct` all-to-all: 16.8M messages, each its own transfer program of about
+# 10 + 5 * hops ops (hops 32 on average) in the core: 2.8G ops, 13 bytes each in the core (and
+# 17 in the numpy columns it copies from), far past the issue's 8 GB. Recorded, never run.
+TORUS_64_PROGRAMS = ("programs of about 2.8G ops (16.8M messages of 10 + 5 * hops ops): about 37 GB "
+                     "in the core; the core would have to build a torus route's ops itself")
 
 
 @dataclass(frozen=True)
@@ -54,6 +65,8 @@ class Row:
     block_bytes: int
     python: bool = True  # run the Python engine without --all
     smpi: str | None = None  # SMPI's MPI_Alltoall algorithm on the same platform
+    native: bool = True  # the plan runs on the native core (else the Python engine only)
+    out_of_reach: str | None = None  # why no engine runs it (recorded, not run)
 
 
 ROWS = (
@@ -66,6 +79,27 @@ ROWS = (
     Row("hypercube:6 all-to-all, 1 KB blocks", "hypercube:6", "direct", 1024),
     Row("ideal:1024 all-to-all, 128 B blocks (1M messages)", "ideal:1024", "direct", 128, python=False),
     Row("torus:16x16 pairwise all-to-all, 16 KB blocks", "torus:16x16", "direct", 16384, smpi="pair"),
+    # issue 30's scale rows: 4096 nodes, the torus's own all-to-alls, the Paragon's multiphase
+    # exchange and the SP2 at its largest configuration (seed 003)
+    Row("ideal:4096 all-to-all, 8 B blocks (16.8M messages)", "ideal:4096", "direct", 8, python=False,
+        smpi="pair"),
+    Row("ideal:2048 all-to-all, 8 B blocks (4.2M messages)", "ideal:2048", "direct", 8, python=False),
+    Row("torus:32x32 pairwise all-to-all, 8 B blocks", "torus:32x32", "direct", 8, python=False,
+        smpi="pair"),
+    Row("torus:32x32 phased all-to-all, 8 B blocks", "torus:32x32", "phased", 8, python=False,
+        native=False),
+    Row("torus:32x32 message-passing all-to-all, 8 B blocks", "torus:32x32", "message-passing", 8,
+        python=False, native=False),
+    Row("torus:64x64 pairwise all-to-all, 8 B blocks", "torus:64x64", "direct", 8, python=False,
+        out_of_reach=TORUS_64_PROGRAMS),
+    Row("torus:64x64 phased all-to-all, 8 B blocks", "torus:64x64", "phased", 8, python=False,
+        native=False),
+    Row("torus:64x64 message-passing all-to-all, 8 B blocks", "torus:64x64", "message-passing", 8,
+        python=False, native=False),
+    Row("paragon:32x32 multiphase all-to-all, 1 KB blocks", "paragon:32x32", "multiphase:5,5", 1024,
+        python=False),
+    # the default SP2 adapter spreads a pair's packets over its 4 routes: the Python engine's
+    Row("sp2:512 all-to-all, 1 KB blocks", "sp2:512", "direct", 1024, native=False, smpi="pair"),
 )
 
 
@@ -83,10 +117,10 @@ def point(target: str, algorithm: str, block_bytes: int, engine: str, checked: b
     from phalanx.runtime.timing import TimingData
 
     phalanx.register_all()
-    started = time.perf_counter()
+    started, started_cpu = time.perf_counter(), time.process_time()
     source = kind_program("alltoall", resolve(target).nnodes, block_bytes)
     compiled = compile_program(source, target=target, algorithm=algorithm, cost="closed-form")
-    compiled_at = time.perf_counter()
+    compiled_at, compiled_cpu = time.perf_counter(), time.process_time()
     compile_maxrss_MB = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kB
     rng = np.random.default_rng(0)
     stmt, kind = compiled.communications[0], compiled.collectives[0].kind
@@ -95,15 +129,30 @@ def point(target: str, algorithm: str, block_bytes: int, engine: str, checked: b
                     range(compiled.plan.run_count))
     execution, _ = run_plan(compiled.target, compiled.plan, data, engine_choice=engine)
     problems = data.checked()
-    done = time.perf_counter()
+    done, done_cpu = time.perf_counter(), time.process_time()
     run_s = done - compiled_at
-    messages = sum(1 for s in compiled.plan.schedules() for p in s.phases for t in p.sends if t.src != t.dst)
+    messages = sum(network_transfers(s) for s in compiled.plan.schedules())
     return {"engine": engine, "checked": checked, "compile_s": round(compiled_at - started, 3),
             "run_s": round(run_s, 3),
-            "end_to_end_s": round(done - started, 3), "compile_maxrss_MB": round(compile_maxrss_MB),
+            "end_to_end_s": round(done - started, 3), "compile_cpu_s": round(compiled_cpu - started_cpu, 3),
+            "run_cpu_s": round(done_cpu - compiled_cpu, 3), "compile_maxrss_MB": round(compile_maxrss_MB),
             "events": execution.events,
             "events_per_s": round(execution.events / run_s), "messages": messages,
             "simulated_s": execution.total_time_s, "verified": not any(problems.values())}
+
+
+def network_transfers(schedule: Any) -> int:
+    """The schedule's transfers between two nodes, from its table where the compiler built it
+    from one (no Transfer objects made after the run; 16.8M of them at 4096 nodes)."""
+    import numpy as np
+
+    from phalanx.compiler.columns import FIELDS, known_columns
+
+    known = known_columns(schedule.phases)
+    if known is None:
+        return sum(1 for p in schedule.phases for t in p.sends if t.src != t.dst)
+    rows = np.frombuffer(known[0], "<i8").reshape(-1, FIELDS)
+    return int(np.count_nonzero(rows[:, 0] != rows[:, 1]))
 
 
 def measured(cmd: list[str], timeout_s: float) -> tuple[str, float | None, float]:
@@ -155,18 +204,23 @@ def smpi_point(row: Row, work: Path, timeout_s: float) -> dict[str, Any]:
 def measure(row: Row, args: argparse.Namespace, work: Path) -> dict[str, Any]:
     out: dict[str, Any] = {"name": row.name, "target": row.target, "algorithm": row.algorithm,
                            "block_bytes": row.block_bytes}
+    if row.out_of_reach is not None:
+        return {**out, "out_of_reach": row.out_of_reach}
     for mode, checked in (("timing", False), ("checked", True)):
-        nat = out[f"native_{mode}"] = phalanx_point(row, "native", checked, args.timeout)
+        nat = out[f"native_{mode}"] = phalanx_point(row, "native", checked, args.timeout) if row.native \
+            else {"engine": "native", "skipped": "no transfer programs: the Python engine runs it"}
         if (row.python or args.all) and not args.no_python:
             py = out[f"python_{mode}"] = phalanx_point(row, "python", checked, args.timeout)
+        elif args.no_python:
+            py = out[f"python_{mode}"] = {"engine": "python", "skipped": "--no-python"}
         else:
-            py = out[f"python_{mode}"] = {"engine": "python", "skipped": "--no-python" if args.no_python
-                                          else "minutes in Python: --all"}
+            py = out[f"python_{mode}"] = {"engine": "python", "skipped": "minutes in Python: --all"
+                                          if row.native else "hours in Python at this size: --all"}
         if "run_s" in py and "run_s" in nat:
             out[f"{mode}_speedup"] = round(py["run_s"] / nat["run_s"], 2)
             out[f"{mode}_same_simulated_time"] = \
                 abs(py["simulated_s"] - nat["simulated_s"]) <= 1e-9 * py["simulated_s"]
-    nat = out["native_checked"]
+    nat = out["native_checked"] if row.native else out["python_checked"]
     if row.smpi and not args.no_smpi:
         from phalanx.runtime.backends.simgrid import simgrid_missing
 
@@ -178,6 +232,8 @@ def measure(row: Row, args: argparse.Namespace, work: Path) -> dict[str, Any]:
 
 
 def engine_cell(p: dict[str, Any]) -> str:
+    if "skipped" in p:
+        return f"not run: {p['skipped']}"
     if "timeout_s" in p:
         return f"timeout {p['timeout_s']:g} s"
     if "run_s" not in p:
@@ -185,20 +241,36 @@ def engine_cell(p: dict[str, Any]) -> str:
     return f"{p['run_s']} s, {p['events_per_s']:,} ev/s, {p['maxrss_MB']} MB"
 
 
+def end_to_end_cell(p: dict[str, Any]) -> str:
+    """The point's compile and run in one process: `end to end (compile; the CPU time of
+    both)`, the engine named where it is the Python engine (a row the native core cannot
+    run). On a shared machine the CPU time is the steadier figure."""
+    if "end_to_end_s" not in p:
+        return "-"
+    engine = " (Python engine)" if p["engine"] == "python" else ""
+    cpu = f"; CPU {p['compile_cpu_s'] + p['run_cpu_s']:.3g} s" if "run_cpu_s" in p else ""
+    return f"{p['end_to_end_s']} s (compile {p['compile_s']} s{cpu}){engine}"
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     lines = ["| job | messages, events | mode | Python engine: run, events/s, peak | native core: run, "
-             "events/s, peak | speed-up | native end to end | SMPI: wall, peak |",
+             "events/s, peak | speed-up | end to end (compile) | SMPI: wall, peak |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        nat = r["native_checked"]
-        counts = f"{nat['messages']:,}, {nat['events']:,}" if "events" in nat else "-"
+        name = r["name"] + (f" (measured {r['measured_utc']} UTC)" if "measured_utc" in r else "")
+        if "out_of_reach" in r:
+            lines.append(f"| {name} | | | not run: {r['out_of_reach']} | | | | |")
+            continue
+        ran = next((r[k] for k in ("native_checked", "native_timing", "python_checked", "python_timing")
+                    if "events" in r[k]), {})
+        counts = f"{ran['messages']:,}, {ran['events']:,}" if "events" in ran else "-"
         sm = r.get("smpi", {})
-        smpi = f"{sm['wall_s']} s, {sm['maxrss_MB']} MB (`{sm['algorithm']}`)" if "wall_s" in sm else "-"
+        smpi = f"{sm['wall_s']} s, {sm['maxrss_MB']} MB (`{sm['algorithm']}`)" if "wall_s" in sm else \
+            f"timeout {sm['timeout_s']:g} s (`{sm['algorithm']}`)" if "timeout_s" in sm else "-"
         for mode in ("timing", "checked"):
             nat = r[f"native_{mode}"]
-            end = f"{nat['end_to_end_s']} s" if "end_to_end_s" in nat else "-"
+            end = end_to_end_cell(nat if "end_to_end_s" in nat else r[f"python_{mode}"])
             speedup = f"{r[f'{mode}_speedup']}x" if f"{mode}_speedup" in r else "-"
-            name = r["name"] + (f" (measured {r['measured_utc']} UTC)" if "measured_utc" in r else "")
             lines.append(f"| {name if mode == 'timing' else ''} | {counts if mode == 'timing' else ''} "
                          f"| {mode} | {engine_cell(r[f'python_{mode}'])} | {engine_cell(nat)} | "
                          f"{speedup} | {end} | {smpi if mode == 'checked' else ''} |")

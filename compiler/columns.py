@@ -5,8 +5,9 @@ out its transfers as one int64 table, a row per transfer in TRANSFER_FIELDS orde
 phase (`PhaseColumns`), without a Python loop over the P x P blocks. Three things read the
 table without a Transfer object: the IR (compiler/ir/dialects/sched.py stores exactly these
 rows), the cost model (compiler/library/cost.py groups them into messages) and the event
-estimate of `--cost simulate` (Target.estimated_events). The Transfer objects of a Schedule are
-built from it once, in C (`transfers_of`), when a schedule is lowered.
+estimate of `--cost simulate` (Target.estimated_events). A Schedule's phases hold their rows
+of the table (`TransferRows`), whose Transfer objects are built in C (`transfers_of`) only when
+something asks for one: the native run reads the table itself and builds none.
 
 `phases()` remembers the table of the phases it built (`known_columns`), so that the IR of a
 schedule is its table, not a walk over its transfers, and the IR's tables give back the very
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import gc
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -33,8 +34,6 @@ _KNOWN: OrderedDict[int, tuple[tuple[Phase, ...], bytes, bytes]] = OrderedDict()
 _KNOWN_SIZE = 8
 
 
-# A build of this many transfers or more ends with one full collection (PhaseColumns.phases).
-BIG_BUILD = 1 << 20
 CHUNK_ROWS = 1 << 18  # rows whose columns transfers_of holds as Python lists at once
 
 
@@ -70,6 +69,59 @@ def transfers_of(rows: np.ndarray) -> tuple[Transfer, ...]:
                        for c, ints in enumerate(shared)]
             out += map(tuple.__new__, [Transfer] * len(part), zip(*columns))
         return tuple(out)
+
+
+class TransferRows(Sequence[Transfer]):
+    """A phase's transfers as rows of its schedule's int64 table (TRANSFER_FIELDS), the
+    Transfer objects made only when one is asked for: then all of the phase's at once, kept,
+    and the rows behave as the tuple of them (equality, hash, `+`, slices). Their number and
+    the table (`rows`, read-only) need no object: the native run reads the schedule's table
+    (known_columns) and builds none, where a million-message schedule's Transfers cost the
+    compile a second of CPU and about 100 bytes each."""
+
+    __slots__ = ("rows", "_built")
+
+    def __init__(self, rows: np.ndarray):
+        self.rows = rows
+        self._built: tuple[Transfer, ...] | None = None
+
+    def built(self) -> tuple[Transfer, ...]:
+        """The Transfers, made on first use."""
+        if self._built is None:
+            self._built = transfers_of(self.rows)
+        return self._built
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, i):  # an index or a slice, as the tuple's
+        return self.built()[i]
+
+    def __iter__(self) -> Iterator[Transfer]:
+        return iter(self.built())
+
+    def __contains__(self, t: object) -> bool:
+        return t in self.built()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, TransferRows):
+            return self is other or (len(self) == len(other) and bool((self.rows == other.rows).all()))
+        return self.built() == other
+
+    def __hash__(self) -> int:
+        return hash(self.built())
+
+    def __add__(self, other: tuple[Transfer, ...] | TransferRows) -> tuple[Transfer, ...]:
+        return self.built() + (other.built() if isinstance(other, TransferRows) else other)
+
+    def __radd__(self, other: tuple[Transfer, ...]) -> tuple[Transfer, ...]:
+        return other + self.built()
+
+    def __repr__(self) -> str:
+        return repr(self.built())
+
+    def __reduce__(self) -> tuple:
+        return TransferRows, (np.array(self.rows),)
 
 
 def table(transfers: tuple[Transfer, ...] | list[Transfer]) -> np.ndarray:
@@ -117,19 +169,18 @@ class PhaseColumns:
                             tuple(self.syncs[k] for k in keep.tolist()))
 
     def phases(self) -> tuple[Phase, ...]:
-        """The Phases, their Transfers built once; remembered with their IR tables."""
+        """The Phases, each sending and receiving one TransferRows over the table (the
+        Transfers made when first asked for); remembered with their IR tables, which the
+        rows are views of."""
         bounds = self.offsets.tolist()
-        with paused_gc():  # the phases' tuples too: a pass now would walk every transfer
-            transfers = transfers_of(self.rows)
-            out = tuple(Phase.of(transfers[a:b], sync)
-                        for a, b, sync in zip(bounds, bounds[1:], self.syncs))
-            if len(transfers) >= BIG_BUILD:
-                # Transfers stay tracked by the collector (a tuple subclass is never untracked),
-                # and new objects are walked once per generation they age through: one full
-                # pass before the collector runs again walks them once, into the oldest.
-                gc.collect()
-        _KNOWN[id(out)] = (out, np.ascontiguousarray(self.rows, dtype="<i8").tobytes(),
-                           self.offsets.astype("<i8").tobytes())
+        rows_bytes = np.ascontiguousarray(self.rows, dtype="<i8").tobytes()
+        table = np.frombuffer(rows_bytes, "<i8").reshape(-1, FIELDS)
+        phases = []
+        for a, b, sync in zip(bounds, bounds[1:], self.syncs):
+            transfers = TransferRows(table[a:b])
+            phases.append(Phase(transfers, transfers, sync))  # type: ignore[arg-type]
+        out = tuple(phases)
+        _KNOWN[id(out)] = (out, rows_bytes, self.offsets.astype("<i8").tobytes())
         while len(_KNOWN) > _KNOWN_SIZE:
             _KNOWN.popitem(last=False)
         return out

@@ -49,7 +49,17 @@ from phalanx.runtime.engine import Deadlock, Engine, Pool, Resource, Stopped, de
 from phalanx.runtime.interpreter import Execution, Span, StepTiming
 from phalanx.runtime.native_replay import END, LEAVE, START, Replay
 from phalanx.runtime.network import OP_KINDS, Acquire, Hold, Network, Release, TransferProgram
-from phalanx.runtime.plan_columns import DST, FINAL, MESSAGE, NBYTES, OFFSET, ORIGIN, SRC, ScheduleColumns
+from phalanx.runtime.plan_columns import (
+    DST,
+    FINAL,
+    MESSAGE,
+    NBYTES,
+    OFFSET,
+    ORIGIN,
+    SRC,
+    ScheduleColumns,
+    distinct,
+)
 from phalanx.runtime.schedule_index import ScheduleIndex, message_label, send_name
 
 try:  # built by `make setup` (pip install runtime/engine_core); without it runs stay in Python
@@ -66,6 +76,7 @@ SPAN_KINDS = ("compute", "send", "copy", "phase")  # the core's SPAN_* codes, in
 LOG_CHUNK = 1 << 16  # log entries replayed at a time (each a few Python ints while replayed)
 PREOPEN_RUNS = 512  # runs opened ahead of the core at most (NativeRun._open)
 PREOPEN_BYTES = 1 << 22  # and the bytes their schedules move at most
+PROGRAM_CHUNK = 1 << 20  # programs built from a network's columns at once (NativeRun._add_program_chunk)
 
 
 def _u32(values: np.ndarray) -> np.ndarray:
@@ -75,18 +86,26 @@ def _u32(values: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(values, np.uint32)
 
 
-def _distinct(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct rows of a table of non-negative ints, in the order they first come (as
-    indices of their first rows), and which of them each row is."""
-    spans = rows.max(axis=0, initial=0) + 1
-    if np.prod(spans.astype(object)) < 1 << 62:  # each row one int: a 1-d unique, much faster
-        key = np.ravel_multi_index(tuple(rows.T), tuple(spans))
+def _distinct(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a table of non-negative ints given as its columns, in the order
+    they first come (as indices of their first rows), and which of them each row is. Where
+    the columns' spans multiply to less than 2**62 each row is one int (mixed radix), built
+    column by column: the table itself is never stacked (16.8M rows at 4096 nodes)."""
+    spans = [int(c.max(initial=0)) + 1 for c in columns]
+    n = len(columns[0])
+    if np.prod(np.array(spans, dtype=object)) < 1 << 62:  # each row one int: a 1-d unique, much faster
+        key = columns[0].astype(np.int64)
+        for column, span in zip(columns[1:], spans[1:]):
+            key *= span
+            key += column
         ordered = np.sort(key)
         if (ordered[1:] != ordered[:-1]).all():  # every row its own (ideal's all-to-all): one sort
-            return np.arange(len(key)), np.arange(len(key))
+            return np.arange(n), np.arange(n)
+        del ordered
         _, first, which = np.unique(key, return_index=True, return_inverse=True)
     else:
-        _, first, which = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+        _, first, which = np.unique(np.column_stack(columns), axis=0, return_index=True,
+                                    return_inverse=True)
     order = np.argsort(first, kind="stable")
     rank = np.empty(len(order), np.int64)
     rank[order] = np.arange(len(order))
@@ -117,7 +136,7 @@ def native_plan(plan: Plan, network: Network, fast: bool) -> NativePlan | None:
         index = out.indexes.setdefault(schedule.collective, ScheduleIndex(schedule))
         cols = index.columns()
         # pack / unpack are process bodies the core cannot run
-        if any(network.packs(m) for m in np.unique(cols.table[:, MESSAGE]).tolist()):
+        if any(network.packs(m) for m in distinct(cols.table[:, MESSAGE]).tolist()):
             return None
         if not _has_programs(cols, network):
             return None
@@ -125,16 +144,15 @@ def native_plan(plan: Plan, network: Network, fast: bool) -> NativePlan | None:
 
 
 def _has_programs(cols: ScheduleColumns, network: Network) -> bool:
-    """Every message of the schedule that crosses the network has a program (with the bytes of
-    its first transfer: whether there is one does not depend on the byte count). Programs as
-    columns are asked for once per pair and message id, in the order they first send."""
+    """Every message of the schedule that crosses the network has a program: all of them
+    where the network gives their programs as columns (Network.programs_as_columns, built
+    once, when the core's arrays are), else each asked with the bytes of its first transfer
+    (whether there is one does not depend on the byte count)."""
     first = cols.table[cols.first]
     sent = np.flatnonzero(first[:, SRC] != first[:, DST])
-    rows = first[sent][:, [SRC, DST, NBYTES, MESSAGE]]
-    kept, _ = _distinct(rows[:, [0, 1, 3]])
-    if network.transfer_programs(*rows[kept].T) is not None:
+    if network.programs_as_columns(first[sent, MESSAGE]):
         return True
-    return all(network.transfer_program(cols.sends[cols.msg_start[m]]) is not None for m in sent.tolist())
+    return all(network.transfer_program(cols.send(int(cols.msg_start[m]))) is not None for m in sent.tolist())
 
 
 def _has_pipeline(steps: tuple[Step, ...]) -> bool:
@@ -351,15 +369,31 @@ class NativeRun:
         Returns each message's program id in the core. With columns, messages alike in ends,
         bytes and merges share one program (it depends on nothing else), made in the order
         they first come."""
-        kept, program_of = _distinct(np.column_stack([src, dst, nbytes, operations]))
-        one = kept[src[kept] != dst[kept]]  # a message of each distinct program that is sent
-        columns = self.network.transfer_programs(src[one], dst[one], nbytes[one],
-                                                 cols.table[cols.first[one], MESSAGE])
-        if columns is None:
+        sent_ids = cols.table[cols.first[src != dst], MESSAGE]
+        if not self.network.programs_as_columns(sent_ids):
             first = self._add_programs_one_by_one(cols, nbytes, operations)
             return np.arange(first, first + len(src))
-        src, dst, nbytes, operations = src[kept], dst[kept], nbytes[kept], operations[kept]
+        kept, program_of = _distinct([src, dst, nbytes, operations])
+        message = cols.table[cols.first[kept], MESSAGE]
+        first = None  # the first program's id: each chunk's follow on in the core
+        for lo in range(0, max(len(kept), 1), PROGRAM_CHUNK):
+            part = slice(lo, lo + PROGRAM_CHUNK)
+            at = kept[part]
+            added = self._add_program_chunk(src[at], dst[at], nbytes[at], operations[at], message[part])
+            first = added if first is None else first
+        return first + program_of
+
+    def _add_program_chunk(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
+                           operations: np.ndarray, message: np.ndarray) -> int:
+        """The programs of these messages (the network's as columns) in the core, in order;
+        returns the first one's id. A chunk at a time (PROGRAM_CHUNK programs), so that what
+        is messages x ops (a torus route's hops, the flat ops before the core copies them) is
+        built for that many messages at once."""
         sent = np.flatnonzero(src != dst)
+        columns = self.network.transfer_programs(src[sent], dst[sent], nbytes[sent], message[sent])
+        if columns is None:  # programs_as_columns said it gives them
+            raise AssertionError(f"{type(self.network).__name__} gave no program columns for messages "
+                                 "it said it gives them for")
         net_length = np.ones(len(src), np.int64)  # a local copy: one hold
         net_length[sent] = np.diff(columns.offsets)
         combine = operations > 0
@@ -386,7 +420,7 @@ class NativeRun:
             codes[at + 1] = HOLD
             holds[at + 1] = self._times(operations[merges], self.network.combine_time_s)
             codes[at + 2], args[at + 2] = OP_CODES[Release], arithmetic
-        return self.core.add_programs(_u32(offsets), codes, args, holds) + program_of
+        return self.core.add_programs(_u32(offsets), codes, args, holds)
 
     @staticmethod
     def _times(values: np.ndarray, time_s) -> np.ndarray:
@@ -403,7 +437,7 @@ class NativeRun:
         holds: list[float] = []  # the seconds of a hold
         resource_ids = self.resource_ids
         for m, (size, ops) in enumerate(zip(nbytes.tolist(), operations.tolist())):
-            first = cols.sends[cols.msg_start[m]]
+            first = cols.send(int(cols.msg_start[m]))
             message = first if size == first.nbytes else first._replace(nbytes=size)
             for op in self._program(first, message, size, ops):
                 if type(op) is Hold:
@@ -498,7 +532,7 @@ class NativeRun:
         cols = self._columns(run)
         arrived = self.replay.arrived(run)
         due = cols.recv_key[cols.recv_slot == k * self.run_schedules[run].nprocs + node]
-        pending = {tuple(key) for key in cols.key_fields[due[~arrived[due]]].tolist()}
+        pending = {tuple(key) for key in cols.fields_of(due[~arrived[due]]).tolist()}
         missing = interpreter.first_missing(pending, k)
         return [] if missing is None else [missing]
 

@@ -230,13 +230,20 @@ class Network(ABC):
         programs must time `transfer` by playing them (`play`), so that both engines agree."""
         return None
 
+    def programs_as_columns(self, message: np.ndarray) -> bool:
+        """Whether `transfer_programs` gives columns (never None) for messages with these ids,
+        whatever their ends and bytes: the runtime then knows every such message has a program
+        without building them, and builds them once, for the core. False by default."""
+        return False
+
     def transfer_programs(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
                           message: np.ndarray) -> ProgramColumns | None:
         """`transfer_program` of the messages (src[i], dst[i], nbytes[i], message id message[i])
         at once (src != dst): op for op the same resources and times as transfer_program
         gives. Where it gives columns, a message's program depends only on its ends and bytes
         (the runtime asks once per distinct message, with one of their ids). None: the runtime
-        asks message by message (and some message may have no program)."""
+        asks message by message (and some message may have no program); never None where
+        `programs_as_columns(message)` says so."""
         return None
 
     def fast_plan(self, schedule: Schedule) -> FastPlan | None:

@@ -20,10 +20,12 @@ from itertools import chain
 
 import numpy as np
 
+from phalanx.compiler.columns import known_columns
 from phalanx.compiler.schedule import WHOLE, Schedule, Transfer
 
 NFIELDS = len(Transfer._fields)  # src, dst, nbytes, origin, final, message, offset
 SRC, DST, NBYTES, ORIGIN, FINAL, MESSAGE, OFFSET = range(NFIELDS)
+KEY_FIELDS = [ORIGIN, FINAL, SRC, DST, OFFSET]  # schedule_index.transfer_key's fields
 
 
 def distinct(values: np.ndarray) -> np.ndarray:
@@ -45,41 +47,57 @@ def _table(transfers: list[Transfer]) -> np.ndarray:
     return flat.reshape(len(transfers), NFIELDS)
 
 
-def _dense_ids(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """An id per row of `keys` (n, k) of ints >= -1, equal for equal rows; and the distinct
-    rows, by id. Columns are packed 16 bits each into as few sort keys as they fit in."""
-    if len(keys) == 0:
-        return np.zeros(0, np.int64), keys
-    if keys.min() >= -1 and keys.max() < (1 << 15) - 1:
-        packed = [np.zeros(len(keys), np.int64) for _ in range((keys.shape[1] + 2) // 3)]
-        for j in range(keys.shape[1]):
-            packed[j // 3] = (packed[j // 3] << 16) | (keys[:, j] + 1)
-        sort_keys = np.column_stack(packed)
-        del packed
-    else:
-        sort_keys = keys
-    order = np.lexsort(sort_keys.T[::-1])
-    ordered = sort_keys[order]
-    new = np.empty(len(keys), bool)
+def _dense_ids(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """An id per row of the table whose columns these are (ints, one array each), equal for
+    equal rows, ids in the rows' lexicographic order; and a row of each id (the index of one
+    row that has it). Where the columns' spans multiply to less than 2**62, each row is one
+    int (mixed radix, so in the same order), built column by column, and one sort of those
+    ints does it; else a lexsort of the columns."""
+    n = len(columns[0])
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    low = [int(c.min()) for c in columns]
+    spans = [int(c.max()) - lo + 1 for c, lo in zip(columns, low)]
+    new = np.empty(n, bool)
     new[0] = True
-    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
-    ids = np.empty(len(keys), np.int64)
+    if np.prod(np.array(spans, dtype=object)) < 1 << 62:
+        packed = columns[0] - low[0]
+        for column, lo, span in zip(columns[1:], low[1:], spans[1:]):
+            packed *= span
+            packed += column
+            packed -= lo
+        order = np.argsort(packed)
+        ordered = packed[order]
+        del packed
+        np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+        del ordered
+    else:
+        order = np.lexsort(columns[::-1])
+        new[1:] = False
+        for column in columns:
+            ordered = column[order]
+            new[1:] |= ordered[1:] != ordered[:-1]
+        del ordered
+    ids = np.empty(n, np.int64)
     ids[order] = np.cumsum(new) - 1
-    return ids, keys[order[new]]
+    return ids, order[new]
 
 
 def _message_order(table: np.ndarray, phase: np.ndarray) -> np.ndarray:
     """The rows in walk order: by phase and sender (stable), then each sender's messages in
     order of their first transfer, a message's transfers in order. A transfer with message id
     0 travels alone; others travel with those of the same phase, sender, receiver and id."""
-    by_sender = np.lexsort((table[:, SRC], phase))
+    src = table[:, SRC]
+    if len(src) < 2 or ((phase[1:] > phase[:-1]) | ((phase[1:] == phase[:-1]) & (src[1:] >= src[:-1]))).all():
+        by_sender = np.arange(len(src))  # already by phase and sender (a generator's order)
+    else:
+        by_sender = np.lexsort((src, phase))
     shared = np.flatnonzero(table[by_sender, MESSAGE] != 0)
     if not len(shared):  # every transfer travels alone
         return by_sender
     group = np.arange(len(by_sender))  # the position of the message's first transfer
     rows = by_sender[shared]
-    keys = np.column_stack((phase[rows], table[rows, SRC], table[rows, DST], table[rows, MESSAGE]))
-    ids, distinct = _dense_ids(keys)
+    ids, distinct = _dense_ids([phase[rows], table[rows, SRC], table[rows, DST], table[rows, MESSAGE]])
     first = np.full(len(distinct), len(by_sender), np.int64)
     np.minimum.at(first, ids, shared)
     group[shared] = first[ids]
@@ -91,7 +109,8 @@ class ScheduleColumns:
     """A schedule's sends, in walk order, and its receives, as columns."""
 
     schedule: Schedule
-    sends: list[Transfer]  # the schedule's sends in walk order
+    sent: np.ndarray  # per send in walk order, its position among the schedule's sends (phase by phase)
+    phase_start: np.ndarray  # where each phase's sends start among them (one more than phases)
     table: np.ndarray  # (transfers, 7) int64: their fields
     phase: np.ndarray  # phase of each
     msg_start: np.ndarray  # message m carries transfers msg_start[m]..msg_start[m + 1]
@@ -99,21 +118,30 @@ class ScheduleColumns:
     recv_slot: np.ndarray  # the inbox entries, by slot (phase * nprocs + node): the slot
     recv_key: np.ndarray  # and the key id it waits for (once per slot)
     key_due: np.ndarray  # per key id, the slot whose inbox receives it, -1: none
-    key_fields: np.ndarray  # per key id, its (origin, final, src, dst, offset)
+    key_table: np.ndarray  # (rows, 7) int64 transfers whose keys the ids number
+    key_row: np.ndarray  # per key id, a row of key_table with that key
 
     @staticmethod
     def of(schedule: Schedule) -> ScheduleColumns:
-        nprocs = schedule.nprocs
-        sends = [t for phase in schedule.phases for t in phase.sends]
-        send_phase = np.repeat(np.arange(len(schedule.phases)), [len(p.sends) for p in schedule.phases])
-        table = _table(sends)
-        walked = (table[:, SRC] >= 0) & (table[:, SRC] < nprocs)  # the interpreter's nodes only
-        if walked.all():
-            rows = _message_order(table, send_phase)
+        """The columns, from the schedule's own int64 table where the compiler built its phases
+        from one (compiler/columns.py known_columns: no pass over the Transfer tuples), and
+        with the key ids worked out once where every phase receives what it sends."""
+        nprocs, phases = schedule.nprocs, schedule.phases
+        phase_start = np.zeros(len(phases) + 1, np.int64)
+        np.cumsum([len(p.sends) for p in phases], out=phase_start[1:])
+        send_phase = np.repeat(np.arange(len(phases)), np.diff(phase_start))
+        known = known_columns(phases)
+        if known is not None:  # read-only, shares the IR's bytes
+            all_sends = np.frombuffer(known[0], "<i8").reshape(-1, NFIELDS)
         else:
-            rows = np.flatnonzero(walked)[_message_order(table[walked], send_phase[walked])]
-        table, phase = table[rows], send_phase[rows]
-        sends = [sends[i] for i in rows.tolist()]
+            all_sends = _table([t for phase in phases for t in phase.sends])
+        walked = (all_sends[:, SRC] >= 0) & (all_sends[:, SRC] < nprocs)  # the interpreter's nodes only
+        if walked.all():
+            rows = _message_order(all_sends, send_phase)
+        else:
+            rows = np.flatnonzero(walked)[_message_order(all_sends[walked], send_phase[walked])]
+        in_order = len(rows) == len(all_sends) and bool((rows == np.arange(len(rows))).all())
+        table, phase = (all_sends, send_phase) if in_order else (all_sends[rows], send_phase[rows])
         starts = np.ones(len(table), bool)  # a message starts where its (phase, src, dst, id) changes
         if len(table):
             same = (phase[1:] == phase[:-1]) & (table[1:, SRC] == table[:-1, SRC]) & \
@@ -121,33 +149,62 @@ class ScheduleColumns:
                 (table[1:, MESSAGE] != 0)
             starts[1:] = ~same
         msg_start = np.append(np.flatnonzero(starts), len(table))
-        recvs = [t for p in schedule.phases for t in p.recvs]
-        recv_phase = np.repeat(np.arange(len(schedule.phases)), [len(p.recvs) for p in schedule.phases])
-        recv_table = _table(recvs)
-        fields = [ORIGIN, FINAL, SRC, DST, OFFSET]
-        keys = np.empty((len(table) + len(recv_table), len(fields)), np.int64)
-        keys[:len(table)], keys[len(table):] = table[:, fields], recv_table[:, fields]
-        ids, key_fields = _dense_ids(keys)
-        del keys
-        nkeys = len(key_fields)
-        key, recv_key = ids[:len(table)], ids[len(table):]
+        fields = KEY_FIELDS
+        recv_once = False  # each key received once
+        if all(p.recvs is p.sends for p in phases):  # Phase.of: the receives are the sends
+            recv_table, recv_phase = all_sends, send_phase
+            recv_key, key_row = _dense_ids([all_sends[:, f] for f in fields])
+            key_table = all_sends
+            key = recv_key if in_order else recv_key[rows]
+            recv_once = len(key_row) == len(recv_key)
+        else:
+            recv_table = _table([t for p in phases for t in p.recvs])
+            recv_phase = np.repeat(np.arange(len(phases)), [len(p.recvs) for p in phases])
+            key_table = np.concatenate((table, recv_table))
+            ids, key_row = _dense_ids([key_table[:, f] for f in fields])
+            key, recv_key = ids[:len(table)], ids[len(table):]
+        nkeys = len(key_row)
         # The inbox a key is due in: its last receive (ScheduleIndex.due); none at a node
         # outside the schedule (the interpreter finds no inbox there).
         key_due = np.full(nkeys, -1, np.int64)
         recv_slot = recv_phase * nprocs + recv_table[:, DST]
         mine = (recv_table[:, DST] >= 0) & (recv_table[:, DST] < nprocs)
-        by_key = np.argsort(recv_key, kind="stable")
-        ordered = recv_key[by_key]
-        last = by_key[np.concatenate((ordered[1:] != ordered[:-1], [True]))] if len(ordered) else by_key
+        if recv_once:
+            last = np.arange(len(recv_key))
+        else:
+            by_key = np.argsort(recv_key, kind="stable")
+            ordered = recv_key[by_key]
+            last = by_key[np.concatenate((ordered[1:] != ordered[:-1], [True]))] if len(ordered) else by_key
         key_due[recv_key[last]] = np.where(mine[last], recv_slot[last], -1)
         # Each node's inbox per phase: the keys it receives, once each, slots in order.
         pairs = distinct(recv_slot[mine] * max(nkeys, 1) + recv_key[mine])
-        return ScheduleColumns(schedule, sends, table, phase, msg_start, key,
-                               pairs // max(nkeys, 1), pairs % max(nkeys, 1), key_due, key_fields)
+        return ScheduleColumns(schedule, rows, phase_start, table, phase, msg_start, key,
+                               pairs // max(nkeys, 1), pairs % max(nkeys, 1), key_due, key_table, key_row)
+
+    def send(self, i: int) -> Transfer:
+        """The i-th send in walk order."""
+        k = int(self.phase[i])
+        return self.schedule.phases[k].sends[int(self.sent[i]) - int(self.phase_start[k])]
+
+    @cached_property
+    def sends(self) -> list[Transfer]:
+        """The schedule's sends in walk order (built when first asked: tests, and networks that
+        give programs message by message)."""
+        flat = [t for phase in self.schedule.phases for t in phase.sends]
+        return [flat[i] for i in self.sent.tolist()]
+
+    def fields_of(self, key_ids: np.ndarray) -> np.ndarray:
+        """The (origin, final, src, dst, offset) of these key ids, a row each."""
+        return self.key_table[self.key_row[key_ids]][:, KEY_FIELDS]
+
+    @property
+    def key_fields(self) -> np.ndarray:
+        """Per key id, its (origin, final, src, dst, offset)."""
+        return self.fields_of(np.arange(self.nkeys))
 
     @property
     def nkeys(self) -> int:
-        return len(self.key_fields)
+        return len(self.key_row)
 
     @property
     def nmessages(self) -> int:
@@ -165,7 +222,7 @@ class ScheduleColumns:
 
     def group(self, m: int) -> tuple[Transfer, ...]:
         """Message m's transfers (runtime/schedule_index.py `messages`' groups)."""
-        return tuple(self.sends[self.msg_start[m]:self.msg_start[m + 1]])
+        return tuple(self.send(i) for i in range(int(self.msg_start[m]), int(self.msg_start[m + 1])))
 
     def summed_bytes(self) -> np.ndarray:
         """Each message's wire bytes where they are its blocks' bytes summed."""

@@ -66,6 +66,10 @@ class IdealNetwork(Network):
         return (self.acquire_send[t.src], self.startup, self.acquire_recv[t.dst], wire,
                 self.release_recv[t.dst], self.release_send[t.src])
 
+    def programs_as_columns(self, message: np.ndarray) -> bool:
+        """Every message has a program of one shape."""
+        return True
+
     def transfer_programs(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
                           message: np.ndarray) -> ProgramColumns:
         """transfer_program of many messages: one shape, ports indexed send ports then receive."""

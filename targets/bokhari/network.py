@@ -148,6 +148,10 @@ class RoutedNetwork(Network):
             wire = self.wire_holds[t.nbytes] = Hold(self.wire_s_per_byte * t.nbytes)
         return (*parts[0], wire, *parts[1])
 
+    def programs_as_columns(self, message: np.ndarray) -> bool:
+        """Where the routing gives its routes as columns."""
+        return self.routing.gives_columns()
+
     def transfer_programs(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
                           message: np.ndarray) -> ProgramColumns | None:
         """transfer_program of many messages at once, from the routes as columns; None where
@@ -284,6 +288,10 @@ class MeshNetwork(RoutedNetwork):
         """Row-column routing falls back to column-row when a failed link is on the way."""
         self.avoiding = MeshDetour(self.hops, self.rows, self.cols, failed, spec)
         self.hops = self.avoiding.route
+
+    def programs_as_columns(self, message: np.ndarray) -> bool:
+        """As RoutedNetwork's, but message by message while routes avoid failed links."""
+        return self.avoiding is None and super().programs_as_columns(message)
 
     def transfer_programs(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
                           message: np.ndarray) -> ProgramColumns | None:

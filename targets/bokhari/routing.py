@@ -25,6 +25,10 @@ class Routing(ABC):
     def __call__(self, src: int, dst: int) -> list[Hop]:
         """The hops from src to dst, in path order."""
 
+    def gives_columns(self) -> bool:
+        """Whether `columns` gives the routes of any messages (never None)."""
+        return False
+
     def columns(self, src: np.ndarray, dst: np.ndarray) -> RouteColumns | None:
         """The routes of the messages (src[i], dst[i]) as columns; None: one pair at a time."""
         return None
@@ -49,6 +53,9 @@ class MeshRoute(Routing):
             r += step
         return hops
 
+    def gives_columns(self) -> bool:
+        return True
+
     def columns(self, src: np.ndarray, dst: np.ndarray) -> RouteColumns:
         return route_columns.mesh_columns(self.cols, src, dst)
 
@@ -69,6 +76,9 @@ class ECubeRoute(Routing):
 
     def __call__(self, src: int, dst: int) -> list[Hop]:
         return ecube_route(src, dst)
+
+    def gives_columns(self) -> bool:
+        return True
 
     def columns(self, src: np.ndarray, dst: np.ndarray) -> RouteColumns:
         return route_columns.ecube_columns(src, dst)
@@ -151,10 +161,15 @@ class FatTreeRoutes(Routing):
         count = min(self.routes_per_pair, self.arity if top else 1)
         return [self.one(src, dst, r) for r in range(count)]
 
+    def gives_columns(self) -> bool:
+        """Where a pair has one route; the adapter's round robin over several is message by
+        message."""
+        return self.routes_per_pair <= 1
+
     def columns(self, src: np.ndarray, dst: np.ndarray) -> RouteColumns | None:
         """Route 0 of every message where a pair has one route; None where pairs have several
         (the adapter's round robin is message by message)."""
-        if self.routes_per_pair > 1:
+        if not self.gives_columns():
             return None
         return route_columns.fat_tree_columns(self.levels, self.arity, self.up_port, src, dst)
 

@@ -48,6 +48,7 @@ from phalanx.runtime.network import (
     TransferProgram,
     play,
 )
+from phalanx.runtime.plan_columns import distinct
 from phalanx.targets.iwarp.faults import AvoidingRoutes
 from phalanx.targets.iwarp.params import IWarpParams
 from phalanx.targets.iwarp.phases import construction_links, phased_torus_phases
@@ -148,13 +149,17 @@ class WormholeNetwork(Network):
                 *[Acquire(r) for r in stream], Hold(p.data_s(t.nbytes)),
                 *[Release(r) for r in (*stream, *vcs, inject)])
 
+    def programs_as_columns(self, message: np.ndarray) -> bool:
+        """Plain messages while routes take no detour: none of them the library's or phased."""
+        ids = distinct(message).tolist()
+        return self.avoiding is None and LIBRARY_MESSAGE not in ids and \
+            all(SwitchTag.of(m) is None for m in ids)
+
     def transfer_programs(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
                           message: np.ndarray) -> ProgramColumns | None:
         """transfer_program of many plain messages at once (wormhole_columns.py); None where a
         message is the library's or phased, and while routes avoid failed links."""
-        ids = np.unique(message).tolist()
-        if self.avoiding is not None or LIBRARY_MESSAGE in ids or \
-                any(SwitchTag.of(m) is not None for m in ids):
+        if not self.programs_as_columns(message):
             return None
         return wormhole_programs(self, src, dst, nbytes)
 

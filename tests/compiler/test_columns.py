@@ -4,13 +4,14 @@ kept here as the reference), and the IR's tables go back to the very same phases
 
 from __future__ import annotations
 
+import pickle
 from math import prod
 
 import numpy as np
 import pytest
 
 from phalanx.compiler.algorithms import direct_partner, direct_phases
-from phalanx.compiler.columns import PhaseColumns, rows, transfers_of
+from phalanx.compiler.columns import PhaseColumns, TransferRows, rows, transfers_of
 from phalanx.compiler.ir.dialects.sched import ScheduleOp, schedule_from_ir, schedule_to_ir
 from phalanx.compiler.library import index
 from phalanx.compiler.recognize import recognize
@@ -96,6 +97,21 @@ def test_transfers_of_a_table_are_its_rows():
     built = transfers_of(table)
     assert built == (Transfer(0, 70000, 8, 3, 1, 1 << 40, -1), Transfer(2, 1, 0, 2, 1, 0, 64))
     assert all(type(t) is Transfer for t in built) and transfers_of(table[:0]) == ()
+
+
+def test_a_phase_s_rows_are_the_tuple_of_its_transfers_built_when_first_asked_for():
+    table = rows(np.array([0, 1, 2]), np.array([1, 2, 0]), np.array([8, 16, 8]), np.array([0, 1, 2]),
+                 np.array([1, 2, 0]))
+    lazy, expected = TransferRows(table), transfers_of(table)
+    assert len(lazy) == 3 and lazy._built is None  # its length needs no Transfer
+    assert lazy == expected and expected == lazy and hash(lazy) == hash(expected)
+    assert lazy[1] == expected[1] and lazy[1:] == expected[1:] and list(lazy) == list(expected)
+    assert lazy + (expected[0],) == expected + (expected[0],) and () + lazy == expected
+    assert lazy == TransferRows(table.copy()) and lazy != TransferRows(table[:2]) and lazy != list(expected)
+    assert pickle.loads(pickle.dumps(lazy)) == expected and repr(lazy) == repr(expected)
+    phases = PhaseColumns.of([table, table[:1]]).phases()
+    assert all(p.sends is p.recvs and isinstance(p.sends, TransferRows) for p in phases)
+    assert phases == (Phase.of(expected), Phase.of(expected[:1]))
 
 
 def test_the_ir_gives_back_the_phases_it_was_built_from():

@@ -90,6 +90,20 @@ def test_messages_alike_share_one_program_and_run_alike():
     assert_same_run(python, native)
 
 
+@pytest.mark.parametrize("target", ["paragon:4x4", "torus:4x4"])
+def test_programs_built_a_few_at_a_time_run_alike(target, monkeypatch):
+    """The network's program columns in chunks of 7 programs (NativeRun._add_program_chunk)
+    give the run of the whole at once, and the Python engine's."""
+    compiled = compile_text(kind_program("alltoall", 16, 64), target=target, algorithm="direct",
+                            cost="closed-form")
+    whole = simulate(compiled, engine_choice="native")
+    monkeypatch.setattr("phalanx.runtime.native_run.PROGRAM_CHUNK", 7)
+    python, chunked = both(compiled)
+    assert chunked.verified
+    assert_same_run(python, chunked)
+    assert_same_run(whole, chunked)
+
+
 def test_compute_steps_repeats_and_barriers_run_natively():
     source = HEADER.replace("ideal:16", "paragon:4x4") + \
         'compute "update" on P cost 20 us\nrepeat 2 {\n  B = A\n  A = B\n}\n'

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from phalanx.compiler.columns import PhaseColumns, known_columns, table
 from phalanx.compiler.schedule import Phase, Schedule, Transfer
-from phalanx.runtime.plan_columns import ScheduleColumns
+from phalanx.runtime.plan_columns import ScheduleColumns, _dense_ids
 from phalanx.runtime.schedule_index import ScheduleIndex, transfer_key
 
 
@@ -55,3 +56,47 @@ def test_equal_transfer_keys_share_one_id_and_each_inbox_waits_once_per_key():
     for key, (node, k) in due.items():
         assert cols.key_due[ids[key]] == k * s.nprocs + node
     assert np.count_nonzero(cols.key_due >= 0) == len(due)
+
+
+def _ids_one_row_at_a_time(keys: np.ndarray) -> tuple[list[int], list[tuple]]:
+    distinct = sorted({tuple(row) for row in keys.tolist()})
+    rank = {row: i for i, row in enumerate(distinct)}
+    return [rank[tuple(row)] for row in keys.tolist()], distinct
+
+
+def test_dense_ids_packed_and_lexsorted_are_the_rows_ranks():
+    """One packed sort where the columns' spans fit in an int64, a lexsort where they do not:
+    both the rank of each row among the distinct rows, as the rows compare one by one."""
+    rng = np.random.default_rng(5)
+    small = rng.integers(-1, 6, size=(400, 5))
+    wide = small.copy()
+    wide[:, 1] *= 1 << 40  # spans past 2**62 together: the lexsort
+    wide[:, 3] *= 1 << 30
+    for keys in (small, wide):
+        ids, first = _dense_ids(list(keys.T))
+        expected_ids, expected_rows = _ids_one_row_at_a_time(keys)
+        assert ids.tolist() == expected_ids and [tuple(r) for r in keys[first].tolist()] == expected_rows
+
+
+def _columns_equal(a: ScheduleColumns, b: ScheduleColumns) -> None:
+    for name in ("sent", "phase_start", "table", "phase", "msg_start", "key", "recv_slot", "recv_key",
+                 "key_due", "key_fields"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    assert a.sends == b.sends and [a.group(m) for m in range(a.nmessages)] == \
+        [b.group(m) for m in range(b.nmessages)]
+
+
+def test_columns_from_the_compiler_s_table_are_those_from_the_transfers():
+    """A schedule whose phases the compiler built from a table (known_columns: no Transfer
+    read) gives the columns a schedule of the same Transfer tuples gives; senders out of order
+    and combined messages, so the walk order is sorted, not taken as it comes."""
+    s = schedule()
+    phases = [p.sends[:-1] if k == 0 else p.sends for k, p in enumerate(s.phases)]  # drop `outside`
+    tables = [table(list(reversed(p))) for p in phases]
+    built = Schedule(0, "alltoall", "test", 3, PhaseColumns.of(tables).phases())
+    assert known_columns(built.phases) is not None
+    plain = Schedule(0, "alltoall", "test", 3, tuple(Phase.of(tuple(reversed(p))) for p in phases))
+    assert known_columns(plain.phases) is None
+    from_table = ScheduleColumns.of(built)
+    assert all(p.sends._built is None for p in built.phases)  # no Transfer made
+    _columns_equal(from_table, ScheduleColumns.of(plain))

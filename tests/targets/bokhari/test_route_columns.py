@@ -33,6 +33,7 @@ def test_routes_as_columns_are_the_per_pair_routes(spec):
 @pytest.mark.parametrize("spec", SPECS)
 def test_programs_as_columns_are_transfer_program_op_for_op(spec):
     assert_program_columns_match(spec)
+    assert resolve(spec).build_network(Engine()).programs_as_columns(np.zeros(1, np.int64))
 
 
 @pytest.mark.parametrize("spec", ["hypercube:3", "cs2:16"])
@@ -54,13 +55,16 @@ def test_pairs_with_several_routes_have_no_columns():
     target = resolve("sp2:16")
     src, dst, nbytes = every_pair(16)
     assert target.route.columns(src, dst) is None
-    assert target.build_network(Engine()).transfer_programs(src, dst, nbytes, 0 * src) is None
+    network = target.build_network(Engine())
+    assert not network.programs_as_columns(0 * src)
+    assert network.transfer_programs(src, dst, nbytes, 0 * src) is None
 
 
 def test_a_mesh_routing_around_failed_links_gives_no_columns():
     network = resolve("paragon:4x4").build_network(Engine())
     network.avoid_links(((5, "E"),), "paragon:4x4")
     src, dst, nbytes = every_pair(16)
+    assert not network.programs_as_columns(0 * src)
     assert network.transfer_programs(src, dst, nbytes, 0 * src) is None
     detour = network.transfer_program(Transfer(5, 14, 8, 0, 0))  # column-row round (1,1)->(1,2)
     assert [op.resource.name for op in detour if isinstance(op, Acquire)][3:] == \

@@ -31,6 +31,7 @@ def test_routes_with_their_pools_are_the_torus_routes(spec):
 @pytest.mark.parametrize("spec", SPECS)
 def test_programs_as_columns_are_transfer_program_op_for_op(spec):
     assert_program_columns_match(spec)
+    assert resolve(spec).build_network(Engine()).programs_as_columns(np.zeros(1, np.int64))
 
 
 def test_library_and_phased_messages_have_no_program_and_only_the_library_packs():
@@ -42,4 +43,5 @@ def test_library_and_phased_messages_have_no_program_and_only_the_library_packs(
     src, dst, nbytes = every_pair(16)
     for other in (LIBRARY_MESSAGE, phased):
         message = np.where(np.arange(len(src)) == 7, other, 0)
+        assert not network.programs_as_columns(message)
         assert network.transfer_programs(src, dst, nbytes, message) is None
