@@ -10,12 +10,12 @@ from phalanx.compiler.commsets import ReduceSet
 from phalanx.compiler.distribution import owned_indices
 from phalanx.compiler.schedule import WHOLE, Transfer
 from phalanx.compiler.semantics import ReduceStmt
-from phalanx.runtime.data_store import BlockStore, ScheduleError
+from phalanx.runtime.data_store import BlockStore, MovesOneByOne, ScheduleError
 from phalanx.runtime.data_values import REDUCE_FUNCTIONS, random_global
 
 
 @dataclass
-class ReductionData:
+class ReductionData(MovesOneByOne):
     """Partial results of a reduction: one per contributor, combined at each receiver."""
 
     stmt: ReduceStmt
@@ -48,20 +48,6 @@ class ReductionData:
             raise ScheduleError(f"transfer {t.src}->{t.dst} sends a piece of a partial result "
                                 f"({t.block_name}); a partial is one element and moves whole")
         return self.store.take(t, lambda origin, final: self.partials[origin].copy())
-
-    def movable(self, t: Transfer) -> bool:
-        """Partials always travel as payloads (they are combined where they meet)."""
-        return False
-
-    def move_direct(self, t: Transfer) -> bool:
-        return False
-
-    def can_move_in_bulk(self, transfers: np.ndarray) -> bool:
-        """Partials travel as payloads, one by one."""
-        return False
-
-    def move_in_bulk(self, transfers: np.ndarray) -> None:
-        raise AssertionError("reduction partials do not move in bulk (can_move_in_bulk)")
 
     def sums_blocks(self) -> bool:
         """Partials combine on the way and at the receiver (wire_bytes, combine_operations)."""

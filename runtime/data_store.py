@@ -24,6 +24,24 @@ def check_size(t: Transfer, block: np.ndarray) -> None:
                             f"{t.nbytes} bytes but the block has {block.nbytes}")
 
 
+class MovesOneByOne:
+    """For data whose blocks always travel as payloads, one transfer at a time: reduction
+    partials (combined where they meet) and synthetic byte blocks (their bytes are the check).
+    The CollectiveData methods of the direct and bulk paths (runtime/data.py) for them."""
+
+    def movable(self, t: Transfer) -> bool:
+        return False
+
+    def move_direct(self, t: Transfer) -> bool:
+        return False
+
+    def can_move_in_bulk(self, transfers: np.ndarray) -> bool:
+        return False
+
+    def move_in_bulk(self, transfers: np.ndarray) -> None:
+        raise AssertionError(f"{type(self).__name__} moves its blocks one by one (can_move_in_bulk)")
+
+
 class BlockStore:
     """Which node holds which block: blocks start at their senders and move with transfers.
 

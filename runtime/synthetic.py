@@ -22,7 +22,7 @@ from phalanx.compiler.target import Target
 from phalanx.compiler.verify import schedule_problems
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError, usage_error
 from phalanx.runtime.data import Payloads
-from phalanx.runtime.data_store import BlockStore
+from phalanx.runtime.data_store import BlockStore, MovesOneByOne
 from phalanx.runtime.interpreter import Execution
 from phalanx.runtime.network import Network
 from phalanx.runtime.simulate import run_plan
@@ -57,7 +57,7 @@ def block_bytes_of(origin: int, final: int, nbytes: int, seed: int) -> np.ndarra
 
 
 @dataclass
-class SyntheticData:
+class SyntheticData(MovesOneByOne):
     """The data object of the interpreter (take, put, wire_bytes, problems) for a byte matrix.
 
     Every pair is a block, an empty one included: a 0-byte transfer of an empty block is Fig.
@@ -81,20 +81,6 @@ class SyntheticData:
 
     def take(self, t: Transfer) -> np.ndarray:
         return self.store.take(t, self._pack)
-
-    def movable(self, t: Transfer) -> bool:
-        """Synthetic blocks always travel as payloads (their bytes are the check)."""
-        return False
-
-    def move_direct(self, t: Transfer) -> bool:
-        return False
-
-    def can_move_in_bulk(self, transfers: np.ndarray) -> bool:
-        """Synthetic blocks travel as payloads, one by one."""
-        return False
-
-    def move_in_bulk(self, transfers: np.ndarray) -> None:
-        raise AssertionError("synthetic blocks do not move in bulk (can_move_in_bulk)")
 
     def sums_blocks(self) -> bool:
         return True  # wire_bytes below; combine_operations: none
