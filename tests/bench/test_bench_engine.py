@@ -19,7 +19,7 @@ def bench():
 
 def test_a_row_runs_both_engines_in_child_processes_and_agrees(bench, tmp_path):
     row = bench.Row("ideal:4 all-to-all", "ideal:4", "direct", 64)
-    args = argparse.Namespace(all=False, timeout=120.0, no_smpi=True)
+    args = argparse.Namespace(all=False, timeout=120.0, no_smpi=True, no_python=False)
     result = bench.measure(row, args, tmp_path)
     for mode in ("timing", "checked"):
         native, python = result[f"native_{mode}"], result[f"python_{mode}"]

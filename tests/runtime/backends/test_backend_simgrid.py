@@ -252,7 +252,7 @@ def test_grouped_barriers_on_simgrid_are_the_groups_own(algorithm):
 @pytest.mark.skipif(shutil.which("smpicc") is None or shutil.which("smpirun") is None,
                     reason="smpicc/smpirun unavailable: apt-get install libsimgrid-dev")
 def test_bench_program_runs_under_smpi(tmp_path):
-    """bench/backends/alltoall.c on the ideal:16 crossbar: data checked, no faster than the bound."""
+    """bench/backends/alltoall.c on the ideal:16 crossbar: data checked, no faster than its bytes."""
     compiled = compile_text(transpose("ideal:16", 16, 256, "float64"))
     (tmp_path / "p.xml").write_text(platform_for(compiled.target, []).xml)
     (tmp_path / "hosts").write_text("".join(f"node-{i}\n" for i in range(16)))
@@ -266,7 +266,11 @@ def test_bench_program_runs_under_smpi(tmp_path):
                           check=True, capture_output=True, text=True, timeout=120)
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["verified"]
-    assert out["time_s"] >= compiled.target.lower_bound_s(compiled.collectives[0]) - 10e-6
+    # The ideal target's bound charges a start-up that holds the send port (its start-ups-or-
+    # relays bound: 15 alpha + the bytes); SimGrid's links pipeline latency, so only the bytes
+    # through a host's one link bound the SMPI run: 15 blocks of 2048 B at beta.
+    beta_s_per_byte = compiled.target.params.beta_us_per_byte * 1e-6
+    assert out["time_s"] >= 15 * 2048 * beta_s_per_byte
 
 
 @needs_simgrid

@@ -69,15 +69,16 @@ t = sum(C)
 def test_every_algorithm_of_every_collective_verifies(n, extra):
     """Two ring:0s in the second case (3 cells each): reads cross ring:1 through the ARDs. The
     algorithms that cannot run are those that cut partials in pieces, for one-element partials
-    on 6 or 7 cells: the reduce's reduce-scatter-gather and two-tree, the allreduce's
-    reduce-scatter-allgather; and the broadcast's scatter-doubling, on 2^d members only."""
+    on 6 or 7 cells: the reduce's two-tree; and, on 2^d members only, the reduce's
+    reduce-scatter-gather and cut-halving, the allreduce's reduce-scatter-allgather and cut-halving,
+    the broadcast's scatter-doubling and cut-scatter-doubling."""
     source = PROGRAM.format(n=n, extra=extra, e=16 * n * 3)
     compiled = compile_text(source, cost="closed-form")  # what runs is checked, not auto's choice
     for coll in compiled.collectives:
         refused = {a: why for a, why in compiled.target.candidates(coll) if why is not None}
-        assert set(refused) == {"reduce": {"reduce-scatter-gather", "two-tree"},
-                                "allreduce": {"reduce-scatter-allgather"},
-                                "broadcast": {"scatter-doubling"}}.get(coll.kind, set())
+        assert set(refused) == {"reduce": {"reduce-scatter-gather", "cut-halving", "two-tree"},
+                                "allreduce": {"reduce-scatter-allgather", "cut-halving"},
+                                "broadcast": {"scatter-doubling", "cut-scatter-doubling"}}.get(coll.kind, set())
         for alg in compiled.target.algorithms(coll.kind):
             if alg in refused:
                 continue
