@@ -72,7 +72,8 @@ def test_the_halo_numbers_in_the_docs():
 
 def test_the_summa_numbers_in_the_docs():
     """docs/language.md: on paragon:8x8 cut-scatter-doubling is each broadcast's best alone,
-    13.79 ms in all (binomial 14.33 ms); auto chooses for the program (issue 29) and takes direct, 12.47 ms."""
+    13.79 ms in all (binomial 14.33 ms); auto chooses for the program (issue 29) and takes direct,
+    12.47 ms."""
     compiled = compile_program(EXAMPLES / "summa.phx")
     result = simulate(compiled, seed=1)
     assert {c["algorithm"] for c in result.to_json()["collectives"]} == {"direct"}
