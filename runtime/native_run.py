@@ -58,6 +58,7 @@ from phalanx.runtime.plan_columns import (
     ORIGIN,
     SRC,
     ScheduleColumns,
+    all_distinct,
     distinct,
 )
 from phalanx.runtime.schedule_index import ScheduleIndex, message_label, send_name
@@ -98,10 +99,8 @@ def _distinct(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         for column, span in zip(columns[1:], spans[1:]):
             key *= span
             key += column
-        ordered = np.sort(key)
-        if (ordered[1:] != ordered[:-1]).all():  # every row its own (ideal's all-to-all): one sort
+        if all_distinct(key):  # every row its own (ideal's all-to-all): one sort
             return np.arange(n), np.arange(n)
-        del ordered
         _, first, which = np.unique(key, return_index=True, return_inverse=True)
     else:
         _, first, which = np.unique(np.column_stack(columns), axis=0, return_index=True,
