@@ -251,6 +251,8 @@ def _client(options: ParallelOptions, points: int) -> Iterator[Any]:
     """A Dask client on the given scheduler, or on a LocalCluster of `workers` processes."""
     from distributed import Client, LocalCluster
 
+    from phalanx.runtime.dask_logs import QuietDaskLogs
+
     if options.scheduler is not None:
         try:
             client = Client(options.scheduler, timeout=CONNECT_TIMEOUT_S)
@@ -268,4 +270,5 @@ def _client(options: ParallelOptions, points: int) -> Iterator[Any]:
             LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                          silence_logs=logging.ERROR) as cluster, \
             Client(cluster) as client:
+        client.register_plugin(QuietDaskLogs())
         yield client

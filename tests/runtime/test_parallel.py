@@ -155,3 +155,17 @@ def test_a_local_cluster_runs_with_its_housekeeping_slowed_down():
     assert len(per_worker) == 2
     assert set(per_worker.values()) == {LOCAL_CLUSTER_CONFIG["distributed.admin.tick.interval"]} == {"1s"}
     assert set(profiler.values()) == {False}
+
+
+def test_a_local_clusters_workers_log_nothing_below_critical():
+    """A clean `--workers 2` run printed a worker's heartbeat traceback when the scheduler closed
+    first: the workers' Dask loggers are set to CRITICAL, in the worker processes themselves."""
+    import logging
+
+    from phalanx.runtime.dask_logs import DASK_LOG_LEVEL
+    from phalanx.runtime.parallel import ParallelOptions, _client
+
+    with _client(ParallelOptions(workers=2), points=2) as client:
+        levels = client.run(lambda: logging.getLogger("distributed.worker").getEffectiveLevel())
+    assert DASK_LOG_LEVEL == logging.CRITICAL
+    assert set(levels.values()) == {logging.CRITICAL}
