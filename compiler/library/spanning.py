@@ -105,12 +105,12 @@ def square_grid(coll: Collective, machine: Machine) -> str | None:
 def tree_segments(machine: Machine, units: int, unit_bytes: int, depth: int,
                   merge_s_per_unit: float = 0.0) -> int:
     """Segments of each tree's part of `units` units (bytes, or a partial's elements): the count
-    of least (count + depth - 1) x phase. A phase is a node's TREES start-ups one after another
-    on its processor (merging what it receives too), then the bytes of its TREES sends and
-    TREES receives on its streams: a node enters its next phase only when its sends and
-    receives are done (runtime/interpreter.py), so the two add up rather than overlap. On
-    torus:8x8 at 1 MB it picks 48 segments, 24.0 ms, where the best count measured (16) takes
-    22.8 ms: the time is flat near the optimum."""
+    of least (count + depth - 1) x phase. A node enters its next phase only when its sends and
+    receives are done (runtime/interpreter.py), and its last receive is a neighbour's fourth
+    message, started after that neighbour's TREES start-ups one after another on its processor:
+    a phase is twice TREES start-ups (and the merges of what it receives), then the bytes of
+    TREES sends and TREES receives on its streams. Measured on torus:8x8 at 1 MB: 16 segments
+    22.8 ms, 24 23.1 ms, 48 24.0 ms, 80 26.7 ms (flat near the optimum)."""
     port = machine.port
 
     def time_s(count: int) -> float:
@@ -118,7 +118,7 @@ def tree_segments(machine: Machine, units: int, unit_bytes: int, depth: int,
         data_s = TREES * seg_s / port.streams
         if port.engine_streams:
             data_s = max(data_s, 2 * TREES * seg_s / port.engine_streams)
-        cpu_s = TREES * (port.hold_s + units / count * merge_s_per_unit)
+        cpu_s = TREES * (2 * port.hold_s + units / count * merge_s_per_unit)
         return (count + depth - 1) * (cpu_s + data_s + port.latency_s)
 
     return min(range(1, max(1, min(units, MAX_SEGMENTS)) + 1), key=time_s)
