@@ -9,12 +9,12 @@
 - port bandwidth: each node must send and receive at least the data that leaves or reaches
   it, counted once however it is forwarded (a broadcast's root sends its block once; an
   allreduce's or reduce's partials combine to one partial: an element, or a reduction along
-  dimensions' block), at its port rate (both directions on one engine where the machine has
-  one);
-- shared engines: where one engine carries a node's sends and receives (Paragon, SP2, CS-2),
-  the engines together carry every byte on the wire twice, so the busiest carries at least the
-  average: 2 (P - 1) / P of a broadcast's block or a reduce's partial, where a single node's
-  own need is one;
+  dimensions' block), at its port rate (both directions on one engine, or on the streams
+  they share, where the machine has them);
+- shared engines: where one engine carries a node's sends and receives (Paragon, SP2, CS-2;
+  iWarp's memory streams, PortModel.shared_streams), the engines together carry every byte on
+  the wire twice, so the busiest carries at least the average: 2 (P - 1) / P of a broadcast's
+  block or a reduce's partial, where a single node's own need is one;
 - cut: what must cross a cut of the topology (a torus's or mesh's bisection, a hypercube's
   halves) at its links' rate, where the target names cuts;
 - entry link: what must enter a set of nodes that every fixed route from outside enters by one
@@ -282,15 +282,23 @@ def _port_rounds(m: np.ndarray, port: PortModel, source: int) -> int:
     return math.ceil(math.log2(len(others) + 1)) if others else 0
 
 
+def port_load_s(send: np.ndarray, recv: np.ndarray, port: PortModel) -> float:
+    """The busiest port's bytes time: each direction on its `streams`, and both together on the
+    streams they share (a shared engine's; iWarp's memory, `shared_streams`)."""
+    apart = np.maximum(send, recv) / port.streams
+    shared = (send + recv) / port.engine_streams if port.engine_streams else apart
+    return float(np.maximum(apart, shared).max()) * port.s_per_byte
+
+
 def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
            links: Links | None = None) -> dict[str, float]:
     """Every bound in seconds, by name."""
     if coll.total_bytes == 0:
         return {"none": 0.0}
     send, recv = needs(coll, port)
-    load = float((send + recv if port.shared_engine else np.maximum(send, recv)).max())
+    load_s = port_load_s(send, recv, port)
     out = {"start-up": startup_bound_s(coll, port),
-           "port bandwidth": (port.startup_s + port.s_per_byte * load / port.streams) if load else 0.0}
+           "port bandwidth": port.startup_s + load_s if load_s else 0.0}
     if coll.kind == "reduce" and not port.port_of:
         out["fan-in"] = fan_in_bound_s(coll, port)
     pipeline_s = pipeline_bound_s(coll, port)
@@ -299,9 +307,9 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
     relay_s = relay_bound_s(coll, port)
     if relay_s > 0:
         out["start-ups or relays"] = relay_s
-    if port.shared_engine and not port.port_of:
+    if port.engine_streams and not port.port_of:
         out["shared engines"] = port.startup_s + port.s_per_byte * engines_load(coll, send, recv) \
-            / port.streams
+            / port.engine_streams
     for name, into in (("cut", False), ("entry link", True)):
         chosen = [c for c in cuts if c.into == into]
         if chosen and port.link_s_per_byte > 0:

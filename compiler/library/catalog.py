@@ -16,6 +16,7 @@ from phalanx.compiler.library import (
     knomial,
     rings,
     rooted,
+    spanning,
     trees,
     turned,
     twotree,
@@ -188,6 +189,17 @@ GRID: tuple[Algorithm, ...] = (
               "four Rabenseifner allreduces at once, each of a quarter of the partials on the "
               "grid turned about the first member", turned.turned(allreduce.rabenseifner_phases),
               turned.requirements(GROUP_OK + (power_of_two_members, partial_blocks))),
+    Algorithm("spanning-trees", ("broadcast",),
+              "Johnsson and Ho's edge-disjoint spanning trees on a square torus: the block in "
+              "four parts, each pipelined in segments down its own tree (one tree turned four "
+              "times about the root), no link in two trees, so a node's four links carry at once",
+              spanning.spanning_trees_phases,
+              ROOTED_OK + (on_grid, spanning.square_grid, quarters)),
+    Algorithm("spanning-trees", ("reduce",),
+              "the edge-disjoint spanning trees backwards: each quarter of the partials reduced "
+              "up its own tree in segments, every node merging its subtree's before passing on",
+              spanning.spanning_trees_phases,
+              ROOTED_OK + (on_grid, spanning.square_grid, partial_blocks)),
     Algorithm("bidirectional-rings", ("allgather",),
               "half of each part round the rows then the columns, the other half round the "
               "columns then the rows, each ring both ways at once: all four links of a node busy",

@@ -42,6 +42,17 @@ class PortModel:
     # The part of startup_s after the sender is free to start its next message (iWarp: the
     # first hop, after the processor's overhead); 0: the start-up holds the sender throughout.
     latency_s: float = 0.0
+    # Link-rate streams a node's sends and receives share between them, where fewer than
+    # `streams` each way together (iWarp: memory for four streams, each message holding one at
+    # both ends, 001_569dde0e56ec3e6f.txt Sec. 1 and 4.1); 0: none beyond `streams` each way.
+    # Only the bounds read it (bounds.py, "shared engines").
+    shared_streams: int = 0
+
+    @property
+    def engine_streams(self) -> int:
+        """Streams that carry a node's sends and receives together: all of them on a shared
+        engine, `shared_streams` where those are shared, 0 where the directions are apart."""
+        return self.streams if self.shared_engine else self.shared_streams
 
     @property
     def hold_s(self) -> float:

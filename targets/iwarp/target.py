@@ -83,7 +83,7 @@ class IWarpTarget(Target):
                          1 / (params.arith_MFLOPS * 1e6),
                          streams=int(min(params.inject_channels, params.memory_streams)),
                          copy_s_per_byte=params.copy_s(1.0), link_s_per_byte=1 / params.link_Bps,
-                         latency_s=params.hop_s)
+                         latency_s=params.hop_s, shared_streams=shared_streams(params))
         self.library = Library.of(Machine(self.nnodes, port, (torus.rows, torus.cols),
                                           route=torus.links),
                                   bisection_cuts(torus.rows, torus.cols, wrap=True),
@@ -255,6 +255,15 @@ class IWarpTarget(Target):
         out = super().describe()
         out["params"] |= {"rows": self.torus.rows, "cols": self.torus.cols}
         return out
+
+
+def shared_streams(params: IWarpParams) -> int:
+    """Every message streams through the memory of both its ends (wormhole.py
+    `_stream_resources`), so a node's sends and receives share `memory_streams` where that is
+    fewer than its injection channels and its four incoming links together (001 Sec. 1, 4.1:
+    memory for four of the eight streams store-and-forward needs); 0 where it is not."""
+    links = min(params.inject_channels, 4.0)
+    return max(int(params.memory_streams), 1) if params.memory_streams < 2 * links else 0
 
 
 _SHAPE = re.compile(r"^(\d+)x(\d+)$")

@@ -166,6 +166,25 @@ def test_shared_engines_carry_every_byte_on_the_wire_twice_between_them():
     assert "shared engines" not in bounds(coll, ideal.library.machine.port)
 
 
+def test_iwarp_memory_streams_carry_a_node_s_sends_and_receives_together():
+    """iwarp:4x4: every message streams through the memory of both its ends, four link-rate
+    streams a node (001 Sec. 1, 4.1), so 16 memories carry 2 x 15 blocks of a broadcast, an
+    allgather's node 15 parts in and its own out, and 2 x 15 x 16 parts between them; with
+    memory for eight streams (four each way) there is no such bound."""
+    machine = resolve("iwarp:4x4")
+    port = machine.library.machine.port
+    assert (port.streams, port.shared_streams, port.engine_streams) == (4, 4, 4)
+    for kind, size, blocks in (("broadcast", 65536, 30 / 16), ("allgather", 4096, 30)):
+        coll = compile_program(kind_program(kind, 16, size), target="iwarp:4x4",
+                               cost="closed-form").collectives[0]
+        assert machine.binding_bound(coll) == (
+            pytest.approx(port.startup_s + blocks * size * port.s_per_byte / 4), "shared engines"), kind
+    wide = resolve("torus:4x4,memory_streams=8")
+    assert wide.library.machine.port.engine_streams == 0
+    coll = compile_program(kind_program("broadcast", 16, 65536), target="torus:4x4").collectives[0]
+    assert "shared engines" not in bounds(coll, wide.library.machine.port)
+
+
 def test_a_reduce_root_takes_every_partial_or_waits_two_start_ups_for_a_relay():
     """ideal:8 (alpha 10 us, beta 0.01 us/B), 7 contributors: 8-byte partials all sent straight
     to the root take 10 + 7 * 0.08 us, less than any relay's 20 us, and `direct` meets it but
