@@ -37,9 +37,9 @@ PAYLOAD_CHUNK_WORDS = 1 << 17  # words numpy computes at a time (1 MB, cache-siz
 def payload_words(nwords: int, seed: int) -> np.ndarray:
     """A byte array's payload, 8 bytes a word: word k is splitmix64's output function of
     seed + k * GOLDEN (mod 2**64), a bijection of k, so no two words of the array are alike.
-    The native core writes them in one pass (fill_payload_words: 1 GB in about 0.15 s of
-    CPU, where drawing as many random words took 0.6 s); numpy computes the same words a chunk
-    at a time where the extension is missing."""
+    The native core writes them in one pass (fill_payload_words: 1 GB in 0.82-0.87 s of CPU
+    here, about 0.55 s of it the kernel's page faults, where drawing as many random words took
+    1.2-1.25 s); numpy computes the same words a chunk at a time where the extension is missing."""
     words = np.empty(nwords, np.uint64)
     if fill_payload_words is not None:
         fill_payload_words(words, seed, 0)
