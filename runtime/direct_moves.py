@@ -133,8 +133,7 @@ class DirectMoves:
         """Write, at node `final`, every element of the blocks delivered to it
         (`delivered_from[origin]`; `every_block`: all its blocks came) from the global source
         array (AssignmentData.block_count counts them, block by block)."""
-        _, _, index, _ = self._geometry(final, dst_local.shape)
-        values = source[index].transpose(list(self.stmt.perm))
+        values = self.values(source, final, dst_local.shape)
         if every_block and self.writes_everywhere(final, dst_local.shape):
             dst_local[...] = values
             return
@@ -145,6 +144,14 @@ class DirectMoves:
             dst_local[...] = values
         else:
             dst_local[mask] = values[mask]
+
+    def values(self, source: np.ndarray, final: int, shape: tuple[int, ...]) -> np.ndarray:
+        """What the blocks write at node `final` (its destination array of `shape`): each element
+        the source element it reads (clipped to 0 where the statement writes none); a view of
+        the global source array where the reads are runs (`write` copies it into the node's
+        array, the data check compares it where it lands without a copy)."""
+        _, _, index, _ = self._geometry(final, shape)
+        return source[index].transpose(list(self.stmt.perm))
 
     def write_all(self, source: np.ndarray, dst_flat: np.ndarray,
                   reads: tuple[np.ndarray, np.ndarray | None]) -> None:

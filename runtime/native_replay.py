@@ -45,6 +45,7 @@ from phalanx.runtime.plan_columns import (
 )
 
 ORDERS_KEPT = 64  # Replay.orders holds at most this many run orders (a repeat needs a few)
+LOG_ONE_BY_ONE = 1 << 16  # entries replayed one by one are made Python ints this many at a time
 START, END, LEAVE = 0, 1, 2  # the core's LOG_START, LOG_END, LOG_LEAVE (checked by native_run)
 
 
@@ -224,6 +225,11 @@ class Replay:
 
     def _one_by_one(self, log: np.ndarray) -> None:
         """runtime/interpreter.py's _send, split at the message's start and end."""
+        for start in range(0, len(log), LOG_ONE_BY_ONE):
+            self._each(log[start:start + LOG_ONE_BY_ONE])
+
+    def _each(self, log: np.ndarray) -> None:
+        """_one_by_one of a slice of the log, its entries as Python ints."""
         for code, run, msg in log.tolist():
             if code == LEAVE:
                 self._leave(run)

@@ -74,7 +74,10 @@ OP_CODES = {Acquire: 0, Hold: 1, Release: 2}  # the core's op codes (Core.add_pr
 HOLD = OP_CODES[Hold]
 CORE_CODES = np.array([OP_CODES[kind] for kind in OP_KINDS], np.uint8)  # ProgramColumns.kinds -> core
 SPAN_KINDS = ("compute", "send", "copy", "phase")  # the core's SPAN_* codes, in order
-LOG_CHUNK = 1 << 16  # log entries replayed at a time (each a few Python ints while replayed)
+# Log entries replayed at a time: a run whose every entry is in one chunk moves in bulk at once,
+# its transfers checked once per schedule (ideal:1024's 2M entries took 32 chunks, each
+# checked again); 48 MB of log. The entries replayed one by one go LOG_ONE_BY_ONE at a time.
+LOG_CHUNK = 1 << 22
 PREOPEN_RUNS = 512  # runs opened ahead of the core at most (NativeRun._open)
 PREOPEN_BYTES = 1 << 22  # and the bytes their schedules move at most
 PROGRAM_CHUNK = 1 << 20  # programs built from a network's columns at once (NativeRun._add_program_chunk)

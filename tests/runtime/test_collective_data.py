@@ -15,6 +15,7 @@ from phalanx.runtime.data import CollectiveData, build_data, move
 from phalanx.runtime.data_assign import AssignmentData
 from phalanx.runtime.data_reduce import ReductionData
 from phalanx.runtime.data_store import ScheduleError
+from phalanx.runtime.sweep import kind_program
 from phalanx.runtime.synthetic import SyntheticData
 from phalanx.runtime.timing import TimingData
 
@@ -59,17 +60,25 @@ B = A
 """
 
 
-def _all_moved_in_bulk() -> AssignmentData:
-    """A plain all-to-all's data with every block moved origin to final in bulk, written."""
-    (stmt,) = compile_program(ROWS_TO_COLUMNS, file="t.phx").communications
+def _moved_in_bulk(program: str, leave_out: tuple[int, int] | None = None) -> AssignmentData:
+    """The data of `program`'s one plain statement with every block (but `leave_out`) moved
+    origin to final in bulk, not written yet."""
+    (stmt,) = compile_program(program, file="t.phx").communications
     data = build_data(stmt, np.random.default_rng(0), {})
     assert isinstance(data, AssignmentData)
     blocks = np.argwhere(data.commset.byte_matrix > 0)
+    blocks = blocks[[tuple(b) != leave_out for b in blocks.tolist()]]
     nbytes = data.commset.byte_matrix[blocks[:, 0], blocks[:, 1]]
     table = np.column_stack([blocks[:, 0], blocks[:, 1], nbytes, blocks[:, 0], blocks[:, 1],
                              np.zeros(len(blocks), np.int64), np.full(len(blocks), -1)])
     assert data.can_move_in_bulk(table)
     data.move_in_bulk(table)
+    return data
+
+
+def _all_moved_in_bulk() -> AssignmentData:
+    """A plain all-to-all's data with every block moved origin to final in bulk, written."""
+    data = _moved_in_bulk(ROWS_TO_COLUMNS)
     data.write_delivered()  # every block came: all nodes written at once (DirectMoves.write_all)
     return data
 
@@ -89,6 +98,42 @@ def test_the_check_of_every_node_at_once_still_finds_a_wrong_element(spoil, prob
     """The one comparison over every node's flat buffer refuses a wrong value or a second
     write; the node-by-node check then names the node."""
     data = _all_moved_in_bulk()
+    spoil(data)
+    assert data.problems() == [problem]
+
+
+# Past FLAT_CHECK_ELEMENTS (runtime/data_facts.py): 8 nodes, 16 KB each (131,072 byte elements)
+ALLTOALL_LARGE = "target ideal:8\n" + kind_program("alltoall", 8, 2048)
+# a 2 x 4 grid's transpose onto 4 x 2: strided reads
+TRANSPOSE_LARGE = "target ideal:8\n" + kind_program("permutation", 8, 16384)
+
+
+@pytest.mark.parametrize("program", [ALLTOALL_LARGE, TRANSPOSE_LARGE])
+def test_a_large_statement_moved_in_bulk_is_checked_where_its_blocks_land(program):
+    """Every block moved in bulk once: each node's blocks are compared with the reference where
+    they land, and the destination's array is never written (its buffer stays zero)."""
+    data = _moved_in_bulk(program)
+    assert data.problems() == []
+    assert data.dst_flat is not None and not data.dst_flat.any()
+
+
+def _spoiled_source(data: AssignmentData) -> None:
+    """Node 0's bytes at global [0, 5] differ from what the reference was made of: each block
+    of node 0 reads them, as a wrong byte on the way would."""
+    assert data.source is not None
+    data.source = data.source.copy()
+    data.source[0, 5] ^= 0xFF
+
+
+@pytest.mark.parametrize("leave_out, spoil, problem", [
+    (None, _spoiled_source, "node 0: delivered values differ from the reference result"),
+    (None, lambda d: d.block_count.__setitem__((2, 5), 2),  # block 2->5 (1 x 2048 bytes) came twice
+     "node 5: 2048 elements arrived more than once or where none were due"),
+    ((3, 1), lambda d: None, "node 1: 2048 elements never arrived (blocks from [3])")])
+def test_the_check_where_blocks_land_still_finds_what_is_wrong(leave_out, spoil, problem):
+    """A wrong byte, a block twice or a block missing: the blocks are then written and the
+    node-by-node check names the node, as before."""
+    data = _moved_in_bulk(ALLTOALL_LARGE, leave_out)
     spoil(data)
     assert data.problems() == [problem]
 

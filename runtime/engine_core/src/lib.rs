@@ -10,9 +10,11 @@
 //!
 //! A message is a *program* (a short list of acquire / hold / release ops) that its network
 //! declared in Python (Network.transfer_program); the data check stays in Python, which replays
-//! the log of message starts and ends in order (runtime/native_run.py).
+//! the log of message starts and ends in order (runtime/native_run.py), but for the payload
+//! words of byte arrays, written here at memory speed (data.rs).
 
 mod api;
+mod data;
 mod model;
 mod resources;
 mod walkers;
@@ -23,6 +25,7 @@ use pyo3::prelude::*;
 #[pymodule]
 fn phalanx_engine_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Core>()?;
+    m.add_function(wrap_pyfunction!(data::fill_payload_words, m)?)?;
     m.add("FINISHED", FINISHED)?;
     m.add("NEED_RUN", NEED_RUN)?;
     m.add("DEADLOCK", DEADLOCK)?;
