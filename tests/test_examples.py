@@ -28,6 +28,7 @@ EXPECTED_KINDS = {
     "fft3d_pencil.phx": ["alltoall", "alltoall"],  # each in 8 groups of 8 (test below)
     "summa.phx": ["broadcast"] * 16,  # in 8 groups of 8 (tests/test_section_examples.py)
     "rowsum.phx": ["reduce"],  # in 8 groups of 8 (test below)
+    "ksr1_collectives.phx": ["broadcast", "cshift", "gather", "allgather", "allreduce", "reduce"],
 }
 
 
