@@ -55,7 +55,7 @@ demo: setup ## compile and simulate examples/transpose.phx on ideal:16, report i
 	@echo "open out/demo/index.html"
 
 test: setup ## run the test suite
-	$(BIN)/python -m pytest -n auto --dist worksteal tests
+	$(BIN)/python -m pytest -n auto --dist worksteal --durations=40 tests  # the slowest 40: tests/slow_first.txt
 
 bench: setup ## run the benchmarks, results in bench/results*.json, docs/fidelity.md, docs/regret.md and docs/efficiency.md
 	$(BIN)/python bench/run.py --out bench/results.json

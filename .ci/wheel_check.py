@@ -5,7 +5,7 @@ Run it with the wheel's venv: `VENV/bin/python -I .ci/wheel_check.py`. It checks
 - every module and package-data file of the checkout is installed, and every installed module
   imports (OPTIONAL lists the ones that need what the wheel does not depend on);
 - a transpose runs and verifies on every target `phalanx targets --json` lists (on the target's
-  example spec, all of its nodes);
+  example spec, all of its nodes; by the CLI's main in this process);
 - the native event core (runtime/engine_core) is installed and gives the Python engine's times;
 - the README's demo writes its report, the ANTLR front end and `phalanx-opt` work, and the
   SimGrid and MPI backends run (each when its software is present).
@@ -14,8 +14,10 @@ Exit status 1 when a check fails; the checkout is only read (examples/, pyprojec
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
+import io
 import json
 import pkgutil
 import subprocess
@@ -110,9 +112,20 @@ def transpose_program(nprocs: int) -> str:
             "B = A\n")
 
 
-def run_verified(program: Path, *argv: str) -> dict | None:
+def phalanx_here(*argv: str) -> subprocess.CompletedProcess[str]:
+    """The installed package's CLI in this process (what the `phalanx` script calls), without
+    the start-up of a process of its own."""
+    from phalanx.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return subprocess.CompletedProcess(["phalanx", *argv], code, out.getvalue(), err.getvalue())
+
+
+def run_verified(program: Path, *argv: str, in_process: bool = False) -> dict | None:
     started = time.perf_counter()
-    done = phalanx_cli("run", str(program), "--json", "--quiet", *argv)
+    done = (phalanx_here if in_process else phalanx_cli)("run", str(program), "--json", "--quiet", *argv)
     wall_s = time.perf_counter() - started
     what = f"phalanx run {program.name} {' '.join(argv)}"
     if not check(done.returncode == 0, f"{what}: exit {done.returncode}\n{done.stderr.strip()}"):
@@ -140,8 +153,9 @@ def check_targets(work: Path) -> None:
         nprocs = resolve(entry["example"]).nnodes
         program = work / f"transpose_{entry['name']}.phx"
         program.write_text(transpose_program(nprocs))
-        # ranked by the closed forms: the installed package is checked here, auto's choice in the tests
-        run_verified(program, "--target", entry["example"], "--cost", "closed-form")
+        # ranked by the closed forms: the installed package is checked here, auto's choice in the
+        # tests; in this process (the `phalanx` script runs above and below)
+        run_verified(program, "--target", entry["example"], "--cost", "closed-form", in_process=True)
 
 
 def check_native_core() -> None:

@@ -170,6 +170,17 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             pytest.skip(why)
 
 
+# -- the longest tests first --------------------------------------------------------------------
+SLOW_FIRST = ROOT / "tests" / "slow_first.txt"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests slow_first.txt lists run first, longest first; the others keep their order."""
+    ids = [line for line in SLOW_FIRST.read_text().splitlines() if line and not line.startswith("#")]
+    rank = {nodeid: i for i, nodeid in enumerate(ids)}
+    items.sort(key=lambda item: rank.get(item.nodeid, len(rank)))
+
+
 def two_node_compiled():
     """A 2-node transpose on ideal:2: the smallest program whose schedule tests can rewrite."""
     return compile_text("target ideal:2\nprocessors P(2)\narray A(2, 2) of byte distribute "
