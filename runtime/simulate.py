@@ -340,8 +340,21 @@ def simulate(compiled: Compiled, seed: int = 0, *, fast: bool = True, limits: Ru
             gc.enable()
 
 
-def _simulate(compiled: Compiled, seed: int, fast: bool, limits: RunLimits | None,
-              faults: FaultSpec | None, engine_choice: str) -> RunResult:
+@dataclass
+class CheckedRun:
+    """The program run once with every collective's payloads drawn and checked: what simulate()
+    builds its results from, before the replays that give them their own times."""
+    execution: Execution
+    network: Network
+    problems: dict[int, list[str]]  # per run of the plan: what its delivered data got wrong
+    build_s: float  # wall seconds drawing the payloads and the reference results
+    run_s: float  # wall seconds of the run itself, without build_s
+
+
+def checked_run(compiled: Compiled, seed: int = 0, *, fast: bool = True, limits: RunLimits | None = None,
+                faults: FaultSpec | None = None, engine_choice: str = "auto") -> CheckedRun:
+    """Run the plan once, moving real bytes, and check each run's delivered data (payloads drawn
+    from one generator of `seed`, in the order nodes first reach the runs)."""
     started = time.perf_counter()
     rng = np.random.default_rng(seed)
     sources: dict = {}
@@ -352,14 +365,22 @@ def _simulate(compiled: Compiled, seed: int, fast: bool, limits: RunLimits | Non
                     range(len(runs)))
     execution, network = run_plan(compiled.target, compiled.plan, data, seed, fast=fast,
                                   limits=limits, faults=faults, engine_choice=engine_choice)
-    simulated = time.perf_counter()
     problems, build_s = data.checked(), data.build_s
-    del data  # checked: free what is left before the replays build their own
+    return CheckedRun(execution, network, problems, build_s, time.perf_counter() - started - build_s)
+
+
+def _simulate(compiled: Compiled, seed: int, fast: bool, limits: RunLimits | None,
+              faults: FaultSpec | None, engine_choice: str) -> RunResult:
+    checked = checked_run(compiled, seed, fast=fast, limits=limits, faults=faults,
+                          engine_choice=engine_choice)
+    simulated = time.perf_counter()
+    execution, network, problems = checked.execution, checked.network, checked.problems
+    build_s, run_s = checked.build_s, checked.run_s
+    runs = compiled.plan.runs()
     # A stopped run does not replay (its limits would not hold): own time is then in-program.
     alone = ran_alone(compiled.plan, execution) if faults is None else {}
     own = own_times(compiled, seed, fast, alone, engine_choice) if not execution.stopped else {}
-    wall_s = {"data": build_s, "simulate": simulated - started - build_s,
-              "own_times": time.perf_counter() - simulated}
+    wall_s = {"data": build_s, "simulate": run_s, "own_times": time.perf_counter() - simulated}
     which = iterations(compiled.plan)
     facts = {s.collective: collective_result(compiled, s, own.get(s.collective, 0.0), [], None,
                                              None, None) for s in compiled.plan.schedules()}

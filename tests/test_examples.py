@@ -9,13 +9,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.target import TARGETS, parse_spec
-from phalanx.runtime.data import Payloads, build_data
-from phalanx.runtime.simulate import run_plan, simulate
+from phalanx.runtime.simulate import checked_run, simulate
 
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.phx"))
 
@@ -116,21 +114,6 @@ def other_targets() -> list:
             if parse_spec(spec)[0] != parse_spec(own_target(path))[0]]
 
 
-def delivered_problems(compiled, seed: int) -> dict[int, list[str]]:
-    """Per run, what its delivered data got wrong: the program run with payloads drawn and
-    checked as simulate() runs it (runtime/simulate.py _simulate), without the replays of each
-    statement alone that give simulate()'s results their own times, which nothing checks here."""
-    rng = np.random.default_rng(seed)
-    sources: dict = {}
-    shared: dict = {}
-    runs = compiled.plan.runs()
-    data = Payloads(lambda r: build_data(compiled.communications[runs[r]], rng, sources,
-                                         compiled.collectives[runs[r]].kind, shared),
-                    range(len(runs)))
-    run_plan(compiled.target, compiled.plan, data, seed)
-    return data.checked()
-
-
 @pytest.mark.parametrize(("path", "spec"), other_targets())
 def test_example_runs_with_auto_on_every_target(path: Path, spec: str):
     """Issue 22: `auto` offers only algorithms that can run, on any machine. `auto` ranks them
@@ -139,5 +122,5 @@ def test_example_runs_with_auto_on_every_target(path: Path, spec: str):
     candidate of 15 programs on 9 machines would be most of the suite's time. An example on its
     own target is run by test_example_runs_and_verifies, with the default cost model and
     simulate(); here the program runs and its data are checked, nothing else."""
-    problems = delivered_problems(compile_program(path, target=spec, cost="closed-form"), seed=1)
+    problems = checked_run(compile_program(path, target=spec, cost="closed-form"), seed=1).problems
     assert problems and not any(problems.values()), problems
