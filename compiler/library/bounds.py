@@ -33,7 +33,11 @@
   destinations directly, and every other block of its crosses two messages or more; a port
   busy for each start-up and each byte it sends (and, on a shared engine, receives) then
   carries, on average over the nodes, at least the least over k of k start-ups plus those
-  bytes (relay_bound_s).
+  bytes (relay_bound_s);
+- engine fill: on a shared engine a broadcast's engines together carry every start-up and
+  every byte on the wire twice, but a node's engine does nothing for it before the node is
+  first sent some of the block, which the start-up rounds put off: the average over the
+  engines of that idle start plus the work (engine_fill_bound_s).
 
 `fixed_routes_bound_s`, the busiest link under the machine's fixed routing, is not among them:
 it holds only for schedules of direct messages (docs/bounds.md, "Fixed routes").
@@ -276,6 +280,33 @@ def relay_bound_s(coll: Collective, port: PortModel) -> float:
     return float(least.sum()) / coll.nprocs
 
 
+def engine_fill_bound_s(coll: Collective, port: PortModel) -> float:
+    """A broadcast from one root to every other of the collective's P nodes, where one engine
+    per node runs each start-up and carries the wire time of its sends and receives, one at a
+    time (docs/bounds.md, "Engines filling a broadcast"). Node v's engine does nothing for the
+    broadcast before u_v + alpha, u_v the start of the first message bringing v some of the
+    block (it has nothing to send, and that message's wire follows its start-up); the nodes
+    sent some by time t at most double per hold_s, so the k-th to be sent some waits
+    floor(log2 k) holds.
+    The engines do at least P - 1 start-ups and carry the (P - 1) receivers' blocks twice (out
+    of one engine, into another), so over the P engines
+        P T >= sum over k = 1 .. P - 1 of (floor(log2 k) h + alpha) + (P - 1) h + 2 W beta,
+    W the bytes the receivers need. 0 for other kinds, several senders, a collective whose
+    nodes are not all receivers, or ports that are not one shared engine per node."""
+    if coll.kind != "broadcast" or not port.shared_engine or port.streams != 1 or port.port_of:
+        return 0.0
+    m = coll.network_matrix.astype(np.float64)
+    np.fill_diagonal(m, 0.0)
+    senders = np.flatnonzero(m.any(axis=1))
+    n = coll.nprocs
+    if len(senders) != 1 or int((m[senders[0]] > 0).sum()) != n - 1:
+        return 0.0
+    waits = sum(math.floor(math.log2(k)) for k in range(1, n))
+    idle_s = waits * port.hold_s + (n - 1) * port.startup_s
+    work_s = (n - 1) * port.hold_s + 2 * float(m[senders[0]].sum()) * port.s_per_byte
+    return (idle_s + work_s) / n
+
+
 def _port_rounds(m: np.ndarray, port: PortModel, source: int) -> int:
     """Start-up rounds for `source`'s data to reach the other ports that need it."""
     others = {port.port(q) for q in np.flatnonzero(m[source])} - {port.port(source)}
@@ -307,6 +338,9 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
     relay_s = relay_bound_s(coll, port)
     if relay_s > 0:
         out["start-ups or relays"] = relay_s
+    fill_s = engine_fill_bound_s(coll, port)
+    if fill_s > 0:
+        out["engine fill"] = fill_s
     if port.engine_streams and not port.port_of:
         out["shared engines"] = port.startup_s + port.s_per_byte * engines_load(coll, send, recv) \
             / port.engine_streams

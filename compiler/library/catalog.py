@@ -13,6 +13,7 @@ from phalanx.compiler.library import (
     grid,
     group,
     index,
+    interleaved,
     knomial,
     rings,
     rooted,
@@ -158,6 +159,12 @@ GRID: tuple[Algorithm, ...] = (
               "the block in four quarters, each pipelined along its own spiral through every "
               "node (east, west, north, south), so a node's four links carry at once",
               grid.spiral_chains_phases, ROOTED_OK + (on_grid, quarters)),
+    Algorithm("interleaved-scatter-doubling", ("broadcast",),
+              "scatter-doubling with rank bits dealt to column and row bits in turn, lowest "
+              "first, so the largest swaps are between neighbours and only the smallest cross "
+              "the grid's longest distances (2^a x 2^b grids)",
+              interleaved.interleaved_scatter_doubling_phases,
+              ROOTED_OK + (on_grid, power_of_two_members, splittable)),
     Algorithm("dim-ordered", ("allgather", "allreduce"),
               "a ring in every row, then a ring in every column carrying whole rows",
               grid.gather_all_phases, GROUP_OK + (on_grid,)),

@@ -146,7 +146,11 @@ def scatter_doubling_phases(coll: Collective, machine: Machine) -> list[Phase]:
     with masks n/2, ..., 1, partners v and v XOR mask swapping every piece they hold, so the
     last and largest swap (half of the block) is between ranks that differ in the lowest bit:
     lg p start-ups where the ring takes p - 1."""
-    order = rooted_order(coll)
+    return scatter_doubling_over(coll, rooted_order(coll))
+
+
+def scatter_doubling_over(coll: Collective, order: list[int]) -> list[Phase]:
+    """scatter_doubling_phases with the members by virtual rank in `order` (the root first)."""
     n, root = len(order), order[0]
     pieces = segments(coll.block_bytes or 0, n)
 

@@ -10,6 +10,7 @@ import pytest
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.library.bounds import (
     bounds,
+    engine_fill_bound_s,
     fan_in_bound_s,
     pipeline_bound_s,
     relay_bound_s,
@@ -159,11 +160,40 @@ def test_shared_engines_carry_every_byte_on_the_wire_twice_between_them():
                                ("reduce", 65536, 14 / 8)):
         coll = compile_program(kind_program(kind, 8, size), target="sp2:8",
                                cost="closed-form").collectives[0]  # the collective, not auto's choice
-        assert machine.binding_bound(coll) == (
-            pytest.approx(port.startup_s + blocks * size * port.s_per_byte), "shared engines"), kind
+        found = bounds(coll, port, machine.library.cuts, machine.library.links)
+        engines_s = port.startup_s + blocks * size * port.s_per_byte
+        assert found["shared engines"] == pytest.approx(engines_s), kind
+        if kind != "broadcast":  # a broadcast's engines also wait for the rounds ("engine fill")
+            assert machine.binding_bound(coll)[1] == "shared engines", kind
     ideal = resolve("ideal:8")  # separate send and receive ports: no such bound
     coll = compile_program(kind_program("broadcast", 8, 65536), target="ideal:8").collectives[0]
     assert "shared engines" not in bounds(coll, ideal.library.machine.port)
+
+
+def test_a_broadcast_s_engines_wait_for_the_rounds_then_carry_every_byte_twice():
+    """paragon:2x4 (one engine per node): the k-th receiver to be sent some of the block waits
+    floor(log2 k) start-ups, 0 + 1 + 1 + 2 + 2 + 2 + 2 = 10 for k = 1 .. 7, and its start-up
+    more; the engines make 7 start-ups and carry the 7 receivers' blocks out and in: 8 T >=
+    10 alpha + 7 alpha + 7 alpha + 14 B beta, 3 alpha + 1.75 B beta (docs/bounds.md, "Engines
+    filling a broadcast"), above the start-up rounds' 3 alpha + B beta and the engines' total
+    alpha + 1.75 B beta."""
+    machine = resolve("paragon:2x4")
+    port = machine.library.machine.port
+    coll = compile_program(kind_program("broadcast", 8, 65536), target="paragon:2x4",
+                           cost="closed-form").collectives[0]
+    block_s = 65536 * port.s_per_byte
+    assert machine.binding_bound(coll) == (pytest.approx(3 * port.startup_s + 1.75 * block_s), "engine fill")
+    # on two nodes it is one message's time, which the one message meets
+    pair = resolve("sp2:2")
+    coll = compile_program(kind_program("broadcast", 2, 65536), target="sp2:2",
+                           cost="closed-form").collectives[0]
+    fill_s = engine_fill_bound_s(coll, pair.library.machine.port)
+    assert fill_s == pytest.approx(simulated_time_s(pair, coll, "direct"), rel=ROUNDING)
+    # separate send and receive engines (ideal, the hypercube), or another kind: no such bound
+    for spec, kind in (("ideal:8", "broadcast"), ("hypercube:3", "broadcast"), ("paragon:2x4", "reduce")):
+        other = resolve(spec)
+        coll = compile_program(kind_program(kind, 8, 65536), target=spec, cost="closed-form").collectives[0]
+        assert engine_fill_bound_s(coll, other.library.machine.port) == 0.0, (spec, kind)
 
 
 def test_iwarp_memory_streams_carry_a_node_s_sends_and_receives_together():
