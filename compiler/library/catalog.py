@@ -107,6 +107,12 @@ GENERIC: tuple[Algorithm, ...] = (
               "the other bits, a binomial gather of the 2^k pieces to the root; k of least "
               "closed-form cost (0: binomial, lg P: reduce-scatter-gather); 2^d members",
               knomial.cut_halving_phases, ROOTED_OK + (power_of_two_members, partial_blocks)),
+    Algorithm("halving-direct", ("reduce",),
+              "cut-halving with a direct gather: recursive halving over the lowest k rank bits "
+              "(partials in 2^k pieces), a binomial reduce of each piece over the other bits, "
+              "then every piece straight to the root at once (one start-up where the binomial "
+              "gather takes k); k of least closed-form cost; 2^d members",
+              knomial.halving_direct_phases, ROOTED_OK + (power_of_two_members, partial_blocks)),
     Algorithm("two-tree", ("reduce",),
               "Sanders, Speck and Traff's two-tree reduce: the two-tree broadcast backwards, each "
               "half of the partials reduced up one of the two trees in segments, every node "

@@ -9,9 +9,11 @@ binomial tree (lg P start-ups, one partial each), k = P every partial straight t
 start-up, P - 1 partials through its port). Between them k balances the two, as the fan-in
 bound does: `radix` takes the k of least cost.knomial_reduce_s for the partial's size.
 
-Two more rooted schedules whose shape the closed form picks: `cut_halving_phases`, a reduce by
+Three more rooted schedules whose shape the closed form picks: `cut_halving_phases`, a reduce by
 Rabenseifner's recursive halving over the lowest k rank bits only, a binomial reduce of the
-smaller pieces and a gather; `cut_scatter_doubling_phases`, its twin for a broadcast.
+smaller pieces and a binomial gather; `halving_direct_phases`, the same with the pieces sent
+straight to the root in one phase (receiving costs no start-up, so the gather's lg 2^k start-ups
+become one: halving_direct_s); `cut_scatter_doubling_phases`, the broadcast's twin.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from dataclasses import replace
 from phalanx.compiler.library import cost
 from phalanx.compiler.library.allreduce import halved_rounds
 from phalanx.compiler.library.members import binomial_rounds, rooted_order, subtree
-from phalanx.compiler.library.registry import Machine
+from phalanx.compiler.library.registry import Machine, PortModel
 from phalanx.compiler.library.rooted import _inward, _with_copies, halving_gather, segments
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import COMBINED, Phase, Transfer
@@ -60,6 +62,44 @@ def cut_halving_phases(coll: Collective, machine: Machine) -> list[Phase]:
     like the k-nomial radix, k from the closed form (cost.halving_doubling_s), between the
     binomial tree (k = 0) and reduce-scatter-gather (k = lg P)."""
     return halving_gather(coll, halved_rounds(coll, machine, len(rooted_order(coll))))
+
+
+def halving_direct_s(members: int, halved: int, partial_bytes: int, element_bytes: int,
+                     port: PortModel) -> float:
+    """halving_direct_phases on 2^d members, a closed form on a one-port machine: as
+    cost.halving_doubling_s, k rounds of recursive halving (n / 2, ..., n / 2^k) and d - k
+    binomial rounds of the n / 2^k piece, each alpha + m (beta + gamma / e) (twice the bytes'
+    time on a shared engine: an estimate there); then, for k > 0, the 2^k - 1 other pieces of
+    m = n / 2^k bytes into the root at once: one start-up, the pieces one after another through
+    its port, each merged while the next arrives, alpha + m beta + (c - 1) max(m beta, m gamma / e)
+    + m gamma / e (cost.knomial_reduce_s's round)."""
+    d = members.bit_length() - 1
+    beta, merge_s = port.s_per_byte, port.combine_s_per_op / element_bytes
+    per_byte_s = beta * (2 if port.shared_engine else 1) + merge_s
+    piece = partial_bytes / 2 ** halved
+    halves = sum(partial_bytes / 2 ** i for i in range(1, halved + 1))
+    total_s = d * port.startup_s + (halves + (d - halved) * piece) * per_byte_s
+    if halved:
+        others = 2 ** halved - 1
+        total_s += port.startup_s + piece * (beta + (others - 1) * max(beta, merge_s) + merge_s)
+    return total_s
+
+
+def direct_halved_rounds(coll: Collective, machine: Machine, members: int) -> int:
+    """The k in 0..lg P of least halving_direct_s for the collective's partials (the larger of
+    equals)."""
+    nbytes = coll.block_bytes or int(coll.network_matrix.max())
+    element = coll.element_bytes or nbytes
+    return min(range(members.bit_length()), key=lambda k: (
+        halving_direct_s(members, k, nbytes, element, machine.port), -k))
+
+
+def halving_direct_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """Rabenseifner's halving over the lowest k rank bits and a binomial reduce over the others
+    (cut_halving_phases), then the 2^k reduced pieces straight to the root in one phase; k of
+    least halving_direct_s (k = 0: the binomial tree)."""
+    members = len(rooted_order(coll))
+    return halving_gather(coll, direct_halved_rounds(coll, machine, members), direct=True)
 
 
 def cut_scatter_doubling_phases(coll: Collective, machine: Machine) -> list[Phase]:

@@ -187,13 +187,14 @@ def reduce_scatter_gather_phases(coll: Collective, machine: Machine) -> list[Pha
     return halving_gather(coll, len(rooted_order(coll)).bit_length() - 1)
 
 
-def halving_gather(coll: Collective, halved: int) -> list[Phase]:
+def halving_gather(coll: Collective, halved: int, direct: bool = False) -> list[Phase]:
     """Recursive halving over the lowest `halved` = k rank bits (the partials in 2^k pieces:
     member v ends with the piece of its k low bits, reduced over the members that differ from it
     in those bits only), then a binomial reduce over the other bits, lowest first (member v with
     its lowest set bit among them at b sends all it holds to v - b: one piece, combined), then a
     binomial gather over the k bits to the root (k = d: Rabenseifner's reduce; k = 0: the
-    binomial tree)."""
+    binomial tree), or, `direct`, one phase in which members 1 .. 2^k - 1 each send their piece
+    straight to the root (knomial.halving_direct_phases)."""
     order = rooted_order(coll)
     n, root, m = len(order), order[0], coll.byte_matrix
     count = 1 << halved
@@ -223,6 +224,9 @@ def halving_gather(coll: Collective, halved: int) -> list[Phase]:
     for mask in (1 << b for b in range(halved, n.bit_length() - 1)):  # each piece's column
         phases.append([t for v in range(n) if v & ~(count - 1) & (2 * mask - 1) == mask
                        for t in send(v, v - mask, set(held[v]))])
-    for mask in (1 << b for b in range(halved)):  # the pieces, now at members 0 .. 2^k - 1
+    if direct:  # the pieces, now at members 0 .. 2^k - 1, straight to the root
+        phases.append([t for v in range(1, count) for t in send(v, 0, set(held[v]))])
+        return _with_copies(coll, phases)
+    for mask in (1 << b for b in range(halved)):
         phases.append([t for v in range(mask, count, 2 * mask) for t in send(v, v - mask, set(held[v]))])
     return _with_copies(coll, phases)

@@ -581,17 +581,18 @@ def test_coll_op_carries_the_element_size_of_partial_blocks():
 
 def test_rabenseifner_wins_for_large_partials_and_needs_blocks_to_split():
     """With 1024-element partials (A 8192 x 8192) on `ideal`, reduce-scatter then gather moves
-    each member's block in halves (measured 0.221 ms simulated, binomial 0.306, direct 0.594)
-    and `auto` takes its cut-halving form, which halves over all but the last rank bit and
-    saves a start-up; on 32-element partials start-ups dominate and it loses. A one-element
+    each member's block in halves (measured 0.221 ms simulated, binomial 0.306, direct 0.594),
+    cut-halving, which halves over all but the last rank bit and saves a start-up, 0.211, and
+    `auto` takes halving-direct, whose pieces go straight to the root in one phase (0.194); on
+    32-element partials start-ups dominate and it loses. A one-element
     reduce (`s = sum(A)`) cannot split its partials, nor can 6 members halve."""
     big = ROW_REDUCE.replace("256, 256", "8192, 8192").replace("R(256, 8)", "R(8192, 8)")
     compiled = compile_program(big, target="ideal:64", file="r.phx")
     machine, c = compiled.target, compiled.collectives[0]
     times = {a: simulated_time_s(machine, c, a) for a in reduce_algorithms(machine, c)}
-    assert min(times, key=times.get) == "cut-halving" == compiled.schedules[0].algorithm
-    assert times["reduce-scatter-gather"] < min(t for a, t in times.items()
-                                                if a not in ("cut-halving", "reduce-scatter-gather"))
+    assert min(times, key=times.get) == "halving-direct" == compiled.schedules[0].algorithm
+    assert times["halving-direct"] < times["cut-halving"] < times["reduce-scatter-gather"] < min(
+        t for a, t in times.items() if a not in ("halving-direct", "cut-halving", "reduce-scatter-gather"))
     assert simulate(compiled, seed=2).verified
     small = compile_program(ROW_REDUCE, target="ideal:64", file="r.phx")
     assert small.target.choose(small.collectives[0]) != "reduce-scatter-gather"

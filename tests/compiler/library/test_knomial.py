@@ -1,8 +1,8 @@
 """The k-nomial reduce (knomial.py): its radix follows the partial's size (the binomial tree for
 long partials, every partial straight to the root for short ones, k = 4 between on ideal:16),
 its simulated time on `ideal` is its closed form within 2%, and its data arrives on any P. The
-cut scatter-doubling broadcast (knomial.py too): its closed form and its data. (The cut-halving
-reduce's are in test_allreduce.py, beside its allreduce twin.)"""
+cut scatter-doubling broadcast and the halving-direct reduce (knomial.py too): their closed forms
+and their data. (The cut-halving reduce's are in test_allreduce.py, beside its allreduce twin.)"""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.library import cost
-from phalanx.compiler.library.knomial import radix
+from phalanx.compiler.library.knomial import direct_halved_rounds, halving_direct_s, radix
 from phalanx.compiler.target import resolve
 from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import kind_program
@@ -79,5 +79,33 @@ def test_the_cut_scatter_doubling_broadcast_arrives_on_other_machines(spec, size
     compiled = compile_program(kind_program("broadcast", machine.nnodes, size), target=spec,
                                algorithm="broadcast=cut-scatter-doubling")
     result = simulate(compiled).collectives[0]
+    assert result.verified, result.problems
+    assert result.time_s >= result.lower_bound_s
+
+
+@pytest.mark.parametrize("spec, size, k",
+                         [("ideal:16", 128, 0), ("ideal:16", 2048, 4), ("ideal:8", 65536, 3)])
+def test_the_halving_direct_reduce_meets_its_closed_form(spec, size, k):
+    """ideal:16 at 128 B: the binomial tree (k = 0, 45.76 us) beats lg P halvings and a gather;
+    at 2 KB 4 halvings, then the 15 reduced 128-byte pieces into the root at once (90.96 us,
+    where cut-halving's binomial gather pays 3 start-ups more: 106.08 us); ideal:8 64 KB."""
+    machine = resolve(spec)
+    n = machine.nnodes
+    compiled = compile_program(kind_program("reduce", n, size), target=spec,
+                               algorithm="reduce=halving-direct")
+    result = simulate(compiled).collectives[0]
+    assert result.verified, result.problems
+    assert direct_halved_rounds(compiled.collectives[0], machine.library.machine, n) == k
+    expected = halving_direct_s(n, k, size, 8, machine.library.machine.port)
+    assert result.time_s == pytest.approx(expected, rel=TOLERANCE), (result.time_s, expected)
+
+
+@pytest.mark.parametrize("spec, size", [("hypercube:4", 2048), ("torus:4x4", 2048), ("sp2:16", 512)])
+def test_the_halving_direct_reduce_arrives_on_other_machines(spec, size):
+    machine = resolve(spec)
+    compiled = compile_program(kind_program("reduce", machine.nnodes, size), target=spec,
+                               algorithm="reduce=halving-direct")
+    result = simulate(compiled).collectives[0]
+    assert result.algorithm == "halving-direct"
     assert result.verified, result.problems
     assert result.time_s >= result.lower_bound_s

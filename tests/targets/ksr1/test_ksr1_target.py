@@ -71,13 +71,13 @@ def test_every_algorithm_of_every_collective_verifies(n, extra):
     """Two ring:0s in the second case (3 cells each): reads cross ring:1 through the ARDs. The
     algorithms that cannot run are those that cut partials in pieces, for one-element partials
     on 6 or 7 cells: the reduce's two-tree; and, on 2^d members only, the reduce's
-    reduce-scatter-gather and cut-halving, the allreduce's reduce-scatter-allgather and cut-halving,
-    the broadcast's scatter-doubling and cut-scatter-doubling."""
+    reduce-scatter-gather, cut-halving and halving-direct, the allreduce's
+    reduce-scatter-allgather and cut-halving, the broadcast's scatter-doubling and cut-scatter-doubling."""
     source = PROGRAM.format(n=n, extra=extra, e=16 * n * 3)
     compiled = compile_text(source, cost="closed-form")  # what runs is checked, not auto's choice
     for coll in compiled.collectives:
         refused = {a: why for a, why in compiled.target.candidates(coll) if why is not None}
-        expected = {"reduce": {"reduce-scatter-gather", "cut-halving", "two-tree"},
+        expected = {"reduce": {"reduce-scatter-gather", "cut-halving", "halving-direct", "two-tree"},
                     "allreduce": {"reduce-scatter-allgather", "cut-halving"},
                     "broadcast": {"scatter-doubling", "cut-scatter-doubling"}}
         assert set(refused) == expected.get(coll.kind, set())
