@@ -15,6 +15,7 @@ from phalanx.compiler.library import (
     index,
     knomial,
     rings,
+    rootcopy,
     rooted,
     trees,
     turned,
@@ -93,6 +94,11 @@ GENERIC: tuple[Algorithm, ...] = (
               "Sanders, Speck and Traff's two-tree broadcast: each half of the block pipelined "
               "down one of two binary trees in which no member is inside both, so every port "
               "carries the block about once", twotree.two_tree_phases, ROOTED_OK + (halvable,)),
+    Algorithm("two-tree-copy-beside", ("broadcast",),
+              "the two-tree broadcast with the root's copy of its own block in pieces, one beside "
+              "each of its sends, instead of whole after its last (where copying is slower than "
+              "the wire, the whole copy ends after the others' forwarding)",
+              rootcopy.copy_beside(twotree.two_tree_phases), ROOTED_OK + (halvable,)),
     Algorithm("reduce-scatter-gather", ("reduce",),
               "Rabenseifner (MPICH's reduce_scatter_gather): partial blocks in P pieces, reduced "
               "by recursive halving (each member ends with one piece), then a binomial gather "
