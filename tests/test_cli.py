@@ -122,7 +122,7 @@ def test_targets_and_algorithms_json(cli):
                                                   "scatter-allgather", "scatter-doubling",
                                                   "cut-scatter-doubling", "chain", "binary",
                                                   "split-binary", "two-tree",
-                                                  "two-tree-copy-beside"]
+                                                  "two-tree-copy-beside", "gray-two-tree"]
 
 
 def test_sweep_json(cli):

@@ -99,6 +99,11 @@ GENERIC: tuple[Algorithm, ...] = (
               "each of its sends, instead of whole after its last (where copying is slower than "
               "the wire, the whole copy ends after the others' forwarding)",
               rootcopy.copy_beside(twotree.two_tree_phases), ROOTED_OK + (halvable,)),
+    Algorithm("gray-two-tree", ("broadcast",),
+              "two-tree-copy-beside on the members in Gray-code order (virtual rank v on rank "
+              "v XOR v >> 1): on a hypercube no two messages of a slot share a link; 2^d members",
+              rootcopy.in_gray_order(twotree.two_tree_phases),
+              ROOTED_OK + (power_of_two_members, halvable)),
     Algorithm("reduce-scatter-gather", ("reduce",),
               "Rabenseifner (MPICH's reduce_scatter_gather): partial blocks in P pieces, reduced "
               "by recursive halving (each member ends with one piece), then a binomial gather "
