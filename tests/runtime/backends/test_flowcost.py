@@ -172,3 +172,16 @@ def test_flow_model_predicts_allreduces_as_simgrid_runs_them():
         assert predicted[algorithm] == pytest.approx(measured[algorithm], rel=0.01), algorithm
     assert sorted(measured, key=measured.get) == sorted(measured, key=predicted.get)
     assert allreduce_16().schedules[0].algorithm in ("cut-halving", "reduce-scatter-allgather")
+
+
+@needs_simgrid
+def test_flow_model_predicts_the_gray_two_tree_broadcast_as_simgrid_runs_it():
+    """hypercube:4, 256 KB by gray-two-tree: no two messages of a slot share a link, so the flow
+    model's prediction (labelled so: compile's candidates) is SimGrid's time within 1%."""
+    source = kind_program("broadcast", 16, 256 * 1024)
+    compiled = compile_program(source, target="hypercube:4", algorithm="broadcast=gray-two-tree",
+                               cost="simgrid")
+    predicted = flowcost.predict_time_s(compiled.target, compiled.collectives[0], "gray-two-tree")
+    run = simgrid.run_simgrid(compiled)
+    assert run.verified
+    assert predicted == pytest.approx(run.simgrid.collectives[0].time_s, rel=0.01)
