@@ -199,3 +199,14 @@ def test_an_allreduces_own_copy_hides_beside_its_messages():
     predicted = flowcost.predict_time_s(compiled.target, compiled.collectives[0], "reduce-scatter-allgather")
     closed_form_s = 8 * 75e-6 + 2 * 15 / 16 * 0.011e-6 * (1 << 20)
     assert predicted == pytest.approx(closed_form_s, rel=0.01)
+
+
+def test_an_allgathers_own_copy_hides_beside_its_largest_exchange():
+    """hypercube:4, 64 KB parts by recursive doubling: each member's copy of its own part
+    (0.92 ms at 14 ns/B) goes beside the last exchange (8 parts, 5.8 ms), not the first (one
+    part, 0.80 ms), so the flow model's time (SimGrid's: 11.113 ms measured, 11.235 before) is
+    the textbook lg P alpha + (P - 1) beta m."""
+    compiled = compile_program(kind_program("allgather", 16, 65536), target="hypercube:4",
+                               algorithm="allgather=recursive-doubling", cost="closed-form")
+    predicted = flowcost.predict_time_s(compiled.target, compiled.collectives[0], "recursive-doubling")
+    assert predicted == pytest.approx(4 * 75e-6 + 15 * 0.011e-6 * 65536, rel=1e-6)
