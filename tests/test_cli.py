@@ -121,7 +121,8 @@ def test_targets_and_algorithms_json(cli):
     assert algorithms["ideal:8"]["broadcast"] == ["auto", "direct", "linear", "binomial",
                                                   "scatter-allgather", "scatter-doubling",
                                                   "cut-scatter-doubling", "chain", "binary",
-                                                  "split-binary", "two-tree"]
+                                                  "split-binary", "two-tree",
+                                                  "two-tree-copy-beside", "gray-two-tree"]
 
 
 def test_sweep_json(cli):

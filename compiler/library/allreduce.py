@@ -149,6 +149,12 @@ def halving_doubling(coll: Collective, masks: list[int], halved: int | None = No
     own = set(cut.origins)
     held = [{(order[v], j) for j in range(count)} if order[v] in own else set() for v in range(n)]
     phases = []
+    # The first half of the pieces a member gives away with a halving mask: its own partial's
+    # copy of them into its result runs beside that halving message, the rest beside the
+    # doubling message that brings them back reduced, so that no copy outlasts its message
+    # where copying is slower than the wire (003 Table 1: 14 ns/B against 11 on the Paragon).
+    early = [{j for a, b in (step[v] for step in ranges) for j in range(a, a + (b - a) // 2)}
+             for v in range(n)]
     for mask, step in zip(masks, ranges):
         moves = []  # (member, partner, the pieces it gives), all decided before any moves
         for v in range(n):
@@ -156,7 +162,9 @@ def halving_doubling(coll: Collective, masks: list[int], halved: int | None = No
             moves.append((v, v ^ mask, {(o, j) for o, j in held[v] if j in give}))
         phases.append([t for v, w, tokens in moves for j in sorted({j for _, j in tokens})
                        for t in cut.toward(v, w, j, sorted(o for o, k in tokens if k == j),
-                                           owner[(v & ~halving_bits, j)])])
+                                           owner[(v & ~halving_bits, j)])]
+                      + [t for v in range(n)
+                         for t in cut.own(v, [j for j in range(*step[v]) if j in early[v]])])
         for v, w, tokens in moves:
             held[v] -= tokens
             held[w] |= tokens
@@ -169,6 +177,7 @@ def halving_doubling(coll: Collective, masks: list[int], halved: int | None = No
     span = [[lo[v]] for v in range(n)]  # the reduced pieces each member holds
     for mask in masks[:halved][::-1]:
         phases.append([t for v in range(n) for j in span[v] for t in cut.reduced(v, v ^ mask, j)]
-                      + [t for v in range(n) for t in cut.own(v, span[v ^ mask])])
+                      + [t for v in range(n)
+                         for t in cut.own(v, [j for j in span[v ^ mask] if j not in early[v]])])
         span = [sorted(span[v] + span[v ^ mask]) for v in range(n)]
     return cut.phases(phases)

@@ -16,6 +16,7 @@ from phalanx.compiler.library import (
     interleaved,
     knomial,
     rings,
+    rootcopy,
     rooted,
     spanning,
     trees,
@@ -95,6 +96,16 @@ GENERIC: tuple[Algorithm, ...] = (
               "Sanders, Speck and Traff's two-tree broadcast: each half of the block pipelined "
               "down one of two binary trees in which no member is inside both, so every port "
               "carries the block about once", twotree.two_tree_phases, ROOTED_OK + (halvable,)),
+    Algorithm("two-tree-copy-beside", ("broadcast",),
+              "the two-tree broadcast with the root's copy of its own block in pieces, one beside "
+              "each of its sends, instead of whole after its last (where copying is slower than "
+              "the wire, the whole copy ends after the others' forwarding)",
+              rootcopy.copy_beside(twotree.two_tree_phases), ROOTED_OK + (halvable,)),
+    Algorithm("gray-two-tree", ("broadcast",),
+              "two-tree-copy-beside on the members in Gray-code order (virtual rank v on rank "
+              "v XOR v >> 1): on a hypercube no two messages of a slot share a link; 2^d members",
+              rootcopy.in_gray_order(twotree.two_tree_phases),
+              ROOTED_OK + (power_of_two_members, halvable)),
     Algorithm("reduce-scatter-gather", ("reduce",),
               "Rabenseifner (MPICH's reduce_scatter_gather): partial blocks in P pieces, reduced "
               "by recursive halving (each member ends with one piece), then a binomial gather "

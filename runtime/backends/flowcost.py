@@ -8,16 +8,22 @@ backend minimises this model instead of the target's own (`compile --cost simgri
 
 Per phase, on the platform SimGrid runs (platforms.py): the busiest link's bytes over its
 bandwidth, after the first start-up, or the busiest sender's chain of start-ups (and, where
-a node sends one message at a time, its own bytes), whichever is longer; plus the longest
-route's latency, the node's local copies, and the barrier of a `barrier` phase (the largest
-of its sets, for a barrier scoped to groups: each group's of its own size). Phases add
-up. This is a bound-based estimate, not the simulator: tests compare it with SimGrid's runs.
+a node sends one message at a time, its own bytes), whichever is longer, plus the longest
+route's latency; or a node's local copies, where longer (they run beside the messages); plus
+the barrier of a `barrier` phase (the largest of its sets, for a barrier scoped to groups:
+each group's of its own size). Phases add up. A message's bytes are those SimGrid moves
+(simgrid.py's wire bytes): a reduction's partials bound for one destination combine on the
+way (cost.combined_bytes), so recursive doubling's last message carries one partial, not the
+P/2 it stands for; SimGrid charges no time for the combining, and neither does this model.
+This is a bound-based estimate, not the simulator: tests compare it with SimGrid's runs.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
+from phalanx.compiler.library.cost import combined_bytes
+from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Schedule
 from phalanx.compiler.target import CostModel, Target, no_argument, register_cost_model
@@ -25,14 +31,16 @@ from phalanx.runtime.backends.platforms import Platform, platform_for
 from phalanx.runtime.schedule_index import messages
 
 
-def phase_time_s(platform: Platform, phase: Phase, nprocs: int) -> float:
+def phase_time_s(platform: Platform, phase: Phase, nprocs: int, reduction: bool) -> float:
+    """One phase's time; `reduction`: the schedule's partials combine on the way."""
     assert platform.routes is not None, "the flow model needs the target's own routes"
     chain: dict[int, float] = defaultdict(float)  # a sender's start-ups (and serial bytes)
     copies: dict[int, float] = defaultdict(float)
     load: dict[str, float] = defaultdict(float)  # bytes per link
     first_start, latency = float("inf"), 0.0
     for group in messages(list(phase.sends)):
-        first, nbytes = group[0], sum(t.nbytes for t in group)
+        first = group[0]
+        nbytes = combined_bytes(group) if reduction else sum(t.nbytes for t in group)
         if first.src == first.dst:
             copies[first.src] += platform.copy_time_s(nbytes)
             continue
@@ -48,13 +56,15 @@ def phase_time_s(platform: Platform, phase: Phase, nprocs: int) -> float:
     network = max((b / platform.links[link][0] for link, b in load.items()), default=0.0)
     senders = max(chain.values(), default=0.0)
     moved = max(senders, first_start + network) if load else 0.0
-    time_s = moved + latency + max(copies.values(), default=0.0)
+    # a node's copies run beside its messages (simgrid_worker: exec_async at the phase's start)
+    time_s = max(moved + latency, max(copies.values(), default=0.0))
     return time_s + max((platform.barrier_time_s(len(nodes)) for nodes in phase.barriers(nprocs)),
                         default=0.0)
 
 
 def schedule_time_s(platform: Platform, schedule: Schedule) -> float:
-    return sum(phase_time_s(platform, phase, schedule.nprocs) for phase in schedule.phases)
+    reduction = schedule.kind in REDUCTIONS
+    return sum(phase_time_s(platform, phase, schedule.nprocs, reduction) for phase in schedule.phases)
 
 
 def predict_time_s(target: Target, coll: Collective, algorithm: str) -> float:
@@ -62,7 +72,6 @@ def predict_time_s(target: Target, coll: Collective, algorithm: str) -> float:
     schedule = target.schedule_for(coll, algorithm)
     pairs = {(t.src, t.dst) for phase in schedule.phases for t in phase.sends}
     return schedule_time_s(platform_for(target, pairs), schedule)
-
 
 
 def register_simgrid_cost_model() -> None:
