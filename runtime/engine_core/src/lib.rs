@@ -9,12 +9,14 @@
 //! (`happen_now`), and the callbacks of one event run in the order they were added.
 //!
 //! A message is a *program* (a short list of acquire / hold / release ops) that its network
-//! declared in Python (Network.transfer_program); the data check stays in Python, which replays
+//! declared in Python (Network.transfer_program), or a *shaped* program whose ops the core makes
+//! from the message's ends when it starts (shapes.rs, Network.program_shape); the data check stays in Python, which replays
 //! the log of message starts and ends in order (runtime/native_run.py).
 
 mod api;
 mod model;
 mod resources;
+mod shapes;
 mod walkers;
 
 use model::*;

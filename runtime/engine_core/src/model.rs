@@ -1,6 +1,7 @@
 //! The core's state: the heap, resources, schedules as arrays, node walkers and message
 //! processes; the constants the Python side reads (runtime/native_run.py).
 
+use crate::shapes::{Program, Shape};
 use pyo3::prelude::*;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -129,6 +130,7 @@ pub(crate) struct Proc {
     pub(crate) done: bool,
     pub(crate) waits_for: u32, // the resource it queues for, NONE otherwise
     pub(crate) start_s: f64,
+    pub(crate) expanded: u32, // its slot of Core.expanded while a shaped message runs, NONE otherwise
 }
 
 pub(crate) enum Halt {
@@ -146,8 +148,13 @@ pub(crate) struct Core {
     pub(crate) in_event: bool,
     pub(crate) started: bool,
     pub(crate) resources: Vec<Res>,
-    pub(crate) program_off: Vec<u32>, // program i: ops[program_off[i]..program_off[i + 1]]
+    pub(crate) programs: Vec<Program>, // explicit ones: ops[first..end]
     pub(crate) ops: Vec<Op>,
+    pub(crate) shapes: Vec<Shape>,
+    pub(crate) arithmetic: Vec<u32>, // per node: its arithmetic resource (shaped programs' combining)
+    pub(crate) expanded: Vec<Vec<Op>>, // the ops of started shaped messages, by slot
+    pub(crate) free_expanded: Vec<u32>, // slots of `expanded` free for reuse
+    pub(crate) hops: Vec<(u32, u32)>, // scratch for routes
     pub(crate) scheds: Vec<Sched>,
     pub(crate) items: Vec<Item>,
     pub(crate) run_sched: Vec<i64>,
@@ -175,6 +182,14 @@ pub(crate) struct Core {
 }
 
 impl Core {
+    /// An error unless every id names a resource.
+    pub(crate) fn check_resources<'a>(&self, mut ids: impl Iterator<Item = &'a u32>) -> PyResult<()> {
+        match ids.find(|&&r| r as usize >= self.resources.len()) {
+            Some(r) => Err(pyo3::exceptions::PyValueError::new_err(format!("no resource {r}"))),
+            None => Ok(()),
+        }
+    }
+
     pub(crate) fn schedule(&mut self, delay_s: f64, act: u8, id: u32) {
         let at = self.now + delay_s;
         self.heap.push(Reverse((at.to_bits(), self.seq, act, id)));
