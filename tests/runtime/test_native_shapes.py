@@ -13,8 +13,9 @@ from conftest import every_pair
 from phalanx.compiler.schedule import Transfer
 from phalanx.compiler.target import resolve
 from phalanx.runtime.engine import Engine, Resource
-from phalanx.runtime.native_run import add_shape, core_module
+from phalanx.runtime.native_run import _distinct, add_shape, core_module
 from phalanx.runtime.network import OP_KINDS, Acquire, Hold, Network, Release, TransferProgram
+from phalanx.runtime.plan_columns import distinct
 
 SPECS = ["ideal:5", "torus:4x4", "torus:3x5", "torus:2x6", "torus:1x4,inject_channels=2", "iwarp:8x8"]
 CODES = (Acquire, Hold, Release)  # the core's op codes (Core.program_ops)
@@ -87,3 +88,12 @@ def test_the_core_refuses_a_shape_that_does_not_fit():
 
 def test_op_kinds_are_the_cores_codes():
     assert OP_KINDS == CODES
+
+
+def test_messages_of_one_size_share_one_shaped_program():
+    """_distinct: one row throughout gives one kept row, every row its; `distinct` likewise."""
+    kept, which = _distinct([np.full(6, 8), np.zeros(6, np.int64)])
+    assert kept.tolist() == [0] and which.tolist() == [0] * 6
+    kept, which = _distinct([np.array([8, 16, 8, 8]), np.zeros(4, np.int64)])
+    assert kept.tolist() == [0, 1] and which.tolist() == [0, 1, 0, 0]
+    assert distinct(np.full(5, 7)).tolist() == [7] and distinct(np.array([3, 1, 3])).tolist() == [1, 3]
