@@ -30,6 +30,7 @@ shared, and wall times move with its load.
 last results (each row says when it was measured, `measured_utc`), the others stay.
 
 Run: .venv/bin/python bench/engine.py [--all] [--only NAME] [--timeout S] [--no-smpi] [--no-python]
+     [--mode timing|checked]
 """
 
 from __future__ import annotations
@@ -198,6 +199,9 @@ def measure(row: Row, args: argparse.Namespace, work: Path) -> dict[str, Any]:
     out: dict[str, Any] = {"name": row.name, "target": row.target, "algorithm": row.algorithm,
                            "block_bytes": row.block_bytes}
     for mode, checked in (("timing", False), ("checked", True)):
+        if args.mode not in (None, mode):
+            out[f"native_{mode}"] = out[f"python_{mode}"] = {"skipped": f"--mode {args.mode}: not measured"}
+            continue
         nat = out[f"native_{mode}"] = phalanx_point(row, "native", checked, args.timeout) if row.native \
             else {"engine": "native", "skipped": "no transfer programs: the Python engine runs it"}
         if (row.python or args.all) and not args.no_python:
@@ -288,6 +292,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds per point")
     parser.add_argument("--no-smpi", action="store_true")
     parser.add_argument("--no-python", action="store_true", help="the native core and SMPI only")
+    parser.add_argument("--mode", choices=("timing", "checked"), help="only this mode")
     args = parser.parse_args()
     if args.point:
         p = json.loads(args.point)

@@ -168,13 +168,14 @@ def native_plan(plan: Plan, network: Network, fast: bool) -> NativePlan | None:
 
 def _has_programs(cols: ScheduleColumns, network: Network) -> bool:
     """Every message of the schedule that crosses the network has a program: all of them
-    where the network gives their programs as columns (Network.programs_as_columns, built
-    once, when the core's arrays are), else each asked with the bytes of its first transfer
-    (whether there is one does not depend on the byte count)."""
-    first = cols.table[cols.first]
-    sent = np.flatnonzero(first[:, SRC] != first[:, DST])
-    if network.program_shape(first[sent, MESSAGE]) is not None or \
-            network.programs_as_columns(first[sent, MESSAGE]):
+    where the network gives their shape (Network.program_shape) or their programs as columns
+    (Network.programs_as_columns, built once, when the core's arrays are), else each asked
+    with the bytes of its first transfer (whether there is one does not depend on the byte
+    count)."""
+    first = cols.first
+    sent = np.flatnonzero(cols.table[first, SRC] != cols.table[first, DST])  # columns, not a copy of the rows
+    message = cols.table[first[sent], MESSAGE]
+    if network.program_shape(message) is not None or network.programs_as_columns(message):
         return True
     return all(network.transfer_program(cols.send(int(cols.msg_start[m]))) is not None for m in sent.tolist())
 
