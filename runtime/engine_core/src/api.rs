@@ -6,7 +6,6 @@ use pyo3::buffer::{Element, PyBuffer};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::time::{Duration, Instant};
 
@@ -33,7 +32,8 @@ impl Core {
                             inbox: false, remaining: 0, barrier: NONE, finish_s: 0.0 })
             .collect();
         Core {
-            nprocs, now: 0.0, seq: 0, heap: BinaryHeap::new(), pending: VecDeque::new(),
+            nprocs, now: 0.0, seq: 0, heap: BinaryHeap::new(), due_now: VecDeque::new(),
+            pending: VecDeque::new(),
             in_event: false, started: false, resources: Vec::new(), programs: Vec::new(), ops: Vec::new(),
             shapes: Vec::new(), arithmetic: vec![NONE; nprocs], expanded: Vec::new(), free_expanded: Vec::new(),
             hops: Vec::new(),
@@ -282,9 +282,9 @@ impl Core {
                     }
                 }
             }
-            match self.heap.pop() {
+            match self.next_entry() {
                 None => break,
-                Some(Reverse((at, _, act, id))) => {
+                Some((at, _, act, id)) => {
                     self.now = f64::from_bits(at);
                     self.expand(act, id);
                     self.in_event = true;

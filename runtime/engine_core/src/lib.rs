@@ -6,7 +6,8 @@
 //! of (time, sequence, action), the sequence number counted exactly where the Python engine
 //! schedules an event (process starts, timeouts, grants from a queue, process ends, inboxes,
 //! all-of waits, barriers), a request granted to the running process at once without the heap
-//! (`happen_now`), and the callbacks of one event run in the order they were added.
+//! (`happen_now`), and the callbacks of one event run in the order they were added. Entries with
+//! no delay wait in a queue beside the heap (`due_now`), taken in the heap's order.
 //!
 //! A message is a *program* (a short list of acquire / hold / release ops) that its network
 //! declared in Python (Network.transfer_program), or a *shaped* program whose ops the core makes
