@@ -60,10 +60,12 @@ def test_programs_by_shape_are_transfer_program_and_the_columns_op_for_op(spec):
         assert shaped == columns.program(i)
 
 
-def test_a_program_by_shape_ends_combining_on_the_receivers_arithmetic():
+@pytest.mark.parametrize("spec", ["ideal:5", "torus:3x3"])
+def test_a_program_by_shape_ends_combining_on_the_receivers_arithmetic(spec):
     """A reduction's message: the transfer, then the receiver's arithmetic for the combine time."""
-    network = resolve("torus:3x3").build_network(Engine())
-    core = ShapedCore(network, 9)
+    target = resolve(spec)
+    network = target.build_network(Engine())
+    core = ShapedCore(network, target.nnodes)
     arithmetic = core.core.add_resource(True, 1, True)
     core.core.set_arithmetic([4], [arithmetic])
     program = core.programs(np.array([96]), np.array([2.5e-6]))

@@ -1,7 +1,7 @@
 //! The Python interface of the core (runtime/native_run.py).
 
 use crate::model::*;
-use crate::shapes::{Program, Shape, TorusRoute};
+use crate::shapes::{Program, Shape, ShapedOp, TorusRoute};
 use pyo3::buffer::{Element, PyBuffer};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -155,9 +155,24 @@ impl Core {
         }
         let ops = match found {
             Program::Ops { first, end } => self.ops[first as usize..end as usize].to_vec(),
-            Program::Shaped { .. } => {
-                let (mut out, mut hops) = (Vec::new(), Vec::new());
-                self.expand_program(found, src, dst, &mut out, &mut hops);
+            Program::Shaped { .. } => {  // op by op as a message takes them (walkers.rs op_at)
+                let (mut expanded, mut hops) = (Vec::new(), Vec::new());
+                let mut out = Vec::new();
+                for pc in 0.. {
+                    match self.shaped_op(found, pc, src, dst) {
+                        ShapedOp::Op(op) => out.push(op),
+                        ShapedOp::End => break,
+                        ShapedOp::NeedsRoute => {
+                            if expanded.is_empty() {
+                                self.expand_program(found, src, dst, &mut expanded, &mut hops);
+                            }
+                            match expanded.get(pc) {
+                                Some(&op) => out.push(op),
+                                None => break,
+                            }
+                        }
+                    }
+                }
                 out
             }
         };

@@ -40,6 +40,13 @@ pub(crate) enum Program {
     Shaped { shape: u32, data_s: f64, combine_s: Option<f64> },
 }
 
+/// Op `pc` of a shaped program as far as it is known without the route's expansion.
+pub(crate) enum ShapedOp {
+    Op(Op),
+    End,
+    NeedsRoute, // in the ops after the torus's first four: Core::expand_program's
+}
+
 /// Signed shortest distance from `src` to `dst` on a ring of `size` (topology.py ring_step).
 fn ring_step(src: i64, dst: i64, size: i64) -> i64 {
     let d = (dst - src).rem_euclid(size);
@@ -86,8 +93,48 @@ impl TorusRoute {
 }
 
 impl Core {
-    /// The ops of a shaped program for a message from src to dst, into `out` (cleared first);
-    /// `hops` is scratch space.
+    /// Op `pc` of a shaped program from src to dst where no expansion is needed: every op of the
+    /// ports shape, the first four of the torus's (its processor and injection channel, which a
+    /// message waits for before its route: so only the messages past them hold an expansion,
+    /// not the millions a phase starts at once).
+    pub(crate) fn shaped_op(&self, program: Program, pc: usize, src: u32, dst: u32) -> ShapedOp {
+        let Program::Shaped { shape, data_s, combine_s } = program else {
+            unreachable!("explicit programs are read from their ops")
+        };
+        match &self.shapes[shape as usize] {
+            Shape::Ports { send, recv, startup_s } => {
+                let (s, r) = (send[src as usize], recv[dst as usize]);
+                let op = match pc {
+                    0 => Op::Acquire(s),
+                    1 => Op::Hold(*startup_s),
+                    2 => Op::Acquire(r),
+                    3 => Op::Hold(data_s),
+                    4 => Op::Release(r),
+                    5 => Op::Release(s),
+                    _ => match (combine_s, pc) {
+                        (Some(_), 6) => Op::Acquire(self.arithmetic[dst as usize]),
+                        (Some(combine_s), 7) => Op::Hold(combine_s),
+                        (Some(_), 8) => Op::Release(self.arithmetic[dst as usize]),
+                        _ => return ShapedOp::End,
+                    },
+                };
+                ShapedOp::Op(op)
+            }
+            Shape::TorusRoute(t) => {
+                let (cpu, inject) = (t.cpu[src as usize], t.inject[src as usize]);
+                match pc {
+                    0 => ShapedOp::Op(Op::Acquire(cpu)),
+                    1 => ShapedOp::Op(Op::Hold(t.overhead_s)),
+                    2 => ShapedOp::Op(Op::Release(cpu)),
+                    3 => ShapedOp::Op(Op::Acquire(inject)),
+                    _ => ShapedOp::NeedsRoute,
+                }
+            }
+        }
+    }
+
+    /// The ops of a torus program for a message from src to dst, into `out` (cleared first),
+    /// all of them (a message takes the first four from `shaped_op`); `hops` is scratch space.
     pub(crate) fn expand_program(&self, program: Program, src: u32, dst: u32, out: &mut Vec<Op>,
                          hops: &mut Vec<(u32, u32)>) {
         out.clear();
@@ -95,11 +142,7 @@ impl Core {
             unreachable!("explicit programs are not expanded")
         };
         match &self.shapes[shape as usize] {
-            Shape::Ports { send, recv, startup_s } => {
-                let (s, r) = (send[src as usize], recv[dst as usize]);
-                out.extend_from_slice(&[Op::Acquire(s), Op::Hold(*startup_s), Op::Acquire(r), Op::Hold(data_s),
-                                        Op::Release(r), Op::Release(s)]);
-            }
+            Shape::Ports { .. } => unreachable!("shaped_op gives every op of the ports shape"),
             Shape::TorusRoute(t) => {
                 hops.clear();
                 t.route(src, dst, hops);

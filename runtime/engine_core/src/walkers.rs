@@ -1,7 +1,7 @@
 //! The node walkers and message processes of runtime/interpreter.py, event for event.
 
 use crate::model::*;
-use crate::shapes::Program;
+use crate::shapes::{Program, ShapedOp};
 use std::collections::HashMap;
 
 impl Core {
@@ -217,12 +217,7 @@ impl Core {
             self.log.extend_from_slice(&[LOG_START, run as u32, msg as u32]);
         }
         let program = self.programs[self.scheds[s].msg_program[msg] as usize];
-        if let Program::Shaped { .. } = program {
-            if self.procs[p].expanded == NONE {
-                self.procs[p].expanded = self.start_shaped(program, s, msg);
-            }
-        }
-        while let Some(op) = self.op_at(program, p) {
+        while let Some(op) = self.op_at(program, p, s, msg) {
             self.procs[p].pc += 1;
             match op {
                 Op::Acquire(r) => {
@@ -277,8 +272,9 @@ impl Core {
         Ok(())
     }
 
-    /// The ops of a shaped message that starts, in a free slot of `expanded`; returns the slot.
-    fn start_shaped(&mut self, program: Program, s: usize, msg: usize) -> u32 {
+    /// The ops of a shaped message past what `shaped_op` knows, in a free slot of `expanded`;
+    /// returns the slot.
+    fn expand_message(&mut self, program: Program, s: usize, msg: usize) -> u32 {
         let slot = self.free_expanded.pop().unwrap_or_else(|| {
             self.expanded.push(Vec::new());
             self.expanded.len() as u32 - 1
@@ -292,15 +288,27 @@ impl Core {
         slot
     }
 
-    /// Process p's next op of `program`, None after its last.
-    fn op_at(&self, program: Program, p: usize) -> Option<Op> {
-        let proc = &self.procs[p];
+    /// Process p's next op of `program` (message `msg` of schedule s), None after its last.
+    fn op_at(&mut self, program: Program, p: usize, s: usize, msg: usize) -> Option<Op> {
+        let pc = self.procs[p].pc as usize;
         match program {
             Program::Ops { first, end } => {
-                let at = first as usize + proc.pc as usize;
+                let at = first as usize + pc;
                 (at < end as usize).then(|| self.ops[at])
             }
-            Program::Shaped { .. } => self.expanded[proc.expanded as usize].get(proc.pc as usize).copied(),
+            Program::Shaped { .. } => {
+                let (src, dst) = (self.scheds[s].msg_src[msg], self.scheds[s].msg_dst[msg]);
+                match self.shaped_op(program, pc, src, dst) {
+                    ShapedOp::Op(op) => Some(op),
+                    ShapedOp::End => None,
+                    ShapedOp::NeedsRoute => {
+                        if self.procs[p].expanded == NONE {
+                            self.procs[p].expanded = self.expand_message(program, s, msg);
+                        }
+                        self.expanded[self.procs[p].expanded as usize].get(pc).copied()
+                    }
+                }
+            }
         }
     }
 }
