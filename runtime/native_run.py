@@ -3,7 +3,8 @@
 The core holds the event heap, the resources and pools, the node walkers and one process per
 message, and mirrors runtime/engine.py and runtime/interpreter.py event for event, so that a
 run gives the same simulated times, spans, busy times and event count as the Python engine.
-A message is the program its network declares (Network.transfer_program), plus the receiver's
+A message is the program its network declares (Network.transfer_program; or its shape,
+Network.program_shape, whose ops the core makes from the message's ends), plus the receiver's
 combining of reduction partials on its arithmetic resource; a local copy holds its copy time.
 
 The data check stays complete and in Python: the core logs when each message starts and ends
