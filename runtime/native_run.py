@@ -3,7 +3,8 @@
 The core holds the event heap, the resources and pools, the node walkers and one process per
 message, and mirrors runtime/engine.py and runtime/interpreter.py event for event, so that a
 run gives the same simulated times, spans, busy times and event count as the Python engine.
-A message is the program its network declares (Network.transfer_program), plus the receiver's
+A message is the program its network declares (Network.transfer_program; or its shape,
+Network.program_shape, whose ops the core makes from the message's ends), plus the receiver's
 combining of reduction partials on its arithmetic resource; a local copy holds its copy time.
 
 The data check stays complete and in Python: the core logs when each message starts and ends
@@ -28,6 +29,7 @@ runtime/simulate.py runs the Python interpreter, as before.
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,7 +50,17 @@ from phalanx.runtime.data import Payloads
 from phalanx.runtime.engine import Deadlock, Engine, Pool, Resource, Stopped, deadlock_of
 from phalanx.runtime.interpreter import Execution, Span, StepTiming
 from phalanx.runtime.native_replay import END, LEAVE, START, Replay
-from phalanx.runtime.network import OP_KINDS, Acquire, Hold, Network, Release, TransferProgram
+from phalanx.runtime.network import (
+    OP_KINDS,
+    Acquire,
+    Hold,
+    Network,
+    PortsShape,
+    ProgramColumns,
+    ProgramShape,
+    Release,
+    TransferProgram,
+)
 from phalanx.runtime.plan_columns import (
     DST,
     FINAL,
@@ -102,6 +114,8 @@ def _distinct(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         for column, span in zip(columns[1:], spans[1:]):
             key *= span
             key += column
+        if n and key.min() == key.max():  # one row throughout (shaped programs of one size): no sort
+            return np.zeros(1, np.int64), np.zeros(n, np.int64)
         if all_distinct(key):  # every row its own (ideal's all-to-all): one sort
             return np.arange(n), np.arange(n)
         _, first, which = np.unique(key, return_index=True, return_inverse=True)
@@ -112,6 +126,17 @@ def _distinct(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     rank = np.empty(len(order), np.int64)
     rank[order] = np.arange(len(order))
     return first[order], rank[which.reshape(-1)]
+
+
+def add_shape(core, shape: ProgramShape, resource_id: Callable[[Resource | Pool], int]) -> int:
+    """The shape in `core` (shapes.rs), its resources named by their core ids; returns its id."""
+    def ids(resources: tuple[Resource | Pool, ...]) -> list[int]:
+        return [resource_id(r) for r in resources]
+
+    if isinstance(shape, PortsShape):
+        return core.add_ports_shape(ids(shape.send_ports), ids(shape.recv_ports), shape.startup_s)
+    return core.add_torus_shape(shape.rows, shape.cols, ids(shape.cpus), ids(shape.inject), ids(shape.vcs),
+                                ids(shape.wires), ids(shape.memory), shape.overhead_s, shape.hop_s)
 
 
 def native_available() -> bool:
@@ -147,12 +172,14 @@ def native_plan(plan: Plan, network: Network, fast: bool) -> NativePlan | None:
 
 def _has_programs(cols: ScheduleColumns, network: Network) -> bool:
     """Every message of the schedule that crosses the network has a program: all of them
-    where the network gives their programs as columns (Network.programs_as_columns, built
-    once, when the core's arrays are), else each asked with the bytes of its first transfer
-    (whether there is one does not depend on the byte count)."""
-    first = cols.table[cols.first]
-    sent = np.flatnonzero(first[:, SRC] != first[:, DST])
-    if network.programs_as_columns(first[sent, MESSAGE]):
+    where the network gives their shape (Network.program_shape) or their programs as columns
+    (Network.programs_as_columns, built once, when the core's arrays are), else each asked
+    with the bytes of its first transfer (whether there is one does not depend on the byte
+    count)."""
+    first = cols.first
+    sent = np.flatnonzero(cols.table[first, SRC] != cols.table[first, DST])  # columns, not a copy of the rows
+    message = cols.table[first[sent], MESSAGE]
+    if network.program_shape(message) is not None or network.programs_as_columns(message):
         return True
     return all(network.transfer_program(cols.send(int(cols.msg_start[m]))) is not None for m in sent.tolist())
 
@@ -366,15 +393,59 @@ class NativeRun:
     def _add_programs(self, cols: ScheduleColumns, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
                       operations: np.ndarray) -> np.ndarray:
         """Every message's program (as Interpreter._send times it): a local copy's copy time or
-        the network's transfer, then the receiver combining reduction partials; the network's
-        programs as columns where it gives them (Network.transfer_programs), else one by one.
-        Returns each message's program id in the core. With columns, messages alike in ends,
-        bytes and merges share one program (it depends on nothing else), made in the order
-        they first come."""
-        sent_ids = cols.table[cols.first[src != dst], MESSAGE]
+        the network's transfer, then the receiver combining reduction partials. Where the
+        network gives its programs' shape (Network.program_shape) the core makes each sent
+        message's ops from its ends; else the network's programs as columns where it gives them
+        (Network.transfer_programs), else one by one. Returns each message's program id in the
+        core. Messages alike in what their program depends on share one (made in the order
+        they first come): a shaped one depends on bytes and merges only, one as columns also
+        on the ends."""
+        sent = src != dst
+        sent_ids = cols.table[cols.first[sent], MESSAGE]
+        shape = self.network.program_shape(sent_ids)
+        if shape is not None:
+            return self._add_shaped_programs(shape, sent, dst, nbytes, operations)
         if not self.network.programs_as_columns(sent_ids):
             first = self._add_programs_one_by_one(cols, nbytes, operations)
             return np.arange(first, first + len(src))
+        return self._add_programs_as_columns(cols, src, dst, nbytes, operations)
+
+    def _add_shaped_programs(self, shape: ProgramShape, sent: np.ndarray, dst: np.ndarray,
+                             nbytes: np.ndarray, operations: np.ndarray) -> np.ndarray:
+        """The sent messages' programs by shape (one per distinct bytes and merges), the local
+        copies' as ops; returns each message's program id."""
+        program = np.empty(len(sent), np.int64)
+        sent_at = np.flatnonzero(sent)
+        kept, program_of = _distinct([nbytes[sent_at], operations[sent_at]])
+        data_s = np.ascontiguousarray(shape.data_s(nbytes[sent_at[kept]]), np.float64)
+        merges = operations[sent_at[kept]]
+        combines = merges > 0
+        if combines.any():
+            nodes = distinct(dst[sent_at[operations[sent_at] > 0]])
+            ids = [self._resource(self._arithmetic(int(n))) for n in nodes.tolist()]
+            self.core.set_arithmetic(nodes.astype(np.uint32).tolist(), ids)
+        combine_s = np.zeros(len(kept), np.float64)
+        if combines.any():
+            combine_s[combines] = self._times(merges[combines], self.network.combine_time_s)
+        first = self.core.add_shaped_programs(self._shape(shape), data_s, combines.astype(np.uint8),
+                                              combine_s)
+        program[sent_at] = first + program_of
+        copies = np.flatnonzero(~sent)
+        if len(copies):
+            kept, program_of = _distinct([nbytes[copies], operations[copies], dst[copies]])
+            at = copies[kept]
+            first = self._add_program_chunk(dst[at], dst[at], nbytes[at], operations[at],
+                                            np.zeros(len(at), np.int64))
+            program[copies] = first + program_of
+        return program
+
+    def _shape(self, shape: ProgramShape) -> int:
+        """The shape in the core (its resources by core id); returns its id."""
+        return add_shape(self.core, shape, self._resource)
+
+    def _add_programs_as_columns(self, cols: ScheduleColumns, src: np.ndarray, dst: np.ndarray,
+                                 nbytes: np.ndarray, operations: np.ndarray) -> np.ndarray:
+        """The network's programs as columns (one per distinct ends, bytes and merges)."""
         kept, program_of = _distinct([src, dst, nbytes, operations])
         message = cols.table[cols.first[kept], MESSAGE]
         first = None  # the first program's id: each chunk's follow on in the core
@@ -392,7 +463,8 @@ class NativeRun:
         is messages x ops (a torus route's hops, the flat ops before the core copies them) is
         built for that many messages at once."""
         sent = np.flatnonzero(src != dst)
-        columns = self.network.transfer_programs(src[sent], dst[sent], nbytes[sent], message[sent])
+        columns = self.network.transfer_programs(src[sent], dst[sent], nbytes[sent], message[sent]) \
+            if len(sent) else ProgramColumns.run(Hold, np.zeros(1, np.int64), np.zeros(0))  # none
         if columns is None:  # programs_as_columns said it gives them
             raise AssertionError(f"{type(self.network).__name__} gave no program columns for messages "
                                  "it said it gives them for")

@@ -11,13 +11,16 @@ the runtime needs no change (docs/targets.md, "Adding a machine").
 A network may also declare a message's transfer as a *program* (`transfer_program`): a short
 list of Acquire / Hold / Release ops on its resources. The Python engine plays it (`play`), and
 the native event core (runtime/native_run.py, docs/engine.md) runs a whole plan without a Python
-call per event when every message of the plan has one.
+call per event when every message of the plan has one. A network whose programs all follow one
+pattern may instead declare that pattern once (`program_shape`: `PortsShape`, `TorusRouteShape`),
+and the core makes each message's ops from its ends when it starts (runtime/engine_core
+shapes.rs), so no per-message ops are built or copied.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,6 +132,42 @@ class ProgramColumns:
             ops.append(Hold(float(self.hold_s[k])) if kind is Hold
                        else kind(self.resources[self.resource[k]]))
         return tuple(ops)
+
+
+@dataclass(frozen=True)
+class PortsShape:
+    """Programs (Acquire(send_ports[src]), Hold(startup_s), Acquire(recv_ports[dst]), Hold(data),
+    Release(recv_ports[dst]), Release(send_ports[src])): targets/ideal.py."""
+
+    send_ports: tuple[Resource, ...]
+    recv_ports: tuple[Resource, ...]
+    startup_s: float
+    data_s: Callable[[np.ndarray], np.ndarray]  # each message's data time by its bytes (transfer_program's)
+
+
+@dataclass(frozen=True)
+class TorusRouteShape:
+    """targets/iwarp/wormhole.py's plain messages on a rows x cols torus (node (x, y) = y * cols
+    + x, link = node * 4 + direction +X -X +Y -Y): Acquire(cpus[src]), Hold(overhead_s),
+    Release(cpus[src]), Acquire(inject[src]), per hop of the e-cube route (topology.py
+    Torus.route) Acquire(vcs[2 * link + pool]) and Hold(hop_s), then the memory streams of the
+    lower and the higher end and the route's wires by link id, Hold(data), and every one of
+    them released in that order, then the virtual channels in path order and the injection
+    channel."""
+
+    rows: int
+    cols: int
+    cpus: tuple[Resource, ...]
+    inject: tuple[Pool, ...]
+    vcs: tuple[Resource, ...]
+    wires: tuple[Resource, ...]
+    memory: tuple[Pool, ...]
+    overhead_s: float
+    hop_s: float
+    data_s: Callable[[np.ndarray], np.ndarray]  # each message's data time by its bytes (transfer_program's)
+
+
+ProgramShape = PortsShape | TorusRouteShape
 
 
 def play(engine: Engine, program: TransferProgram) -> Generator[Event, Any, None]:
@@ -244,6 +283,13 @@ class Network(ABC):
         (the runtime asks once per distinct message, with one of their ids). None: the runtime
         asks message by message (and some message may have no program); never None where
         `programs_as_columns(message)` says so."""
+        return None
+
+    def program_shape(self, message: np.ndarray) -> ProgramShape | None:
+        """The one shape of the programs of messages with these ids, whatever their ends and
+        bytes: op for op what transfer_program gives. The native core
+        then makes each message's ops itself when it starts. None (the default): no shape, the
+        runtime asks `transfer_programs` or `transfer_program`."""
         return None
 
     def fast_plan(self, schedule: Schedule) -> FastPlan | None:

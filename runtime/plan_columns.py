@@ -30,7 +30,10 @@ KEY_FIELDS = [ORIGIN, FINAL, SRC, DST, OFFSET]  # schedule_index.transfer_key's 
 
 def distinct(values: np.ndarray) -> np.ndarray:
     """The distinct values, ascending (np.unique by sorting: NumPy 2's hash-based unique took
-    seconds on a million keys)."""
+    seconds on a million keys); one value throughout (a schedule's message ids, mostly) needs no
+    sort."""
+    if len(values) and values.min() == values.max():
+        return values[:1].copy()
     ordered = np.sort(values)
     return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))] if len(ordered) else ordered
 

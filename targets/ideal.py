@@ -28,6 +28,7 @@ from phalanx.runtime.network import (
     Acquire,
     Hold,
     Network,
+    PortsShape,
     ProgramColumns,
     Release,
     TransferProgram,
@@ -78,6 +79,13 @@ class IdealNetwork(Network):
         return ProgramColumns.of_shape((Acquire, Hold, Acquire, Hold, Release, Release),
                                        (src, np.full(len(src), self.startup.time_s), recv, wire_s, recv, src),
                                        (*self.send_ports, *self.recv_ports))
+
+    def program_shape(self, message: np.ndarray) -> PortsShape:
+        """Every message's program has the ports shape (transfer_program)."""
+        return PortsShape(tuple(self.send_ports), tuple(self.recv_ports), self.startup.time_s, self._data_s)
+
+    def _data_s(self, nbytes: np.ndarray) -> np.ndarray:
+        return self.params.beta_us_per_byte * 1e-6 * nbytes  # as transfer_program's float
 
     def transfer(self, t: Transfer):
         yield from play(self.engine, self.transfer_program(t))

@@ -119,17 +119,22 @@ class Torus:
         last = self.__dict__.get("_last_loads")
         if last is not None and (last[0] is byte_matrix or np.array_equal(last[0], byte_matrix)):
             return last[1]
-        loads = np.zeros(self.nlinks, dtype=np.float64)
-        src, dst = np.nonzero(byte_matrix)
-        chunk = max(1, ROUTE_CHUNK // max(self.rows + self.cols, 1))
-        for lo in range(0, len(src), chunk):  # route arrays of bounded size
-            s, d = src[lo:lo + chunk], dst[lo:lo + chunk]
-            links = route_links(self, s, d)
-            used = links >= 0
-            weights = np.broadcast_to(byte_matrix[s, d][:, None], links.shape)[used]
-            loads += np.bincount(links[used], weights=weights.astype(np.float64),
-                                 minlength=self.nlinks)
-        out = np.rint(loads).astype(np.int64)  # sums of integers below 2**53: exact
+        # e-cube: X along the source's row, then Y along the destination's column. So a row's
+        # X links carry, per (source column, destination column), the bytes of that row's
+        # sources to every destination in it, and a column's Y links, per (source row,
+        # destination row), the bytes to that column from every source there: ring routes
+        # weighted by the summed bytes (integer sums, exact), no route per pair.
+        rows, cols = self.rows, self.cols
+        b = np.zeros((self.nnodes, self.nnodes), np.int64)  # a matrix of the first nodes only: the rest 0
+        b[:byte_matrix.shape[0], :byte_matrix.shape[1]] = byte_matrix
+        b = b.reshape(rows, cols, rows, cols)  # [ys, xs, yd, xd]
+        along_x = b.sum(axis=2).reshape(rows, cols * cols) @ ring_use(cols)  # [ys, (x, dir)]
+        to_columns = b.sum(axis=1).transpose(2, 0, 1).reshape(cols, rows * rows)  # [xd, (ys, yd)]
+        along_y = to_columns @ ring_use(rows)  # [xd, (y, dir)]
+        out = np.zeros((rows, cols, 4), np.int64)  # link = (y * cols + x) * 4 + direction
+        out[:, :, [PLUS_X, MINUS_X]] = along_x.reshape(rows, cols, 2)
+        out[:, :, [PLUS_Y, MINUS_Y]] = along_y.reshape(cols, rows, 2).transpose(1, 0, 2)
+        out = out.reshape(-1)
         out.setflags(write=False)
         self.__dict__["_last_loads"] = (byte_matrix.copy(), out)
         return out
@@ -169,6 +174,18 @@ def route_channels(torus: Torus, src: np.ndarray, dst: np.ndarray) -> tuple[np.n
         wrapped_y |= in_y & np.where(sy > 0, y == torus.rows - 1, y == 0)
         pools[:, j] = np.where(in_x, wrapped_x, in_y & wrapped_y)
     return out, pools
+
+
+def ring_use(size: int) -> np.ndarray:
+    """(size * size, 2 * size) int64: row s * size + d is 1 at (p, 0) where the ring route from
+    s to d (ring_steps) takes the + link out of position p, at (p, 1) where it takes the - link."""
+    s, d = np.divmod(np.arange(size * size), size)
+    step = ring_steps(s, d, size)
+    use = np.zeros((size * size, size, 2), np.int64)
+    for j in range(int(np.abs(step).max(initial=0))):
+        going = np.flatnonzero(np.abs(step) > j)
+        use[going, (s[going] + np.sign(step[going]) * j) % size, (step[going] < 0).astype(np.int64)] = 1
+    return use.reshape(size * size, 2 * size)
 
 
 def ring_steps(src: np.ndarray, dst: np.ndarray, size: int) -> np.ndarray:

@@ -45,6 +45,7 @@ from phalanx.runtime.network import (
     Network,
     ProgramColumns,
     Release,
+    TorusRouteShape,
     TransferProgram,
     play,
 )
@@ -162,6 +163,19 @@ class WormholeNetwork(Network):
         if not self.programs_as_columns(message):
             return None
         return wormhole_programs(self, src, dst, nbytes)
+
+    def program_shape(self, message: np.ndarray) -> TorusRouteShape | None:
+        """Plain messages' programs have the torus's route shape while routes take no detour
+        (transfer_program); None where a message is the library's or phased."""
+        if not self.programs_as_columns(message):
+            return None
+        torus, p = self.torus, self.params
+        return TorusRouteShape(torus.rows, torus.cols, tuple(self.cpus), tuple(self.inject), tuple(self.vcs),
+                               tuple(self.wires), tuple(self.memory), p.overhead_s, p.hop_s, self._data_s)
+
+    def _data_s(self, nbytes: np.ndarray) -> np.ndarray:
+        """Each message's data time (params.data_s, as transfer_program's float)."""
+        return np.broadcast_to(self.params.data_s(nbytes.astype(np.float64)), nbytes.shape)
 
     def transfer(self, t: Transfer):
         eng, p = self.engine, self.params

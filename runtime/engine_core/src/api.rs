@@ -1,11 +1,11 @@
 //! The Python interface of the core (runtime/native_run.py).
 
 use crate::model::*;
+use crate::shapes::{Program, Shape, ShapedOp, TorusRoute};
 use pyo3::buffer::{Element, PyBuffer};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::time::{Duration, Instant};
 
@@ -32,8 +32,11 @@ impl Core {
                             inbox: false, remaining: 0, barrier: NONE, finish_s: 0.0 })
             .collect();
         Core {
-            nprocs, now: 0.0, seq: 0, heap: BinaryHeap::new(), pending: VecDeque::new(),
-            in_event: false, started: false, resources: Vec::new(), program_off: vec![0], ops: Vec::new(),
+            nprocs, now: 0.0, seq: 0, heap: BinaryHeap::new(), due_now: VecDeque::new(),
+            pending: VecDeque::new(),
+            in_event: false, started: false, resources: Vec::new(), programs: Vec::new(), ops: Vec::new(),
+            shapes: Vec::new(), arithmetic: vec![NONE; nprocs], expanded: Vec::new(), free_expanded: Vec::new(),
+            hops: Vec::new(),
             scheds: Vec::new(), items: Vec::new(), run_sched: vec![-1; run_count],
             flights: (0..run_count).map(|_| None).collect(), nodes, procs: Vec::new(), live: 0,
             barriers: Vec::new(), timing_start: vec![f64::INFINITY; run_count],
@@ -62,7 +65,7 @@ impl Core {
                     args: PyBuffer<u32>, holds_s: PyBuffer<f64>) -> PyResult<u32> {
         let (offsets, codes, args, holds_s) =
             (array(py, offsets)?, array(py, codes)?, array(py, args)?, array(py, holds_s)?);
-        let first = self.program_off.len() as u32 - 1;
+        let first = self.programs.len() as u32;
         let base = self.ops.len() as u32;
         if offsets.first() != Some(&0) || *offsets.last().unwrap() as usize != codes.len()
             || args.len() != codes.len() || holds_s.len() != codes.len() {
@@ -80,8 +83,113 @@ impl Core {
             };
             self.ops.push(op);
         }
-        self.program_off.extend(offsets[1..].iter().map(|&o| base + o));
+        self.programs.extend(offsets.windows(2).map(|w| Program::Ops { first: base + w[0], end: base + w[1] }));
         Ok(first)
+    }
+
+    /// The ideal machine's shape (targets/ideal.py): each node's send and receive port
+    /// (resource ids by node) and the start-up held on the sender's port. Returns its id.
+    fn add_ports_shape(&mut self, send: Vec<u32>, recv: Vec<u32>, startup_s: f64) -> PyResult<u32> {
+        self.check_resources(send.iter().chain(recv.iter()))?;
+        if send.len() != recv.len() || send.len() < self.nprocs {
+            return Err(PyValueError::new_err("a ports shape needs a send and a receive port per node"));
+        }
+        self.shapes.push(Shape::Ports { send, recv, startup_s });
+        Ok(self.shapes.len() as u32 - 1)
+    }
+
+    /// The torus's shape (targets/iwarp/wormhole.py): rows x cols nodes, resource ids of each
+    /// node's processor, injection pool and memory pool, of each virtual channel (2 * link +
+    /// pool) and each link's wire (link = node * 4 + direction +X -X +Y -Y). Returns its id.
+    #[allow(clippy::too_many_arguments)]
+    fn add_torus_shape(&mut self, rows: usize, cols: usize, cpu: Vec<u32>, inject: Vec<u32>, vc: Vec<u32>,
+                       wire: Vec<u32>, memory: Vec<u32>, overhead_s: f64, hop_s: f64) -> PyResult<u32> {
+        self.check_resources(cpu.iter().chain(&inject).chain(&vc).chain(&wire).chain(&memory))?;
+        let n = rows * cols;
+        if n < self.nprocs || cpu.len() != n || inject.len() != n || memory.len() != n || wire.len() != 4 * n
+            || vc.len() != 8 * n {
+            return Err(PyValueError::new_err("a torus shape needs a processor, injection and memory pool per \
+                                              node, a wire per link and two virtual channels per link"));
+        }
+        self.shapes.push(Shape::TorusRoute(TorusRoute { rows: rows as i64, cols: cols as i64, cpu, inject, vc,
+                                                        wire, memory, overhead_s, hop_s }));
+        Ok(self.shapes.len() as u32 - 1)
+    }
+
+    /// Programs of shape `shape`, program i holding data_s[i] for its data and, where
+    /// combines[i], then combining for combine_s[i] on the receiver's arithmetic resource
+    /// (`set_arithmetic`). Returns the id of the first. (Arrays: float64, uint8, float64.)
+    fn add_shaped_programs(&mut self, py: Python<'_>, shape: u32, data_s: PyBuffer<f64>, combines: PyBuffer<u8>,
+                           combine_s: PyBuffer<f64>) -> PyResult<u32> {
+        let (data_s, combines, combine_s) = (array(py, data_s)?, flags(py, combines)?, array(py, combine_s)?);
+        if shape as usize >= self.shapes.len() || combines.len() != data_s.len() || combine_s.len() != data_s.len() {
+            return Err(PyValueError::new_err("shaped programs: unknown shape or arrays of inconsistent lengths"));
+        }
+        let first = self.programs.len() as u32;
+        self.programs.extend((0..data_s.len()).map(|i| Program::Shaped {
+            shape, data_s: data_s[i], combine_s: combines[i].then_some(combine_s[i]) }));
+        Ok(first)
+    }
+
+    /// Each node's arithmetic resource, where shaped programs combine partials: node nodes[i]'s is
+    /// resource ids[i].
+    fn set_arithmetic(&mut self, nodes: Vec<u32>, ids: Vec<u32>) -> PyResult<()> {
+        self.check_resources(ids.iter())?;
+        if nodes.len() != ids.len() || nodes.iter().any(|&n| n as usize >= self.nprocs) {
+            return Err(PyValueError::new_err("set_arithmetic: a node per resource, each below nprocs"));
+        }
+        for (n, r) in nodes.into_iter().zip(ids) {
+            self.arithmetic[n as usize] = r;
+        }
+        Ok(())
+    }
+
+    /// The ops of program `program` for a message from src to dst, as (codes, resource ids,
+    /// seconds) in add_programs' codes (for tests: shaped programs against explicit ones).
+    fn program_ops(&mut self, program: usize, src: u32, dst: u32) -> PyResult<(Vec<u8>, Vec<u32>, Vec<f64>)> {
+        let Some(&found) = self.programs.get(program) else {
+            return Err(PyValueError::new_err(format!("no program {program}")));
+        };
+        if src as usize >= self.nprocs || dst as usize >= self.nprocs {
+            return Err(PyValueError::new_err(format!("no node {src} or {dst}")));
+        }
+        let ops = match found {
+            Program::Ops { first, end } => self.ops[first as usize..end as usize].to_vec(),
+            Program::Shaped { .. } => {  // op by op as a message takes them (walkers.rs op_at)
+                let (mut expanded, mut hops) = (Vec::new(), Vec::new());
+                let mut out = Vec::new();
+                for pc in 0.. {
+                    match self.shaped_op(found, pc, src, dst) {
+                        ShapedOp::Op(op) => out.push(op),
+                        ShapedOp::End => break,
+                        ShapedOp::NeedsRoute => {
+                            if expanded.is_empty() {
+                                self.expand_program(found, src, dst, &mut expanded, &mut hops);
+                            }
+                            match expanded.get(pc) {
+                                Some(&op) => out.push(op),
+                                None => break,
+                            }
+                        }
+                    }
+                }
+                out
+            }
+        };
+        let mut codes = Vec::new();
+        let mut args = Vec::new();
+        let mut holds = Vec::new();
+        for op in ops {
+            let (code, arg, hold) = match op {
+                Op::Acquire(r) => (0, r, 0.0),
+                Op::Hold(s) => (1, 0, s),
+                Op::Release(r) => (2, r, 0.0),
+            };
+            codes.push(code);
+            args.push(arg);
+            holds.push(hold);
+        }
+        Ok((codes, args, holds))
     }
 
     /// One schedule's arrays (runtime/native_run.py `_add_schedule`): numpy uint32 but for the
@@ -110,8 +218,16 @@ impl Core {
         {
             return Err(PyValueError::new_err("schedule arrays of inconsistent lengths"));
         }
-        if msg_program.iter().any(|&p| p as usize + 1 >= self.program_off.len()) {
+        if msg_program.iter().any(|&p| p as usize >= self.programs.len()) {
             return Err(PyValueError::new_err("a message names an unknown program"));
+        }
+        let combines_without_arithmetic = msg_program.iter().zip(&msg_dst).any(|(&p, &d)| {
+            matches!(self.programs[p as usize], Program::Shaped { combine_s: Some(_), .. })
+                && self.arithmetic[d as usize] == NONE
+        });
+        if combines_without_arithmetic || msg_dst.iter().chain(&msg_src).any(|&n| n as usize >= nprocs) {
+            return Err(PyValueError::new_err("a message's node lies outside the schedule, or it combines \
+                                              partials on a node without an arithmetic resource"));
         }
         let nkeys = key_due.len();
         if msg_keys.iter().chain(slot_inbox_keys.iter()).any(|&k| k as usize >= nkeys)
@@ -151,7 +267,7 @@ impl Core {
             self.deadline = self.time_limit_s.map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0)));
             for n in 0..self.nprocs {
                 self.procs.push(Proc { node: n as u32, run: NONE, msg: NONE, pc: 0, started: true,
-                                       done: false, waits_for: NONE, start_s: 0.0 });
+                                       done: false, waits_for: NONE, start_s: 0.0, expanded: NONE });
                 self.live += 1;
                 self.schedule(0.0, ACT_RESUME, n as u32);
             }
@@ -181,9 +297,9 @@ impl Core {
                     }
                 }
             }
-            match self.heap.pop() {
+            match self.next_entry() {
                 None => break,
-                Some(Reverse((at, _, act, id))) => {
+                Some((at, _, act, id)) => {
                     self.now = f64::from_bits(at);
                     self.expand(act, id);
                     self.in_event = true;

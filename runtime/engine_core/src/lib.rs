@@ -6,17 +6,21 @@
 //! of (time, sequence, action), the sequence number counted exactly where the Python engine
 //! schedules an event (process starts, timeouts, grants from a queue, process ends, inboxes,
 //! all-of waits, barriers), a request granted to the running process at once without the heap
-//! (`happen_now`), and the callbacks of one event run in the order they were added.
+//! (`happen_now`), and the callbacks of one event run in the order they were added. Entries with
+//! no delay wait in a queue beside the heap (`due_now`), taken in the heap's order.
 //!
 //! A message is a *program* (a short list of acquire / hold / release ops) that its network
-//! declared in Python (Network.transfer_program); the data check stays in Python, which replays
-//! the log of message starts and ends in order (runtime/native_run.py), but for the payload
-//! words of byte arrays, written here at memory speed (data.rs).
+//! declared in Python (Network.transfer_program), or a *shaped* program whose ops the core makes
+//! from the message's ends when it starts (shapes.rs, Network.program_shape); the data check
+//! stays in Python, which replays the log of message starts and ends in order
+//! (runtime/native_run.py), but for the payload words of byte arrays, written here at memory
+//! speed (data.rs).
 
 mod api;
 mod data;
 mod model;
 mod resources;
+mod shapes;
 mod walkers;
 
 use model::*;

@@ -1,6 +1,7 @@
 //! The core's state: the heap, resources, schedules as arrays, node walkers and message
 //! processes; the constants the Python side reads (runtime/native_run.py).
 
+use crate::shapes::{Program, Shape};
 use pyo3::prelude::*;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -129,6 +130,7 @@ pub(crate) struct Proc {
     pub(crate) done: bool,
     pub(crate) waits_for: u32, // the resource it queues for, NONE otherwise
     pub(crate) start_s: f64,
+    pub(crate) expanded: u32, // its slot of Core.expanded while a shaped message runs, NONE otherwise
 }
 
 pub(crate) enum Halt {
@@ -142,12 +144,22 @@ pub(crate) struct Core {
     pub(crate) now: f64,
     pub(crate) seq: u64,
     pub(crate) heap: BinaryHeap<Reverse<(u64, u64, u8, u32)>>,
+    // Entries due now (scheduled with no delay), in sequence order: they would sit in the heap
+    // after every entry of the same time and before any later one; `next_entry` takes the least
+    // of both, so the order is the heap's alone. (A phase of 16.8M messages starts them all at
+    // once: a queue, not a heap of that many entries.)
+    pub(crate) due_now: VecDeque<(u64, u64, u8, u32)>,
     pub(crate) pending: VecDeque<(u8, u32)>,
     pub(crate) in_event: bool,
     pub(crate) started: bool,
     pub(crate) resources: Vec<Res>,
-    pub(crate) program_off: Vec<u32>, // program i: ops[program_off[i]..program_off[i + 1]]
+    pub(crate) programs: Vec<Program>, // explicit ones: ops[first..end]
     pub(crate) ops: Vec<Op>,
+    pub(crate) shapes: Vec<Shape>,
+    pub(crate) arithmetic: Vec<u32>, // per node: its arithmetic resource (shaped programs' combining)
+    pub(crate) expanded: Vec<Vec<Op>>, // the ops of started shaped messages, by slot
+    pub(crate) free_expanded: Vec<u32>, // slots of `expanded` free for reuse
+    pub(crate) hops: Vec<(u32, u32)>, // scratch for routes
     pub(crate) scheds: Vec<Sched>,
     pub(crate) items: Vec<Item>,
     pub(crate) run_sched: Vec<i64>,
@@ -175,10 +187,34 @@ pub(crate) struct Core {
 }
 
 impl Core {
+    /// An error unless every id names a resource.
+    pub(crate) fn check_resources<'a>(&self, mut ids: impl Iterator<Item = &'a u32>) -> PyResult<()> {
+        match ids.find(|&&r| r as usize >= self.resources.len()) {
+            Some(r) => Err(pyo3::exceptions::PyValueError::new_err(format!("no resource {r}"))),
+            None => Ok(()),
+        }
+    }
+
     pub(crate) fn schedule(&mut self, delay_s: f64, act: u8, id: u32) {
         let at = self.now + delay_s;
-        self.heap.push(Reverse((at.to_bits(), self.seq, act, id)));
+        if delay_s == 0.0 {
+            self.due_now.push_back((at.to_bits(), self.seq, act, id));
+        } else {
+            self.heap.push(Reverse((at.to_bits(), self.seq, act, id)));
+        }
         self.seq += 1;
+    }
+
+    /// The least (time, sequence) entry of the heap and the entries due now, taken.
+    pub(crate) fn next_entry(&mut self) -> Option<(u64, u64, u8, u32)> {
+        match (self.heap.peek(), self.due_now.front()) {
+            (Some(Reverse(timed)), Some(now)) if (timed.0, timed.1) < (now.0, now.1) => {
+                self.heap.pop().map(|Reverse(entry)| entry)
+            }
+            (_, Some(_)) => self.due_now.pop_front(),
+            (Some(_), None) => self.heap.pop().map(|Reverse(entry)| entry),
+            (None, None) => None,
+        }
     }
 
     pub(crate) fn span(&mut self, node: u32, kind: u8, start_s: f64, label: u32, peer: i64) {

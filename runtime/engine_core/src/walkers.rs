@@ -1,6 +1,7 @@
 //! The node walkers and message processes of runtime/interpreter.py, event for event.
 
 use crate::model::*;
+use crate::shapes::{Program, ShapedOp};
 use std::collections::HashMap;
 
 impl Core {
@@ -174,6 +175,7 @@ impl Core {
                 done: false,
                 waits_for: NONE,
                 start_s: 0.0,
+                expanded: NONE,
             });
             self.live += 1;
             self.schedule(0.0, ACT_RESUME, pid);
@@ -214,10 +216,8 @@ impl Core {
             self.procs[p].start_s = self.now;
             self.log.extend_from_slice(&[LOG_START, run as u32, msg as u32]);
         }
-        let program = self.scheds[s].msg_program[msg] as usize;
-        let (first, end) = (self.program_off[program] as usize, self.program_off[program + 1] as usize);
-        while first + (self.procs[p].pc as usize) < end {
-            let op = self.ops[first + self.procs[p].pc as usize];
+        let program = self.programs[self.scheds[s].msg_program[msg] as usize];
+        while let Some(op) = self.op_at(program, p, s, msg) {
             self.procs[p].pc += 1;
             match op {
                 Op::Acquire(r) => {
@@ -232,6 +232,10 @@ impl Core {
                 }
                 Op::Release(r) => self.release(r as usize, pid),
             }
+        }
+        if self.procs[p].expanded != NONE {
+            self.free_expanded.push(self.procs[p].expanded);
+            self.procs[p].expanded = NONE;
         }
         self.log.extend_from_slice(&[LOG_END, run as u32, msg as u32]);
         let sched = &self.scheds[s];
@@ -266,5 +270,45 @@ impl Core {
         self.live -= 1;
         self.schedule(0.0, ACT_PROC_DONE, pid);
         Ok(())
+    }
+
+    /// The ops of a shaped message past what `shaped_op` knows, in a free slot of `expanded`;
+    /// returns the slot.
+    fn expand_message(&mut self, program: Program, s: usize, msg: usize) -> u32 {
+        let slot = self.free_expanded.pop().unwrap_or_else(|| {
+            self.expanded.push(Vec::new());
+            self.expanded.len() as u32 - 1
+        });
+        let (src, dst) = (self.scheds[s].msg_src[msg], self.scheds[s].msg_dst[msg]);
+        let mut ops = std::mem::take(&mut self.expanded[slot as usize]);
+        let mut hops = std::mem::take(&mut self.hops);
+        self.expand_program(program, src, dst, &mut ops, &mut hops);
+        self.expanded[slot as usize] = ops;
+        self.hops = hops;
+        slot
+    }
+
+    /// Process p's next op of `program` (message `msg` of schedule s), None after its last.
+    fn op_at(&mut self, program: Program, p: usize, s: usize, msg: usize) -> Option<Op> {
+        let pc = self.procs[p].pc as usize;
+        match program {
+            Program::Ops { first, end } => {
+                let at = first as usize + pc;
+                (at < end as usize).then(|| self.ops[at])
+            }
+            Program::Shaped { .. } => {
+                let (src, dst) = (self.scheds[s].msg_src[msg], self.scheds[s].msg_dst[msg]);
+                match self.shaped_op(program, pc, src, dst) {
+                    ShapedOp::Op(op) => Some(op),
+                    ShapedOp::End => None,
+                    ShapedOp::NeedsRoute => {
+                        if self.procs[p].expanded == NONE {
+                            self.procs[p].expanded = self.expand_message(program, s, msg);
+                        }
+                        self.expanded[self.procs[p].expanded as usize].get(pc).copied()
+                    }
+                }
+            }
+        }
     }
 }

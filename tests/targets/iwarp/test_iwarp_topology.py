@@ -38,11 +38,13 @@ def test_vectorized_routes_match_the_event_paths_routes():
 
 
 def test_vectorized_link_loads_equal_the_per_route_sum():
-    # link_loads feeds the cost model; it is counted with numpy in chunks and must equal
-    # adding every pair's bytes along its e-cube route one hop at a time.
-    for n in (8, 16):
-        torus, rng = Torus(n, n), np.random.default_rng(n)
-        m = rng.integers(0, 5000, (n * n, n * n))
+    # link_loads feeds the cost model; it is counted from ring routes weighted by row and
+    # column sums and must equal adding every pair's bytes along its e-cube route one hop at
+    # a time (square, non-square, one-row and two-row tori; a matrix of the first nodes only).
+    for rows, cols, used in ((8, 8, 64), (16, 16, 256), (3, 5, 15), (2, 6, 12), (1, 4, 4), (5, 1, 5),
+                             (4, 4, 11)):
+        torus, rng = Torus(rows, cols), np.random.default_rng(rows * cols)
+        m = rng.integers(0, 5000, (used, used))
         m[rng.random(m.shape) < 0.3] = 0
         want = np.zeros(torus.nlinks, dtype=np.int64)
         for s, d in zip(*np.nonzero(m)):

@@ -1,0 +1,101 @@
+"""Programs by shape (runtime/engine_core shapes.rs, Network.program_shape): the ops the core
+makes from a message's ends are transfer_program's and the network's explicit program columns,
+op for op, for every pair of small machines (the torus's datelines, half-ring ties, non-square
+and one-row tori), with and without the receiver combining partials; a run by shape is the
+Python engine's run."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import every_pair
+from phalanx.compiler.schedule import Transfer
+from phalanx.compiler.target import resolve
+from phalanx.runtime.engine import Engine, Resource
+from phalanx.runtime.native_run import _distinct, add_shape, core_module
+from phalanx.runtime.network import OP_KINDS, Acquire, Hold, Network, Release, TransferProgram
+from phalanx.runtime.plan_columns import distinct
+
+SPECS = ["ideal:5", "torus:4x4", "torus:3x5", "torus:2x6", "torus:1x4,inject_channels=2", "iwarp:8x8"]
+CODES = (Acquire, Hold, Release)  # the core's op codes (Core.program_ops)
+
+
+class ShapedCore:
+    """A core holding a network's shape and its resources, asked for programs by shape."""
+
+    def __init__(self, network: Network, nnodes: int):
+        self.network, self.core = network, core_module.Core(nnodes, 1, 0)
+        self.resources = list(network.resources())
+        ids = {id(r): self.core.add_resource(True, 1, True) if isinstance(r, Resource)
+               else self.core.add_resource(False, r.capacity, r.grant_now) for r in self.resources}
+        shape = network.program_shape(np.zeros(1, np.int64))
+        assert shape is not None
+        self.shape = add_shape(self.core, shape, lambda r: ids[id(r)])
+        self.data_s = shape.data_s
+
+    def programs(self, nbytes: np.ndarray, combine_s: np.ndarray) -> int:
+        """Programs with these bytes, combining for combine_s where it is positive; the first's id."""
+        data_s = np.ascontiguousarray(self.data_s(nbytes), np.float64)
+        return self.core.add_shaped_programs(self.shape, data_s, (combine_s > 0).astype(np.uint8),
+                                             combine_s.astype(np.float64))
+
+    def ops(self, program: int, src: int, dst: int) -> TransferProgram:
+        codes, args, holds = self.core.program_ops(program, src, dst)
+        return tuple(Hold(s) if CODES[c] is Hold else CODES[c](self.resources[a])
+                     for c, a, s in zip(codes, args, holds))
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_programs_by_shape_are_transfer_program_and_the_columns_op_for_op(spec):
+    target = resolve(spec)
+    network = target.build_network(Engine())
+    core = ShapedCore(network, target.nnodes)
+    src, dst, nbytes = every_pair(target.nnodes)
+    first = core.programs(nbytes, np.zeros(len(src)))
+    columns = network.transfer_programs(src, dst, nbytes, 0 * src)
+    for i in range(len(src)):
+        shaped = core.ops(first + i, int(src[i]), int(dst[i]))
+        assert shaped == network.transfer_program(Transfer(int(src[i]), int(dst[i]), int(nbytes[i]), 0, 0))
+        assert shaped == columns.program(i)
+
+
+@pytest.mark.parametrize("spec", ["ideal:5", "torus:3x3"])
+def test_a_program_by_shape_ends_combining_on_the_receivers_arithmetic(spec):
+    """A reduction's message: the transfer, then the receiver's arithmetic for the combine time."""
+    target = resolve(spec)
+    network = target.build_network(Engine())
+    core = ShapedCore(network, target.nnodes)
+    arithmetic = core.core.add_resource(True, 1, True)
+    core.core.set_arithmetic([4], [arithmetic])
+    program = core.programs(np.array([96]), np.array([2.5e-6]))
+    codes, args, holds = core.core.program_ops(program, 0, 4)
+    plain = network.transfer_program(Transfer(0, 4, 96, 0, 4))
+    assert [CODES[c] for c in codes] == [type(op) for op in plain] + [Acquire, Hold, Release]
+    assert (args[-3], holds[-2], args[-1]) == (arithmetic, 2.5e-6, arithmetic)
+
+
+def test_the_core_refuses_a_shape_that_does_not_fit():
+    core = core_module.Core(4, 1, 0)
+    port = core.add_resource(True, 1, True)
+    with pytest.raises(ValueError, match="a send and a receive port per node"):
+        core.add_ports_shape([port] * 3, [port] * 3, 1e-6)
+    with pytest.raises(ValueError, match="no resource 9"):
+        core.add_ports_shape([port] * 3 + [9], [port] * 4, 1e-6)
+    with pytest.raises(ValueError, match="two virtual channels per link"):
+        core.add_torus_shape(2, 2, [port] * 4, [port] * 4, [port] * 8, [port] * 16, [port] * 4, 1e-6, 1e-7)
+    with pytest.raises(ValueError, match="unknown shape"):
+        core.add_shaped_programs(0, np.zeros(1), np.zeros(1, np.uint8), np.zeros(1))
+
+
+def test_op_kinds_are_the_cores_codes():
+    assert OP_KINDS == CODES
+
+
+def test_messages_of_one_size_share_one_shaped_program():
+    """_distinct: one row throughout gives one kept row, every row its; `distinct` likewise."""
+    kept, which = _distinct([np.full(6, 8), np.zeros(6, np.int64)])
+    assert kept.tolist() == [0] and which.tolist() == [0] * 6
+    kept, which = _distinct([np.array([8, 16, 8, 8]), np.zeros(4, np.int64)])
+    assert kept.tolist() == [0, 1] and which.tolist() == [0, 1, 0, 0]
+    assert distinct(np.full(5, 7)).tolist() == [7] and distinct(np.array([3, 1, 3])).tolist() == [1, 3]
