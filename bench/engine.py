@@ -283,7 +283,8 @@ def write_doc(rows: list[dict[str, Any]], host: str) -> None:
     DOC.write_text(text[:start] + body + text[end:])
 
 
-def main() -> None:
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The bench's options (tests parse theirs here too, so a new option reaches them)."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--point", help=argparse.SUPPRESS)
@@ -293,7 +294,11 @@ def main() -> None:
     parser.add_argument("--no-smpi", action="store_true")
     parser.add_argument("--no-python", action="store_true", help="the native core and SMPI only")
     parser.add_argument("--mode", choices=("timing", "checked"), help="only this mode")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main() -> None:
+    args = arguments()
     if args.point:
         p = json.loads(args.point)
         print(json.dumps(point(p["target"], p["algorithm"], p["block_bytes"], p["engine"], p["checked"])))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ def bench():
 
 def test_a_row_runs_both_engines_in_child_processes_and_agrees(bench, tmp_path):
     row = bench.Row("ideal:4 all-to-all", "ideal:4", "direct", 64)
-    args = argparse.Namespace(all=False, timeout=120.0, no_smpi=True, no_python=False)
+    args = bench.arguments(["--timeout", "120", "--no-smpi"])
     result = bench.measure(row, args, tmp_path)
     for mode in ("timing", "checked"):
         native, python = result[f"native_{mode}"], result[f"python_{mode}"]
