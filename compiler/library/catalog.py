@@ -19,6 +19,7 @@ from phalanx.compiler.library import (
     rootcopy,
     rooted,
     spanning,
+    stagger,
     trees,
     turned,
     twotree,
@@ -161,6 +162,11 @@ GENERIC: tuple[Algorithm, ...] = (
               "receives twice, else D phases of a bipartite edge colouring (König; D the most "
               "messages at one port), apart on their routes' links where the machine names them",
               colouring.colouring_phases),
+    Algorithm("staggered", ("cshift", "permutation"),
+              "one message per node at once, each starting its adapter's round robin over the "
+              "pair's routes on a different route (a lead-in of a few packets first), chosen so "
+              "that no two messages hold one link in one slot (the SP2's multi-route adapter)",
+              stagger.staggered_phases, (stagger.multi_route_adapter, stagger.one_message_each)),
     Algorithm("bruck", ("alltoall", "alltoallv", "sparse"),
               "Bruck et al. 1997's index algorithm for any P: ceil(log2 P) rounds, in round k "
               "each node sends the blocks whose distance has bit k set 2^k ahead (packed, "
