@@ -10,6 +10,7 @@ from phalanx.compiler.algorithms import direct_columns, direct_phases
 from phalanx.compiler.library import (
     allreduce,
     colouring,
+    corner,
     grid,
     group,
     index,
@@ -230,6 +231,14 @@ GRID: tuple[Algorithm, ...] = (
               "up its own tree in segments, every node merging its subtree's before passing on",
               spanning.spanning_trees_phases,
               ROOTED_OK + (on_grid, spanning.square_grid, partial_blocks)),
+    Algorithm("corner-relay", ("permutation",),
+              "the messages of the longest routes relayed through the other corner of their "
+              "route (the destination's row, the source's column), in pieces where long, the "
+              "rest direct: round the links next to a transpose's diagonal",
+              corner.corner_relay(1), (corner.grid_routes,)),
+    Algorithm("corner-relay-wide", ("permutation",),
+              "corner-relay for the messages of the two longest route lengths",
+              corner.corner_relay(2), (corner.grid_routes,)),
     Algorithm("bidirectional-rings", ("allgather",),
               "half of each part round the rows then the columns, the other half round the "
               "columns then the rows, each ring both ways at once: all four links of a node busy",
