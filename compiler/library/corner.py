@@ -18,8 +18,10 @@ a start-up (one piece per two start-ups of it, at most MAX_PIECES): piece k leav
 in phase k and its corner in phase k + 1, so the corner forwards one piece while the next
 arrives. Direct messages and the local copies go in the first phase.
 
-Measured (docs/efficiency.md, branch relayperm): the 8x8 transposes from 0.25-0.31 of their
-bounds to 0.33-0.54; paragon:8x8 at 2 KB to 0.536.
+Measured (docs/efficiency.md, branch relayperm): the transposes on torus:8x8 and iwarp:8x8
+from 0.25-0.31 of their bounds to 0.36-0.41, on paragon:8x8 from 0.32-0.49 to 0.42-0.54 (against
+the relay ports bound, docs/bounds.md). Relaying more (half of every message, or the relays
+chosen for the least busy link) overloads the diagonal relays and was slower.
 """
 
 from __future__ import annotations
