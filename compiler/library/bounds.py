@@ -37,7 +37,9 @@
 - engine fill: on a shared engine a broadcast's engines together carry every start-up and
   every byte on the wire twice, but a node's engine does nothing for it before the node is
   first sent some of the block, which the start-up rounds put off: the average over the
-  engines of that idle start plus the work (engine_fill_bound_s).
+  engines of that idle start plus the work (engine_fill_bound_s);
+- relay ports: on fixed routes (one per pair) the bytes a busy link cannot carry in time must
+  be relayed, and a relayed byte costs a relay's port once more (relaybound.py).
 
 `fixed_routes_bound_s`, the busiest link under the machine's fixed routing, is not among them:
 it holds only for schedules of direct messages (docs/bounds.md, "Fixed routes").
@@ -52,7 +54,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from phalanx.compiler.library.members import REDUCTIONS
-from phalanx.compiler.library.registry import PortModel
+from phalanx.compiler.library.registry import PortModel, Route
+from phalanx.compiler.library.relaybound import relay_ports_bound_s
 from phalanx.compiler.recognize import Collective, connected_groups
 
 DISTINCT_KINDS = ("broadcast", "scatter", "gather", "reduce", "allgather", "allreduce")
@@ -322,8 +325,8 @@ def port_load_s(send: np.ndarray, recv: np.ndarray, port: PortModel) -> float:
 
 
 def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
-           links: Links | None = None) -> dict[str, float]:
-    """Every bound in seconds, by name."""
+           links: Links | None = None, route: Route | None = None) -> dict[str, float]:
+    """Every bound in seconds, by name (`route`: the machine's one fixed route per pair)."""
     if coll.total_bytes == 0:
         return {"none": 0.0}
     send, recv = needs(coll, port)
@@ -352,12 +355,15 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
     link_load_s = link_load_bound_s(coll, port, links) if links is not None else 0.0
     if link_load_s > 0:
         out["link load"] = link_load_s
+    relays_s = relay_ports_bound_s(coll, port, route)
+    if relays_s > 0:
+        out["relay ports"] = relays_s
     return out
 
 
 def lower_bound(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
-                links: Links | None = None) -> tuple[float, str]:
+                links: Links | None = None, route: Route | None = None) -> tuple[float, str]:
     """(seconds, name of the binding bound)."""
-    found = bounds(coll, port, cuts, links)
+    found = bounds(coll, port, cuts, links, route)
     name = max(found, key=lambda k: found[k])
     return found[name], name

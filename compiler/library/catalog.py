@@ -10,6 +10,7 @@ from phalanx.compiler.algorithms import direct_columns, direct_phases
 from phalanx.compiler.library import (
     allreduce,
     colouring,
+    corner,
     grid,
     group,
     index,
@@ -19,6 +20,7 @@ from phalanx.compiler.library import (
     rootcopy,
     rooted,
     spanning,
+    stagger,
     trees,
     turned,
     twotree,
@@ -161,6 +163,11 @@ GENERIC: tuple[Algorithm, ...] = (
               "receives twice, else D phases of a bipartite edge colouring (König; D the most "
               "messages at one port), apart on their routes' links where the machine names them",
               colouring.colouring_phases),
+    Algorithm("staggered", ("cshift", "permutation"),
+              "one message per node at once, each starting its adapter's round robin over the "
+              "pair's routes on a different route (a lead-in of a few packets first), chosen so "
+              "that no two messages hold one link in one slot (the SP2's multi-route adapter)",
+              stagger.staggered_phases, (stagger.multi_route_adapter, stagger.one_message_each)),
     Algorithm("bruck", ("alltoall", "alltoallv", "sparse"),
               "Bruck et al. 1997's index algorithm for any P: ceil(log2 P) rounds, in round k "
               "each node sends the blocks whose distance has bit k set 2^k ahead (packed, "
@@ -224,6 +231,14 @@ GRID: tuple[Algorithm, ...] = (
               "up its own tree in segments, every node merging its subtree's before passing on",
               spanning.spanning_trees_phases,
               ROOTED_OK + (on_grid, spanning.square_grid, partial_blocks)),
+    Algorithm("corner-relay", ("permutation",),
+              "the messages of the longest routes relayed through the other corner of their "
+              "route (the destination's row, the source's column), in pieces where long, the "
+              "rest direct: round the links next to a transpose's diagonal",
+              corner.corner_relay(1), (corner.grid_routes,)),
+    Algorithm("corner-relay-wide", ("permutation",),
+              "corner-relay for the messages of the two longest route lengths",
+              corner.corner_relay(2), (corner.grid_routes,)),
     Algorithm("bidirectional-rings", ("allgather",),
               "half of each part round the rows then the columns, the other half round the "
               "columns then the rows, each ring both ways at once: all four links of a node busy",

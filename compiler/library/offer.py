@@ -162,4 +162,7 @@ class Library:
         return found.phase_columns(coll, self.machine)
 
     def bound(self, coll: Collective) -> tuple[float, str]:
-        return lower_bound(coll, self.machine.port, self.cuts, self.links)
+        """The largest of bounds.py's bounds; the relays' bound where each pair has one fixed
+        route (not where an adapter spreads messages over several, the SP2)."""
+        route = self.machine.route if self.machine.adapter is None else None
+        return lower_bound(coll, self.machine.port, self.cuts, self.links, route)

@@ -68,17 +68,32 @@ Route = Callable[[int, int], Sequence[Hashable]]
 
 
 @dataclass(frozen=True)
+class Adapter:
+    """A network adapter that spreads each message's packets over several routes of its pair:
+    packet k of a pair's stream (its messages' packets, one after another) goes on route k mod
+    the pair's routes, round robin from where the pair's previous message stopped, and the
+    simulator moves the packets of one route as one piece, the routes in that order (the SP2:
+    targets/bokhari/network.py `RoutedNetwork.pieces`). `routes(src, dst)` is every route of the
+    pair, route 0 first, each the links it holds in path order."""
+
+    routes: Callable[[int, int], Sequence[Sequence[Hashable]]]
+    packet_bytes: int
+
+
+@dataclass(frozen=True)
 class Machine:
     """What a generator and a precondition may know of the machine: its node count, its
     port model, the grid its nodes form (rows, cols) on a torus or mesh, row-major, whether
-    it is a hypercube (nodes differing in one bit are neighbours), and its routes where the
-    target names the links of its fixed routing (None: only the nodes' ports are modelled)."""
+    it is a hypercube (nodes differing in one bit are neighbours), its routes where the
+    target names the links of its fixed routing (None: only the nodes' ports are modelled), and
+    its adapter where that spreads each message over several routes (the SP2)."""
 
     nnodes: int
     port: PortModel
     grid: tuple[int, int] | None = None
     cube: bool = False
     route: Route | None = None
+    adapter: Adapter | None = None  # where the adapter spreads a message over several routes
 
     @property
     def dimensions(self) -> tuple[int, ...]:

@@ -40,7 +40,7 @@ from phalanx.compiler.library.offer import (
     entry_cuts,
     grid_links,
 )
-from phalanx.compiler.library.registry import Machine, PortModel
+from phalanx.compiler.library.registry import Adapter, Machine, PortModel
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Schedule
 from phalanx.compiler.target import Target, TargetEntry, parse_count, with_overrides
@@ -82,7 +82,12 @@ class BokhariTarget(Target):
         if isinstance(route, routing.FatTreeRoutes) and route.routes_per_pair == 1:
             cuts = entry_cuts(nnodes, route)  # the CS-2: one route per pair (docs/bounds.md)
         links = grid_links(*mesh, wrap=False) if mesh else cube_links(d) if d is not None else None
-        self.library = Library.of(Machine(nnodes, port, mesh, cube, route), cuts, links=links)
+        adapter = None
+        if isinstance(route, routing.FatTreeRoutes) and route.routes_per_pair > 1:
+            # the SP2's adapter: packets round robin over a pair's routes (network.RoutedNetwork)
+            adapter = Adapter(route.all, int(params.packet_bytes))
+        self.library = Library.of(Machine(nnodes, port, mesh, cube, route, adapter), cuts,
+                                  links=links)
 
     @property
     def spec(self) -> str:

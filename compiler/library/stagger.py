@@ -1,0 +1,145 @@
+"""Permutations and shifts on a multi-route adapter, each message's route rotation staggered.
+
+The SP2's adapter spreads a message's packets over the pair's routes round robin (packet k
+of the pair's stream on route k mod R, R = 4 between switch boards), and the simulator moves
+the packets of one route as one piece, route after route (registry.Adapter,
+targets/bokhari/network.py `RoutedNetwork.pieces`). Every pair's stream starts on route 0,
+so in a permutation where each node sends one message at once all messages go through their
+routes in the same order at the same time: in slot i (the i-th quarter of the wire time)
+every message is on its route i. Under the SP2's D-mod-k routes the four nodes of a leaf
+switch sending a transpose's blocks pick the same up-port (their destinations share the
+digit the rule reads), so all four wait for one link in every slot while the leaf's three
+other up-links idle; a piece holds both end engines while it waits for its links, so the
+waits chain (sp2:64 transpose at 128 KB: 24.0 ms where the engines need 11.3 ms).
+
+`staggered` moves each message's start on its routes: a message with offset k first sends a
+lead-in of k packets (one packet on each of routes 0..k-1; offset 0 a lead-in of R packets, so
+that every pair's rest starts alike), then the rest of its block, which starts on route k;
+in slot i it is on route (k + i) mod R. The offsets are chosen so that few messages hold one
+link in one slot, or in the slots beside it (a message delayed by part of a slot meets
+those): greedily, longest routes first, each message the offset whose slots' links carry
+fewest others, then passes that re-place each message, ties drawn at random (a fixed seed).
+The model is the slots alone: the pieces of a pair's two messages take turns on the shared
+engines, and which goes first is the simulator's; measured, sp2:64's transpose goes from 0.47
+to 0.69-0.73 of its bound at 16 KB-1 MB, sp2:16's from 0.68 to 0.94-0.99
+(docs/efficiency.md, branch relayperm). The lead-ins go in a phase before the rests, so a
+node's rest starts once its own lead-in has gone and its partner's has come (one start-up
+more). Where a block has fewer than 2R packets, the message goes whole (offset 0).
+
+It assumes every pair's round robin starts at route 0, as in a fresh network: earlier
+messages of a pair (an earlier collective) leave the pair's pointer elsewhere, and the
+offsets are then off by as much (the data still arrive; only the time changes).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Hashable, Sequence
+
+from phalanx.compiler.library.members import local_copies
+from phalanx.compiler.library.registry import Machine
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import Phase, Transfer
+
+MAX_PASSES = 16  # re-placement passes after the greedy placement
+
+
+def multi_route_adapter(coll: Collective, machine: Machine) -> str | None:
+    """The machine's adapter spreads a message over several routes (registry.Adapter)."""
+    if machine.adapter is None:
+        return ("the machine sends each message on one route: there is no round robin over "
+                "routes to stagger")
+    return None
+
+
+def one_message_each(coll: Collective, machine: Machine) -> str | None:
+    """Each node sends at most one message and receives at most one (a permutation or shift)."""
+    m, n = coll.byte_matrix, coll.nprocs
+    for p in range(n):
+        out = [q for q in range(n) if q != p and m[p][q]]
+        into = [q for q in range(n) if q != p and m[q][p]]
+        if len(out) > 1 or len(into) > 1:
+            way = f"sends to {len(out)}" if len(out) > 1 else f"receives from {len(into)}"
+            return f"node {p} {way} nodes: the staggered slots assume one message each way"
+    return None
+
+
+class Slots:
+    """Which messages hold each link in each slot, for the offsets chosen so far."""
+
+    def __init__(self, routes: list[Sequence[Sequence[Hashable]]], slots: int):
+        self.routes, self.slots = routes, slots
+        self.use: Counter[tuple[int, Hashable]] = Counter()
+
+    def links(self, message: int, offset: int) -> list[tuple[int, Hashable]]:
+        """(slot, link) pairs the message holds when it starts on route `offset`."""
+        routes = self.routes[message]
+        count = len(routes)
+        return [(i, link) for i in range(self.slots)
+                for link in routes[(offset + i * count // self.slots) % count]]
+
+    def crowding(self, message: int, offset: int) -> int:
+        """Other messages on the links this one would hold, slot by slot, counted twice, and in
+        the slots beside (a message that slips by part of a slot meets those) once."""
+        return sum(2 * self.use[(i, link)] + self.use[(i - 1, link)] + self.use[(i + 1, link)]
+                   for i, link in self.links(message, offset))
+
+    def place(self, message: int, offset: int, sign: int = 1) -> None:
+        for key in self.links(message, offset):
+            self.use[key] += sign
+
+
+def choose_offsets(routes: list[Sequence[Sequence[Hashable]]], allowed: list[list[int]]) -> list[int]:
+    """An offset per message among its `allowed` (0 first), so that messages crowd each other
+    little (Slots.crowding): greedy, longest routes first, then passes re-placing each message at
+    its least crowded offset, a tie going to one drawn at random (sideways moves, which let the
+    search leave a plateau; a fixed seed, so the schedule is the same every time), until none
+    crowds another or MAX_PASSES; the best seen."""
+    slots = max((len(r) for r in routes), default=1)
+    table = Slots(routes, slots)
+    offsets = [0] * len(routes)
+    order = sorted(range(len(routes)), key=lambda e: -sum(len(r) for r in routes[e]))
+    shared = 0  # the crowding summed over messages placed
+    for e in order:
+        offsets[e] = min(allowed[e], key=lambda k: (table.crowding(e, k), k))
+        shared += table.crowding(e, offsets[e])
+        table.place(e, offsets[e])
+    best, best_offsets = shared, list(offsets)
+    rng = random.Random(0)
+    for _ in range(MAX_PASSES):
+        if best == 0:
+            break
+        for e in order:
+            table.place(e, offsets[e], -1)
+            crowding = {k: table.crowding(e, k) for k in allowed[e]}
+            least = min(crowding.values())
+            pick = rng.choice([k for k in allowed[e] if crowding[k] == least])
+            shared += least - crowding[offsets[e]]
+            offsets[e] = pick
+            table.place(e, offsets[e])
+            if shared < best:
+                best, best_offsets = shared, list(offsets)
+    return best_offsets
+
+
+def staggered_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """Local copies and the lead-ins, then every message's rest (offsets: choose_offsets)."""
+    adapter = machine.adapter
+    assert adapter is not None  # multi_route_adapter holds
+    m, n, packet = coll.byte_matrix, coll.nprocs, adapter.packet_bytes
+    pairs = [(p, q, m[p][q]) for p in range(n) for q in range(n) if p != q and m[p][q]]
+    routes = [adapter.routes(p, q) for p, q, _ in pairs]
+    # A message staggers where it has several routes and its block gives a lead-in of up to
+    # R packets with at least R packets after it; the others go whole, on route 0 first.
+    staggers = [len(r) > 1 and nbytes >= 2 * len(r) * packet for (_, _, nbytes), r in zip(pairs, routes)]
+    allowed = [list(range(len(r))) if s else [0] for r, s in zip(routes, staggers)]
+    leads, rests = [], []
+    for (p, q, nbytes), r, k, stagger in zip(pairs, routes, choose_offsets(routes, allowed), staggers):
+        if stagger:  # offset 0 takes a lead-in of R packets, so that every rest starts alike
+            lead = (k or len(r)) * packet
+            leads.append(Transfer(p, q, lead, p, q, 0, 0))
+            rests.append(Transfer(p, q, nbytes - lead, p, q, 0, lead))
+        else:
+            rests.append(Transfer(p, q, nbytes, p, q))
+    return [Phase.of(local_copies(coll) + leads), Phase.of(rests)]
