@@ -205,6 +205,13 @@ GRID: tuple[Algorithm, ...] = (
               "four scatter-doubling broadcasts at once, each of a quarter of the block on the "
               "grid turned about the root", turned.turned(rooted.scatter_doubling_phases),
               turned.requirements(ROOTED_OK + (power_of_two_members, splittable))),
+    Algorithm("turned-cut-scatter-doubling", ("broadcast",),
+              "four cut-scatter-doubling broadcasts at once, each of a quarter of the block on "
+              "the grid turned about the root, ranks dealt to column and row bits in turn "
+              "(interleaved-scatter-doubling's order), so the pieces' scatter and swaps go "
+              "between near nodes on four links; k of least closed-form cost (2^a x 2^b grids)",
+              turned.turned(interleaved.interleaved_cut_scatter_doubling_phases),
+              turned.requirements(ROOTED_OK + (on_grid, power_of_two_members, splittable))),
     Algorithm("turned-reduce-scatter-gather", ("reduce",),
               "four Rabenseifner reduces at once, each of a quarter of the partials on the grid "
               "turned about the root", turned.turned(rooted.reduce_scatter_gather_phases),

@@ -21,6 +21,7 @@ for the doubling); the links' sharing above is its declared gap from that form (
 
 from __future__ import annotations
 
+from phalanx.compiler.library.knomial import cut_scatter_doubling_over
 from phalanx.compiler.library.members import root_of
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.library.rooted import scatter_doubling_over
@@ -58,3 +59,10 @@ def interleaved_order(coll: Collective, machine: Machine) -> list[int]:
 def interleaved_scatter_doubling_phases(coll: Collective, machine: Machine) -> list[Phase]:
     """Scatter-doubling over the interleaved order (every node of the grid a member)."""
     return scatter_doubling_over(coll, interleaved_order(coll, machine))
+
+
+def interleaved_cut_scatter_doubling_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """Cut scatter-doubling (knomial.cut_scatter_doubling_phases) over the interleaved order:
+    the 2^k pieces' scatter and recursive doubling swap along the lowest rank bits, so between
+    neighbours and nodes 2 apart, and the pieces' binomial trees take the farther bits."""
+    return cut_scatter_doubling_over(coll, machine, interleaved_order(coll, machine))

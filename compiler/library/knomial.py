@@ -109,7 +109,11 @@ def cut_scatter_doubling_phases(coll: Collective, machine: Machine) -> list[Phas
     same k low rank bits), then recursive doubling over the k low bits in every block of 2^k,
     the largest swap between ranks that differ in the lowest bit; k of least
     cost.halving_doubling_s without merges (k = lg P: scatter-doubling; k = 0: binomial)."""
-    order = rooted_order(coll)
+    return cut_scatter_doubling_over(coll, machine, rooted_order(coll))
+
+
+def cut_scatter_doubling_over(coll: Collective, machine: Machine, order: list[int]) -> list[Phase]:
+    """cut_scatter_doubling_phases over `order`, the members by virtual rank (the root first)."""
     n, root = len(order), order[0]
     no_merges = replace(machine.port, combine_s_per_op=0.0)
     halved = cost.least_halved_rounds(n, coll.block_bytes or 1, 1, no_merges)
