@@ -19,6 +19,7 @@ from phalanx.compiler.library import (
     rootcopy,
     rooted,
     spanning,
+    subcubes,
     trees,
     turned,
     twotree,
@@ -38,6 +39,7 @@ from phalanx.compiler.library.requirements import (
     splittable,
     uniform_parts,
 )
+from phalanx.compiler.library.turned import several_streams
 from phalanx.compiler.recognize import KINDS
 
 ROOTED_OK = (one_sender_or_receiver,)
@@ -231,6 +233,17 @@ GRID: tuple[Algorithm, ...] = (
               "up its own tree in segments, every node merging its subtree's before passing on",
               spanning.spanning_trees_phases,
               ROOTED_OK + (on_grid, spanning.square_grid, partial_blocks)),
+    Algorithm("subcube-doubling", ("allgather",),
+              "recursive doubling on a 2^a x 2^b grid by distance classes, farthest first (the "
+              "largest exchanges between neighbours), a class's column and row bit in one round "
+              "with the three others of a node's 2x2 subcube or in two, as a closed form ranks them",
+              subcubes.subcube_doubling_phases,
+              GROUP_OK + (on_grid, power_of_two_members, several_streams)),
+    Algorithm("subcube-scatter", ("scatter",),
+              "the root's blocks down 2x2 subcubes of a 2^a x 2^b grid, nearest distance class "
+              "first, a class's column and row bit in one round (three partners at once) or in "
+              "two, as a closed form ranks them", subcubes.subcube_scatter_phases,
+              ROOTED_OK + (on_grid, power_of_two_members, several_streams)),
     Algorithm("bidirectional-rings", ("allgather",),
               "half of each part round the rows then the columns, the other half round the "
               "columns then the rows, each ring both ways at once: all four links of a node busy",
