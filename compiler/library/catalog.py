@@ -184,6 +184,13 @@ GRID: tuple[Algorithm, ...] = (
               "the grid's longest distances (2^a x 2^b grids)",
               interleaved.interleaved_scatter_doubling_phases,
               ROOTED_OK + (on_grid, power_of_two_members, splittable)),
+    Algorithm("interleaved-cut-scatter-doubling", ("broadcast",),
+              "cut-scatter-doubling over interleaved-scatter-doubling's order (rank bits dealt "
+              "to column and row bits in turn), the pieces' binomial trees farthest bit first: "
+              "the scatter and swaps between near nodes, each tree across the grid with few "
+              "messages at once; k of least closed-form cost (2^a x 2^b grids)",
+              interleaved.interleaved_cut_scatter_doubling_phases,
+              ROOTED_OK + (on_grid, power_of_two_members, splittable)),
     Algorithm("dim-ordered", ("allgather", "allreduce"),
               "a ring in every row, then a ring in every column carrying whole rows",
               grid.gather_all_phases, GROUP_OK + (on_grid,)),
@@ -209,9 +216,9 @@ GRID: tuple[Algorithm, ...] = (
               turned.requirements(ROOTED_OK + (power_of_two_members, splittable))),
     Algorithm("turned-cut-scatter-doubling", ("broadcast",),
               "four cut-scatter-doubling broadcasts at once, each of a quarter of the block on "
-              "the grid turned about the root, ranks dealt to column and row bits in turn "
-              "(interleaved-scatter-doubling's order), so the pieces' scatter and swaps go "
-              "between near nodes on four links; k of least closed-form cost (2^a x 2^b grids)",
+              "the grid turned about the root, each in interleaved-cut-scatter-doubling's order, "
+              "so the pieces' scatter and swaps go between near nodes on four links; k of "
+              "least closed-form cost for a quarter (2^a x 2^b grids)",
               turned.turned(interleaved.interleaved_cut_scatter_doubling_phases),
               turned.requirements(ROOTED_OK + (on_grid, power_of_two_members, splittable))),
     Algorithm("turned-reduce-scatter-gather", ("reduce",),

@@ -21,7 +21,7 @@ for the doubling); the links' sharing above is its declared gap from that form (
 
 from __future__ import annotations
 
-from phalanx.compiler.library.knomial import cut_scatter_doubling_over
+from phalanx.compiler.library.knomial import cut_bits, cut_scatter_doubling_over
 from phalanx.compiler.library.members import root_of
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.library.rooted import scatter_doubling_over
@@ -61,8 +61,29 @@ def interleaved_scatter_doubling_phases(coll: Collective, machine: Machine) -> l
     return scatter_doubling_over(coll, interleaved_order(coll, machine))
 
 
+def far_first_order(coll: Collective, machine: Machine, low_bits: int) -> list[int]:
+    """interleaved_order with the rank bits above the lowest `low_bits` reversed: the highest
+    then reaches the nearest of those nodes, so a binomial tree over them (whole pieces each
+    round, nearest bit first: binomial_rounds) crosses the longest distances while it has the
+    fewest messages on the grid, and its last, busiest round goes between nodes 2^(low_bits/2)
+    apart or nearer."""
+    assert machine.grid is not None
+    rows, cols = machine.grid
+    root, bits = root_of(coll), (rows * cols).bit_length() - 1
+    high = bits - low_bits
+
+    def reversed_high(v: int) -> int:
+        top = v >> low_bits
+        flipped = sum(1 << (high - 1 - i) for i in range(high) if top >> i & 1)
+        return v & ((1 << low_bits) - 1) | flipped << low_bits
+
+    return [root ^ spread(reversed_high(v), rows, cols) for v in range(rows * cols)]
+
+
 def interleaved_cut_scatter_doubling_phases(coll: Collective, machine: Machine) -> list[Phase]:
-    """Cut scatter-doubling (knomial.cut_scatter_doubling_phases) over the interleaved order:
-    the 2^k pieces' scatter and recursive doubling swap along the lowest rank bits, so between
-    neighbours and nodes 2 apart, and the pieces' binomial trees take the farther bits."""
-    return cut_scatter_doubling_over(coll, machine, interleaved_order(coll, machine))
+    """Cut scatter-doubling (knomial.cut_scatter_doubling_phases) over the interleaved order, its
+    pieces' binomial trees farthest bit first (far_first_order): the 2^k pieces' scatter and
+    recursive doubling swap along the lowest interleaved bits, between neighbours and nodes 2
+    apart, and each piece's tree starts across the grid's longest distances with one message."""
+    k = cut_bits(coll, machine, machine.nnodes)
+    return cut_scatter_doubling_over(coll, far_first_order(coll, machine, k), k)
