@@ -17,6 +17,14 @@ it takes the same 2 lg p alpha + 2 (p - 1) / p n beta (on one shared engine: the
 twice, lg p alpha + (p - 1) / p n beta for the scatter plus lg p alpha + 2 (p - 1) / p n beta
 for the doubling); the links' sharing above is its declared gap from that form (paragon:8x8,
 128 KB: 5.51 ms simulated against 5.16 ms of the form and 7.06 ms for node order).
+
+`interleaved_cut_scatter_doubling_phases` (branch torusbcast) is cut-scatter-doubling
+(knomial.py) over this order with the bits above the cut reversed (`far_first_order`): the 2^k
+pieces are scattered and swapped back along the lowest, nearest bits, and each piece's binomial
+tree starts with its farthest bit. It is cut-scatter-doubling relabelled, so without contention
+it takes that closed form (cost.halving_doubling_s without merges, tested on `ideal` by
+test_knomial.py); the links its rounds share on a grid are its declared gap (`PORT_MODEL_GAP`),
+as for the four turned copies of it (`turned-cut-scatter-doubling`, catalog.py).
 """
 
 from __future__ import annotations
@@ -62,11 +70,11 @@ def interleaved_scatter_doubling_phases(coll: Collective, machine: Machine) -> l
 
 
 def far_first_order(coll: Collective, machine: Machine, low_bits: int) -> list[int]:
-    """interleaved_order with the rank bits above the lowest `low_bits` reversed: the highest
-    then reaches the nearest of those nodes, so a binomial tree over them (whole pieces each
-    round, nearest bit first: binomial_rounds) crosses the longest distances while it has the
-    fewest messages on the grid, and its last, busiest round goes between nodes 2^(low_bits/2)
-    apart or nearer."""
+    """interleaved_order with the rank bits above the lowest `low_bits` in reverse order. A
+    binomial tree over those bits (binomial_rounds: the lowest first) then takes the farthest
+    interleaved bit in its first round, with one message on the grid, and the nearest of them
+    in its last round, with the most messages: each round carries the whole piece, so the
+    rounds with many messages go where their routes are short and share fewest links."""
     assert machine.grid is not None
     rows, cols = machine.grid
     root, bits = root_of(coll), (rows * cols).bit_length() - 1
