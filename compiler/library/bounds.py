@@ -39,7 +39,10 @@
   first sent some of the block, which the start-up rounds put off: the average over the
   engines of that idle start plus the work (engine_fill_bound_s);
 - relay ports: on fixed routes (one per pair) the bytes a busy link cannot carry in time must
-  be relayed, and a relayed byte costs a relay's port once more (relaybound.py).
+  be relayed, and a relayed byte costs a relay's port once more (relaybound.py);
+- memory fill: the same on the memory streams a node's sends and receives share (iWarp, the
+  torus), whose processor runs the start-ups: the average over the memories of the idle start
+  plus twice the receivers' bytes over their streams (memory_fill_bound_s).
 
 `fixed_routes_bound_s`, the busiest link under the machine's fixed routing, is not among them:
 it holds only for schedules of direct messages (docs/bounds.md, "Fixed routes").
@@ -310,6 +313,34 @@ def engine_fill_bound_s(coll: Collective, port: PortModel) -> float:
     return (idle_s + work_s) / n
 
 
+def memory_fill_bound_s(coll: Collective, port: PortModel) -> float:
+    """A broadcast from one root to every other of the collective's P nodes, where each node's
+    sends and receives share `shared_streams` link-rate streams of its memory and a processor
+    starts its messages one at a time (iWarp, the torus; docs/bounds.md, "Memories filling a
+    broadcast"). Every byte on the wire holds a stream at both its ends for s_per_byte, so the
+    memories carry 2 W s_per_byte stream-seconds, W the bytes the receivers need. Node v's
+    memory carries nothing for the broadcast before u_v + alpha, u_v the start of the first
+    message bringing v some of the block (it holds nothing to send, and no message's bytes
+    stream before alpha after its start; the root's u is 0), and the k-th receiver to be sent
+    some waits floor(log2 k) holds (the start-up rounds). Over the P memories:
+        s P T >= s sum over v of (u_v + alpha) + 2 W beta,
+        T >= alpha + h sum over k = 1 .. P - 1 of floor(log2 k) / P + 2 W beta / (s P).
+    0 for other kinds, several senders, a collective whose nodes are not all receivers, and
+    ports without streams shared by both directions (or shared between nodes)."""
+    streams = port.shared_streams
+    if coll.kind != "broadcast" or port.shared_engine or not streams or port.port_of:
+        return 0.0
+    m = coll.network_matrix.astype(np.float64)
+    np.fill_diagonal(m, 0.0)
+    senders = np.flatnonzero(m.any(axis=1))
+    n = coll.nprocs
+    if len(senders) != 1 or int((m[senders[0]] > 0).sum()) != n - 1:
+        return 0.0
+    waits_s = sum(math.floor(math.log2(k)) for k in range(1, n)) * port.hold_s
+    wire_s = 2 * float(m[senders[0]].sum()) * port.s_per_byte / streams
+    return port.startup_s + (waits_s + wire_s) / n
+
+
 def _port_rounds(m: np.ndarray, port: PortModel, source: int) -> int:
     """Start-up rounds for `source`'s data to reach the other ports that need it."""
     others = {port.port(q) for q in np.flatnonzero(m[source])} - {port.port(source)}
@@ -344,6 +375,9 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
     fill_s = engine_fill_bound_s(coll, port)
     if fill_s > 0:
         out["engine fill"] = fill_s
+    memory_s = memory_fill_bound_s(coll, port)
+    if memory_s > 0:
+        out["memory fill"] = memory_s
     if port.engine_streams and not port.port_of:
         out["shared engines"] = port.startup_s + port.s_per_byte * engines_load(coll, send, recv) \
             / port.engine_streams

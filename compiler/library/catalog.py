@@ -21,6 +21,7 @@ from phalanx.compiler.library import (
     rooted,
     spanning,
     stagger,
+    subcubes,
     trees,
     turned,
     twotree,
@@ -40,6 +41,7 @@ from phalanx.compiler.library.requirements import (
     splittable,
     uniform_parts,
 )
+from phalanx.compiler.library.turned import several_streams
 from phalanx.compiler.recognize import KINDS
 
 ROOTED_OK = (one_sender_or_receiver,)
@@ -189,6 +191,13 @@ GRID: tuple[Algorithm, ...] = (
               "the grid's longest distances (2^a x 2^b grids)",
               interleaved.interleaved_scatter_doubling_phases,
               ROOTED_OK + (on_grid, power_of_two_members, splittable)),
+    Algorithm("interleaved-cut-scatter-doubling", ("broadcast",),
+              "cut-scatter-doubling over interleaved-scatter-doubling's order (rank bits dealt "
+              "to column and row bits in turn), the pieces' binomial trees farthest bit first: "
+              "the scatter and swaps between near nodes, each tree across the grid with few "
+              "messages at once; k of least closed-form cost (2^a x 2^b grids)",
+              interleaved.interleaved_cut_scatter_doubling_phases,
+              ROOTED_OK + (on_grid, power_of_two_members, splittable)),
     Algorithm("dim-ordered", ("allgather", "allreduce"),
               "a ring in every row, then a ring in every column carrying whole rows",
               grid.gather_all_phases, GROUP_OK + (on_grid,)),
@@ -212,6 +221,13 @@ GRID: tuple[Algorithm, ...] = (
               "four scatter-doubling broadcasts at once, each of a quarter of the block on the "
               "grid turned about the root", turned.turned(rooted.scatter_doubling_phases),
               turned.requirements(ROOTED_OK + (power_of_two_members, splittable))),
+    Algorithm("turned-cut-scatter-doubling", ("broadcast",),
+              "four cut-scatter-doubling broadcasts at once, each of a quarter of the block on "
+              "the grid turned about the root, each in interleaved-cut-scatter-doubling's order, "
+              "so the pieces' scatter and swaps go between near nodes on four links; k of "
+              "least closed-form cost for a quarter (2^a x 2^b grids)",
+              turned.turned(interleaved.interleaved_cut_scatter_doubling_phases),
+              turned.requirements(ROOTED_OK + (on_grid, power_of_two_members, splittable))),
     Algorithm("turned-reduce-scatter-gather", ("reduce",),
               "four Rabenseifner reduces at once, each of a quarter of the partials on the grid "
               "turned about the root", turned.turned(rooted.reduce_scatter_gather_phases),
@@ -239,6 +255,17 @@ GRID: tuple[Algorithm, ...] = (
     Algorithm("corner-relay-wide", ("permutation",),
               "corner-relay for the messages of the two longest route lengths",
               corner.corner_relay(2), (corner.grid_routes,)),
+    Algorithm("subcube-doubling", ("allgather",),
+              "recursive doubling on a 2^a x 2^b grid by distance classes, farthest first (the "
+              "largest exchanges between neighbours), a class's column and row bit in one round "
+              "with the three others of a node's 2x2 subcube or in two, as a closed form ranks them",
+              subcubes.subcube_doubling_phases,
+              GROUP_OK + (on_grid, power_of_two_members, several_streams)),
+    Algorithm("subcube-scatter", ("scatter",),
+              "the root's blocks down 2x2 subcubes of a 2^a x 2^b grid, nearest distance class "
+              "first, a class's column and row bit in one round (three partners at once) or in "
+              "two, as a closed form ranks them", subcubes.subcube_scatter_phases,
+              ROOTED_OK + (on_grid, power_of_two_members, several_streams)),
     Algorithm("bidirectional-rings", ("allgather",),
               "half of each part round the rows then the columns, the other half round the "
               "columns then the rows, each ring both ways at once: all four links of a node busy",

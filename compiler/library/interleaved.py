@@ -17,10 +17,19 @@ it takes the same 2 lg p alpha + 2 (p - 1) / p n beta (on one shared engine: the
 twice, lg p alpha + (p - 1) / p n beta for the scatter plus lg p alpha + 2 (p - 1) / p n beta
 for the doubling); the links' sharing above is its declared gap from that form (paragon:8x8,
 128 KB: 5.51 ms simulated against 5.16 ms of the form and 7.06 ms for node order).
+
+`interleaved_cut_scatter_doubling_phases` (branch torusbcast) is cut-scatter-doubling
+(knomial.py) over this order with the bits above the cut reversed (`far_first_order`): the 2^k
+pieces are scattered and swapped back along the lowest, nearest bits, and each piece's binomial
+tree starts with its farthest bit. It is cut-scatter-doubling relabelled, so without contention
+it takes that closed form (cost.halving_doubling_s without merges, tested on `ideal` by
+test_knomial.py); the links its rounds share on a grid are its declared gap (`PORT_MODEL_GAP`),
+as for the four turned copies of it (`turned-cut-scatter-doubling`, catalog.py).
 """
 
 from __future__ import annotations
 
+from phalanx.compiler.library.knomial import cut_bits, cut_scatter_doubling_over
 from phalanx.compiler.library.members import root_of
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.library.rooted import scatter_doubling_over
@@ -58,3 +67,31 @@ def interleaved_order(coll: Collective, machine: Machine) -> list[int]:
 def interleaved_scatter_doubling_phases(coll: Collective, machine: Machine) -> list[Phase]:
     """Scatter-doubling over the interleaved order (every node of the grid a member)."""
     return scatter_doubling_over(coll, interleaved_order(coll, machine))
+
+
+def far_first_order(coll: Collective, machine: Machine, low_bits: int) -> list[int]:
+    """interleaved_order with the rank bits above the lowest `low_bits` in reverse order. A
+    binomial tree over those bits (binomial_rounds: the lowest first) then takes the farthest
+    interleaved bit in its first round, with one message on the grid, and the nearest of them
+    in its last round, with the most messages: each round carries the whole piece, so the
+    rounds with many messages go where their routes are short and share fewest links."""
+    assert machine.grid is not None
+    rows, cols = machine.grid
+    root, bits = root_of(coll), (rows * cols).bit_length() - 1
+    high = bits - low_bits
+
+    def reversed_high(v: int) -> int:
+        top = v >> low_bits
+        flipped = sum(1 << (high - 1 - i) for i in range(high) if top >> i & 1)
+        return v & ((1 << low_bits) - 1) | flipped << low_bits
+
+    return [root ^ spread(reversed_high(v), rows, cols) for v in range(rows * cols)]
+
+
+def interleaved_cut_scatter_doubling_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """Cut scatter-doubling (knomial.cut_scatter_doubling_phases) over the interleaved order, its
+    pieces' binomial trees farthest bit first (far_first_order): the 2^k pieces' scatter and
+    recursive doubling swap along the lowest interleaved bits, between neighbours and nodes 2
+    apart, and each piece's tree starts across the grid's longest distances with one message."""
+    k = cut_bits(coll, machine, machine.nnodes)
+    return cut_scatter_doubling_over(coll, far_first_order(coll, machine, k), k)

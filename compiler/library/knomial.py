@@ -110,9 +110,19 @@ def cut_scatter_doubling_phases(coll: Collective, machine: Machine) -> list[Phas
     the largest swap between ranks that differ in the lowest bit; k of least
     cost.halving_doubling_s without merges (k = lg P: scatter-doubling; k = 0: binomial)."""
     order = rooted_order(coll)
-    n, root = len(order), order[0]
+    return cut_scatter_doubling_over(coll, order, cut_bits(coll, machine, len(order)))
+
+
+def cut_bits(coll: Collective, machine: Machine, members: int) -> int:
+    """The k of cut scatter-doubling: cost.halving_doubling_s's least, without merges."""
     no_merges = replace(machine.port, combine_s_per_op=0.0)
-    halved = cost.least_halved_rounds(n, coll.block_bytes or 1, 1, no_merges)
+    return cost.least_halved_rounds(members, coll.block_bytes or 1, 1, no_merges)
+
+
+def cut_scatter_doubling_over(coll: Collective, order: list[int], halved: int) -> list[Phase]:
+    """cut_scatter_doubling_phases over `order`, the members by virtual rank (the root first),
+    cut at k = `halved` rank bits."""
+    n, root = len(order), order[0]
     count = 1 << halved
     pieces = segments(coll.block_bytes or 0, count)
 

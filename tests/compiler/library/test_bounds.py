@@ -12,6 +12,7 @@ from phalanx.compiler.library.bounds import (
     bounds,
     engine_fill_bound_s,
     fan_in_bound_s,
+    memory_fill_bound_s,
     pipeline_bound_s,
     relay_bound_s,
     startup_bound_s,
@@ -207,12 +208,41 @@ def test_iwarp_memory_streams_carry_a_node_s_sends_and_receives_together():
     for kind, size, blocks in (("broadcast", 65536, 30 / 16), ("allgather", 4096, 30)):
         coll = compile_program(kind_program(kind, 16, size), target="iwarp:4x4",
                                cost="closed-form").collectives[0]
-        assert machine.binding_bound(coll) == (
-            pytest.approx(port.startup_s + blocks * size * port.s_per_byte / 4), "shared engines"), kind
+        found = bounds(coll, port, machine.library.cuts, machine.library.links)
+        engines_s = port.startup_s + blocks * size * port.s_per_byte / 4
+        assert found["shared engines"] == pytest.approx(engines_s), kind
+        if kind != "broadcast":  # a broadcast's memories also wait for the rounds ("memory fill")
+            assert machine.binding_bound(coll)[1] == "shared engines", kind
     wide = resolve("torus:4x4,memory_streams=8")
     assert wide.library.machine.port.engine_streams == 0
     coll = compile_program(kind_program("broadcast", 16, 65536), target="torus:4x4").collectives[0]
     assert "shared engines" not in bounds(coll, wide.library.machine.port)
+
+
+def test_a_broadcast_s_memories_wait_for_the_rounds_then_carry_every_byte_twice():
+    """iwarp:4x4 (four memory streams a node, shared by its sends and receives; the processor
+    starts messages `hold` apart): the k-th receiver to be sent some of the block waits
+    floor(log2 k) holds, 34 for k = 1 .. 15, and every memory a start-up before its first byte
+    streams; the 16 memories carry the 15 receivers' blocks out and in on four streams each:
+    T >= alpha + 34 h / 16 + 30 B beta / 64 (docs/bounds.md, "Memories filling a broadcast"),
+    above the shared engines' alpha + 30 B beta / 64 and every schedule's time. Not on a
+    machine whose directions are apart, nor for another kind."""
+    machine = resolve("iwarp:4x4")
+    port = machine.library.machine.port
+    coll = compile_program(kind_program("broadcast", 16, 65536), target="iwarp:4x4",
+                           cost="closed-form").collectives[0]
+    fill_s = port.startup_s + 34 * port.hold_s / 16 + 30 * 65536 * port.s_per_byte / 64
+    assert memory_fill_bound_s(coll, port) == pytest.approx(fill_s)
+    assert machine.binding_bound(coll) == (pytest.approx(fill_s), "memory fill")
+    for algorithm in ("spanning-trees", "turned-scatter-doubling", "binomial"):
+        assert simulated_time_s(machine, coll, algorithm) >= fill_s, algorithm
+    wide = resolve("torus:4x4,memory_streams=8")
+    assert memory_fill_bound_s(coll, wide.library.machine.port) == 0.0
+    for spec, kind in (("iwarp:4x4", "reduce"), ("paragon:2x4", "broadcast")):
+        other = resolve(spec)
+        coll = compile_program(kind_program(kind, other.nnodes, 65536), target=spec,
+                               cost="closed-form").collectives[0]
+        assert memory_fill_bound_s(coll, other.library.machine.port) == 0.0, (spec, kind)
 
 
 def test_a_reduce_root_takes_every_partial_or_waits_two_start_ups_for_a_relay():

@@ -4,11 +4,13 @@ refused with the reason, and on the Paragon's 8x8 mesh it beats node order (issu
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from conftest import assert_forced_run_verifies
 from phalanx.compiler.driver import compile_program
-from phalanx.compiler.library.interleaved import spread
+from phalanx.compiler.library.interleaved import far_first_order, spread
 from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.sweep import kind_program
@@ -27,6 +29,24 @@ def test_rank_bits_go_to_column_and_row_bits_in_turn():
 @pytest.mark.parametrize("spec", ["paragon:4x4", "paragon:2x4", "torus:4x4"])
 def test_interleaved_scatter_doubling_delivers_every_byte(spec):
     assert_forced_run_verifies(spec, "broadcast", "interleaved-scatter-doubling", 4000)
+
+
+@pytest.mark.parametrize("spec", ["paragon:2x4", "torus:4x4", "torus:2x4"])
+def test_interleaved_cut_scatter_doubling_delivers_every_byte(spec):
+    assert_forced_run_verifies(spec, "broadcast", "interleaved-cut-scatter-doubling", 4000)
+
+
+def test_the_far_first_order_reverses_the_rank_bits_above_the_cut():
+    """torus:8x8 from root 9 (row 1, column 1), cut at k = 2: rank bits 0, 1 stay column 1 and
+    row 1 (interleaved), bits 2..5 take row 4, column 4, row 2, column 2 (reversed), so the
+    pieces' trees start four rows away; the root comes first and every node once."""
+    machine = resolve("torus:8x8")
+    coll = compile_program(kind_program("broadcast", 64, 4096), target="torus:8x8",
+                           algorithm="broadcast=binomial").collectives[0]
+    coll = dataclasses.replace(coll, root=9)
+    order = far_first_order(coll, machine.library.machine, 2)
+    assert sorted(order) == list(range(64)) and order[0] == 9
+    assert [order[1 << b] ^ 9 for b in range(6)] == [1, 8, 32, 4, 16, 2]
 
 
 def test_the_largest_swap_is_between_mesh_neighbours():
@@ -59,3 +79,13 @@ def test_on_the_paragon_mesh_interleaving_beats_node_order():
                            algorithm="broadcast=scatter-doubling").collectives[0]
     assert simulated_time_s(machine, coll, "interleaved-scatter-doubling") < \
         0.85 * simulated_time_s(machine, coll, "scatter-doubling")
+
+
+def test_on_the_torus_the_far_first_trees_beat_node_order():
+    """torus:8x8, 2 KB: 0.316 ms against 0.343 ms for cut-scatter-doubling in node order, whose
+    pieces' last binomial round sends 32 messages four rows apart (docs/targets.md)."""
+    machine = resolve("torus:8x8")
+    coll = compile_program(kind_program("broadcast", 64, 2048), target="torus:8x8",
+                           algorithm="broadcast=binomial").collectives[0]
+    assert simulated_time_s(machine, coll, "interleaved-cut-scatter-doubling") < \
+        0.95 * simulated_time_s(machine, coll, "cut-scatter-doubling")
