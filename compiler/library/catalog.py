@@ -228,6 +228,12 @@ GRID: tuple[Algorithm, ...] = (
               "least closed-form cost for a quarter (2^a x 2^b grids)",
               turned.turned(interleaved.interleaved_cut_scatter_doubling_phases),
               turned.requirements(ROOTED_OK + (on_grid, power_of_two_members, splittable))),
+    Algorithm("turned2-cut-scatter-doubling", ("broadcast",),
+              "turned-cut-scatter-doubling with two copies, the grid and its half turn, each of "
+              "half the block: a phase costs a node two start-ups instead of four, which wins "
+              "where a phase's start-ups outweigh its bytes (2^a x 2^b grids)",
+              turned.turned(interleaved.interleaved_cut_scatter_doubling_phases, copies=2),
+              turned.requirements(ROOTED_OK + (on_grid, power_of_two_members, splittable), 2)),
     Algorithm("turned-reduce-scatter-gather", ("reduce",),
               "four Rabenseifner reduces at once, each of a quarter of the partials on the grid "
               "turned about the root", turned.turned(rooted.reduce_scatter_gather_phases),

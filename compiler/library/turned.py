@@ -13,6 +13,11 @@ of every copy: a node's messages of one phase, one per copy, leave on different 
 
 The copies' segments are chosen as if a start-up cost `copies` times as much (a node's
 processor starts its copies' messages one after another), by a machine whose port says so.
+
+`copies` = 2 (branch bcastpipe) runs two copies, the grid and its half turn, each on half of
+the data: a phase then costs a node two start-ups on its processor instead of four, for half
+the links' rate. Where a phase's start-ups outweigh its bytes (the cut scatter-doubling
+broadcast of 16 KB on torus:8x8) two copies win; four where the bytes do.
 """
 
 from __future__ import annotations
@@ -32,8 +37,9 @@ COPIES = 4
 Turn = Callable[[int], int]
 
 
-def turns(machine: Machine, centre: int) -> list[Turn]:
-    """The COPIES symmetries of the rows x cols torus that fix node `centre` (row-major)."""
+def turns(machine: Machine, centre: int, copies: int = COPIES) -> list[Turn]:
+    """The `copies` (4 or 2) symmetries of the rows x cols torus that fix node `centre`
+    (row-major): four as the module docstring says, or the identity and the half turn."""
     rows, cols = machine.grid or (1, machine.nnodes)
     r0, c0 = divmod(centre, cols)
 
@@ -44,11 +50,19 @@ def turns(machine: Machine, centre: int) -> list[Turn]:
         r, c = divmod(v, cols)
         return r - r0, c - c0
 
+    def identity(v: int) -> int:
+        return node(*rel(v))
+
+    def half_turn(v: int) -> int:
+        return node(-rel(v)[0], -rel(v)[1])
+
+    if copies == 2:
+        return [identity, half_turn]
     if rows == cols:
-        return [lambda v: node(*rel(v)), lambda v: node(rel(v)[1], -rel(v)[0]),
-                lambda v: node(-rel(v)[0], -rel(v)[1]), lambda v: node(-rel(v)[1], rel(v)[0])]
-    return [lambda v: node(*rel(v)), lambda v: node(-rel(v)[0], rel(v)[1]),
-            lambda v: node(rel(v)[0], -rel(v)[1]), lambda v: node(-rel(v)[0], -rel(v)[1])]
+        return [identity, lambda v: node(rel(v)[1], -rel(v)[0]),
+                half_turn, lambda v: node(-rel(v)[1], rel(v)[0])]
+    return [identity, lambda v: node(-rel(v)[0], rel(v)[1]),
+            lambda v: node(rel(v)[0], -rel(v)[1]), half_turn]
 
 
 def centre_of(coll: Collective) -> int:
@@ -56,11 +70,11 @@ def centre_of(coll: Collective) -> int:
     return group_order(coll)[0] if coll.kind in GROUP else rooted_order(coll)[0]
 
 
-def quarters(coll: Collective) -> list[tuple[int, int]]:
+def quarters(coll: Collective, copies: int = COPIES) -> list[tuple[int, int]]:
     """(offset, bytes) of each copy's part of a block, cut between a reduction's elements."""
     if coll.kind in ("reduce", "allreduce"):
-        return element_pieces(coll, COPIES)
-    return segments(coll.block_bytes or 0, COPIES)
+        return element_pieces(coll, copies)
+    return segments(coll.block_bytes or 0, copies)
 
 
 def part(coll: Collective, nbytes: int) -> Collective:
@@ -69,15 +83,16 @@ def part(coll: Collective, nbytes: int) -> Collective:
                                                        for row in coll.byte_matrix))
 
 
-def dearer(machine: Machine) -> Machine:
-    """The machine as a copy's segments see it: start-ups COPIES times as long."""
+def dearer(machine: Machine, copies: int = COPIES) -> Machine:
+    """The machine as a copy's segments see it: start-ups `copies` times as long."""
     port = machine.port
     return dataclasses.replace(machine, port=dataclasses.replace(
-        port, startup_s=port.startup_s * COPIES, latency_s=port.latency_s * COPIES))
+        port, startup_s=port.startup_s * copies, latency_s=port.latency_s * copies))
 
 
 def symmetric(coll: Collective, machine: Machine) -> str | None:
-    """The turns map the collective onto itself (every block of one size, the centre fixed)."""
+    """The turns map the collective onto itself (every block of one size, the centre fixed);
+    the half turn is one of the four, so this holds for two copies too."""
     if coll.block_bytes is None:
         return "the blocks are not all of one size"
     m, n = coll.byte_matrix, coll.nprocs
@@ -98,39 +113,40 @@ def several_streams(coll: Collective, machine: Machine) -> str | None:
     return None
 
 
-def four_parts(coll: Collective, machine: Machine) -> str | None:
-    """Each copy needs a part of at least one byte (one element of a reduction)."""
-    if any(nbytes == 0 for _, nbytes in quarters(coll)):
-        return f"the {coll.block_bytes}-byte block cannot be cut in {COPIES} parts"
-    return None
+def requirements(base: tuple[Requirement, ...], copies: int = COPIES) -> tuple[Requirement, ...]:
+    """The turned algorithm's preconditions: every node of the grid, the symmetry, `copies`
+    parts, and the base's own for each copy's part."""
+    def enough_parts(coll: Collective, machine: Machine) -> str | None:
+        """Each copy needs a part of at least one byte (one element of a reduction)."""
+        if any(nbytes == 0 for _, nbytes in quarters(coll, copies)):
+            return f"the {coll.block_bytes}-byte block cannot be cut in {copies} parts"
+        return None
 
-
-def requirements(base: tuple[Requirement, ...]) -> tuple[Requirement, ...]:
-    """The turned algorithm's preconditions: every node of the grid, the symmetry, four parts,
-    and the base's own for each copy's part."""
     def parts_ok(coll: Collective, machine: Machine) -> str | None:
         for requirement in base:  # what does not depend on the block's size
             reason = requirement(coll, machine)
             if reason is not None:
                 return reason
-        for _, nbytes in quarters(coll):
+        share = "a quarter" if copies == 4 else f"1/{copies}"
+        for _, nbytes in quarters(coll, copies):
             for requirement in base:
                 reason = requirement(part(coll, nbytes), machine)
                 if reason is not None:
-                    return f"a quarter of the block: {reason}"
+                    return f"{share} of the block: {reason}"
         return None
-    return (on_grid, several_streams, symmetric, four_parts, parts_ok)
+    return (on_grid, several_streams, symmetric, enough_parts, parts_ok)
 
 
-def turned(base: Generator, alternate: bool = False) -> Generator:
-    """The generator of `base` turned COPIES times (module docstring). `alternate`: a phase lists
+def turned(base: Generator, alternate: bool = False, copies: int = COPIES) -> Generator:
+    """The generator of `base` turned `copies` times (module docstring). `alternate`: a phase lists
     the copies' transfers in turn (the first of each copy, then the second of each...), so that
     a node sending several messages a phase starts them on different links one after another
     rather than queueing a copy's messages on one link while the others idle."""
     def phases(coll: Collective, machine: Machine) -> list[Phase]:
-        copies: list[list[list[Transfer]]] = []
-        slower = dearer(machine)
-        for turn, (start, nbytes) in zip(turns(machine, centre_of(coll)), quarters(coll)):
+        runs: list[list[list[Transfer]]] = []
+        slower = dearer(machine, copies)
+        for turn, (start, nbytes) in zip(turns(machine, centre_of(coll), copies),
+                                         quarters(coll, copies)):
             copy = []
             for phase in base(part(coll, nbytes), slower):
                 if phase.sync != "local":  # a barrier would hold the other copies too
@@ -139,10 +155,10 @@ def turned(base: Generator, alternate: bool = False) -> Generator:
                                       turn(t.final), t.message,
                                       start + (0 if t.offset == WHOLE else t.offset))
                              for t in phase.sends])
-            copies.append(copy)
+            runs.append(copy)
         merged: list[list[Transfer]] = []
-        for k in range(max(len(copy) for copy in copies)):
-            lists = [copy[k] for copy in copies if k < len(copy)]
+        for k in range(max(len(copy) for copy in runs)):
+            lists = [copy[k] for copy in runs if k < len(copy)]
             merged.append([t for ts in zip_longest(*lists) for t in ts if t is not None]
                           if alternate else [t for ts in lists for t in ts])
         return [Phase.of(p) for p in merged]

@@ -35,6 +35,17 @@ def test_the_turns_are_four_symmetries_of_the_grid_that_fix_the_centre(spec, sha
                    for v in range(n))
 
 
+@pytest.mark.parametrize("spec, shape, centre", [("torus:4x4", (4, 4), 5), ("torus:2x4", (2, 4), 3)])
+def test_two_copies_are_the_grid_and_its_half_turn(spec, shape, centre):
+    rows, cols = shape
+    maps = [[turn(v) for v in range(rows * cols)]
+            for turn in turns(resolve(spec).library.machine, centre, copies=2)]
+    r0, c0 = divmod(centre, cols)
+    assert maps[0] == list(range(rows * cols))
+    assert maps[1] == [(2 * r0 - r) % rows * cols + (2 * c0 - c) % cols
+                       for r, c in (divmod(v, cols) for v in range(rows * cols))]
+
+
 @pytest.mark.parametrize("spec, kind, algorithm, size", [
     ("torus:4x4", "broadcast", "turned-two-tree", 4000),
     ("torus:3x4", "broadcast", "turned-two-tree", 4000),
@@ -42,6 +53,8 @@ def test_the_turns_are_four_symmetries_of_the_grid_that_fix_the_centre(spec, sha
     ("torus:2x4", "broadcast", "turned-scatter-doubling", 4000),
     ("torus:4x4", "broadcast", "turned-cut-scatter-doubling", 4000),
     ("torus:2x4", "broadcast", "turned-cut-scatter-doubling", 4000),
+    ("torus:4x4", "broadcast", "turned2-cut-scatter-doubling", 4000),
+    ("torus:2x4", "broadcast", "turned2-cut-scatter-doubling", 4000),
     ("torus:4x4", "reduce", "turned-reduce-scatter-gather", 4096),
     ("torus:4x4", "allreduce", "turned-reduce-scatter-allgather", 4096),
     ("torus:2x4", "allreduce", "turned-reduce-scatter-allgather", 4096),
@@ -67,6 +80,8 @@ def test_what_cannot_turn_is_refused_with_the_reason():
               "it needs a power of two of members, but 12 take part"),
              ("torus:3x4", "broadcast", 12, "turned-cut-scatter-doubling",
               "it needs a power of two of members, but 12 take part"),
+             ("paragon:2x4", "broadcast", 8, "turned2-cut-scatter-doubling",
+              "a node of this machine streams one message at a time"),
              ("torus:4x4", "broadcast", 16, "turned-two-tree", "cannot be cut in 4 parts")]
     for spec, kind, n, algorithm, reason in cases:
         size = 2 if algorithm == "turned-two-tree" else 4096
@@ -101,3 +116,19 @@ def test_the_turned_cut_scatter_doubling_beats_the_turned_scatter_doubling_and_t
     cut = simulated_time_s(machine, coll, "turned-cut-scatter-doubling")
     assert cut < 0.95 * simulated_time_s(machine, coll, "turned-scatter-doubling")
     assert cut < simulated_time_s(machine, coll, "spanning-trees")
+
+
+def test_the_copies_count_is_chosen_by_size():
+    """torus:4x4, simulated: at 8 KB two copies (0.457 ms) beat one (0.526) and four (0.548),
+    the four's phases paying four start-ups a node for little data; at 64 KB four (1.73 ms) beat
+    two (2.06). torus:8x8 16 KB: 0.815 ms against 0.881 (docs/efficiency.md, branch bcastpipe)."""
+    machine = resolve("torus:4x4")
+    times = {}
+    for size in (8192, 65536):
+        coll = compile_program(kind_program("broadcast", 16, size), target="torus:4x4",
+                               algorithm="broadcast=binomial").collectives[0]
+        times[size] = {copies: simulated_time_s(machine, coll, algorithm) for copies, algorithm in
+                       ((1, "interleaved-cut-scatter-doubling"), (2, "turned2-cut-scatter-doubling"),
+                        (4, "turned-cut-scatter-doubling"))}
+    assert times[8192][2] < 0.9 * min(times[8192][1], times[8192][4])
+    assert times[65536][4] < 0.9 * times[65536][2]
