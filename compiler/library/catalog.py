@@ -11,6 +11,7 @@ from phalanx.compiler.library import (
     allreduce,
     colouring,
     grid,
+    gridexchange,
     group,
     index,
     interleaved,
@@ -224,6 +225,13 @@ GRID: tuple[Algorithm, ...] = (
               "up its own tree in segments, every node merging its subtree's before passing on",
               spanning.spanning_trees_phases,
               ROOTED_OK + (on_grid, spanning.square_grid, partial_blocks)),
+    Algorithm("grid-direct", ("alltoall", "alltoallv"),
+              "the direct messages in rows x cols phases, in phase (a, b) node (r, c) to "
+              "(tau_b(r), sigma_a(c)), sigma and tau Latin squares on a row and a column whose "
+              "permutations each put the fewest messages a line allows on a link (8x8 mesh: 2 "
+              "on a bisection link a phase, where direct's XOR pairs put 4)",
+              gridexchange.grid_direct_phases, (on_grid, gridexchange.dimension_ordered),
+              gridexchange.grid_direct_columns),
     Algorithm("bidirectional-rings", ("allgather",),
               "half of each part round the rows then the columns, the other half round the "
               "columns then the rows, each ring both ways at once: all four links of a node busy",
