@@ -225,6 +225,12 @@ GRID: tuple[Algorithm, ...] = (
               "up its own tree in segments, every node merging its subtree's before passing on",
               spanning.spanning_trees_phases,
               ROOTED_OK + (on_grid, spanning.square_grid, partial_blocks)),
+    Algorithm("interleaved-doubling", ("allgather",),
+              "recursive doubling with rank bits dealt to the row and column bits farthest "
+              "first, so the small first exchanges span the grid's long distances and the "
+              "largest (half of the parts) are between neighbours (2^a x 2^b grids)",
+              interleaved.interleaved_doubling_phases,
+              GROUP_OK + (on_grid, power_of_two_members)),
     Algorithm("grid-direct", ("alltoall", "alltoallv"),
               "the direct messages in rows x cols phases, in phase (a, b) node (r, c) to "
               "(tau_b(r), sigma_a(c)), sigma and tau Latin squares on a row and a column whose "
