@@ -10,6 +10,7 @@ from phalanx.compiler.algorithms import direct_columns, direct_phases
 from phalanx.compiler.library import (
     allreduce,
     colouring,
+    farthest,
     grid,
     gridexchange,
     group,
@@ -61,6 +62,10 @@ GENERIC: tuple[Algorithm, ...] = (
     Algorithm("binomial", ("allgather", "allreduce"),
               "up a binomial tree to the first member, then down it again",
               group.tree_phases, GROUP_OK),
+    Algorithm("farthest-binomial", ("broadcast",),
+              "MPICH's binomial tree: ceil(log2 P) rounds, the root's first message to the "
+              "member P/2 ahead, each node's last child 1 ahead (`binomial` goes nearest first)",
+              farthest.farthest_binomial_phases, ROOTED_OK),
     Algorithm("scatter-allgather", ("broadcast",),
               "van de Geijn: the block in P pieces scattered down a binomial tree, then a ring "
               "allgather of the pieces", rooted.scatter_allgather_phases,
