@@ -14,6 +14,7 @@ from phalanx.compiler.library import (
     grid,
     gridexchange,
     group,
+    hilbert,
     index,
     interleaved,
     knomial,
@@ -207,6 +208,11 @@ GRID: tuple[Algorithm, ...] = (
               "turned about the root (rotated by 0, 90, 180, 270 degrees on a square grid), so a "
               "node's messages of one slot leave on different links",
               turned.turned(twotree.two_tree_phases), turned.requirements(ROOTED_OK + (halvable,))),
+    Algorithm("hilbert-two-tree", ("broadcast",),
+              "two-tree-copy-beside with the ranks along a Hilbert curve of the grid turned to "
+              "start at the root, so that a subtree's routes stay inside its square (2^k x 2^k "
+              "grids)", hilbert.hilbert_two_tree_phases,
+              ROOTED_OK + (on_grid, hilbert.square_power_of_two_grid, halvable)),
     Algorithm("turned-scatter-doubling", ("broadcast",),
               "four scatter-doubling broadcasts at once, each of a quarter of the block on the "
               "grid turned about the root", turned.turned(rooted.scatter_doubling_phases),
