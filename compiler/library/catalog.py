@@ -243,11 +243,11 @@ GRID: tuple[Algorithm, ...] = (
               interleaved.interleaved_doubling_phases,
               GROUP_OK + (on_grid, power_of_two_members)),
     Algorithm("grid-direct", ("alltoall", "alltoallv"),
-              "the direct messages in rows x cols phases, in phase (a, b) node (r, c) to "
+              "on a mesh, the direct messages in rows x cols phases, in phase (a, b) node (r, c) to "
               "(tau_b(r), sigma_a(c)), sigma and tau Latin squares on a row and a column whose "
               "permutations each put the fewest messages a line allows on a link (8x8 mesh: 2 "
               "on a bisection link a phase, where direct's XOR pairs put 4)",
-              gridexchange.grid_direct_phases, (on_grid, gridexchange.dimension_ordered),
+              gridexchange.grid_direct_phases, (on_grid, gridexchange.mesh_lines),
               gridexchange.grid_direct_columns),
     Algorithm("bidirectional-rings", ("allgather",),
               "half of each part round the rows then the columns, the other half round the "
