@@ -11,8 +11,11 @@ from phalanx.compiler.library import (
     allreduce,
     colouring,
     corner,
+    farthest,
     grid,
+    gridexchange,
     group,
+    hilbert,
     index,
     interleaved,
     knomial,
@@ -64,6 +67,10 @@ GENERIC: tuple[Algorithm, ...] = (
     Algorithm("binomial", ("allgather", "allreduce"),
               "up a binomial tree to the first member, then down it again",
               group.tree_phases, GROUP_OK),
+    Algorithm("farthest-binomial", ("broadcast",),
+              "MPICH's binomial tree: ceil(log2 P) rounds, the root's first message to the "
+              "member P/2 ahead, each node's last child 1 ahead (`binomial` goes nearest first)",
+              farthest.farthest_binomial_phases, ROOTED_OK),
     Algorithm("scatter-allgather", ("broadcast",),
               "van de Geijn: the block in P pieces scattered down a binomial tree, then a ring "
               "allgather of the pieces", rooted.scatter_allgather_phases,
@@ -217,6 +224,11 @@ GRID: tuple[Algorithm, ...] = (
               "turned about the root (rotated by 0, 90, 180, 270 degrees on a square grid), so a "
               "node's messages of one slot leave on different links",
               turned.turned(twotree.two_tree_phases), turned.requirements(ROOTED_OK + (halvable,))),
+    Algorithm("hilbert-two-tree", ("broadcast",),
+              "two-tree-copy-beside with the ranks along a Hilbert curve of the grid turned to "
+              "start at the root, so that a subtree's routes stay inside its square (2^k x 2^k "
+              "grids)", hilbert.hilbert_two_tree_phases,
+              ROOTED_OK + (on_grid, hilbert.square_power_of_two_grid, halvable)),
     Algorithm("turned-scatter-doubling", ("broadcast",),
               "four scatter-doubling broadcasts at once, each of a quarter of the block on the "
               "grid turned about the root", turned.turned(rooted.scatter_doubling_phases),
@@ -272,6 +284,19 @@ GRID: tuple[Algorithm, ...] = (
               "first, a class's column and row bit in one round (three partners at once) or in "
               "two, as a closed form ranks them", subcubes.subcube_scatter_phases,
               ROOTED_OK + (on_grid, power_of_two_members, several_streams)),
+    Algorithm("interleaved-doubling", ("allgather",),
+              "recursive doubling with rank bits dealt to the row and column bits farthest "
+              "first, so the small first exchanges span the grid's long distances and the "
+              "largest (half of the parts) are between neighbours (2^a x 2^b grids)",
+              interleaved.interleaved_doubling_phases,
+              GROUP_OK + (on_grid, power_of_two_members)),
+    Algorithm("grid-direct", ("alltoall", "alltoallv"),
+              "on a mesh, the direct messages in rows x cols phases, in phase (a, b) node (r, c) to "
+              "(tau_b(r), sigma_a(c)), sigma and tau Latin squares on a row and a column whose "
+              "permutations each put the fewest messages a line allows on a link (8x8 mesh: 2 "
+              "on a bisection link a phase, where direct's XOR pairs put 4)",
+              gridexchange.grid_direct_phases, (on_grid, gridexchange.mesh_lines),
+              gridexchange.grid_direct_columns),
     Algorithm("bidirectional-rings", ("allgather",),
               "half of each part round the rows then the columns, the other half round the "
               "columns then the rows, each ring both ways at once: all four links of a node busy",

@@ -32,7 +32,11 @@ def recursive_doubling_phases(coll: Collective, machine: Machine) -> list[Phase]
     """log2 n exchanges with partner v XOR 2^k, each sending all it holds. On n not a power of
     two the members past the largest power 2^j first hand their part to v - 2^j and get the
     result back from it at the end."""
-    order = group_order(coll)
+    return recursive_doubling_over(coll, group_order(coll))
+
+
+def recursive_doubling_over(coll: Collective, order: list[int]) -> list[Phase]:
+    """Recursive doubling over the members in `order` (virtual rank v is member order[v])."""
     n = len(order)
     low = 1 << (n.bit_length() - 1) if n else 0
     own = set(contributors(coll))

@@ -29,8 +29,9 @@ as for the four turned copies of it (`turned-cut-scatter-doubling`, catalog.py).
 
 from __future__ import annotations
 
+from phalanx.compiler.library.group import recursive_doubling_over
 from phalanx.compiler.library.knomial import cut_bits, cut_scatter_doubling_over
-from phalanx.compiler.library.members import root_of
+from phalanx.compiler.library.members import group_order, root_of
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.library.rooted import scatter_doubling_over
 from phalanx.compiler.recognize import Collective
@@ -95,3 +96,22 @@ def interleaved_cut_scatter_doubling_phases(coll: Collective, machine: Machine) 
     apart, and each piece's tree starts across the grid's longest distances with one message."""
     k = cut_bits(coll, machine, machine.nnodes)
     return cut_scatter_doubling_over(coll, far_first_order(coll, machine, k), k)
+def farthest_first_order(coll: Collective, machine: Machine) -> list[int]:
+    """The members by virtual rank for recursive doubling: rank bit k is the interleaved order's
+    bit lg p - 1 - k, so the first (smallest) exchanges span the grid's longest distances and
+    the last (largest) are between neighbours (every node of the grid a member)."""
+    assert machine.grid is not None
+    rows, cols = machine.grid
+    bits = (rows * cols).bit_length() - 1
+    first = group_order(coll)[0]
+    return [first ^ spread(reversed_bits(v, bits), rows, cols) for v in range(rows * cols)]
+
+
+def reversed_bits(value: int, bits: int) -> int:
+    """`value`'s lowest `bits` bits in reverse order."""
+    return sum(1 << (bits - 1 - k) for k in range(bits) if value >> k & 1)
+
+
+def interleaved_doubling_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """Recursive doubling's allgather over the farthest-first order."""
+    return recursive_doubling_over(coll, farthest_first_order(coll, machine))

@@ -47,7 +47,7 @@ from phalanx.compiler.target import Target, TargetEntry, parse_count, with_overr
 from phalanx.grammar.diagnostics import PhalanxError, UsageError, usage_error
 from phalanx.runtime.backends.platforms import Platform, only_target_routing, routed_platform
 from phalanx.runtime.engine import Engine
-from phalanx.targets.bokhari import network, routing
+from phalanx.targets.bokhari import buffers, network, routing
 from phalanx.targets.bokhari.params import (
     CS2,
     SP2,
@@ -156,7 +156,7 @@ class BokhariTarget(Target):
                 raise usage_error(f"'{algorithm}' cannot lower this {coll.kind} on {coll.nprocs} "
                                   "processors", "the hypercube family needs an all-to-all on 2^d "
                                   "processors; use algorithm direct")
-            return self.library.schedule(coll, algorithm, self.spec)
+            return self.library_schedule(coll, algorithm)
         pieces = self.pieces(coll, algorithm)
         if pieces is None:
             raise usage_error(f"{algorithm} on {self.spec} cannot stay within the receive buffers: "
@@ -164,6 +164,17 @@ class BokhariTarget(Target):
         schedule = hypercube.multiphase_schedule(coll, algorithm, pieces)
         self.check_receive_buffers(schedule)  # the proof that the pieces fit
         return schedule
+
+    def library_schedule(self, coll: Collective, algorithm: str) -> Schedule:
+        """The library's schedule; an all-to-all's in rounds behind barriers where its whole
+        phases can stay within the receive buffers so (buffers.py), else as it is (`fits`
+        then keeps `auto` from it)."""
+        schedule = self.library.schedule(coll, algorithm, self.spec)
+        limit = getattr(self.params, "recv_buffer_bytes", 0.0)
+        if not limit or coll.kind != "alltoall":
+            return schedule
+        fitted = buffers.rounds_within(schedule, limit)
+        return schedule if fitted is None else fitted
 
     def _fitting_hint(self, coll: Collective) -> str:
         """The members of the family that fit the receive buffers (in pieces), if any."""
@@ -218,7 +229,7 @@ class BokhariTarget(Target):
             return True
         if not self._by_family(coll, algorithm):  # the library's (Bruck's): its own schedule
             try:
-                self.check_receive_buffers(self.library.schedule(coll, algorithm, self.spec))
+                self.check_receive_buffers(self.library_schedule(coll, algorithm))
             except UsageError:
                 return False
             return True

@@ -27,23 +27,23 @@ def summa(target: str, steps: int = 2, grid: int = 4, block: int = 32) -> str:
 
 
 def test_overlap_changes_the_winner_and_auto_sees_it():
-    # On paragon:4x4 binomial is each broadcast's least time alone, but with direct only the
-    # roots stay busy and the other nodes go on to the next broadcast: the program is shorter.
-    source = summa("paragon:4x4")
+    # On paragon:2x8 (the 4x4 processor grid on a 2x8 mesh) the broadcasts' least times alone
+    # are not the program's: with some broadcasts by direct only their roots stay busy and the
+    # other nodes go on to the next broadcast, so the program is shorter. (On paragon:4x4, the
+    # case this test had, farthest-binomial, whose rounds share no mesh link, is now the least
+    # time alone and in the program, so overlap no longer changes the winner there.)
+    source = summa("paragon:2x8")
     compiled = compile_program(source)
     choice = compiled.choice
-    assert choice.method == BY_PROGRAM and set(choice.algorithms.values()) == {"direct"}
-    per_statement = compile_program(source, algorithm="binomial")
-    assert {s.algorithm for s in per_statement.schedules} == {"binomial"}
+    assert choice.method == BY_PROGRAM and "direct" in set(choice.algorithms.values())
     forced = {a: simulate(compile_program(source, algorithm=a)).total_time_s
-              for a in ("direct", "binomial", "chain")}
+              for a in ("direct", "binomial", "farthest-binomial", "chain")}
     run = simulate(compiled)
     assert run.verified
     # The search's totals (payloads left out) are the totals of runs with checked data.
     assert run.total_time_s == pytest.approx(choice.chosen_total_s, rel=1e-12)
-    assert choice.per_statement_total_s == pytest.approx(forced["binomial"], rel=1e-12)
     assert run.total_time_s <= 1.02 * min(forced.values())
-    assert run.total_time_s < 0.95 * forced["binomial"]
+    assert run.total_time_s < 0.95 * choice.per_statement_total_s
     assert "auto chose for the program by simulating it" in choice.note()
     assert run.to_json()["choice"]["method"] == BY_PROGRAM
 

@@ -1,0 +1,66 @@
+"""The Paragon's receive-buffer limit for the library's all-to-alls: rounds behind barriers.
+
+Seed 003 Sec. 5, Fig. 12: a node posts receives for everything due to it between two barriers
+it takes part in, and the OS could post only 255 receives of 1728 bytes. Bokhari's exchange
+family meets the limit by cutting blocks into pieces, each piece's exchange a round behind a
+barrier (hypercube.pieces_to_fit). A library all-to-all of local phases whose messages each
+fit (`grid-direct`'s whole blocks of 64 KB) meets it with fewer start-ups by ending a round
+with a barrier wherever the next phase's receives would overflow a node's buffers: a barrier
+costs the machine about 8 message start-ups at 64 nodes (Table 1: 126 d - 113 us), pieces a
+start-up per message.
+
+A barrier phase's receives are counted on both sides of its barrier (`rounds_within`): the
+runtime posts them before the barrier (the phase's messages, then the barrier), and the
+target's proof (`BokhariTarget.check_receive_buffers`) counts them after it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from phalanx.compiler.schedule import Phase, Schedule
+
+
+def phase_receives(phase: Phase, nprocs: int) -> list[int]:
+    """Bytes each node receives from other nodes in the phase."""
+    got = [0] * nprocs
+    for t in phase.recvs:
+        if t.src != t.dst:
+            got[t.dst] += t.nbytes
+    return got
+
+
+def rounds_within(schedule: Schedule, limit_bytes: float) -> Schedule | None:
+    """`schedule` (of local phases) with barriers where a node's receive buffers would overflow,
+    or None where no placement of barriers keeps them within `limit_bytes`. A barrier phase's
+    receives count in the round it ends (the runtime's order) and in the round it opens (the
+    target's proof): a barrier goes at the overflowing phase where its round still fits so,
+    else at the phase before. A schedule that fits, or that has barriers of its own, is
+    returned as it is."""
+    n, phases = schedule.nprocs, list(schedule.phases)
+    if any(p.sync == "barrier" for p in phases):
+        return schedule
+    got = [phase_receives(p, n) for p in phases]
+    # the receives since the round's start as the proof counts them (from the latest barrier
+    # phase on) and as the runtime posts them (after it)
+    proof, posted = [0] * n, [0] * n
+    placed = -1
+
+    def fits(*rounds: list[int]) -> bool:
+        return all(max(r) <= limit_bytes for r in rounds)
+
+    def plus(a: list[int], b: list[int]) -> list[int]:
+        return [x + y for x, y in zip(a, b)]
+
+    for k in range(len(phases)):
+        if fits(plus(proof, got[k]), plus(posted, got[k])):
+            proof, posted = plus(proof, got[k]), plus(posted, got[k])
+        elif fits(plus(posted, got[k])):  # the barrier at k: this round ends with it
+            placed, proof, posted = k, list(got[k]), [0] * n
+        elif k - 1 > placed and fits(plus(got[k - 1], got[k])):  # at k - 1
+            placed, proof, posted = k - 1, plus(got[k - 1], got[k]), list(got[k])
+        else:
+            return None
+        if placed >= 0 and placed in (k, k - 1) and phases[placed].sync != "barrier":
+            phases[placed] = dataclasses.replace(phases[placed], sync="barrier")
+    return schedule if placed < 0 else dataclasses.replace(schedule, phases=tuple(phases))

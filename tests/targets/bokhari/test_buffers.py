@@ -1,0 +1,46 @@
+"""The Paragon's receive-buffer limit for the library's all-to-alls (targets/bokhari/buffers.py):
+rounds behind barriers where whole phases fit, refused where one phase alone overflows."""
+
+from __future__ import annotations
+
+from phalanx.compiler.driver import compile_program
+from phalanx.compiler.target import resolve
+from phalanx.runtime.sweep import alltoall_program
+from phalanx.targets.bokhari.buffers import phase_receives, rounds_within
+
+LIMIT = 255 * 1728  # 003_f18cb429ce0a4177.txt Sec. 5 / Fig. 12
+
+
+def test_grid_direct_goes_in_rounds_that_fit_the_buffers():
+    """100 KB blocks on paragon:4x4: 4 fit a node's 440,640 bytes, 5 do not; each round ends
+    with a barrier, whose phase's receives count on both sides of it."""
+    target = resolve("paragon:4x4")
+    compiled = compile_program(alltoall_program(16, 100_000), target="paragon:4x4",
+                               algorithm="alltoall=grid-direct")
+    coll, schedule = compiled.collectives[0], compiled.schedules[0]
+    barriers = [k for k, p in enumerate(schedule.phases) if p.sync == "barrier"]
+    assert barriers == [3, 7, 11, 15]  # the last: phases 11 to 15 would be 5 blocks to the proof
+    target.check_receive_buffers(schedule)  # the target's proof: raises where it overflows
+    edges = [-1] + barriers
+    for start, end in zip(edges, edges[1:]):  # as the runtime posts them: after each barrier
+        got = [phase_receives(p, 16) for p in schedule.phases[start + 1:end + 1]]
+        assert max(map(sum, zip(*got))) <= LIMIT
+    assert target.fits(coll, "grid-direct")
+
+
+def test_a_phase_larger_than_the_buffers_is_refused_and_auto_leaves_it():
+    target = resolve("paragon:4x4")
+    source = alltoall_program(16, 500_000)
+    compiled = compile_program(source, target="paragon:4x4", algorithm="alltoall=grid-direct")
+    coll = compiled.collectives[0]
+    assert rounds_within(target.library.schedule(coll, "grid-direct", target.spec), LIMIT) is None
+    assert not target.fits(coll, "grid-direct")
+    assert compile_program(source, target="paragon:4x4").schedules[0].algorithm != "grid-direct"
+
+
+def test_a_schedule_that_fits_is_left_as_it_is():
+    target = resolve("paragon:4x4")
+    compiled = compile_program(alltoall_program(16, 64), target="paragon:4x4",
+                               algorithm="alltoall=grid-direct")
+    schedule = target.library.schedule(compiled.collectives[0], "grid-direct", target.spec)
+    assert rounds_within(schedule, LIMIT) is schedule
