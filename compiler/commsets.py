@@ -226,28 +226,37 @@ class CommSet:
 
     @cached_property
     def element_matrix(self) -> np.ndarray:
-        """elements[p, q]: how many elements p sends to q."""
+        """elements[p, q]: how many elements p sends to q (read-only)."""
         m = np.zeros((self.nprocs, self.nprocs), dtype=np.int64)
         counts = self._rank_counts
         src, dst = self.stmt.src, self.stmt.dst
-        receivers = np.arange(self.receivers().start, self.receivers().stop)
-        cols = receivers - dst.onto.base if dst.mapping == "distributed" else np.zeros_like(receivers)
+        receivers = self.receivers()
         if src.mapping == "distributed":  # every node of the source sends to every receiver
-            senders = np.arange(src.onto.nodes.start, src.onto.nodes.stop)
-            m[np.ix_(senders, receivers)] += counts[np.ix_(senders - src.onto.base, cols)]
-            return m
-        if src.mapping == "single":
-            senders = np.full_like(receivers, src.owner)
-        else:  # replica_for, for every receiver
-            nodes = src.onto.nodes
-            inside = (receivers >= nodes.start) & (receivers < nodes.stop)
-            senders = np.where(inside, receivers, src.onto.base + receivers % src.onto.count)
-        np.add.at(m, (senders, receivers), counts[0, cols])
+            # counts' columns are the receivers' ranks, or its one column for all of them
+            m[src.onto.nodes.start:src.onto.nodes.stop, receivers.start:receivers.stop] = counts
+        else:
+            to = np.arange(receivers.start, receivers.stop)
+            cols = to - dst.onto.base if dst.mapping == "distributed" else np.zeros_like(to)
+            if src.mapping == "single":
+                senders = np.full_like(to, src.owner)
+            else:  # replica_for, for every receiver
+                nodes = src.onto.nodes
+                inside = (to >= nodes.start) & (to < nodes.stop)
+                senders = np.where(inside, to, src.onto.base + to % src.onto.count)
+            np.add.at(m, (senders, to), counts[0, cols])
+        m.setflags(write=False)
         return m
 
     @cached_property
     def byte_matrix(self) -> np.ndarray:
-        return self.element_matrix * self.stmt.dst.itemsize
+        """bytes[p, q]: how many bytes p sends to q (read-only; the element matrix itself where
+        an element is a byte)."""
+        itemsize = self.stmt.dst.itemsize
+        if itemsize == 1:
+            return self.element_matrix
+        m = self.element_matrix * itemsize
+        m.setflags(write=False)
+        return m
 
     @cached_property
     def _index_groups(self) -> list[list[np.ndarray] | None]:

@@ -92,6 +92,25 @@ def owned_indices(array: DistArray, rank: int) -> tuple[np.ndarray, ...]:
                  if isinstance(ix, slice) else ix for ix in owned_sections(array, rank))
 
 
+def local_shapes(array: DistArray, nnodes: int) -> np.ndarray:
+    """local_shape of every machine node 0..nnodes-1, as an (nnodes, rank) int64 array (zeros
+    for a node holding none): per dimension, how many indices each arrangement coordinate owns."""
+    out = np.zeros((nnodes, len(array.shape)), dtype=np.int64)
+    nodes = array.onto.nodes
+    if array.mapping == "single":
+        out[array.owner] = array.shape
+        return out
+    out[nodes.start:nodes.stop] = array.shape
+    if array.mapping == "replicated":
+        return out
+    coords = np.unravel_index(np.arange(array.onto.count), array.onto.shape)
+    for dim, proc_dim in enumerate(array.proc_dims):
+        if proc_dim is not None:
+            counts = np.bincount(dim_owner_map(array, dim), minlength=array.onto.shape[proc_dim])
+            out[nodes.start:nodes.stop, dim] = counts[coords[proc_dim]]
+    return out
+
+
 def local_shape(array: DistArray, rank: int) -> tuple[int, ...]:
     """The shape of node `rank`'s local array (from owned_sections: no index array for a run)."""
     return tuple(len(range(ix.start, ix.stop, ix.step or 1)) if isinstance(ix, slice) else len(ix)
