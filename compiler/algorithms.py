@@ -42,7 +42,10 @@ def direct_columns(coll: Collective) -> PhaseColumns:
             nbytes = m[src, dst]
             sent = nbytes > 0
             counts.append(sent.sum(axis=1))
-            yield rows(src[sent], dst[sent], nbytes[sent], src[sent], dst[sent])
+            if counts[-1].sum() == sent.size:  # every rank sends in these steps
+                yield rows(src.ravel(), dst.ravel(), nbytes.ravel(), src.ravel(), dst.ravel())
+            else:
+                yield rows(src[sent], dst[sent], nbytes[sent], src[sent], dst[sent])
 
     data = stored(tables())
     per_step = np.concatenate(counts) if counts else np.zeros(1, dtype=np.int64)  # n = 1: one phase
