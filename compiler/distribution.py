@@ -10,6 +10,8 @@ global indices in ascending order.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from phalanx.compiler.semantics import DimDist, DistArray
@@ -21,15 +23,20 @@ def block_size(dd: DimDist, extent: int, nprocs: int) -> int:
     return dd.block or 1
 
 
+@lru_cache(maxsize=32)
 def owner_map(dd: DimDist, extent: int, nprocs: int) -> np.ndarray | None:
-    """Owner of each global index along the dimension, or None for `*`."""
+    """Owner of each global index along the dimension, or None for `*` (read-only, remembered:
+    the compile's communication sets and the run's data check ask for the same maps)."""
     if dd.kind == "*":
         return None
-    i = np.arange(extent, dtype=np.int64)
     b = block_size(dd, extent, nprocs)
-    if dd.kind == "BLOCK":
-        return i // b
-    return (i // b) % nprocs
+    blocks = -(-extent // b) if b else 0  # blocks of b indices the dimension holds
+    owners = np.repeat(np.arange(nprocs if dd.kind == "CYCLIC" else blocks, dtype=np.int64), b)
+    if dd.kind == "CYCLIC":  # runs of b indices dealt round the processors
+        owners = np.tile(owners, -(-blocks // nprocs))
+    out = owners[:extent].copy() if len(owners) > extent else owners
+    out.setflags(write=False)
+    return out
 
 
 def local_index_map(dd: DimDist, extent: int, nprocs: int) -> np.ndarray:

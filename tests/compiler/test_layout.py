@@ -1,6 +1,5 @@
 """compiler/layout.py: which blocks are strided, worked out per class of origins and finals,
-held to the definition block by block (the per-block loop it replaced), and local_shapes to
-local_shape node by node."""
+held to the definition block by block (the per-block loop it replaced)."""
 
 from __future__ import annotations
 
@@ -9,7 +8,7 @@ import pytest
 from test_sections import CASES, draw_cases
 
 from phalanx.compiler.commsets import CommSet
-from phalanx.compiler.distribution import local_shape, local_shapes
+from phalanx.compiler.distribution import local_shape
 from phalanx.compiler.layout import GATHERED, SCATTERED, BlockLayout, extent_and_run, one_run
 from phalanx.compiler.semantics import check
 from phalanx.grammar.parser import parse
@@ -69,11 +68,3 @@ def test_known_layouts(program, gathered, scattered):
     bits = layout._bits[layout.commset.byte_matrix > 0]
     assert (bits & GATHERED > 0).any() == gathered and (bits & SCATTERED > 0).any() == scattered
     assert (layout._bits == bits_block_by_block(layout)).all()
-
-
-def test_local_shapes_are_each_node_s_local_shape():
-    for case in draw_cases(CASES)[:200]:
-        stmt = statement(case["program"])
-        n = CommSet(stmt).nprocs
-        for array in (stmt.src, stmt.dst):
-            assert local_shapes(array, n).tolist() == [list(local_shape(array, p)) for p in range(n)]
