@@ -151,6 +151,8 @@ class BlockLayout:
         _, first_q, final_class = np.unique(np.hstack(finals), axis=0, return_index=True,
                                             return_inverse=True)
         grid = self.block_bits(first_p, first_q)
+        if not grid.any():  # no block is strided (whole rows: the common case)
+            return np.zeros((n, n), dtype=np.uint8)
         bits = grid[origin_class.reshape(-1, 1), final_class.reshape(1, -1)]
         bits[self.commset.byte_matrix <= 0] = 0
         return bits
