@@ -52,22 +52,24 @@ def collective_from_op(op: coll.CollectiveOp) -> Collective:
     matrix = op.byte_matrix_array()
     rows = tuple(map(tuple, matrix.tolist()))
     element_bytes = op.element_bytes_value() if isinstance(op, coll.ReductionOp) else None
-    return _remember(op, with_matrix(Collective(
+    return _remember(key, op, with_matrix(Collective(
         op.collective.value.data, op.kind, op.nprocs_value, rows, op.src.data, op.dst.data,
         op.line.value.data, root if root >= 0 else None, op.groups_value(), element_bytes,
         op.strided_value()), matrix))
 
 
 def _op_key(op: coll.CollectiveOp) -> tuple:
+    """The op's attributes, its byte matrix by the id of its bytes (a clone shares them)."""
     element_bytes = op.element_bytes_value() if isinstance(op, coll.ReductionOp) else None
     return (id(op.byte_matrix.data.data), op.collective.value.data, op.kind, op.src.data,
             op.dst.data, op.line.value.data, op.root.value.data, op.groups_value(), element_bytes,
             op.strided_value())
 
 
-def _remember(op: coll.CollectiveOp, found: Collective) -> Collective:
-    """`found` is the op's Collective (collective_from_op gives it back for the op and its clones)."""
-    _FROM_OPS[_op_key(op)] = (op.byte_matrix.data.data, found)
+def _remember(key: tuple, op: coll.CollectiveOp, found: Collective) -> Collective:
+    """`found` is the Collective of `op`, whose _op_key is `key` (collective_from_op gives it back
+    for the op and its clones)."""
+    _FROM_OPS[key] = (op.byte_matrix.data.data, found)
     while len(_FROM_OPS) > 64:
         _FROM_OPS.popitem(last=False)
     return found
@@ -210,7 +212,7 @@ class RecognizeCollectives(ModulePass):
                 stmt, stage = reduce_from_op(child, arrays), -1
             found = recognize_statement(child.collective.value.data, stmt)
             op_of_found = collective_op(found, stage)
-            _remember(op_of_found, found)  # what collective_from_op would read back from it
+            _remember(_op_key(op_of_found), op_of_found, found)  # what collective_from_op reads back
             child.parent_block().insert_op_before(op_of_found, child)
             child.detach()
             child.erase()
