@@ -78,7 +78,7 @@ RANGE_ROWS = 256  # rows column_ranges reads as one long row
 def column_ranges(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """Each column's least and greatest value in an (n, k) int64 table, or None for an empty
     one. Read RANGE_ROWS rows at a time as one long row, so numpy reduces along contiguous
-    memory (a million-row table: 0.17 s instead of 0.85 s for `rows.min(axis=0)` and max)."""
+    memory (a 16.8M-row table: 0.17 s instead of 0.85 s for `rows.min(axis=0)` and max)."""
     n, k = rows.shape
     if n == 0:
         return None
