@@ -17,6 +17,9 @@ Goals (issue 30): ideal:1024's compile <= 3 s; a 4096-node all-to-all of 8-byte 
 within 60 s and 8 GB. The machine is shared with other jobs: `compile_s` is wall time,
 `compile_cpu_s` the process's CPU time (less disturbed by the others, not free of them).
 
+`--only TEXT` re-measures the rows whose name contains TEXT; they replace their rows of the last
+results, the others stay.
+
 Run: .venv/bin/python bench/compile_scale.py [--only TEXT] [--timeout S]
 """
 
@@ -135,15 +138,19 @@ def main() -> None:
         return
     rows = [r for r in ROWS if args.only is None or args.only in r.name]
     results = []
+    # --only re-measures some rows: they replace their rows of the last results, the others stay
+    kept = json.loads(RESULTS.read_text())["rows"] if args.only is not None and RESULTS.exists() else []
+    host = f"{host_platform.machine()}, Python {host_platform.python_version()}"
     for row in rows:
         point = {"target": row.target, "algorithm": row.algorithm, "block_bytes": row.block_bytes,
                  "mode": row.mode}
-        result = {"name": row.name, **point, **measured(point, args.timeout)}
+        result = {"name": row.name, **point, **measured(point, args.timeout),
+                  "measured_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
         print(json.dumps(result), flush=True)
         results.append(result)
-    if args.only is None:
-        host = f"{host_platform.machine()}, Python {host_platform.python_version()}"
-        RESULTS.write_text(json.dumps({"host": host, "rows": results}, indent=1) + "\n")
+        merged = [next((r for r in results if r["name"] == k["name"]), k) for k in kept]
+        merged += [r for r in results if r["name"] not in {k["name"] for k in kept}]  # new rows
+        RESULTS.write_text(json.dumps({"host": host, "rows": merged}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
-from phalanx.compiler.columns import PhaseColumns, rows
+from phalanx.compiler.columns import PhaseColumns, rows, stored
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Schedule
 
@@ -16,27 +18,39 @@ def direct_partner(rank: int, step: int, nprocs: int, to: bool = True) -> int:
     return (rank + step) % nprocs if to else (rank - step) % nprocs
 
 
+PART_ROWS = 1 << 16  # transfers direct_columns works out at once (a few MB: in cache)
+
+
 def direct_columns(coll: Collective) -> PhaseColumns:
     """P-1 contention-free phases: in step s, r sends its block for partner(r, s).
 
     Local blocks (p to p) are copied in the first phase. Empty blocks send nothing (a step
-    may then be empty). All steps at once: row s - 1 of the (P - 1) x P partner table is
-    step s's, read row by row."""
+    may then be empty). A few steps at once, each a row of the partner table read in rank
+    order, written straight into the bytes the IR keeps (columns.stored)."""
     n, m = coll.nprocs, coll.matrix
     ranks = np.arange(n, dtype=np.int64)
     own = ranks[np.diagonal(m) > 0]
-    src = np.broadcast_to(ranks, (max(n - 1, 0), n))
-    steps = np.arange(1, n, dtype=np.int64)[:, None]
-    dst = src ^ steps if n & (n - 1) == 0 else (src + steps) % n
-    nbytes = m[src, dst]
-    sent = nbytes > 0
-    counts = sent.sum(axis=1)
-    if n == 1:
-        counts = np.zeros(1, dtype=np.int64)  # the one phase copies the local block
-    s, d = np.concatenate((own, src[sent])), np.concatenate((own, dst[sent]))
-    table = rows(s, d, np.concatenate((m[own, own], nbytes[sent])), s, d)
-    offsets = np.concatenate(([0], len(own) + np.cumsum(counts)))
-    return PhaseColumns(table, offsets, ("local",) * len(counts))
+    counts: list[np.ndarray] = []  # transfers per step, as tables() goes
+    at_once = max(1, PART_ROWS // n)
+
+    def tables() -> Iterator[np.ndarray]:
+        yield rows(own, own, m[own, own], own, own)
+        for first in range(1, n, at_once):
+            steps = np.arange(first, min(first + at_once, n), dtype=np.int64)[:, None]
+            src = np.broadcast_to(ranks, (len(steps), n))
+            dst = src ^ steps if n & (n - 1) == 0 else (src + steps) % n
+            nbytes = m[src, dst]
+            sent = nbytes > 0
+            counts.append(sent.sum(axis=1))
+            if counts[-1].sum() == sent.size:  # every rank sends in these steps
+                yield rows(src.ravel(), dst.ravel(), nbytes.ravel(), src.ravel(), dst.ravel())
+            else:
+                yield rows(src[sent], dst[sent], nbytes[sent], src[sent], dst[sent])
+
+    data = stored(tables())
+    per_step = np.concatenate(counts) if counts else np.zeros(1, dtype=np.int64)  # n = 1: one phase
+    per_step[0] += len(own)
+    return PhaseColumns.of_stored(data, per_step, ("local",) * len(per_step))
 
 
 def direct_phases(coll: Collective) -> tuple[Phase, ...]:

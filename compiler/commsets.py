@@ -26,7 +26,7 @@ from functools import cached_property
 import numpy as np
 
 from phalanx.compiler.distribution import dim_owner_map, owned_indices
-from phalanx.compiler.semantics import AssignStmt, DistArray, ReduceStmt
+from phalanx.compiler.semantics import AssignStmt, DistArray, ReduceStmt, Triplet
 
 
 @dataclass(frozen=True)
@@ -109,20 +109,27 @@ def section_index_maps(stmt: AssignStmt) -> list[tuple[np.ndarray, np.ndarray | 
     src_triplets = stmt.src_triplets
     for d, trip in enumerate(stmt.dst_triplets):
         idx = trip.indices()
-        keep = np.ones(trip.count, dtype=bool)
+        keep = None  # the positions kept, where some are not
         if stmt.window is not None and d == stmt.window.dim:  # one pipeline stage
-            keep &= np.isin(idx, stmt.window.indices())
+            keep = np.isin(idx, stmt.window.indices())
         sd = stmt.perm[d]
         src_idx = None
         if sd >= 0:
-            strip = src_triplets[sd]
-            pos = np.arange(trip.count, dtype=np.int64) + stmt.shift[d]
-            if stmt.op == "eoshift":
-                keep &= (pos >= 0) & (pos < strip.count)
+            strip, shift = src_triplets[sd], stmt.shift[d]
+            if stmt.op != "eoshift" and 0 <= shift and shift + trip.count <= strip.count:
+                # positions shift.. read in order: no wrap, nothing left out
+                src_idx = Triplet(strip.lo + strip.stride * shift, strip.stride, trip.count).indices()
             else:
-                pos %= strip.count
-            src_idx = (strip.lo + strip.stride * pos)[keep]
-        out.append((idx[keep], src_idx))
+                pos = np.arange(shift, shift + trip.count, dtype=np.int64)
+                if stmt.op == "eoshift":
+                    inside = (pos >= 0) & (pos < strip.count)
+                    keep = inside if keep is None else keep & inside
+                else:
+                    pos %= strip.count
+                src_idx = strip.lo + strip.stride * pos
+            if keep is not None:
+                src_idx = src_idx[keep]
+        out.append((idx if keep is None else idx[keep], src_idx))
     return out
 
 
@@ -164,11 +171,11 @@ class CommSet:
         for idx, sc, spd, dc, dpd in self.dims:
             ns = src_shape[spd] if sc is not None else 1
             nd = dst_shape[dpd] if dc is not None else 1
-            table = np.zeros((ns, nd), dtype=np.int64)
             if sc is None and dc is None:
-                table[0, 0] = len(idx)
+                table = np.full((1, 1), len(idx), dtype=np.int64)
             else:
-                np.add.at(table, (sc if sc is not None else 0, dc if dc is not None else 0), 1)
+                key = (sc * nd if sc is not None else 0) + (dc if dc is not None else 0)
+                table = np.bincount(key, minlength=ns * nd).reshape(ns, nd)
             out.append(table)
         return out
 
@@ -226,28 +233,37 @@ class CommSet:
 
     @cached_property
     def element_matrix(self) -> np.ndarray:
-        """elements[p, q]: how many elements p sends to q."""
+        """elements[p, q]: how many elements p sends to q (read-only)."""
         m = np.zeros((self.nprocs, self.nprocs), dtype=np.int64)
         counts = self._rank_counts
         src, dst = self.stmt.src, self.stmt.dst
-        receivers = np.arange(self.receivers().start, self.receivers().stop)
-        cols = receivers - dst.onto.base if dst.mapping == "distributed" else np.zeros_like(receivers)
+        receivers = self.receivers()
         if src.mapping == "distributed":  # every node of the source sends to every receiver
-            senders = np.arange(src.onto.nodes.start, src.onto.nodes.stop)
-            m[np.ix_(senders, receivers)] += counts[np.ix_(senders - src.onto.base, cols)]
-            return m
-        if src.mapping == "single":
-            senders = np.full_like(receivers, src.owner)
-        else:  # replica_for, for every receiver
-            nodes = src.onto.nodes
-            inside = (receivers >= nodes.start) & (receivers < nodes.stop)
-            senders = np.where(inside, receivers, src.onto.base + receivers % src.onto.count)
-        np.add.at(m, (senders, receivers), counts[0, cols])
+            # counts' columns are the receivers' ranks, or its one column for all of them
+            m[src.onto.nodes.start:src.onto.nodes.stop, receivers.start:receivers.stop] = counts
+        else:
+            to = np.arange(receivers.start, receivers.stop)
+            cols = to - dst.onto.base if dst.mapping == "distributed" else np.zeros_like(to)
+            if src.mapping == "single":
+                senders = np.full_like(to, src.owner)
+            else:  # replica_for, for every receiver
+                nodes = src.onto.nodes
+                inside = (to >= nodes.start) & (to < nodes.stop)
+                senders = np.where(inside, to, src.onto.base + to % src.onto.count)
+            np.add.at(m, (senders, to), counts[0, cols])
+        m.setflags(write=False)
         return m
 
     @cached_property
     def byte_matrix(self) -> np.ndarray:
-        return self.element_matrix * self.stmt.dst.itemsize
+        """bytes[p, q]: how many bytes p sends to q (read-only; the element matrix itself where
+        an element is a byte)."""
+        itemsize = self.stmt.dst.itemsize
+        if itemsize == 1:
+            return self.element_matrix
+        m = self.element_matrix * itemsize
+        m.setflags(write=False)
+        return m
 
     @cached_property
     def _index_groups(self) -> list[list[np.ndarray] | None]:

@@ -10,6 +10,8 @@ global indices in ascending order.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from phalanx.compiler.semantics import DimDist, DistArray
@@ -21,15 +23,20 @@ def block_size(dd: DimDist, extent: int, nprocs: int) -> int:
     return dd.block or 1
 
 
+@lru_cache(maxsize=32)
 def owner_map(dd: DimDist, extent: int, nprocs: int) -> np.ndarray | None:
-    """Owner of each global index along the dimension, or None for `*`."""
+    """Owner of each global index along the dimension, or None for `*` (read-only, remembered:
+    the compile's communication sets and the run's data check ask for the same maps)."""
     if dd.kind == "*":
         return None
-    i = np.arange(extent, dtype=np.int64)
     b = block_size(dd, extent, nprocs)
-    if dd.kind == "BLOCK":
-        return i // b
-    return (i // b) % nprocs
+    blocks = -(-extent // b) if b else 0  # blocks of b indices the dimension holds
+    owners = np.repeat(np.arange(nprocs if dd.kind == "CYCLIC" else blocks, dtype=np.int64), b)
+    if dd.kind == "CYCLIC":  # runs of b indices dealt round the processors
+        owners = np.tile(owners, -(-blocks // nprocs))
+    out = owners[:extent].copy() if len(owners) > extent else owners
+    out.setflags(write=False)
+    return out
 
 
 def local_index_map(dd: DimDist, extent: int, nprocs: int) -> np.ndarray:
@@ -90,6 +97,25 @@ def owned_indices(array: DistArray, rank: int) -> tuple[np.ndarray, ...]:
     """Global indices, per dimension, of the elements node `rank` holds (ascending = local order)."""
     return tuple(np.arange(ix.start, ix.stop, ix.step or 1, dtype=np.int64)
                  if isinstance(ix, slice) else ix for ix in owned_sections(array, rank))
+
+
+def local_shapes(array: DistArray, nnodes: int) -> np.ndarray:
+    """local_shape of every machine node 0..nnodes-1, as an (nnodes, rank) int64 array (zeros
+    for a node holding none): per dimension, how many indices each arrangement coordinate owns."""
+    out = np.zeros((nnodes, len(array.shape)), dtype=np.int64)
+    nodes = array.onto.nodes
+    if array.mapping == "single":
+        out[array.owner] = array.shape
+        return out
+    out[nodes.start:nodes.stop] = array.shape
+    if array.mapping == "replicated":
+        return out
+    coords = np.unravel_index(np.arange(array.onto.count), array.onto.shape)
+    for dim, proc_dim in enumerate(array.proc_dims):
+        if proc_dim is not None:
+            counts = np.bincount(dim_owner_map(array, dim), minlength=array.onto.shape[proc_dim])
+            out[nodes.start:nodes.stop, dim] = counts[coords[proc_dim]]
+    return out
 
 
 def local_shape(array: DistArray, rank: int) -> tuple[int, ...]:

@@ -18,7 +18,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from phalanx.compiler.commsets import CommSet
-from phalanx.compiler.distribution import dim_local_map, owned_indices, owned_sections
+from phalanx.compiler.distribution import dim_local_map, local_shapes, owned_indices
 from phalanx.compiler.schedule import Transfer
 from phalanx.compiler.semantics import AssignStmt, DistArray
 
@@ -133,41 +133,113 @@ class BlockLayout:
 
     @cached_property
     def _bits(self) -> np.ndarray:
-        """strides() of every block, worked out a dimension at a time (a 32 x 32 machine has a
-        million blocks but few distinct sections per dimension)."""
+        """strides() of every block (uint8), worked out once per class of origins and class of
+        finals and spread over the P x P blocks: two origins are alike when they hold local
+        arrays of one shape and their blocks' sections have the same extents and runs in every
+        dimension, whatever the final, and likewise two finals (a 4096-node all-to-all's 16.8M
+        blocks are one pair of classes)."""
         n = self.commset.nprocs
+        origins = [local_shapes(self.stmt.src, n)] + [a[:, None] for extent, run in self._collapsed_runs
+                                                      for a in (extent, run)]
+        finals = [local_shapes(self.stmt.dst, n)]
+        for side_runs, src_key, dst_key in self._dim_runs:
+            rows, cols = _alike(_section_classes(side_runs), src_key, dst_key)
+            origins.append(rows[:, None])
+            finals.append(cols[:, None])
+        _, first_p, origin_class = np.unique(np.hstack(origins), axis=0, return_index=True,
+                                             return_inverse=True)
+        _, first_q, final_class = np.unique(np.hstack(finals), axis=0, return_index=True,
+                                            return_inverse=True)
+        grid = self.block_bits(first_p, first_q)
+        if not grid.any():  # no block is strided (whole rows: the common case)
+            return np.zeros((n, n), dtype=np.uint8)
+        bits = grid[origin_class.reshape(-1, 1), final_class.reshape(1, -1)]
+        bits[self.commset.byte_matrix <= 0] = 0
+        return bits
+
+    def block_bits(self, origins: np.ndarray, finals: np.ndarray) -> np.ndarray:
+        """GATHERED | SCATTERED bits (uint8) of blocks (origins[i], finals[j]), as an
+        (len(origins), len(finals)) array, whether or not they carry bytes."""
         src_dims, dst_dims = [], []
-        for d, (sections, src_key, dst_key) in enumerate(self.commset.dim_sections()):
-            key = src_key[:, None] + dst_key[None, :]
+        for side_runs, src_key, dst_key in self._dim_runs:
+            key = src_key[origins][:, None] + dst_key[finals][None, :]
             for side, out in (("src", src_dims), ("dst", dst_dims)):
-                if side == "src" and self.stmt.perm[d] < 0:
-                    continue
-                runs = [extent_and_run(self.converted(side, d, ix)) for ix in sections]
-                extent = np.array([e for e, _ in runs], dtype=np.int64)
-                run = np.array([r for _, r in runs], dtype=bool)
-                out.append((extent[key], run[key]))
-        dst_shape = np.array([self._shape(self.stmt.dst, q) for q in range(n)], dtype=np.int64)
+                if side in side_runs:
+                    extent, run = side_runs[side]
+                    out.append((extent[key], run[key]))
+        dst_shape = local_shapes(self.stmt.dst, self.commset.nprocs)[finals]
         scattered = ~one_run(dst_dims, tuple(range(len(dst_dims))), dst_shape[None, :, :])
         if min(self.stmt.perm, default=0) < 0:
-            gathered = np.ones((n, n), dtype=bool)  # a spread copies elements: a gather loop
+            gathered = np.ones(scattered.shape, dtype=bool)  # a spread copies elements: a gather loop
         else:
             # Source dims read by destination dims, in destination order; a dim the statement
             # collapses (scalar subscript, reduction) is read innermost.
-            for c in self.stmt.collapsed:
-                runs = [extent_and_run(self.collapsed_local(p, c)) for p in range(n)]
-                src_dims.append((np.array([e for e, _ in runs])[:, None].repeat(n, axis=1),
-                                 np.array([r for _, r in runs])[:, None].repeat(n, axis=1)))
-            src_shape = np.array([self._shape(self.stmt.src, p) for p in range(n)], dtype=np.int64)
+            for extent, run in self._collapsed_runs:
+                src_dims.append(tuple(np.broadcast_to(a[origins][:, None], scattered.shape)
+                                      for a in (extent, run)))
+            src_shape = local_shapes(self.stmt.src, self.commset.nprocs)[origins]
             gathered = ~one_run(src_dims, tuple(self.stmt.perm) + tuple(self.stmt.collapsed),
                                 src_shape[:, None, :])
         bits = np.where(gathered, GATHERED, 0) | np.where(scattered, SCATTERED, 0)
-        return np.where(self.commset.byte_matrix > 0, bits, 0)
+        return np.broadcast_to(bits.astype(np.uint8), (len(origins), len(finals)))
 
-    @staticmethod
-    def _shape(array: DistArray, node: int) -> tuple[int, ...]:
-        """The extents of the node's local array (zero where it holds none)."""
-        return tuple(len(range(ix.start, ix.stop, ix.step or 1)) if isinstance(ix, slice)
-                     else len(ix) for ix in owned_sections(array, node))
+    @cached_property
+    def _dim_runs(self) -> list[tuple[dict[str, tuple[np.ndarray, np.ndarray]], np.ndarray, np.ndarray]]:
+        """Per destination dim: {side: (extent, run) of each of its sections (CommSet.dim_sections)
+        in the local indices of that side ("src" left out for a dim spread adds)}, src_key, dst_key."""
+        out = []
+        for d, (sections, src_key, dst_key) in enumerate(self.commset.dim_sections()):
+            lengths = np.array([len(ix) for ix in sections], dtype=np.int64)
+            joined = np.concatenate(sections) if sections else np.zeros(0, dtype=np.int64)
+            side_runs = {"dst": (lengths, _consecutive(local_maps(self.stmt.dst)[d][joined], lengths))}
+            if self.stmt.perm[d] >= 0:
+                local = local_maps(self.stmt.src)[self.stmt.perm[d]][self._source_of[d][joined]]
+                side_runs["src"] = (lengths, _consecutive(local, lengths))
+            out.append((side_runs, src_key, dst_key))
+        return out
+
+    @cached_property
+    def _collapsed_runs(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per collapsed source dim: each node's extent of the indices it holds and whether they
+        are one run of its local array (collapsed_local)."""
+        n = self.commset.nprocs
+        out = []
+        for c in self.stmt.collapsed:
+            runs = [extent_and_run(self.collapsed_local(p, c)) for p in range(n)]
+            out.append((np.array([e for e, _ in runs], dtype=np.int64),
+                        np.array([r for _, r in runs], dtype=bool)))
+        return out
+
+
+def _consecutive(local: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Per section, consecutive pieces of `local` of these lengths: whether its indices are
+    consecutive and ascending (extent_and_run's run, for all sections at once)."""
+    breaks = np.zeros(len(local) + 1, dtype=np.int64)  # breaks[i]: steps other than +1 before i
+    if len(local) > 1:
+        breaks[1:len(local)] = np.cumsum(np.diff(local) != 1)
+        breaks[len(local)] = breaks[len(local) - 1]
+    starts = np.cumsum(lengths) - lengths
+    lasts = np.maximum(starts + lengths - 1, starts)
+    return breaks[lasts] == breaks[starts]
+
+
+def _section_classes(side_runs: dict[str, tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """Per section, an id shared by the sections with the same extents and runs on both sides."""
+    columns = [a.astype(np.int64) for extent, run in side_runs.values() for a in (extent, run)]
+    _, ids = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)
+    return ids.reshape(-1)
+
+
+def _alike(ids: np.ndarray, src_key: np.ndarray, dst_key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per node as an origin and as a final, a class in one dimension: origins p and p' are in
+    one class when sections src_key[p] + dst_key[q] and src_key[p'] + dst_key[q] have the same
+    id (`ids`) for every q, and likewise finals."""
+    us, u_of = np.unique(src_key, return_inverse=True)
+    vs, v_of = np.unique(dst_key, return_inverse=True)
+    table = ids[us[:, None] + vs[None, :]]
+    _, row_class = np.unique(table, axis=0, return_inverse=True)
+    _, col_class = np.unique(table, axis=1, return_inverse=True)
+    return row_class.reshape(-1)[u_of.reshape(-1)], col_class.reshape(-1)[v_of.reshape(-1)]
 
 
 def strided_bytes(group: tuple[Transfer, ...], strides: Callable[[int, int], int]) -> tuple[int, int]:

@@ -75,9 +75,14 @@ class Collective:
     @property
     def block_bytes(self) -> int | None:
         """Bytes per source-destination pair where uniform, else None."""
-        off = self.network_matrix
-        sent = off[off > 0]
-        return int(sent[0]) if sent.size and (sent == sent[0]).all() else None
+        m = self.matrix
+        sent = m > 0
+        np.fill_diagonal(sent, False)
+        first = int(sent.argmax())  # the first pair that sends, row by row
+        if not sent.flat[first]:
+            return None
+        nbytes = int(m.flat[first])
+        return nbytes if ((m == nbytes) | ~sent).all() else None
 
     @property
     def participants(self) -> tuple[int, ...]:
@@ -128,10 +133,6 @@ def group_kind(m: np.ndarray, groups: list[tuple[int, ...]], op: str, src_mappin
     return kind if kind in GROUPABLE else None
 
 
-def _off_diagonal(m: np.ndarray) -> np.ndarray:
-    return m[~np.eye(m.shape[0], dtype=bool)]
-
-
 def classify(m: np.ndarray, op: str = "copy", src_mapping: str = "distributed",
              dst_mapping: str = "distributed", nreceivers: int = 1) -> str:
     """The collective kind of a statement from what it computes, its mappings and matrix."""
@@ -156,11 +157,12 @@ def classify(m: np.ndarray, op: str = "copy", src_mapping: str = "distributed",
         return "gather"
     if src_mapping == "distributed" and dst_mapping == "replicated":
         return "allgather"
-    off = _off_diagonal(m)
     n = m.shape[0]
-    if n > 1 and (off > 0).all():
-        return "alltoall" if (off == off[0]).all() else "alltoallv"
-    if ((net > 0).sum(axis=1) <= 1).all() and ((net > 0).sum(axis=0) <= 1).all():
+    pairs = n * (n - 1)
+    sends = net > 0  # the diagonal is not a pair
+    if n > 1 and np.count_nonzero(sends) == pairs:  # every pair sends
+        return "alltoall" if np.count_nonzero(net == net[0, 1]) == pairs else "alltoallv"
+    if (sends.sum(axis=1) <= 1).all() and (sends.sum(axis=0) <= 1).all():
         return "permutation"
     return "sparse"
 
@@ -198,9 +200,12 @@ def recognize(index: int, byte_matrix: np.ndarray, src: str, dst: str, line: int
 
 def with_matrix(coll: Collective, byte_matrix: np.ndarray) -> Collective:
     """`coll`, its `matrix` taken from the array its byte_matrix was made of (not rebuilt from
-    the tuples: 16.8M of them on 4096 nodes)."""
-    matrix = np.array(byte_matrix, dtype=np.int64).reshape(coll.nprocs, coll.nprocs)
-    matrix.setflags(write=False)
+    the tuples: 16.8M of them on 4096 nodes); a read-only int64 array as it is (its owner does
+    not change it: CommSet's matrices, the IR's bytes), any other copied."""
+    matrix = np.asarray(byte_matrix, dtype=np.int64).reshape(coll.nprocs, coll.nprocs)
+    if matrix.flags.writeable:
+        matrix = matrix.copy()
+        matrix.setflags(write=False)
     coll.__dict__["matrix"] = matrix
     return coll
 

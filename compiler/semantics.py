@@ -134,7 +134,7 @@ class Triplet:
         return Triplet(0, 1, extent)
 
     def indices(self) -> np.ndarray:
-        return self.lo + self.stride * np.arange(self.count, dtype=np.int64)
+        return np.arange(self.lo, self.lo + self.stride * self.count, self.stride, dtype=np.int64)
 
 
 SHIFTS = ("cshift", "eoshift")

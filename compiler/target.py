@@ -94,6 +94,27 @@ def check_cost_model(spec: str) -> str:
     return spec
 
 
+@dataclass(frozen=True)
+class SchedulePattern:
+    """What an algorithm's phases for a collective depend on (schedule_for's memo key), its
+    hash worked out once: the byte matrix of a 4096-node collective is 16.8M ints."""
+
+    kind: str
+    byte_matrix: tuple[tuple[int, ...], ...]
+    root: int | None
+    groups: tuple[tuple[int, ...], ...]
+    element_bytes: int | None
+    algorithm: str
+
+    def __hash__(self) -> int:
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash((self.kind, self.byte_matrix, self.root, self.groups, self.element_bytes,
+                           self.algorithm))
+            self.__dict__["_hash"] = cached
+        return cached
+
+
 class Target(ABC):
     """A machine: its parameters, schedule generators, cost model and network model."""
 
@@ -289,7 +310,8 @@ class Target(ABC):
         """`generate`, remembering the phases of each communication pattern: programs repeat
         the same redistribution many times, and generators are deterministic."""
         cache = self.__dict__.setdefault("_phase_cache", {})
-        key = (coll.kind, coll.byte_matrix, coll.root, coll.groups, coll.element_bytes, algorithm)
+        key = SchedulePattern(coll.kind, coll.byte_matrix, coll.root, coll.groups, coll.element_bytes,
+                              algorithm)
         if key not in cache:
             if coll.groups and algorithm.startswith(AS_PATTERN):
                 cache[key] = self.schedule_for(groups.as_pattern(coll),

@@ -6,7 +6,8 @@ from collections import Counter
 
 import numpy as np
 
-from phalanx.compiler.schedule import TRANSFER_FIELDS, Schedule
+from phalanx.compiler.columns import column_ranges
+from phalanx.compiler.schedule import Schedule
 
 
 def schedule_problems(s: Schedule) -> list[str]:
@@ -29,28 +30,40 @@ def schedule_problems(s: Schedule) -> list[str]:
     return problems
 
 
-def table_problems(nprocs: int, phases: list[tuple[np.ndarray, np.ndarray]]) -> list[str]:
-    """`schedule_problems` on the IR's (sends, recvs) int64 tables, vectorised."""
-    problems = []
-    sends = [t for t, _ in phases]
-    recvs = [r for _, r in phases]
-    for k, table in enumerate(sends + recvs):
-        bad = table[(table[:, :2] < 0).any(axis=1) | (table[:, :2] >= nprocs).any(axis=1)]
-        if len(bad):
-            problems.append(f"phase {k % len(phases)}: transfer {bad[0, 0]}->{bad[0, 1]} names a "
-                            f"node outside 0..{nprocs - 1}")
-        small = table[table[:, 2] <= 0]
-        if len(small):
-            problems.append(f"phase {k % len(phases)}: transfer {small[0, 0]}->{small[0, 1]} moves "
-                            f"{small[0, 2]} bytes")
-    if all(s.shape == r.shape and np.array_equal(s, r) for s, r in phases):
-        return problems  # each phase receives what it sends (Phase.of): nothing to sort
-    none = np.zeros((0, len(TRANSFER_FIELDS)), np.int64)
-    all_sends = _sorted_rows(np.concatenate(sends) if sends else none)
-    all_recvs = _sorted_rows(np.concatenate(recvs) if recvs else none)
+def table_problems(nprocs: int, sends: np.ndarray, send_offsets: np.ndarray, recvs: np.ndarray,
+                   recv_offsets: np.ndarray) -> list[str]:
+    """`schedule_problems` on the IR's (n, 7) int64 tables of sends and recvs (phase k's rows
+    [offsets[k], offsets[k + 1])), vectorised: the first bad transfer of each phase, the sends'
+    phases before the recvs'; no sort where each phase receives what it sends."""
+    send_problems = _row_problems(nprocs, sends, send_offsets)
+    if np.array_equal(send_offsets, recv_offsets) and (sends is recvs or np.array_equal(sends, recvs)):
+        return send_problems * 2  # each phase receives what it sends (Phase.of): nothing to sort
+    problems = send_problems + _row_problems(nprocs, recvs, recv_offsets)
+    all_sends, all_recvs = _sorted_rows(sends), _sorted_rows(recvs)
     if all_sends.shape != all_recvs.shape or not np.array_equal(all_sends, all_recvs):
         problems.append(f"sends and receives do not match: {len(all_sends)} sends, "
                         f"{len(all_recvs)} receives, or some send has no receive")
+    return problems
+
+
+def _row_problems(nprocs: int, table: np.ndarray, offsets: np.ndarray) -> list[str]:
+    """Per phase, its first transfer naming a node outside 0..nprocs-1 and its first moving no
+    bytes, in phase order (the table's column ranges say at once when there is none)."""
+    ranges = column_ranges(table)
+    if ranges is None or (ranges[0][:2].min() >= 0 and ranges[1][:2].max() < nprocs and ranges[0][2] > 0):
+        return []
+    found = []  # (phase, which check, row)
+    outside = ((table[:, :2] < 0) | (table[:, :2] >= nprocs)).any(axis=1)
+    for check, bad in enumerate((outside, table[:, 2] <= 0)):
+        rows = np.flatnonzero(bad)
+        phases = np.searchsorted(offsets, rows, side="right") - 1  # empty phases share an offset
+        _, first = np.unique(phases, return_index=True)
+        found += [(int(phases[i]), check, int(rows[i])) for i in first]
+    problems = []
+    for phase, check, row in sorted(found):
+        src, dst, nbytes = (int(x) for x in table[row, :3])
+        problems.append(f"phase {phase}: transfer {src}->{dst} names a node outside 0..{nprocs - 1}"
+                        if check == 0 else f"phase {phase}: transfer {src}->{dst} moves {nbytes} bytes")
     return problems
 
 

@@ -77,13 +77,14 @@ def bruck_round_messages(coll: Collective, dims: tuple[int, ...]) -> Iterator[Me
     message, the bytes summed (as cost.messages groups them), nodes in ascending order."""
     m, n = coll.matrix, coll.nprocs
     strides = [prod(dims[i + 1:]) for i in range(len(dims))]
-    origin, final = np.nonzero((m > 0) & ~np.eye(n, dtype=bool))
-    nbytes, at = m[origin, final], origin.copy()
     own = np.flatnonzero(np.diagonal(m) > 0)
     if len(own):
         yield MessagePhase(own, own, m[own, own])
     off = m[~np.eye(n, dtype=bool)]
     block = int(off[0]) if n > 1 and off[0] > 0 and (off == off[0]).all() else None
+    if block is None:  # the blocks followed one by one (16.8M on 4096 nodes: not when uniform)
+        origin, final = np.nonzero((m > 0) & ~np.eye(n, dtype=bool))
+        nbytes, at = m[origin, final], origin.copy()
     for axis in reversed(range(len(dims))):
         size, stride = dims[axis], strides[axis]
         if block is not None:  # complete and uniform: every node moves the same blocks

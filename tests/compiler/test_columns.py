@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from phalanx.compiler.algorithms import direct_partner, direct_phases
-from phalanx.compiler.columns import PhaseColumns, TransferRows, rows, transfers_of
+from phalanx.compiler.columns import PhaseColumns, TransferRows, known_columns, rows, transfers_of
 from phalanx.compiler.ir.dialects.sched import ScheduleOp, schedule_from_ir, schedule_to_ir
 from phalanx.compiler.library import index
 from phalanx.compiler.recognize import recognize
@@ -74,6 +74,19 @@ def sends_of(phases) -> list[list[Transfer]]:
 def test_direct_builds_the_transfers_of_the_per_pair_loop(n):
     for m in matrices(n):
         assert sends_of(direct_phases(recognize(0, m, "A", "B", 1))) == direct_reference(m)
+
+
+@pytest.mark.parametrize("n", [2, 5, 8])
+def test_direct_written_a_few_steps_at_a_time_builds_the_same_transfers(n, monkeypatch):
+    import phalanx.compiler.algorithms as algorithms
+
+    monkeypatch.setattr(algorithms, "PART_ROWS", 2 * n)  # two steps a part, the last one alone
+    for m in matrices(n):
+        columns = algorithms.direct_columns(recognize(0, m, "A", "B", 1))
+        assert columns.stored is not None and not columns.rows.flags.writeable
+        phases = columns.phases()
+        assert sends_of(phases) == direct_reference(m)
+        assert known_columns(phases)[0] is columns.stored  # the IR keeps the very bytes
 
 
 @pytest.mark.parametrize("dims", [(6,), (8,), (4, 4), (2, 2, 2), (3, 5)])

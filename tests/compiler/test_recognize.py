@@ -3,6 +3,8 @@ broadcast, an all-to-all among the processors that hold data."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -83,3 +85,52 @@ def test_an_all_to_all_among_the_holders_is_an_all_to_all_in_one_group():
     # Missing pairs among the holders leave it sparse.
     assert recognize(0, np.array([[1, 2, 0, 0], [2, 1, 2, 0], [0, 2, 1, 0], [0, 0, 0, 0]]),
                      "A", "B", 1).kind == "sparse"
+
+
+def test_the_collective_remembered_at_recognition_is_the_one_its_op_gives_back(examples):
+    """recognize-collectives hands collective_from_op the Collective it made each op of, so the
+    16.8M-entry byte matrix of a 4096-node op is not read back into tuples: it must be the one
+    the op's attributes give when read afresh."""
+    from phalanx.compiler.ir.dialects import coll
+    from phalanx.compiler.ir.transforms import recognize_collectives
+    from phalanx.compiler.ir.transforms.recognize_collectives import collective_from_op
+
+    seen = []
+    for example in ("transpose.phx", "fft2d_iwarp.phx", "rowsum.phx", "summa.phx", "cyclic_to_block.phx",
+                    "bcast_reduce.phx"):
+        compiled = compile_text((examples / example).read_text())
+        ops = [op for op in compiled.stages["coll"].walk() if isinstance(op, coll.CollectiveOp)]
+        remembered = [collective_from_op(op) for op in ops]
+        recognize_collectives._FROM_OPS.clear()
+        afresh = [collective_from_op(op) for op in ops]
+        assert afresh == remembered and all(a is not r for a, r in zip(afresh, remembered)), example
+        assert all((a.matrix == r.matrix).all() and a.block_bytes == r.block_bytes
+                   for a, r in zip(afresh, remembered)), example
+        seen += afresh
+    kinds = {c.kind for c in seen}
+    assert any(c.strided for c in seen) and any(c.groups for c in seen) and len(kinds) >= 4, kinds
+
+
+def small_matrices(n: int) -> list[np.ndarray]:
+    """Every 0/1/2-valued n x n matrix for n <= 2, every 7th for n = 3, random ones beyond."""
+    if n <= 3:
+        every = [np.array(v).reshape(n, n) for v in itertools.product((0, 1, 2), repeat=n * n)]
+        return every[::7] if n == 3 else every
+    rng = np.random.default_rng(n)
+    return [rng.integers(0, 3, (n, n)) for _ in range(300)] + [np.full((n, n), 4),
+                                                                np.full((n, n), 4) + np.eye(n, dtype=int)]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+def test_classify_and_block_bytes_on_small_matrices(n):
+    """The kind and the block size as the off-diagonal entries define them."""
+    for m in small_matrices(n):
+        off = m[~np.eye(n, dtype=bool)]
+        sent = off[off > 0]
+        want = int(sent[0]) if sent.size and (sent == sent[0]).all() else None
+        assert recognize(0, m, "A", "B", 1).block_bytes == want, m
+        kind = classify(m)
+        if n > 1 and (off > 0).all():
+            assert kind == ("alltoall" if (off == off[0]).all() else "alltoallv"), m
+        else:
+            assert kind in ("sparse", "permutation"), m

@@ -22,12 +22,12 @@ def _flatten(byte_matrix: Sequence[Sequence[int]]) -> np.ndarray:
     """The rows of a square matrix one after another, as int64 (an array or nested sequences)."""
     if isinstance(byte_matrix, np.ndarray) and byte_matrix.ndim == 2 and \
             byte_matrix.shape[0] == byte_matrix.shape[1]:
-        return byte_matrix.astype(np.int64).ravel()
+        return np.ascontiguousarray(byte_matrix, dtype="<i8").ravel()  # no copy of an int64 one
     n = len(byte_matrix)
     for i, row in enumerate(byte_matrix):
         if len(row) != n:
             raise ValueError(f"byte matrix row {i} has {len(row)} entries, expected {n}")
-    return np.array([int(b) for row in byte_matrix for b in row], dtype=np.int64)
+    return np.array([int(b) for row in byte_matrix for b in row], dtype="<i8")
 
 
 class CollectiveOp(IRDLOperation, ABC):
@@ -63,7 +63,7 @@ class CollectiveOp(IRDLOperation, ABC):
         root: int = -1, stage: int = -1, groups: Sequence[Sequence[int]] = (),
         strided: Sequence[Sequence[int]] = (),
     ) -> dict[str, Attribute]:
-        flat = _flatten(byte_matrix).astype("<i8")
+        flat = _flatten(byte_matrix)
         return {
             "collective": IntegerAttr(collective, i64),
             "src": StringAttr(src),
@@ -75,7 +75,7 @@ class CollectiveOp(IRDLOperation, ABC):
             "stage": IntegerAttr(stage, i64),
             "group_sizes": DenseArrayBase.from_list(i64, [len(g) for g in groups]),
             "group_members": DenseArrayBase.from_list(i64, [int(m) for g in groups for m in g]),
-            "strided": DenseArrayBase.from_list(i64, _flatten(strided).tolist() if strided else []),
+            "strided": DenseArrayBase(i64, BytesAttr(_flatten(strided).tobytes() if len(strided) else b"")),
         }
 
     def groups_value(self) -> tuple[tuple[int, ...], ...]:

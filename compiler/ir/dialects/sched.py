@@ -29,7 +29,7 @@ from xdsl.ir import Dialect, Operation
 from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition
 from xdsl.utils.exceptions import VerifyException
 
-from phalanx.compiler.columns import known_columns, phases_of_rows, transfers_of
+from phalanx.compiler.columns import column_ranges, known_columns, phases_of_rows, transfers_of
 from phalanx.compiler.ir.dialects.dist import PipelineHeaderOp, RepeatHeaderOp
 from phalanx.compiler.schedule import (
     SYNC_KINDS,
@@ -146,6 +146,14 @@ class ScheduleOp(IRDLOperation):
         """All sends or recvs as an (n, 7) int64 table (TRANSFER_FIELDS)."""
         return _values(getattr(self, which)).reshape(-1, len(TRANSFER_FIELDS))
 
+    def tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(sends, send_offsets, recvs, recv_offsets) as int64 arrays; recvs is sends (the very
+        array) where the op holds one bytes object for both, as a schedule built by
+        compiler/columns.py does."""
+        sends = self.table("sends")
+        recvs = sends if self.recvs.data.data is self.sends.data.data else self.table("recvs")
+        return sends, _values(self.send_offsets), recvs, _values(self.recv_offsets)
+
     def phase_tables(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """(sends, recvs) tables of each phase."""
         sends, recvs = self.table("sends"), self.table("recvs")
@@ -195,19 +203,28 @@ class ScheduleOp(IRDLOperation):
                     or (np.diff(offsets) < 0).any()):
                 raise VerifyException(f"'{self.name}' {which[:-1]}_offsets must rise from 0 to "
                                       f"{rows} in {self.phase_count + 1} entries")
-            table = self.table(which)
-            if (table[:, 2] < 0).any():
-                raise VerifyException(f"'{self.name}' {which}: bytes must be >= 0")
-            for column in (0, 1, 3, 4):  # src, dst, origin, final
-                bad = table[(table[:, column] < 0) | (table[:, column] >= n)]
-                if len(bad):
-                    raise VerifyException(f"'{self.name}' {which}: {TRANSFER_FIELDS[column]} = "
-                                          f"{int(bad[0, column])} outside 0..{n - 1}")
-            bad = table[table[:, 6] < WHOLE]
-            if len(bad):
-                raise VerifyException(f"'{self.name}' {which}: offset = {int(bad[0, 6])}: a piece's "
-                                      f"first byte is >= 0, a whole block's offset {WHOLE}")
+            self._verify_rows(which, n)
         self._verify_barrier_groups(n)
+
+    def _verify_rows(self, which: str, n: int) -> None:
+        """Bytes >= 0, nodes in 0..n-1, offsets >= WHOLE: the table's column ranges say at once
+        when every row is well formed; else the first bad row is named."""
+        table = self.table(which)
+        ranges = column_ranges(table)
+        nodes = [0, 1, 3, 4]  # src, dst, origin, final
+        if ranges is None or (ranges[0][2] >= 0 and ranges[0][nodes].min() >= 0 and
+                              ranges[1][nodes].max() < n and ranges[0][6] >= WHOLE):
+            return
+        if (table[:, 2] < 0).any():
+            raise VerifyException(f"'{self.name}' {which}: bytes must be >= 0")
+        for column in nodes:
+            bad = table[(table[:, column] < 0) | (table[:, column] >= n)]
+            if len(bad):
+                raise VerifyException(f"'{self.name}' {which}: {TRANSFER_FIELDS[column]} = "
+                                      f"{int(bad[0, column])} outside 0..{n - 1}")
+        bad = table[table[:, 6] < WHOLE]
+        raise VerifyException(f"'{self.name}' {which}: offset = {int(bad[0, 6])}: a piece's "
+                              f"first byte is >= 0, a whole block's offset {WHOLE}")
 
     def _verify_barrier_groups(self, n: int) -> None:
         """Groups only on barrier phases; sizes >= 1 that split the members; each phase's

@@ -44,28 +44,39 @@ def collective_from_op(op: coll.CollectiveOp) -> Collective:
     """The op's Collective. The same one for every op with the same attributes (a clone of the
     module shares them), so that the memos keyed by it (Target.predict, schedule_for) find it
     at once: a 4096-node byte matrix is 16.8M ints to turn into tuples, hash and compare."""
-    root = op.root.value.data
-    element_bytes = op.element_bytes_value() if isinstance(op, coll.ReductionOp) else None
-    key = (id(op.byte_matrix.data.data), op.collective.value.data, op.kind, op.src.data,
-           op.dst.data, op.line.value.data, root, op.groups_value(), element_bytes,
-           op.strided_value())
+    key = _op_key(op)
     known = _FROM_OPS.get(key)
     if known is not None and known[0] is op.byte_matrix.data.data:
         return known[1]
+    root = op.root.value.data
     matrix = op.byte_matrix_array()
     rows = tuple(map(tuple, matrix.tolist()))
-    found = with_matrix(Collective(op.collective.value.data, op.kind, op.nprocs_value, rows,
-                                   op.src.data, op.dst.data, op.line.value.data,
-                                   root if root >= 0 else None, op.groups_value(), element_bytes,
-                                   op.strided_value()), matrix)
+    element_bytes = op.element_bytes_value() if isinstance(op, coll.ReductionOp) else None
+    return _remember(key, op, with_matrix(Collective(
+        op.collective.value.data, op.kind, op.nprocs_value, rows, op.src.data, op.dst.data,
+        op.line.value.data, root if root >= 0 else None, op.groups_value(), element_bytes,
+        op.strided_value()), matrix))
+
+
+def _op_key(op: coll.CollectiveOp) -> tuple:
+    """The op's attributes, its byte matrix by the id of its bytes (a clone shares them)."""
+    element_bytes = op.element_bytes_value() if isinstance(op, coll.ReductionOp) else None
+    return (id(op.byte_matrix.data.data), op.collective.value.data, op.kind, op.src.data,
+            op.dst.data, op.line.value.data, op.root.value.data, op.groups_value(), element_bytes,
+            op.strided_value())
+
+
+def _remember(key: tuple, op: coll.CollectiveOp, found: Collective) -> Collective:
+    """`found` is the Collective of `op`, whose _op_key is `key` (collective_from_op gives it back
+    for the op and its clones)."""
     _FROM_OPS[key] = (op.byte_matrix.data.data, found)
     while len(_FROM_OPS) > 64:
         _FROM_OPS.popitem(last=False)
     return found
 
 
-# The Collectives of the last ops read, by their attributes (the byte matrix's bytes object
-# held, so its id stays its own).
+# The Collectives of the last ops read or made, by their attributes (the byte matrix's bytes
+# object held, so its id stays its own).
 _FROM_OPS: OrderedDict[tuple, tuple[bytes, Collective]] = OrderedDict()
 
 
@@ -200,7 +211,9 @@ class RecognizeCollectives(ModulePass):
             else:
                 stmt, stage = reduce_from_op(child, arrays), -1
             found = recognize_statement(child.collective.value.data, stmt)
-            child.parent_block().insert_op_before(collective_op(found, stage), child)
+            op_of_found = collective_op(found, stage)
+            _remember(_op_key(op_of_found), op_of_found, found)  # what collective_from_op reads back
+            child.parent_block().insert_op_before(op_of_found, child)
             child.detach()
             child.erase()
 

@@ -30,7 +30,7 @@ class VerifySchedule(ModulePass):
         machine = self.machine or (resolve(self.target) if self.target else None)
         for child in op.walk():
             if isinstance(child, sched.ScheduleOp):
-                problems = table_problems(child.nprocs.value.data, child.phase_tables())
+                problems = table_problems(child.nprocs.value.data, *child.tables())
                 if machine is not None and not problems:
                     problems = machine.schedule_problems(sched.schedule_from_ir(child))
                 if problems:
