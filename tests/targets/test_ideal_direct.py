@@ -19,6 +19,10 @@ from phalanx.runtime.timing import simulated_time_s
 # The model is followed exactly; the two sums differ only in rounding.
 TOLERANCE = 1e-9
 SIZES = (8, 128, 2048, 16384, 131072, 1048576)
+# On ideal:64 up to 128 KB: compiling the 1 MB shift (64 MB of array) took ~12 of the test's 14
+# CPU-s in recognition alone, and 1 MB follows the same bandwidth-bound path as 128 KB (checked
+# at 1 MB on ideal:16 and ideal:12).
+LARGEST_BYTES = {"ideal:64": 131072}
 
 
 def program(kind: str, nnodes: int, size: int) -> str:
@@ -35,7 +39,7 @@ def program(kind: str, nnodes: int, size: int) -> str:
 @pytest.mark.parametrize("spec", ["ideal:16", "ideal:64", "ideal:12,copy_us_per_byte=0.002"])
 @pytest.mark.parametrize("kind", ["cshift", "permutation", "sparse"])
 def test_direct_prediction_is_the_simulated_time(spec, kind):
-    for size in SIZES:
+    for size in (s for s in SIZES if s <= LARGEST_BYTES.get(spec, s)):
         compiled = compile_program(program(kind, resolve(spec).nnodes, size), target=spec,
                                    algorithm=f"{kind}=direct")
         machine, coll = compiled.target, compiled.collectives[0]

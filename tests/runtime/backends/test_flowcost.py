@@ -30,16 +30,34 @@ def simgrid_time_s(nprocs: int, block: int, target: str, algorithm: str) -> floa
     return run.simgrid.collectives[0].time_s
 
 
+@pytest.fixture(scope="module")
+def auto_at_16_kb() -> dict:
+    """`auto` by the flow model on SimGrid, iwarp:8x8 all-to-all of 16 KB blocks (message
+    passing; ~22 CPU-s, SimGrid's run and the built-in one beside it), as the backends bench
+    measures it (bench/backends/run.py phalanx_point): the three tests below check different
+    things of this one run. They are listed one after the other in tests/slow_first.txt, so
+    that they run in a row on one xdist worker and the run is made once."""
+    bench = load_bench_script("bench/backends/run.py", "bench_backends")
+    return bench.phalanx_point(16384, "target", "auto")
+
+
 @needs_simgrid
 @pytest.mark.parametrize("block, tolerance", [(2048, 0.30), (16384, 0.05)])
-def test_flow_model_ranks_iwarp_schedules_as_simgrid_does(block, tolerance):
+def test_flow_model_ranks_iwarp_schedules_as_simgrid_does(block, tolerance, request):
     """On the 8x8 iWarp platform the flow model picks SimGrid's fastest schedule. Measured
     gaps: phased +3%, message passing -3% at 16 KB; at 2 KB message passing is 25% low (in
     natural order every node starts on the same offsets, so the links' loads are not all
-    busy at once; the bound-based model cannot see that), phased +2%."""
+    busy at once; the bound-based model cannot see that), phased +2%. At 16 KB, message
+    passing's SimGrid time is auto_at_16_kb's (the same schedule: auto takes it)."""
     compiled = compile_program(alltoall_program(64, block), target="iwarp:8x8", cost="simgrid")
     predicted = {c.algorithm: c.time_s for c in compiled.candidates[0]}
-    measured = {a: simgrid_time_s(64, block, "iwarp:8x8", a) for a in IWARP_CANDIDATES}
+    shared = {}
+    if block == 16384:
+        point = request.getfixturevalue("auto_at_16_kb")
+        assert point["algorithm"] == "message-passing" and point["verified"]
+        shared["message-passing"] = point["simgrid_time_s"]
+    measured = {a: shared[a] if a in shared else simgrid_time_s(64, block, "iwarp:8x8", a)
+                for a in IWARP_CANDIDATES}
     for a in ("phased", "message-passing"):
         assert predicted[a] == pytest.approx(measured[a], rel=tolerance), a
     chosen = compiled.schedules[0].algorithm
@@ -101,23 +119,34 @@ def test_unknown_cost_model_is_a_clear_error(cli, examples):
 
 @needs_simgrid
 def test_run_on_simgrid_chooses_by_the_simgrid_model(cli, tmp_path):
-    """`run --backend simgrid` minimises the flow model: message passing at 16 KB on 8x8,
-    within 1.10x of the lower bound (issue 9's goal; 1.043x measured)."""
+    """`run --backend simgrid` minimises the flow model: on iwarp:4x4 at 16 KB it takes
+    message passing (3.297 ms predicted), which the target's own model would not (direct,
+    6.449 ms: message passing's worms block each other there), and runs it on SimGrid."""
     program = tmp_path / "aapc.phx"
-    program.write_text(alltoall_program(64, 16384))
-    out = cli("run", str(program), "--target", "iwarp:8x8", "--backend", "simgrid", "--json")
+    program.write_text(alltoall_program(16, 16384))
+    assert compile_program(program, target="iwarp:4x4").schedules[0].algorithm != "message-passing"
+    out = cli("run", str(program), "--target", "iwarp:4x4", "--backend", "simgrid", "--json")
     assert out.code == 0, out.err
     data = out.json()
     assert data["target"]["cost_model"] == "simgrid" and data["verified"]
     c = data["collectives"][0]
     assert c["algorithm"] == "message-passing"
-    assert c["time_s"] <= 1.10 * c["lower_bound_s"]
+    assert c["algorithm"] == min(c["candidates"], key=lambda x: x["time_s"])["algorithm"]
+
+
+@needs_simgrid
+def test_auto_on_simgrid_is_within_1_10_of_the_bound_at_16_kb(auto_at_16_kb):
+    """Issue 9's goal: on the 8x8 iWarp platform at 16 KB, `auto` by the flow model (message
+    passing) runs on SimGrid within 1.10x of the lower bound (1.043x measured)."""
+    assert auto_at_16_kb["cost_model"] == "simgrid" and auto_at_16_kb["verified"]
+    assert auto_at_16_kb["algorithm"] == "message-passing"
+    assert auto_at_16_kb["simgrid_time_s"] <= 1.10 * auto_at_16_kb["lower_bound_s"]
 
 
 @needs_simgrid
 @pytest.mark.skipif(shutil.which("smpicc") is None or shutil.which("smpirun") is None,
                     reason="smpicc/smpirun unavailable: apt-get install libsimgrid-dev")
-def test_auto_on_simgrid_beats_smpi_basic_linear_at_16_kb(tmp_path):
+def test_auto_on_simgrid_beats_smpi_basic_linear_at_16_kb(tmp_path, auto_at_16_kb):
     """Issue 9's goal at 16 KB on the 8x8 iWarp platform (bench/results_backends.json):
     Phalanx's `auto` on SimGrid (message passing, 27.360 ms, 1.043x the bound) is faster than
     SMPI's best MPI_Alltoall, basic_linear (27.937 ms), with the same 20 us per message."""
@@ -127,7 +156,7 @@ def test_auto_on_simgrid_beats_smpi_basic_linear_at_16_kb(tmp_path):
     xml.write_text(platform_for(machine, [(s, d) for s in range(64) for d in range(64)]).xml)
     hosts.write_text("".join(f"node-{i}\n" for i in range(64)))
     smpi = bench.smpi_time(bench.build_smpi(tmp_path), xml, hosts, "basic_linear", 16384)
-    ours = bench.phalanx_point(16384, "target", "auto")
+    ours = auto_at_16_kb
     assert smpi["verified"] and ours["verified"] and ours["algorithm"] == "message-passing"
     assert ours["simgrid_time_s"] < smpi["time_s"]
     assert ours["simgrid_over_lower_bound"] <= 1.10
