@@ -7,8 +7,8 @@ For each digit i (lowest first) and each value m = 1 .. k - 1, one round: every 
 blocks it holds whose digit i is m, packed as one message, to the node m k^i ahead (mod P), which
 keeps them. After the rounds each block has moved the sum of its digits' steps, j: it is at f.
 
-On 2^d nodes with a radix 2^a the rounds pair nodes instead (Bruck et al. Sec. 3's remark on
-the hypercube; Bokhari's multiphase exchange with packed messages): the digits are those of
+On 2^d nodes with a radix 2^a the rounds pair nodes instead, as the hypercube's exchanges do
+(Bokhari's multiphase exchange, seed 003, with packed messages): the digits are those of
 j = o XOR f and a round's partner is the node XOR m k^i, so two nodes swap their messages, which
 a multistage network (SP2, CS-2) carries without the conflicts of a shift.
 
