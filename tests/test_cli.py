@@ -117,7 +117,7 @@ def test_targets_and_algorithms_json(cli):
     targets = cli("targets", "--json").json()["targets"]
     assert "ideal" in [t["name"] for t in targets]
     algorithms = cli("algorithms", "--target", "ideal:8", "--json").json()["algorithms"]
-    assert algorithms["ideal:8"]["alltoall"] == ["auto", "direct", "bruck"]
+    assert algorithms["ideal:8"]["alltoall"] == ["auto", "direct", "bruck", "radix-bruck"]
     assert algorithms["ideal:8"]["broadcast"] == ["auto", "direct", "linear", "binomial",
                                                   "scatter-allgather", "scatter-doubling",
                                                   "cut-scatter-doubling", "chain", "binary",
@@ -132,7 +132,8 @@ def test_sweep_json(cli):
     data = result.json()
     assert data["collective"] == "alltoall" and data["target"]["name"] == "ideal"
     sizes = [(r["algorithm"], r["block_bytes"]) for r in data["results"]]
-    assert sizes == [("direct", 64), ("direct", 2048), ("bruck", 64), ("bruck", 2048)]
+    assert sizes == [("direct", 64), ("direct", 2048), ("bruck", 64), ("bruck", 2048),
+                     ("radix-bruck", 64), ("radix-bruck", 2048)]
     for r in data["results"][:2]:
         assert r["time_s"] == pytest.approx(7 * (10e-6 + 0.01e-6 * r["block_bytes"]), rel=1e-9)
         assert set(r) >= {"time_s", "lower_bound_s", "efficiency", "aggregate_bandwidth_Bps"}
