@@ -1,4 +1,4 @@
-"""All-to-all for short and middle blocks: Bruck's index algorithm in radix k, k from the cost model.
+"""All-to-all for short and middle blocks: Bruck's index algorithm in radix k, k from a closed form.
 
 Bruck, Ho, Kipnis, Upfal and Weathersby, "Efficient algorithms for all-to-all communications
 in multiport message-passing systems", IEEE TPDS 8(11), 1997, Sec. 3 (the index operation in
