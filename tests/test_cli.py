@@ -35,8 +35,9 @@ def test_run_json_contract(cli, examples):
     assert abs(c["time_s"] - closed_form) <= 1e-9 * closed_form
     assert abs(data["total_time_s"] - (1.5e-3 + closed_form)) <= 1e-9 * data["total_time_s"]
     assert [(x["algorithm"], x["figure"], x["source"]) for x in c["candidates"]] == [
-        ("direct", "predicted", "predicted"), ("bruck", "predicted", "predicted")]
-    assert c["candidates"][0]["time_s"] < c["candidates"][1]["time_s"]
+        ("direct", "predicted", "predicted"), ("bruck", "predicted", "predicted"),
+        ("radix-bruck", "predicted", "predicted")]
+    assert c["candidates"][0]["time_s"] < min(x["time_s"] for x in c["candidates"][1:])
 
 
 def test_run_target_override_and_text_output(cli, examples):
@@ -117,7 +118,7 @@ def test_targets_and_algorithms_json(cli):
     targets = cli("targets", "--json").json()["targets"]
     assert "ideal" in [t["name"] for t in targets]
     algorithms = cli("algorithms", "--target", "ideal:8", "--json").json()["algorithms"]
-    assert algorithms["ideal:8"]["alltoall"] == ["auto", "direct", "bruck"]
+    assert algorithms["ideal:8"]["alltoall"] == ["auto", "direct", "bruck", "radix-bruck"]
     assert algorithms["ideal:8"]["broadcast"] == ["auto", "direct", "linear", "binomial",
                                                   "scatter-allgather", "scatter-doubling",
                                                   "cut-scatter-doubling", "chain", "binary",
@@ -132,7 +133,8 @@ def test_sweep_json(cli):
     data = result.json()
     assert data["collective"] == "alltoall" and data["target"]["name"] == "ideal"
     sizes = [(r["algorithm"], r["block_bytes"]) for r in data["results"]]
-    assert sizes == [("direct", 64), ("direct", 2048), ("bruck", 64), ("bruck", 2048)]
+    assert sizes == [("direct", 64), ("direct", 2048), ("bruck", 64), ("bruck", 2048),
+                     ("radix-bruck", 64), ("radix-bruck", 2048)]
     for r in data["results"][:2]:
         assert r["time_s"] == pytest.approx(7 * (10e-6 + 0.01e-6 * r["block_bytes"]), rel=1e-9)
         assert set(r) >= {"time_s", "lower_bound_s", "efficiency", "aggregate_bandwidth_Bps"}

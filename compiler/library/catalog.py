@@ -19,6 +19,7 @@ from phalanx.compiler.library import (
     index,
     interleaved,
     knomial,
+    radix,
     rings,
     rootcopy,
     rooted,
@@ -182,6 +183,13 @@ GENERIC: tuple[Algorithm, ...] = (
               "each node sends the blocks whose distance has bit k set 2^k ahead (packed, "
               "forwarded; a sparse pattern's blocks only)", index.bruck_phases, columns=index.bruck_columns,
               messages=index.bruck_messages),
+    Algorithm("radix-bruck", ("alltoall", "alltoallv", "sparse"),
+              "Bruck et al. 1997's index algorithm in radix k for any P: per base-k digit of the "
+              "distance and value m of it, a round sending the blocks with that digit m k^i "
+              "ahead (on 2^d nodes and k = 2^a: to the node XOR m k^i, pairs swapping), packed and "
+              "forwarded: (k - 1) log_k P rounds of about P/k blocks; k of least "
+              "time by the rounds' closed form (2: bruck, P: direct)", radix.radix_bruck_phases,
+              columns=radix.radix_bruck_columns, messages=radix.radix_bruck_messages),
 )
 
 GRID: tuple[Algorithm, ...] = (

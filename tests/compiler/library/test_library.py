@@ -165,8 +165,9 @@ def test_issue_22_store_forward_is_left_out_with_its_reason(cli, tmp_path):
     out = cli("run", str(prog), "--target", "iwarp:4x4", "--json")
     assert out.code == 0, out.err
     coll = out.json()["collectives"][0]
-    # issue 27: Bruck's rounds (auto simulates them fastest for these short blocks; was colouring)
-    assert coll["verified"] and coll["algorithm"] == "bruck"
+    # issue 27: Bruck's rounds in radix 3 (auto simulates them fastest for these short blocks;
+    # was bruck, before it colouring)
+    assert coll["verified"] and coll["algorithm"] == "radix-bruck"
     left = {x["algorithm"]: x["reason"] for x in coll["left_out"]}
     assert left["store-forward"] == "it needs all 16 nodes, but the collective has 6 processors"
     forced = cli("run", str(prog), "--target", "iwarp:4x4", "--algorithm", "store-forward")

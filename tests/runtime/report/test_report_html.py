@@ -63,8 +63,8 @@ def test_candidate_table_and_why(demo_run):
     text = index.read_text()
     assert '<tr class="chosen"><td>direct (ran)</td><td class="num">0.457200</td><td>predicted</td>' in text
     assert why_chosen(run.collectives[0]) == ("`auto` takes the least predicted time: `direct` "
-                                              "at 0.457200 ms; next best `bruck` is predicted "
-                                              "1.52× as long.")
+                                              "at 0.457200 ms; next best `radix-bruck` is predicted "
+                                              "1.16× as long.")
     assert "| direct | 0.457200 | predicted | predicted |" in (index.parent / "report.md").read_text()
     assert "auto chose per statement: fewer than two statements have a choice" in text
 

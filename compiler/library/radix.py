@@ -1,0 +1,166 @@
+"""All-to-all for short and middle blocks: Bruck's index algorithm in radix k, k from a closed form.
+
+Bruck, Ho, Kipnis, Upfal and Weathersby, "Efficient algorithms for all-to-all communications
+in multiport message-passing systems", IEEE TPDS 8(11), 1997, Sec. 3 (the index operation in
+radix r): block (o, f) has distance j = (f - o) mod P, written in base k as digits j_0, j_1, ...
+For each digit i (lowest first) and each value m = 1 .. k - 1, one round: every node sends the
+blocks it holds whose digit i is m, packed as one message, to the node m k^i ahead (mod P), which
+keeps them. After the rounds each block has moved the sum of its digits' steps, j: it is at f.
+
+On 2^d nodes with a radix 2^a the rounds pair nodes instead, as the hypercube's exchanges do
+(Bokhari's multiphase exchange, seed 003, with packed messages): the digits are those of
+j = o XOR f and a round's partner is the node XOR m k^i, so two nodes swap their messages, which
+a multistage network (SP2, CS-2) carries without the conflicts of a shift.
+
+The trade-off (Bruck et al. Sec. 3.3): radix k takes (k - 1) ceil(log_k P) rounds (fewer where
+the top digit does not reach k - 1), each message carrying about P/k blocks, so each byte
+crosses about (k - 1)/k log_k P messages. Radix 2 in shifts is `bruck` (log2 P start-ups, each
+byte about log2(P)/2 times); radix P is `direct` (P - 1 start-ups, each byte once). Between
+them, where a block's bytes cost about as much as a start-up (128 B - 2 KB on the seeds'
+machines), a middle radix wins.
+
+`radix-bruck` takes the radix of least time by a closed form of its rounds (rounds_s: a
+start-up and the busiest node's packed bytes per round), among `radices`. `auto` ranks the
+chosen radix against the other algorithms as it ranks them all. Every block is a Transfer per
+hop with its own origin and final, forwarded by the nodes it passes (as in index.py), packed
+before each send at the machine's copy rate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from phalanx.compiler.columns import MessagePhase, PhaseColumns, rows
+from phalanx.compiler.library.registry import Machine, PortModel
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import COMBINED, Phase
+
+MAX_RADIX = 32  # radices tried; above it a round carries under P/32 blocks, near `direct`
+
+
+def pairwise(nprocs: int, radix: int) -> bool:
+    """Whether the rounds pair nodes by XOR: P and the radix powers of two."""
+    return nprocs & (nprocs - 1) == 0 and radix & (radix - 1) == 0
+
+
+def distances(origin: np.ndarray, final: np.ndarray, nprocs: int, radix: int) -> np.ndarray:
+    """What each block's rounds spell in base `radix`: o XOR f where pairwise, else f - o mod P."""
+    return origin ^ final if pairwise(nprocs, radix) else (final - origin) % nprocs
+
+
+def partners(nodes: np.ndarray, step: int, nprocs: int, radix: int) -> np.ndarray:
+    """Where `nodes` send in a round of `step` = m k^i: node XOR step, or step ahead."""
+    return nodes ^ step if pairwise(nprocs, radix) else (nodes + step) % nprocs
+
+
+def steps(nprocs: int, radix: int) -> list[tuple[int, int]]:
+    """The rounds of radix `radix` on `nprocs` nodes, in order: (place value k^i, digit m),
+    one per digit value some distance 1 .. P - 1 has."""
+    out = []
+    place = 1
+    while place < nprocs:
+        out += [(place, m) for m in range(1, radix) if m * place < nprocs]
+        place *= radix
+    return out
+
+
+def radix_rounds(coll: Collective, radix: int) -> PhaseColumns:
+    """The rounds of radix `radix`: the local copies first, then per round a pack phase and a
+    send phase. Every block (o, f) that crosses the network is followed at once (numpy columns,
+    in the order of o, then f): `at` is the node holding it."""
+    m, n = coll.matrix, coll.nprocs
+    origin, final = np.nonzero((m > 0) & ~np.eye(n, dtype=bool))
+    nbytes, at = m[origin, final], origin.copy()
+    distance = distances(origin, final, n, radix)
+    own = np.flatnonzero(np.diagonal(m) > 0)
+    tables = [rows(own, own, m[own, own], own, own)]
+    for place, digit in steps(n, radix):
+        moved = np.flatnonzero(distance // place % radix == digit)
+        moved = moved[np.lexsort((final[moved], origin[moved], at[moved]))]  # by (src, o, f)
+        here = at[moved]
+        ahead = partners(here, digit * place, n, radix)
+        o, f, b = origin[moved], final[moved], nbytes[moved]
+        tables.append(rows(here, here, b, o, f, COMBINED))  # packed per node
+        tables.append(rows(here, ahead, b, o, f, COMBINED))
+        at[moved] = ahead
+    tables = [t for t in tables if len(t)]
+    return PhaseColumns.of(tables or [rows(own[:0], own[:0], own[:0], own[:0], own[:0])])
+
+
+def radix_round_messages(coll: Collective, radix: int) -> Iterator[MessagePhase]:
+    """The messages of radix_rounds' phases from counts, without its transfers: each node that
+    holds blocks to move in a round packs them into one local copy and sends them as one
+    message, the bytes summed (as cost.messages groups them), nodes in ascending order."""
+    m, n = coll.matrix, coll.nprocs
+    origin, final = np.nonzero((m > 0) & ~np.eye(n, dtype=bool))
+    nbytes, at = m[origin, final], origin.copy()
+    distance = distances(origin, final, n, radix)
+    own = np.flatnonzero(np.diagonal(m) > 0)
+    if len(own):
+        yield MessagePhase(own, own, m[own, own])
+    for place, digit in steps(n, radix):
+        moved = np.flatnonzero(distance // place % radix == digit)
+        if not len(moved):
+            continue
+        totals = np.bincount(at[moved], weights=nbytes[moved], minlength=n)
+        holders = np.flatnonzero(np.bincount(at[moved], minlength=n))
+        sums = np.rint(totals[holders]).astype(np.int64)
+        yield MessagePhase(holders, holders, sums)
+        yield MessagePhase(holders, partners(holders, digit * place, n, radix), sums)
+        at[moved] = partners(at[moved], digit * place, n, radix)
+
+
+def radices(nprocs: int) -> list[int]:
+    """The radices `radix-bruck` chooses from: on 2^d nodes the powers of two 2 .. min(P/2,
+    MAX_RADIX) (pairwise rounds), else 3 .. min(P - 1, MAX_RADIX)."""
+    if nprocs & (nprocs - 1) == 0:
+        return [1 << a for a in range(1, nprocs.bit_length() - 1) if 1 << a <= MAX_RADIX]
+    return list(range(3, min(nprocs - 1, MAX_RADIX) + 1))
+
+
+def rounds_s(coll: Collective, radix: int, port: PortModel) -> float:
+    """What best_radix ranks radices by: per round a start-up, then the busiest node's packed
+    bytes copied and moved through its port (twice on a shared engine, which takes a round's
+    message in as it sends its own). The generic estimate (estimate.py) orders a shared
+    engine's messages one after another round the ring, not side by side as they run."""
+    engine = 2.0 if port.shared_engine else 1.0
+    per_byte_s = port.copy_s_per_byte + engine * port.s_per_byte / port.streams
+    total_s = 0.0
+    for phase in radix_round_messages(coll, radix):
+        if (phase.src != phase.dst).any():
+            total_s += port.startup_s + per_byte_s * float(phase.nbytes.max(initial=0))
+    return total_s
+
+
+def best_radix(coll: Collective, port: PortModel) -> int:
+    """The radix of least rounds_s (the first of the least; 3 where there is no choice)."""
+    choices = radices(coll.nprocs)
+    if len(choices) <= 1:
+        return choices[0] if choices else 3
+    return choices[int(np.argmin([rounds_s(coll, k, port) for k in choices]))]
+
+
+def radix_bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:
+    return radix_rounds(coll, best_radix(coll, machine.port))
+
+
+def radix_bruck_messages(coll: Collective, machine: Machine) -> Iterator[MessagePhase]:
+    return radix_round_messages(coll, best_radix(coll, machine.port))
+
+
+def radix_bruck_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    return list(radix_bruck_columns(coll, machine).phases())
+
+
+def radix_bruck_s(nprocs: int, block_bytes: int, radix: int, port: PortModel) -> float:
+    """The closed form on one port per node (not a shared engine), a complete exchange of
+    `block_bytes` blocks: the own block's copy, then per round (place k^i, digit m) a start-up
+    and the n blocks whose distance has digit m at place k^i, packed (copy) and sent (beta):
+    copy b + sum over rounds of (alpha + (copy + beta) n b)."""
+    total_s = port.copy_s_per_byte * block_bytes
+    for place, digit in steps(nprocs, radix):
+        blocks = sum(j // place % radix == digit for j in range(1, nprocs))
+        total_s += port.startup_s + (port.copy_s_per_byte + port.s_per_byte) * blocks * block_bytes
+    return total_s

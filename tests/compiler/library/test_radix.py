@@ -1,0 +1,82 @@
+"""Bruck's all-to-all in radix k (compiler/library/radix.py): its rounds, the radix it takes,
+forwarded blocks that arrive once and verify on small machines (uneven and sparse patterns
+too), the simulated time on `ideal` within 2% of the closed form, and `auto` taking it where a
+middle radix wins."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from phalanx.compiler.driver import compile_program
+from phalanx.compiler.library.radix import best_radix, radices, radix_bruck_s, steps
+from phalanx.compiler.recognize import recognize
+from phalanx.compiler.target import resolve
+from phalanx.runtime.simulate import simulate
+from phalanx.runtime.sweep import alltoall_program
+from phalanx.runtime.synthetic import varied_matrix
+from phalanx.runtime.timing import simulated_time_s
+
+
+def test_rounds_per_digit_and_the_radices_offered():
+    """64 nodes in radix 8: two digits of seven values, 14 rounds; in radix 16 the top digit
+    has three values (48 = 3 x 16 is the largest step under 64); 12 nodes: 3 .. 11 in shifts."""
+    assert len(steps(64, 8)) == 14 and steps(64, 16)[-3:] == [(16, 1), (16, 2), (16, 3)]
+    assert len(steps(64, 2)) == 6 and len(steps(12, 5)) == 4 + 2
+    assert radices(64) == [2, 4, 8, 16, 32] and radices(12) == list(range(3, 12))
+
+
+@pytest.mark.parametrize("spec, size, radix", [("ideal:64", 128, 4),
+                                               ("ideal:12,copy_us_per_byte=0.002", 512, 3)])
+def test_radix_bruck_meets_its_closed_form_on_ideal(spec, size, radix):
+    """ideal:64 at 128 B (alpha 10 us, beta 0.01 us/B): radix 4, 9 rounds of 16 blocks,
+    9 x (10 + 0.01 x 2048) us = 274.3 us, where radix 2 (`bruck`) takes 6 x (10 + 40.96) us =
+    305.8 us; 12 nodes take the shift form (not a power of two)."""
+    machine = resolve(spec)
+    coll = compile_program(alltoall_program(machine.nnodes, size), target=spec,
+                           algorithm="alltoall=radix-bruck").collectives[0]
+    port = machine.library.machine.port
+    assert best_radix(coll, port) == radix
+    closed_s = radix_bruck_s(coll.nprocs, size, radix, port)
+    assert simulated_time_s(machine, coll, "radix-bruck") == pytest.approx(closed_s, rel=0.02)
+    assert machine.predict_time_s(coll, "radix-bruck") == pytest.approx(closed_s, rel=1e-9)
+    sends = [p for p in machine.schedule_for(coll, "radix-bruck").phases
+             if any(t.src != t.dst for t in p.sends)]
+    assert len(sends) == len(steps(coll.nprocs, radix))
+    if spec == "ideal:64":
+        assert closed_s == pytest.approx(274.32e-6)
+        assert compile_program(alltoall_program(64, 128), target=spec).schedules[0].algorithm \
+            == "radix-bruck"
+
+
+@pytest.mark.parametrize("spec", ["ideal:8", "torus:4x4", "hypercube:3", "ideal:6"])
+def test_radix_bruck_verifies_even_and_uneven_exchanges(spec):
+    """Every block forwarded through its rounds arrives once at its destination and verifies,
+    in the XOR form (2^d nodes) and the shift form (6 nodes), blocks even and uneven."""
+    nprocs = resolve(spec).nnodes
+    compiled = compile_program(alltoall_program(nprocs, 24), target=spec, algorithm="alltoall=radix-bruck")
+    result = simulate(compiled).collectives[0]
+    assert result.verified and result.algorithm == "radix-bruck"
+    machine = resolve(spec)
+    coll = recognize(0, varied_matrix(nprocs, 24, variance=0.5), "A", "B", 1)
+    schedule = machine.schedule_for(coll, "radix-bruck")
+    arrived = {(t.origin, t.final): t.nbytes for p in schedule.phases for t in p.sends if t.dst == t.final}
+    assert arrived == {(o, f): int(coll.matrix[o, f]) for o, f in zip(*np.nonzero(coll.matrix))}
+    for phase in schedule.phases:  # a round's messages pair nodes (XOR) or shift them alike
+        steps_taken = {(t.dst - t.src) % nprocs if nprocs & (nprocs - 1) else t.dst ^ t.src
+                       for t in phase.sends if t.src != t.dst}
+        assert len(steps_taken) <= 1
+
+
+def test_radix_bruck_carries_a_sparse_pattern_and_verifies():
+    """Every node of ideal:16 to the first two (bench/efficiency.py's sparse case): the rounds
+    move these blocks only, and they arrive and verify."""
+    source = ("processors P(16)\nprocessors Q(2)\narray A(16, 128) of byte distribute (BLOCK, *) onto P\n"
+              "array B(16, 128) of byte distribute (*, BLOCK) onto Q\nB = A\n")
+    compiled = compile_program(source, target="ideal:16", algorithm="sparse=radix-bruck")
+    coll = compiled.collectives[0]
+    assert coll.kind == "sparse"
+    result = simulate(compiled).collectives[0]
+    assert result.verified and result.algorithm == "radix-bruck"
+    finals = {t.final for p in compiled.schedules[0].phases for t in p.sends}
+    assert finals == set(np.flatnonzero(coll.matrix.any(axis=0)).tolist())
