@@ -235,6 +235,11 @@ GRID: tuple[Algorithm, ...] = (
               "node drives two links out and two in, its memory's four streams",
               ringreduce.bidirectional_allreduce_phases,
               GROUP_OK + (on_grid, ringreduce.grid_units)),
+    Algorithm("bidirectional-rings", ("reduce",),
+              "the bidirectional-rings allreduce's reduce-scatter (round every row, then every "
+              "column, each ring both ways at once), then every node's reduced piece straight "
+              "to the root", ringreduce.bidirectional_reduce_phases,
+              ROOTED_OK + (on_grid, ringreduce.grid_units)),
 )
 
 DIMENSIONAL: tuple[Algorithm, ...] = (

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 
-from phalanx.compiler.library.members import contributors
+from phalanx.compiler.library.members import contributors, rooted_order
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.library.rooted import element_pieces
 from phalanx.compiler.recognize import Collective
@@ -112,6 +112,13 @@ class Grid:
         self.pieces = element_pieces(coll, 4 * self.rows * self.cols)
         self.origins = contributors(coll)
         self.parts = parts(coll, machine)
+        self.root = rooted_order(coll)[0] if coll.kind == "reduce" else None
+        # The origins whose partials of each unit each node holds to pass on (reduce_scatter).
+        self.held: dict[int, dict[Unit, set[int]]] = {v: {} for v in range(self.rows * self.cols)}
+
+    def final(self, u: Unit) -> int:
+        """Where unit u's transfers are bound: its node, or a reduce's root."""
+        return self.node(u[1], u[0]) if self.root is None else self.root
 
     def node(self, r: int, c: int) -> int:
         return r * self.cols + c
@@ -132,7 +139,7 @@ class Grid:
         carried = [(u, o) for u, o in carried if o]
         for i, (u, origins) in enumerate(carried):
             offset, nbytes = self.pieces[self.index(u)]
-            final = self.node(u[1], u[0])
+            final = self.final(u)
             part = COMBINED + i * self.parts // len(carried)
             out += [Transfer(src, dst, nbytes, o, final, part, offset)
                     for o in origins if o != final and m[o][final]]
@@ -156,43 +163,57 @@ class Grid:
                 for u in units]
 
 
+def reduce_scatter(g: Grid) -> list[list[Transfer]]:
+    """Round the rows, then round the columns, every ring both ways at once: node (r, c) ends
+    with units (c, r, *, *) reduced over every member. Each message carries every origin its
+    sender holds of the owner's units (its own partial's, then what its chain brought); what
+    reaches a reduce's root stays there (it is delivered, so the root forwards nothing), and
+    the root's own partial never leaves it."""
+    R, C = g.rows, g.cols
+    held = g.held
+    for o in g.origins:
+        for u in g.units(list(range(C)), list(range(R))):
+            if o != g.final(u) and g.coll.byte_matrix[o][g.final(u)]:
+                held[o][u] = {o}
+    phases: list[list[Transfer]] = []
+    # Rows: the owner column's units; copy the own partial beside the messages that send it.
+    stages = [(C, lambda line, p: g.node(line, p), range(R), 2,
+               lambda line, o: g.units([o], list(range(R)))),
+              (R, lambda line, p: g.node(p, line), range(C), 3,
+               lambda line, o: g.units([line], [o]))]
+    for stage, (length, node, lines, axis, owned) in enumerate(stages):
+        steps = reduce_steps(length)
+        for k, sends in enumerate(steps):
+            moves = []
+            for line in lines:
+                for i, j, o, _, half in sends:
+                    src, dst = node(line, i), node(line, j)
+                    units = [u for u in owned(line, o) if u in held[src]
+                             and (k > 0 or length % 2 or u[axis] == half)]
+                    moves.append((src, dst, [(u, sorted(held[src].pop(u))) for u in units]))
+            phase = [t for src, dst, carried in moves for t in g.message(src, dst, carried)]
+            for _, dst, carried in moves:
+                if dst != g.root:
+                    for u, origins in carried:
+                        held[dst].setdefault(u, set()).update(origins)
+            if stage == 0:
+                last = k == len(steps) - 1
+                phase += [t for r in range(R) for i in range(C) for t in g.own(g.node(r, i), g.units(
+                    sorted({o for x, _, o, _, _ in sends if x == i} | ({i} if last else set())),
+                    list(range(R))))]
+            phases.append(phase)
+        if stage == 0 and not steps:
+            phases.append([t for r in range(R) for t in g.own(g.node(r, 0), g.units([0], list(range(R))))])
+    return phases
+
+
 def bidirectional_allreduce_phases(coll: Collective, machine: Machine) -> list[Phase]:
     """Reduce-scatter round the rows then the columns, allgather round the columns then the rows,
     every ring both ways at once (module docstring)."""
     g = Grid(coll, machine)
     R, C = g.rows, g.cols
-    every_row, every_col = list(range(R)), list(range(C))
-    own = set(g.origins)
-    phases: list[list[Transfer]] = []
-    # Rows: the owner column's units, from the chain's nodes of this row.
-    row_steps = reduce_steps(C)
-    for k, sends in enumerate(row_steps):
-        phase: list[Transfer] = []
-        copied: dict[int, set[int]] = {i: set() for i in range(C)}  # own columns copied beside
-        for i, j, o, chain, half in sends:
-            opposite = chain[-1] if C % 2 == 0 else None
-            for r in range(R):
-                carried = [(u, [g.node(r, p) for p in chain if g.node(r, p) in own
-                                and (p != opposite or u[2] == half)])
-                           for u in g.units([o], every_row)]
-                phase += g.message(g.node(r, i), g.node(r, j), carried)
-            copied[i] |= {o, i} if k == len(row_steps) - 1 else {o}
-        phase += [t for i in range(C) for r in range(R)
-                  for t in g.own(g.node(r, i), g.units(sorted(copied[i]), every_row))]
-        phases.append(phase)
-    if not row_steps:
-        phases.append([t for r in range(R) for t in g.own(g.node(r, 0), g.units([0], every_row))])
-    # Columns: each column's row-reduced units, by owner row, from the chain's rows.
-    for sends in reduce_steps(R):
-        phase = []
-        for c in range(C):
-            for i, j, o, chain, half in sends:
-                opposite = chain[-1] if R % 2 == 0 else None
-                carried = [(u, [g.node(p, x) for p in chain for x in every_col if g.node(p, x) in own
-                                and (p != opposite or u[3] == half)])
-                           for u in g.units([c], [o])]
-                phase += g.message(g.node(i, c), g.node(j, c), carried)
-        phases.append(phase)
+    every_row = list(range(R))
+    phases = reduce_scatter(g)
     # Allgather round the columns (each node's own units), then round the rows (its column's).
     for sends in gather_steps(R):
         phases.append([t for c in range(C) for i, j, p, half in sends
@@ -200,4 +221,43 @@ def bidirectional_allreduce_phases(coll: Collective, machine: Machine) -> list[P
     for sends in gather_steps(C):
         phases.append([t for r in range(R) for i, j, p, half in sends
                        for t in g.reduced(g.node(r, i), g.node(r, j), g.units([p], every_row, a=half))])
+    return [Phase.of(p) for p in phases if p]
+
+
+def relay_rows(g: Grid) -> list[int]:
+    """The rows whose nodes off the root's column send their pieces to the root through the
+    node of the root's row in their column: routes go along the row first (e-cube, X then Y),
+    so the others' reach the root by its two column links, these by its two row links. As many
+    rows, nearest the root's first, as balance the pieces on the two pairs of links."""
+    r0, c0 = divmod(g.root, g.cols)
+    if g.cols < 2:
+        return []
+    off = (g.rows - 1) * (g.cols - 1)
+    count = max(0, min(g.rows - 1, round((off + g.rows - g.cols) / (2 * (g.cols - 1)))))
+    nearest = sorted((r for r in range(g.rows) if r != r0),
+                     key=lambda r: (min((r - r0) % g.rows, (r0 - r) % g.rows), (r - r0) % g.rows))
+    return nearest[:count]
+
+
+def bidirectional_reduce_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """The reduce-scatter, then every node's reduced units to the root: the relay rows' through
+    the root's row (relay_rows), the others' straight."""
+    g = Grid(coll, machine)
+    phases = reduce_scatter(g)
+    held, (r0, c0) = g.held, divmod(g.root, g.cols)
+    relayed = {g.node(r, c) for r in relay_rows(g) for c in range(g.cols) if c != c0}
+    first = []
+    for v in range(g.rows * g.cols):
+        if v // g.cols == r0 or not held[v]:  # the root's row sends in the next phase
+            continue
+        to = g.node(r0, v % g.cols) if v in relayed else g.root
+        carried = sorted(held[v].items())
+        first += g.message(v, to, [(u, sorted(o)) for u, o in carried])
+        if to != g.root:
+            for u, origins in carried:
+                held[to].setdefault(u, set()).update(origins)
+            held[v] = {}
+    phases.append(first)
+    phases.append([t for v in range(g.rows * g.cols) if v != g.root and v // g.cols == r0
+                   for t in g.message(v, g.root, [(u, sorted(o)) for u, o in sorted(held[v].items())])])
     return [Phase.of(p) for p in phases if p]
