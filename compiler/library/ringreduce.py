@@ -1,5 +1,6 @@
-"""Allreduce by bidirectional rings on a torus: a reduce-scatter round every row, then round
-every column, then the allgather back, each ring both ways at once (issue 27).
+"""Allreduce and reduce by bidirectional rings on a torus: a reduce-scatter round every row, then
+round every column, then the allgather back (or the pieces to the root), each ring both ways at
+once (issue 27).
 
 Each member's partial is cut between elements into 4 R C units (R x C grid), unit (c, r, a, b)
 ending reduced at node (r, c): `a` splits a row's pieces into the halves that go east and west,
@@ -25,7 +26,10 @@ partial into its result unit by unit in the reduce-scatter's row steps, beside t
 sends its own partial of the same units away (the copy's merge runs while the wire streams).
 
 The data model names every origin of a reduced piece (allreduce.Pieces): the allgather moves
-about R C (R C - 1)^2 x 2 transfers (508 thousand on 8x8), as the textbook ring does.
+4 P (P - 1)^2 transfers (1.0 million on 8x8), four times the textbook ring's (four units a node).
+The reduce (`bidirectional_reduce_phases`) runs the same reduce-scatter, then sends every node's
+reduced units to the root: routes go along the row first, so the relay rows' go through the
+root's row (`relay_rows`) and the root takes pieces by all four links.
 """
 
 from __future__ import annotations
