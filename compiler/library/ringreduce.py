@@ -250,9 +250,13 @@ def bidirectional_reduce_phases(coll: Collective, machine: Machine) -> list[Phas
     phases = reduce_scatter(g)
     held, (r0, c0) = g.held, divmod(g.root, g.cols)
     relayed = {g.node(r, c) for r in relay_rows(g) for c in range(g.cols) if c != c0}
-    first = []
+    first = [t for v in range(g.rows * g.cols) if v // g.cols == r0 and v != g.root
+             for t in g.message(v, g.root, [(u, sorted(o)) for u, o in sorted(held[v].items())])]
     for v in range(g.rows * g.cols):
-        if v // g.cols == r0 or not held[v]:  # the root's row sends in the next phase
+        if v // g.cols == r0:
+            held[v] = {}
+    for v in range(g.rows * g.cols):
+        if v // g.cols == r0 or not held[v]:  # the root's row's own pieces went first
             continue
         to = g.node(r0, v % g.cols) if v in relayed else g.root
         carried = sorted(held[v].items())
