@@ -244,8 +244,9 @@ def relay_rows(g: Grid) -> list[int]:
 
 
 def bidirectional_reduce_phases(coll: Collective, machine: Machine) -> list[Phase]:
-    """The reduce-scatter, then every node's reduced units to the root: the relay rows' through
-    the root's row (relay_rows), the others' straight."""
+    """The reduce-scatter, then every node's reduced units to the root: in one phase the root's
+    row's own and the others' straight, the relay rows' to the root's row (relay_rows), which
+    passes them on in the next."""
     g = Grid(coll, machine)
     phases = reduce_scatter(g)
     held, (r0, c0) = g.held, divmod(g.root, g.cols)
