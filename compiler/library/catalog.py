@@ -20,6 +20,7 @@ from phalanx.compiler.library import (
     interleaved,
     knomial,
     radix,
+    ringreduce,
     rings,
     rootcopy,
     rooted,
@@ -309,6 +310,17 @@ GRID: tuple[Algorithm, ...] = (
               "half of each part round the rows then the columns, the other half round the "
               "columns then the rows, each ring both ways at once: all four links of a node busy",
               rings.bidirectional_phases, GROUP_OK + (on_grid, eight_pieces)),
+    Algorithm("bidirectional-rings", ("allreduce",),
+              "a reduce-scatter round every row, then every column, then the allgather back, "
+              "each ring both ways at once (a node's chains from east and west meet at it): a "
+              "node drives two links out and two in, its memory's four streams",
+              ringreduce.bidirectional_allreduce_phases,
+              GROUP_OK + (on_grid, ringreduce.grid_units)),
+    Algorithm("bidirectional-rings", ("reduce",),
+              "the bidirectional-rings allreduce's reduce-scatter (round every row, then every "
+              "column, each ring both ways at once), then every node's reduced piece straight "
+              "to the root", ringreduce.bidirectional_reduce_phases,
+              ROOTED_OK + (on_grid, ringreduce.grid_units)),
 )
 
 DIMENSIONAL: tuple[Algorithm, ...] = (

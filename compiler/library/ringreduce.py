@@ -1,0 +1,272 @@
+"""Allreduce and reduce by bidirectional rings on a torus: a reduce-scatter round every row, then
+round every column, then the allgather back (or the pieces to the root), each ring both ways at
+once (issue 27).
+
+Each member's partial is cut between elements into 4 R C units (R x C grid), unit (c, r, a, b)
+ending reduced at node (r, c): `a` splits a row's pieces into the halves that go east and west,
+`b` a column's into those that go south and north.
+
+Reduce-scatter round a ring of L nodes, h = floor(L / 2) steps: the piece bound for the node at
+position o is reduced along two chains, the h nodes west of o passing it east and the nodes
+east of o passing it west, each node adding its own partial before passing the sum on. In step
+k (1 <= k <= h) the node at position i sends east the piece of the node h - k + 1 places east
+of it, holding the partials of the k nodes i - k + 1 .. i, and west likewise. On an even L the
+node opposite o (h places away) heads both chains: it sends the piece's half `0` east and half
+`1` west. Each link carries (L - 1) / 2 pieces, the least a ring allows (every piece's L - 1
+partials leave their nodes once, over two links per node), in h start-ups a direction.
+The rows go first on the whole partial (units by column), then the columns on the row's piece
+each node then holds (units by row); the allgather is the same two stages backwards, each ring
+as rings.ring_steps (in step k a node passes on what it received in step k - 1). A node drives
+two links out and two in: its memory's four streams (registry.PortModel.shared_streams).
+
+A message is sent as p messages (`parts`), its units cut in p, so that the receiver merges one
+(its processor, 50 ns an element on iWarp) while the next streams: the last part's merge, not
+the whole piece's, follows a step's wire, for p - 1 more start-ups a direction. A member copies its own
+partial into its result unit by unit in the reduce-scatter's row steps, beside the message that
+sends its own partial of the same units away (the copy's merge runs while the wire streams).
+
+The data model names every origin of a reduced piece (allreduce.Pieces): the allgather moves
+4 P (P - 1)^2 transfers (1.0 million on 8x8), four times the textbook ring's (four units a node).
+The reduce (`bidirectional_reduce_phases`) runs the same reduce-scatter, then sends every node's
+reduced units to the root: routes go along the row first, so the relay rows' go through the
+root's row (`relay_rows`) and the root takes pieces by all four links.
+"""
+
+from __future__ import annotations
+
+import math
+
+from phalanx.compiler.library.members import contributors, rooted_order
+from phalanx.compiler.library.registry import Machine
+from phalanx.compiler.library.rooted import element_pieces
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import COMBINED, Phase, Transfer
+
+# More parts queue on a node's memory streams (four on iWarp, each message holding one at both
+# ends): torus:8x8, 1 MB partials: 39.0, 32.6, 30.7 and 39.4 ms with 1, 2, 3 and 6 parts.
+MOST_PARTS = 3
+Unit = tuple[int, int, int, int]  # (column, row, row half, column half)
+# (sender, receiver, owner) positions on a ring, the chain's origin positions, and the half
+# of the owner's piece the chain's head (the node opposite the owner on an even ring) sends
+Chain = tuple[int, int, int, list[int], int]
+
+
+def reduce_steps(length: int) -> list[list[Chain]]:
+    """Each reduce-scatter step's messages round a ring of `length` positions, both ways."""
+    h = length // 2
+    steps = []
+    for k in range(1, h + 1):
+        sends = []
+        for i in range(length):
+            sends.append((i, (i + 1) % length, (i + h - k + 1) % length,
+                          [(i - j) % length for j in range(k)], 0))
+            sends.append((i, (i - 1) % length, (i - h + k - 1) % length,
+                          [(i + j) % length for j in range(k)], 1))
+        steps.append(sends)
+    return steps
+
+
+def gather_steps(length: int) -> list[list[tuple[int, int, int, int | None]]]:
+    """Each allgather step round a ring: (sender, receiver, the position whose bundle it
+    passes on, the half of it where the node opposite gets half from each side, else None)."""
+    h = length // 2
+    steps = []
+    for k in range(1, h + 1):
+        last = 2 * k == length
+        steps.append([m for i in range(length) for m in (
+            (i, (i + 1) % length, (i - k + 1) % length, 0 if last else None),
+            (i, (i - 1) % length, (i + k - 1) % length, 1 if last else None))])
+    return steps
+
+
+def grid_units(coll: Collective, machine: Machine) -> str | None:
+    """The partials cut into 4 R C units of at least one element each."""
+    units = 4 * machine.nnodes
+    if coll.element_bytes is None:
+        return "each partial is one element, which cannot be split"
+    if coll.block_bytes is None:
+        return "the partial blocks are not all of one size"
+    if coll.block_bytes // coll.element_bytes < units:
+        return (f"a partial of {coll.block_bytes // coll.element_bytes} elements is smaller than "
+                f"its {units} units (four per node)")
+    return None
+
+
+def parts(coll: Collective, machine: Machine) -> int:
+    """Messages a step's piece is sent as: a node's two pieces of a step (one each way) merge on
+    its processor one after the other, each after its wire, and cut in p each leaves 2 / p of
+    a piece's merge after the step's wire for 2 p start-ups: p = sqrt(merge / start-up), of the
+    largest piece (a row's: the partial over the columns); at most MOST_PARTS."""
+    rows, cols = machine.grid or (1, machine.nnodes)
+    port = machine.port
+    elements = (coll.block_bytes or 0) // (coll.element_bytes or coll.block_bytes or 1)
+    merge_s = elements / max(cols if cols > 1 else rows, 1) * port.combine_s_per_op
+    if port.startup_s <= 0 or merge_s <= port.startup_s:
+        return 1
+    return min(MOST_PARTS, max(1, round(math.sqrt(merge_s / port.startup_s))))
+
+
+class Grid:
+    """The units of a collective's partials on the R x C grid and the transfers that move them,
+    each step's message in `parts` messages."""
+
+    def __init__(self, coll: Collective, machine: Machine):
+        self.coll = coll
+        self.rows, self.cols = machine.grid or (1, machine.nnodes)
+        self.pieces = element_pieces(coll, 4 * self.rows * self.cols)
+        self.origins = contributors(coll)
+        self.parts = parts(coll, machine)
+        self.root = rooted_order(coll)[0] if coll.kind == "reduce" else None
+        # The origins whose partials of each unit each node holds to pass on (reduce_scatter).
+        self.held: dict[int, dict[Unit, set[int]]] = {v: {} for v in range(self.rows * self.cols)}
+
+    def final(self, u: Unit) -> int:
+        """Where unit u's transfers are bound: its node, or a reduce's root."""
+        return self.node(u[1], u[0]) if self.root is None else self.root
+
+    def node(self, r: int, c: int) -> int:
+        return r * self.cols + c
+
+    def index(self, u: Unit) -> int:
+        c, r, a, b = u
+        return ((c * self.rows + r) * 2 + a) * 2 + b
+
+    def units(self, cols: list[int], rows: list[int], a: int | None = None,
+              b: int | None = None) -> list[Unit]:
+        return [(c, r, x, y) for c in cols for r in rows for x in (0, 1) for y in (0, 1)
+                if a in (None, x) and b in (None, y)]
+
+    def message(self, src: int, dst: int, carried: list[tuple[Unit, list[int]]]) -> list[Transfer]:
+        """Each unit with the origins whose partials of it it carries, bound for the unit's
+        node; the units in `parts` messages."""
+        m, out = self.coll.byte_matrix, []
+        carried = [(u, o) for u, o in carried if o]
+        for i, (u, origins) in enumerate(carried):
+            offset, nbytes = self.pieces[self.index(u)]
+            final = self.final(u)
+            part = COMBINED + i * self.parts // len(carried)
+            out += [Transfer(src, dst, nbytes, o, final, part, offset)
+                    for o in origins if o != final and m[o][final]]
+        return out
+
+    def reduced(self, src: int, dst: int, units: list[Unit]) -> list[Transfer]:
+        """src's reduced units to dst, for dst: every origin's partial of them but dst's own."""
+        m, out = self.coll.byte_matrix, []
+        for i, u in enumerate(units):
+            offset, nbytes = self.pieces[self.index(u)]
+            part = COMBINED + i * self.parts // len(units)
+            out += [Transfer(src, dst, nbytes, o, dst, part, offset)
+                    for o in self.origins if o != dst and m[o][dst]]
+        return out
+
+    def own(self, v: int, units: list[Unit]) -> list[Transfer]:
+        """v's own partial of `units`, copied into its result."""
+        if not self.coll.byte_matrix[v][v]:
+            return []
+        return [Transfer(v, v, self.pieces[self.index(u)][1], v, v, offset=self.pieces[self.index(u)][0])
+                for u in units]
+
+
+def reduce_scatter(g: Grid) -> list[list[Transfer]]:
+    """Round the rows, then round the columns, every ring both ways at once: node (r, c) ends
+    with units (c, r, *, *) reduced over every member. Each message carries every origin its
+    sender holds of the owner's units (its own partial's, then what its chain brought); what
+    reaches a reduce's root stays there (it is delivered, so the root forwards nothing), and
+    the root's own partial never leaves it."""
+    R, C = g.rows, g.cols
+    held = g.held
+    for o in g.origins:
+        for u in g.units(list(range(C)), list(range(R))):
+            if o != g.final(u) and g.coll.byte_matrix[o][g.final(u)]:
+                held[o][u] = {o}
+    phases: list[list[Transfer]] = []
+    # Rows: the owner column's units; copy the own partial beside the messages that send it.
+    stages = [(C, lambda line, p: g.node(line, p), range(R), 2,
+               lambda line, o: g.units([o], list(range(R)))),
+              (R, lambda line, p: g.node(p, line), range(C), 3,
+               lambda line, o: g.units([line], [o]))]
+    for stage, (length, node, lines, axis, owned) in enumerate(stages):
+        steps = reduce_steps(length)
+        for k, sends in enumerate(steps):
+            moves = []
+            for line in lines:
+                for i, j, o, _, half in sends:
+                    src, dst = node(line, i), node(line, j)
+                    units = [u for u in owned(line, o) if u in held[src]
+                             and (k > 0 or length % 2 or u[axis] == half)]
+                    moves.append((src, dst, [(u, sorted(held[src].pop(u))) for u in units]))
+            phase = [t for src, dst, carried in moves for t in g.message(src, dst, carried)]
+            for _, dst, carried in moves:
+                if dst != g.root:
+                    for u, origins in carried:
+                        held[dst].setdefault(u, set()).update(origins)
+            if stage == 0:
+                last = k == len(steps) - 1
+                phase += [t for r in range(R) for i in range(C) for t in g.own(g.node(r, i), g.units(
+                    sorted({o for x, _, o, _, _ in sends if x == i} | ({i} if last else set())),
+                    list(range(R))))]
+            phases.append(phase)
+        if stage == 0 and not steps:
+            phases.append([t for r in range(R) for t in g.own(g.node(r, 0), g.units([0], list(range(R))))])
+    return phases
+
+
+def bidirectional_allreduce_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """Reduce-scatter round the rows then the columns, allgather round the columns then the rows,
+    every ring both ways at once (module docstring)."""
+    g = Grid(coll, machine)
+    R, C = g.rows, g.cols
+    every_row = list(range(R))
+    phases = reduce_scatter(g)
+    # Allgather round the columns (each node's own units), then round the rows (its column's).
+    for sends in gather_steps(R):
+        phases.append([t for c in range(C) for i, j, p, half in sends
+                       for t in g.reduced(g.node(i, c), g.node(j, c), g.units([c], [p], b=half))])
+    for sends in gather_steps(C):
+        phases.append([t for r in range(R) for i, j, p, half in sends
+                       for t in g.reduced(g.node(r, i), g.node(r, j), g.units([p], every_row, a=half))])
+    return [Phase.of(p) for p in phases if p]
+
+
+def relay_rows(g: Grid) -> list[int]:
+    """The rows whose nodes off the root's column send their pieces to the root through the
+    node of the root's row in their column: routes go along the row first (e-cube, X then Y),
+    so the others' reach the root by its two column links, these by its two row links. As many
+    rows, nearest the root's first, as balance the pieces on the two pairs of links."""
+    r0, c0 = divmod(g.root, g.cols)
+    if g.cols < 2:
+        return []
+    off = (g.rows - 1) * (g.cols - 1)
+    count = max(0, min(g.rows - 1, round((off + g.rows - g.cols) / (2 * (g.cols - 1)))))
+    nearest = sorted((r for r in range(g.rows) if r != r0),
+                     key=lambda r: (min((r - r0) % g.rows, (r0 - r) % g.rows), (r - r0) % g.rows))
+    return nearest[:count]
+
+
+def bidirectional_reduce_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """The reduce-scatter, then every node's reduced units to the root: in one phase the root's
+    row's own and the others' straight, the relay rows' to the root's row (relay_rows), which
+    passes them on in the next."""
+    g = Grid(coll, machine)
+    phases = reduce_scatter(g)
+    held, (r0, c0) = g.held, divmod(g.root, g.cols)
+    relayed = {g.node(r, c) for r in relay_rows(g) for c in range(g.cols) if c != c0}
+    first = [t for v in range(g.rows * g.cols) if v // g.cols == r0 and v != g.root
+             for t in g.message(v, g.root, [(u, sorted(o)) for u, o in sorted(held[v].items())])]
+    for v in range(g.rows * g.cols):
+        if v // g.cols == r0:
+            held[v] = {}
+    for v in range(g.rows * g.cols):
+        if v // g.cols == r0 or not held[v]:  # the root's row's own pieces went first
+            continue
+        to = g.node(r0, v % g.cols) if v in relayed else g.root
+        carried = sorted(held[v].items())
+        first += g.message(v, to, [(u, sorted(o)) for u, o in carried])
+        if to != g.root:
+            for u, origins in carried:
+                held[to].setdefault(u, set()).update(origins)
+            held[v] = {}
+    phases.append(first)
+    phases.append([t for v in range(g.rows * g.cols) if v != g.root and v // g.cols == r0
+                   for t in g.message(v, g.root, [(u, sorted(o)) for u, o in sorted(held[v].items())])])
+    return [Phase.of(p) for p in phases if p]
