@@ -6,8 +6,8 @@
 //! of (time, sequence, action), the sequence number counted exactly where the Python engine
 //! schedules an event (process starts, timeouts, grants from a queue, process ends, inboxes,
 //! all-of waits, barriers), a request granted to the running process at once without the heap
-//! (`happen_now`), and the callbacks of one event run in the order they were added. Entries with
-//! no delay wait in a queue beside the heap (`due_now`), taken in the heap's order.
+//! (`happen_now`), and the callbacks of one event run in the order they were added (events.rs:
+//! a 4-ary heap, and a queue beside it for the entries with no delay, taken in the heap's order).
 //!
 //! A message is a *program* (a short list of acquire / hold / release ops) that its network
 //! declared in Python (Network.transfer_program), or a *shaped* program whose ops the core makes
@@ -18,6 +18,7 @@
 
 mod api;
 mod data;
+mod events;
 mod model;
 mod resources;
 mod shapes;
