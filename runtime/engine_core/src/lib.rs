@@ -14,7 +14,7 @@
 //! from the message's ends when it starts (shapes.rs, Network.program_shape); the data check
 //! stays in Python, which replays the log of message starts and ends in order
 //! (runtime/native_run.py), but for the payload words of byte arrays, written here at memory
-//! speed (data.rs).
+//! speed, and the byte comparison of what landed with the reference (data.rs).
 
 mod api;
 mod data;
@@ -31,6 +31,7 @@ use pyo3::prelude::*;
 fn phalanx_engine_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Core>()?;
     m.add_function(wrap_pyfunction!(data::fill_payload_words, m)?)?;
+    m.add_function(wrap_pyfunction!(data::same_bytes, m)?)?;
     m.add("FINISHED", FINISHED)?;
     m.add("NEED_RUN", NEED_RUN)?;
     m.add("DEADLOCK", DEADLOCK)?;
