@@ -28,6 +28,18 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+const MAX_FILL_THREADS: usize = 4;
+const FILL_WORDS_PER_THREAD: usize = 1 << 23; // 64 MB (tests/runtime/test_data_values.py): less, one thread
+
+/// Words `first`, `first` + 1, ... of the payload under `seed` into `words`.
+fn fill(words: &mut [u64], seed: u64, first: u64) {
+    let mut z = seed.wrapping_add(first.wrapping_mul(GOLDEN));
+    for w in words.iter_mut() {
+        *w = mix(z);
+        z = z.wrapping_add(GOLDEN);
+    }
+}
+
 /// Fill `out` (a writable, C-contiguous uint64 array) with the payload words of indices
 /// `first`, `first` + 1, ... under `seed`: word k is mix(seed + k * GOLDEN) (wrapping).
 #[pyfunction]
@@ -41,11 +53,20 @@ pub fn fill_payload_words(py: Python<'_>, out: PyBuffer<u64>, seed: u64, first: 
         // SAFETY: `out` holds the exporter's buffer of n u64 words, writable and contiguous
         // (checked above), until it is dropped after this closure returns.
         let words = unsafe { std::slice::from_raw_parts_mut(words as *mut u64, n) };
-        let mut z = seed.wrapping_add(first.wrapping_mul(GOLDEN));
-        for w in words.iter_mut() {
-            *w = mix(z);
-            z = z.wrapping_add(GOLDEN);
+        // a large payload is written by a few threads, each its share of the words: the time is
+        // the kernel's page faults (about 0.55 s a GB), which go on in parallel
+        let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).min(MAX_FILL_THREADS)
+            .min(n.div_ceil(FILL_WORDS_PER_THREAD)).max(1);
+        if threads == 1 {
+            return fill(words, seed, first);
         }
+        let share = n.div_ceil(threads);
+        std::thread::scope(|scope| {
+            for (k, part) in words.chunks_mut(share).enumerate() {
+                let start = first.wrapping_add((k * share) as u64);
+                scope.spawn(move || fill(part, seed, start));
+            }
+        });
     });
     Ok(())
 }
