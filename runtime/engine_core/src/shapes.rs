@@ -104,17 +104,17 @@ impl TorusRoute {
     /// first four read the route's resources (`route_resources`).
     fn torus_op(&self, pc: usize, src: u32, dst: u32, data_s: f64, route: &[u32]) -> Op {
         let (cpu, inject) = (self.cpu[src as usize], self.inject[src as usize]);
-        if pc < 4 {
+        if pc < TORUS_BEFORE_ROUTE {
             return [Op::Acquire(cpu), Op::Hold(self.overhead_s), Op::Release(cpu), Op::Acquire(inject)][pc];
         }
         let h = route[0] as usize;
         let (vcs, wires) = (&route[1..1 + h], &route[1 + h..1 + 2 * h]);
         let (low, high) = (self.memory[src.min(dst) as usize], self.memory[src.max(dst) as usize]);
-        let k = pc - 4;
+        let k = pc - TORUS_BEFORE_ROUTE;
         let data = 3 * h + 2; // the data's hold, after the channels, hops, memory and wires
         match k {
-            _ if k < 2 * h && k % 2 == 0 => Op::Acquire(vcs[k / 2]),
-            _ if k < 2 * h => Op::Hold(self.hop_s),
+            _ if k < 2 * h && k & 1 == 0 => Op::Acquire(vcs[k / 2]), // a hop's channel,
+            _ if k < 2 * h => Op::Hold(self.hop_s),                    // then its latency
             _ if k == 2 * h => Op::Acquire(low),
             _ if k == 2 * h + 1 => Op::Acquire(high),
             _ if k < data => Op::Acquire(wires[k - 2 * h - 2]),
@@ -126,6 +126,7 @@ impl TorusRoute {
             _ => Op::Release(inject),
         }
     }
+
     /// The e-cube route's (link, pool) hops from src to dst (topology.py Torus.route).
     pub(crate) fn route(&self, src: u32, dst: u32, out: &mut Vec<(u32, u32)>) {
         let (src, dst) = (src as i64, dst as i64);
