@@ -35,3 +35,16 @@ def test_the_core_refuses_a_read_only_array():
     words.flags.writeable = False
     with pytest.raises(ValueError, match="writable, C-contiguous uint64 array"):
         data_values.fill_payload_words(words, 0, 0)
+
+
+def test_the_core_writes_a_large_payload_in_shares_that_join_up():
+    """Past 64 MB (data.rs FILL_WORDS_PER_THREAD) a few threads each write their share of the
+    words: every word is still splitmix64 of its own index, at the shares' edges too."""
+    assert data_values.fill_payload_words is not None, "make setup builds phalanx_engine_core"
+    n, seed = (1 << 23) + 17, 0xFEDCBA9876543210
+    words = payload_words(n, seed)
+    at = np.array([0, 1, n // 4 - 1, n // 4, n // 4 + 1, n // 2 - 1, n // 2, n // 2 + 1, n - 1], np.uint64)
+    z = np.uint64(seed) + at * data_values.GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * data_values.MIX1
+    z = (z ^ (z >> np.uint64(27))) * data_values.MIX2
+    assert np.array_equal(words[at.astype(np.int64)], z ^ (z >> np.uint64(31)))

@@ -114,6 +114,18 @@ def test_compute_steps_repeats_and_barriers_run_natively():
     assert_same_run(python, native)
 
 
+def test_timeouts_of_many_delays_run_alike():
+    """More distinct delays than the core keeps a FIFO queue for (events.rs DELAY_CLASSES: 8,
+    no delay among them): the others go through its heap, and the order is still the Python
+    engine's, ties and all."""
+    computes = "".join(f'compute "step {k}" on P cost {k * 3 % 13 + 1} us\n' for k in range(14))
+    compiled = compile_text(HEADER + computes + "B = A\n" + computes, algorithm="direct", cost="closed-form")
+    python, native = both(compiled)
+    assert native.verified and len({round((s.end_s - s.start_s) * 1e6) for s in native.execution.spans
+                                    if s.kind == "compute"}) == 13  # us
+    assert_same_run(python, native)
+
+
 def test_a_network_without_programs_for_every_message_runs_in_python():
     """The SP2's adapter spreads packets over 4 routes round robin: no program, so the plan
     stays on the Python engine, and `auto` still runs it."""

@@ -6,7 +6,8 @@ use pyo3::buffer::{Element, PyBuffer};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use std::collections::{BinaryHeap, VecDeque};
+use crate::events::EventQueue;
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 type Waits = Vec<((i64, i64, i64), String, Vec<i64>, Vec<(i64, i64, i64)>)>;
@@ -32,10 +33,10 @@ impl Core {
                             inbox: false, remaining: 0, barrier: NONE, finish_s: 0.0 })
             .collect();
         Core {
-            nprocs, now: 0.0, seq: 0, heap: BinaryHeap::new(), due_now: VecDeque::new(),
+            nprocs, now: 0.0, seq: 0, events_due: EventQueue::default(),
             pending: VecDeque::new(),
-            in_event: false, started: false, resources: Vec::new(), programs: Vec::new(), ops: Vec::new(),
-            shapes: Vec::new(), arithmetic: vec![NONE; nprocs], expanded: Vec::new(), free_expanded: Vec::new(),
+            in_event: false, started: false, resources: Vec::new(), pool_holders: Vec::new(), programs: Vec::new(), ops: Vec::new(),
+            shapes: Vec::new(), arithmetic: vec![NONE; nprocs], routes: Vec::new(), free_routes: Vec::new(),
             hops: Vec::new(),
             scheds: Vec::new(), items: Vec::new(), run_sched: vec![-1; run_count],
             flights: (0..run_count).map(|_| None).collect(), nodes, procs: Vec::new(), live: 0,
@@ -49,12 +50,10 @@ impl Core {
 
     /// A Resource (`unit`) or a Pool of `capacity` units; returns its id.
     fn add_resource(&mut self, unit: bool, capacity: usize, grant_now: bool) -> PyResult<u32> {
-        if capacity < 1 || (unit && capacity != 1) {
+        if capacity < 1 || (unit && capacity != 1) || capacity > u32::MAX as usize {
             return Err(PyValueError::new_err(format!("a resource needs 1 unit, a pool at least 1, not {capacity}")));
         }
-        self.resources.push(Res { unit, capacity, grant_now, holders: Vec::new(), queue: VecDeque::new(),
-                                  busy_s: 0.0, since_s: 0.0 });
-        Ok(self.resources.len() as u32 - 1)
+        Ok(self.new_resource(unit, capacity as u32, grant_now))
     }
 
     /// Message programs, program i being ops offsets[i]..offsets[i + 1]: `codes` 0 acquire,
@@ -156,19 +155,18 @@ impl Core {
         let ops = match found {
             Program::Ops { first, end } => self.ops[first as usize..end as usize].to_vec(),
             Program::Shaped { .. } => {  // op by op as a message takes them (walkers.rs op_at)
-                let (mut expanded, mut hops) = (Vec::new(), Vec::new());
+                let (mut route, mut hops) = (Vec::new(), Vec::new());
                 let mut out = Vec::new();
                 for pc in 0.. {
-                    match self.shaped_op(found, pc, src, dst) {
+                    let known = (!route.is_empty()).then_some(route.as_slice());
+                    match self.shaped_op(found, pc, src, dst, known) {
                         ShapedOp::Op(op) => out.push(op),
                         ShapedOp::End => break,
                         ShapedOp::NeedsRoute => {
-                            if expanded.is_empty() {
-                                self.expand_program(found, src, dst, &mut expanded, &mut hops);
-                            }
-                            match expanded.get(pc) {
-                                Some(&op) => out.push(op),
-                                None => break,
+                            self.route_resources(found, src, dst, &mut hops, &mut route);
+                            match self.shaped_op(found, pc, src, dst, Some(&route)) {
+                                ShapedOp::Op(op) => out.push(op),
+                                _ => break,
                             }
                         }
                     }
@@ -267,7 +265,8 @@ impl Core {
             self.deadline = self.time_limit_s.map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0)));
             for n in 0..self.nprocs {
                 self.procs.push(Proc { node: n as u32, run: NONE, msg: NONE, pc: 0, started: true,
-                                       done: false, waits_for: NONE, start_s: 0.0, expanded: NONE });
+                                       done: false, waits_for: NONE, start_s: 0.0, route: NONE,
+                                       next_waiter: NONE });
                 self.live += 1;
                 self.schedule(0.0, ACT_RESUME, n as u32);
             }
@@ -297,11 +296,11 @@ impl Core {
                     }
                 }
             }
-            match self.next_entry() {
+            match self.events_due.pop() {
                 None => break,
-                Some((at, _, act, id)) => {
-                    self.now = f64::from_bits(at);
-                    self.expand(act, id);
+                Some(entry) => {
+                    self.now = f64::from_bits(entry.at_bits);
+                    self.expand(entry.act, entry.id);
                     self.in_event = true;
                 }
             }
@@ -373,7 +372,7 @@ impl Core {
             let who = self.who(pid as u32);
             if p.msg != NONE {
                 if p.waits_for != NONE {
-                    let holders = self.resources[p.waits_for as usize].holders.iter().map(|&h| self.who(h)).collect();
+                    let holders = self.holders(p.waits_for as usize).into_iter().map(|h| self.who(h)).collect();
                     out.push((who, "resource".to_string(), vec![p.waits_for as i64], holders));
                 }
                 continue;

@@ -6,18 +6,19 @@
 //! of (time, sequence, action), the sequence number counted exactly where the Python engine
 //! schedules an event (process starts, timeouts, grants from a queue, process ends, inboxes,
 //! all-of waits, barriers), a request granted to the running process at once without the heap
-//! (`happen_now`), and the callbacks of one event run in the order they were added. Entries with
-//! no delay wait in a queue beside the heap (`due_now`), taken in the heap's order.
+//! (`happen_now`), and the callbacks of one event run in the order they were added (events.rs:
+//! a 4-ary heap, and a queue beside it for the entries with no delay, taken in the heap's order).
 //!
 //! A message is a *program* (a short list of acquire / hold / release ops) that its network
 //! declared in Python (Network.transfer_program), or a *shaped* program whose ops the core makes
 //! from the message's ends when it starts (shapes.rs, Network.program_shape); the data check
 //! stays in Python, which replays the log of message starts and ends in order
 //! (runtime/native_run.py), but for the payload words of byte arrays, written here at memory
-//! speed (data.rs).
+//! speed, and the byte comparison of what landed with the reference (data.rs).
 
 mod api;
 mod data;
+mod events;
 mod model;
 mod resources;
 mod shapes;
@@ -30,6 +31,7 @@ use pyo3::prelude::*;
 fn phalanx_engine_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Core>()?;
     m.add_function(wrap_pyfunction!(data::fill_payload_words, m)?)?;
+    m.add_function(wrap_pyfunction!(data::same_bytes, m)?)?;
     m.add("FINISHED", FINISHED)?;
     m.add("NEED_RUN", NEED_RUN)?;
     m.add("DEADLOCK", DEADLOCK)?;

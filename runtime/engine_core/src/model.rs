@@ -1,10 +1,11 @@
 //! The core's state: the heap, resources, schedules as arrays, node walkers and message
 //! processes; the constants the Python side reads (runtime/native_run.py).
 
+pub(crate) use crate::resources::Res;
 use crate::shapes::{Program, Shape};
 use pyo3::prelude::*;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use crate::events::{Entry, EventQueue};
+use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
 // What a heap entry does when it is processed (the Python event's callbacks).
@@ -50,17 +51,6 @@ pub(crate) enum Op {
     Acquire(u32),
     Hold(f64),
     Release(u32),
-}
-
-/// A Resource (`unit`: runtime/engine.py Resource) or a Pool of `capacity` units.
-pub(crate) struct Res {
-    pub(crate) unit: bool,
-    pub(crate) capacity: usize,
-    pub(crate) grant_now: bool,
-    pub(crate) holders: Vec<u32>,
-    pub(crate) queue: VecDeque<u32>,
-    pub(crate) busy_s: f64,
-    pub(crate) since_s: f64,
 }
 
 /// One schedule as plain arrays (runtime/native_run.py builds them); `slot` = phase * nprocs + node.
@@ -130,7 +120,8 @@ pub(crate) struct Proc {
     pub(crate) done: bool,
     pub(crate) waits_for: u32, // the resource it queues for, NONE otherwise
     pub(crate) start_s: f64,
-    pub(crate) expanded: u32, // its slot of Core.expanded while a shaped message runs, NONE otherwise
+    pub(crate) route: u32, // its slot of Core.routes while a shaped torus message runs, NONE otherwise
+    pub(crate) next_waiter: u32, // the process after it in the queue it waits in (resources.rs)
 }
 
 pub(crate) enum Halt {
@@ -143,22 +134,18 @@ pub(crate) struct Core {
     pub(crate) nprocs: usize,
     pub(crate) now: f64,
     pub(crate) seq: u64,
-    pub(crate) heap: BinaryHeap<Reverse<(u64, u64, u8, u32)>>,
-    // Entries due now (scheduled with no delay), in sequence order: they would sit in the heap
-    // after every entry of the same time and before any later one; `next_entry` takes the least
-    // of both, so the order is the heap's alone. (A phase of 16.8M messages starts them all at
-    // once: a queue, not a heap of that many entries.)
-    pub(crate) due_now: VecDeque<(u64, u64, u8, u32)>,
+    pub(crate) events_due: EventQueue,
     pub(crate) pending: VecDeque<(u8, u32)>,
     pub(crate) in_event: bool,
     pub(crate) started: bool,
     pub(crate) resources: Vec<Res>,
+    pub(crate) pool_holders: Vec<Vec<u32>>, // by Res::holder_or_pool of a pool
     pub(crate) programs: Vec<Program>, // explicit ones: ops[first..end]
     pub(crate) ops: Vec<Op>,
     pub(crate) shapes: Vec<Shape>,
     pub(crate) arithmetic: Vec<u32>, // per node: its arithmetic resource (shaped programs' combining)
-    pub(crate) expanded: Vec<Vec<Op>>, // the ops of started shaped messages, by slot
-    pub(crate) free_expanded: Vec<u32>, // slots of `expanded` free for reuse
+    pub(crate) routes: Vec<Vec<u32>>, // the route's resources of running shaped messages, by slot (shapes.rs)
+    pub(crate) free_routes: Vec<u32>, // slots of `routes` free for reuse
     pub(crate) hops: Vec<(u32, u32)>, // scratch for routes
     pub(crate) scheds: Vec<Sched>,
     pub(crate) items: Vec<Item>,
@@ -197,24 +184,8 @@ impl Core {
 
     pub(crate) fn schedule(&mut self, delay_s: f64, act: u8, id: u32) {
         let at = self.now + delay_s;
-        if delay_s == 0.0 {
-            self.due_now.push_back((at.to_bits(), self.seq, act, id));
-        } else {
-            self.heap.push(Reverse((at.to_bits(), self.seq, act, id)));
-        }
+        self.events_due.push(Entry { at_bits: at.to_bits(), seq: self.seq, id, act }, delay_s);
         self.seq += 1;
-    }
-
-    /// The least (time, sequence) entry of the heap and the entries due now, taken.
-    pub(crate) fn next_entry(&mut self) -> Option<(u64, u64, u8, u32)> {
-        match (self.heap.peek(), self.due_now.front()) {
-            (Some(Reverse(timed)), Some(now)) if (timed.0, timed.1) < (now.0, now.1) => {
-                self.heap.pop().map(|Reverse(entry)| entry)
-            }
-            (_, Some(_)) => self.due_now.pop_front(),
-            (Some(_), None) => self.heap.pop().map(|Reverse(entry)| entry),
-            (None, None) => None,
-        }
     }
 
     pub(crate) fn span(&mut self, node: u32, kind: u8, start_s: f64, label: u32, peer: i64) {

@@ -11,6 +11,12 @@
 //!   each, then both ends' memory streams and the route's wires by link id for the data time,
 //!   and everything let go in transfer_program's order.
 //!
+//! A torus message's route is worked out once it holds its injection channel (a phase starts
+//! millions of messages that wait for their sender first), as its resources: the hop count, each
+//! hop's virtual channel, then the route's wires by link id, `1 + 2 * hops` u32 in a slot of
+//! `Core::routes`; its ops are read off them by position (`torus_op`), not stored (an op list
+//! was 80 bytes a hop, and the loop's time went on its cache misses).
+//!
 //! A shaped program adds the data time and, for a reduction, the receiver combining its
 //! partials on its arithmetic resource (runtime/native_run.py), as explicit programs do.
 
@@ -40,11 +46,11 @@ pub(crate) enum Program {
     Shaped { shape: u32, data_s: f64, combine_s: Option<f64> },
 }
 
-/// Op `pc` of a shaped program as far as it is known without the route's expansion.
+/// Op `pc` of a shaped program, as far as it is known without the message's route.
 pub(crate) enum ShapedOp {
     Op(Op),
     End,
-    NeedsRoute, // in the ops after the torus's first four: Core::expand_program's
+    NeedsRoute, // an op after the torus's first four, asked without the route (`route_resources`)
 }
 
 /// Signed shortest distance from `src` to `dst` on a ring of `size` (topology.py ring_step).
@@ -62,6 +68,65 @@ fn ring_step(src: i64, dst: i64, size: i64) -> i64 {
 }
 
 impl TorusRoute {
+    /// The u32 a route's resources take at most (`route_resources`): the hop count, then two per
+    /// hop of the longest shortest route (half of each ring).
+    pub(crate) fn route_words(&self) -> usize {
+        1 + 2 * (self.rows / 2 + self.cols / 2) as usize
+    }
+
+    /// The route's resources from src to dst into `out` (`route_words` of them at most): the
+    /// hop count, each hop's virtual channel in the route's order, then the route's wires in
+    /// the order of their link ids (wormhole.py transfer_program); `hops` is scratch space.
+    pub(crate) fn route_resources(&self, src: u32, dst: u32, hops: &mut Vec<(u32, u32)>, out: &mut [u32]) {
+        hops.clear();
+        self.route(src, dst, hops);
+        let h = hops.len();
+        out[0] = h as u32;
+        for (i, &(link, pool)) in hops.iter().enumerate() {
+            out[1 + i] = self.vc[(2 * link + pool) as usize];
+            out[1 + h + i] = link;
+        }
+        let wires = &mut out[1 + h..1 + 2 * h];
+        wires.sort_unstable();
+        for w in wires.iter_mut() {
+            *w = self.wire[*w as usize];
+        }
+    }
+
+    /// The ops of the torus's program for a route of `hops` hops (wormhole.py
+    /// transfer_program): the first four, a channel and the hop latency per hop, both memory
+    /// streams, the wires, the data time, then every release.
+    fn transfer_ops(hops: usize) -> usize {
+        5 * hops + 10
+    }
+
+    /// Op `pc` of the torus's program from src to dst, below `transfer_ops`; the ops past the
+    /// first four read the route's resources (`route_resources`).
+    fn torus_op(&self, pc: usize, src: u32, dst: u32, data_s: f64, route: &[u32]) -> Op {
+        let (cpu, inject) = (self.cpu[src as usize], self.inject[src as usize]);
+        if pc < TORUS_BEFORE_ROUTE {
+            return [Op::Acquire(cpu), Op::Hold(self.overhead_s), Op::Release(cpu), Op::Acquire(inject)][pc];
+        }
+        let h = route[0] as usize;
+        let (vcs, wires) = (&route[1..1 + h], &route[1 + h..1 + 2 * h]);
+        let (low, high) = (self.memory[src.min(dst) as usize], self.memory[src.max(dst) as usize]);
+        let k = pc - TORUS_BEFORE_ROUTE;
+        let data = 3 * h + 2; // the data's hold, after the channels, hops, memory and wires
+        match k {
+            _ if k < 2 * h && k & 1 == 0 => Op::Acquire(vcs[k / 2]), // a hop's channel,
+            _ if k < 2 * h => Op::Hold(self.hop_s),                    // then its latency
+            _ if k == 2 * h => Op::Acquire(low),
+            _ if k == 2 * h + 1 => Op::Acquire(high),
+            _ if k < data => Op::Acquire(wires[k - 2 * h - 2]),
+            _ if k == data => Op::Hold(data_s),
+            _ if k == data + 1 => Op::Release(low),
+            _ if k == data + 2 => Op::Release(high),
+            _ if k < data + 3 + h => Op::Release(wires[k - data - 3]),
+            _ if k < data + 3 + 2 * h => Op::Release(vcs[k - data - 3 - h]),
+            _ => Op::Release(inject),
+        }
+    }
+
     /// The e-cube route's (link, pool) hops from src to dst (topology.py Torus.route).
     pub(crate) fn route(&self, src: u32, dst: u32, out: &mut Vec<(u32, u32)>) {
         let (src, dst) = (src as i64, dst as i64);
@@ -92,97 +157,67 @@ impl TorusRoute {
     }
 }
 
+/// Where a route's start-up ends: the torus's ops before its route (its processor and injection
+/// channel), which a message waits for before its route is worked out.
+pub(crate) const TORUS_BEFORE_ROUTE: usize = 4;
+
 impl Core {
-    /// Op `pc` of a shaped program from src to dst where no expansion is needed: every op of the
-    /// ports shape, the first four of the torus's (its processor and injection channel, which a
-    /// message waits for before its route: so only the messages past them hold an expansion,
-    /// not the millions a phase starts at once).
-    pub(crate) fn shaped_op(&self, program: Program, pc: usize, src: u32, dst: u32) -> ShapedOp {
+    /// Op `pc` of a shaped program from src to dst: every op of the ports shape; of the torus's,
+    /// the first four without the route and the rest from `route` (its resources, from
+    /// `TorusRoute::route_resources`: the core works a message's route out once it holds its
+    /// injection channel, so the millions of messages a phase starts hold none while they wait).
+    pub(crate) fn shaped_op(&self, program: Program, pc: usize, src: u32, dst: u32, route: Option<&[u32]>)
+                            -> ShapedOp {
         let Program::Shaped { shape, data_s, combine_s } = program else {
             unreachable!("explicit programs are read from their ops")
         };
-        match &self.shapes[shape as usize] {
+        let transfer_ops = match &self.shapes[shape as usize] {
             Shape::Ports { send, recv, startup_s } => {
                 let (s, r) = (send[src as usize], recv[dst as usize]);
-                let op = match pc {
-                    0 => Op::Acquire(s),
-                    1 => Op::Hold(*startup_s),
-                    2 => Op::Acquire(r),
-                    3 => Op::Hold(data_s),
-                    4 => Op::Release(r),
-                    5 => Op::Release(s),
-                    _ => match (combine_s, pc) {
-                        (Some(_), 6) => Op::Acquire(self.arithmetic[dst as usize]),
-                        (Some(combine_s), 7) => Op::Hold(combine_s),
-                        (Some(_), 8) => Op::Release(self.arithmetic[dst as usize]),
-                        _ => return ShapedOp::End,
-                    },
-                };
-                ShapedOp::Op(op)
-            }
-            Shape::TorusRoute(t) => {
-                let (cpu, inject) = (t.cpu[src as usize], t.inject[src as usize]);
                 match pc {
-                    0 => ShapedOp::Op(Op::Acquire(cpu)),
-                    1 => ShapedOp::Op(Op::Hold(t.overhead_s)),
-                    2 => ShapedOp::Op(Op::Release(cpu)),
-                    3 => ShapedOp::Op(Op::Acquire(inject)),
-                    _ => ShapedOp::NeedsRoute,
+                    0 => return ShapedOp::Op(Op::Acquire(s)),
+                    1 => return ShapedOp::Op(Op::Hold(*startup_s)),
+                    2 => return ShapedOp::Op(Op::Acquire(r)),
+                    3 => return ShapedOp::Op(Op::Hold(data_s)),
+                    4 => return ShapedOp::Op(Op::Release(r)),
+                    5 => return ShapedOp::Op(Op::Release(s)),
+                    _ => 6,
                 }
             }
+            Shape::TorusRoute(t) => {
+                if pc < TORUS_BEFORE_ROUTE {
+                    return ShapedOp::Op(t.torus_op(pc, src, dst, data_s, &[]));
+                }
+                let Some(route) = route else {
+                    return ShapedOp::NeedsRoute;
+                };
+                let n = TorusRoute::transfer_ops(route[0] as usize);
+                if pc < n {
+                    return ShapedOp::Op(t.torus_op(pc, src, dst, data_s, route));
+                }
+                n
+            }
+        };
+        let arithmetic = self.arithmetic[dst as usize];
+        match (combine_s, pc - transfer_ops) {
+            (Some(_), 0) => ShapedOp::Op(Op::Acquire(arithmetic)),
+            (Some(combine_s), 1) => ShapedOp::Op(Op::Hold(combine_s)),
+            (Some(_), 2) => ShapedOp::Op(Op::Release(arithmetic)),
+            _ => ShapedOp::End,
         }
     }
 
-    /// The ops of a torus program for a message from src to dst, into `out` (cleared first),
-    /// all of them (a message takes the first four from `shaped_op`); `hops` is scratch space.
-    pub(crate) fn expand_program(&self, program: Program, src: u32, dst: u32, out: &mut Vec<Op>,
-                         hops: &mut Vec<(u32, u32)>) {
-        out.clear();
-        let Program::Shaped { shape, data_s, combine_s } = program else {
-            unreachable!("explicit programs are not expanded")
+    /// The route's resources of a shaped torus program from src to dst into `out`, resized to
+    /// the shape's `route_words` (for `shaped_op`); `hops` is scratch space.
+    pub(crate) fn route_resources(&self, program: Program, src: u32, dst: u32, hops: &mut Vec<(u32, u32)>,
+                                  out: &mut Vec<u32>) {
+        let Program::Shaped { shape, .. } = program else {
+            unreachable!("explicit programs have no route")
         };
-        match &self.shapes[shape as usize] {
-            Shape::Ports { .. } => unreachable!("shaped_op gives every op of the ports shape"),
-            Shape::TorusRoute(t) => {
-                hops.clear();
-                t.route(src, dst, hops);
-                let (cpu, inject) = (t.cpu[src as usize], t.inject[src as usize]);
-                out.extend_from_slice(&[Op::Acquire(cpu), Op::Hold(t.overhead_s), Op::Release(cpu),
-                                        Op::Acquire(inject)]);
-                for &(link, pool) in hops.iter() {
-                    out.push(Op::Acquire(t.vc[(2 * link + pool) as usize]));
-                    out.push(Op::Hold(t.hop_s));
-                }
-                let (low, high) = (t.memory[src.min(dst) as usize], t.memory[src.max(dst) as usize]);
-                out.push(Op::Acquire(low));
-                out.push(Op::Acquire(high));
-                let first_wire = out.len(); // the route's wires by link id (placeholders hold the link)
-                out.extend(hops.iter().map(|&(link, _)| Op::Acquire(link)));
-                out[first_wire..].sort_unstable_by_key(|op| match op {
-                    Op::Acquire(link) => *link,
-                    _ => unreachable!("only the wires' placeholders are sorted"),
-                });
-                for op in out[first_wire..].iter_mut() {
-                    if let Op::Acquire(link) = *op {
-                        *op = Op::Acquire(t.wire[link as usize]);
-                    }
-                }
-                let wires_end = out.len();
-                out.push(Op::Hold(data_s));
-                out.push(Op::Release(low));
-                out.push(Op::Release(high));
-                for k in first_wire..wires_end {
-                    if let Op::Acquire(r) = out[k] {
-                        out.push(Op::Release(r));
-                    }
-                }
-                out.extend(hops.iter().map(|&(link, pool)| Op::Release(t.vc[(2 * link + pool) as usize])));
-                out.push(Op::Release(inject));
-            }
-        }
-        if let Some(combine_s) = combine_s {
-            let arithmetic = self.arithmetic[dst as usize];
-            out.extend_from_slice(&[Op::Acquire(arithmetic), Op::Hold(combine_s), Op::Release(arithmetic)]);
-        }
+        let Shape::TorusRoute(t) = &self.shapes[shape as usize] else {
+            unreachable!("shaped_op gives every op of the ports shape")
+        };
+        out.resize(t.route_words(), 0);
+        t.route_resources(src, dst, hops, out);
     }
 }

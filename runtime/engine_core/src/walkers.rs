@@ -175,7 +175,8 @@ impl Core {
                 done: false,
                 waits_for: NONE,
                 start_s: 0.0,
-                expanded: NONE,
+                route: NONE,
+                next_waiter: NONE,
             });
             self.live += 1;
             self.schedule(0.0, ACT_RESUME, pid);
@@ -233,9 +234,9 @@ impl Core {
                 Op::Release(r) => self.release(r as usize, pid),
             }
         }
-        if self.procs[p].expanded != NONE {
-            self.free_expanded.push(self.procs[p].expanded);
-            self.procs[p].expanded = NONE;
+        if self.procs[p].route != NONE {
+            self.free_routes.push(self.procs[p].route);
+            self.procs[p].route = NONE;
         }
         self.log.extend_from_slice(&[LOG_END, run as u32, msg as u32]);
         let sched = &self.scheds[s];
@@ -272,18 +273,17 @@ impl Core {
         Ok(())
     }
 
-    /// The ops of a shaped message past what `shaped_op` knows, in a free slot of `expanded`;
-    /// returns the slot.
-    fn expand_message(&mut self, program: Program, s: usize, msg: usize) -> u32 {
-        let slot = self.free_expanded.pop().unwrap_or_else(|| {
-            self.expanded.push(Vec::new());
-            self.expanded.len() as u32 - 1
+    /// A free slot of `routes` with the route's resources of a shaped message (`shaped_op`).
+    fn route_slot(&mut self, program: Program, s: usize, msg: usize) -> u32 {
+        let slot = self.free_routes.pop().unwrap_or_else(|| {
+            self.routes.push(Vec::new());
+            self.routes.len() as u32 - 1
         });
         let (src, dst) = (self.scheds[s].msg_src[msg], self.scheds[s].msg_dst[msg]);
-        let mut ops = std::mem::take(&mut self.expanded[slot as usize]);
+        let mut route = std::mem::take(&mut self.routes[slot as usize]);
         let mut hops = std::mem::take(&mut self.hops);
-        self.expand_program(program, src, dst, &mut ops, &mut hops);
-        self.expanded[slot as usize] = ops;
+        self.route_resources(program, src, dst, &mut hops, &mut route);
+        self.routes[slot as usize] = route;
         self.hops = hops;
         slot
     }
@@ -298,14 +298,18 @@ impl Core {
             }
             Program::Shaped { .. } => {
                 let (src, dst) = (self.scheds[s].msg_src[msg], self.scheds[s].msg_dst[msg]);
-                match self.shaped_op(program, pc, src, dst) {
+                let slot = self.procs[p].route;
+                let route = (slot != NONE).then(|| self.routes[slot as usize].as_slice());
+                match self.shaped_op(program, pc, src, dst, route) {
                     ShapedOp::Op(op) => Some(op),
                     ShapedOp::End => None,
                     ShapedOp::NeedsRoute => {
-                        if self.procs[p].expanded == NONE {
-                            self.procs[p].expanded = self.expand_message(program, s, msg);
+                        let slot = self.route_slot(program, s, msg);
+                        self.procs[p].route = slot;
+                        match self.shaped_op(program, pc, src, dst, Some(&self.routes[slot as usize])) {
+                            ShapedOp::Op(op) => Some(op),
+                            _ => None,
                         }
-                        self.expanded[self.procs[p].expanded as usize].get(pc).copied()
                     }
                 }
             }
