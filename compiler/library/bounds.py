@@ -286,6 +286,19 @@ def relay_bound_s(coll: Collective, port: PortModel) -> float:
     return float(least.sum()) / coll.nprocs
 
 
+def _one_root_to_all_bytes(coll: Collective) -> float | None:
+    """The bytes the receivers need where the collective is a broadcast from one root to every
+    other of its nodes (the fill bounds' case); None otherwise."""
+    if coll.kind != "broadcast":
+        return None
+    m = coll.network_matrix.astype(np.float64)
+    np.fill_diagonal(m, 0.0)
+    senders = np.flatnonzero(m.any(axis=1))
+    if len(senders) != 1 or int((m[senders[0]] > 0).sum()) != coll.nprocs - 1:
+        return None
+    return float(m[senders[0]].sum())
+
+
 def engine_fill_bound_s(coll: Collective, port: PortModel) -> float:
     """A broadcast from one root to every other of the collective's P nodes, where one engine
     per node runs each start-up and carries the wire time of its sends and receives, one at a
@@ -299,17 +312,15 @@ def engine_fill_bound_s(coll: Collective, port: PortModel) -> float:
         P T >= sum over k = 1 .. P - 1 of (floor(log2 k) h + alpha) + (P - 1) h + 2 W beta,
     W the bytes the receivers need. 0 for other kinds, several senders, a collective whose
     nodes are not all receivers, or ports that are not one shared engine per node."""
-    if coll.kind != "broadcast" or not port.shared_engine or port.streams != 1 or port.port_of:
+    if not port.shared_engine or port.streams != 1 or port.port_of:
         return 0.0
-    m = coll.network_matrix.astype(np.float64)
-    np.fill_diagonal(m, 0.0)
-    senders = np.flatnonzero(m.any(axis=1))
+    needed = _one_root_to_all_bytes(coll)
+    if needed is None:
+        return 0.0
     n = coll.nprocs
-    if len(senders) != 1 or int((m[senders[0]] > 0).sum()) != n - 1:
-        return 0.0
     waits = sum(math.floor(math.log2(k)) for k in range(1, n))
     idle_s = waits * port.hold_s + (n - 1) * port.startup_s
-    work_s = (n - 1) * port.hold_s + 2 * float(m[senders[0]].sum()) * port.s_per_byte
+    work_s = (n - 1) * port.hold_s + 2 * needed * port.s_per_byte
     return (idle_s + work_s) / n
 
 
@@ -328,16 +339,14 @@ def memory_fill_bound_s(coll: Collective, port: PortModel) -> float:
     0 for other kinds, several senders, a collective whose nodes are not all receivers, and
     ports without streams shared by both directions (or shared between nodes)."""
     streams = port.shared_streams
-    if coll.kind != "broadcast" or port.shared_engine or not streams or port.port_of:
+    if port.shared_engine or not streams or port.port_of:
         return 0.0
-    m = coll.network_matrix.astype(np.float64)
-    np.fill_diagonal(m, 0.0)
-    senders = np.flatnonzero(m.any(axis=1))
+    needed = _one_root_to_all_bytes(coll)
+    if needed is None:
+        return 0.0
     n = coll.nprocs
-    if len(senders) != 1 or int((m[senders[0]] > 0).sum()) != n - 1:
-        return 0.0
     waits_s = sum(math.floor(math.log2(k)) for k in range(1, n)) * port.hold_s
-    wire_s = 2 * float(m[senders[0]].sum()) * port.s_per_byte / streams
+    wire_s = 2 * needed * port.s_per_byte / streams
     return port.startup_s + (waits_s + wire_s) / n
 
 
