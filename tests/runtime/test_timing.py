@@ -197,8 +197,11 @@ def test_timing_runs_pack_strided_blocks_as_real_runs_do(examples):
     machine, coll = compiled.target, compiled.collectives[0]
     assert all(bits == GATHERED | SCATTERED for row in coll.strided for bits in row)
     real = {}
+    refused = {algorithm for algorithm, reason in machine.candidates(coll) if reason is not None}
+    assert refused == {"grid-direct"}  # its Latin squares are for the lines of a mesh, not rings
     for algorithm, reason in machine.candidates(coll):
-        assert reason is None
+        if reason is not None:
+            continue
         real[algorithm] = real_data_time_s(compiled, algorithm)
         assert simulated_time_s(machine, coll, algorithm) == pytest.approx(real[algorithm],
                                                                            rel=1e-9), algorithm
