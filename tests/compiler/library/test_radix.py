@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 
 from phalanx.compiler.driver import compile_program
-from phalanx.compiler.library.radix import best_radix, radices, radix_bruck_s, steps
+from phalanx.compiler.library.radix import (
+    best_radix,
+    followed_round_messages,
+    radices,
+    radix_bruck_s,
+    steps,
+    uniform_round_messages,
+)
 from phalanx.compiler.recognize import recognize
 from phalanx.compiler.target import resolve
 from phalanx.runtime.simulate import simulate
@@ -80,3 +87,17 @@ def test_radix_bruck_carries_a_sparse_pattern_and_verifies():
     assert result.verified and result.algorithm == "radix-bruck"
     finals = {t.final for p in compiled.schedules[0].phases for t in p.sends}
     assert finals == set(np.flatnonzero(coll.matrix.any(axis=0)).tolist())
+
+
+@pytest.mark.parametrize("n, radix", [(8, 2), (8, 4), (16, 8), (12, 3), (12, 5), (7, 4)])
+def test_a_complete_exchange_counts_its_rounds_as_following_its_blocks_does(n, radix):
+    """uniform_round_messages (a count per round, O(P)) gives the phases that following every
+    block gives (followed_round_messages), node for node."""
+    block = 24
+    m = np.full((n, n), block, dtype=np.int64)
+    np.fill_diagonal(m, 0)
+    uniform = list(uniform_round_messages(n, radix, block))
+    followed = list(followed_round_messages(m, radix))
+    assert len(uniform) == len(followed) > 0
+    for u, f in zip(uniform, followed):
+        assert (u.src == f.src).all() and (u.dst == f.dst).all() and (u.nbytes == f.nbytes).all()
