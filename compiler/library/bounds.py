@@ -375,18 +375,11 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
            "port bandwidth": port.startup_s + load_s if load_s else 0.0}
     if coll.kind == "reduce" and not port.port_of:
         out["fan-in"] = fan_in_bound_s(coll, port)
-    pipeline_s = pipeline_bound_s(coll, port)
-    if pipeline_s > 0:
-        out["pipeline"] = pipeline_s
-    relay_s = relay_bound_s(coll, port)
-    if relay_s > 0:
-        out["start-ups or relays"] = relay_s
-    fill_s = engine_fill_bound_s(coll, port)
-    if fill_s > 0:
-        out["engine fill"] = fill_s
-    memory_s = memory_fill_bound_s(coll, port)
-    if memory_s > 0:
-        out["memory fill"] = memory_s
+    for name, bound_s in (("pipeline", pipeline_bound_s), ("start-ups or relays", relay_bound_s),
+                          ("engine fill", engine_fill_bound_s), ("memory fill", memory_fill_bound_s)):
+        value_s = bound_s(coll, port)
+        if value_s > 0:  # 0: the bound does not apply to this kind or machine
+            out[name] = value_s
     if port.engine_streams and not port.port_of:
         out["shared engines"] = port.startup_s + port.s_per_byte * engines_load(coll, send, recv) \
             / port.engine_streams

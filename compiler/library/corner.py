@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from phalanx.compiler.library.members import local_copies
 from phalanx.compiler.library.registry import Generator, Machine
+from phalanx.compiler.library.requirements import whole_grid
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Transfer
 
@@ -37,15 +38,9 @@ MAX_PIECES = 4
 def grid_routes(coll: Collective, machine: Machine) -> str | None:
     """A torus or mesh that names its fixed routes, the collective on all its nodes (node ids
     are then grid places)."""
-    if machine.grid is None:
-        return "the machine is not a torus or mesh"
-    if machine.route is None:
+    if machine.grid is not None and machine.route is None:
         return "the machine names no fixed routes to relay round"
-    if coll.nprocs != machine.nnodes:
-        rows, cols = machine.grid
-        return (f"it needs all {machine.nnodes} nodes of the {rows}x{cols} grid, but the "
-                f"collective has {coll.nprocs} processors")
-    return None
+    return whole_grid(coll, machine)
 
 
 def corner(machine: Machine, src: int, dst: int) -> int | None:

@@ -27,7 +27,7 @@ coordinate, so every message stays inside one row, column or cube dimension.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from math import prod
 
 import numpy as np
@@ -43,32 +43,81 @@ def rounds(size: int) -> int:
     return (size - 1).bit_length()
 
 
+Step = Callable[[np.ndarray], np.ndarray]  # a round's partner of each node given
+
+
+class ForwardedBlocks:
+    """Every block of `m` that crosses the network, followed round by round by the index
+    algorithms (here and radix.py): numpy columns in the order of o, then f, `at` the node
+    holding each block now."""
+
+    def __init__(self, m: np.ndarray) -> None:
+        self.nprocs = len(m)
+        self.origin, self.final = np.nonzero((m > 0) & ~np.eye(self.nprocs, dtype=bool))
+        self.nbytes, self.at = m[self.origin, self.final], self.origin.copy()
+
+    def round_tables(self, moved: np.ndarray, step: Step) -> list[np.ndarray]:
+        """A round's pack phase and send phase of the blocks `moved` (their Transfers, by
+        (sender, o, f)), each sent to `step` of its holder, which then holds it."""
+        moved = moved[np.lexsort((self.final[moved], self.origin[moved], self.at[moved]))]
+        here = self.at[moved]
+        ahead = step(here)
+        o, f, b = self.origin[moved], self.final[moved], self.nbytes[moved]
+        self.at[moved] = ahead
+        return [rows(here, here, b, o, f, COMBINED),  # packed per node
+                rows(here, ahead, b, o, f, COMBINED)]
+
+    def round_messages(self, moved: np.ndarray, step: Step) -> Iterator[MessagePhase]:
+        """round_tables' two phases as messages from counts: each holder of a moved block packs
+        them into one local copy and sends them as one message, the bytes summed, holders in
+        ascending order."""
+        if not len(moved):
+            return
+        at = self.at[moved]
+        totals = np.bincount(at, weights=self.nbytes[moved], minlength=self.nprocs)
+        holders = np.flatnonzero(np.bincount(at, minlength=self.nprocs))
+        sums = np.rint(totals[holders]).astype(np.int64)
+        yield MessagePhase(holders, holders, sums)
+        yield MessagePhase(holders, step(holders), sums)
+        self.at[moved] = step(at)
+
+
+def local_copy_rows(m: np.ndarray) -> np.ndarray:
+    """The rows of the blocks a node keeps, the index algorithms' first phase."""
+    own = np.flatnonzero(np.diagonal(m) > 0)
+    return rows(own, own, m[own, own], own, own)
+
+
+def joined(tables: list[np.ndarray]) -> PhaseColumns:
+    """The non-empty tables as one schedule (one empty table where all are)."""
+    kept = [t for t in tables if len(t)]
+    return PhaseColumns.of(kept or [tables[0][:0]])
+
+
 def bruck_rounds(coll: Collective, dims: tuple[int, ...]) -> PhaseColumns:
     """Bruck along each dimension of `dims` (mixed radix over node ids, last fastest), from
     the last: a pack phase and a send phase per round, the local copies first. Every block
     (o, f) that crosses the network is followed at once (numpy columns, in the order of o,
     then f): `at` is the node holding it."""
-    m, n = coll.matrix, coll.nprocs
+    m = coll.matrix
     strides = [prod(dims[i + 1:]) for i in range(len(dims))]
-    origin, final = np.nonzero((m > 0) & ~np.eye(n, dtype=bool))
-    nbytes, at = m[origin, final], origin.copy()
-    own = np.flatnonzero(np.diagonal(m) > 0)
-    tables = [rows(own, own, m[own, own], own, own)]
+    blocks = ForwardedBlocks(m)
+    tables = [local_copy_rows(m)]
     for axis in reversed(range(len(dims))):
         size, stride = dims[axis], strides[axis]
-        distance = (final // stride - origin // stride) % size
+        distance = (blocks.final // stride - blocks.origin // stride) % size
         for k in range(rounds(size)):
-            moved = np.flatnonzero(distance >> k & 1)
-            moved = moved[np.lexsort((final[moved], origin[moved], at[moved]))]  # by (src, o, f)
-            here = at[moved]
-            coord = here // stride % size
-            ahead = here + ((coord + (1 << k)) % size - coord) * stride
-            o, f, b = origin[moved], final[moved], nbytes[moved]
-            tables.append(rows(here, here, b, o, f, COMBINED))  # packed per node
-            tables.append(rows(here, ahead, b, o, f, COMBINED))
-            at[moved] = ahead
-    tables = [t for t in tables if len(t)]
-    return PhaseColumns.of(tables or [rows(own[:0], own[:0], own[:0], own[:0], own[:0])])
+            tables += blocks.round_tables(np.flatnonzero(distance >> k & 1),
+                                          _ahead(size, stride, 1 << k))
+    return joined(tables)
+
+
+def _ahead(size: int, stride: int, step: int) -> Step:
+    """The node `step` places ahead along the dimension of `size` nodes and `stride`."""
+    def partner(nodes: np.ndarray) -> np.ndarray:
+        coord = nodes // stride % size
+        return nodes + ((coord + step) % size - coord) * stride
+    return partner
 
 
 def bruck_round_messages(coll: Collective, dims: tuple[int, ...]) -> Iterator[MessagePhase]:
@@ -83,27 +132,16 @@ def bruck_round_messages(coll: Collective, dims: tuple[int, ...]) -> Iterator[Me
     off = m[~np.eye(n, dtype=bool)]
     block = int(off[0]) if n > 1 and off[0] > 0 and (off == off[0]).all() else None
     if block is None:  # the blocks followed one by one (16.8M on 4096 nodes: not when uniform)
-        origin, final = np.nonzero((m > 0) & ~np.eye(n, dtype=bool))
-        nbytes, at = m[origin, final], origin.copy()
+        blocks = ForwardedBlocks(m)
     for axis in reversed(range(len(dims))):
         size, stride = dims[axis], strides[axis]
         if block is not None:  # complete and uniform: every node moves the same blocks
             yield from _uniform_round_messages(n, size, stride, block)
             continue
-        distance = (final // stride - origin // stride) % size
+        distance = (blocks.final // stride - blocks.origin // stride) % size
         for k in range(rounds(size)):
-            moved = np.flatnonzero(distance >> k & 1)
-            if not len(moved):
-                continue
-            totals = np.bincount(at[moved], weights=nbytes[moved], minlength=n)
-            holders = np.flatnonzero(np.bincount(at[moved], minlength=n))
-            sums = np.rint(totals[holders]).astype(np.int64)
-            coord = holders // stride % size
-            yield MessagePhase(holders, holders, sums)
-            yield MessagePhase(holders, holders + ((coord + (1 << k)) % size - coord) * stride, sums)
-            here = at[moved]
-            coord = here // stride % size
-            at[moved] = here + ((coord + (1 << k)) % size - coord) * stride
+            yield from blocks.round_messages(np.flatnonzero(distance >> k & 1),
+                                             _ahead(size, stride, 1 << k))
 
 
 def _uniform_round_messages(n: int, size: int, stride: int, block: int) -> Iterator[MessagePhase]:

@@ -79,12 +79,10 @@ def far_first_order(coll: Collective, machine: Machine, low_bits: int) -> list[i
     assert machine.grid is not None
     rows, cols = machine.grid
     root, bits = root_of(coll), (rows * cols).bit_length() - 1
-    high = bits - low_bits
+    low = (1 << low_bits) - 1
 
     def reversed_high(v: int) -> int:
-        top = v >> low_bits
-        flipped = sum(1 << (high - 1 - i) for i in range(high) if top >> i & 1)
-        return v & ((1 << low_bits) - 1) | flipped << low_bits
+        return v & low | reversed_bits(v >> low_bits, bits - low_bits) << low_bits
 
     return [root ^ spread(reversed_high(v), rows, cols) for v in range(rows * cols)]
 

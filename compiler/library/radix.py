@@ -32,10 +32,11 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from phalanx.compiler.columns import MessagePhase, PhaseColumns, rows
+from phalanx.compiler.columns import MessagePhase, PhaseColumns
+from phalanx.compiler.library.index import ForwardedBlocks, Step, joined, local_copy_rows
 from phalanx.compiler.library.registry import Machine, PortModel
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import COMBINED, Phase
+from phalanx.compiler.schedule import Phase
 
 MAX_RADIX = 32  # radices tried; above it a round carries under P/32 blocks, near `direct`
 
@@ -71,22 +72,18 @@ def radix_rounds(coll: Collective, radix: int) -> PhaseColumns:
     send phase. Every block (o, f) that crosses the network is followed at once (numpy columns,
     in the order of o, then f): `at` is the node holding it."""
     m, n = coll.matrix, coll.nprocs
-    origin, final = np.nonzero((m > 0) & ~np.eye(n, dtype=bool))
-    nbytes, at = m[origin, final], origin.copy()
-    distance = distances(origin, final, n, radix)
-    own = np.flatnonzero(np.diagonal(m) > 0)
-    tables = [rows(own, own, m[own, own], own, own)]
+    blocks = ForwardedBlocks(m)
+    distance = distances(blocks.origin, blocks.final, n, radix)
+    tables = [local_copy_rows(m)]
     for place, digit in steps(n, radix):
-        moved = np.flatnonzero(distance // place % radix == digit)
-        moved = moved[np.lexsort((final[moved], origin[moved], at[moved]))]  # by (src, o, f)
-        here = at[moved]
-        ahead = partners(here, digit * place, n, radix)
-        o, f, b = origin[moved], final[moved], nbytes[moved]
-        tables.append(rows(here, here, b, o, f, COMBINED))  # packed per node
-        tables.append(rows(here, ahead, b, o, f, COMBINED))
-        at[moved] = ahead
-    tables = [t for t in tables if len(t)]
-    return PhaseColumns.of(tables or [rows(own[:0], own[:0], own[:0], own[:0], own[:0])])
+        tables += blocks.round_tables(np.flatnonzero(distance // place % radix == digit),
+                                      _to(digit * place, n, radix))
+    return joined(tables)
+
+
+def _to(step: int, nprocs: int, radix: int) -> Step:
+    """partners' rule for a round of `step`, as a function of the nodes."""
+    return lambda nodes: partners(nodes, step, nprocs, radix)
 
 
 def radix_round_messages(coll: Collective, radix: int) -> Iterator[MessagePhase]:
@@ -122,19 +119,11 @@ def uniform_round_messages(n: int, radix: int, block: int) -> Iterator[MessagePh
 def followed_round_messages(m: np.ndarray, radix: int) -> Iterator[MessagePhase]:
     """radix_round_messages' rounds for any matrix, its blocks followed round by round."""
     n = len(m)
-    origin, final = np.nonzero((m > 0) & ~np.eye(n, dtype=bool))
-    nbytes, at = m[origin, final], origin.copy()
-    distance = distances(origin, final, n, radix)
+    blocks = ForwardedBlocks(m)
+    distance = distances(blocks.origin, blocks.final, n, radix)
     for place, digit in steps(n, radix):
-        moved = np.flatnonzero(distance // place % radix == digit)
-        if not len(moved):
-            continue
-        totals = np.bincount(at[moved], weights=nbytes[moved], minlength=n)
-        holders = np.flatnonzero(np.bincount(at[moved], minlength=n))
-        sums = np.rint(totals[holders]).astype(np.int64)
-        yield MessagePhase(holders, holders, sums)
-        yield MessagePhase(holders, partners(holders, digit * place, n, radix), sums)
-        at[moved] = partners(at[moved], digit * place, n, radix)
+        yield from blocks.round_messages(np.flatnonzero(distance // place % radix == digit),
+                                         _to(digit * place, n, radix))
 
 
 def radices(nprocs: int) -> list[int]:

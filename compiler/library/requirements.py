@@ -85,14 +85,21 @@ def eight_pieces(coll: Collective, machine: Machine) -> str | None:
     return _cut_into(coll, 8, "part", "the {block}-byte part is smaller than its 8 pieces")
 
 
-def on_grid(coll: Collective, machine: Machine) -> str | None:
-    """Dimension-ordered algorithms run on a torus or mesh with every node taking part."""
+def whole_grid(coll: Collective, machine: Machine) -> str | None:
+    """A torus or mesh, the collective on all its nodes (node ids are then grid places)."""
     if machine.grid is None:
         return "the machine is not a torus or mesh"
     if coll.nprocs != machine.nnodes:
         rows, cols = machine.grid
         return (f"it needs all {machine.nnodes} nodes of the {rows}x{cols} grid, but the "
                 f"collective has {coll.nprocs} processors")
+    return None
+
+
+def on_grid(coll: Collective, machine: Machine) -> str | None:
+    """Dimension-ordered algorithms run on a torus or mesh with every node taking part."""
+    if (why := whole_grid(coll, machine)) is not None:
+        return why
     members = set(senders(coll)) | set(receivers(coll))
     if len(members) != machine.nnodes:
         return f"it needs every node of the grid to take part, but {len(members)} do"
