@@ -15,6 +15,7 @@ from phalanx.compiler.library import (
     grid,
     gridexchange,
     group,
+    halvingfanin,
     hilbert,
     index,
     interleaved,
@@ -142,6 +143,12 @@ GENERIC: tuple[Algorithm, ...] = (
               "half of the partials reduced up one of the two trees in segments, every node "
               "merging its children's segments into its own before passing the sum on",
               twotree.two_tree_phases, ROOTED_OK + (partial_blocks,)),
+    Algorithm("halving-fan-in", ("reduce",),
+              "halving-direct with its binomial part in one phase: recursive halving over the "
+              "lowest k rank bits (partials in 2^k pieces), every member's piece at once to its "
+              "column's member with the other bits 0, then those 2^k pieces straight to the root "
+              "(k + 2 start-ups); k of least closed-form cost; 2^d members",
+              halvingfanin.halving_fan_in_phases, ROOTED_OK + (power_of_two_members, partial_blocks)),
     Algorithm("ring", ("allgather",),
               "P - 1 steps round a ring, each passing on the part received last",
               group.ring_phases, GROUP_OK),

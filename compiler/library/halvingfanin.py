@@ -1,0 +1,99 @@
+"""`halving-fan-in` reduce: recursive halving over the lowest k rank bits, then two fan-ins.
+
+halving-direct (knomial.py) halves the partials over the lowest k rank bits and reduces each of
+the 2^k pieces over the other d - k bits by a binomial tree (d - k start-ups) before the pieces
+go straight to the root. Receiving costs no start-up in the port models (docs/bounds.md), so
+the binomial part can be one phase as well: every member sends its piece at once to the member
+of its column (the same k low bits) whose other bits are 0, which takes 2^(d-k) - 1 pieces
+through its port, and then those 2^k members send theirs to the root, which takes 2^k - 1. That
+is k + 2 start-ups where halving-direct takes d + 1, for pieces of n / 2^k bytes through the
+collectors' ports: on ideal:64 at 2 KB, k = 4: 6 alpha + (15/16 + 3/16 + 15/16) n beta plus
+merges, 105.0 us against halving-direct's 112.9 (halving_fan_in_s, the closed form, checked in
+tests/compiler/library/test_halvingfanin.py). Issue 27's 2 KB reduces; docs/efficiency.md
+(branch reducebound). k = d is halving-direct with k = d; k = 0 every partial straight to the
+root (knomial with k = P).
+"""
+
+from __future__ import annotations
+
+from phalanx.compiler.library.members import rooted_order
+from phalanx.compiler.library.registry import Machine, PortModel
+from phalanx.compiler.library.rooted import _with_copies, element_pieces
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import COMBINED, WHOLE, Phase, Transfer
+
+
+def fan_in_s(pieces: int, piece_bytes: float, element_bytes: int, port: PortModel) -> float:
+    """`pieces` messages of `piece_bytes` into one member at once: one start-up, the pieces one
+    after another through its port, each merged while the next arrives (cost.knomial_reduce_s's
+    round): alpha + m beta + (c - 1) max(m beta, m gamma / e) + m gamma / e; 0 for no pieces."""
+    if pieces <= 0:
+        return 0.0
+    move_s = piece_bytes * port.s_per_byte
+    merge_s = piece_bytes / element_bytes * port.combine_s_per_op
+    return port.startup_s + move_s + (pieces - 1) * max(move_s, merge_s) + merge_s
+
+
+def halving_fan_in_s(members: int, halved: int, partial_bytes: int, element_bytes: int,
+                     port: PortModel) -> float:
+    """halving_fan_in_phases on 2^d members, a closed form on a one-port machine: k = `halved`
+    rounds of recursive halving, each alpha + m (beta + gamma / e) for m = n / 2, ..., n / 2^k
+    (twice the bytes' time on a shared engine: an estimate there), then the column fan-in of
+    2^(d-k) - 1 pieces of n / 2^k into each collector and the 2^k - 1 collectors' pieces into
+    the root (fan_in_s each; the root is its column's collector, so the two follow each other
+    on its port)."""
+    d = members.bit_length() - 1
+    per_byte_s = port.s_per_byte * (2 if port.shared_engine else 1) + port.combine_s_per_op / element_bytes
+    piece = partial_bytes / 2 ** halved
+    halves = sum(partial_bytes / 2 ** i for i in range(1, halved + 1))
+    return (halved * port.startup_s + halves * per_byte_s
+            + fan_in_s(2 ** (d - halved) - 1, piece, element_bytes, port)
+            + fan_in_s(2 ** halved - 1, piece, element_bytes, port))
+
+
+def fan_in_halved_rounds(coll: Collective, machine: Machine, members: int) -> int:
+    """The k in 0..lg P of least halving_fan_in_s for the collective's partials (the larger of
+    equals: smaller pieces)."""
+    nbytes = coll.block_bytes or int(coll.network_matrix.max())
+    element = coll.element_bytes or nbytes
+    return min(range(members.bit_length()), key=lambda k: (
+        halving_fan_in_s(members, k, nbytes, element, machine.port), -k))
+
+
+def halving_fan_in_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """Members by virtual rank (root 0, 2^d of them): with mask 1, 2, ..., 2^(k-1) member v keeps
+    the half of its pieces on v's side and sends its partner v XOR mask the other half of every
+    partial it holds (combined); then every member v >= 2^k sends all it holds to v mod 2^k, and
+    members 1 .. 2^k - 1 send theirs to the root; k of least halving_fan_in_s."""
+    order = rooted_order(coll)
+    n, root, m = len(order), order[0], coll.byte_matrix
+    halved = fan_in_halved_rounds(coll, machine, n)
+    count = 1 << halved
+    pieces = element_pieces(coll, count)
+    held: list[set[tuple[int, int]]] = [set() for _ in range(n)]  # (origin, piece) at v
+    for v in range(1, n):
+        if m[order[v]][root]:
+            held[v] = {(order[v], j) for j in range(count)}
+
+    def send(v: int, to: int, tokens: set[tuple[int, int]]) -> list[Transfer]:
+        held[v] -= tokens
+        if to:  # the root keeps what it receives
+            held[to] |= tokens
+        return [Transfer(order[v], order[to], pieces[j][1], o, root, COMBINED,
+                         pieces[j][0] if count > 1 else WHOLE) for o, j in sorted(tokens)]
+
+    phases = []
+    lo, hi = [0] * n, [count] * n
+    for mask in (1 << b for b in range(halved)):
+        moves = []
+        for v in range(n):
+            mid = (lo[v] + hi[v]) // 2
+            keep, give = ((lo[v], mid), (mid, hi[v])) if not v & mask else ((mid, hi[v]), (lo[v], mid))
+            moves.append((v, v ^ mask, {(o, j) for o, j in held[v] if give[0] <= j < give[1]}))
+            lo[v], hi[v] = keep
+        phases.append([t for v, to, tokens in moves for t in send(v, to, tokens)])
+    moves = [(v, v % count, set(held[v])) for v in range(count, n)]
+    phases.append([t for v, to, tokens in moves for t in send(v, to, tokens)])
+    moves = [(v, 0, set(held[v])) for v in range(1, count)]
+    phases.append([t for v, to, tokens in moves for t in send(v, to, tokens)])
+    return _with_copies(coll, [p for p in phases if p])
