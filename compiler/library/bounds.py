@@ -40,6 +40,9 @@
   engines of that idle start plus the work (engine_fill_bound_s);
 - relay ports: on fixed routes (one per pair) the bytes a busy link cannot carry in time must
   be relayed, and a relayed byte costs a relay's port once more (relaybound.py);
+- three levels: a reduce's values that reach the root through one relay cost their senders a
+  start-up per relay, and a contributor that sends its n bytes has few; the others take three
+  levels, 3 start-ups before the root has them (reducedepth.py);
 - memory fill: the same on the memory streams a node's sends and receives share (iWarp, the
   torus), whose processor runs the start-ups: the average over the memories of the idle start
   plus twice the receivers' bytes over their streams (memory_fill_bound_s).
@@ -57,6 +60,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from phalanx.compiler.library.members import REDUCTIONS
+from phalanx.compiler.library.reducedepth import three_level_bound_s
 from phalanx.compiler.library.registry import PortModel, Route
 from phalanx.compiler.library.relaybound import relay_ports_bound_s
 from phalanx.compiler.recognize import Collective, connected_groups
@@ -376,7 +380,8 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
     if coll.kind == "reduce" and not port.port_of:
         out["fan-in"] = fan_in_bound_s(coll, port)
     for name, bound_s in (("pipeline", pipeline_bound_s), ("start-ups or relays", relay_bound_s),
-                          ("engine fill", engine_fill_bound_s), ("memory fill", memory_fill_bound_s)):
+                          ("engine fill", engine_fill_bound_s), ("memory fill", memory_fill_bound_s),
+                          ("three levels", three_level_bound_s)):
         value_s = bound_s(coll, port)
         if value_s > 0:  # 0: the bound does not apply to this kind or machine
             out[name] = value_s

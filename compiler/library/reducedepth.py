@@ -1,0 +1,82 @@
+"""A reduce's root over three levels: relays cost their senders start-ups (docs/bounds.md,
+"A reduce's root over three levels").
+
+The fan-in bound (bounds.py) lets every element of the partial reach the root q through one
+relay, at 2 alpha plus its bytes. This bound charges what such relays cost: a contributor
+whose values go through relays must send to each of them, and it has few messages to send
+them in. On a port that holds its node h for each start-up and beta for each byte it sends
+(one message at a time, or one engine for both directions), a contributor v sends its n bytes
+at least once, so it starts k_v <= K = floor((T - n beta) / h) messages and reaches at most K
+nodes other than q.
+
+Cut the n bytes (any unit; bytes below) into those that some contributor's value reaches q
+only by chains of three messages or more (a fraction f: each reaches q no sooner than
+3 alpha, assumption 2, so T >= 3 alpha + f n beta) and the others, each of whose d values
+comes straight from its contributor (v in R_x, the nodes that send x to q) or through one
+relay w in R_x that v sends to. Of an element x of the others q takes r_x = |R_x| values,
+in all A <= A0 - f n with A0 = (T - alpha) / beta; relay w takes c_{w,x} <= i_w values of x
+(i_w: the contributors that send to w), in [alpha, T - alpha], so sum over x of c_{w,x} <= B =
+(T - 2 alpha) / beta and <= i_w a_w (a_w: the x with w in R_x, sum a_w <= A). The values that
+go through relays, d (1 - f) n - A at least, are then at most sum over w of min(i_w a_w, B)
+<= sqrt(sum i_w  sum a_w  B) <= sqrt(d K A B) (min(x, B) <= sqrt(x B), then Cauchy-Schwarz):
+
+    d (1 - f) n - A <= sqrt(d K A B),   A0 >= n (q takes a value of every element).
+
+With u = A0 - f n (the largest A), g(u) = (d - 1) u - sqrt(d K B u) + d (n - A0) <= 0 must hold
+for some u in [A0 - f_max n, A0], f_max = (T - 3 alpha) / (n beta) clamped to [0, 1]: a
+quadratic in sqrt(u), so its least over the interval is exact. Feasibility only grows with T,
+so the bound is the least feasible T, found by bisection (the infeasible end returned).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from phalanx.compiler.library.registry import PortModel
+from phalanx.compiler.recognize import Collective
+
+BISECTIONS = 60
+
+
+def feasible(t_s: float, d: int, n: float, port: PortModel) -> bool:
+    """Whether some split of a reduce of d contributors' n-byte partials into elements of three
+    levels or more and elements of two levels at most meets every constraint by time t_s."""
+    alpha, beta, hold = port.startup_s, port.s_per_byte, port.hold_s
+    if t_s < hold + n * beta:  # every contributor sends its n bytes once at least
+        return False
+    a0 = (t_s - alpha) / beta  # bytes through q's port after the first start-up
+    if a0 < n:
+        return False
+    k = math.floor((t_s - n * beta) / hold) if hold > 0 else d
+    b = max(0.0, (t_s - 2 * alpha) / beta)  # what a relay takes in before it forwards
+    c = d * max(k, 0) * b
+    f_max = min(1.0, max(0.0, (t_s - 3 * alpha) / (n * beta))) if n * beta > 0 else 1.0
+    lo, hi = math.sqrt(max(0.0, a0 - f_max * n)), math.sqrt(a0)
+    s = min(max(math.sqrt(c) / (2 * (d - 1)), lo), hi) if d > 1 else hi
+    return (d - 1) * s * s - math.sqrt(c) * s + d * (n - a0) <= 0
+
+
+def three_level_bound_s(coll: Collective, port: PortModel) -> float:
+    """The least time at which a reduce's root can have every contributor's partial, charging
+    relays to their senders' start-ups (module docstring); the largest over roots. 0 for other
+    kinds, a port that streams several messages (iWarp, the torus) or is shared (Proteus)."""
+    if coll.kind != "reduce" or port.streams != 1 or port.port_of or port.s_per_byte <= 0:
+        return 0.0
+    m = coll.network_matrix
+    best = 0.0
+    for q in range(coll.nprocs):
+        column = np.delete(m[:, q], q)
+        d = int((column > 0).sum())
+        if not d:
+            continue
+        n = float(column[column > 0].min())
+        lo, hi = 0.0, 3 * port.startup_s + d * n * port.s_per_byte + port.hold_s
+        while not feasible(hi, d, n, port):  # never more than all partials straight to q
+            hi *= 2
+        for _ in range(BISECTIONS):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if feasible(mid, d, n, port) else (mid, hi)
+        best = max(best, lo)
+    return best

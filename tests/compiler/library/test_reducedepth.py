@@ -1,0 +1,61 @@
+"""The three-level bound of a reduce (compiler/library/reducedepth.py, docs/bounds.md "A
+reduce's root over three levels"): no reduce algorithm beats it on small machines of the
+families it serves, at sizes where it is above the fan-in bound; its value on ideal:64 at 2 KB
+worked by hand; not applied where a node streams several messages."""
+
+from __future__ import annotations
+
+import pytest
+
+from phalanx.compiler.driver import compile_program
+from phalanx.compiler.library.bounds import fan_in_bound_s
+from phalanx.compiler.library.reducedepth import feasible, three_level_bound_s
+from phalanx.compiler.target import resolve
+from phalanx.runtime.sweep import kind_program
+from phalanx.runtime.timing import simulated_time_s
+
+ROUNDING = 1e-9
+
+
+def _reduce(spec: str, size: int):
+    machine = resolve(spec)
+    return machine, compile_program(kind_program("reduce", machine.nnodes, size), target=spec,
+                                    algorithm="reduce=direct").collectives[0]
+
+
+@pytest.mark.parametrize("spec", ["ideal:8", "ideal:16", "hypercube:3", "hypercube:4", "paragon:4x4",
+                                  "sp2:8", "cs2:8"])
+def test_no_reduce_beats_it(spec):
+    raised = 0
+    for size in (512, 2048, 16384):
+        machine, coll = _reduce(spec, size)
+        port = machine.library.machine.port
+        bound_s = three_level_bound_s(coll, port)
+        assert bound_s > 0
+        raised += bound_s > fan_in_bound_s(coll, port) * (1 + 1e-6)
+        for algorithm, unmet in machine.candidates(coll):
+            if unmet is None:
+                time_s = simulated_time_s(machine, coll, algorithm)
+                assert time_s >= bound_s * (1 - ROUNDING), (spec, size, algorithm, time_s, bound_s)
+    assert raised, spec  # above the fan-in bound somewhere: the test can fail
+
+
+def test_ideal_64_at_2_kb():
+    """alpha 10 us, beta 0.01 us/B, 63 contributors of 2048 B. At T = 46.09 us a contributor
+    starts at most floor((T - n beta) / alpha) = 2 messages; elements of three levels cost
+    3 alpha + f n beta, so f <= 0.785, and the rest must go through relays: d (1 - f) n - A
+    <= sqrt(d K A B) with A = (T - alpha) / beta - f n, B = (T - 2 alpha) / beta. The least T
+    that meets both is 46.09 us, against the fan-in bound's 40.32."""
+    machine, coll = _reduce("ideal:64", 2048)
+    port = machine.library.machine.port
+    bound_s = three_level_bound_s(coll, port)
+    assert bound_s == pytest.approx(46.09e-6, abs=0.01e-6)
+    assert fan_in_bound_s(coll, port) == pytest.approx(40.32e-6, abs=0.01e-6)
+    assert machine.binding_bound(coll) == (pytest.approx(bound_s), "three levels")
+    assert not feasible(bound_s, 63, 2048, port) and feasible(bound_s * (1 + 1e-6), 63, 2048, port)
+    assert feasible(10e-6 + 63 * 2048 * 0.01e-6, 63, 2048, port)  # every partial straight to q
+
+
+def test_not_where_a_node_streams_several_messages():
+    machine, coll = _reduce("torus:4x4", 2048)
+    assert three_level_bound_s(coll, machine.library.machine.port) == 0.0
