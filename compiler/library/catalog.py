@@ -11,6 +11,7 @@ from phalanx.compiler.library import (
     allreduce,
     colouring,
     corner,
+    fanscatter,
     farthest,
     grid,
     gridexchange,
@@ -300,6 +301,12 @@ GRID: tuple[Algorithm, ...] = (
               "first, a class's column and row bit in one round (three partners at once) or in "
               "two, as a closed form ranks them", subcubes.subcube_scatter_phases,
               ROOTED_OK + (on_grid, power_of_two_members, several_streams)),
+    Algorithm("fan-scatter", ("scatter",),
+              "the root's blocks down the tree whose fan-outs a closed form picks (a holder "
+              "starts its messages largest subtree first, while the first stream), subtrees "
+              "along a Hilbert curve of the grid turned to start at the root (2^k x 2^k grids)",
+              fanscatter.fan_scatter_phases,
+              ROOTED_OK + (on_grid, hilbert.square_power_of_two_grid, fanscatter.several_streams)),
     Algorithm("interleaved-doubling", ("allgather",),
               "recursive doubling with rank bits dealt to the row and column bits farthest "
               "first, so the small first exchanges span the grid's long distances and the "
