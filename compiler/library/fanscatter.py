@@ -14,7 +14,8 @@ fan-out is 17, 14, 11, 8, 5, 4, 2, 1, 1: the first messages carry most while the
 starts the others, where a binomial's 32-block first message streams 102 us before its subtree
 starts. Subtrees are runs of consecutive ranks along a Hilbert curve of the grid turned to start
 at the root (hilbert.py), so that a subtree's routes stay in a compact region; a child is the
-first rank of its run, its runs the last ranks of the parent's, the largest farthest.
+first rank of its run, the runs follow their parent's rank in the order it sends, the largest
+nearest: 0.215 ms on torus:8x8 at 128 B, where the largest farthest takes 0.224.
 
 Closed form `fan_out(P)[0]` on a machine where messages do not share links or memory streams;
 on the tori the routes that still share a link and a node's streams beyond its memory's four
@@ -83,16 +84,15 @@ def fan_scatter_phases(coll: Collective, machine: Machine) -> list[Phase]:
 
     def scatter(first: int, n: int, depth: int) -> None:
         """Rank `first` holds the blocks of ranks first .. first + n - 1 at `depth`."""
-        end = first + n
+        child = first + 1
         for size in fan_out(n, block, machine.port)[1]:
-            child = end - size
             while len(phases) <= depth:
                 phases.append([])
             phases[depth] += [Transfer(ranks[first], ranks[child], m[root][ranks[x]], root,
                                        ranks[x], COMBINED)
-                              for x in range(child, end) if m[root][ranks[x]]]
+                              for x in range(child, child + size) if m[root][ranks[x]]]
             scatter(child, size, depth + 1)
-            end = child
+            child += size
 
     scatter(0, len(ranks), 0)
     return _with_copies(coll, phases)
