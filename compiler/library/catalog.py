@@ -215,6 +215,11 @@ GRID: tuple[Algorithm, ...] = (
               "messages at once; k of least closed-form cost (2^a x 2^b grids)",
               interleaved.interleaved_cut_scatter_doubling_phases,
               ROOTED_OK + (on_grid, power_of_two_members, splittable)),
+    Algorithm("eager-cut-halving", ("allreduce",),
+              "cut-halving in eager phases: a member starts its next round's message while its "
+              "previous round's still streams (where a node streams several)",
+              eager.eager(allreduce.cut_halving_phases),
+              GROUP_OK + (on_grid, several_streams, power_of_two_members, partial_blocks)),
     Algorithm("eager-interleaved-cut-scatter-doubling", ("broadcast",),
               "interleaved-cut-scatter-doubling in eager phases: a node starts its next phase's "
               "messages while its previous phase's still stream (where a node streams several)",

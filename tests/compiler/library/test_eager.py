@@ -1,5 +1,5 @@
-"""Pipelined relays in eager phases (eager.py): the broadcasts verify on torus:4x4 with every
-phase eager, the spanning trees' segment count stays within its declared gap of the simulator,
+"""Pipelined relays in eager phases (eager.py): the broadcasts and the allreduce verify on
+torus:4x4 with every phase eager, the spanning trees' segment count stays within its declared gap of the simulator,
 and the preconditions refuse with the reason (issue 27)."""
 
 from __future__ import annotations
@@ -26,6 +26,15 @@ def test_eager_broadcasts_verify_on_a_torus(algorithm):
     compiled = forced(algorithm)
     schedule = compiled.schedules[0]
     assert all(p.sync == SyncMode.EAGER for p in schedule.phases)
+    result = simulate(compiled).collectives[0]
+    assert result.verified, result.problems
+    assert result.time_s >= result.lower_bound_s
+
+
+def test_eager_cut_halving_allreduce_verifies_on_a_torus():
+    compiled = compile_program(kind_program("allreduce", 16, 256), target="torus:4x4",
+                               algorithm="allreduce=eager-cut-halving", cost="closed-form")
+    assert all(p.sync == SyncMode.EAGER for p in compiled.schedules[0].phases)
     result = simulate(compiled).collectives[0]
     assert result.verified, result.problems
     assert result.time_s >= result.lower_bound_s
