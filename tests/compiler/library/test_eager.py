@@ -1,6 +1,6 @@
 """Pipelined relays in eager phases (eager.py): the broadcasts and the allreduce verify on
-torus:4x4 with every phase eager, the spanning trees' segment count stays within its declared gap of the simulator,
-and the preconditions refuse with the reason (issue 27)."""
+torus:4x4 with every phase eager, the spanning trees' segment count stays within its declared
+gap of the simulator, and the preconditions refuse with the reason (issue 27)."""
 
 from __future__ import annotations
 
