@@ -4,7 +4,8 @@ Each node is a process that walks the plan in order. In a phase it starts one ch
 process per send and waits for those and for the receives addressed to it; a
 `barrier` phase then waits for every node of the schedule, or, scoped to groups
 (Phase.barrier_groups), for the node's own group only. In an `eager` phase it waits for its
-receives alone: its sends stream on, and it waits for them when it leaves the schedule. Payloads move through
+receives and for the previous eager phase's sends: its own sends stream on into the next phase
+(or until it leaves the schedule; compiler/schedule.py SyncMode). Payloads move through
 runtime/data.py so that delivery is checked, not assumed. A network that `sees_payloads`
 (runtime/faults.py's) moves messages through `deliver(t, payloads, where)`, which returns
 the payloads as they arrived, retransmitting on detected errors. A run stopped by an
