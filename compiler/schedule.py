@@ -10,10 +10,32 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cached_property
 from typing import NamedTuple
 
-SYNC_KINDS = ("local", "barrier")
+
+class SyncMode(StrEnum):
+    """How a node enters the phase after this one (Phase.sync); its value is the IR's text.
+
+    LOCAL: once its own sends of the phase are delivered and its receives have arrived.
+    BARRIER: as LOCAL, then every node of the barrier's set waits for the last of them.
+    EAGER: once its receives of the phase have arrived and its sends of the phase before, if
+    that was eager too, are delivered: the phase's sends are posted (as MPI_Isend) and stream on
+    while the node starts the next phase's, which queue behind them for its processor and
+    ports. One phase's sends in flight behind the phase the node runs, as double buffering
+    allows; every send is delivered before the node leaves the schedule. A node sends in phase
+    k + 1 only what it held once its receives of phase k were in, as in a local phase. What a
+    pipelined tree needs: a node starts segment j + 1 while segment j still streams
+    (docs/language.md, "Phases"; compiler/library/eager.py).
+    """
+
+    LOCAL = "local"
+    BARRIER = "barrier"
+    EAGER = "eager"
+
+
+SYNC_KINDS = tuple(mode.value for mode in SyncMode)
 COMBINED = 1  # Transfer.message id of the transfers of a phase that one src sends its dst as one message
 WHOLE = -1  # Transfer.offset of a transfer that carries its whole block
 # The columns of a transfer in the IR's int64 tables (compiler/ir/dialects/sched.py), in field order
@@ -61,6 +83,8 @@ class Phase:
 
     local: a node starts the next phase once its own sends and receives are done.
     barrier: every node waits for all nodes to finish the phase (target's barrier cost).
+    eager: a node starts the next phase once its receives are in and its sends posted, the
+    previous eager phase's delivered (SyncMode).
     `barrier_groups` scopes a barrier: each set of nodes synchronises on its own, at the cost
     of a barrier of its size, and a node in no set goes straight on (a collective in groups,
     compiler/groups.py: each group's barrier, as on the group's communicator). Empty: the
@@ -71,22 +95,24 @@ class Phase:
 
     sends: tuple[Transfer, ...]
     recvs: tuple[Transfer, ...]
-    sync: str = "local"
+    sync: SyncMode = SyncMode.LOCAL
     barrier_groups: tuple[tuple[int, ...], ...] = ()
 
     def __post_init__(self) -> None:
-        if self.barrier_groups and self.sync != "barrier":
+        if type(self.sync) is not SyncMode:  # text from a caller or the IR: one typed value
+            object.__setattr__(self, "sync", SyncMode(self.sync))
+        if self.barrier_groups and self.sync != SyncMode.BARRIER:
             raise ValueError(f"a {self.sync} phase has no barrier to scope to barrier_groups")
 
     def barriers(self, nprocs: int) -> tuple[tuple[int, ...], ...]:
         """The node sets this phase's barrier synchronises, each on its own: none for a local
         phase, all `nprocs` nodes of the schedule for an unscoped barrier."""
-        if self.sync != "barrier":
+        if self.sync != SyncMode.BARRIER:
             return ()
         return self.barrier_groups or (tuple(range(nprocs)),)
 
     @staticmethod
-    def of(transfers: tuple[Transfer, ...] | list[Transfer], sync: str = "local") -> Phase:
+    def of(transfers: tuple[Transfer, ...] | list[Transfer], sync: SyncMode = SyncMode.LOCAL) -> Phase:
         """A phase that sends and receives the same transfers."""
         transfers = tuple(transfers)
         return Phase(transfers, transfers, sync)
@@ -108,6 +134,12 @@ class Schedule:
 
     def runs_on(self, node: int) -> bool:
         return node < self.nprocs
+
+    @cached_property
+    def eager(self) -> bool:
+        """Some phase lets its nodes go on while their sends stream (SyncMode.EAGER): the
+        runtimes that time a phase as a whole (the fast path, the native core) cannot run it."""
+        return any(phase.sync == SyncMode.EAGER for phase in self.phases)
 
     def direct_messages(self) -> bool:
         """Every transfer goes from its block's source to its destination (nothing relayed): the

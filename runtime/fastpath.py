@@ -9,7 +9,9 @@ same link's message of an earlier phase, and each message's times follow one max
   end:              h + data time;  copies: start + copy time
   node's next phase starts when its own sends and receives end (local), or after a barrier.
 These are the event path's operations in the same order, so both give identical floats (a test
-checks that). Data still moves block by block through runtime/data.py and is verified.
+checks that). Data still moves block by block through runtime/data.py and is verified. A schedule
+with an `eager` phase (compiler/schedule.py SyncMode: a node goes on before its sends end) does
+not follow that recurrence; the interpreter does not ask for its fast plan (Schedule.eager).
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@
 Each node is a process that walks the plan in order. In a phase it starts one child
 process per send and waits for those and for the receives addressed to it; a
 `barrier` phase then waits for every node of the schedule, or, scoped to groups
-(Phase.barrier_groups), for the node's own group only. Payloads move through
+(Phase.barrier_groups), for the node's own group only. In an `eager` phase it waits for its
+receives and for the previous eager phase's sends: its own sends stream on into the next phase
+(or until it leaves the schedule; compiler/schedule.py SyncMode). Payloads move through
 runtime/data.py so that delivery is checked, not assumed. A network that `sees_payloads`
 (runtime/faults.py's) moves messages through `deliver(t, payloads, where)`, which returns
 the payloads as they arrived, retransmitting on detected errors. A run stopped by an
@@ -33,6 +35,7 @@ from phalanx.compiler.schedule import (
     RepeatStep,
     Schedule,
     Step,
+    SyncMode,
     Transfer,
     schedule_runs,
 )
@@ -217,7 +220,7 @@ class Interpreter:
         """The run's state; the first node in builds it and the payloads."""
         flight = self.live.get(run)
         if flight is None:
-            fast = self.network.fast_plan(schedule) if self.fast else None
+            fast = self.network.fast_plan(schedule) if self.fast and not schedule.eager else None
             if fast is not None:
                 fast.book()
             flight = self.live[run] = InFlight(self.indexes[schedule.collective], run, fast)
@@ -263,20 +266,26 @@ class Interpreter:
         schedule, shared = flight.schedule, flight.index
         run = flight.run
         index = shared.by_node()
+        streaming: list[Event] = []  # the node's sends of its last eager phase, still on their way
         for k, phase in enumerate(schedule.phases):
             start = self.engine.now
             where = shared.where[k]
             recvs = index[k][1]
-            waits = [self.engine.process(self._send(run, flight, group, where),
+            sends = [self.engine.process(self._send(run, flight, group, where),
                                          shared.name(node, group))
                      for group in shared.messages(k, node)]
+            # an eager phase's sends stream on while the node goes to its next phase, which
+            # then waits for them: one phase's sends in flight behind the phase it runs
+            waits, streaming = (streaming, sends) if phase.sync == SyncMode.EAGER else (streaming + sends, [])
             if node in recvs:
                 waits.append(self._inbox(flight, node, k, recvs[node]))
             yield self.engine.all_of(waits, f"phase {k} of node {node}")
-            nodes = shared.barrier_of(k, node) if phase.sync == "barrier" else None
+            nodes = shared.barrier_of(k, node) if phase.sync == SyncMode.BARRIER else None
             if nodes is not None:
                 yield self._barrier(flight, k, node, nodes)
             self._span(node, "phase", start, self.engine.now, f"phase {k}")
+        if streaming:  # the node leaves the schedule once its every send is delivered
+            yield self.engine.all_of(streaming, f"sends of eager phases of node {node}")
 
     def _fast_arrive(self, node: int, flight: InFlight) -> Event:
         """Wait here until every node has arrived, then run the fast path from their start times."""

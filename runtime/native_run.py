@@ -158,6 +158,10 @@ def native_plan(plan: Plan, network: Network, fast: bool) -> NativePlan | None:
         return None
     out = NativePlan(plan, {})
     for schedule in plan.schedules():
+        # The core ends a node's phase when its sends are delivered (runtime/engine_core): an
+        # eager phase's (compiler/schedule.py SyncMode.EAGER) runs on the Python engine.
+        if schedule.eager:
+            return None
         if fast and network.fast_plan(schedule) is not None:
             return None
         index = out.indexes.setdefault(schedule.collective, ScheduleIndex(schedule))

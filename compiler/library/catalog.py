@@ -11,6 +11,7 @@ from phalanx.compiler.library import (
     allreduce,
     colouring,
     corner,
+    eager,
     fanscatter,
     farthest,
     grid,
@@ -222,6 +223,16 @@ GRID: tuple[Algorithm, ...] = (
               "messages at once; k of least closed-form cost (2^a x 2^b grids)",
               interleaved.interleaved_cut_scatter_doubling_phases,
               ROOTED_OK + (on_grid, power_of_two_members, splittable)),
+    Algorithm("eager-cut-halving", ("allreduce",),
+              "cut-halving in eager phases: a member starts its next round's message while its "
+              "previous round's still streams (where a node streams several)",
+              eager.eager(allreduce.cut_halving_phases),
+              GROUP_OK + (on_grid, several_streams, power_of_two_members, partial_blocks)),
+    Algorithm("eager-interleaved-cut-scatter-doubling", ("broadcast",),
+              "interleaved-cut-scatter-doubling in eager phases: a node starts its next phase's "
+              "messages while its previous phase's still stream (where a node streams several)",
+              eager.eager(interleaved.interleaved_cut_scatter_doubling_phases),
+              ROOTED_OK + (on_grid, several_streams, power_of_two_members, splittable)),
     Algorithm("dim-ordered", ("allgather", "allreduce"),
               "a ring in every row, then a ring in every column carrying whole rows",
               grid.gather_all_phases, GROUP_OK + (on_grid,)),
@@ -282,6 +293,16 @@ GRID: tuple[Algorithm, ...] = (
               "up its own tree in segments, every node merging its subtree's before passing on",
               spanning.spanning_trees_phases,
               ROOTED_OK + (on_grid, spanning.square_grid, partial_blocks)),
+    Algorithm("eager-spanning-trees", ("broadcast",),
+              "spanning-trees in eager phases: a node starts its next segment's four messages "
+              "while the previous segment's still stream; segments from the pipeline's closed form",
+              eager.eager_spanning_trees_phases,
+              ROOTED_OK + (on_grid, spanning.square_grid, quarters, several_streams)),
+    Algorithm("eager-turned-cut-scatter-doubling", ("broadcast",),
+              "turned-cut-scatter-doubling in eager phases: a node starts its next phase's "
+              "messages while its previous phase's still stream",
+              eager.eager(turned.turned(interleaved.interleaved_cut_scatter_doubling_phases)),
+              turned.requirements(ROOTED_OK + (on_grid, power_of_two_members, splittable))),
     Algorithm("corner-relay", ("permutation",),
               "the messages of the longest routes relayed through the other corner of their "
               "route (the destination's row, the source's column), in pieces where long, the "

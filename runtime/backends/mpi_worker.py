@@ -8,7 +8,9 @@ the plan like runtime/interpreter.py: a compute step busy-waits its cost on the 
 a phase posts one MPI Irecv per message due to this rank and one Isend per message it sends
 (the schedule's message groups, packed into one contiguous byte buffer) and ends when they
 are complete (`local`), then for a `barrier` phase on a barrier of the schedule's ranks, or,
-scoped to groups (Phase.barrier_groups), of the rank's group's communicator; a
+scoped to groups (Phase.barrier_groups), of the rank's group's communicator; an `eager` phase
+ends when its receives and the previous eager phase's Isends are complete, its own Isends
+completing in the next phase; a
 pipeline hands stage i's schedules to the rank's communication agent, which advances them
 while the rank computes stage i+1. Received bytes are unpacked into the destination
 arrays, which are checked against the reference on every rank. Times are MPI_Wtime from a
@@ -37,7 +39,7 @@ from typing import Any
 import numpy as np
 from mpi4py import MPI
 
-from phalanx.compiler.schedule import WHOLE, ComputeStep, Phase, Schedule, Transfer
+from phalanx.compiler.schedule import WHOLE, ComputeStep, Phase, Schedule, SyncMode, Transfer
 from phalanx.runtime.data import build_data
 from phalanx.runtime.data_reduce import ReductionData
 from phalanx.runtime.data_values import NUMPY_TYPES
@@ -102,13 +104,14 @@ def unpack(data, t: Transfer, raw: np.ndarray) -> np.ndarray:
     return values.reshape(shape).copy()
 
 
-def post_phase(comm, rank: int, data, k: int, phase) -> tuple[list, Callable[[], None]]:
-    """Post phase k's Irecvs and Isends (local copies are done at once); the requests, and
-    what to do once they are complete (unpack the received bytes)."""
+def post_phase(comm, rank: int, data, k: int, phase) -> tuple[list, list, Callable[[], None]]:
+    """Post phase k's Irecvs and Isends (local copies are done at once); the receives' and the
+    sends' requests, and what to do once the receives are complete (unpack the bytes)."""
     tag = k % TAG_SPAN
     incoming = messages([t for t in phase.recvs if t.dst == rank and t.src != rank])
     buffers = [np.empty(sum(t.nbytes for t in g), dtype=np.uint8) for g in incoming]
-    requests = [comm.Irecv(buf, source=g[0].src, tag=tag) for g, buf in zip(incoming, buffers)]
+    receives = [comm.Irecv(buf, source=g[0].src, tag=tag) for g, buf in zip(incoming, buffers)]
+    sends: list = []
     for group in messages([t for t in phase.sends if t.src == rank]):
         payloads = [data.take(t) for t in group]
         if group[0].dst == rank:  # a local copy
@@ -116,7 +119,7 @@ def post_phase(comm, rank: int, data, k: int, phase) -> tuple[list, Callable[[],
                 data.put(t, payload)
             continue
         wire = np.concatenate([as_bytes(p) for p in payloads]) if payloads else np.empty(0, np.uint8)
-        requests.append(comm.Isend(wire, dest=group[0].dst, tag=tag))
+        sends.append(comm.Isend(wire, dest=group[0].dst, tag=tag))
 
     def unpack_all() -> None:
         for group, buf in zip(incoming, buffers):
@@ -125,7 +128,7 @@ def post_phase(comm, rank: int, data, k: int, phase) -> tuple[list, Callable[[],
                 data.put(t, unpack(data, t, buf[offset:offset + t.nbytes]))
                 offset += t.nbytes
 
-    return requests, unpack_all
+    return receives, sends, unpack_all
 
 
 class Timeline:
@@ -148,18 +151,27 @@ def schedule_agent(comms: Comms, rank: int, s: Schedule, data, status: Status,
     that a communication agent can advance it while the rank computes. A `local` phase ends
     when this rank's sends and receives are complete (runtime/interpreter.py `_schedule`); a
     `barrier` phase then waits on a nonblocking barrier of the schedule's ranks (of the rank's
-    group, for a barrier scoped to groups)."""
+    group, for a barrier scoped to groups). An `eager` phase waits for its receives and the
+    previous eager phase's sends; its own are waited for in the next phase (compiler/schedule.py
+    SyncMode)."""
     start = clock.now()
+    streaming: list = []  # Isends of the last eager phase, still in flight
     for k, phase in enumerate(s.phases):
         status.say(f"in schedule {s.collective} (line {s.line}) phase {k}")
         phase_start = clock.now()
-        requests, unpack_all = post_phase(comms.by_size[s.nprocs], rank, data, k, phase)
-        yield requests
+        receives, sends, unpack_all = post_phase(comms.by_size[s.nprocs], rank, data, k, phase)
+        if phase.sync == SyncMode.EAGER:  # its sends stream on, waited for in the next phase
+            waits, streaming = receives + streaming, sends
+        else:
+            waits, streaming = receives + sends + streaming, []
+        yield waits
         unpack_all()
         barrier = comms.barrier(s, phase)
         if barrier is not None:
             yield [barrier.Ibarrier()]
         clock.spans.append(["phase", phase_start, clock.now(), f"phase {k}"])
+    if streaming:
+        yield streaming
     clock.schedules[s.collective] = [start, clock.now()]
 
 

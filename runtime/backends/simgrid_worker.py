@@ -10,8 +10,10 @@ Execution mirrors runtime/interpreter.py: one actor per node walks the steps; in
 it posts a receive for every message due to it (one mailbox per (source, destination)
 pair, so messages of a pair match in order), pays each send's start-up, sends, and
 waits (a `local` phase ends there: the node goes on when its own sends are done and its
-receives have arrived); a `barrier` phase then waits for all nodes and the barrier time, or,
-scoped to groups, for the node's group and the barrier time of the group's size.
+receives have arrived; an `eager` phase once its receives and the previous eager phase's
+sends have, its own sends waited for in the next phase); a `barrier` phase then waits for all
+nodes and the barrier time, or, scoped to groups, for the node's group and the barrier time of
+the group's size.
 Messages marked `switched` (iWarp's phased messages) pass the synchronizing switch's
 per-link gates first (Switch below, targets/iwarp/wormhole.py SwitchGates). Every message
 carries its (schedule, phase, index) and the receiver checks it: a message that arrives
@@ -148,10 +150,19 @@ class Run:
             this_actor.sleep_for(step["cost_s"])
             self.spans.append([node, "compute", start, Engine.clock, step["label"]])
             return
+        streaming: list = []  # (comm, gate links) of the last eager phase's sends, in flight
         for k, phase in enumerate(step["phases"]):
-            self.phase(node, step["id"], k, phase, step["nprocs"])
+            streaming = self.phase(node, step["id"], k, phase, step["nprocs"], streaming)
+        self.complete(step["id"], streaming)
         timing = self.timings.setdefault(step["id"], [float("inf"), 0.0])
         timing[0], timing[1] = min(timing[0], start), max(timing[1], Engine.clock)
+
+    def complete(self, sid: int, puts: list) -> None:
+        """Wait for the sends `puts` (comm, gate links), in completion order, so that each tail
+        passes its gates when it ends."""
+        while puts:
+            comm, links = puts.pop(Comm.wait_any([c for c, _ in puts]))
+            self.switch.tail(sid, links)
 
     def pipeline(self, node: int, step: dict) -> None:
         """Stage i's schedules run in an agent actor while the node computes stage i+1; stage
@@ -176,7 +187,10 @@ class Run:
         for s in schedules:
             self.step(node, s)
 
-    def phase(self, node: int, sid: int, k: int, phase: dict, nprocs: int) -> None:
+    def phase(self, node: int, sid: int, k: int, phase: dict, nprocs: int, streaming: list) -> list:
+        """Phase k at `node`, after whose sends `streaming` (the previous eager phase's) are
+        waited for; an eager phase returns its own sends, still in flight, and goes on once its
+        receives are in (compiler/schedule.py SyncMode)."""
         start = Engine.clock
         gets = [(Mailbox.by_name(f"{src}->{node}").get_async(), (sid, k, j))
                 for j, (src, dst, *_) in enumerate(phase["messages"]) if dst == node]
@@ -200,9 +214,8 @@ class Run:
                 self.switch.tail(sid, links)
             else:
                 puts.append((comm, links))
-        while puts:  # in completion order, so that each tail passes its gates when it ends
-            comm, links = puts.pop(Comm.wait_any([c for c, _ in puts]))
-            self.switch.tail(sid, links)
+        eager = phase["sync"] == "eager"
+        self.complete(sid, streaming if eager else streaming + puts)
         for (comm, data), expected in gets:
             comm.wait()
             got = tuple(data.get())
@@ -215,6 +228,7 @@ class Run:
             self.barrier(sid, k, group, parties).wait()
             this_actor.sleep_for(barrier_s)
         self.spans.append([node, "phase", start, Engine.clock, f"phase {k}"])
+        return puts if eager else []
 
 
 def barrier_of(phase: dict, node: int, nprocs: int) -> list[tuple[int, int, float]]:

@@ -85,10 +85,11 @@ class ScheduleOp(IRDLOperation):
     Its phases are tables rather than nested ops, so a schedule of a million messages
     is one op: `sends` and `recvs` hold seven i64 per transfer (TRANSFER_FIELDS: a piece of a
     block has its first byte in `offset`, a whole block -1, Transfer.offset), phase k's
-    rows are [send_offsets[k], send_offsets[k+1]), and `phase_sync[k]` is "local" or
-    "barrier". A barrier scoped to groups (Phase.barrier_groups) lists them: phase k's groups
-    are [barrier_offsets[k], barrier_offsets[k+1]) of `barrier_sizes`, their members one group
-    after another in `barrier_members`; a barrier phase with none spans every node.
+    rows are [send_offsets[k], send_offsets[k+1]), and `phase_sync[k]` is "local",
+    "barrier" or "eager" (compiler/schedule.py SyncMode). A barrier scoped to groups
+    (Phase.barrier_groups) lists them: phase k's groups are [barrier_offsets[k],
+    barrier_offsets[k+1]) of `barrier_sizes`, their members one group after another in
+    `barrier_members`; a barrier phase with none spans every node.
     """
 
     name = "sched.schedule"

@@ -10,7 +10,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from phalanx.compiler.ir.dialects import ALL_DIALECTS, coll, dist, make_context, sched
 from phalanx.compiler.ir.printing import parse_module, print_generic
-from phalanx.compiler.schedule import ComputeStep, Phase, PipelineStep, Plan, Schedule, Transfer
+from phalanx.compiler.schedule import ComputeStep, Phase, PipelineStep, Plan, Schedule, SyncMode, Transfer
 
 
 def odd_schedule() -> Schedule:
@@ -133,9 +133,19 @@ def test_phase_rejects_bad_sync_kind() -> None:
     op = sched.schedule_to_ir(s)
     op.attributes["phase_sync"] = ArrayAttr([StringAttr(x) for x in ("local", "eventually", "local")])
     with pytest.raises(
-        VerifyException, match="sync must be one of local, barrier, got 'eventually'"
+        VerifyException, match="sync must be one of local, barrier, eager, got 'eventually'"
     ):
         op.verify()
+
+
+def test_eager_phases_round_trip_through_the_text() -> None:
+    s = odd_schedule()
+    eager = dataclasses.replace(s, phases=tuple(dataclasses.replace(p, sync=SyncMode.EAGER)
+                                                for p in s.phases if not p.barrier_groups))
+    text = print_generic(ModuleOp([sched.schedule_to_ir(eager)]))
+    assert 'phase_sync = ["eager"' in text
+    back = sched.schedule_from_ir(parse_module(text).ops.first)
+    assert back == eager and all(p.sync is SyncMode.EAGER for p in back.phases)
 
 
 def test_bad_sync_kind_in_text_is_rejected() -> None:

@@ -1,0 +1,72 @@
+"""Pipelined relays in eager phases (eager.py): the broadcasts and the allreduce verify on
+torus:4x4 with every phase eager, the spanning trees' segment count stays within its declared
+gap of the simulator, and the preconditions refuse with the reason (issue 27)."""
+
+from __future__ import annotations
+
+import pytest
+
+from phalanx.compiler.driver import compile_program
+from phalanx.compiler.library.eager import eager_of, eager_segments, eager_tree_s
+from phalanx.compiler.library.spanning import TREES
+from phalanx.compiler.schedule import Phase, SyncMode, Transfer
+from phalanx.grammar.diagnostics import PhalanxError
+from phalanx.runtime.simulate import simulate
+from phalanx.runtime.sweep import kind_program
+
+
+def forced(algorithm: str, target: str = "torus:4x4", size: int = 4096):
+    return compile_program(kind_program("broadcast", 16, size), target=target,
+                           algorithm=f"broadcast={algorithm}", cost="closed-form")
+
+
+@pytest.mark.parametrize("algorithm", ["eager-spanning-trees", "eager-turned-cut-scatter-doubling",
+                                       "eager-interleaved-cut-scatter-doubling"])
+def test_eager_broadcasts_verify_on_a_torus(algorithm):
+    compiled = forced(algorithm)
+    schedule = compiled.schedules[0]
+    assert all(p.sync == SyncMode.EAGER for p in schedule.phases)
+    result = simulate(compiled).collectives[0]
+    assert result.verified, result.problems
+    assert result.time_s >= result.lower_bound_s
+
+
+def test_eager_cut_halving_allreduce_verifies_on_a_torus():
+    compiled = compile_program(kind_program("allreduce", 16, 256), target="torus:4x4",
+                               algorithm="allreduce=eager-cut-halving", cost="closed-form")
+    assert all(p.sync == SyncMode.EAGER for p in compiled.schedules[0].phases)
+    result = simulate(compiled).collectives[0]
+    assert result.verified, result.problems
+    assert result.time_s >= result.lower_bound_s
+
+
+def test_eager_spanning_trees_beat_the_local_ones_within_the_declared_gap():
+    """16 KB on torus:4x4: eager phases take less than the local spanning trees, and the
+    simulator stays between the segment count's model T and 1.5 T (eager.py's declared gap)."""
+    size = 16384
+    compiled = forced("eager-spanning-trees", size=size)
+    early = simulate(compiled).collectives[0]
+    local = simulate(forced("spanning-trees", size=size)).collectives[0]
+    assert early.verified and early.time_s < local.time_s
+    machine = compiled.target.library.machine
+    count = eager_segments(machine, size // TREES, 7)  # depth 2n - 1 on a 4 x 4 torus
+    model_s = eager_tree_s(machine, size // TREES, 7, count)
+    assert model_s <= early.time_s <= 1.5 * model_s
+    assert all(model_s <= eager_tree_s(machine, size // TREES, 7, c) for c in range(1, 64))
+
+
+def test_preconditions_refuse_with_the_reason():
+    with pytest.raises(PhalanxError) as err:
+        forced("eager-spanning-trees", target="paragon:4x4")
+    assert ("algorithm 'eager-spanning-trees' cannot lower the broadcast of line 4 on paragon:4x4: "
+            "a node of this machine streams one message at a time") in str(err.value)
+    with pytest.raises(PhalanxError) as err:
+        forced("eager-interleaved-cut-scatter-doubling", target="ideal:16")
+    assert "unknown algorithm 'eager-interleaved-cut-scatter-doubling' for a broadcast on target " \
+           "'ideal:16'" in str(err.value)
+
+
+def test_only_local_phases_turn_eager():
+    t = Transfer(0, 1, 8, 0, 1)
+    with pytest.raises(ValueError, match="eager phases replace local ones, not barrier"):
+        eager_of([Phase.of([t], SyncMode.BARRIER)])
