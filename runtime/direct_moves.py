@@ -51,6 +51,8 @@ class DirectMoves:
     stride: tuple[int, ...]  # per dst dim: its src proc dim's row-major stride (0: not distributed)
     # per destination node: _geometry's result, shared by the runs of a repeat
     cache: dict[int, tuple] = field(default_factory=dict, compare=False, repr=False)
+    # per (dst dim, run of owned indices): _dim's result
+    dim_cache: dict[tuple, tuple] = field(default_factory=dict, compare=False, repr=False)
 
     @staticmethod
     def of(stmt: AssignStmt, commset: CommSet) -> DirectMoves | None:
@@ -79,24 +81,42 @@ class DirectMoves:
         """Node `final`'s source reads per destination dim (clipped to 0), which of its elements
         the statement writes (a mask of `shape`), the index of the source array they read and,
         per dim, which of its indices the statement writes (the mask is their product): the
-        same for every run of the statement, so worked out once (`cache`)."""
+        same for every run of the statement, so worked out once (`cache`), each dim's part once
+        per distinct run of owned indices (`_dim`: ideal:4096's nodes all own the whole first
+        dim of B, so it is worked out once, not 4096 times)."""
         hit = self.cache.get(final)
         if hit is None:
             stmt = self.stmt
             ndim = len(shape)
-            owned = [np.arange(ix.start, ix.stop, ix.step or 1) if isinstance(ix, slice) else np.asarray(ix)
-                     for ix in owned_sections(stmt.dst, final)]
-            reads = [self.source_of[d][ix] for d, ix in enumerate(owned)]
+            parts = [self._dim(d, ix) for d, ix in enumerate(owned_sections(stmt.dst, final))]
+            reads = [r for r, _, _, _ in parts]
             # (kept as the per-dim masks broadcast, not as a mask of the node's every element:
             # the cache would hold a byte per element of the array, 1 GB at 16x16 and 16 KB)
-            dims = [r >= 0 for r in reads]
-            along = [_along(m, d, ndim) for d, m in enumerate(dims)]
-            inside = np.True_ if all(a.all() for a in along) else functools.reduce(np.logical_and, along)
-            reads = [np.maximum(r, 0) for r in reads]
+            dims = [m for _, m, _, _ in parts]
+            inside = np.True_ if all(every for _, _, every, _ in parts) else \
+                functools.reduce(np.logical_and, [_along(m, d, ndim) for d, m in enumerate(dims)])
             by_src_dim = [reads[stmt.perm.index(s)] for s in range(ndim)]
-            runs = [_run(r) for r in by_src_dim]
+            runs = [parts[stmt.perm.index(s)][3] for s in range(ndim)]
             index = tuple(runs) if all(isinstance(r, slice) for r in runs) else np.ix_(*by_src_dim)
             hit = self.cache[final] = (reads, np.broadcast_to(inside, shape), index, dims)
+        return hit
+
+    def _dim(self, d: int, owned: slice | np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray, bool, slice | np.ndarray]:
+        """Along destination dim d, for a node owning global indices `owned`: the source index
+        each reads (clipped to 0), which it writes, whether it writes them all, and the reads
+        as a run (a slice) where they are one; kept per run of owned indices (`dim_cache`)."""
+        key = (d, owned.start, owned.stop, owned.step) if isinstance(owned, slice) else None
+        hit = self.dim_cache.get(key) if key is not None else None
+        if hit is None:
+            ix = np.arange(owned.start, owned.stop, owned.step or 1) if isinstance(owned, slice) \
+                else np.asarray(owned)
+            read = self.source_of[d][ix]
+            written = read >= 0
+            clipped = np.maximum(read, 0)
+            hit = (clipped, written, bool(written.all()), _run(clipped))
+            if key is not None:
+                self.dim_cache[key] = hit
         return hit
 
     def writes_exactly(self, final: int, shape: tuple[int, ...], due: list[np.ndarray]) -> bool:
