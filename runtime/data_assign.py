@@ -70,15 +70,16 @@ class AssignmentData:
     @classmethod
     def build(cls, stmt: AssignStmt, rng: np.random.Generator,
               sources: dict | None = None, combines: bool = False,
-              shared: dict | None = None) -> AssignmentData:
+              shared: dict | None = None, commset: CommSet | None = None) -> AssignmentData:
         """`sources` shares one global source array among a pipeline's stages (they move
         windows of the same statement), instead of drawing it again per stage. `combines`:
         the statement is a reduce or allreduce (of partial blocks). `shared` keeps what does
         not depend on the values (StatementFacts), by statement, for the next run of it (a
-        repeat's iterations): only the arrays are drawn, moved and checked again."""
+        repeat's iterations): only the arrays are drawn, moved and checked again. `commset`:
+        the statement's communication set where the compile built it (StatementFacts.of)."""
         facts = shared.get(id(stmt)) if shared is not None else None
         if facts is None:
-            facts = StatementFacts.of(stmt)
+            facts = StatementFacts.of(stmt, commset)
             if shared is not None:
                 shared[id(stmt)] = facts
         key = (stmt.src.name, stmt.loc.line) if stmt.window is not None else None
@@ -97,7 +98,7 @@ class AssignmentData:
         if stmt.reduces:  # (no boundary: initial_flat is an eoshift's)
             writes_flat = np.zeros(int(facts.dst_offsets[-1]), dtype=facts.count_type)
         n = facts.commset.nprocs
-        store = BlockStore(n, facts.blocks, facts.content, facts.due_blocks)
+        store = BlockStore(n, None, facts.content, facts.due_blocks)
         return cls(stmt, facts.commset, src_local, facts.views(dst_flat),
                    facts.views(writes_flat) if writes_flat is not None else [], ref,
                    facts.expected, store,
@@ -241,13 +242,12 @@ class AssignmentData:
         when the collective closes (runtime/direct_moves.py), others block by block."""
         self.untouched = False
         n = self.commset.nprocs
-        pieces = transfers[:, OFFSET] != WHOLE
-        if not pieces.any():  # (read BULK_CHECK_ROWS rows at a time, as _whole_blocks_once)
+        if self.arrivals is None:  # (no piece was accepted: whole blocks, read as _whole_blocks_once)
             for start in range(0, len(transfers), BULK_CHECK_ROWS):
                 chunk = transfers[start:start + BULK_CHECK_ROWS]
                 self._moved(chunk[:, ORIGIN] * n + chunk[:, FINAL])
             return
-        assert self.arrivals is not None, "can_move_in_bulk accepted these pieces"
+        pieces = transfers[:, OFFSET] != WHOLE
         rows = transfers[pieces]
         self.store.fresh[rows[:, ORIGIN], rows[:, FINAL]] = False  # cut from the source
         at = self.arrivals.tiling.find(rows)

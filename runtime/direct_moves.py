@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from phalanx.compiler.commsets import CommSet
-from phalanx.compiler.distribution import dim_owner_map, owned_sections
+from phalanx.compiler.distribution import dim_owner_map
 from phalanx.compiler.semantics import AssignStmt
 
 
@@ -49,13 +49,18 @@ class DirectMoves:
     source_of: tuple[np.ndarray, ...]  # per dst dim, by global dst index: src global index, -1 outside
     owner_of: tuple[np.ndarray | None, ...]  # per dst dim, by src global index: src proc coordinate
     stride: tuple[int, ...]  # per dst dim: its src proc dim's row-major stride (0: not distributed)
+    owned: tuple[tuple[slice | np.ndarray, ...], ...]  # per dst node: owned_sections of the destination
     # per destination node: _geometry's result, shared by the runs of a repeat
     cache: dict[int, tuple] = field(default_factory=dict, compare=False, repr=False)
     # per (dst dim, run of owned indices): _dim's result
     dim_cache: dict[tuple, tuple] = field(default_factory=dict, compare=False, repr=False)
 
     @staticmethod
-    def of(stmt: AssignStmt, commset: CommSet) -> DirectMoves | None:
+    def of(stmt: AssignStmt, commset: CommSet,
+           owned: list[tuple[slice | np.ndarray, ...]]) -> DirectMoves | None:
+        """The geometry of a plain statement (None for others); `owned`: per destination node,
+        the global indices it owns per dim (compiler/distribution.py owned_sections, which
+        StatementFacts works out once for both)."""
         src, dst = stmt.src, stmt.dst
         ndim = len(dst.shape)
         if stmt.reduces or stmt.collapsed or len(src.shape) != ndim or min(stmt.perm, default=0) < 0 \
@@ -74,7 +79,7 @@ class DirectMoves:
             covered.add(proc_dim)
         if not set(range(len(shape))) <= covered:  # a source dimension replicated over processors
             return None
-        return DirectMoves(stmt, tuple(source_of), tuple(owner_of), tuple(stride))
+        return DirectMoves(stmt, tuple(source_of), tuple(owner_of), tuple(stride), tuple(owned))
 
     def _geometry(self, final: int, shape: tuple[int, ...]) -> tuple[list[np.ndarray], np.ndarray, tuple,
                                                                       list[np.ndarray]]:
@@ -88,7 +93,7 @@ class DirectMoves:
         if hit is None:
             stmt = self.stmt
             ndim = len(shape)
-            parts = [self._dim(d, ix) for d, ix in enumerate(owned_sections(stmt.dst, final))]
+            parts = [self._dim(d, ix) for d, ix in enumerate(self.owned[final])]
             reads = [r for r, _, _, _ in parts]
             # (kept as the per-dim masks broadcast, not as a mask of the node's every element:
             # the cache would hold a byte per element of the array, 1 GB at 16x16 and 16 KB)
