@@ -95,6 +95,8 @@ class StatementFacts:
     exact_cover: bool | None = None
     # per node, per dim: which of its (owned) indices are due; `expected` is their product
     due_dims: list[list[np.ndarray]] = field(default_factory=list)
+    # per dim: which global indices of the destination are due (reference_due)
+    due_masks: list[np.ndarray] = field(default_factory=list)
 
     def reference(self, stmt: AssignStmt, a: np.ndarray) -> np.ndarray:
         """reference_array(stmt, a); worked out once where it is `a` itself."""
@@ -175,7 +177,7 @@ class StatementFacts:
                               dst_offsets=offsets, initial_flat=initial_flat, count_type=count,
                               due_blocks=due_blocks, all_due=all(_all_due(dims) for dims in due_dims),
                               node_shapes=shapes, receivers=due_blocks.any(axis=0), slots=slots,
-                              due_dims=due_dims)
+                              due_dims=due_dims, due_masks=due)
 
     def views(self, flat: np.ndarray) -> list[np.ndarray]:
         """Each node's array (the shape of its destination array) as a view of `flat`."""

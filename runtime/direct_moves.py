@@ -178,6 +178,29 @@ class DirectMoves:
         _, _, index, _ = self._geometry(final, shape)
         return source[index].transpose(list(self.stmt.perm))
 
+    def whole_values(self, source: np.ndarray) -> np.ndarray | None:
+        """What the blocks write over the whole destination array where every global
+        destination index is read (no section): the source element each reads, in the
+        destination's shape (a view of `source` where the reads are runs, the source itself for
+        `B = A` between distributions); None otherwise. Node q's `values` are its owned part
+        of it (the same reads per dim, restricted to q's indices), so where it equals the
+        reference result every node's values equal their part of the reference, each compared
+        once and row by row along the whole array (ideal:4096's 4096 nodes read 8 bytes from
+        each of 4096 rows of A each: one cache line and page per 8 bytes)."""
+        if any((s < 0).any() for s in self.source_of):
+            return None
+        stmt = self.stmt
+        reads = [self.source_of[stmt.perm.index(d)] for d in range(len(self.source_of))]
+        runs = [_run(r) for r in reads]
+        index = tuple(runs) if all(isinstance(r, slice) for r in runs) else np.ix_(*reads)
+        return source[index].transpose(list(stmt.perm))
+
+    def writes_exactly_everywhere(self, due: list[np.ndarray]) -> bool:
+        """Per destination dim, the global indices the statement writes are those due (`due`:
+        per dim, a mask of global indices): then `writes_exactly` holds for every node (its
+        masks are these, restricted to its indices). False says nothing."""
+        return all(np.array_equal(s >= 0, m) for s, m in zip(self.source_of, due))
+
     def write_all(self, source: np.ndarray, dst_flat: np.ndarray,
                   reads: tuple[np.ndarray, np.ndarray | None]) -> None:
         """Every node's due blocks all came: write them all at once into the nodes' arrays laid
