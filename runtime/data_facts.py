@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from phalanx.compiler.commsets import CommSet
-from phalanx.compiler.distribution import local_shape, owned_sections
+from phalanx.compiler.distribution import local_shapes, owned_sections
 from phalanx.compiler.layout import BlockLayout
 from phalanx.compiler.semantics import SPREAD, AssignStmt, DistArray
 from phalanx.runtime.data_values import reference_array, reference_due
@@ -27,8 +27,10 @@ def _count_type(src: DistArray, nprocs: int) -> type:
     no element has more than (sum of the owners' local sizes - array size + 1) owners: one
     byte is enough unless sources are replicated over 255 nodes or more (a byte per
     element, not two, spares 16x16 at 16 KB a gigabyte of freshly touched pages)."""
-    held = sum(math.prod(local_shape(src, p)) for p in range(nprocs))
-    return np.uint8 if nprocs < 255 or held - math.prod(src.shape) + 1 < 255 else np.uint16
+    if nprocs < 255:
+        return np.uint8
+    held = int(local_shapes(src, nprocs).prod(axis=1).sum())  # (every node's local_shape at once)
+    return np.uint8 if held - math.prod(src.shape) + 1 < 255 else np.uint16
 
 
 def as_index(indices) -> tuple:
