@@ -119,7 +119,9 @@ def point(target: str, algorithm: str, block_bytes: int, engine: str, checked: b
     rng = np.random.default_rng(0)
     stmt, kind = compiled.communications[0], compiled.collectives[0].kind
     nprocs = compiled.plan.nprocs
-    data = Payloads(lambda _: build_data(stmt, rng, {}, kind) if checked else TimingData(False, nprocs),
+    commset = compiled.commsets[0]  # (the compile's communication set, as checked_run takes it)
+    data = Payloads(lambda _: build_data(stmt, rng, {}, kind, commset=commset) if checked
+                    else TimingData(False, nprocs),
                     range(compiled.plan.run_count))
     execution, _ = run_plan(compiled.target, compiled.plan, data, engine_choice=engine)
     problems = data.checked()

@@ -16,6 +16,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from phalanx.compiler.choice import PER_STATEMENT, ProgramChoice
+from phalanx.compiler.commsets import CommSet
 from phalanx.compiler.ir.build import module_from_program
 from phalanx.compiler.ir.conversion.lower_coll_to_sched import (
     LowerCollToSched,
@@ -76,6 +77,9 @@ class Compiled:
     left_out: list[list[LeftOut]] = field(default_factory=list)  # by collective index
     pipelines: list[PipelinePrediction] = field(default_factory=list)  # whether each pipeline pays
     choice: ProgramChoice = field(default_factory=lambda: ProgramChoice(PER_STATEMENT, "not searched"))
+    # by collective index: each assignment's communication set (None for a reduction), the one
+    # recognition read; the run's data check takes it (runtime/data.py build_data)
+    commsets: list[CommSet | None] = field(default_factory=list)
 
     @property
     def schedules(self) -> list[Schedule]:
@@ -139,7 +143,10 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
     stages = {"dist": module_from_program(program, machine.clock_hz, spec)}
     stages["dist"].verify()
     stages["coll"] = stages["dist"].clone()
-    RecognizeCollectives().apply(ctx, stages["coll"])
+    # each assignment's communication set, built once: recognition reads it, and so does the
+    # run's data check (Compiled.commsets; runtime/data_facts.py)
+    commsets = [CommSet(s) if isinstance(s, AssignStmt) else None for s in program.communications()]
+    RecognizeCollectives(commsets=tuple(commsets)).apply(ctx, stages["coll"])
     stages["sched"] = _lower(ctx, stages["coll"], spec, machine, algorithm, cost)
     # by index: each coll op carries its statement's (recognize-collectives checks 0..n-1)
     collectives = sorted((collective_from_op(op) for op in stages["coll"].ops
@@ -161,7 +168,7 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
         plan = plan_from_module(stages["sched"], max(program.nprocs, 1))
     pipelines = predict_pipelines(program.statements, plan.steps, collectives, machine, algorithm, cost)
     return Compiled(module, program, spec, machine, collectives, program.communications(),
-                    candidates, stages, plan, cost, left_out, pipelines, choice)
+                    candidates, stages, plan, cost, left_out, pipelines, choice, commsets)
 
 
 def _lower(ctx: Context, coll_module: ModuleOp, spec: str, machine: Target, algorithm: str, cost: str,
@@ -204,5 +211,6 @@ def unrolled(compiled: Compiled) -> Compiled:
         compiled, plan=compiled.plan.unrolled(),
         collectives=[dataclasses.replace(compiled.collectives[i], index=r) for r, i in enumerate(runs)],
         communications=[compiled.communications[i] for i in runs],
+        commsets=[compiled.commsets[i] for i in runs] if compiled.commsets else [],
         candidates=[compiled.candidates[i] for i in runs],
         left_out=[compiled.left_out[i] for i in runs] if compiled.left_out else [])

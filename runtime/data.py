@@ -24,6 +24,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from phalanx.compiler.commsets import CommSet
 from phalanx.compiler.library.members import REDUCTIONS as REDUCTION_KINDS
 from phalanx.compiler.schedule import Transfer
 from phalanx.compiler.semantics import AssignStmt, ReduceStmt
@@ -40,12 +41,15 @@ def move(data: CollectiveData, t: Transfer) -> None:
 
 
 def build_data(stmt: AssignStmt | ReduceStmt, rng: np.random.Generator,
-               sources: dict | None = None, kind: str = "sparse", shared: dict | None = None):
+               sources: dict | None = None, kind: str = "sparse", shared: dict | None = None,
+               commset: CommSet | None = None):
     """The payloads of one statement, recognized as a collective of `kind`; `shared` keeps
-    an assignment's StatementFacts for its next run."""
+    an assignment's StatementFacts for its next run; `commset`: an assignment's communication
+    set where the compile built it (Compiled.commsets), else it is built here."""
     if isinstance(stmt, ReduceStmt):
         return ReductionData.build(stmt, rng)
-    return AssignmentData.build(stmt, rng, sources, combines=kind in REDUCTION_KINDS, shared=shared)
+    return AssignmentData.build(stmt, rng, sources, combines=kind in REDUCTION_KINDS, shared=shared,
+                                commset=commset)
 
 
 NEVER_STARTED = "never started: the run stopped before any node reached this collective"

@@ -18,7 +18,15 @@ from phalanx.runtime.data_pieces import PieceArrivals, PieceTiling
 from phalanx.runtime.data_store import BlockStore, check_size
 from phalanx.runtime.data_values import COMBINE, random_global, to_destination_layout
 from phalanx.runtime.direct_moves import DirectMoves
-from phalanx.runtime.plan_columns import FINAL, OFFSET, ORIGIN, all_distinct
+from phalanx.runtime.plan_columns import DST, FINAL, NBYTES, OFFSET, ORIGIN, SRC
+
+BULK_CHECK_ROWS = 1 << 16  # transfer rows checked and moved in bulk at a time (3.5 MB of table)
+
+
+def _flat(matrix: np.ndarray) -> np.ndarray:
+    """A C-contiguous matrix as a flat view (indexed by block id origin * n + final)."""
+    assert matrix.flags.c_contiguous, "a block matrix the data layer made, C-contiguous"
+    return matrix.reshape(-1)
 
 
 @dataclass
@@ -62,15 +70,16 @@ class AssignmentData:
     @classmethod
     def build(cls, stmt: AssignStmt, rng: np.random.Generator,
               sources: dict | None = None, combines: bool = False,
-              shared: dict | None = None) -> AssignmentData:
+              shared: dict | None = None, commset: CommSet | None = None) -> AssignmentData:
         """`sources` shares one global source array among a pipeline's stages (they move
         windows of the same statement), instead of drawing it again per stage. `combines`:
         the statement is a reduce or allreduce (of partial blocks). `shared` keeps what does
         not depend on the values (StatementFacts), by statement, for the next run of it (a
-        repeat's iterations): only the arrays are drawn, moved and checked again."""
+        repeat's iterations): only the arrays are drawn, moved and checked again. `commset`:
+        the statement's communication set where the compile built it (StatementFacts.of)."""
         facts = shared.get(id(stmt)) if shared is not None else None
         if facts is None:
-            facts = StatementFacts.of(stmt)
+            facts = StatementFacts.of(stmt, commset)
             if shared is not None:
                 shared[id(stmt)] = facts
         key = (stmt.src.name, stmt.loc.line) if stmt.window is not None else None
@@ -89,7 +98,7 @@ class AssignmentData:
         if stmt.reduces:  # (no boundary: initial_flat is an eoshift's)
             writes_flat = np.zeros(int(facts.dst_offsets[-1]), dtype=facts.count_type)
         n = facts.commset.nprocs
-        store = BlockStore(n, facts.blocks, facts.content, facts.due_blocks)
+        store = BlockStore(n, None, facts.content, facts.due_blocks)
         return cls(stmt, facts.commset, src_local, facts.views(dst_flat),
                    facts.views(writes_flat) if writes_flat is not None else [], ref,
                    facts.expected, store,
@@ -182,30 +191,49 @@ class AssignmentData:
         piece moved in bulk before), that tiling."""
         if self.store.shared or self.stmt.reduces:
             return False, None
-        src, dst, nbytes, origin, final = transfers[:, :5].T
         n = self.commset.nprocs
-        if not ((src == origin) & (dst == final)).all() or \
-                ((origin < 0) | (origin >= n) | (final < 0) | (final >= n)).any():
+        seen = self._whole_blocks_once(transfers)
+        if seen is None:
             return False, None
         pieces = transfers[:, OFFSET] != WHOLE
-        whole = ~pieces
-        o, f = origin[whole], final[whole]
-        if not (self.store.fresh[o, f].all() and (nbytes[whole] == self.commset.byte_matrix[o, f]).all()
-                and all_distinct(o * n + f)):
-            return False, None
         if not pieces.any():
             return True, None
         rows = transfers[pieces]
         if self.arrivals is not None:  # pieces of the tiling accepted before, each once
             at = self.arrivals.tiling.find(rows)
             ok = at is not None and self.arrivals.fresh(at) and \
-                not self.arrivals.tiling.has_blocks(o * n + f).any()
+                not seen[self.arrivals.tiling.blocks].any()
             return ok, None
         tiling = PieceTiling.of(rows, self.commset.byte_matrix)
         if tiling is None or not self.store.fresh[tiling.blocks // n, tiling.blocks % n].all() \
-                or tiling.has_blocks(o * n + f).any():
+                or seen[tiling.blocks].any():
             return False, None
         return True, tiling
+
+    def _whole_blocks_once(self, transfers: np.ndarray) -> np.ndarray | None:
+        """Where every transfer goes from its origin straight to its final node (blocks of
+        this statement's nodes) and its whole blocks are unsent, of their block's size and
+        each once: which block ids (origin * n + final) the whole blocks are, a flag per id;
+        else None. The table is read BULK_CHECK_ROWS rows at a time, so that its columns are
+        read from the cache (16.8M rows of 56 bytes at 4096 nodes: each column read over the
+        whole table read all of it again), and the blocks by flat id."""
+        n = self.commset.nprocs
+        fresh, sizes = _flat(self.store.fresh), self.commset.byte_matrix.reshape(-1)
+        seen, count = np.zeros(n * n, bool), 0
+        for start in range(0, len(transfers), BULK_CHECK_ROWS):
+            chunk = transfers[start:start + BULK_CHECK_ROWS]
+            origin, final = chunk[:, ORIGIN], chunk[:, FINAL]
+            if not ((chunk[:, SRC] == origin).all() and (chunk[:, DST] == final).all()
+                    and 0 <= origin.min() and origin.max() < n and 0 <= final.min() and final.max() < n):
+                return None
+            pieces = chunk[:, OFFSET] != WHOLE
+            whole = chunk[~pieces] if pieces.any() else chunk
+            ids = whole[:, ORIGIN] * n + whole[:, FINAL]
+            if not (fresh[ids].all() and (whole[:, NBYTES] == sizes[ids]).all()):
+                return None
+            seen[ids] = True
+            count += len(ids)
+        return seen if int(np.count_nonzero(seen)) == count else None  # (else a block twice)
 
     def move_in_bulk(self, transfers: np.ndarray) -> None:
         """Move the blocks of `transfers` (can_move_in_bulk said they can) from their origins
@@ -213,25 +241,34 @@ class AssignmentData:
         (PieceArrivals). A plain statement's are marked delivered and written all at once
         when the collective closes (runtime/direct_moves.py), others block by block."""
         self.untouched = False
+        n = self.commset.nprocs
+        if self.arrivals is None:  # (no piece was accepted: whole blocks, read as _whole_blocks_once)
+            for start in range(0, len(transfers), BULK_CHECK_ROWS):
+                chunk = transfers[start:start + BULK_CHECK_ROWS]
+                self._moved(chunk[:, ORIGIN] * n + chunk[:, FINAL])
+            return
         pieces = transfers[:, OFFSET] != WHOLE
-        origin, final = transfers[~pieces, ORIGIN], transfers[~pieces, FINAL]
-        if pieces.any():
-            assert self.arrivals is not None, "can_move_in_bulk accepted these pieces"
-            rows = transfers[pieces]
-            self.store.fresh[rows[:, ORIGIN], rows[:, FINAL]] = False  # cut from the source
-            at = self.arrivals.tiling.find(rows)
-            assert at is not None, "can_move_in_bulk found every piece in the tiling"
-            whole_o, whole_f = self.arrivals.arrive(at)
-            origin, final = np.concatenate((origin, whole_o)), np.concatenate((final, whole_f))
-        self.store.fresh[origin, final] = False
+        rows = transfers[pieces]
+        self.store.fresh[rows[:, ORIGIN], rows[:, FINAL]] = False  # cut from the source
+        at = self.arrivals.tiling.find(rows)
+        assert at is not None, "can_move_in_bulk found every piece in the tiling"
+        whole_o, whole_f = self.arrivals.arrive(at)
+        whole = transfers[~pieces]
+        self._moved(np.concatenate((whole[:, ORIGIN] * n + whole[:, FINAL], whole_o * n + whole_f)))
+
+    def _moved(self, ids: np.ndarray) -> None:
+        """Whole blocks `ids` (origin * n + final, each once) came to their destinations: a plain
+        statement's are marked delivered and counted, others written block by block."""
+        _flat(self.store.fresh)[ids] = False
         if self.direct is not None:
             if self.delivered is None:
                 self.delivered = np.zeros(self.store.fresh.shape, bool)
-            self.delivered[origin, final] = True
-            self.block_count[origin, final] = np.minimum(self.block_count[origin, final] + 1, 2)
+            _flat(self.delivered)[ids] = True
+            counts = _flat(self.block_count)
+            counts[ids] = np.minimum(counts[ids] + 1, 2)
             return
-        for o, f in zip(origin.tolist(), final.tolist()):
-            self._store(o, f, self._src_block(o, f))
+        for o, f in zip(*np.divmod(ids, self.commset.nprocs)):
+            self._store(int(o), int(f), self._src_block(int(o), int(f)))
 
     def write_delivered(self) -> None:
         """Write the blocks moved in bulk into their destinations' arrays (move_in_bulk): where

@@ -98,9 +98,11 @@ def correct_where_they_land(data: AssignmentData) -> bool:
     if not ((data.delivered == facts.due_blocks).all() and (data.block_count == facts.due_blocks).all()
             and covers_exactly(data)):
         return False
-    for q in np.flatnonzero(facts.receivers).tolist():
-        if not same_values(direct.values(source, q, facts.node_shapes[q]), data.reference[q]):
-            return False
+    whole = direct.whole_values(source)
+    if whole is None or data.result is None or not same_values(whole, data.result):
+        for q in np.flatnonzero(facts.receivers).tolist():  # (node by node where the whole is not)
+            if not same_values(direct.values(source, q, facts.node_shapes[q]), data.reference[q]):
+                return False
     data.delivered = None  # (checked: nothing is left to write)
     return True
 
@@ -121,14 +123,18 @@ def all_correct(data: AssignmentData) -> bool:
 
 def covers_exactly(data: AssignmentData) -> bool:
     """StatementFacts.exact_cover, worked out the first time: dim by dim for a plain statement
-    with no element written before the blocks come (DirectMoves.writes_exactly), else node by
-    node with each node's temporary counts only."""
+    with no element written before the blocks come (DirectMoves.writes_exactly, for the whole
+    array at once where it can: writes_exactly_everywhere), else node by node with each node's
+    temporary counts only."""
     facts = data.facts
     assert facts is not None, "AssignmentData.build gives every assignment its facts"
     if facts.exact_cover is None:
         if data.direct is not None and facts.initial is None:
+            direct = data.direct
+            # (where the statement writes the due indices of every dim, it does at every node)
+            everywhere = direct.writes_exactly_everywhere(facts.due_masks)
             facts.exact_cover = all(
-                data.direct.writes_exactly(q, shape, due) if facts.due_blocks[:, q].any() else
+                (everywhere or direct.writes_exactly(q, shape, due)) if facts.receivers[q] else
                 not all(m.any() for m in due)
                 for q, (shape, due) in enumerate(zip(facts.node_shapes, facts.due_dims)))
         else:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from phalanx.compiler.commsets import CommSet
-from phalanx.compiler.distribution import local_shape, owned_sections
+from phalanx.compiler.distribution import local_shapes, owned_sections
 from phalanx.compiler.layout import BlockLayout
 from phalanx.compiler.semantics import SPREAD, AssignStmt, DistArray
 from phalanx.runtime.data_values import reference_array, reference_due
@@ -27,8 +27,10 @@ def _count_type(src: DistArray, nprocs: int) -> type:
     no element has more than (sum of the owners' local sizes - array size + 1) owners: one
     byte is enough unless sources are replicated over 255 nodes or more (a byte per
     element, not two, spares 16x16 at 16 KB a gigabyte of freshly touched pages)."""
-    held = sum(math.prod(local_shape(src, p)) for p in range(nprocs))
-    return np.uint8 if nprocs < 255 or held - math.prod(src.shape) + 1 < 255 else np.uint16
+    if nprocs < 255:
+        return np.uint8
+    held = int(local_shapes(src, nprocs).prod(axis=1).sum())  # (every node's local_shape at once)
+    return np.uint8 if held - math.prod(src.shape) + 1 < 255 else np.uint16
 
 
 def as_index(indices) -> tuple:
@@ -66,7 +68,6 @@ class StatementFacts:
     # per node, the elements written before any block moves (eoshift's boundary, counted once),
     # views of `initial_flat`; None: none is (AssignmentData.element_writes)
     initial: list[np.ndarray] | None
-    blocks: np.ndarray  # (blocks, 2): origin and final of each
     content: Callable | None
     layout: BlockLayout
     direct: DirectMoves | None  # the element geometry that writes delivered blocks at once, if plain
@@ -96,6 +97,8 @@ class StatementFacts:
     exact_cover: bool | None = None
     # per node, per dim: which of its (owned) indices are due; `expected` is their product
     due_dims: list[list[np.ndarray]] = field(default_factory=list)
+    # per dim: which global indices of the destination are due (reference_due)
+    due_masks: list[np.ndarray] = field(default_factory=list)
 
     def reference(self, stmt: AssignStmt, a: np.ndarray) -> np.ndarray:
         """reference_array(stmt, a); worked out once where it is `a` itself."""
@@ -128,27 +131,37 @@ class StatementFacts:
         return result.reshape(-1)[self.reference_gather]
 
     @staticmethod
-    def of(stmt: AssignStmt) -> StatementFacts:
-        commset = CommSet(stmt)
+    def of(stmt: AssignStmt, commset: CommSet | None = None) -> StatementFacts:
+        """The statement's facts; `commset`: its communication set where the compile built it
+        (compiler/driver.py Compiled.commsets: a 4096-node all-to-all's is built once), else
+        built here."""
+        commset = commset if commset is not None else CommSet(stmt)
         n = commset.nprocs
         due = reference_due(stmt)
         owned = [owned_sections(stmt.dst, q) for q in range(n)]
         dst_owned = [as_index(ix) for ix in owned]
-        expected = [_product_mask(due, ix) for ix in owned]
-        due_dims = [[m[ix] for m, ix in zip(due, sections)] for sections in owned]
+        due_dims = [_due_along(due, sections) for sections in owned]
+        shapes = [tuple(len(m) for m in dims) for dims in due_dims]
+        masks: dict[tuple[int, ...], np.ndarray] = {}  # (the nodes whose every element is due share one)
+        expected = [_product_mask(dims, masks) for dims in due_dims]
         count = np.uint16 if stmt.reduces and n >= 255 else _count_type(stmt.src, n)
-        writes = [np.zeros(e.shape, dtype=count) for e in expected]
-        if stmt.op == "eoshift":
+        sizes = [math.prod(shape) for shape in shapes]
+        offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        slots = list(zip(offsets[:-1].tolist(), offsets[1:].tolist(), shapes))
+        initial_flat = initial = None
+        if stmt.op == "eoshift":  # (others start with no element written: nothing kept)
             # The boundary positions: due, but no source element reaches them; the owner writes
             # the boundary value 0 itself (its array starts zeroed), without communication.
             sent = []
             for extent, (idx, _) in zip(stmt.dst.shape, commset.index_maps):
                 sent.append(np.zeros(extent, dtype=bool))
                 sent[-1][idx] = True
-            for w, want, ix in zip(writes, expected, owned):
-                w[want & ~_product_mask(sent, ix)] = 1
+            initial_flat = np.zeros(int(offsets[-1]), count)
+            initial = [initial_flat[a:b].reshape(shape) for a, b, shape in slots]  # (one copy, not two)
+            for w, want, ix in zip(initial, expected, owned):
+                w[want & ~_product_mask(_due_along(sent, ix), {})] = 1
         m = commset.byte_matrix
-        blocks = np.argwhere(m > 0)
         # Blocks with the same source elements carry the same bytes (a replicated destination;
         # a spread's copies of one section), so a node may forward the copy it received.
         content = None
@@ -158,23 +171,15 @@ class StatementFacts:
                 p < 0 and t.count > 1 for p, t in zip(stmt.perm, stmt.dst_triplets))):
             # (a reduction spread along a dim: each partial's copies for the group's members)
             content = commset.content
-        sizes = [w.size for w in writes]
-        offsets = np.zeros(n + 1, np.int64)
-        np.cumsum(sizes, out=offsets[1:])
-        shapes = [w.shape for w in writes]
-        slots = list(zip(offsets[:-1].tolist(), offsets[1:].tolist(), shapes))
-        initial_flat = initial = None
-        if stmt.op == "eoshift":  # (others start with no element written: nothing kept)
-            initial_flat = np.concatenate([w.reshape(-1) for w in writes] or [np.zeros(0, count)])
-            initial = [initial_flat[a:b].reshape(shape) for a, b, shape in slots]  # (one copy, not two)
+        due_blocks = m > 0
         return StatementFacts(commset, [as_index(owned_sections(stmt.src, p)) for p in range(n)],
-                              dst_owned, expected, initial, blocks, content,
+                              dst_owned, expected, initial, content,
                               BlockLayout(stmt, commset),
-                              DirectMoves.of(stmt, commset) if content is None else None,
+                              DirectMoves.of(stmt, commset, owned) if content is None else None,
                               dst_offsets=offsets, initial_flat=initial_flat, count_type=count,
-                              due_blocks=m > 0, all_due=all(_all_due(dims) for dims in due_dims),
-                              node_shapes=shapes, receivers=(m > 0).any(axis=0), slots=slots,
-                              due_dims=due_dims)
+                              due_blocks=due_blocks, all_due=all(_all_due(dims) for dims in due_dims),
+                              node_shapes=shapes, receivers=due_blocks.any(axis=0), slots=slots,
+                              due_dims=due_dims, due_masks=due)
 
     def views(self, flat: np.ndarray) -> list[np.ndarray]:
         """Each node's array (the shape of its destination array) as a view of `flat`."""
@@ -186,11 +191,20 @@ def _all_due(dims: list[np.ndarray]) -> bool:
     return all(bool(m.all()) for m in dims) or any(m.size == 0 for m in dims)
 
 
-def _product_mask(masks: list[np.ndarray], owned) -> np.ndarray:
-    """The elements of a node's local array (`owned`: its global indices per dim) where every
-    per-dimension mask holds; a read-only broadcast view, as large as one dimension's."""
-    local = [m[ix] for m, ix in zip(masks, owned)]
+def _due_along(masks: list[np.ndarray], owned) -> list[np.ndarray]:
+    """Per dim, which of a node's indices (`owned`: its global indices per dim) a per-dim mask
+    of global indices holds at."""
+    return [m[ix] for m, ix in zip(masks, owned)]
+
+
+def _product_mask(local: list[np.ndarray], every: dict[tuple[int, ...], np.ndarray]) -> np.ndarray:
+    """The elements of a node's local array where every per-dimension mask (`local`, by local
+    index) holds; a read-only broadcast view, as large as one dimension's. Where every element
+    is, the view is `every`'s of its shape, made once."""
+    shape = tuple(len(m) for m in local)
     if all(m.all() for m in local):
-        return np.broadcast_to(np.True_, tuple(len(m) for m in local))
+        if shape not in every:
+            every[shape] = np.broadcast_to(np.True_, shape)
+        return every[shape]
     shaped = [m.reshape([-1 if k == d else 1 for k in range(len(local))]) for d, m in enumerate(local)]
-    return np.broadcast_to(functools.reduce(np.logical_and, shaped), tuple(len(m) for m in local))
+    return np.broadcast_to(functools.reduce(np.logical_and, shaped), shape)

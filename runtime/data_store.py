@@ -57,10 +57,11 @@ class BlockStore:
     cut into pieces, and its destination keeps no piece (it has nothing to forward).
     """
 
-    def __init__(self, nprocs: int, blocks: list[tuple[int, int]] | np.ndarray, content=None,
+    def __init__(self, nprocs: int, blocks: list[tuple[int, int]] | np.ndarray | None, content=None,
                  fresh: np.ndarray | None = None):
-        """`blocks`: (origin, final) of every block, as pairs or an (n, 2) array; `fresh`, where
-        given, the (nprocs, nprocs) matrix they make (StatementFacts.due_blocks), copied."""
+        """`blocks`: (origin, final) of every block, as pairs or an (n, 2) array, or None where
+        `fresh` is given: the (nprocs, nprocs) matrix they make (StatementFacts.due_blocks),
+        copied (a list of the 16.8M blocks of ideal:4096 would be 268 MB made for nothing)."""
         self.nprocs = nprocs
         self.pieces: list[dict[tuple, np.ndarray]] = [{} for _ in range(nprocs)]
         # (origin, final) -> the block's bytes so far and the (start, stop) byte spans of its
@@ -78,6 +79,7 @@ class BlockStore:
         if fresh is not None:
             self.fresh = fresh.copy()
             return
+        assert blocks is not None, "BlockStore needs its blocks, as pairs or as the `fresh` matrix"
         self.fresh = np.zeros((nprocs, nprocs), bool)
         pairs = np.asarray(blocks, np.int64).reshape(-1, 2)
         self.fresh[pairs[:, 0], pairs[:, 1]] = True

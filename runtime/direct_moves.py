@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from phalanx.compiler.commsets import CommSet
-from phalanx.compiler.distribution import dim_owner_map, owned_sections
+from phalanx.compiler.distribution import dim_owner_map
 from phalanx.compiler.semantics import AssignStmt
 
 
@@ -49,11 +49,18 @@ class DirectMoves:
     source_of: tuple[np.ndarray, ...]  # per dst dim, by global dst index: src global index, -1 outside
     owner_of: tuple[np.ndarray | None, ...]  # per dst dim, by src global index: src proc coordinate
     stride: tuple[int, ...]  # per dst dim: its src proc dim's row-major stride (0: not distributed)
+    owned: tuple[tuple[slice | np.ndarray, ...], ...]  # per dst node: owned_sections of the destination
     # per destination node: _geometry's result, shared by the runs of a repeat
     cache: dict[int, tuple] = field(default_factory=dict, compare=False, repr=False)
+    # per (dst dim, run of owned indices): _dim's result
+    dim_cache: dict[tuple, tuple] = field(default_factory=dict, compare=False, repr=False)
 
     @staticmethod
-    def of(stmt: AssignStmt, commset: CommSet) -> DirectMoves | None:
+    def of(stmt: AssignStmt, commset: CommSet,
+           owned: list[tuple[slice | np.ndarray, ...]]) -> DirectMoves | None:
+        """The geometry of a plain statement (None for others); `owned`: per destination node,
+        the global indices it owns per dim (compiler/distribution.py owned_sections, which
+        StatementFacts works out once for both)."""
         src, dst = stmt.src, stmt.dst
         ndim = len(dst.shape)
         if stmt.reduces or stmt.collapsed or len(src.shape) != ndim or min(stmt.perm, default=0) < 0 \
@@ -72,31 +79,49 @@ class DirectMoves:
             covered.add(proc_dim)
         if not set(range(len(shape))) <= covered:  # a source dimension replicated over processors
             return None
-        return DirectMoves(stmt, tuple(source_of), tuple(owner_of), tuple(stride))
+        return DirectMoves(stmt, tuple(source_of), tuple(owner_of), tuple(stride), tuple(owned))
 
     def _geometry(self, final: int, shape: tuple[int, ...]) -> tuple[list[np.ndarray], np.ndarray, tuple,
                                                                       list[np.ndarray]]:
         """Node `final`'s source reads per destination dim (clipped to 0), which of its elements
         the statement writes (a mask of `shape`), the index of the source array they read and,
         per dim, which of its indices the statement writes (the mask is their product): the
-        same for every run of the statement, so worked out once (`cache`)."""
+        same for every run of the statement, so worked out once (`cache`), each dim's part once
+        per distinct run of owned indices (`_dim`: ideal:4096's nodes all own the whole first
+        dim of B, so it is worked out once, not 4096 times)."""
         hit = self.cache.get(final)
         if hit is None:
             stmt = self.stmt
             ndim = len(shape)
-            owned = [np.arange(ix.start, ix.stop, ix.step or 1) if isinstance(ix, slice) else np.asarray(ix)
-                     for ix in owned_sections(stmt.dst, final)]
-            reads = [self.source_of[d][ix] for d, ix in enumerate(owned)]
+            parts = [self._dim(d, ix) for d, ix in enumerate(self.owned[final])]
+            reads = [r for r, _, _, _ in parts]
             # (kept as the per-dim masks broadcast, not as a mask of the node's every element:
             # the cache would hold a byte per element of the array, 1 GB at 16x16 and 16 KB)
-            dims = [r >= 0 for r in reads]
-            along = [_along(m, d, ndim) for d, m in enumerate(dims)]
-            inside = np.True_ if all(a.all() for a in along) else functools.reduce(np.logical_and, along)
-            reads = [np.maximum(r, 0) for r in reads]
+            dims = [m for _, m, _, _ in parts]
+            inside = np.True_ if all(every for _, _, every, _ in parts) else \
+                functools.reduce(np.logical_and, [_along(m, d, ndim) for d, m in enumerate(dims)])
             by_src_dim = [reads[stmt.perm.index(s)] for s in range(ndim)]
-            runs = [_run(r) for r in by_src_dim]
+            runs = [parts[stmt.perm.index(s)][3] for s in range(ndim)]
             index = tuple(runs) if all(isinstance(r, slice) for r in runs) else np.ix_(*by_src_dim)
             hit = self.cache[final] = (reads, np.broadcast_to(inside, shape), index, dims)
+        return hit
+
+    def _dim(self, d: int, owned: slice | np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray, bool, slice | np.ndarray]:
+        """Along destination dim d, for a node owning global indices `owned`: the source index
+        each reads (clipped to 0), which it writes, whether it writes them all, and the reads
+        as a run (a slice) where they are one; kept per run of owned indices (`dim_cache`)."""
+        key = (d, owned.start, owned.stop, owned.step) if isinstance(owned, slice) else None
+        hit = self.dim_cache.get(key) if key is not None else None
+        if hit is None:
+            ix = np.arange(owned.start, owned.stop, owned.step or 1) if isinstance(owned, slice) \
+                else np.asarray(owned)
+            read = self.source_of[d][ix]
+            written = read >= 0
+            clipped = np.maximum(read, 0)
+            hit = (clipped, written, bool(written.all()), _run(clipped))
+            if key is not None:
+                self.dim_cache[key] = hit
         return hit
 
     def writes_exactly(self, final: int, shape: tuple[int, ...], due: list[np.ndarray]) -> bool:
@@ -152,6 +177,29 @@ class DirectMoves:
         array, the data check compares it where it lands without a copy)."""
         _, _, index, _ = self._geometry(final, shape)
         return source[index].transpose(list(self.stmt.perm))
+
+    def whole_values(self, source: np.ndarray) -> np.ndarray | None:
+        """What the blocks write over the whole destination array where every global
+        destination index is read (no section): the source element each reads, in the
+        destination's shape (a view of `source` where the reads are runs, the source itself for
+        `B = A` between distributions); None otherwise. Node q's `values` are its owned part
+        of it (the same reads per dim, restricted to q's indices), so where it equals the
+        reference result every node's values equal their part of the reference, each compared
+        once and row by row along the whole array (ideal:4096's 4096 nodes read 8 bytes from
+        each of 4096 rows of A each: one cache line and page per 8 bytes)."""
+        if any((s < 0).any() for s in self.source_of):
+            return None
+        stmt = self.stmt
+        reads = [self.source_of[stmt.perm.index(d)] for d in range(len(self.source_of))]
+        runs = [_run(r) for r in reads]
+        index = tuple(runs) if all(isinstance(r, slice) for r in runs) else np.ix_(*reads)
+        return source[index].transpose(list(stmt.perm))
+
+    def writes_exactly_everywhere(self, due: list[np.ndarray]) -> bool:
+        """Per destination dim, the global indices the statement writes are those due (`due`:
+        per dim, a mask of global indices): then `writes_exactly` holds for every node (its
+        masks are these, restricted to its indices). False says nothing."""
+        return all(np.array_equal(s >= 0, m) for s, m in zip(self.source_of, due))
 
     def write_all(self, source: np.ndarray, dst_flat: np.ndarray,
                   reads: tuple[np.ndarray, np.ndarray | None]) -> None:

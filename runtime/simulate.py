@@ -279,8 +279,9 @@ def own_times(compiled: Compiled, seed: int = 0, fast: bool = True,
             replayed.setdefault(key, measured[i])
         if key not in replayed:
             kind = compiled.collectives[i].kind
-            data = Payloads(lambda _, s=stmt, k=kind: build_data(s, np.random.default_rng(seed), {}, k),
-                            [0])
+            commset = compiled.commsets[i] if compiled.commsets else None
+            data = Payloads(lambda _, s=stmt, k=kind, c=commset: build_data(
+                s, np.random.default_rng(seed), {}, k, commset=c), [0])
             execution, _ = run_plan(compiled.target, Plan(compiled.plan.nprocs, (step,)), data, seed,
                                     fast=fast, engine_choice=engine_choice)
             replayed[key] = execution.collectives[0].time_s  # its only run
@@ -360,8 +361,9 @@ def checked_run(compiled: Compiled, seed: int = 0, *, fast: bool = True, limits:
     sources: dict = {}
     shared: dict = {}  # per statement, what its runs share (runtime/data.py StatementFacts)
     runs = compiled.plan.runs()  # the collective of each run
+    commsets = compiled.commsets or [None] * len(compiled.communications)  # (the compile's)
     data = Payloads(lambda r: build_data(compiled.communications[runs[r]], rng, sources,
-                                         compiled.collectives[runs[r]].kind, shared),
+                                         compiled.collectives[runs[r]].kind, shared, commsets[runs[r]]),
                     range(len(runs)))
     execution, network = run_plan(compiled.target, compiled.plan, data, seed, fast=fast,
                                   limits=limits, faults=faults, engine_choice=engine_choice)

@@ -9,6 +9,7 @@ import re
 import numpy as np
 import pytest
 
+from phalanx.compiler.commsets import CommSet
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.schedule import Transfer
 from phalanx.runtime.data import CollectiveData, build_data, move
@@ -183,3 +184,75 @@ def test_a_block_delivered_twice_is_counted_per_block():
     data.put(Transfer(0, 1, 32, 0, 1), data.pack(0, 1))
     assert data.block_count[0, 1] == 2
     assert data.problems() == ["node 1: 4 elements arrived more than once or where none were due"]
+
+
+def _bulk_table(data: AssignmentData) -> np.ndarray:
+    """Every block of `data` origin to final, whole, as transfer rows (Transfer's fields)."""
+    blocks = np.argwhere(data.commset.byte_matrix > 0)
+    nbytes = data.commset.byte_matrix[blocks[:, 0], blocks[:, 1]]
+    return np.column_stack([blocks[:, 0], blocks[:, 1], nbytes, blocks[:, 0], blocks[:, 1],
+                            np.zeros(len(blocks), np.int64), np.full(len(blocks), -1)])
+
+
+def _twice(table: np.ndarray) -> np.ndarray:
+    return np.concatenate((table, table[5:6]))  # block of row 5 again, in the last chunk
+
+
+def _wrong_size(table: np.ndarray) -> np.ndarray:
+    table[9, 2] += 8
+    return table
+
+
+def _forwarded(table: np.ndarray) -> np.ndarray:
+    table[9, 1] = (table[9, 1] + 1) % 4  # to a node that is not the block's final one
+    return table
+
+
+def _outside(table: np.ndarray) -> np.ndarray:
+    table[9, [0, 3]] = 4  # from node 4 of ideal:4's 0..3
+    return table
+
+
+@pytest.mark.parametrize("rows_at_a_time", [4, 1 << 16])
+@pytest.mark.parametrize("spoil", [_twice, _wrong_size, _forwarded, _outside])
+def test_the_bulk_check_refuses_a_block_twice_a_wrong_size_or_a_forward(monkeypatch, rows_at_a_time, spoil):
+    """can_move_in_bulk reads the table a chunk of rows at a time (BULK_CHECK_ROWS) and the
+    blocks by flat id: a block twice (in another chunk), a size that is not the block's, a
+    transfer that does not go origin to final or a node outside the machine is refused
+    (then the moves replay one by one and the Python engine's error comes)."""
+    monkeypatch.setattr("phalanx.runtime.data_assign.BULK_CHECK_ROWS", rows_at_a_time)
+    (stmt,) = compile_program(ROWS_TO_COLUMNS, file="t.phx").communications
+    data = build_data(stmt, np.random.default_rng(0), {})
+    assert isinstance(data, AssignmentData)
+    table = _bulk_table(data)
+    assert data.can_move_in_bulk(table.copy())
+    assert not data.can_move_in_bulk(spoil(table))
+
+
+@pytest.mark.parametrize("rows_at_a_time", [4, 1 << 16])
+def test_blocks_moved_in_bulk_a_chunk_at_a_time_are_each_counted_once(monkeypatch, rows_at_a_time):
+    """move_in_bulk marks and counts every block, chunk by chunk; a second bulk move of one
+    of them is refused (it is no longer unsent)."""
+    monkeypatch.setattr("phalanx.runtime.data_assign.BULK_CHECK_ROWS", rows_at_a_time)
+    (stmt,) = compile_program(ROWS_TO_COLUMNS, file="t.phx").communications
+    data = build_data(stmt, np.random.default_rng(0), {})
+    assert isinstance(data, AssignmentData)
+    table = _bulk_table(data)
+    assert data.can_move_in_bulk(table)
+    data.move_in_bulk(table)
+    due = data.commset.byte_matrix > 0
+    assert (data.block_count == due).all() and (data.delivered == due).all() and not data.store.fresh.any()
+    assert not data.can_move_in_bulk(table[:1])
+    assert data.problems() == []
+
+
+def test_the_run_takes_the_compiles_communication_set():
+    """The compile builds each assignment's communication set once (Compiled.commsets, read by
+    recognition) and the run's data takes that one; it is the statement's."""
+    compiled = compile_program(PROGRAM, file="d.phx")
+    commset = compiled.commsets[0]
+    assert commset is not None and compiled.commsets[1] is None  # (an assignment, a reduction)
+    data = build_data(compiled.communications[0], np.random.default_rng(0), {}, commset=commset)
+    assert isinstance(data, AssignmentData) and data.commset is commset
+    assert np.array_equal(commset.byte_matrix, CommSet(compiled.communications[0]).byte_matrix)
+    assert np.array_equal(commset.byte_matrix, compiled.collectives[0].matrix)

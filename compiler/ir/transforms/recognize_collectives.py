@@ -80,15 +80,16 @@ def _remember(key: tuple, op: coll.CollectiveOp, found: Collective) -> Collectiv
 _FROM_OPS: OrderedDict[tuple, tuple[bytes, Collective]] = OrderedDict()
 
 
-def recognize_statement(index: int, stmt) -> Collective:
-    """The collective of one assignment or reduction."""
+def recognize_statement(index: int, stmt, cset: CommSet | None = None) -> Collective:
+    """The collective of one assignment or reduction; `cset`: an assignment's communication
+    set where it is built already (RecognizeCollectives.commsets)."""
     if isinstance(stmt, ReduceStmt):
         rset = ReduceSet(stmt)
         receivers = rset.receivers()
         return recognize(index, rset.byte_matrix, stmt.src.name, stmt.dst.name, stmt.loc.line,
                          stmt.op, stmt.src.mapping, stmt.dst.mapping, len(receivers),
                          receivers[0] if len(receivers) == 1 else stmt.src.owner)
-    cset = CommSet(stmt)
+    cset = cset if cset is not None else CommSet(stmt)
     if stmt.reduces and stmt.src.mapping == "distributed":
         roots = reduce_roots(cset)
         if roots is not None:
@@ -198,7 +199,13 @@ def spread_roots(cset: CommSet) -> list[int] | None:
 
 @dataclass(frozen=True)
 class RecognizeCollectives(ModulePass):
+    """`commsets`, where given: by collective index, the communication set of each assignment
+    (None for a reduction), built by the driver from the program's statements, which the
+    module's ops are (compiler/driver.py: the run's data check takes the same sets, so that a
+    4096-node all-to-all's set is built once); else each is built here."""
+
     name = "recognize-collectives"
+    commsets: tuple[CommSet | None, ...] | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         arrays = arrays_from_module(op)
@@ -210,7 +217,13 @@ class RecognizeCollectives(ModulePass):
                 stage = child.stage.value.data
             else:
                 stmt, stage = reduce_from_op(child, arrays), -1
-            found = recognize_statement(child.collective.value.data, stmt)
+            index = child.collective.value.data
+            cset = self.commsets[index] if self.commsets is not None else None
+            # (the op's statement is the program's, read back from the IR: equal but for the
+            # source locations' file name)
+            assert cset is None or (cset.stmt.loc.line, cset.stmt.src.name, cset.stmt.dst.name) == \
+                (stmt.loc.line, stmt.src.name, stmt.dst.name), "the driver's set is of the op's statement"
+            found = recognize_statement(index, stmt, cset)
             op_of_found = collective_op(found, stage)
             _remember(_op_key(op_of_found), op_of_found, found)  # what collective_from_op reads back
             child.parent_block().insert_op_before(op_of_found, child)
