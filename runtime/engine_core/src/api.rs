@@ -71,6 +71,10 @@ impl Core {
             || args.len() != codes.len() || holds_s.len() != codes.len() {
             return Err(PyValueError::new_err("program arrays of inconsistent lengths"));
         }
+        if let Some(i) = offsets.windows(2).position(|w| (w[1].saturating_sub(w[0]) as usize) > MAX_PROGRAM_OPS) {
+            return Err(PyValueError::new_err(format!("program {i} has {} ops; the core takes at most {MAX_PROGRAM_OPS}",
+                                                     offsets[i + 1].saturating_sub(offsets[i]))));
+        }
         for (i, &code) in codes.iter().enumerate() {
             let op = match code {
                 0 | 2 if args[i] as usize >= self.resources.len() => {
@@ -82,10 +86,6 @@ impl Core {
                 _ => return Err(PyValueError::new_err(format!("program op {i}: unknown code {code}"))),
             };
             self.ops.push(op);
-        }
-        if let Some(i) = offsets.windows(2).position(|w| (w[1].saturating_sub(w[0]) as usize) > MAX_PROGRAM_OPS) {
-            return Err(PyValueError::new_err(format!("program {i} has {} ops; the core takes at most {MAX_PROGRAM_OPS}",
-                                                     offsets[i + 1].saturating_sub(offsets[i]))));
         }
         self.programs.extend(offsets.windows(2).map(|w| Program::Ops { first: base + w[0], end: base + w[1] }));
         Ok(first)
