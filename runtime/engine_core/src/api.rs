@@ -35,7 +35,7 @@ impl Core {
         Core {
             nprocs, now: 0.0, seq: 0, events_due: EventQueue::default(),
             pending: VecDeque::new(),
-            in_event: false, started: false, resources: Vec::new(), pool_holders: Vec::new(), programs: Vec::new(), ops: Vec::new(),
+            in_event: false, started: false, resources: Vec::new(), kinds: Vec::new(), pool_holders: Vec::new(), programs: Vec::new(), ops: Vec::new(),
             shapes: Vec::new(), arithmetic: vec![NONE; nprocs], routes: Vec::new(), route_words: 0,
             free_routes: Vec::new(),
             hops: Vec::new(),

@@ -1,7 +1,7 @@
 //! The core's state: the heap, resources, schedules as arrays, node walkers and message
 //! processes; the constants the Python side reads (runtime/native_run.py).
 
-pub(crate) use crate::resources::Res;
+pub(crate) use crate::resources::{Kind, Res};
 use crate::shapes::{Program, Shape};
 use pyo3::prelude::*;
 use crate::events::{Entry, EventQueue};
@@ -156,6 +156,7 @@ pub(crate) struct Core {
     pub(crate) in_event: bool,
     pub(crate) started: bool,
     pub(crate) resources: Vec<Res>,
+    pub(crate) kinds: Vec<Kind>, // by resource: what it is (resources.rs)
     pub(crate) pool_holders: Vec<Vec<u32>>, // by Res::holder_or_pool of a pool
     pub(crate) programs: Vec<Program>, // explicit ones: ops[first..end]
     pub(crate) ops: Vec<Op>,
