@@ -268,8 +268,9 @@ def table(rows: list[dict[str, Any]]) -> str:
             nat = r[f"native_{mode}"]
             end = end_to_end_cell(nat if "end_to_end_s" in nat else r[f"python_{mode}"])
             speedup = f"{r[f'{mode}_speedup']}x" if f"{mode}_speedup" in r else "-"
+            when = f" (measured {r[f'{mode}_measured_utc']} UTC)" if f"{mode}_measured_utc" in r else ""
             lines.append(f"| {name if mode == 'timing' else ''} | {counts if mode == 'timing' else ''} "
-                         f"| {mode} | {engine_cell(r[f'python_{mode}'])} | {engine_cell(nat)} | "
+                         f"| {mode}{when} | {engine_cell(r[f'python_{mode}'])} | {engine_cell(nat)} | "
                          f"{speedup} | {end} | {smpi if mode == 'checked' else ''} |")
     return "\n".join(lines)
 
@@ -299,6 +300,25 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def with_other_mode(result: dict[str, Any], kept: list[dict[str, Any]], mode: str | None) -> dict[str, Any]:
+    """A row re-measured in one mode (`--only NAME --mode M`) keeps the other mode's cells of its
+    last results, with when they were measured (`<mode>_measured_utc`), so that a long row can
+    be measured a mode at a time."""
+    last = next((k for k in kept if k["name"] == result["name"]), None)
+    if mode is None or last is None:
+        return result
+    other = "checked" if mode == "timing" else "timing"
+    out = dict(result)
+    for key in (f"native_{other}", f"python_{other}", f"{other}_speedup", f"{other}_same_simulated_time"):
+        if key in last:
+            out[key] = last[key]
+        else:
+            out.pop(key, None)
+    out[f"{other}_measured_utc"] = last.get(f"{other}_measured_utc", last.get("measured_utc", "-"))
+    out[f"{mode}_measured_utc"] = result["measured_utc"]
+    return out
+
+
 def main() -> None:
     args = arguments()
     if args.point:
@@ -314,6 +334,7 @@ def main() -> None:
         for row in rows:
             result = {**measure(row, args, Path(tmp)),
                       "measured_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
+            result = with_other_mode(result, kept, args.mode)
             print(json.dumps(result), flush=True)
             results.append(result)
             # after each row: a long run stopped later keeps what it measured

@@ -99,3 +99,19 @@ def test_messages_of_one_size_share_one_shaped_program():
     kept, which = _distinct([np.array([8, 16, 8, 8]), np.zeros(4, np.int64)])
     assert kept.tolist() == [0, 1] and which.tolist() == [0, 1, 0, 0]
     assert distinct(np.full(5, 7)).tolist() == [7] and distinct(np.array([3, 1, 3])).tolist() == [1, 3]
+
+
+def test_the_core_refuses_programs_longer_than_a_process_counts():
+    """A process counts its ops in 16 bits (model.rs Proc::pc): a longer program, explicit or a
+    torus's longest route, is refused with its length."""
+    core = core_module.Core(4, 1, 0)
+    port = core.add_resource(True, 1, True)
+    n = 65_536
+    codes, args = np.ones(n, np.uint8), np.zeros(n, np.uint32)
+    with pytest.raises(ValueError, match="program 1 has 65536 ops; the core takes at most 65535"):
+        core.add_programs(np.array([0, 0, n], np.uint32), codes, args, np.zeros(n))
+    assert core.add_programs(np.array([0, n - 1], np.uint32), codes[1:], args[1:], np.zeros(n - 1)) == 0
+    cols = 26_220  # a 1 x 26,220 ring: 13,110 hops at most, 5 ops a hop
+    with pytest.raises(ValueError, match=r"a 1x26220 torus's routes take up to 65563 ops a message"):
+        core.add_torus_shape(1, cols, [port] * cols, [port] * cols, [port] * 8 * cols, [port] * 4 * cols,
+                             [port] * cols, 1e-6, 1e-7)

@@ -1,7 +1,7 @@
 //! The Python interface of the core (runtime/native_run.py).
 
 use crate::model::*;
-use crate::shapes::{Program, Shape, ShapedOp, TorusRoute};
+use crate::shapes::{torus_of, Program, Shape, ShapedOp, TorusRoute};
 use pyo3::buffer::{Element, PyBuffer};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -35,8 +35,9 @@ impl Core {
         Core {
             nprocs, now: 0.0, seq: 0, events_due: EventQueue::default(),
             pending: VecDeque::new(),
-            in_event: false, started: false, resources: Vec::new(), pool_holders: Vec::new(), programs: Vec::new(), ops: Vec::new(),
-            shapes: Vec::new(), arithmetic: vec![NONE; nprocs], routes: Vec::new(), free_routes: Vec::new(),
+            in_event: false, started: false, resources: Vec::new(), kinds: Vec::new(), pool_holders: Vec::new(), programs: Vec::new(), ops: Vec::new(),
+            shapes: Vec::new(), arithmetic: vec![NONE; nprocs], routes: Vec::new(), route_words: 0,
+            free_routes: Vec::new(),
             hops: Vec::new(),
             scheds: Vec::new(), items: Vec::new(), run_sched: vec![-1; run_count],
             flights: (0..run_count).map(|_| None).collect(), nodes, procs: Vec::new(), live: 0,
@@ -69,6 +70,10 @@ impl Core {
         if offsets.first() != Some(&0) || *offsets.last().unwrap() as usize != codes.len()
             || args.len() != codes.len() || holds_s.len() != codes.len() {
             return Err(PyValueError::new_err("program arrays of inconsistent lengths"));
+        }
+        if let Some(i) = offsets.windows(2).position(|w| (w[1].saturating_sub(w[0]) as usize) > MAX_PROGRAM_OPS) {
+            return Err(PyValueError::new_err(format!("program {i} has {} ops; the core takes at most {MAX_PROGRAM_OPS}",
+                                                     offsets[i + 1].saturating_sub(offsets[i]))));
         }
         for (i, &code) in codes.iter().enumerate() {
             let op = match code {
@@ -110,8 +115,13 @@ impl Core {
             return Err(PyValueError::new_err("a torus shape needs a processor, injection and memory pool per \
                                               node, a wire per link and two virtual channels per link"));
         }
-        self.shapes.push(Shape::TorusRoute(TorusRoute { rows: rows as i64, cols: cols as i64, cpu, inject, vc,
-                                                        wire, memory, overhead_s, hop_s }));
+        let torus = TorusRoute { rows: rows as i64, cols: cols as i64, cpu, inject, vc, wire, memory, overhead_s, hop_s };
+        if torus.most_ops() > MAX_PROGRAM_OPS {
+            return Err(PyValueError::new_err(format!("a {rows}x{cols} torus's routes take up to {} ops a message; \
+                                                      the core takes at most {MAX_PROGRAM_OPS}", torus.most_ops())));
+        }
+        self.route_words = self.route_words.max(torus.route_words());
+        self.shapes.push(Shape::TorusRoute(torus));
         Ok(self.shapes.len() as u32 - 1)
     }
 
@@ -163,7 +173,9 @@ impl Core {
                         ShapedOp::Op(op) => out.push(op),
                         ShapedOp::End => break,
                         ShapedOp::NeedsRoute => {
-                            self.route_resources(found, src, dst, &mut hops, &mut route);
+                            let torus = torus_of(&self.shapes, found);
+                            route.resize(torus.route_words(), 0);
+                            torus.route_resources(src, dst, &mut hops, &mut route);
                             match self.shaped_op(found, pc, src, dst, Some(&route)) {
                                 ShapedOp::Op(op) => out.push(op),
                                 _ => break,
@@ -264,9 +276,7 @@ impl Core {
             self.started = true;
             self.deadline = self.time_limit_s.map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0)));
             for n in 0..self.nprocs {
-                self.procs.push(Proc { node: n as u32, run: NONE, msg: NONE, pc: 0, started: true,
-                                       done: false, waits_for: NONE, start_s: 0.0, route: NONE,
-                                       next_waiter: NONE });
+                self.procs.push(Proc::walker(n as u32));
                 self.live += 1;
                 self.schedule(0.0, ACT_RESUME, n as u32);
             }

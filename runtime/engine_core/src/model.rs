@@ -1,7 +1,7 @@
 //! The core's state: the heap, resources, schedules as arrays, node walkers and message
 //! processes; the constants the Python side reads (runtime/native_run.py).
 
-pub(crate) use crate::resources::Res;
+pub(crate) use crate::resources::{Kind, Res};
 use crate::shapes::{Program, Shape};
 use pyo3::prelude::*;
 use crate::events::{Entry, EventQueue};
@@ -111,17 +111,34 @@ pub(crate) struct Node {
     pub(crate) finish_s: f64,
 }
 
+/// A node walker or a message process. A message's ends and program are copied here from its
+/// schedule when it starts (`src`, `dst`, `program`), so that each of its ops reads this one
+/// record, not three arrays of 16.8M entries (a cache miss each) besides it.
 pub(crate) struct Proc {
     pub(crate) node: u32,
     pub(crate) run: u32,
     pub(crate) msg: u32, // NONE for a node walker
-    pub(crate) pc: u32,
-    pub(crate) started: bool,
-    pub(crate) done: bool,
+    pub(crate) src: u32, // a message's ends and program (Sched::msg_src, msg_dst, msg_program)
+    pub(crate) dst: u32,
+    pub(crate) program: u32,
     pub(crate) waits_for: u32, // the resource it queues for, NONE otherwise
-    pub(crate) start_s: f64,
     pub(crate) route: u32, // its slot of Core.routes while a shaped torus message runs, NONE otherwise
     pub(crate) next_waiter: u32, // the process after it in the queue it waits in (resources.rs)
+    pub(crate) start_s: f64,
+    pub(crate) pc: u16, // below MAX_PROGRAM_OPS
+    pub(crate) started: bool,
+    pub(crate) done: bool,
+}
+
+/// The most ops a program may have (`Proc::pc` counts them in 16 bits: 48-byte records).
+pub(crate) const MAX_PROGRAM_OPS: usize = u16::MAX as usize;
+
+impl Proc {
+    /// A node walker's process (node n).
+    pub(crate) fn walker(n: u32) -> Proc {
+        Proc { node: n, run: NONE, msg: NONE, src: NONE, dst: NONE, program: NONE, waits_for: NONE, route: NONE,
+               next_waiter: NONE, start_s: 0.0, pc: 0, started: true, done: false }
+    }
 }
 
 pub(crate) enum Halt {
@@ -139,12 +156,15 @@ pub(crate) struct Core {
     pub(crate) in_event: bool,
     pub(crate) started: bool,
     pub(crate) resources: Vec<Res>,
+    pub(crate) kinds: Vec<Kind>, // by resource: what it is (resources.rs)
     pub(crate) pool_holders: Vec<Vec<u32>>, // by Res::holder_or_pool of a pool
     pub(crate) programs: Vec<Program>, // explicit ones: ops[first..end]
     pub(crate) ops: Vec<Op>,
     pub(crate) shapes: Vec<Shape>,
     pub(crate) arithmetic: Vec<u32>, // per node: its arithmetic resource (shaped programs' combining)
-    pub(crate) routes: Vec<Vec<u32>>, // the route's resources of running shaped messages, by slot (shapes.rs)
+    // the route's resources of running shaped messages, `route_words` u32 a slot (shapes.rs)
+    pub(crate) routes: Vec<u32>,
+    pub(crate) route_words: usize, // the longest route's resources of the torus shapes
     pub(crate) free_routes: Vec<u32>, // slots of `routes` free for reuse
     pub(crate) hops: Vec<(u32, u32)>, // scratch for routes
     pub(crate) scheds: Vec<Sched>,

@@ -1,8 +1,10 @@
 //! Resources (one unit) and pools (several): FIFO queues, busy time, holders, as
 //! runtime/engine.py's Resource and Pool, granted at once to the running process.
 //!
-//! A resource's state is one small record (`Res`, 40 bytes), so that a grant or a release reads
-//! one cache line: a unit's holder is a field of it, a pool's holders (in the order they got a
+//! A resource's state is one small record (`Res`, 32 bytes aligned to 32: a 40-byte record
+//! straddled two cache lines one time in two), so that a grant or a release reads one cache
+//! line, what the resource is (unit or pool, capacity, `grant_now`) apart in `Core::kinds`
+//! (8 bytes, never written once made): a unit's holder is a field of it, a pool's holders (in the order they got a
 //! unit, for deadlock reports) sit apart in `Core::pool_holders`, and the FIFO queue of waiting
 //! processes is a list threaded through `Core::next_waiter` (per process), its head and tail in
 //! the record. (A torus message acquires some 70 resources on a 64x64 torus: the core's loop
@@ -10,16 +12,23 @@
 
 use crate::model::*;
 
-/// A Resource (`unit`: runtime/engine.py Resource) or a Pool of `capacity` units.
+/// A Resource's or a Pool's state (runtime/engine.py Resource, Pool), 32 bytes aligned to 32, so
+/// that no record straddles two cache lines; what it is (`Kind`) sits apart.
+#[repr(align(32))]
 pub(crate) struct Res {
     pub(crate) busy_s: f64,
     pub(crate) since_s: f64,
     pub(crate) held: u32, // units held
-    pub(crate) capacity: u32,
     // a unit's holder (NONE: free); a pool's index into Core::pool_holders
     pub(crate) holder_or_pool: u32,
     pub(crate) queue_head: u32, // the first process waiting (NONE: none), linked by Proc::next_waiter
     pub(crate) queue_tail: u32,
+}
+
+/// What a resource is: a Resource (`unit`) or a Pool of `capacity` units (Core::kinds).
+#[derive(Clone, Copy)]
+pub(crate) struct Kind {
+    pub(crate) capacity: u32,
     pub(crate) unit: bool,
     pub(crate) grant_now: bool,
 }
@@ -33,15 +42,16 @@ impl Core {
             self.pool_holders.push(Vec::new());
             self.pool_holders.len() as u32 - 1
         };
-        self.resources.push(Res { busy_s: 0.0, since_s: 0.0, held: 0, capacity, holder_or_pool,
-                                  queue_head: NONE, queue_tail: NONE, unit, grant_now });
+        self.resources.push(Res { busy_s: 0.0, since_s: 0.0, held: 0, holder_or_pool, queue_head: NONE,
+                                  queue_tail: NONE });
+        self.kinds.push(Kind { capacity, unit, grant_now });
         self.resources.len() as u32 - 1
     }
 
     /// The processes holding a unit of `r`, in the order they got it.
     pub(crate) fn holders(&self, r: usize) -> Vec<u32> {
         let res = &self.resources[r];
-        match (res.unit, res.holder_or_pool) {
+        match (self.kinds[r].unit, res.holder_or_pool) {
             (true, NONE) => Vec::new(),
             (true, holder) => vec![holder],
             (false, pool) => self.pool_holders[pool as usize].clone(),
@@ -50,8 +60,9 @@ impl Core {
 
     fn account(&mut self, r: usize) {
         let now = self.now;
+        let capacity = self.kinds[r].capacity;
         let res = &mut self.resources[r];
-        res.busy_s += (now - res.since_s) * res.held as f64 / res.capacity as f64;
+        res.busy_s += (now - res.since_s) * res.held as f64 / capacity as f64;
         res.since_s = now;
     }
 
@@ -82,9 +93,10 @@ impl Core {
     /// Request a unit of `r` for `pid`; true: granted now, the process goes on.
     pub(crate) fn request(&mut self, r: usize, pid: u32) -> bool {
         let now = self.now;
+        let kind = self.kinds[r];
         let res = &mut self.resources[r];
-        if res.held < res.capacity && res.queue_head == NONE {
-            if res.unit {
+        if res.held < kind.capacity && res.queue_head == NONE {
+            if kind.unit {
                 res.held = 1;
                 res.holder_or_pool = pid;
                 res.since_s = now;
@@ -93,7 +105,7 @@ impl Core {
             self.account(r);
             let res = &mut self.resources[r];
             res.held += 1;
-            let grant_now = res.grant_now;
+            let grant_now = kind.grant_now;
             self.pool_holders[res.holder_or_pool as usize].push(pid);
             if grant_now {
                 return true;
@@ -107,7 +119,7 @@ impl Core {
 
     pub(crate) fn release(&mut self, r: usize, pid: u32) {
         let now = self.now;
-        if self.resources[r].unit {
+        if self.kinds[r].unit {
             let res = &mut self.resources[r];
             res.busy_s += now - res.since_s;
             res.held = 0;

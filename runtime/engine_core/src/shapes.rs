@@ -74,6 +74,11 @@ impl TorusRoute {
         1 + 2 * (self.rows / 2 + self.cols / 2) as usize
     }
 
+    /// The most ops a message of this shape takes: the longest route's, then combining.
+    pub(crate) fn most_ops(&self) -> usize {
+        Self::transfer_ops((self.rows / 2 + self.cols / 2) as usize) + 3
+    }
+
     /// The route's resources from src to dst into `out` (`route_words` of them at most): the
     /// hop count, each hop's virtual channel in the route's order, then the route's wires in
     /// the order of their link ids (wormhole.py transfer_program); `hops` is scratch space.
@@ -206,18 +211,15 @@ impl Core {
             _ => ShapedOp::End,
         }
     }
+}
 
-    /// The route's resources of a shaped torus program from src to dst into `out`, resized to
-    /// the shape's `route_words` (for `shaped_op`); `hops` is scratch space.
-    pub(crate) fn route_resources(&self, program: Program, src: u32, dst: u32, hops: &mut Vec<(u32, u32)>,
-                                  out: &mut Vec<u32>) {
-        let Program::Shaped { shape, .. } = program else {
-            unreachable!("explicit programs have no route")
-        };
-        let Shape::TorusRoute(t) = &self.shapes[shape as usize] else {
-            unreachable!("shaped_op gives every op of the ports shape")
-        };
-        out.resize(t.route_words(), 0);
-        t.route_resources(src, dst, hops, out);
-    }
+/// The torus shape of a shaped program whose op asked for its route (`ShapedOp::NeedsRoute`).
+pub(crate) fn torus_of(shapes: &[Shape], program: Program) -> &TorusRoute {
+    let Program::Shaped { shape, .. } = program else {
+        unreachable!("explicit programs have no route")
+    };
+    let Shape::TorusRoute(t) = &shapes[shape as usize] else {
+        unreachable!("shaped_op gives every op of the ports shape")
+    };
+    t
 }

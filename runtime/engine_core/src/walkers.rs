@@ -1,7 +1,7 @@
 //! The node walkers and message processes of runtime/interpreter.py, event for event.
 
 use crate::model::*;
-use crate::shapes::{Program, ShapedOp};
+use crate::shapes::{torus_of, Program, ShapedOp};
 use std::collections::HashMap;
 
 impl Core {
@@ -164,20 +164,14 @@ impl Core {
         children.clear();
         let (lo, hi) = (self.scheds[s].slot_msg_off[slot] as usize, self.scheds[s].slot_msg_off[slot + 1] as usize);
         for j in lo..hi {
-            let msg = self.scheds[s].slot_msgs[j];
+            let sched = &self.scheds[s];
+            let msg = sched.slot_msgs[j];
+            let (src, dst, program) =
+                (sched.msg_src[msg as usize], sched.msg_dst[msg as usize], sched.msg_program[msg as usize]);
             let pid = self.procs.len() as u32;
-            self.procs.push(Proc {
-                node: n as u32,
-                run: run as u32,
-                msg,
-                pc: 0,
-                started: false,
-                done: false,
-                waits_for: NONE,
-                start_s: 0.0,
-                route: NONE,
-                next_waiter: NONE,
-            });
+            self.procs.push(Proc { node: n as u32, run: run as u32, msg, src, dst, program, waits_for: NONE,
+                                   route: NONE, next_waiter: NONE, start_s: 0.0, pc: 0, started: false,
+                                   done: false });
             self.live += 1;
             self.schedule(0.0, ACT_RESUME, pid);
             children.push(pid);
@@ -211,14 +205,13 @@ impl Core {
     pub(crate) fn resume_send(&mut self, pid: u32) -> Result<(), Halt> {
         let p = pid as usize;
         let (run, msg) = (self.procs[p].run as usize, self.procs[p].msg as usize);
-        let s = self.flights[run].as_ref().unwrap().sched;
         if !self.procs[p].started {
             self.procs[p].started = true;
             self.procs[p].start_s = self.now;
             self.log.extend_from_slice(&[LOG_START, run as u32, msg as u32]);
         }
-        let program = self.programs[self.scheds[s].msg_program[msg] as usize];
-        while let Some(op) = self.op_at(program, p, s, msg) {
+        let program = self.programs[self.procs[p].program as usize];
+        while let Some(op) = self.op_at(program, p) {
             self.procs[p].pc += 1;
             match op {
                 Op::Acquire(r) => {
@@ -239,6 +232,7 @@ impl Core {
             self.procs[p].route = NONE;
         }
         self.log.extend_from_slice(&[LOG_END, run as u32, msg as u32]);
+        let s = self.flights[run].as_ref().unwrap().sched;
         let sched = &self.scheds[s];
         let nprocs = sched.nprocs;
         let (lo, hi) = (sched.msg_key_off[msg] as usize, sched.msg_key_off[msg + 1] as usize);
@@ -273,40 +267,38 @@ impl Core {
         Ok(())
     }
 
-    /// A free slot of `routes` with the route's resources of a shaped message (`shaped_op`).
-    fn route_slot(&mut self, program: Program, s: usize, msg: usize) -> u32 {
-        let slot = self.free_routes.pop().unwrap_or_else(|| {
-            self.routes.push(Vec::new());
-            self.routes.len() as u32 - 1
+    /// A free slot of `routes` (its first u32's index) holding the route's resources of process
+    /// p's shaped message (`shaped_op`).
+    fn route_slot(&mut self, program: Program, p: usize) -> u32 {
+        let words = self.route_words;
+        let at = self.free_routes.pop().unwrap_or_else(|| {
+            self.routes.resize(self.routes.len() + words, 0);
+            (self.routes.len() - words) as u32
         });
-        let (src, dst) = (self.scheds[s].msg_src[msg], self.scheds[s].msg_dst[msg]);
-        let mut route = std::mem::take(&mut self.routes[slot as usize]);
-        let mut hops = std::mem::take(&mut self.hops);
-        self.route_resources(program, src, dst, &mut hops, &mut route);
-        self.routes[slot as usize] = route;
-        self.hops = hops;
-        slot
+        let (src, dst) = (self.procs[p].src, self.procs[p].dst);
+        let out = &mut self.routes[at as usize..at as usize + words];
+        torus_of(&self.shapes, program).route_resources(src, dst, &mut self.hops, out);
+        at
     }
 
-    /// Process p's next op of `program` (message `msg` of schedule s), None after its last.
-    fn op_at(&mut self, program: Program, p: usize, s: usize, msg: usize) -> Option<Op> {
-        let pc = self.procs[p].pc as usize;
+    /// Process p's next op of `program`, None after its last.
+    fn op_at(&mut self, program: Program, p: usize) -> Option<Op> {
+        let proc = &self.procs[p];
+        let (pc, src, dst, at) = (proc.pc as usize, proc.src, proc.dst, proc.route as usize);
         match program {
             Program::Ops { first, end } => {
                 let at = first as usize + pc;
                 (at < end as usize).then(|| self.ops[at])
             }
             Program::Shaped { .. } => {
-                let (src, dst) = (self.scheds[s].msg_src[msg], self.scheds[s].msg_dst[msg]);
-                let slot = self.procs[p].route;
-                let route = (slot != NONE).then(|| self.routes[slot as usize].as_slice());
+                let route = (at != NONE as usize).then(|| &self.routes[at..at + self.route_words]);
                 match self.shaped_op(program, pc, src, dst, route) {
                     ShapedOp::Op(op) => Some(op),
                     ShapedOp::End => None,
                     ShapedOp::NeedsRoute => {
-                        let slot = self.route_slot(program, s, msg);
-                        self.procs[p].route = slot;
-                        match self.shaped_op(program, pc, src, dst, Some(&self.routes[slot as usize])) {
+                        let at = self.route_slot(program, p) as usize;
+                        self.procs[p].route = at as u32;
+                        match self.shaped_op(program, pc, src, dst, Some(&self.routes[at..at + self.route_words])) {
                             ShapedOp::Op(op) => Some(op),
                             _ => None,
                         }
