@@ -232,6 +232,12 @@ impl Core {
                     return Ok(());
                 }
                 Op::Release(r) => self.release(r as usize, pid),
+                Op::WaitGate { collective, link, phase } => {
+                    if !self.wait_gate(collective, link, phase, pid) {
+                        return Ok(());
+                    }
+                }
+                Op::PassTail { collective, link } => self.pass_tail(collective, link),
             }
         }
         if self.procs[p].route != NONE {
@@ -296,7 +302,7 @@ impl Core {
                 let at = first as usize + pc;
                 (at < end as usize).then(|| self.ops[at])
             }
-            Program::Shaped { .. } => {
+            Program::Shaped { .. } | Program::Switched(_) => {
                 let (src, dst) = (self.scheds[s].msg_src[msg], self.scheds[s].msg_dst[msg]);
                 let slot = self.procs[p].route;
                 let route = (slot != NONE).then(|| self.routes[slot as usize].as_slice());
