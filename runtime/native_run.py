@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from phalanx.compiler.layout import GATHERED, SCATTERED
 from phalanx.compiler.schedule import (
     WHOLE,
     ComputeStep,
@@ -198,6 +199,18 @@ def _sent_ids(cols: ScheduleColumns) -> np.ndarray:
     first = cols.first
     sent = np.flatnonzero(cols.table[first, SRC] != cols.table[first, DST])  # columns, not a copy of the rows
     return cols.table[first[sent], MESSAGE]
+
+
+def _strided_bytes(cols: ScheduleColumns, bits: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Each message's (gather, scatter) bytes, compiler/layout.py `strided_bytes` of its
+    transfers at once, from every block's GATHERED | SCATTERED bits (`strided_bits`; None: none)."""
+    if bits is None or not len(cols.table):
+        return np.zeros(cols.nmessages, np.int64), np.zeros(cols.nmessages, np.int64)
+    t = cols.table
+    block = bits[t[:, ORIGIN], t[:, FINAL]]
+    gather = np.where((t[:, SRC] == t[:, ORIGIN]) & (block & GATHERED != 0), t[:, NBYTES], 0)
+    scatter = np.where((t[:, DST] == t[:, FINAL]) & (block & SCATTERED != 0), t[:, NBYTES], 0)
+    return np.add.reduceat(gather, cols.first), np.add.reduceat(scatter, cols.first)
 
 
 def _busy(cpu: Resource, time_s: float) -> TransferProgram:
@@ -463,11 +476,10 @@ class NativeRun:
         copy time); returns each message's program id."""
         program = np.empty(len(sent), np.int64)
         kind, collective, phase = shape.kinds(cols.table[cols.first, MESSAGE])
-        gather, scatter = np.zeros(len(sent), np.int64), np.zeros(len(sent), np.int64)
-        for m in np.flatnonzero(kind == MessageKind.LIBRARY).tolist():
-            gather[m], scatter[m] = data.strided_bytes(cols.group(m))
-        pack_s, unpack_s = np.zeros(len(sent)), np.zeros(len(sent))
         library = kind == MessageKind.LIBRARY
+        gather, scatter = _strided_bytes(cols, data.strided_bits() if library.any() else None)
+        gather[~library], scatter[~library] = 0, 0  # only the library's messages are packed
+        pack_s, unpack_s = np.zeros(len(sent)), np.zeros(len(sent))
         pack_s[library] = self._times(gather[library], shape.pack_s)
         unpack_s[library] = self._times(scatter[library], shape.pack_s)
         sent_at = np.flatnonzero(sent)

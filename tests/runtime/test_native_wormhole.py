@@ -12,10 +12,13 @@ from test_native_run import assert_same_run, both
 from conftest import compile_text, every_pair
 from phalanx.compiler.schedule import Transfer
 from phalanx.compiler.target import resolve
+from phalanx.runtime.data import build_data
 from phalanx.runtime.engine import Engine, Resource
-from phalanx.runtime.native_run import add_shape, core_module, native_plan
+from phalanx.runtime.native_run import _strided_bytes, add_shape, core_module, native_plan
 from phalanx.runtime.network import Acquire, Hold, MessageKind, PassTail, Release, WaitGate, WormholeShape
+from phalanx.runtime.schedule_index import ScheduleIndex
 from phalanx.runtime.sweep import kind_program
+from phalanx.runtime.timing import TimingData
 from phalanx.targets.iwarp.wormhole import LIBRARY_MESSAGE, SwitchTag
 
 CODES = (Acquire, Hold, Release, WaitGate, PassTail)  # Core.program_ops' codes
@@ -126,6 +129,23 @@ def test_a_repeat_finds_its_gates_open_on_both_engines():
     python, native = both(compiled, fast=False)
     assert python.verified and native.verified and len(native.collectives) == 2
     assert_same_run(python, native)
+
+
+@pytest.mark.parametrize("forwarded", [False, True])
+def test_strided_bytes_of_a_whole_schedule_are_each_messages(forwarded):
+    """_strided_bytes from the blocks' bits is the data's strided_bytes, message by message
+    (forwarded blocks are gathered where they start and scattered where they end)."""
+    algorithm = "store-forward" if forwarded else "message-passing"
+    compiled = compile_text(TRANSPOSE.format(n=16, m=32), target="torus:4x4", algorithm=algorithm,
+                            cost="closed-form")
+    data = build_data(compiled.communications[0], np.random.default_rng(0), {})
+    cols = ScheduleIndex(compiled.plan.schedules()[0]).columns()
+    gather, scatter = _strided_bytes(cols, data.strided_bits())
+    expected = [data.strided_bytes(cols.group(m)) for m in range(cols.nmessages)]
+    assert list(zip(gather.tolist(), scatter.tolist())) == expected
+    assert gather.any() and scatter.any()
+    assert TimingData(False, 16, compiled.collectives[0].strided).strided_bits().tolist() == \
+        data.strided_bits().tolist()
 
 
 def test_library_and_phased_plans_go_native_unless_routes_avoid_failed_links():
