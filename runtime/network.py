@@ -12,7 +12,8 @@ A network may also declare a message's transfer as a *program* (`transfer_progra
 list of Acquire / Hold / Release ops on its resources. The Python engine plays it (`play`), and
 the native event core (runtime/native_run.py, docs/engine.md) runs a whole plan without a Python
 call per event when every message of the plan has one. A network whose programs all follow one
-pattern may instead declare that pattern once (`program_shape`: `PortsShape`, `TorusRouteShape`),
+pattern may instead declare that pattern once (`program_shape`: `PortsShape`, `TorusRouteShape`,
+`WormholeShape`, whose phased messages wait at the switch's `Gates`),
 and the core makes each message's ops from its ends when it starts (runtime/engine_core
 shapes.rs), so no per-message ops are built or copied.
 """
@@ -339,9 +340,9 @@ class Network(ABC):
 
     def packs(self, message: int) -> bool:
         """Whether `pack` / `unpack` take time for the messages of this id (the application's
-        code on the nodes' processors): the native core cannot run those bodies, so a plan
-        with such a message stays on the Python engine (runtime/native_run.py). None do by
-        default."""
+        code on the nodes' processors): the native core runs those only where the network's
+        program shape carries their times (WormholeShape); else a plan with such a message
+        stays on the Python engine (runtime/native_run.py). None do by default."""
         return False
 
     def transfer_program(self, t: Transfer) -> TransferProgram | None:
