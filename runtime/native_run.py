@@ -696,6 +696,8 @@ class NativeRun:
             if kind == "resource":
                 holds = f"holds {self.resources[info[0]].name}"
                 found = [(self._name(h), holds) for h in blockers]
+            elif kind == "gate":  # a header at the switch's gate: Gates.wait's event has no producer
+                found = []
             elif kind == "allof":
                 found = [(self._name(c), f"{self._name(c)} unfinished") for c in blockers]
                 if info[2]:

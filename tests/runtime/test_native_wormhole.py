@@ -5,18 +5,22 @@ Python engine's simulated times, events, spans and busy times exactly."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from test_native_run import assert_same_run, both
 
-from conftest import compile_text, every_pair
-from phalanx.compiler.schedule import Transfer
+from conftest import compile_text, every_pair, with_schedule
+from phalanx.compiler.schedule import Phase, Transfer
 from phalanx.compiler.target import resolve
+from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.data import build_data
 from phalanx.runtime.engine import Engine, Resource
 from phalanx.runtime.native_run import _strided_bytes, add_shape, core_module, native_plan
 from phalanx.runtime.network import Acquire, Hold, MessageKind, PassTail, Release, WaitGate, WormholeShape
 from phalanx.runtime.schedule_index import ScheduleIndex
+from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import kind_program
 from phalanx.runtime.timing import TimingData
 from phalanx.targets.iwarp.wormhole import LIBRARY_MESSAGE, SwitchTag
@@ -146,6 +150,27 @@ def test_strided_bytes_of_a_whole_schedule_are_each_messages(forwarded):
     assert gather.any() and scatter.any()
     assert TimingData(False, 16, compiled.collectives[0].strided).strided_bits().tolist() == \
         data.strided_bits().tolist()
+
+
+def test_a_header_stuck_at_a_gate_gives_the_same_deadlock_report():
+    """Phase 0's messages tagged phase 5: their headers wait at gates no tail opens; both
+    engines list them as waiting for nothing (Gates.wait's event has no producer)."""
+    compiled = compile_text(kind_program("alltoall", 64, 8), target="iwarp:8x8", algorithm="phased",
+                            cost="closed-form")
+    (schedule,) = compiled.schedules
+    first = schedule.phases[0]
+    late = tuple(t._replace(message=SwitchTag(0, 5).message) for t in first.sends)
+    phases = (Phase(late, late), *schedule.phases[1:])
+    wrong = with_schedule(compiled, dataclasses.replace(schedule, phases=phases))
+    reports = []
+    for choice in ("python", "native"):
+        with pytest.raises(PhalanxError) as info:
+            simulate(wrong, engine_choice=choice, fast=False)
+        reports.append(info.value.diagnostic.message)
+    assert reports[1] == reports[0]
+    assert reports[0].startswith("the schedule deadlocks: nothing left to run; blocked: node 0 waits for "
+                                 "node 0 send 0->36 to 36")
+    assert "node 0 send 0->36 to 36 waits for nothing" in reports[0]
 
 
 def test_library_and_phased_plans_go_native_unless_routes_avoid_failed_links():

@@ -404,12 +404,13 @@ impl Core {
          self.span_label.clone(), self.span_peer.clone())
     }
 
-    /// What each live process waits for, for a deadlock report: (who, "allof" | "barrier" |
+    /// What each live process waits for, for a deadlock report: (who, "allof" | "barrier" | "gate" |
     /// "resource", info, blockers). allof: info [run, phase, inbox still pending], blockers the
     /// unfinished message processes; barrier: info [run, phase, group], blockers the nodes in it;
-    /// resource: info [resource], blockers its holders.
+    /// resource: info [resource], blockers its holders; gate (a header at the switch, gates.rs): none.
     fn live_waits(&self) -> Waits {
         let mut out = Vec::new();
+        let at_gates = self.gate_waiters();
         for (pid, p) in self.procs.iter().enumerate() {
             if p.done {
                 continue;
@@ -419,6 +420,8 @@ impl Core {
                 if p.waits_for != NONE {
                     let holders = self.holders(p.waits_for as usize).into_iter().map(|h| self.who(h)).collect();
                     out.push((who, "resource".to_string(), vec![p.waits_for as i64], holders));
+                } else if at_gates.contains(&(pid as u32)) {
+                    out.push((who, "gate".to_string(), Vec::new(), Vec::new())); // waits for no one
                 }
                 continue;
             }

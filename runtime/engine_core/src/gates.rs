@@ -60,6 +60,11 @@ impl Core {
         false
     }
 
+    /// The processes waiting at a gate (for deadlock reports: a header waits there for no one).
+    pub(crate) fn gate_waiters(&self) -> std::collections::HashSet<u32> {
+        self.gates.waiting.values().copied().collect()
+    }
+
     /// A tail of `collective` passed `link`: count it, wake the header waiting for that count.
     pub(crate) fn pass_tail(&mut self, collective: u32, link: u32) {
         let key = gate_key(collective, link);
