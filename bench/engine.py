@@ -18,9 +18,11 @@ bench/collectives.py does, under /usr/bin/time for its wall time and peak memory
 
 Rows whose Python run takes minutes (the issue's ideal:1024 job: 109 s, 2.3 GB) run on the
 Python engine only with --all; every point has a timeout and a point past it is recorded as such.
-A row whose plan the native core cannot run (`native=False`: the torus's `phased` and
-`message-passing`, whose messages have no transfer programs, and the default SP2's adapter)
-runs on the Python engine alone, so only with --all where that takes hours. (torus:64x64's
+A row whose plan the native core cannot run (`native=False`: the default SP2's adapter) runs on
+the Python engine alone, so only with --all where that takes hours. (The torus's `phased` and
+`message-passing` run natively since the core holds the switch's gates and the library's slots
+and packing, runtime/engine_core wormhole.rs and gates.rs; the phased rows turn the network's
+fast path off, `fast=False`, so that both engines run them event by event.) (torus:64x64's
 `direct`, once out of reach at about 37 GB of per-message programs, runs since the core makes a
 message's ops from the network's program shape, runtime/engine_core shapes.rs.) Each point
 also reports the CPU time of its compile and run (`compile_cpu_s`, `run_cpu_s`): the machine is
@@ -62,6 +64,9 @@ class Row:
     python: bool = True  # run the Python engine without --all
     smpi: str | None = None  # SMPI's MPI_Alltoall algorithm on the same platform
     native: bool = True  # the plan runs on the native core (else the Python engine only)
+    # the network's vectorized fast path allowed (runtime/fastpath.py; a phased all-to-all on an
+    # n x n torus, n a multiple of 8, has one): off, the engines run the plan event by event
+    fast: bool = True
 
 
 ROWS = (
@@ -74,6 +79,8 @@ ROWS = (
     Row("hypercube:6 all-to-all, 1 KB blocks", "hypercube:6", "direct", 1024),
     Row("ideal:1024 all-to-all, 128 B blocks (1M messages)", "ideal:1024", "direct", 128, python=False),
     Row("torus:16x16 pairwise all-to-all, 16 KB blocks", "torus:16x16", "direct", 16384, smpi="pair"),
+    Row("torus:16x16 phased all-to-all, 8 B blocks", "torus:16x16", "phased", 8, fast=False),
+    Row("torus:16x16 message-passing all-to-all, 8 B blocks", "torus:16x16", "message-passing", 8),
     # issue 30's scale rows: 4096 nodes, the torus's own all-to-alls, the Paragon's multiphase
     # exchange and the SP2 at its largest configuration (seed 003)
     Row("ideal:4096 all-to-all, 8 B blocks (16.8M messages)", "ideal:4096", "direct", 8, python=False,
@@ -81,15 +88,13 @@ ROWS = (
     Row("ideal:2048 all-to-all, 8 B blocks (4.2M messages)", "ideal:2048", "direct", 8, python=False),
     Row("torus:32x32 pairwise all-to-all, 8 B blocks", "torus:32x32", "direct", 8, python=False,
         smpi="pair"),
-    Row("torus:32x32 phased all-to-all, 8 B blocks", "torus:32x32", "phased", 8, python=False,
-        native=False),
+    Row("torus:32x32 phased all-to-all, 8 B blocks", "torus:32x32", "phased", 8, python=False, fast=False),
     Row("torus:32x32 message-passing all-to-all, 8 B blocks", "torus:32x32", "message-passing", 8,
-        python=False, native=False),
+        python=False),
     Row("torus:64x64 pairwise all-to-all, 8 B blocks", "torus:64x64", "direct", 8, python=False),
-    Row("torus:64x64 phased all-to-all, 8 B blocks", "torus:64x64", "phased", 8, python=False,
-        native=False),
+    Row("torus:64x64 phased all-to-all, 8 B blocks", "torus:64x64", "phased", 8, python=False, fast=False),
     Row("torus:64x64 message-passing all-to-all, 8 B blocks", "torus:64x64", "message-passing", 8,
-        python=False, native=False),
+        python=False),
     Row("paragon:32x32 multiphase all-to-all, 1 KB blocks", "paragon:32x32", "multiphase:5,5", 1024,
         python=False),
     # the default SP2 adapter spreads a pair's packets over its 4 routes: the Python engine's
@@ -97,9 +102,10 @@ ROWS = (
 )
 
 
-def point(target: str, algorithm: str, block_bytes: int, engine: str, checked: bool) -> dict[str, Any]:
+def point(target: str, algorithm: str, block_bytes: int, engine: str, checked: bool,
+          fast: bool = True) -> dict[str, Any]:
     """One run in this process (the child of `--point`); `checked`: with real payloads, else
-    without (TimingData)."""
+    without (TimingData); `fast`: the network's fast path allowed (Row.fast)."""
     import numpy as np
 
     import phalanx
@@ -123,7 +129,7 @@ def point(target: str, algorithm: str, block_bytes: int, engine: str, checked: b
     data = Payloads(lambda _: build_data(stmt, rng, {}, kind, commset=commset) if checked
                     else TimingData(False, nprocs),
                     range(compiled.plan.run_count))
-    execution, _ = run_plan(compiled.target, compiled.plan, data, engine_choice=engine)
+    execution, _ = run_plan(compiled.target, compiled.plan, data, engine_choice=engine, fast=fast)
     problems = data.checked()
     done, done_cpu = time.perf_counter(), time.process_time()
     run_s = done - compiled_at
@@ -167,8 +173,8 @@ def measured(cmd: list[str], timeout_s: float) -> tuple[str, float | None, float
 
 
 def phalanx_point(row: Row, engine: str, checked: bool, timeout_s: float) -> dict[str, Any]:
-    args = json.dumps({"target": row.target, "algorithm": row.algorithm,
-                       "block_bytes": row.block_bytes, "engine": engine, "checked": checked})
+    args = json.dumps({"target": row.target, "algorithm": row.algorithm, "block_bytes": row.block_bytes,
+                       "engine": engine, "checked": checked, "fast": row.fast})
     out, maxrss_MB, _ = measured([sys.executable, __file__, "--point", args], timeout_s)
     if maxrss_MB is None:
         return {"engine": engine, "checked": checked, "timeout_s": timeout_s}
@@ -323,7 +329,8 @@ def main() -> None:
     args = arguments()
     if args.point:
         p = json.loads(args.point)
-        print(json.dumps(point(p["target"], p["algorithm"], p["block_bytes"], p["engine"], p["checked"])))
+        print(json.dumps(point(p["target"], p["algorithm"], p["block_bytes"], p["engine"], p["checked"],
+                               p["fast"])))
         return
     rows = [r for r in ROWS if args.only is None or args.only in r.name]
     results = []

@@ -61,7 +61,8 @@ class CollectiveData(Protocol):
     runs the schedule: AssignmentData and ReductionData here, runtime/synthetic.py's
     SyntheticData and runtime/timing.py's payload-free TimingData. A send of a group of
     transfers asks `wire_bytes`, `strided_bytes` and `combine_operations` to time it (the
-    native core asks `sums_blocks` first: then it sums the blocks' bytes itself), then
+    native core asks `sums_blocks` first: then it sums the blocks' bytes itself, and
+    `strided_bits` where the network packs: then it works out the strided bytes itself), then
     moves the payloads (`movable`/`take`/`put`, or `move_direct` when no network looks at the
     bytes; the native core's replay moves a batch of transfers at once where `can_move_in_bulk`
     says that `move_in_bulk` does what those calls would, runtime/native_replay.py);
@@ -84,6 +85,8 @@ class CollectiveData(Protocol):
     def wire_bytes(self, group: tuple[Transfer, ...]) -> int: ...
 
     def strided_bytes(self, group: tuple[Transfer, ...]) -> tuple[int, int]: ...
+
+    def strided_bits(self) -> np.ndarray | None: ...
 
     def combine_operations(self, group: tuple[Transfer, ...]) -> int: ...
 

@@ -318,6 +318,12 @@ class AssignmentData:
         blocks that are not one run of their array (compiler/layout.py)."""
         return strided_bytes(group, self.layout.strides)
 
+    def strided_bits(self) -> np.ndarray | None:
+        """strided_bytes' GATHERED | SCATTERED bits of every block (origin, final) as a P x P
+        array, for a whole schedule at once (runtime/native_run.py); None: no block is strided."""
+        matrix = self.layout.matrix()
+        return np.array(matrix, np.uint8) if matrix else None
+
     def combine_operations(self, group: tuple[Transfer, ...]) -> int:
         """A reduce's receiver merges the message's elements into its partials, one operation
         per element; other assignments store their blocks."""

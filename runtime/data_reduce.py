@@ -62,6 +62,10 @@ class ReductionData(MovesOneByOne):
         """A partial is one element: nothing to gather or scatter."""
         return 0, 0
 
+    def strided_bits(self) -> None:
+        """As strided_bytes: no block is strided."""
+        return None
+
     def wire_bytes(self, group: tuple[Transfer, ...]) -> int:
         """Partials travelling together to one destination are combined on the way (the
         sender applies the reduction first): one element per destination."""

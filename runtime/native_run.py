@@ -20,8 +20,9 @@ run is entered first). A run stopped by a limit discards the runs opened ahead t
 entered: they never started.
 
 `native_plan` says whether a run can go native: the extension is installed, the network shows
-no payloads (no fault injection), models no pack / unpack time for the plan's messages and
-offers no fast path for the plan's schedules, the plan has no pipelines, and every message has
+no payloads (no fault injection), models no pack / unpack time for the plan's messages unless
+its program shape carries it (the torus's WormholeShape), offers no fast path for the plan's
+schedules, the plan has no pipelines, and every message has
 a program. Otherwise
 runtime/simulate.py runs the Python interpreter, as before.
 """
@@ -29,11 +30,12 @@ runtime/simulate.py runs the Python interpreter, as before.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from phalanx.compiler.layout import GATHERED, SCATTERED
 from phalanx.compiler.schedule import (
     WHOLE,
     ComputeStep,
@@ -54,12 +56,14 @@ from phalanx.runtime.network import (
     OP_KINDS,
     Acquire,
     Hold,
+    MessageKind,
     Network,
     PortsShape,
     ProgramColumns,
     ProgramShape,
     Release,
     TransferProgram,
+    WormholeShape,
 )
 from phalanx.runtime.plan_columns import (
     DST,
@@ -135,6 +139,12 @@ def add_shape(core, shape: ProgramShape, resource_id: Callable[[Resource | Pool]
 
     if isinstance(shape, PortsShape):
         return core.add_ports_shape(ids(shape.send_ports), ids(shape.recv_ports), shape.startup_s)
+    if isinstance(shape, WormholeShape):
+        t = shape.route
+        return core.add_wormhole_shape(t.rows, t.cols, ids(t.cpus), ids(t.inject), ids(t.vcs), ids(t.wires),
+                                       ids(t.memory), t.overhead_s, t.hop_s, ids(shape.library_sends),
+                                       ids(shape.library_receives), shape.receive_overhead_s,
+                                       shape.phased_overhead_s)
     return core.add_torus_shape(shape.rows, shape.cols, ids(shape.cpus), ids(shape.inject), ids(shape.vcs),
                                 ids(shape.wires), ids(shape.memory), shape.overhead_s, shape.hop_s)
 
@@ -166,8 +176,9 @@ def native_plan(plan: Plan, network: Network, fast: bool) -> NativePlan | None:
             return None
         index = out.indexes.setdefault(schedule.collective, ScheduleIndex(schedule))
         cols = index.columns()
-        # pack / unpack are process bodies the core cannot run
-        if any(network.packs(m) for m in distinct(cols.table[:, MESSAGE]).tolist()):
+        # pack / unpack time runs natively only where the shape carries it (the torus's WormholeShape)
+        if any(network.packs(m) for m in distinct(cols.table[:, MESSAGE]).tolist()) and \
+                not isinstance(network.program_shape(_sent_ids(cols)), WormholeShape):
             return None
         if not _has_programs(cols, network):
             return None
@@ -180,12 +191,40 @@ def _has_programs(cols: ScheduleColumns, network: Network) -> bool:
     (Network.programs_as_columns, built once, when the core's arrays are), else each asked
     with the bytes of its first transfer (whether there is one does not depend on the byte
     count)."""
-    first = cols.first
-    sent = np.flatnonzero(cols.table[first, SRC] != cols.table[first, DST])  # columns, not a copy of the rows
-    message = cols.table[first[sent], MESSAGE]
+    message = _sent_ids(cols)
     if network.program_shape(message) is not None or network.programs_as_columns(message):
         return True
+    sent = np.flatnonzero(cols.table[cols.first, SRC] != cols.table[cols.first, DST])
     return all(network.transfer_program(cols.send(int(cols.msg_start[m]))) is not None for m in sent.tolist())
+
+
+def _sent_ids(cols: ScheduleColumns) -> np.ndarray:
+    """The message ids of the schedule's messages that cross the network (not local copies)."""
+    first = cols.first
+    sent = np.flatnonzero(cols.table[first, SRC] != cols.table[first, DST])  # columns, not a copy of the rows
+    return cols.table[first[sent], MESSAGE]
+
+
+def _strided_bytes(cols: ScheduleColumns, bits: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Each message's (gather, scatter) bytes, compiler/layout.py `strided_bytes` of its
+    transfers at once, from every block's GATHERED | SCATTERED bits (`strided_bits`; None: none)."""
+    if bits is None or not len(cols.table):
+        return np.zeros(cols.nmessages, np.int64), np.zeros(cols.nmessages, np.int64)
+    t = cols.table
+    block = bits[t[:, ORIGIN], t[:, FINAL]]
+    gather = np.where((t[:, SRC] == t[:, ORIGIN]) & (block & GATHERED != 0), t[:, NBYTES], 0)
+    scatter = np.where((t[:, DST] == t[:, FINAL]) & (block & SCATTERED != 0), t[:, NBYTES], 0)
+    return np.add.reduceat(gather, cols.first), np.add.reduceat(scatter, cols.first)
+
+
+def _busy(cpu: Resource, time_s: float) -> TransferProgram:
+    """The processor busy for `time_s`, nothing where that is no time (WormholeNetwork.pack_program)."""
+    return (Acquire(cpu), Hold(time_s), Release(cpu)) if time_s > 0 else ()
+
+
+def _combine(arithmetic: Resource, time_s: float) -> TransferProgram:
+    """The receiver combining partials on its arithmetic (Interpreter._send), however short."""
+    return Acquire(arithmetic), Hold(time_s), Release(arithmetic)
 
 
 def _has_pipeline(steps: tuple[Step, ...]) -> bool:
@@ -368,7 +407,7 @@ class NativeRun:
             groups = [cols.group(m) for m in range(nmsg)]
             nbytes = np.array([data.wire_bytes(g) for g in groups], np.int64)
             operations = np.array([data.combine_operations(g) for g in groups], np.int64)
-        program = self._add_programs(cols, src, dst, nbytes, operations)
+        program = self._add_programs(cols, src, dst, nbytes, operations, data)
         slot = cols.phase[first] * nprocs + src
         slot_msg_off = np.zeros(slots + 1, np.int64)
         np.cumsum(np.bincount(slot, minlength=slots), out=slot_msg_off[1:])
@@ -395,7 +434,7 @@ class NativeRun:
             u32(np.array(barrier_size, np.int64)), np.array(barrier_delay_s, np.float64))
 
     def _add_programs(self, cols: ScheduleColumns, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
-                      operations: np.ndarray) -> np.ndarray:
+                      operations: np.ndarray, data) -> np.ndarray:
         """Every message's program (as Interpreter._send times it): a local copy's copy time or
         the network's transfer, then the receiver combining reduction partials. Where the
         network gives its programs' shape (Network.program_shape) the core makes each sent
@@ -407,6 +446,8 @@ class NativeRun:
         sent = src != dst
         sent_ids = cols.table[cols.first[sent], MESSAGE]
         shape = self.network.program_shape(sent_ids)
+        if isinstance(shape, WormholeShape):
+            return self._add_switched_programs(shape, cols, sent, dst, nbytes, operations, data)
         if shape is not None:
             return self._add_shaped_programs(shape, sent, dst, nbytes, operations)
         if not self.network.programs_as_columns(sent_ids):
@@ -422,18 +463,73 @@ class NativeRun:
         sent_at = np.flatnonzero(sent)
         kept, program_of = _distinct([nbytes[sent_at], operations[sent_at]])
         data_s = np.ascontiguousarray(shape.data_s(nbytes[sent_at[kept]]), np.float64)
+        combines, combine_s = self._combining(sent_at, kept, dst, operations)
+        first = self.core.add_shaped_programs(self._shape(shape), data_s, combines.astype(np.uint8),
+                                              combine_s)
+        program[sent_at] = first + program_of
+        self._add_copy_programs(program, sent, dst, nbytes, operations)
+        return program
+
+    def _add_switched_programs(self, shape: WormholeShape, cols: ScheduleColumns, sent: np.ndarray,
+                               dst: np.ndarray, nbytes: np.ndarray, operations: np.ndarray,
+                               data) -> np.ndarray:
+        """The sent messages' programs by the torus's wormhole shape (one per distinct bytes,
+        merges, kind, collective and phase, and the library's strided bytes at each end, which
+        the application's code packs and unpacks: the data's `strided_bytes`, as
+        Interpreter._send asks), the local copies' as ops (a library copy's packing around its
+        copy time); returns each message's program id."""
+        program = np.empty(len(sent), np.int64)
+        kind, collective, phase = shape.kinds(cols.table[cols.first, MESSAGE])
+        library = kind == MessageKind.LIBRARY
+        gather, scatter = _strided_bytes(cols, data.strided_bits() if library.any() else None)
+        gather[~library], scatter[~library] = 0, 0  # only the library's messages are packed
+        pack_s, unpack_s = np.zeros(len(sent)), np.zeros(len(sent))
+        pack_s[library] = self._times(gather[library], shape.pack_s)
+        unpack_s[library] = self._times(scatter[library], shape.pack_s)
+        sent_at = np.flatnonzero(sent)
+        alike = (nbytes, operations, kind, collective, phase, gather, scatter)  # what a program depends on
+        kept, program_of = _distinct([column[sent_at] for column in alike])
+        at = sent_at[kept]
+        data_s = np.ascontiguousarray(shape.route.data_s(nbytes[at]), np.float64)
+        combines, combine_s = self._combining(sent_at, kept, dst, operations)
+        first = self.core.add_switched_programs(
+            self._shape(shape), data_s, combines.astype(np.uint8), combine_s,
+            np.ascontiguousarray(kind[at], np.uint8), pack_s[at], unpack_s[at], _u32(collective[at]),
+            _u32(phase[at]))
+        program[sent_at] = first + program_of
+        copies = np.flatnonzero(~sent)
+        if len(copies):
+            kept, program_of = _distinct([nbytes[copies], operations[copies], dst[copies], gather[copies],
+                                          scatter[copies]])
+            at = copies[kept]
+            copy_s = self._times(nbytes[at], self.network.copy_time_s)
+            combine_s = self._times(operations[at], self.network.combine_time_s)
+            cpus = shape.route.cpus
+            first = self._add_program_tuples(
+                (*_busy(cpus[node], pack_s[m]), Hold(copy), *_busy(cpus[node], unpack_s[m]),
+                 *(_combine(self._arithmetic(node), combine) if ops else ()))
+                for m, node, copy, ops, combine in zip(at.tolist(), dst[at].tolist(), copy_s.tolist(),
+                                                       operations[at].tolist(), combine_s.tolist()))
+            program[copies] = first + program_of
+        return program
+
+    def _combining(self, sent_at: np.ndarray, kept: np.ndarray, dst: np.ndarray,
+                   operations: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Which of the distinct sent programs (`kept` of `sent_at`) combine reduction partials and
+        their combine times; the receivers' arithmetic resources told to the core."""
         merges = operations[sent_at[kept]]
         combines = merges > 0
+        combine_s = np.zeros(len(kept), np.float64)
         if combines.any():
             nodes = distinct(dst[sent_at[operations[sent_at] > 0]])
             ids = [self._resource(self._arithmetic(int(n))) for n in nodes.tolist()]
             self.core.set_arithmetic(nodes.astype(np.uint32).tolist(), ids)
-        combine_s = np.zeros(len(kept), np.float64)
-        if combines.any():
             combine_s[combines] = self._times(merges[combines], self.network.combine_time_s)
-        first = self.core.add_shaped_programs(self._shape(shape), data_s, combines.astype(np.uint8),
-                                              combine_s)
-        program[sent_at] = first + program_of
+        return combines, combine_s
+
+    def _add_copy_programs(self, program: np.ndarray, sent: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
+                           operations: np.ndarray) -> None:
+        """The local copies' programs as ops (one per distinct bytes, merges and node), into `program`."""
         copies = np.flatnonzero(~sent)
         if len(copies):
             kept, program_of = _distinct([nbytes[copies], operations[copies], dst[copies]])
@@ -441,7 +537,6 @@ class NativeRun:
             first = self._add_program_chunk(dst[at], dst[at], nbytes[at], operations[at],
                                             np.zeros(len(at), np.int64))
             program[copies] = first + program_of
-        return program
 
     def _shape(self, shape: ProgramShape) -> int:
         """The shape in the core (its resources by core id); returns its id."""
@@ -509,15 +604,23 @@ class NativeRun:
     def _add_programs_one_by_one(self, cols: ScheduleColumns, nbytes: np.ndarray,
                                  operations: np.ndarray) -> int:
         """The programs of a network that gives them message by message (transfer_program)."""
+        def programs():
+            for m, (size, ops) in enumerate(zip(nbytes.tolist(), operations.tolist())):
+                first = cols.send(int(cols.msg_start[m]))
+                message = first if size == first.nbytes else first._replace(nbytes=size)
+                yield self._program(first, message, size, ops)
+
+        return self._add_program_tuples(programs())
+
+    def _add_program_tuples(self, programs: Iterable[TransferProgram]) -> int:
+        """These programs (Acquire, Hold and Release ops) in the core, in order; the first's id."""
         offsets: list[int] = [0]  # message i's program: ops offsets[i]..offsets[i + 1]
         codes: list[int] = []
         args: list[int] = []  # the resource of an acquire or release
         holds: list[float] = []  # the seconds of a hold
         resource_ids = self.resource_ids
-        for m, (size, ops) in enumerate(zip(nbytes.tolist(), operations.tolist())):
-            first = cols.send(int(cols.msg_start[m]))
-            message = first if size == first.nbytes else first._replace(nbytes=size)
-            for op in self._program(first, message, size, ops):
+        for program in programs:
+            for op in program:
                 if type(op) is Hold:
                     codes.append(HOLD)
                     args.append(0)
@@ -597,6 +700,8 @@ class NativeRun:
             if kind == "resource":
                 holds = f"holds {self.resources[info[0]].name}"
                 found = [(self._name(h), holds) for h in blockers]
+            elif kind == "gate":  # a header at the switch's gate: Gates.wait's event has no producer
+                found = []
             elif kind == "allof":
                 found = [(self._name(c), f"{self._name(c)} unfinished") for c in blockers]
                 if info[2]:

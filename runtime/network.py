@@ -12,7 +12,8 @@ A network may also declare a message's transfer as a *program* (`transfer_progra
 list of Acquire / Hold / Release ops on its resources. The Python engine plays it (`play`), and
 the native event core (runtime/native_run.py, docs/engine.md) runs a whole plan without a Python
 call per event when every message of the plan has one. A network whose programs all follow one
-pattern may instead declare that pattern once (`program_shape`: `PortsShape`, `TorusRouteShape`),
+pattern may instead declare that pattern once (`program_shape`: `PortsShape`, `TorusRouteShape`,
+`WormholeShape`, whose phased messages wait at the switch's `Gates`),
 and the core makes each message's ops from its ends when it starts (runtime/engine_core
 shapes.rs), so no per-message ops are built or copied.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import Any
 
 import numpy as np
@@ -60,12 +62,58 @@ class Release:
     resource: Resource | Pool
 
 
-ProgramOp = Acquire | Hold | Release
+class Gates:
+    """The synchronizing switch's gates (seed 001 Sec. 3.2; targets/iwarp/wormhole.py): per
+    (collective, link) how many tails of the collective's messages passed the link, and the
+    headers waiting for their turn. The counts live as long as the network."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.passed: dict[tuple[int, int], int] = {}
+        self.waiting: dict[tuple[int, int, int], Event] = {}
+
+    def wait(self, coll: int, link: int, phase: int) -> Event | None:
+        """The event a header of `phase` waits for at `link` (phase tails passed); None: go on."""
+        if self.passed.get((coll, link), 0) >= phase:
+            return None
+        event = Event(self.engine, f"switch: link {link} waits for phase {phase - 1} tails")
+        self.waiting[(coll, link, phase)] = event
+        return event
+
+    def tail(self, coll: int, link: int) -> None:
+        """A tail passed `link`: count it, and let the header waiting for that count go on."""
+        count = self.passed[(coll, link)] = self.passed.get((coll, link), 0) + 1
+        event = self.waiting.pop((coll, link, count), None)
+        if event is not None:
+            event.succeed()
+
+
+@dataclass(frozen=True, slots=True)
+class WaitGate:
+    """Wait at `link`'s gate until `phase` tails of `collective` passed it (Gates.wait)."""
+
+    gates: Gates
+    collective: int
+    link: int
+    phase: int
+
+
+@dataclass(frozen=True, slots=True)
+class PassTail:
+    """The message's tail passed `link`: count it at the link's gate (Gates.tail)."""
+
+    gates: Gates
+    collective: int
+    link: int
+
+
+ProgramOp = Acquire | Hold | Release | WaitGate | PassTail
 TransferProgram = tuple[ProgramOp, ...]
 
 
-# The kinds of program op, in the order of ProgramColumns.kinds' codes.
-OP_KINDS: tuple[type[ProgramOp], ...] = (Acquire, Hold, Release)
+# The kinds of program op as columns (no gates), in the order of ProgramColumns.kinds' codes.
+ColumnOp = Acquire | Hold | Release
+OP_KINDS: tuple[type[ColumnOp], ...] = (Acquire, Hold, Release)
 
 
 @dataclass(frozen=True)
@@ -167,7 +215,37 @@ class TorusRouteShape:
     data_s: Callable[[np.ndarray], np.ndarray]  # each message's data time by its bytes (transfer_program's)
 
 
-ProgramShape = PortsShape | TorusRouteShape
+class MessageKind(IntEnum):
+    """What a message of a WormholeShape is (the core's codes, wormhole.rs Kind)."""
+
+    PLAIN = 0
+    LIBRARY = 1
+    PHASED = 2
+
+
+@dataclass(frozen=True)
+class WormholeShape:
+    """targets/iwarp/wormhole.py's messages of every kind on its torus (its `program`): the
+    plain ones as TorusRouteShape's; a library message (LIBRARY) with `pack_s` of its strided
+    bytes on the sender's processor before (when that takes time), a slot of
+    `library_sends[src]` from the overhead to the end, after the hops a slot of
+    `library_receives[dst]` and `receive_overhead_s` on the receiver's processor, the slots
+    released after the streams (the send slot before the virtual channels, the receive slot
+    after), and `pack_s` of its strided bytes on the receiver's processor after; a phased one
+    (PHASED) with `phased_overhead_s` as its overhead, a WaitGate before each hop's channel and
+    a PassTail per hop in path order after every release."""
+
+    route: TorusRouteShape
+    library_sends: tuple[Pool, ...]
+    library_receives: tuple[Pool, ...]
+    receive_overhead_s: float
+    phased_overhead_s: float
+    pack_s: Callable[[int], float]  # the application's code for this many strided bytes
+    # each message id's (MessageKind, collective, phase); collective and phase 0 unless phased
+    kinds: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+ProgramShape = PortsShape | TorusRouteShape | WormholeShape
 
 
 def play(engine: Engine, program: TransferProgram) -> Generator[Event, Any, None]:
@@ -178,8 +256,14 @@ def play(engine: Engine, program: TransferProgram) -> Generator[Event, Any, None
             yield op.resource.request()
         elif isinstance(op, Hold):
             yield engine.timeout(op.time_s, "hold")
-        else:
+        elif isinstance(op, Release):
             op.resource.release()
+        elif isinstance(op, WaitGate):
+            gate = op.gates.wait(op.collective, op.link, op.phase)
+            if gate is not None:
+                yield gate
+        else:
+            op.gates.tail(op.collective, op.link)
 
 
 @dataclass(frozen=True)
@@ -256,9 +340,9 @@ class Network(ABC):
 
     def packs(self, message: int) -> bool:
         """Whether `pack` / `unpack` take time for the messages of this id (the application's
-        code on the nodes' processors): the native core cannot run those bodies, so a plan
-        with such a message stays on the Python engine (runtime/native_run.py). None do by
-        default."""
+        code on the nodes' processors): the native core runs those only where the network's
+        program shape carries their times (WormholeShape); else a plan with such a message
+        stays on the Python engine (runtime/native_run.py). None do by default."""
         return False
 
     def transfer_program(self, t: Transfer) -> TransferProgram | None:

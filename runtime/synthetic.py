@@ -94,6 +94,10 @@ class SyntheticData(MovesOneByOne):
         Table 1's footnote 5)."""
         return 0, 0
 
+    def strided_bits(self) -> None:
+        """As strided_bytes: no block is strided."""
+        return None
+
     def combine_operations(self, group: tuple[Transfer, ...]) -> int:
         """Synthetic blocks are exchanged, never combined."""
         return 0

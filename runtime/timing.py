@@ -78,6 +78,10 @@ class TimingData:
             return 0, 0
         return strided_bytes(group, self._bits)
 
+    def strided_bits(self) -> np.ndarray | None:
+        """As AssignmentData.strided_bits."""
+        return np.array(self.strided, np.uint8) if self.strided else None
+
     def _bits(self, origin: int, final: int) -> int:
         return self.strided[origin][final]
 

@@ -49,7 +49,7 @@ class Platform:
     routes: dict[tuple[int, int], list[str]] | None = None  # links per pair; None: SimGrid's own
     links: dict[str, tuple[float, float]] = field(default_factory=dict)  # (bytes/s, latency s)
     # True for a message that iWarp's synchronizing switch gates (its phased messages): its
-    # header takes a link only after the link's previous phases have passed (wormhole.SwitchGates)
+    # header takes a link only after the link's previous phases have passed (runtime/network.py Gates)
     switched: Callable[[Transfer], bool] = lambda t: False
 
     def shared_links(self, pairs: Iterable[tuple[int, int]]) -> int:

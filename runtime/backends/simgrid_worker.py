@@ -15,7 +15,7 @@ sends have, its own sends waited for in the next phase); a `barrier` phase then 
 nodes and the barrier time, or, scoped to groups, for the node's group and the barrier time of
 the group's size.
 Messages marked `switched` (iWarp's phased messages) pass the synchronizing switch's
-per-link gates first (Switch below, targets/iwarp/wormhole.py SwitchGates). Every message
+per-link gates first (Switch below, runtime/network.py Gates). Every message
 carries its (schedule, phase, index) and the receiver checks it: a message that arrives
 in the wrong phase or out of order is reported as a problem.
 """
@@ -43,7 +43,7 @@ def runs_on(step: dict, node: int) -> bool:
 
 class Switch:
     """iWarp's synchronizing switch (001 Sec. 2.2, Lemma 1), as the built-in model has it
-    (targets/iwarp/wormhole.py SwitchGates): a link forwards the header of a schedule's phase-k
+    (runtime/network.py Gates): a link forwards the header of a schedule's phase-k
     message only after the tails of all its phase 0..k-1 messages have passed. The gates sit
     on the links of SimGrid's own route, so the rule also holds on the TorusZone, where a
     link may carry two messages of a phase or none.

@@ -35,18 +35,24 @@ import numpy as np
 
 from phalanx.compiler.schedule import Schedule, Transfer
 from phalanx.compiler.target import AS_PATTERN
-from phalanx.runtime.engine import Engine, Event, Pool, Resource
+from phalanx.runtime.engine import Engine, Pool, Resource
 from phalanx.runtime.fastpath import FastPhase, FastPlan
 from phalanx.runtime.network import (
     Acquire,
     FailedLink,
+    Gates,
     Hold,
     Layout,
+    MessageKind,
     Network,
+    PassTail,
     ProgramColumns,
+    ProgramOp,
     Release,
     TorusRouteShape,
     TransferProgram,
+    WaitGate,
+    WormholeShape,
     play,
 )
 from phalanx.runtime.plan_columns import distinct
@@ -86,28 +92,6 @@ class SwitchTag(NamedTuple):
         return SwitchTag(*divmod(message - FIRST_SWITCHED, SWITCHED_PHASES))
 
 
-class SwitchGates:
-    """Per (collective, link): how many phased tails passed, and headers waiting for their turn."""
-
-    def __init__(self, engine: Engine):
-        self.engine = engine
-        self.passed: dict[tuple[int, int], int] = {}
-        self.waiting: dict[tuple[int, int, int], Event] = {}
-
-    def wait(self, coll: int, link: int, phase: int) -> Event | None:
-        if self.passed.get((coll, link), 0) >= phase:
-            return None
-        event = Event(self.engine, f"switch: link {link} waits for phase {phase - 1} tails")
-        self.waiting[(coll, link, phase)] = event
-        return event
-
-    def tail(self, coll: int, link: int) -> None:
-        count = self.passed[(coll, link)] = self.passed.get((coll, link), 0) + 1
-        event = self.waiting.pop((coll, link, count), None)
-        if event is not None:
-            event.succeed()
-
-
 class WormholeNetwork(Network):
     """runtime/network.py's Network for an R x C iWarp torus."""
 
@@ -128,7 +112,7 @@ class WormholeNetwork(Network):
         self.memory = pools("memory", params.memory_streams)
         self.library_sends = pools("library sends", params.library_streams)
         self.library_receives = pools("library receives", params.library_streams)
-        self.gates = SwitchGates(engine)
+        self.gates = Gates(engine)
         self.messages = 0
 
     def packs(self, message: int) -> bool:
@@ -136,19 +120,50 @@ class WormholeNetwork(Network):
         return message == LIBRARY_MESSAGE
 
     def transfer_program(self, t: Transfer) -> TransferProgram | None:
-        """A plain message's transfer (`transfer` below) as a program; None for the library's
-        messages (their slots, the receiver's overhead and the application's packing stay in
-        Python) and for phased messages (the switch's gates)."""
-        if t.message == LIBRARY_MESSAGE or SwitchTag.of(t.message) is not None:
-            return None
+        """`program(t)` where the core can run it message by message (a plain or a library
+        message); None for a phased message, whose gates run natively only by shape
+        (program_shape)."""
+        return None if SwitchTag.of(t.message) is not None else self.program(t)
+
+    def program(self, t: Transfer) -> TransferProgram:
+        """A message's transfer (module docstring): the overhead on the sender's processor (with
+        the phase's software for a phased message), a library send slot (the library's), an
+        injection channel, per hop of the route the link's gate (phased) then its virtual
+        channel and the hop latency, a library receive slot and the receiver's overhead on its
+        processor (the library's), the streams and the data time, every release, then a phased
+        message's tail at each link of its route."""
         p, cpu, inject = self.params, self.cpus[t.src], self.inject[t.src]
+        tag, library = SwitchTag.of(t.message), t.message == LIBRARY_MESSAGE
         route = self.routes(t.src, t.dst)
         vcs = [self.vcs[2 * link + pool] for link, pool in route]
         stream = self._stream_resources(t.src, t.dst, route)
-        return (Acquire(cpu), Hold(p.overhead_s), Release(cpu), Acquire(inject),
-                *[op for vc in vcs for op in (Acquire(vc), Hold(p.hop_s))],
+        sends = (self.library_sends[t.src],) if library else ()
+        receives = (self.library_receives[t.dst],) if library else ()
+        receiver = self.cpus[t.dst]
+        hops: list[ProgramOp] = []
+        for (link, _), vc in zip(route, vcs):
+            if tag is not None:
+                hops.append(WaitGate(self.gates, tag.collective, link, tag.phase))
+            hops += (Acquire(vc), Hold(p.hop_s))
+        return (Acquire(cpu), Hold(p.overhead_s + (p.phase_software_s if tag is not None else 0.0)),
+                Release(cpu), *[Acquire(s) for s in sends], Acquire(inject), *hops,
+                *[op for r in receives for op in (Acquire(r), Acquire(receiver), Hold(p.receive_overhead_s),
+                                                  Release(receiver))],
                 *[Acquire(r) for r in stream], Hold(p.data_s(t.nbytes)),
-                *[Release(r) for r in (*stream, *vcs, inject)])
+                *[Release(r) for r in (*stream, *sends, *vcs, *receives, inject)],
+                *([] if tag is None else [PassTail(self.gates, tag.collective, link) for link, _ in route]))
+
+    def pack_program(self, t: Transfer, nbytes: int, node: int) -> TransferProgram:
+        """The application's code packing (on the sender, `node` = t.src) or unpacking (on the
+        receiver) `nbytes` strided bytes of a library message on the node's processor
+        (params.pack_cycles_per_word); nothing for other messages or where it takes no time.
+        Phased messages pay nothing here: Sec. 4.4's estimate for the phased FFT (184,400
+        cycles, 21 frames/s) is the phased AAPC's own time, which already includes its per-phase
+        DMA set-up (Fig. 4 line 5, phase_software_cycles)."""
+        time_s = self.params.pack_s(nbytes)
+        if t.message != LIBRARY_MESSAGE or time_s <= 0:
+            return ()
+        return Acquire(self.cpus[node]), Hold(time_s), Release(self.cpus[node])
 
     def programs_as_columns(self, message: np.ndarray) -> bool:
         """Plain messages while routes take no detour: none of them the library's or phased."""
@@ -164,83 +179,35 @@ class WormholeNetwork(Network):
             return None
         return wormhole_programs(self, src, dst, nbytes)
 
-    def program_shape(self, message: np.ndarray) -> TorusRouteShape | None:
-        """Plain messages' programs have the torus's route shape while routes take no detour
-        (transfer_program); None where a message is the library's or phased."""
-        if not self.programs_as_columns(message):
+    def program_shape(self, message: np.ndarray) -> TorusRouteShape | WormholeShape | None:
+        """The programs' shape while routes take no detour (None otherwise): the torus's route
+        shape where every message is plain, else the wormhole shape of every kind (`program`,
+        and the application's packing, `pack_program`)."""
+        if self.avoiding is not None:
             return None
         torus, p = self.torus, self.params
-        return TorusRouteShape(torus.rows, torus.cols, tuple(self.cpus), tuple(self.inject), tuple(self.vcs),
-                               tuple(self.wires), tuple(self.memory), p.overhead_s, p.hop_s, self._data_s)
+        route = TorusRouteShape(torus.rows, torus.cols, tuple(self.cpus), tuple(self.inject), tuple(self.vcs),
+                                tuple(self.wires), tuple(self.memory), p.overhead_s, p.hop_s, self._data_s)
+        if self.programs_as_columns(message):
+            return route
+        return WormholeShape(route, tuple(self.library_sends), tuple(self.library_receives),
+                             p.receive_overhead_s, p.overhead_s + p.phase_software_s, p.pack_s, message_kinds)
 
     def _data_s(self, nbytes: np.ndarray) -> np.ndarray:
         """Each message's data time (params.data_s, as transfer_program's float)."""
         return np.broadcast_to(self.params.data_s(nbytes.astype(np.float64)), nbytes.shape)
 
     def transfer(self, t: Transfer):
-        eng, p = self.engine, self.params
-        tag = SwitchTag.of(t.message)
         self.messages += 1
-        program = self.transfer_program(t)
-        if program is not None:
-            yield from play(eng, program)
-            return
-        cpu = self.cpus[t.src]
-        yield cpu.request()
-        yield eng.timeout(p.overhead_s + (p.phase_software_s if tag is not None else 0.0), "overhead")
-        cpu.release()
-        library = t.message == LIBRARY_MESSAGE
-        held = []
-        if library:  # the library sends the node's posted messages one slot at a time
-            held.append(self.library_sends[t.src])
-            yield held[-1].request()
-        inject = self.inject[t.src]
-        yield inject.request()
-        route = self.routes(t.src, t.dst)
-        for link, pool in route:
-            if tag is not None:
-                gate = self.gates.wait(tag.collective, link, tag.phase)
-                if gate is not None:
-                    yield gate
-            vc = self.vcs[2 * link + pool]
-            yield vc.request()
-            held.append(vc)
-            yield eng.timeout(p.hop_s, "hop")
-        if library:  # the receiver's library extracts it: a free slot, then its processor
-            held.append(self.library_receives[t.dst])
-            yield held[-1].request()
-            receiver = self.cpus[t.dst]
-            yield receiver.request()
-            yield eng.timeout(p.receive_overhead_s, "receive overhead")
-            receiver.release()
-        stream = self._stream_resources(t.src, t.dst, route)
-        for resource in stream:
-            yield resource.request()
-        yield eng.timeout(p.data_s(t.nbytes), "data")
-        for resource in (*stream, *held, inject):
-            resource.release()
-        if tag is not None:
-            for link, _ in route:
-                self.gates.tail(tag.collective, link)
+        yield from play(self.engine, self.program(t))
 
     def pack(self, t: Transfer, nbytes: int):
-        """The Fx compiler's code packs a library message's strided blocks on the sender's
-        processor (params.pack_cycles_per_word). Phased messages pay nothing here: Sec. 4.4's
-        estimate for the phased FFT (184,400 cycles, 21 frames/s) is the phased AAPC's own time,
-        which already includes its per-phase DMA set-up (Fig. 4 line 5, phase_software_cycles)."""
-        if t.message == LIBRARY_MESSAGE:
-            yield from self._busy(self.cpus[t.src], self.params.pack_s(nbytes), "pack")
+        """The sender's code packs a library message's strided blocks (pack_program)."""
+        yield from play(self.engine, self.pack_program(t, nbytes, t.src))
 
     def unpack(self, t: Transfer, nbytes: int):
-        """The receiver's processor unpacks a library message's strided blocks, as `pack`."""
-        if t.message == LIBRARY_MESSAGE:
-            yield from self._busy(self.cpus[t.dst], self.params.pack_s(nbytes), "unpack")
-
-    def _busy(self, cpu: Resource, time_s: float, what: str):
-        if time_s > 0:
-            yield cpu.request()
-            yield self.engine.timeout(time_s, what)
-            cpu.release()
+        """The receiver's processor unpacks a library message's strided blocks (pack_program)."""
+        yield from play(self.engine, self.pack_program(t, nbytes, t.dst))
 
     def _stream_resources(self, src: int, dst: int, route) -> list:
         """Memory streams of both ends, then the route's wires: one global order (memory by
@@ -318,6 +285,16 @@ class WormholeNetwork(Network):
     def resources(self) -> list:
         return (self.cpus + self.vcs + self.wires + self.memory + self.inject + self.library_sends
                 + self.library_receives)
+
+
+def message_kinds(message: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each message id's (MessageKind, collective, phase) (WormholeShape.kinds): a SwitchTag's
+    collective and phase for a phased message, 0 and 0 otherwise."""
+    phased = message >= FIRST_SWITCHED
+    kind = np.where(message == LIBRARY_MESSAGE, MessageKind.LIBRARY, MessageKind.PLAIN).astype(np.uint8)
+    kind[phased] = MessageKind.PHASED
+    collective, phase = np.divmod(np.where(phased, message - FIRST_SWITCHED, 0), SWITCHED_PHASES)
+    return kind, collective, phase
 
 
 def fast_plan(network: WormholeNetwork, schedule: Schedule) -> FastPlan | None:

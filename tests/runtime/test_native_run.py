@@ -139,17 +139,6 @@ def test_a_network_without_programs_for_every_message_runs_in_python():
 
 
 
-def test_a_torus_plan_whose_messages_pack_runs_in_python():
-    """The deposit library's messages take slots and the application packs them (Network.packs):
-    no program, so `message-passing` stays on the Python engine; `direct` runs natively."""
-    source = kind_program("alltoall", 16, 64)
-    library = compile_text(source, target="torus:4x4", algorithm="message-passing", cost="closed-form")
-    network = library.target.build_network(Engine())
-    assert native_plan(library.plan, network, fast=True) is None
-    direct = compile_text(source, target="torus:4x4", algorithm="direct", cost="closed-form")
-    assert native_plan(direct.plan, network, fast=True) is not None
-
-
 def errors(compiled) -> list[str]:
     """The error of the run on each engine."""
     out = []

@@ -1,7 +1,8 @@
 //! The Python interface of the core (runtime/native_run.py).
 
 use crate::model::*;
-use crate::shapes::{torus_of, Program, Shape, ShapedOp, TorusRoute};
+use crate::shapes::{Program, Shape, ShapedOp, TorusRoute};
+use crate::wormhole::{Kind, Switched, Wormhole};
 use pyo3::buffer::{Element, PyBuffer};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -38,7 +39,7 @@ impl Core {
             in_event: false, started: false, resources: Vec::new(), kinds: Vec::new(), pool_holders: Vec::new(), programs: Vec::new(), ops: Vec::new(),
             shapes: Vec::new(), arithmetic: vec![NONE; nprocs], routes: Vec::new(), route_words: 0,
             free_routes: Vec::new(),
-            hops: Vec::new(),
+            hops: Vec::new(), switch: Default::default(), gates: Default::default(),
             scheds: Vec::new(), items: Vec::new(), run_sched: vec![-1; run_count],
             flights: (0..run_count).map(|_| None).collect(), nodes, procs: Vec::new(), live: 0,
             barriers: Vec::new(), timing_start: vec![f64::INFINITY; run_count],
@@ -154,52 +155,96 @@ impl Core {
     }
 
     /// The ops of program `program` for a message from src to dst, as (codes, resource ids,
-    /// seconds) in add_programs' codes (for tests: shaped programs against explicit ones).
+    /// seconds) in add_programs' codes (for tests: shaped programs against explicit ones); a
+    /// gate's wait is code 3 and a tail code 4, their resource id the link (`program_gates`).
     fn program_ops(&mut self, program: usize, src: u32, dst: u32) -> PyResult<(Vec<u8>, Vec<u32>, Vec<f64>)> {
-        let Some(&found) = self.programs.get(program) else {
-            return Err(PyValueError::new_err(format!("no program {program}")));
-        };
-        if src as usize >= self.nprocs || dst as usize >= self.nprocs {
-            return Err(PyValueError::new_err(format!("no node {src} or {dst}")));
-        }
-        let ops = match found {
-            Program::Ops { first, end } => self.ops[first as usize..end as usize].to_vec(),
-            Program::Shaped { .. } => {  // op by op as a message takes them (walkers.rs op_at)
-                let (mut route, mut hops) = (Vec::new(), Vec::new());
-                let mut out = Vec::new();
-                for pc in 0.. {
-                    let known = (!route.is_empty()).then_some(route.as_slice());
-                    match self.shaped_op(found, pc, src, dst, known) {
-                        ShapedOp::Op(op) => out.push(op),
-                        ShapedOp::End => break,
-                        ShapedOp::NeedsRoute => {
-                            let torus = torus_of(&self.shapes, found);
-                            route.resize(torus.route_words(), 0);
-                            torus.route_resources(src, dst, &mut hops, &mut route);
-                            match self.shaped_op(found, pc, src, dst, Some(&route)) {
-                                ShapedOp::Op(op) => out.push(op),
-                                _ => break,
-                            }
-                        }
-                    }
-                }
-                out
-            }
-        };
         let mut codes = Vec::new();
         let mut args = Vec::new();
         let mut holds = Vec::new();
-        for op in ops {
+        for op in self.ops_of(program, src, dst)? {
             let (code, arg, hold) = match op {
                 Op::Acquire(r) => (0, r, 0.0),
                 Op::Hold(s) => (1, 0, s),
                 Op::Release(r) => (2, r, 0.0),
+                Op::WaitGate { link, .. } => (3, link, 0.0),
+                Op::PassTail { link, .. } => (4, link, 0.0),
             };
             codes.push(code);
             args.push(arg);
             holds.push(hold);
         }
         Ok((codes, args, holds))
+    }
+
+    /// The gate ops of program `program` from src to dst in order, as (code 3 a wait or 4 a
+    /// tail, collective, link, phase; a tail's phase 0), for tests.
+    fn program_gates(&mut self, program: usize, src: u32, dst: u32) -> PyResult<Vec<(u8, u32, u32, u32)>> {
+        Ok(self.ops_of(program, src, dst)?.into_iter().filter_map(|op| match op {
+            Op::WaitGate { collective, link, phase } => Some((3, collective, link, phase)),
+            Op::PassTail { collective, link } => Some((4, collective, link, 0)),
+            _ => None,
+        }).collect())
+    }
+
+    /// The torus's library and phased messages' shape (wormhole.rs): the plain torus shape's
+    /// resources and times (add_torus_shape), each node's library send and receive slots
+    /// (pools), the receiver's overhead and a phased message's overhead. Returns its id.
+    #[allow(clippy::too_many_arguments)]
+    fn add_wormhole_shape(&mut self, rows: usize, cols: usize, cpu: Vec<u32>, inject: Vec<u32>, vc: Vec<u32>,
+                          wire: Vec<u32>, memory: Vec<u32>, overhead_s: f64, hop_s: f64,
+                          library_sends: Vec<u32>, library_receives: Vec<u32>, receive_overhead_s: f64,
+                          phased_overhead_s: f64) -> PyResult<u32> {
+        let plain = self.add_torus_shape(rows, cols, cpu, inject, vc, wire, memory, overhead_s, hop_s)?;
+        let Some(Shape::TorusRoute(torus)) = self.shapes.pop() else {
+            unreachable!("add_torus_shape added a torus shape")
+        };
+        debug_assert_eq!(plain as usize, self.shapes.len());
+        self.check_resources(library_sends.iter().chain(&library_receives))?;
+        if library_sends.len() != rows * cols || library_receives.len() != rows * cols {
+            return Err(PyValueError::new_err("a wormhole shape needs a library send and receive pool per node"));
+        }
+        let wormhole = Wormhole { torus, library_sends, library_receives, receive_overhead_s, phased_overhead_s };
+        if wormhole.most_ops() > MAX_PROGRAM_OPS {
+            return Err(PyValueError::new_err(format!("a {rows}x{cols} torus's library and phased messages take up to \
+                                                      {} ops a message; the core takes at most {MAX_PROGRAM_OPS}",
+                                                     wormhole.most_ops())));
+        }
+        self.route_words = self.route_words.max(wormhole.route_words());
+        self.switch.wormholes.push(wormhole);
+        Ok(self.switch.wormholes.len() as u32 - 1)
+    }
+
+    /// Programs of wormhole shape `wormhole`, one per entry: the data time, the combining (as
+    /// add_shaped_programs), `kinds` 0 plain, 1 the library's (with the pack and unpack times,
+    /// 0 where that code takes none), 2 phased (with its collective and phase). Returns the
+    /// first's id. (Arrays: numpy float64, uint8, float64, uint8, float64, float64, uint32, uint32.)
+    #[allow(clippy::too_many_arguments)]
+    fn add_switched_programs(&mut self, py: Python<'_>, wormhole: u32, data_s: PyBuffer<f64>,
+                             combines: PyBuffer<u8>, combine_s: PyBuffer<f64>, kinds: PyBuffer<u8>,
+                             pack_s: PyBuffer<f64>, unpack_s: PyBuffer<f64>, collective: PyBuffer<u32>,
+                             phase: PyBuffer<u32>) -> PyResult<u32> {
+        let (data_s, combines, combine_s) = (array(py, data_s)?, flags(py, combines)?, array(py, combine_s)?);
+        let (kinds, pack_s, unpack_s) = (array(py, kinds)?, array(py, pack_s)?, array(py, unpack_s)?);
+        let (collective, phase) = (array(py, collective)?, array(py, phase)?);
+        let n = data_s.len();
+        if wormhole as usize >= self.switch.wormholes.len()
+            || [combines.len(), combine_s.len(), kinds.len(), pack_s.len(), unpack_s.len(), collective.len(),
+                phase.len()].iter().any(|&l| l != n) {
+            return Err(PyValueError::new_err("switched programs: unknown shape or arrays of inconsistent lengths"));
+        }
+        let first = self.programs.len() as u32;
+        for i in 0..n {
+            let kind = match kinds[i] {
+                0 => Kind::Plain,
+                1 => Kind::Library { pack_s: pack_s[i], unpack_s: unpack_s[i] },
+                2 => Kind::Phased { collective: collective[i], phase: phase[i] },
+                k => return Err(PyValueError::new_err(format!("switched program {i}: unknown kind {k}"))),
+            };
+            self.programs.push(Program::Switched(self.switch.programs.len() as u32));
+            self.switch.programs.push(Switched { wormhole, data_s: data_s[i],
+                                                 combine_s: combines[i].then_some(combine_s[i]), kind });
+        }
+        Ok(first)
     }
 
     /// One schedule's arrays (runtime/native_run.py `_add_schedule`): numpy uint32 but for the
@@ -232,8 +277,12 @@ impl Core {
             return Err(PyValueError::new_err("a message names an unknown program"));
         }
         let combines_without_arithmetic = msg_program.iter().zip(&msg_dst).any(|(&p, &d)| {
-            matches!(self.programs[p as usize], Program::Shaped { combine_s: Some(_), .. })
-                && self.arithmetic[d as usize] == NONE
+            let combines = match self.programs[p as usize] {
+                Program::Shaped { combine_s, .. } => combine_s.is_some(),
+                Program::Switched(i) => self.switch.programs[i as usize].combine_s.is_some(),
+                Program::Ops { .. } => false,
+            };
+            combines && self.arithmetic[d as usize] == NONE
         });
         if combines_without_arithmetic || msg_dst.iter().chain(&msg_src).any(|&n| n as usize >= nprocs) {
             return Err(PyValueError::new_err("a message's node lies outside the schedule, or it combines \
@@ -369,12 +418,13 @@ impl Core {
          self.span_label.clone(), self.span_peer.clone())
     }
 
-    /// What each live process waits for, for a deadlock report: (who, "allof" | "barrier" |
+    /// What each live process waits for, for a deadlock report: (who, "allof" | "barrier" | "gate" |
     /// "resource", info, blockers). allof: info [run, phase, inbox still pending], blockers the
     /// unfinished message processes; barrier: info [run, phase, group], blockers the nodes in it;
-    /// resource: info [resource], blockers its holders.
+    /// resource: info [resource], blockers its holders; gate (a header at the switch, gates.rs): none.
     fn live_waits(&self) -> Waits {
         let mut out = Vec::new();
+        let at_gates = self.gate_waiters();
         for (pid, p) in self.procs.iter().enumerate() {
             if p.done {
                 continue;
@@ -384,6 +434,8 @@ impl Core {
                 if p.waits_for != NONE {
                     let holders = self.holders(p.waits_for as usize).into_iter().map(|h| self.who(h)).collect();
                     out.push((who, "resource".to_string(), vec![p.waits_for as i64], holders));
+                } else if at_gates.contains(&(pid as u32)) {
+                    out.push((who, "gate".to_string(), Vec::new(), Vec::new())); // waits for no one
                 }
                 continue;
             }
@@ -406,5 +458,39 @@ impl Core {
             }
         }
         out
+    }
+}
+
+impl Core {
+    /// Every op of program `program` for a message from src to dst, op by op as a message
+    /// takes them (walkers.rs op_at).
+    fn ops_of(&mut self, program: usize, src: u32, dst: u32) -> PyResult<Vec<Op>> {
+        let Some(&found) = self.programs.get(program) else {
+            return Err(PyValueError::new_err(format!("no program {program}")));
+        };
+        if src as usize >= self.nprocs || dst as usize >= self.nprocs {
+            return Err(PyValueError::new_err(format!("no node {src} or {dst}")));
+        }
+        if let Program::Ops { first, end } = found {
+            return Ok(self.ops[first as usize..end as usize].to_vec());
+        }
+        let (mut route, mut hops) = (Vec::new(), Vec::new());
+        let mut out = Vec::new();
+        for pc in 0.. {
+            let known = (!route.is_empty()).then_some(route.as_slice());
+            match self.shaped_op(found, pc, src, dst, known) {
+                ShapedOp::Op(op) => out.push(op),
+                ShapedOp::End => break,
+                ShapedOp::NeedsRoute => {
+                    route.resize(self.route_words_of(found), 0);
+                    self.route_resources(found, src, dst, &mut hops, &mut route);
+                    match self.shaped_op(found, pc, src, dst, Some(&route)) {
+                        ShapedOp::Op(op) => out.push(op),
+                        _ => break,
+                    }
+                }
+            }
+        }
+        Ok(out)
     }
 }

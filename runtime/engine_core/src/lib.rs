@@ -19,10 +19,12 @@
 mod api;
 mod data;
 mod events;
+mod gates;
 mod model;
 mod resources;
 mod shapes;
 mod walkers;
+mod wormhole;
 
 use model::*;
 use pyo3::prelude::*;

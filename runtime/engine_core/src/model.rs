@@ -51,6 +51,8 @@ pub(crate) enum Op {
     Acquire(u32),
     Hold(f64),
     Release(u32),
+    WaitGate { collective: u32, link: u32, phase: u32 }, // gates.rs
+    PassTail { collective: u32, link: u32 },
 }
 
 /// One schedule as plain arrays (runtime/native_run.py builds them); `slot` = phase * nprocs + node.
@@ -167,6 +169,8 @@ pub(crate) struct Core {
     pub(crate) route_words: usize, // the longest route's resources of the torus shapes
     pub(crate) free_routes: Vec<u32>, // slots of `routes` free for reuse
     pub(crate) hops: Vec<(u32, u32)>, // scratch for routes
+    pub(crate) switch: crate::wormhole::Switch, // the torus's library and phased shapes (wormhole.rs)
+    pub(crate) gates: crate::gates::Gates,
     pub(crate) scheds: Vec<Sched>,
     pub(crate) items: Vec<Item>,
     pub(crate) run_sched: Vec<i64>,

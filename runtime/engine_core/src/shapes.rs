@@ -44,6 +44,7 @@ pub(crate) struct TorusRoute {
 pub(crate) enum Program {
     Ops { first: u32, end: u32 },
     Shaped { shape: u32, data_s: f64, combine_s: Option<f64> },
+    Switched(u32), // a program of a wormhole shape, by its index in Core::switch (wormhole.rs)
 }
 
 /// Op `pc` of a shaped program, as far as it is known without the message's route.
@@ -173,6 +174,9 @@ impl Core {
     /// injection channel, so the millions of messages a phase starts hold none while they wait).
     pub(crate) fn shaped_op(&self, program: Program, pc: usize, src: u32, dst: u32, route: Option<&[u32]>)
                             -> ShapedOp {
+        if let Program::Switched(i) = program {
+            return self.switched_op(i, pc, src, dst, route);
+        }
         let Program::Shaped { shape, data_s, combine_s } = program else {
             unreachable!("explicit programs are read from their ops")
         };
@@ -222,4 +226,24 @@ pub(crate) fn torus_of(shapes: &[Shape], program: Program) -> &TorusRoute {
         unreachable!("shaped_op gives every op of the ports shape")
     };
     t
+}
+
+impl Core {
+    /// The u32 the route of shaped program `program` takes at most (`route_resources`).
+    pub(crate) fn route_words_of(&self, program: Program) -> usize {
+        match program {
+            Program::Switched(i) => self.switched_route_words(i),
+            _ => torus_of(&self.shapes, program).route_words(),
+        }
+    }
+
+    /// The route's resources of a shaped torus or wormhole program from src to dst into `out`
+    /// (at least `route_words_of` long, for `shaped_op`); `hops` is scratch space.
+    pub(crate) fn route_resources(&self, program: Program, src: u32, dst: u32, hops: &mut Vec<(u32, u32)>,
+                                  out: &mut [u32]) {
+        match program {
+            Program::Switched(i) => self.switched_route(i, src, dst, hops, out),
+            _ => torus_of(&self.shapes, program).route_resources(src, dst, hops, out),
+        }
+    }
 }

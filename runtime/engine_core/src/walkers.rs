@@ -1,7 +1,7 @@
 //! The node walkers and message processes of runtime/interpreter.py, event for event.
 
 use crate::model::*;
-use crate::shapes::{torus_of, Program, ShapedOp};
+use crate::shapes::{Program, ShapedOp};
 use std::collections::HashMap;
 
 impl Core {
@@ -225,6 +225,12 @@ impl Core {
                     return Ok(());
                 }
                 Op::Release(r) => self.release(r as usize, pid),
+                Op::WaitGate { collective, link, phase } => {
+                    if !self.wait_gate(collective, link, phase, pid) {
+                        return Ok(());
+                    }
+                }
+                Op::PassTail { collective, link } => self.pass_tail(collective, link),
             }
         }
         if self.procs[p].route != NONE {
@@ -276,8 +282,9 @@ impl Core {
             (self.routes.len() - words) as u32
         });
         let (src, dst) = (self.procs[p].src, self.procs[p].dst);
-        let out = &mut self.routes[at as usize..at as usize + words];
-        torus_of(&self.shapes, program).route_resources(src, dst, &mut self.hops, out);
+        let (mut routes, mut hops) = (std::mem::take(&mut self.routes), std::mem::take(&mut self.hops));
+        self.route_resources(program, src, dst, &mut hops, &mut routes[at as usize..at as usize + words]);
+        (self.routes, self.hops) = (routes, hops);
         at
     }
 
@@ -290,7 +297,7 @@ impl Core {
                 let at = first as usize + pc;
                 (at < end as usize).then(|| self.ops[at])
             }
-            Program::Shaped { .. } => {
+            Program::Shaped { .. } | Program::Switched(_) => {
                 let route = (at != NONE as usize).then(|| &self.routes[at..at + self.route_words]);
                 match self.shaped_op(program, pc, src, dst, route) {
                     ShapedOp::Op(op) => Some(op),

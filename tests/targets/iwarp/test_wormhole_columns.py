@@ -34,10 +34,14 @@ def test_programs_as_columns_are_transfer_program_op_for_op(spec):
     assert resolve(spec).build_network(Engine()).programs_as_columns(np.zeros(1, np.int64))
 
 
-def test_library_and_phased_messages_have_no_program_and_only_the_library_packs():
+def test_library_and_phased_messages_have_no_columns_and_only_the_library_packs():
+    """They run natively by the wormhole shape (tests/runtime/test_native_wormhole.py); one by
+    one the library's have their program, the phased ones none (the core's gates are the
+    shape's)."""
     network = resolve("torus:4x4").build_network(Engine())
     phased = SwitchTag(0, 3).message
-    assert network.transfer_program(Transfer(0, 5, 64, 0, 5, LIBRARY_MESSAGE)) is None
+    library = Transfer(0, 5, 64, 0, 5, LIBRARY_MESSAGE)
+    assert network.transfer_program(library) == network.program(library)
     assert network.transfer_program(Transfer(0, 5, 64, 0, 5, phased)) is None
     assert [network.packs(m) for m in (0, LIBRARY_MESSAGE, phased)] == [False, True, False]
     src, dst, nbytes = every_pair(16)
