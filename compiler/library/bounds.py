@@ -42,7 +42,11 @@
   be relayed, and a relayed byte costs a relay's port once more (relaybound.py);
 - memory fill: the same on the memory streams a node's sends and receives share (iWarp, the
   torus), whose processor runs the start-ups: the average over the memories of the idle start
-  plus twice the receivers' bytes over their streams (memory_fill_bound_s).
+  plus twice the receivers' bytes over their streams (memory_fill_bound_s);
+- rounds and relays: in a one-destination kind the chains of messages that carry a source's
+  bytes are fixed by their start-up slots, so few slots force long chains: the least over the
+  slots of the larger of the last slot's start and the ports' average busy time for the
+  chains' bytes and start-ups (chainbound.py).
 
 `fixed_routes_bound_s`, the busiest link under the machine's fixed routing, is not among them:
 it holds only for schedules of direct messages (docs/bounds.md, "Fixed routes").
@@ -56,6 +60,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from phalanx.compiler.library.chainbound import rounds_relays_bound_s
 from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.library.registry import PortModel, Route
 from phalanx.compiler.library.relaybound import relay_ports_bound_s
@@ -380,6 +385,8 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
         value_s = bound_s(coll, port)
         if value_s > 0:  # 0: the bound does not apply to this kind or machine
             out[name] = value_s
+    if "start-ups or relays" in out:  # a one-destination kind on single-stream ports
+        out["rounds and relays"] = rounds_relays_bound_s(coll, port, out["start-ups or relays"])
     if port.engine_streams and not port.port_of:
         out["shared engines"] = port.startup_s + port.s_per_byte * engines_load(coll, send, recv) \
             / port.engine_streams
