@@ -7,7 +7,7 @@ that brought it (2, 4), in a later slot. Follow one byte position x of a source 
 the messages that carry it to a destination form a chain whose slots rise, and the chain is
 fixed by its slots (r's message in the first, its receiver's in the second, ...), so with S
 slots in all, at most C(S, j) of r's destinations are reached by chains of j messages, and at
-most k C(S - 1, j - 1) where r starts k messages (every chain begins with one of them). Each
+most C(S, j) - C(S - k, j) where r starts k messages (every chain begins with one of them). Each
 byte of a chain of j messages costs j byte times on the senders' ports (2j on shared engines).
 The ports are busy for every start-up (h) and every such byte, and no port longer than the
 schedule: with S slots, T is at least the average over the P nodes of each node's least sum
@@ -31,15 +31,17 @@ MORE_SLOTS = 16  # slots counted past the fewest (ceil(log2(d + 1))), beyond whi
 
 def chain_lengths(slots: int, messages: int, destinations: int) -> np.ndarray | None:
     """The least chain lengths, shortest first, of `destinations` distinct chains from a node
-    that starts `messages` messages in `slots` slots: at most min(C(S, j), k C(S - 1, j - 1))
-    of length j, and at most 2^S - 2^(S - k) in all (chains from the node's message in slot s
-    reach 2^(S - 1 - s) nodes at most). None where that cannot reach them all."""
+    that starts `messages` messages in `slots` slots. A chain that begins with the node's
+    message in slot s takes its other j - 1 slots from the S - 1 - s after it, so at most
+    C(S - 1 - s, j - 1) are j long; over k distinct slots that is most for slots 0 .. k - 1,
+    C(S, j) - C(S - k, j) in all, 2^S - 2^(S - k) chains of any length. None where they
+    cannot reach every destination."""
     if destinations > 2 ** slots - 2 ** (slots - messages):
         return None
     lengths: list[int] = []
     j = 1
     while len(lengths) < destinations:
-        room = min(math.comb(slots, j), messages * math.comb(slots - 1, j - 1))
+        room = math.comb(slots, j) - math.comb(slots - messages, j)
         lengths += [j] * min(room, destinations - len(lengths))
         j += 1
     return np.array(lengths, dtype=np.float64)
