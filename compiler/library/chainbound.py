@@ -76,8 +76,10 @@ def rounds_relays_bound_s(coll: Collective, port: PortModel, relays_s: float) ->
     busy time with S slots (module docstring). `relays_s`, the `start-ups or relays` bound, is
     that average with slots unlimited, below it for every S: past MORE_SLOTS slots beyond the
     fewest the bound takes the larger of it and the time of that many slots instead of
-    counting on. 0 where a port streams several messages, is shared between nodes, or a
-    start-up holds its sender for nothing. For the one-destination kinds only (the caller's
+    counting on. The busy time never rises with S (more slots allow more chains) and the last
+    start's time does, so the count stops once the busy time is below either. 0 where a port
+    streams several messages, is shared between nodes, or a start-up holds its sender for
+    nothing. For the one-destination kinds only (the caller's
     test: bounds.ONE_DESTINATION_KINDS), whose every byte serves one destination."""
     if port.streams != 1 or port.port_of or port.hold_s <= 0:
         return 0.0
@@ -85,19 +87,26 @@ def rounds_relays_bound_s(coll: Collective, port: PortModel, relays_s: float) ->
     np.fill_diagonal(m, 0.0)
     if not m.any():
         return 0.0
-    blocks = -np.sort(-m, axis=1)
-    blocks = blocks[:, :int((blocks > 0).sum(axis=1).max())]
-    if (blocks == blocks[0]).all():  # every node alike (a complete exchange): one row for all
-        blocks = blocks[:1]
+    n = len(m)
+    block = m[0, 1] if n > 1 else 0.0
+    if block > 0 and np.count_nonzero(m != block) == n:  # a complete exchange: one row for all
+        blocks = np.full((1, n - 1), block)
+    else:
+        blocks = -np.sort(-m, axis=1)
+        blocks = blocks[:, :int((blocks > 0).sum(axis=1).max())]
     first = math.ceil(math.log2(blocks.shape[1] + 1))
 
     def last_start_s(slots: int) -> float:
         return (slots - 1) * port.hold_s + port.startup_s
 
     best = max(relays_s, last_start_s(first + MORE_SLOTS))
+    if ports_busy_s(blocks, first + MORE_SLOTS - 1, port) / len(blocks) >= best:
+        return best  # fewer slots keep the ports busy longer still
     for slots in range(first, first + MORE_SLOTS):
         if last_start_s(slots) >= best:
             break
         busy_s = ports_busy_s(blocks, slots, port) / len(blocks)  # the average over the nodes
         best = min(best, max(last_start_s(slots), busy_s))
+        if busy_s <= max(last_start_s(slots), relays_s):
+            break  # more slots start later and their busy time falls no further than this
     return best
