@@ -60,7 +60,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from phalanx.compiler.library.chainbound import rounds_relays_bound_s
+from phalanx.compiler.library.chainbound import complete_exchange_block, rounds_relays_bound_s
 from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.library.registry import PortModel, Route
 from phalanx.compiler.library.relaybound import relay_ports_bound_s
@@ -274,20 +274,43 @@ def relay_bound_s(coll: Collective, port: PortModel) -> float:
     (2 X_v - the k_v largest of v's blocks), X_v the bytes v holds for others and c 2 on a shared
     engine, else 1. No port is busy longer than the schedule, so it takes at least the average
     over the collective's nodes of each node's least such sum over k. Only where a port moves
-    one message at a time and a start-up holds it (streams 1, no shared cluster ports)."""
+    one message at a time and a start-up holds it (streams 1, no shared cluster ports).
+
+    No sort: the (k + 1)-th message changes the sum by hold_s - c s_per_byte b, b the (k + 1)-th
+    largest block, which never falls as k grows; so the least is at k = the number of blocks
+    with c s_per_byte b > hold_s (sending any of them straight saves more than its start-up),
+    or at k = 1 where there is none. Each node's count and sums are read off the matrix."""
     if coll.kind not in ONE_DESTINATION_KINDS or port.streams != 1 or port.port_of:
         return 0.0
-    m = coll.network_matrix.astype(np.float64)
-    np.fill_diagonal(m, 0.0)
-    if not m.any():
-        return 0.0
     each = 2.0 if port.shared_engine else 1.0
-    blocks = -np.sort(-m, axis=1)  # each node's blocks, largest first
-    direct = np.cumsum(blocks, axis=1)  # the k largest, k = 1 .. n - 1
-    out = direct[:, -1:]
-    k = np.arange(1, m.shape[1] + 1)
-    busy = k * port.hold_s + each * port.s_per_byte * (2 * out - direct)
-    least = np.where(out[:, 0] > 0, busy.min(axis=1), 0.0)
+    saving = each * port.s_per_byte
+    least_block = port.hold_s / saving if saving > 0 else math.inf  # sent straight above it
+    n = coll.nprocs
+    block = complete_exchange_block(coll)
+    if block:  # every node the same: the matrix is not read again
+        out = np.full(n, float((n - 1) * block))
+        k = np.full(n, n - 1 if block > least_block else 0)
+        direct = k * float(block)
+    else:
+        m = coll.matrix  # read only: the diagonal (bytes kept local) is left out
+        out = (m.sum(axis=1) - np.diagonal(m)).astype(np.float64)  # X_v
+        straight = m > least_block
+        np.fill_diagonal(straight, False)
+        k = straight.sum(axis=1)
+        direct = np.sum(m, axis=1, where=straight).astype(np.float64)  # the k largest blocks
+    if not out.any():
+        return 0.0
+    none = np.flatnonzero((k == 0) & (out > 0))
+    if len(none):  # one message at least: the largest block straight
+        if block:
+            direct[none] = float(block)
+        else:
+            rows = coll.matrix[none]  # a copy of those rows; their own bytes left out
+            rows[np.arange(len(none)), none] = 0
+            direct[none] = rows.max(axis=1)
+        k[none] = 1
+    busy = k * port.hold_s + saving * (2 * out - direct)
+    least = np.where(out > 0, busy, 0.0)
     return float(least.sum()) / coll.nprocs
 
 

@@ -71,6 +71,35 @@ def ports_busy_s(blocks: np.ndarray, slots: int, port: PortModel) -> float:
     return float(least.sum())
 
 
+def complete_exchange_block(coll: Collective) -> int:
+    """The one block every node sends every other where the collective is a complete exchange
+    of equal blocks, else 0; read off the matrix without copying it (P x P at scale)."""
+    m = coll.matrix
+    n = len(m)
+    block = int(m[0, 1]) if n > 1 else 0
+    if block <= 0:
+        return 0
+    off_diagonal = np.count_nonzero(m == block) - np.count_nonzero(np.diagonal(m) == block)
+    return block if off_diagonal == n * (n - 1) else 0
+
+
+def node_blocks(coll: Collective) -> np.ndarray | None:
+    """Each node's blocks for others, largest first, as far as the most any node sends (rows
+    of `ports_busy_s`); one row where every node's are the same (a complete exchange), so
+    nothing is sorted. None where nothing crosses the network."""
+    n = coll.nprocs
+    block = complete_exchange_block(coll)
+    if block:
+        return np.full((1, n - 1), float(block))
+    m = coll.network_matrix  # a copy, sorted in place
+    m.sort(axis=1)
+    counts = (m > 0).sum(axis=1)
+    most = int(counts.max())
+    if most == 0:
+        return None
+    return m[:, :-most - 1:-1].astype(np.float64)
+
+
 def rounds_relays_bound_s(coll: Collective, port: PortModel, relays_s: float) -> float:
     """The least over the slots S of the larger of (S - 1) h + alpha and the ports' average
     busy time with S slots (module docstring). `relays_s`, the `start-ups or relays` bound, is
@@ -83,17 +112,9 @@ def rounds_relays_bound_s(coll: Collective, port: PortModel, relays_s: float) ->
     test: bounds.ONE_DESTINATION_KINDS), whose every byte serves one destination."""
     if port.streams != 1 or port.port_of or port.hold_s <= 0:
         return 0.0
-    m = coll.network_matrix.astype(np.float64)
-    np.fill_diagonal(m, 0.0)
-    if not m.any():
+    blocks = node_blocks(coll)
+    if blocks is None:
         return 0.0
-    n = len(m)
-    block = m[0, 1] if n > 1 else 0.0
-    if block > 0 and np.count_nonzero(m != block) == n:  # a complete exchange: one row for all
-        blocks = np.full((1, n - 1), block)
-    else:
-        blocks = -np.sort(-m, axis=1)
-        blocks = blocks[:, :int((blocks > 0).sum(axis=1).max())]
     first = math.ceil(math.log2(blocks.shape[1] + 1))
 
     def last_start_s(slots: int) -> float:

@@ -8,7 +8,13 @@ import pytest
 
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.library.bounds import bounds, relay_bound_s
-from phalanx.compiler.library.chainbound import chain_lengths, ports_busy_s, rounds_relays_bound_s
+from phalanx.compiler.library.chainbound import (
+    chain_lengths,
+    complete_exchange_block,
+    node_blocks,
+    ports_busy_s,
+    rounds_relays_bound_s,
+)
 from phalanx.compiler.library.registry import PortModel
 from phalanx.compiler.recognize import recognize
 from phalanx.compiler.target import resolve
@@ -76,3 +82,57 @@ def test_not_on_machines_whose_ports_stream_several_messages():
                                  0.0) == 0.0
     broadcast = compile_program(kind_program("broadcast", 16, 128), target="ideal:16").collectives[0]
     assert "rounds and relays" not in bounds(broadcast, port)
+
+
+def small_patterns() -> dict[str, np.ndarray]:
+    """Uniform, uneven and sparse byte matrices on 8 nodes (the diagonal's bytes stay local)."""
+    rng = np.random.default_rng(7)
+    uneven = rng.integers(1, 4000, (8, 8))
+    sparse = rng.integers(1, 600, (8, 8)) * (rng.random((8, 8)) < 0.3)
+    sparse[0, 5] = 90
+    return {"uniform": np.full((8, 8), 128), "uneven": uneven, "sparse": sparse,
+            "one block more": np.where(np.eye(8, dtype=bool), 0, 8) + np.eye(8, 8, 1, dtype=np.int64)}
+
+
+def sorted_rows(coll) -> np.ndarray:
+    """The general path's rows: each node's blocks for others sorted, largest first."""
+    return -np.sort(-coll.network_matrix.astype(np.float64), axis=1)
+
+
+@pytest.mark.parametrize("name", ["uniform", "uneven", "sparse", "one block more"])
+def test_the_unsorted_paths_give_the_sorted_ones_values(name):
+    """`start-ups or relays` by its definition (each node's least over k = 1 .. P - 1 of k holds
+    plus c beta (2 X - its k largest blocks), sorted; 0 for a node that sends
+    nothing) equals the sort-free count of the blocks
+    worth a start-up, bit for bit, on machines with one engine, with a shared one and with none
+    worth sending straight; the `rounds and relays` rows of a complete exchange are one row of
+    the sorted rows, and the uneven ones are the sorted rows."""
+    coll = recognize(0, small_patterns()[name].astype(np.int64), "A", "B", 1)
+    for spec in ("ideal:8", "hypercube:3", "cs2:8"):
+        port = resolve(spec).library.machine.port
+        rows = sorted_rows(coll)
+        direct = np.cumsum(rows, axis=1)
+        k = np.arange(1, 9)
+        each = 2.0 if port.shared_engine else 1.0
+        busy = k * port.hold_s + each * port.s_per_byte * (2 * direct[:, -1:] - direct)
+        least = np.where(direct[:, -1] > 0, busy.min(axis=1), 0.0)  # a node with nothing to send: 0
+        assert relay_bound_s(coll, port) == float(least.sum()) / 8
+    blocks = node_blocks(coll)
+    assert blocks is not None
+    if name == "uniform":
+        assert complete_exchange_block(coll) == 128 and blocks.shape == (1, 7)
+        assert (sorted_rows(coll)[:, :7] == blocks).all()
+    else:
+        assert complete_exchange_block(coll) == 0
+        assert (sorted_rows(coll)[:, :blocks.shape[1]] == blocks).all()
+        assert not sorted_rows(coll)[:, blocks.shape[1]:].any()
+
+
+def test_one_row_for_a_complete_exchange_keeps_the_average_over_the_nodes():
+    """hypercube:3, 128 B all-to-all: the one row's busy time is every node's, so the average
+    over the 8 sorted rows, for every slot count the count reads."""
+    port = resolve("hypercube:3").library.machine.port
+    coll = recognize(0, small_patterns()["uniform"].astype(np.int64), "A", "B", 1)
+    for slots in range(3, 3 + 16):
+        one_row_s = ports_busy_s(node_blocks(coll), slots, port)
+        assert one_row_s == ports_busy_s(sorted_rows(coll), slots, port) / 8
