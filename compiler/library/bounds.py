@@ -96,10 +96,14 @@ def needs(coll: Collective, port: PortModel) -> tuple[np.ndarray, np.ndarray]:
     """Bytes each port must send and must receive at least (distinct data, once). Traffic
     between nodes of one port (a Proteus cluster) needs no port."""
     n = coll.nprocs
+    every_block = coll.kind not in DISTINCT_KINDS or coll.kind in ("scatter", "gather")
+    if every_block and not port.port_of:  # a port each: row and column sums, no P x P copy
+        local = np.diagonal(coll.matrix)
+        return coll.matrix.sum(axis=1) - local, coll.matrix.sum(axis=0) - local
     g = np.array([port.port(p) for p in range(n)])
     m = coll.network_matrix * (g[:, None] != g[None, :])
     send, recv = np.zeros(g.max() + 1, np.int64), np.zeros(g.max() + 1, np.int64)
-    if coll.kind not in DISTINCT_KINDS or coll.kind in ("scatter", "gather"):
+    if every_block:
         np.add.at(send, g, m.sum(axis=1))
         np.add.at(recv, g, m.sum(axis=0))
         return send, recv
@@ -194,14 +198,16 @@ def startup_bound_s(coll: Collective, port: PortModel) -> float:
 
     Where nodes share a port (Proteus) the rounds count ports and the block is left out: nodes
     of one port exchange data in memory."""
-    m = coll.network_matrix
-    if not m.any():
+    if coll.total_bytes == 0:
         return 0.0
     if port.port_of:
+        m = coll.network_matrix
         return max(_port_rounds(m, port, r) for r in range(coll.nprocs)) * port.startup_s
+    m = coll.matrix  # read only, not copied (P x P at scale): the diagonal stays local
     reached = m > 0
+    np.fill_diagonal(reached, False)
     counts = reached.sum(axis=1)
-    smallest = np.where(reached, m, np.iinfo(np.int64).max).min(axis=1)
+    smallest = np.min(m, axis=1, where=reached, initial=np.iinfo(np.int64).max)
     rows = counts > 0
     rounds = np.ceil(np.log2(counts[rows] + 1))
     times = (rounds - 1) * port.hold_s + port.startup_s + smallest[rows] * port.s_per_byte / port.streams
