@@ -70,7 +70,7 @@ class Collective:
     @property
     def total_bytes(self) -> int:
         """Bytes that cross the network (between distinct nodes)."""
-        return int(self.network_matrix.sum())
+        return int(self.matrix.sum() - np.trace(self.matrix))  # no copy of the P x P matrix
 
     @property
     def block_bytes(self) -> int | None:

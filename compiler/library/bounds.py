@@ -45,7 +45,11 @@
   levels, 3 start-ups before the root has them (reducedepth.py);
 - memory fill: the same on the memory streams a node's sends and receives share (iWarp, the
   torus), whose processor runs the start-ups: the average over the memories of the idle start
-  plus twice the receivers' bytes over their streams (memory_fill_bound_s).
+  plus twice the receivers' bytes over their streams (memory_fill_bound_s);
+- rounds and relays: in a one-destination kind the chains of messages that carry a source's
+  bytes are fixed by their start-up slots, so few slots force long chains: the least over the
+  slots of the larger of the last slot's start and the ports' average busy time for the
+  chains' bytes and start-ups (chainbound.py).
 
 `fixed_routes_bound_s`, the busiest link under the machine's fixed routing, is not among them:
 it holds only for schedules of direct messages (docs/bounds.md, "Fixed routes").
@@ -59,6 +63,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from phalanx.compiler.library.chainbound import complete_exchange_block, rounds_relays_bound_s
 from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.library.reducedepth import three_level_bound_s
 from phalanx.compiler.library.registry import PortModel, Route
@@ -95,10 +100,14 @@ def needs(coll: Collective, port: PortModel) -> tuple[np.ndarray, np.ndarray]:
     """Bytes each port must send and must receive at least (distinct data, once). Traffic
     between nodes of one port (a Proteus cluster) needs no port."""
     n = coll.nprocs
+    every_block = coll.kind not in DISTINCT_KINDS or coll.kind in ("scatter", "gather")
+    if every_block and not port.port_of:  # a port each: row and column sums, no P x P copy
+        local = np.diagonal(coll.matrix)
+        return coll.matrix.sum(axis=1) - local, coll.matrix.sum(axis=0) - local
     g = np.array([port.port(p) for p in range(n)])
     m = coll.network_matrix * (g[:, None] != g[None, :])
     send, recv = np.zeros(g.max() + 1, np.int64), np.zeros(g.max() + 1, np.int64)
-    if coll.kind not in DISTINCT_KINDS or coll.kind in ("scatter", "gather"):
+    if every_block:
         np.add.at(send, g, m.sum(axis=1))
         np.add.at(recv, g, m.sum(axis=0))
         return send, recv
@@ -193,14 +202,16 @@ def startup_bound_s(coll: Collective, port: PortModel) -> float:
 
     Where nodes share a port (Proteus) the rounds count ports and the block is left out: nodes
     of one port exchange data in memory."""
-    m = coll.network_matrix
-    if not m.any():
+    if coll.total_bytes == 0:
         return 0.0
     if port.port_of:
+        m = coll.network_matrix
         return max(_port_rounds(m, port, r) for r in range(coll.nprocs)) * port.startup_s
+    m = coll.matrix  # read only, not copied (P x P at scale): the diagonal stays local
     reached = m > 0
+    np.fill_diagonal(reached, False)
     counts = reached.sum(axis=1)
-    smallest = np.where(reached, m, np.iinfo(np.int64).max).min(axis=1)
+    smallest = np.min(m, axis=1, where=reached, initial=np.iinfo(np.int64).max)
     rows = counts > 0
     rounds = np.ceil(np.log2(counts[rows] + 1))
     times = (rounds - 1) * port.hold_s + port.startup_s + smallest[rows] * port.s_per_byte / port.streams
@@ -273,20 +284,43 @@ def relay_bound_s(coll: Collective, port: PortModel) -> float:
     (2 X_v - the k_v largest of v's blocks), X_v the bytes v holds for others and c 2 on a shared
     engine, else 1. No port is busy longer than the schedule, so it takes at least the average
     over the collective's nodes of each node's least such sum over k. Only where a port moves
-    one message at a time and a start-up holds it (streams 1, no shared cluster ports)."""
+    one message at a time and a start-up holds it (streams 1, no shared cluster ports).
+
+    No sort: the (k + 1)-th message changes the sum by hold_s - c s_per_byte b, b the (k + 1)-th
+    largest block, which never falls as k grows; so the least is at k = the number of blocks
+    with c s_per_byte b > hold_s (sending any of them straight saves more than its start-up),
+    or at k = 1 where there is none. Each node's count and sums are read off the matrix."""
     if coll.kind not in ONE_DESTINATION_KINDS or port.streams != 1 or port.port_of:
         return 0.0
-    m = coll.network_matrix.astype(np.float64)
-    np.fill_diagonal(m, 0.0)
-    if not m.any():
-        return 0.0
     each = 2.0 if port.shared_engine else 1.0
-    blocks = -np.sort(-m, axis=1)  # each node's blocks, largest first
-    direct = np.cumsum(blocks, axis=1)  # the k largest, k = 1 .. n - 1
-    out = direct[:, -1:]
-    k = np.arange(1, m.shape[1] + 1)
-    busy = k * port.hold_s + each * port.s_per_byte * (2 * out - direct)
-    least = np.where(out[:, 0] > 0, busy.min(axis=1), 0.0)
+    saving = each * port.s_per_byte
+    least_block = port.hold_s / saving if saving > 0 else math.inf  # sent straight above it
+    n = coll.nprocs
+    block = complete_exchange_block(coll)
+    if block:  # every node the same: the matrix is not read again
+        out = np.full(n, float((n - 1) * block))
+        k = np.full(n, n - 1 if block > least_block else 0)
+        direct = k * float(block)
+    else:
+        m = coll.matrix  # read only: the diagonal (bytes kept local) is left out
+        out = (m.sum(axis=1) - np.diagonal(m)).astype(np.float64)  # X_v
+        straight = m > least_block
+        np.fill_diagonal(straight, False)
+        k = straight.sum(axis=1)
+        direct = np.sum(m, axis=1, where=straight).astype(np.float64)  # the k largest blocks
+    if not out.any():
+        return 0.0
+    none = np.flatnonzero((k == 0) & (out > 0))
+    if len(none):  # one message at least: the largest block straight
+        if block:
+            direct[none] = float(block)
+        else:
+            rows = coll.matrix[none]  # a copy of those rows; their own bytes left out
+            rows[np.arange(len(none)), none] = 0
+            direct[none] = rows.max(axis=1)
+        k[none] = 1
+    busy = k * port.hold_s + saving * (2 * out - direct)
+    least = np.where(out > 0, busy, 0.0)
     return float(least.sum()) / coll.nprocs
 
 
@@ -385,6 +419,8 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
         value_s = bound_s(coll, port)
         if value_s > 0:  # 0: the bound does not apply to this kind or machine
             out[name] = value_s
+    if "start-ups or relays" in out:  # a one-destination kind on single-stream ports
+        out["rounds and relays"] = rounds_relays_bound_s(coll, port, out["start-ups or relays"])
     if port.engine_streams and not port.port_of:
         out["shared engines"] = port.startup_s + port.s_per_byte * engines_load(coll, send, recv) \
             / port.engine_streams

@@ -83,10 +83,16 @@ def test_no_algorithm_beats_the_lower_bound(spec):
 
 def test_all_to_all_needs_log_p_start_up_rounds_then_its_last_block():
     """ideal:16 (alpha 10 us, beta 0.01 us/B): an 8-byte all-to-all cannot finish in fewer
-    than ceil(log2 16) = 4 start-ups plus one block; Bruck's algorithm takes about that."""
+    than ceil(log2 16) = 4 start-ups plus one block (`start-up`); with 4 slots each source's 15
+    chains take at least 4 + 2 x 6 + 3 x 4 + 4 = 32 block-sends (`rounds and relays`), which
+    binds, and Bruck's algorithm meets it (4 rounds of 8 blocks)."""
     machine = resolve("ideal:16")
     coll = recognize(0, np.full((16, 16), 8, dtype=np.int64), "A", "B", 1)
-    assert machine.binding_bound(coll) == (pytest.approx(4 * 10e-6 + 8 * 0.01e-6), "start-up")
+    found = bounds(coll, machine.library.machine.port)
+    assert found["start-up"] == pytest.approx(4 * 10e-6 + 8 * 0.01e-6)
+    bound_s = 4 * 10e-6 + 32 * 8 * 0.01e-6
+    assert machine.binding_bound(coll) == (pytest.approx(bound_s), "rounds and relays")
+    assert simulated_time_s(machine, coll, "bruck") == pytest.approx(bound_s)
 
 
 def test_a_shift_needs_one_start_up_and_a_broadcast_its_depth_then_the_whole_block():
