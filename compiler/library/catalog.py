@@ -30,6 +30,7 @@ from phalanx.compiler.library import (
     trees,
     turned,
     twotree,
+    xorrelay,
 )
 from phalanx.compiler.library.registry import Algorithm
 from phalanx.compiler.library.requirements import (
@@ -329,4 +330,10 @@ DIMENSIONAL: tuple[Algorithm, ...] = (
               "hypercube's bits): sum of ceil(log2 n_i) rounds, each inside one ring or line",
               index.dim_bruck_phases, (on_dimensions,), index.dim_bruck_columns,
               index.dim_bruck_messages),
+    Algorithm("xor-relay", ("permutation",),
+              "on a hypercube, one round per mask of the messages' XOR subspace V (every round a "
+              "translation: no two messages share a link), each block in |V|/2 pieces, one direct, "
+              "the others through a relay over a pair of rounds (a transpose: 1.75 blocks in 7 rounds "
+              "on 64 nodes, where e-cube routes put 4 blocks on one link)",
+              xorrelay.xor_relay_phases, (xorrelay.xor_rounds,)),
 )
