@@ -20,6 +20,7 @@ from phalanx.compiler.library import (
     interleaved,
     knomial,
     radix,
+    relayrounds,
     ringreduce,
     rings,
     rootcopy,
@@ -180,6 +181,12 @@ GENERIC: tuple[Algorithm, ...] = (
               "pair's routes on a different route (a lead-in of a few packets first), chosen so "
               "that no two messages hold one link in one slot (the SP2's multi-route adapter)",
               stagger.staggered_phases, (stagger.multi_route_adapter, stagger.one_message_each)),
+    Algorithm("relay-rounds", ("permutation",),
+              "whole blocks in the fewest rounds a greedy search finds (2 on hypercube:6, 4 on "
+              "paragon:8x8) in which no link carries two messages and a node sends one and receives "
+              "one (a shared engine: one of the two), each block direct or through one relay over "
+              "two rounds (one-stream ports with fixed routes)",
+              relayrounds.relay_rounds_phases, (relayrounds.relay_rounds,)),
     Algorithm("bruck", ("alltoall", "alltoallv", "sparse"),
               "Bruck et al. 1997's index algorithm for any P: ceil(log2 P) rounds, in round k "
               "each node sends the blocks whose distance has bit k set 2^k ahead (packed, "
