@@ -148,11 +148,18 @@ def relay_rounds(coll: Collective, machine: Machine) -> str | None:
 
 
 def relay_rounds_phases(coll: Collective, machine: Machine) -> list[Phase]:
-    """One phase per round of relay_plan (relay_rounds holds); the local copies in the first."""
+    """One phase per round of relay_plan (relay_rounds holds); each local copy in one piece a
+    round, so that a node that relays does not start its next round late (a 1 MB copy takes
+    14.7 ms on the Paragon's memory, a round 11.6)."""
     legs = relay_plan(coll, machine)
     assert not isinstance(legs, str)
     out: list[list[Transfer]] = [[] for _ in range(1 + max(t for t, *_ in legs))]
-    out[0].extend(local_copies(coll))
+    for copy in local_copies(coll):  # a piece a round: a relay's own copy delays no round
+        size = copy.nbytes // len(out)
+        for k, phase in enumerate(out):
+            part = copy.nbytes - k * size if k == len(out) - 1 else size
+            if part > 0:
+                phase.append(Transfer(copy.src, copy.dst, part, copy.origin, copy.final, 0, k * size))
     m = coll.byte_matrix
     for t, src, dst, origin, final in legs:
         out[t].append(Transfer(src, dst, m[origin][final], origin, final))
