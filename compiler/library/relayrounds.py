@@ -41,8 +41,8 @@ from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Transfer
 
 MAX_ROUNDS = 5
-ATTEMPTS = 16  # greedy placements tried per round count
-MAX_NODES = 256
+ATTEMPTS = 8  # greedy placements tried per round count (paragon:4x4's 2 rounds need more than 4)
+MAX_NODES = 128
 SEED = 27
 
 
