@@ -123,8 +123,9 @@ def relay_plan(coll: Collective, machine: Machine) -> list[Leg] | str:
                 "message a port, for machines whose nodes send one at a time")
     if coll.nprocs > MAX_NODES:
         return f"it searches every relay of every block, up to {MAX_NODES} nodes ({coll.nprocs} here)"
-    if coll.nprocs > machine.nnodes:
-        return f"the collective has {coll.nprocs} processors, the machine {machine.nnodes} nodes"
+    if coll.nprocs != machine.nnodes:
+        return (f"it needs all {machine.nnodes} nodes of the machine (its processors are then the "
+                f"routes' nodes), but the collective has {coll.nprocs} processors")
     m, n = coll.byte_matrix, coll.nprocs
     pairs = [(p, q) for p in range(n) for q in range(n) if p != q and m[p][q]]
     for ends, way in ((Counter(p for p, _ in pairs), "sends"), (Counter(q for _, q in pairs), "receives")):

@@ -64,6 +64,8 @@ def test_auto_takes_it_for_the_paragon_s_transpose():
     ("torus:4x4", 16, "a node streams 4 messages at once: the rounds place one message a port"),
     ("ideal:16", 16, "the machine names no one fixed route per pair to keep apart in rounds"),
     ("sp2:16", 16, "the machine names no one fixed route per pair to keep apart in rounds"),
+    ("hypercube:4", 8, "it needs all 16 nodes of the machine (its processors are then the routes' "
+                       "nodes), but the collective has 8 processors"),
 ])
 def test_relay_rounds_is_refused_where_rounds_are_not_the_machine_s(spec, nprocs, reason):
     with pytest.raises(PhalanxError) as err:
