@@ -156,6 +156,11 @@ GENERIC: tuple[Algorithm, ...] = (
               "log2 P exchanges with partner r XOR 2^k doubling what each holds (members past "
               "the largest power of two join through a partner)",
               group.recursive_doubling_phases, GROUP_OK),
+    Algorithm("far-first-doubling", ("allgather",),
+              "recursive doubling with the rank bits reversed: the one-part first exchange "
+              "between ranks P/2 apart, the half-of-the-parts last one between neighbours "
+              "(keeps the large exchanges under a fat tree's first-stage switch); 2^d members",
+              group.far_first_doubling_phases, GROUP_OK + (power_of_two_members,)),
     Algorithm("bruck", ("allgather", "allreduce"),
               "Bruck's ceil(log2 P) steps for any P: in step k send what you hold to r - 2^k",
               group.bruck_phases, GROUP_OK),
