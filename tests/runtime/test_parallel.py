@@ -40,7 +40,7 @@ def test_a_rerun_takes_every_point_from_the_cache_and_fresh_recomputes(cli, tmp_
     assert "14 computed, 0 from the cache" in fresh.err
     assert first.out == again.out == fresh.out
     stored = [json.loads(f.read_text()) for f in tmp_path.glob("*.json")]
-    assert len(stored) == 12
+    assert len(stored) == 14
     assert {"point": "sweep", "target": "ideal:4", "kind": "allgather", "block_bytes": 64,
             "algorithm": "ring", "seed": 0} in [s["description"] for s in stored]
 
