@@ -43,6 +43,9 @@
 - three levels: a reduce's values that reach the root through one relay cost their senders a
   start-up per relay, and a contributor that sends its n bytes has few; the others take three
   levels, 3 start-ups before the root has them (reducedepth.py);
+- engine start-ups: on a shared engine an allgather's or allreduce's engines together run at
+  least 2 (k - 1) start-ups per group of k members (a gossip's fewest messages) besides carrying
+  every byte on the wire twice: the average over the engines of both (engine_startups_bound_s);
 - memory fill: the same on the memory streams a node's sends and receives share (iWarp, the
   torus), whose processor runs the start-ups: the average over the memories of the idle start
   plus twice the receivers' bytes over their streams (memory_fill_bound_s);
@@ -362,6 +365,42 @@ def engine_fill_bound_s(coll: Collective, port: PortModel) -> float:
     return (idle_s + work_s) / n
 
 
+def gossip_messages(coll: Collective) -> int:
+    """The fewest messages an allgather or allreduce needs: in each group of k members that all
+    need each other's data (a gossip), 2 (k - 1) (one-way gossip; Hedetniemi, Hedetniemi and
+    Liestman, Networks 18(4), 1988). Order the messages by arrival: before the first member u to
+    hold every input, each other member has sent one (its input reached u); after it, each other
+    member receives one (none held everything yet). 0 for other kinds."""
+    if coll.kind not in ("allgather", "allreduce"):
+        return 0
+    m = coll.network_matrix
+    count = 0
+    for members in connected_groups(m):
+        group = sorted(members)
+        block = m[np.ix_(group, group)] > 0
+        np.fill_diagonal(block, True)
+        if len(group) > 1 and block.all():
+            count += 2 * (len(group) - 1)
+    return count
+
+
+def engine_startups_bound_s(coll: Collective, port: PortModel) -> float:
+    """An allgather or allreduce where one engine per node runs each start-up (held `hold_s`)
+    and carries the wire time of its sends and receives, one at a time (docs/bounds.md, "Engine
+    start-ups of a gossip"): the engines of the collective's P nodes do at least
+    `gossip_messages` start-ups and carry every byte on the wire twice, W >= max(sum of sends,
+    sum of receives) bytes, so P T >= S h + 2 W beta. 0 for other kinds and ports that are not
+    one shared engine per node."""
+    if not port.shared_engine or port.streams != 1 or port.port_of:
+        return 0.0
+    messages = gossip_messages(coll)
+    if not messages:
+        return 0.0
+    send, recv = needs(coll, port)
+    wire_bytes = float(max(send.sum(), recv.sum()))
+    return (messages * port.hold_s + 2 * wire_bytes * port.s_per_byte) / coll.nprocs
+
+
 def memory_fill_bound_s(coll: Collective, port: PortModel) -> float:
     """A broadcast from one root to every other of the collective's P nodes, where each node's
     sends and receives share `shared_streams` link-rate streams of its memory and a processor
@@ -415,7 +454,8 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
         out["fan-in"] = fan_in_bound_s(coll, port)
     for name, bound_s in (("pipeline", pipeline_bound_s), ("start-ups or relays", relay_bound_s),
                           ("engine fill", engine_fill_bound_s), ("memory fill", memory_fill_bound_s),
-                          ("three levels", three_level_bound_s)):
+                          ("three levels", three_level_bound_s),
+                          ("engine start-ups", engine_startups_bound_s)):
         value_s = bound_s(coll, port)
         if value_s > 0:  # 0: the bound does not apply to this kind or machine
             out[name] = value_s

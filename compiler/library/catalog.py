@@ -23,6 +23,7 @@ from phalanx.compiler.library import (
     interleaved,
     knomial,
     radix,
+    relayrounds,
     ringreduce,
     rings,
     rootcopy,
@@ -33,6 +34,7 @@ from phalanx.compiler.library import (
     trees,
     turned,
     twotree,
+    xorrelay,
 )
 from phalanx.compiler.library.registry import Algorithm
 from phalanx.compiler.library.requirements import (
@@ -163,6 +165,11 @@ GENERIC: tuple[Algorithm, ...] = (
               "log2 P exchanges with partner r XOR 2^k doubling what each holds (members past "
               "the largest power of two join through a partner)",
               group.recursive_doubling_phases, GROUP_OK),
+    Algorithm("far-first-doubling", ("allgather",),
+              "recursive doubling with the rank bits reversed: the one-part first exchange "
+              "between ranks P/2 apart, the half-of-the-parts last one between neighbours "
+              "(keeps the large exchanges under a fat tree's first-stage switch); 2^d members",
+              group.far_first_doubling_phases, GROUP_OK + (power_of_two_members,)),
     Algorithm("bruck", ("allgather", "allreduce"),
               "Bruck's ceil(log2 P) steps for any P: in step k send what you hold to r - 2^k",
               group.bruck_phases, GROUP_OK),
@@ -188,6 +195,12 @@ GENERIC: tuple[Algorithm, ...] = (
               "pair's routes on a different route (a lead-in of a few packets first), chosen so "
               "that no two messages hold one link in one slot (the SP2's multi-route adapter)",
               stagger.staggered_phases, (stagger.multi_route_adapter, stagger.one_message_each)),
+    Algorithm("relay-rounds", ("permutation",),
+              "whole blocks in the fewest rounds a greedy search finds (2 on hypercube:6, 4 on "
+              "paragon:8x8) in which no link carries two messages and a node sends one and receives "
+              "one (a shared engine: one of the two), each block direct or through one relay over "
+              "two rounds (one-stream ports with fixed routes)",
+              relayrounds.relay_rounds_phases, (relayrounds.relay_rounds,)),
     Algorithm("bruck", ("alltoall", "alltoallv", "sparse"),
               "Bruck et al. 1997's index algorithm for any P: ceil(log2 P) rounds, in round k "
               "each node sends the blocks whose distance has bit k set 2^k ahead (packed, "
@@ -364,4 +377,10 @@ DIMENSIONAL: tuple[Algorithm, ...] = (
               "hypercube's bits): sum of ceil(log2 n_i) rounds, each inside one ring or line",
               index.dim_bruck_phases, (on_dimensions,), index.dim_bruck_columns,
               index.dim_bruck_messages),
+    Algorithm("xor-relay", ("permutation",),
+              "on a hypercube, one round per mask of the messages' XOR subspace V (every round a "
+              "translation: no two messages share a link), each block in |V|/2 pieces, one direct, "
+              "the others through a relay over a pair of rounds (a transpose: 1.75 blocks in 7 rounds "
+              "on 64 nodes, where e-cube routes put 4 blocks on one link)",
+              xorrelay.xor_relay_phases, (xorrelay.xor_rounds,)),
 )

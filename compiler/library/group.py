@@ -35,6 +35,23 @@ def recursive_doubling_phases(coll: Collective, machine: Machine) -> list[Phase]
     return recursive_doubling_over(coll, group_order(coll))
 
 
+def far_first_doubling_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """Recursive doubling over the members with their virtual ranks' bits reversed (2^d members):
+    exchange k pairs ranks 2^(d - 1 - k) apart, so the first, one-part exchanges span the
+    largest rank distance and the last, half-of-the-parts one is between ranks 1 apart. On a
+    fat tree in node order (the SP2, CS-2) the big exchanges then stay under a first-stage
+    switch and only the small ones cross the top stage, whose links share routes
+    (docs/efficiency.md, branch permhyper). The same exchanges, relabelled: same closed form."""
+    order = group_order(coll)
+    bits = len(order).bit_length() - 1
+    return recursive_doubling_over(coll, [order[reversed_bits(v, bits)] for v in range(len(order))])
+
+
+def reversed_bits(value: int, bits: int) -> int:
+    """`value`'s lowest `bits` bits in reverse order."""
+    return sum(1 << (bits - 1 - k) for k in range(bits) if value >> k & 1)
+
+
 def recursive_doubling_over(coll: Collective, order: list[int]) -> list[Phase]:
     """Recursive doubling over the members in `order` (virtual rank v is member order[v])."""
     n = len(order)

@@ -29,7 +29,7 @@ as for the four turned copies of it (`turned-cut-scatter-doubling`, catalog.py).
 
 from __future__ import annotations
 
-from phalanx.compiler.library.group import recursive_doubling_over
+from phalanx.compiler.library.group import recursive_doubling_over, reversed_bits
 from phalanx.compiler.library.knomial import cut_bits, cut_scatter_doubling_over
 from phalanx.compiler.library.members import group_order, root_of
 from phalanx.compiler.library.registry import Machine
@@ -103,11 +103,6 @@ def farthest_first_order(coll: Collective, machine: Machine) -> list[int]:
     bits = (rows * cols).bit_length() - 1
     first = group_order(coll)[0]
     return [first ^ spread(reversed_bits(v, bits), rows, cols) for v in range(rows * cols)]
-
-
-def reversed_bits(value: int, bits: int) -> int:
-    """`value`'s lowest `bits` bits in reverse order."""
-    return sum(1 << (bits - 1 - k) for k in range(bits) if value >> k & 1)
 
 
 def interleaved_doubling_phases(coll: Collective, machine: Machine) -> list[Phase]:

@@ -23,10 +23,11 @@ def test_workers_2_gives_exactly_the_serial_results(cli, tmp_path):
     assert parallel.out == serial.out  # every number, in the same order
     data = serial.json()
     assert [(r["algorithm"], r["block_bytes"]) for r in data["results"]] == [
-        (a, s) for a in ("direct", "linear", "binomial", "ring", "recursive-doubling", "bruck")
+        (a, s) for a in ("direct", "linear", "binomial", "ring", "recursive-doubling",
+                         "far-first-doubling", "bruck")
         for s in (64, 1024)]
     assert all(r["verified"] for r in data["results"])
-    assert "points: 12 computed, 0 from the cache (12 ok)" in parallel.err
+    assert "points: 14 computed, 0 from the cache (14 ok)" in parallel.err
 
 
 def test_a_rerun_takes_every_point_from_the_cache_and_fresh_recomputes(cli, tmp_path):
@@ -34,12 +35,12 @@ def test_a_rerun_takes_every_point_from_the_cache_and_fresh_recomputes(cli, tmp_
     first = cli(*SWEEP, *cache)
     again = cli(*SWEEP, *cache)
     fresh = cli(*SWEEP, *cache, "--fresh")
-    assert "12 computed, 0 from the cache" in first.err
-    assert "0 computed, 12 from the cache" in again.err
-    assert "12 computed, 0 from the cache" in fresh.err
+    assert "14 computed, 0 from the cache" in first.err
+    assert "0 computed, 14 from the cache" in again.err
+    assert "14 computed, 0 from the cache" in fresh.err
     assert first.out == again.out == fresh.out
     stored = [json.loads(f.read_text()) for f in tmp_path.glob("*.json")]
-    assert len(stored) == 12
+    assert len(stored) == 14
     assert {"point": "sweep", "target": "ideal:4", "kind": "allgather", "block_bytes": 64,
             "algorithm": "ring", "seed": 0} in [s["description"] for s in stored]
 

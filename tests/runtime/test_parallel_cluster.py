@@ -103,7 +103,7 @@ def test_sweep_on_the_cluster_gives_exactly_the_serial_results(cluster, serial, 
     code, out, err = _finish(_phalanx(*SWEEP, "--scheduler", cluster.address, "--cache", str(tmp_path)))
     assert code == 0, err
     assert json.loads(out)["results"] == serial["results"]
-    assert "points: 18 computed, 0 from the cache (18 ok)" in err
+    assert "points: 21 computed, 0 from the cache (21 ok)" in err
 
 
 def test_explore_on_the_cluster_gives_exactly_the_serial_table(cluster, tmp_path):
@@ -128,10 +128,10 @@ def test_ctrl_c_stops_cleanly_and_a_rerun_computes_only_the_missing_points(clust
     code, _, err = _finish(p)
     kept = len(list(tmp_path.glob("*.json")))
     assert code == 130 and err.strip().endswith("phalanx: interrupted"), err
-    assert "Traceback" not in err and 3 <= kept < 18
+    assert "Traceback" not in err and 3 <= kept < 21
     code, out, err = _finish(_phalanx(*args))
     assert code == 0, err
-    assert f"points: {18 - kept} computed, {kept} from the cache" in err
+    assert f"points: {21 - kept} computed, {kept} from the cache" in err
     assert json.loads(out)["results"] == serial["results"]
 
 
@@ -145,7 +145,7 @@ def test_killing_a_worker_mid_sweep_loses_no_finished_point(cluster, serial, tmp
     assert code == 0, err
     assert json.loads(out)["results"] == serial["results"]  # the other worker ran the rest
     assert before <= {f.name for f in tmp_path.glob("*.json")}
-    assert len(list(tmp_path.glob("*.json"))) == 18
+    assert len(list(tmp_path.glob("*.json"))) == 21
     code, out, err = _finish(_phalanx(*args[:-1]))  # a rerun finds every point in the cache
-    assert code == 0 and "points: 0 computed, 18 from the cache" in err
+    assert code == 0 and "points: 0 computed, 21 from the cache" in err
     assert json.loads(out)["results"] == serial["results"]

@@ -11,7 +11,9 @@ from phalanx.compiler.driver import compile_program
 from phalanx.compiler.library.bounds import (
     bounds,
     engine_fill_bound_s,
+    engine_startups_bound_s,
     fan_in_bound_s,
+    gossip_messages,
     memory_fill_bound_s,
     pipeline_bound_s,
     relay_bound_s,
@@ -170,7 +172,8 @@ def test_shared_engines_carry_every_byte_on_the_wire_twice_between_them():
         found = bounds(coll, port, machine.library.cuts, machine.library.links)
         engines_s = port.startup_s + blocks * size * port.s_per_byte
         assert found["shared engines"] == pytest.approx(engines_s), kind
-        if kind != "broadcast":  # a broadcast's engines also wait for the rounds ("engine fill")
+        if kind == "reduce":  # a broadcast's engines also wait for the rounds ("engine fill"),
+            # an allgather's also run a gossip's start-ups ("engine start-ups")
             assert machine.binding_bound(coll)[1] == "shared engines", kind
     ideal = resolve("ideal:8")  # separate send and receive ports: no such bound
     coll = compile_program(kind_program("broadcast", 8, 65536), target="ideal:8").collectives[0]
@@ -201,6 +204,32 @@ def test_a_broadcast_s_engines_wait_for_the_rounds_then_carry_every_byte_twice()
         other = resolve(spec)
         coll = compile_program(kind_program(kind, 8, 65536), target=spec, cost="closed-form").collectives[0]
         assert engine_fill_bound_s(coll, other.library.machine.port) == 0.0, (spec, kind)
+
+
+def test_a_gossip_s_engines_run_its_start_ups_and_carry_every_byte_twice():
+    """sp2:8 (one engine per node): an allgather or allreduce needs 2 (8 - 1) = 14 messages (a
+    gossip), so 8 T >= 14 alpha + 2 W beta: an allgather's W = 56 parts, 1.75 alpha + 14 b beta,
+    above the engines' total alpha + 14 b beta; an allreduce's W = 2 (8 - 1) partials. On two
+    nodes it is the pair's exchange, alpha + 2 b beta, which recursive doubling meets
+    (docs/bounds.md, "Engine start-ups of a gossip")."""
+    machine = resolve("sp2:8")
+    port = machine.library.machine.port
+    for kind, size, parts in (("allgather", 4096, 14), ("allreduce", 65536, 14 / 8 * 2)):
+        coll = compile_program(kind_program(kind, 8, size), target="sp2:8",
+                               cost="closed-form").collectives[0]
+        assert gossip_messages(coll) == 14
+        expected_s = 1.75 * port.startup_s + parts * size * port.s_per_byte
+        assert machine.binding_bound(coll) == (pytest.approx(expected_s), "engine start-ups"), kind
+    pair = resolve("sp2:2")
+    coll = compile_program(kind_program("allgather", 2, 4096), target="sp2:2",
+                           cost="closed-form").collectives[0]
+    assert engine_startups_bound_s(coll, pair.library.machine.port) == pytest.approx(
+        simulated_time_s(pair, coll, "recursive-doubling"), rel=ROUNDING)
+    # separate send and receive engines, or a kind that is no gossip: no such bound
+    for spec, kind in (("ideal:8", "allgather"), ("hypercube:3", "allreduce"), ("sp2:8", "broadcast")):
+        other = resolve(spec)
+        coll = compile_program(kind_program(kind, 8, 4096), target=spec, cost="closed-form").collectives[0]
+        assert engine_startups_bound_s(coll, other.library.machine.port) == 0.0, (spec, kind)
 
 
 def test_iwarp_memory_streams_carry_a_node_s_sends_and_receives_together():

@@ -101,6 +101,9 @@ CASES = (
          lambda p, b, port: (p - 1) * (_a(port) + b * _b(port))),
     Case("allgather", "recursive-doubling", "Thakur 2005 4.2: lg p alpha + (p-1)/p (p b) beta",
          lambda p, b, port: lg(p) * _a(port) + (p - 1) * b * _b(port), members=(8, 16)),
+    Case("allgather", "far-first-doubling", "recursive doubling relabelled (rank bits reversed): "
+         "Thakur 2005 4.2's lg p alpha + (p-1)/p (p b) beta",
+         lambda p, b, port: lg(p) * _a(port) + (p - 1) * b * _b(port), members=(8, 16)),
     Case("allgather", "bruck", "Bruck 1997 (concatenation), Thakur 2005 4.2: lg p alpha + "
          "(p-1)/p (p b) beta, any p",
          lambda p, b, port: lg(p) * _a(port) + (p - 1) * b * _b(port)),
