@@ -72,7 +72,8 @@ def test_every_algorithm_of_every_collective_verifies(n, extra):
     algorithms that cannot run are those that cut partials in pieces, for one-element partials
     on 6 or 7 cells: the reduce's two-tree; and, on 2^d members only, the reduce's
     reduce-scatter-gather, cut-halving, halving-direct and halving-fan-in, the allreduce's
-    reduce-scatter-allgather and cut-halving, the broadcast's scatter-doubling, cut-scatter-doubling and gray-two-tree;
+    reduce-scatter-allgather and cut-halving, the broadcast's scatter-doubling, cut-scatter-doubling and gray-two-tree, the allgather's
+    far-first-doubling;
     and the shift's staggered, which needs an adapter that spreads a message over routes (the SP2's)."""
     source = PROGRAM.format(n=n, extra=extra, e=16 * n * 3)
     compiled = compile_text(source, cost="closed-form")  # what runs is checked, not auto's choice
@@ -82,6 +83,7 @@ def test_every_algorithm_of_every_collective_verifies(n, extra):
                                "halving-fan-in"},
                     "allreduce": {"reduce-scatter-allgather", "cut-halving"},
                     "broadcast": {"scatter-doubling", "cut-scatter-doubling", "gray-two-tree"},
+                    "allgather": {"far-first-doubling"},
                     "cshift": {"staggered"}}
         assert set(refused) == expected.get(coll.kind, set())
         # Each algorithm runs in the program cut to the collective's statement: the same arrays
