@@ -120,19 +120,25 @@ def test_explore_on_the_cluster_gives_exactly_the_serial_table(cluster, tmp_path
     assert expected.count("\n") == 9 and ",ok," in expected
 
 
-def test_ctrl_c_stops_cleanly_and_a_rerun_computes_only_the_missing_points(cluster, serial, tmp_path):
-    args = [*SWEEP, "--scheduler", cluster.address, "--cache", str(tmp_path)]
+def test_ctrl_c_stops_cleanly_and_a_rerun_computes_only_the_missing_points(cluster, tmp_path):
+    """Six sizes (every allgather algorithm of ideal:4 at each: 7 x 6 points), so that the sweep is
+    still running when the third point is cached and Ctrl-C reaches it (with three sizes the 21
+    points could all finish first on an idle cluster)."""
+    sizes = [64, 1024, 16384, 65536, 262144, 1048576]
+    points = 7 * len(sizes)
+    args = ["sweep", "--target", "ideal:4", "--collective", "allgather", "--sizes", "64,1K,16K,64K,256K,1M",
+            "--json", "--scheduler", cluster.address, "--cache", str(tmp_path)]
     p = _phalanx(*args)
     _wait_for_points(tmp_path, 3, p)
     p.send_signal(signal.SIGINT)
     code, _, err = _finish(p)
     kept = len(list(tmp_path.glob("*.json")))
     assert code == 130 and err.strip().endswith("phalanx: interrupted"), err
-    assert "Traceback" not in err and 3 <= kept < 21
+    assert "Traceback" not in err and 3 <= kept < points
     code, out, err = _finish(_phalanx(*args))
     assert code == 0, err
-    assert f"points: {21 - kept} computed, {kept} from the cache" in err
-    assert json.loads(out)["results"] == serial["results"]
+    assert f"points: {points - kept} computed, {kept} from the cache" in err
+    assert json.loads(out)["results"] == sweep("ideal:4", "allgather", sizes, "all", parallel=SERIAL)["results"]
 
 
 def test_killing_a_worker_mid_sweep_loses_no_finished_point(cluster, serial, tmp_path):
