@@ -68,7 +68,7 @@ import numpy as np
 
 from phalanx.compiler.library.chainbound import complete_exchange_block, rounds_relays_bound_s
 from phalanx.compiler.library.members import REDUCTIONS
-from phalanx.compiler.library.reducedepth import three_level_bound_s
+from phalanx.compiler.library.reducedepth import contributors_per_root, three_level_bound_s
 from phalanx.compiler.library.registry import PortModel, Route
 from phalanx.compiler.library.relaybound import relay_ports_bound_s
 from phalanx.compiler.recognize import Collective, connected_groups
@@ -232,15 +232,10 @@ def fan_in_bound_s(coll: Collective, port: PortModel) -> float:
     (Proteus) or the kind is not a reduce."""
     if coll.kind != "reduce" or port.port_of:
         return 0.0
-    m, alpha = coll.network_matrix, port.startup_s
+    alpha = port.startup_s
     beta = port.s_per_byte / port.streams
     best = 0.0
-    for q in range(coll.nprocs):
-        column = np.delete(m[:, q], q)
-        d = int((column > 0).sum())
-        if not d:
-            continue
-        n = float(column[column > 0].min())
+    for d, n in contributors_per_root(coll):
         found = alpha + d * n * beta if d * n * beta <= alpha else 2 * alpha + n * beta - alpha / d
         best = max(best, found)
     return best

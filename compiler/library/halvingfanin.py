@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from phalanx.compiler.library.members import rooted_order
 from phalanx.compiler.library.registry import Machine, PortModel
-from phalanx.compiler.library.rooted import _with_copies, element_pieces
+from phalanx.compiler.library.rooted import Halving, _with_copies
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import COMBINED, WHOLE, Phase, Transfer
+from phalanx.compiler.schedule import Phase
 
 
 def fan_in_s(pieces: int, piece_bytes: float, element_bytes: int, port: PortModel) -> float:
@@ -65,33 +65,9 @@ def halving_fan_in_phases(coll: Collective, machine: Machine) -> list[Phase]:
     the half of its pieces on v's side and sends its partner v XOR mask the other half of every
     partial it holds (combined); then every member v >= 2^k sends all it holds to v mod 2^k, and
     members 1 .. 2^k - 1 send theirs to the root; k of least halving_fan_in_s."""
-    order = rooted_order(coll)
-    n, root, m = len(order), order[0], coll.byte_matrix
-    halved = fan_in_halved_rounds(coll, machine, n)
-    count = 1 << halved
-    pieces = element_pieces(coll, count)
-    held: list[set[tuple[int, int]]] = [set() for _ in range(n)]  # (origin, piece) at v
-    for v in range(1, n):
-        if m[order[v]][root]:
-            held[v] = {(order[v], j) for j in range(count)}
-
-    def send(v: int, to: int, tokens: set[tuple[int, int]]) -> list[Transfer]:
-        held[v] -= tokens
-        if to:  # the root keeps what it receives
-            held[to] |= tokens
-        return [Transfer(order[v], order[to], pieces[j][1], o, root, COMBINED,
-                         pieces[j][0] if count > 1 else WHOLE) for o, j in sorted(tokens)]
-
-    phases = []
-    lo, hi = [0] * n, [count] * n
-    for mask in (1 << b for b in range(halved)):
-        moves = []
-        for v in range(n):
-            mid = (lo[v] + hi[v]) // 2
-            keep, give = ((lo[v], mid), (mid, hi[v])) if not v & mask else ((mid, hi[v]), (lo[v], mid))
-            moves.append((v, v ^ mask, {(o, j) for o, j in held[v] if give[0] <= j < give[1]}))
-            lo[v], hi[v] = keep
-        phases.append([t for v, to, tokens in moves for t in send(v, to, tokens)])
+    halving = Halving(coll, fan_in_halved_rounds(coll, machine, len(rooted_order(coll))))
+    n, count, send, held = halving.n, halving.count, halving.send, halving.held
+    phases = halving.rounds()
     moves = [(v, v % count, set(held[v])) for v in range(count, n)]
     phases.append([t for v, to, tokens in moves for t in send(v, to, tokens)])
     moves = [(v, 0, set(held[v])) for v in range(1, count)]

@@ -31,6 +31,7 @@ so the bound is the least feasible T, found by bisection (the infeasible end ret
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -58,20 +59,25 @@ def feasible(t_s: float, d: int, n: float, port: PortModel) -> bool:
     return (d - 1) * s * s - math.sqrt(c) * s + d * (n - a0) <= 0
 
 
+def contributors_per_root(coll: Collective) -> Iterator[tuple[int, float]]:
+    """For each node q that a reduce's partials reach: its contributors d (the other nodes with
+    bytes for q) and the fewest bytes n one of them sends it (the reduce bounds' d and n)."""
+    m = coll.network_matrix
+    for q in range(coll.nprocs):
+        column = np.delete(m[:, q], q)
+        d = int((column > 0).sum())
+        if d:
+            yield d, float(column[column > 0].min())
+
+
 def three_level_bound_s(coll: Collective, port: PortModel) -> float:
     """The least time at which a reduce's root can have every contributor's partial, charging
     relays to their senders' start-ups (module docstring); the largest over roots. 0 for other
     kinds, a port that streams several messages (iWarp, the torus) or is shared (Proteus)."""
     if coll.kind != "reduce" or port.streams != 1 or port.port_of or port.s_per_byte <= 0:
         return 0.0
-    m = coll.network_matrix
     best = 0.0
-    for q in range(coll.nprocs):
-        column = np.delete(m[:, q], q)
-        d = int((column > 0).sum())
-        if not d:
-            continue
-        n = float(column[column > 0].min())
+    for d, n in contributors_per_root(coll):
         lo, hi = 0.0, 3 * port.startup_s + d * n * port.s_per_byte + port.hold_s
         while not feasible(hi, d, n, port):  # never more than all partials straight to q
             hi *= 2

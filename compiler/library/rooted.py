@@ -187,6 +187,47 @@ def reduce_scatter_gather_phases(coll: Collective, machine: Machine) -> list[Pha
     return halving_gather(coll, len(rooted_order(coll)).bit_length() - 1)
 
 
+class Halving:
+    """Recursive halving of a reduce's partials over the lowest `halved` = k rank bits (members by
+    virtual rank, the root 0; the partials in 2^k pieces): the state the reduces that start with
+    it share (halving_gather, halvingfanin.py). `held[v]` is the (origin, piece) pairs member v
+    holds, combined; `send` moves them and gives the transfers."""
+
+    def __init__(self, coll: Collective, halved: int):
+        self.order = rooted_order(coll)
+        self.n, self.root, self.count = len(self.order), self.order[0], 1 << halved
+        self.halved = halved
+        self.pieces = element_pieces(coll, self.count)
+        m = coll.byte_matrix
+        self.held: list[set[tuple[int, int]]] = [set() for _ in range(self.n)]
+        for v in range(1, self.n):
+            if m[self.order[v]][self.root]:
+                self.held[v] = {(self.order[v], j) for j in range(self.count)}
+
+    def send(self, v: int, to: int, tokens: set[tuple[int, int]]) -> list[Transfer]:
+        """Member v's `tokens` to member `to` (the root keeps what it receives), combined."""
+        self.held[v] -= tokens
+        if to:
+            self.held[to] |= tokens
+        return [Transfer(self.order[v], self.order[to], self.pieces[j][1], o, self.root, COMBINED,
+                         self.pieces[j][0] if self.count > 1 else WHOLE) for o, j in sorted(tokens)]
+
+    def rounds(self) -> list[list[Transfer]]:
+        """The k halving rounds: with mask 1, 2, ..., 2^(k-1) member v keeps the half of its
+        pieces on v's side and sends its partner v XOR mask the other half of all it holds."""
+        phases = []
+        lo, hi = [0] * self.n, [self.count] * self.n
+        for mask in (1 << b for b in range(self.halved)):
+            moves = []
+            for v in range(self.n):
+                mid = (lo[v] + hi[v]) // 2
+                keep, give = ((lo[v], mid), (mid, hi[v])) if not v & mask else ((mid, hi[v]), (lo[v], mid))
+                moves.append((v, v ^ mask, {(o, j) for o, j in self.held[v] if give[0] <= j < give[1]}))
+                lo[v], hi[v] = keep
+            phases.append([t for v, to, tokens in moves for t in self.send(v, to, tokens)])
+        return phases
+
+
 def halving_gather(coll: Collective, halved: int, direct: bool = False) -> list[Phase]:
     """Recursive halving over the lowest `halved` = k rank bits (the partials in 2^k pieces:
     member v ends with the piece of its k low bits, reduced over the members that differ from it
@@ -195,32 +236,9 @@ def halving_gather(coll: Collective, halved: int, direct: bool = False) -> list[
     binomial gather over the k bits to the root (k = d: Rabenseifner's reduce; k = 0: the
     binomial tree), or, `direct`, one phase in which members 1 .. 2^k - 1 each send their piece
     straight to the root (knomial.halving_direct_phases)."""
-    order = rooted_order(coll)
-    n, root, m = len(order), order[0], coll.byte_matrix
-    count = 1 << halved
-    pieces = element_pieces(coll, count)
-    held: list[set[tuple[int, int]]] = [set() for _ in range(n)]  # (origin, piece) at v
-    for v in range(1, n):
-        if m[order[v]][root]:
-            held[v] = {(order[v], j) for j in range(count)}
-
-    def send(v: int, to: int, tokens: set[tuple[int, int]]) -> list[Transfer]:
-        held[v] -= tokens
-        if to:  # the root keeps what it receives
-            held[to] |= tokens
-        return [Transfer(order[v], order[to], pieces[j][1], o, root, COMBINED,
-                         pieces[j][0] if count > 1 else WHOLE) for o, j in sorted(tokens)]
-
-    phases = []
-    lo, hi = [0] * n, [count] * n
-    for mask in (1 << b for b in range(halved)):
-        moves = []
-        for v in range(n):
-            mid = (lo[v] + hi[v]) // 2
-            keep, give = ((lo[v], mid), (mid, hi[v])) if not v & mask else ((mid, hi[v]), (lo[v], mid))
-            moves.append((v, v ^ mask, {(o, j) for o, j in held[v] if give[0] <= j < give[1]}))
-            lo[v], hi[v] = keep
-        phases.append([t for v, to, tokens in moves for t in send(v, to, tokens)])
+    halving = Halving(coll, halved)
+    n, count, send, held = halving.n, halving.count, halving.send, halving.held
+    phases = halving.rounds()
     for mask in (1 << b for b in range(halved, n.bit_length() - 1)):  # each piece's column
         phases.append([t for v in range(n) if v & ~(count - 1) & (2 * mask - 1) == mask
                        for t in send(v, v - mask, set(held[v]))])
