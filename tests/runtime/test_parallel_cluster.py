@@ -120,6 +120,9 @@ def test_explore_on_the_cluster_gives_exactly_the_serial_table(cluster, tmp_path
     assert expected.count("\n") == 9 and ",ok," in expected
 
 
+@pytest.mark.xfail(strict=False, reason="racy on CI (2026-11-26, three clean-clone runs): on the warm cluster "
+                   "every point can finish before the client handles Ctrl-C (exit 0, all computed); the "
+                   "sweep needs a way to hold its points until the signal (open work, issue 30 test suite)")
 def test_ctrl_c_stops_cleanly_and_a_rerun_computes_only_the_missing_points(cluster, tmp_path):
     """Six sizes (every allgather algorithm of ideal:4 at each: 7 x 6 points), so that the sweep is
     still running when the third point is cached and Ctrl-C reaches it (with three sizes the 21
