@@ -49,6 +49,10 @@
 - memory fill: the same on the memory streams a node's sends and receives share (iWarp, the
   torus), whose processor runs the start-ups: the average over the memories of the idle start
   plus twice the receivers' bytes over their streams (memory_fill_bound_s);
+- late nodes: a broadcast's nodes first sent some of the block in the last start-up round
+  must each take the whole block, in messages that each stream on one link, from nodes that can
+  start few messages before the end: where a node streams several messages (iWarp, the torus)
+  the last round's block cannot come in at the node's whole rate (late_nodes_bound_s);
 - rounds and relays: in a one-destination kind the chains of messages that carry a source's
   bytes are fixed by their start-up slots, so few slots force long chains: the least over the
   slots of the larger of the last slot's start and the ports' average busy time for the
@@ -422,6 +426,56 @@ def memory_fill_bound_s(coll: Collective, port: PortModel) -> float:
     return port.startup_s + (waits_s + wire_s) / n
 
 
+def _late_capacity_s(window_s: float, hold_s: float) -> float:
+    """C(y) of late_nodes_bound_s: the byte-time that messages a node starts one per hold_s
+    from the start of a window of `window_s` can bring by its end, sum over i of (y - i h)+."""
+    if window_s <= 0:
+        return 0.0
+    starts = math.ceil(window_s / hold_s)
+    return starts * window_s - hold_s * starts * (starts - 1) / 2
+
+
+def late_nodes_bound_s(coll: Collective, port: PortModel) -> float:
+    """A broadcast of B bytes from one root to the other P - 1 nodes of the collective, where a
+    node streams several messages at once but each message streams on one link, at most one
+    byte per s_per_byte (iWarp, the torus; docs/bounds.md, "Late nodes of a broadcast"). With
+    L = ceil(log2 P), at most 2^(L-1) nodes (the root among them) are first sent some of the
+    block before (L - 1) h (the start-up rounds); the others, late, at least P - 2^(L-1), take
+    their whole block by T in messages started at (L - 1) h or later. Let x = T - (L - 1) h -
+    alpha. A message started at t brings at most (T - alpha - t) / beta bytes; a node starts one
+    per h, an early node from (L - 1) h on, a late one from alpha later (it holds nothing
+    before), so the messages of a node bring at most C(x) / beta or C(x - alpha) / beta bytes,
+    C(y) = sum over i >= 0 of (y - i h)+. The late nodes' blocks then need
+        (P - 2^(L-1)) (B beta - C(x - alpha)) <= 2^(L-1) C(x),
+    the fewest late nodes being the worst case; T >= (L - 1) h + alpha + the least such x. 0 for
+    other kinds, several senders, uneven blocks, a collective whose nodes are not all receivers,
+    ports of one stream (where the start-up bound's last block at one stream is never below it)
+    or shared between nodes, and no hold."""
+    if port.streams <= 1 or port.port_of or port.hold_s <= 0 or _one_root_to_all_bytes(coll) is None:
+        return 0.0
+    m = coll.network_matrix
+    root = int(np.flatnonzero(m.any(axis=1))[0])
+    blocks = np.delete(m[root], root)
+    if blocks.min() != blocks.max():
+        return 0.0
+    n, block_s = coll.nprocs, float(blocks[0]) * port.s_per_byte
+    rounds = math.ceil(math.log2(n))
+    early = 2 ** (rounds - 1)
+    late = n - early
+    alpha, hold = port.startup_s, port.hold_s
+
+    def short(x: float) -> bool:  # too short a last round: the late nodes' blocks do not fit
+        return late * (block_s - _late_capacity_s(x - alpha, hold)) > early * _late_capacity_s(x, hold)
+
+    low, high = 0.0, block_s  # short(block_s) is False: C(B beta) >= B beta and early >= late
+    if not short(low):
+        return 0.0
+    for _ in range(100):  # the least x not short lies in (low, high]; low stays short
+        middle = (low + high) / 2
+        low, high = (middle, high) if short(middle) else (low, middle)
+    return (rounds - 1) * hold + alpha + low
+
+
 def _port_rounds(m: np.ndarray, port: PortModel, source: int) -> int:
     """Start-up rounds for `source`'s data to reach the other ports that need it."""
     others = {port.port(q) for q in np.flatnonzero(m[source])} - {port.port(source)}
@@ -449,6 +503,7 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
         out["fan-in"] = fan_in_bound_s(coll, port)
     for name, bound_s in (("pipeline", pipeline_bound_s), ("start-ups or relays", relay_bound_s),
                           ("engine fill", engine_fill_bound_s), ("memory fill", memory_fill_bound_s),
+                          ("late nodes", late_nodes_bound_s),
                           ("three levels", three_level_bound_s),
                           ("engine start-ups", engine_startups_bound_s)):
         value_s = bound_s(coll, port)

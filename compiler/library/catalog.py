@@ -307,8 +307,9 @@ GRID: tuple[Algorithm, ...] = (
               spanning.spanning_trees_phases,
               ROOTED_OK + (on_grid, spanning.square_grid, partial_blocks)),
     Algorithm("eager-spanning-trees", ("broadcast",),
-              "spanning-trees in eager phases: a node starts its next segment's four messages "
-              "while the previous segment's still stream; segments from the pipeline's closed form",
+              "spanning-trees in eager phases, down shallower trees (one grown breadth first, "
+              "turned four times): a node starts its next segment's four messages while the "
+              "previous segment's still stream; segments from the pipeline's closed form",
               eager.eager_spanning_trees_phases,
               ROOTED_OK + (on_grid, spanning.square_grid, quarters, several_streams)),
     Algorithm("eager-turned-cut-scatter-doubling", ("broadcast",),

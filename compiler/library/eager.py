@@ -7,29 +7,34 @@ per segment its start-ups and then the segment's streaming, one after the other
 and its sends are posted: the next segment's start-ups run on its processor while the
 previous segment's bytes stream on its links.
 
-`eager-spanning-trees`: Johnsson and Ho's four edge-disjoint spanning trees of a square torus
-(spanning.py), the same transfers in the same phases (segment j into a node of depth d in phase
+`eager-spanning-trees`: four edge-disjoint spanning trees of a square torus, one tree turned
+four times about the root (Johnsson and Ho 1989), the shallow ones of shallowtrees.py (depth 10
+on 8x8, where spanning.py's local `spanning-trees` keep theirs of depth 2n - 1 = 15), the same
+transfers in the same phases as spanning.py (segment j into a node of depth d in phase
 j + d - 1), every phase eager, segments from `eager_segments`. `eager(generator)`: any
 algorithm's local phases made eager (the cut scatter-doubling broadcasts on the tori).
 
-The segment count minimises T(s) below, with s segments of b = B / (4 s) bytes per tree: a
-node's processor starts four messages a segment (4 h, h the start-up's hold) and its streams
-carry a segment's four sends (4 b beta / streams, or 8 b beta over the streams its sends and
-receives share); the pipeline takes its depth D in hops, each a hold, the latency and a
-segment's bytes, then s - 1 more segments at the busier of processor and streams:
+The segment count minimises T(s) below, with s segments of b = B / (4 s) bytes per tree. A node
+enters its next phase once all four of the phase's receives are in, and its four parents start
+their four messages one after another (4 h, h the start-up's hold), so a phase lasts at least
+4 h, the latency and a segment's bytes on a link, b beta; a node's streams carry its four sends
+(4 b beta / streams, or with its four receives 8 b beta over the streams they share). Through
+the depth D and the s - 1 further segments:
 
-    T(s) = D (h + lambda + b beta) + (s - 1) max(4 h, 4 b beta / streams, 8 b beta / shared)
+    T(s) = (s + D - 1) max(4 h + lambda + b beta, 4 b beta / streams, 8 b beta / shared)
 
-Declared gap: T is what the count is chosen by, not a prediction; the simulator runs 1.3 to
-1.5 T. On torus:8x8 it takes 1.29, 2.24 and 3.51 ms for 16, 64 and 128 KB at the counts T
-picks (4, 10, 20), T says 0.93, 1.65 and 2.61 (torus:4x4, 16 KB: 0.80 against 0.54): during
-the fill a relay's memory streams carry its receives and its sends at once, which doubles
-b beta per hop. The simulator's best counts are near T's (16 KB: 4; 64 KB: 10; 128 KB: 16
-segments, 3.38 ms); T with the doubled fill follows the times within 4% but picks 6, 12 and
-21 segments, up to 9% slower. Offered where a node streams several messages at once: on one port
-(ideal, paragon, sp2) the eager phases measured no faster or slower (chain, binary and
-two-tree broadcasts of 64 KB: the same on ideal:64, 14-69% slower on paragon:8x8 and sp2:64,
-whose engines the early sends take from the receives).
+Declared gap: T is what the count is chosen by, not a prediction; the simulator runs 0.8 to 1.5
+T. On torus:8x8 (D = 10) it takes 1.15, 2.13, 3.11 and 20.97 ms for 16 KB, 64 KB, 128 KB and
+1 MB at the counts T picks (3, 7, 11, 81), T says 1.37, 2.22, 3.09 and 14.56 (torus:4x4, D = 5,
+16 KB: 0.71 against 0.79): T counts the fill's phases as long as the steady ones, and at 1 MB
+leaves out that a relay's receives and sends meet on its streams out of step. With the trees of
+depth 15 and the count of T's earlier form (the fill's hops at h + lambda + b beta each, the
+steady phases at the busier of 4 h and the streams) the simulator took 3.51 ms at 128 KB
+(20 segments); the same trees at T's count now (12) 3.43 ms, the depth-10 trees 3.11 ms. Offered
+where a node streams several messages at once: on one port (ideal, paragon, sp2) the eager
+phases measured no faster or slower (chain, binary and two-tree broadcasts of 64 KB: the same
+on ideal:64, 14-69% slower on paragon:8x8 and sp2:64, whose engines the early sends take from
+the receives).
 """
 
 from __future__ import annotations
@@ -39,7 +44,8 @@ import dataclasses
 from phalanx.compiler.library.members import rooted_order
 from phalanx.compiler.library.registry import Generator, Machine
 from phalanx.compiler.library.rooted import _with_copies, segments
-from phalanx.compiler.library.spanning import TREES, _down, depths, spanning_trees
+from phalanx.compiler.library.shallowtrees import shallow_trees
+from phalanx.compiler.library.spanning import TREES, _down, depths
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, SyncMode
 
@@ -51,11 +57,11 @@ def eager_tree_s(machine: Machine, nbytes: int, depth: int, count: int) -> float
     `depth` hops."""
     port = machine.port
     seg_s = nbytes / count * port.s_per_byte
+    phase_s = TREES * port.hold_s + port.latency_s + seg_s
     data_s = TREES * seg_s / port.streams
     if port.engine_streams:
         data_s = max(data_s, 2 * TREES * seg_s / port.engine_streams)
-    cycle_s = max(TREES * port.hold_s, data_s)
-    return depth * (port.hold_s + port.latency_s + seg_s) + (count - 1) * cycle_s
+    return (count + depth - 1) * max(phase_s, data_s)
 
 
 def eager_segments(machine: Machine, nbytes: int, depth: int) -> int:
@@ -68,7 +74,7 @@ def eager_spanning_trees_phases(coll: Collective, machine: Machine) -> list[Phas
     """A broadcast down the four spanning trees from the root in eager phases."""
     n = (machine.grid or (1, 1))[0]
     root = rooted_order(coll)[0]
-    trees = spanning_trees(n, root)
+    trees = shallow_trees(n, root)
     depth = max(depths(trees[0], root).values())
     total = coll.block_bytes or 0
     count = eager_segments(machine, max(1, total // TREES), depth)

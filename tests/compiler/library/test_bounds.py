@@ -14,6 +14,7 @@ from phalanx.compiler.library.bounds import (
     engine_startups_bound_s,
     fan_in_bound_s,
     gossip_messages,
+    late_nodes_bound_s,
     memory_fill_bound_s,
     pipeline_bound_s,
     relay_bound_s,
@@ -279,6 +280,42 @@ def test_a_broadcast_s_memories_wait_for_the_rounds_then_carry_every_byte_twice(
                                cost="closed-form").collectives[0]
         assert memory_fill_bound_s(coll, other.library.machine.port) == 0.0, (spec, kind)
 
+
+
+@pytest.mark.parametrize("spec, size", [("iwarp:4x4", 2048), ("iwarp:4x4", 512), ("torus:3x4", 2048),
+                                        ("torus:8x8", 2048)])
+def test_a_broadcast_s_late_nodes_take_their_block_from_few_start_ups(spec, size):
+    """A node streams four messages, each on one link (one byte per beta). On P = 16 (64) nodes
+    at least 8 (32) are first sent some of the block no sooner than 3 (5) holds, and take all
+    of it from messages started then or later; with x = T - (L - 1) h - alpha, an early node's
+    messages bring at most C(x) / beta bytes by T, a late one's C(x - alpha) / beta
+    (docs/bounds.md, "Late nodes of a broadcast"). At 2 KB (B beta = 51.2 us, h = 20 us,
+    alpha = 20.15 us) x lies in (h, 2 h) and x - alpha in (0, h): x + (x - h) + (x - alpha) =
+    B beta, so x = (B beta + h + alpha) / 3 and the bound is above the start-up rounds' last
+    block on four streams. Every broadcast of the machine takes at least it. torus:3x4, 12
+    nodes: 4 late against 8 early. Not on one-stream ports, nor for another kind."""
+    machine = resolve(spec)
+    port = machine.library.machine.port
+    n = machine.nnodes
+    coll = compile_program(kind_program("broadcast", n, size), target=spec,
+                           cost="closed-form").collectives[0]
+    bound_s = late_nodes_bound_s(coll, port)
+    rounds = int(np.ceil(np.log2(n)))
+    if n == 2 ** rounds and size == 2048:
+        block_s = size * port.s_per_byte
+        assert port.hold_s < (block_s + port.hold_s + port.startup_s) / 3 < 2 * port.hold_s
+        assert bound_s == pytest.approx((rounds - 1) * port.hold_s + port.startup_s
+                                        + (block_s + port.hold_s + port.startup_s) / 3)
+        assert bound_s > startup_bound_s(coll, port)
+    assert machine.binding_bound(coll)[0] >= bound_s > 0
+    for algorithm, unmet in machine.candidates(coll):
+        if unmet is None:
+            assert simulated_time_s(machine, coll, algorithm) >= bound_s * (1 - ROUNDING), algorithm
+    for other_spec, kind in (("paragon:2x4", "broadcast"), ("ideal:8", "broadcast"), ("iwarp:4x4", "allgather")):
+        other = resolve(other_spec)
+        other_coll = compile_program(kind_program(kind, other.nnodes, size), target=other_spec,
+                                     cost="closed-form").collectives[0]
+        assert late_nodes_bound_s(other_coll, other.library.machine.port) == 0.0, (other_spec, kind)
 
 def test_a_reduce_root_takes_every_partial_or_waits_two_start_ups_for_a_relay():
     """ideal:8 (alpha 10 us, beta 0.01 us/B), 7 contributors: 8-byte partials all sent straight
