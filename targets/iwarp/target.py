@@ -22,6 +22,7 @@ from phalanx.compiler.columns import PhaseColumns
 from phalanx.compiler.library.bounds import (
     ONE_DESTINATION_KINDS,
     fixed_routes_bound_s,
+    memory_rounds_bound_s,
     startup_bound_s,
 )
 from phalanx.compiler.library.members import GROUP, ROOTED
@@ -220,6 +221,9 @@ class IWarpTarget(Target):
         m[:coll.nprocs, :coll.nprocs] = coll.matrix
         bounds = cost.lower_bounds(self.params, self.torus, m)
         bounds["start-up"] = startup_bound_s(coll, self.library.machine.port)
+        memory_rounds_s = memory_rounds_bound_s(coll, self.library.machine.port)
+        if memory_rounds_s > 0:  # the all-to-alls (MEMORY_ROUNDS_KINDS)
+            bounds["memory rounds"] = memory_rounds_s
         name = max(bounds, key=lambda k: bounds[k])
         return bounds[name], name
 
