@@ -53,6 +53,10 @@
   must each take the whole block, in messages that each stream on one link, from nodes that can
   start few messages before the end: where a node streams several messages (iWarp, the torus)
   the last round's block cannot come in at the node's whole rate (late_nodes_bound_s);
+- memory rounds: the start-up rounds leave at most 2^j nodes holding any of a source's data
+  j holds after alpha, and on memory streams a node's sends and receives share (iWarp, the
+  torus) everything the others still need of every source then passes the memories twice:
+  the largest over j of that start plus the memories' average work (memory_rounds_bound_s);
 - rounds and relays: in a one-destination kind the chains of messages that carry a source's
   bytes are fixed by their start-up slots, so few slots force long chains: the least over the
   slots of the larger of the last slot's start and the ports' average busy time for the
@@ -80,6 +84,8 @@ from phalanx.compiler.recognize import Collective, connected_groups
 DISTINCT_KINDS = ("broadcast", "scatter", "gather", "reduce", "allgather", "allreduce")
 # Kinds whose bytes from a source each serve one destination (no copy or partial serves two).
 ONE_DESTINATION_KINDS = ("alltoall", "alltoallv", "scatter", "gather", "cshift", "permutation", "sparse")
+# Kinds the memory rounds bound is taken for: every node a source to many, no partials combined.
+MEMORY_ROUNDS_KINDS = ("allgather", "alltoall", "alltoallv")
 
 
 @dataclass(frozen=True)
@@ -474,6 +480,42 @@ def late_nodes_bound_s(coll: Collective, port: PortModel) -> float:
         middle = (low + high) / 2
         low, high = (middle, high) if short(middle) else (low, middle)
     return (rounds - 1) * hold + alpha + low
+def memory_rounds_bound_s(coll: Collective, port: PortModel) -> float:
+    """Start-up rounds and the memories together, where each node's sends and receives share
+    `shared_streams` link-rate streams of its memory and its processor starts its messages one
+    at a time (iWarp, the torus; docs/bounds.md, "Rounds through the memories"). Take a time t
+    just before alpha + j h. A node holds bytes of source r's data only once a message that
+    carries them has streamed for a while, which it does no sooner than alpha after its start,
+    so it was sent some by a message started before j h: at most 2^j nodes, r among them, hold
+    any of r's data (the start-up rounds). Each of r's other receivers must then receive all it
+    needs of r after t, at least the sum of the c_r + 1 - 2^j smallest of r's needs (c_r
+    receivers), and every byte received holds a stream at both ends for s_per_byte. The P
+    memories' s streams carry that after t, so where some is left
+        T >= alpha + j h + 2 beta sum over r of (its c_r + 1 - 2^j smallest needs) / (s P).
+    The largest over j = 1, 2, ... (j = 0 is the shared engines' bound, `engines_load` over the
+    shared streams, and is left to it). It counts each
+    source's bytes apart, so not for reductions (one partial serves every source); taken for
+    the allgather and the all-to-alls, where every node is a source to many. 0 for other kinds
+    and ports without streams shared by both directions (or shared between nodes)."""
+    streams = port.shared_streams
+    if port.shared_engine or not streams or port.port_of or coll.kind not in MEMORY_ROUNDS_KINDS:
+        return 0.0
+    m = coll.network_matrix
+    n = coll.nprocs
+    receivers = (m > 0).sum(axis=1)
+    ascending = np.sort(m, axis=1)  # each source's zeros first, then its needs, least first
+    sums = np.concatenate([np.zeros((n, 1)), np.cumsum(ascending, axis=1, dtype=np.float64)], axis=1)
+    first = n - receivers  # the column of each source's least need
+    best_s, rows = 0.0, np.arange(n)
+    for j in range(1, int(receivers.max(initial=0)).bit_length() + 1):
+        lacking = receivers + 1 - (1 << j)  # receivers that hold none of the source's data
+        if not (lacking > 0).any():
+            break
+        take = np.clip(lacking, 0, None)
+        left = float((sums[rows, first + take] - sums[rows, first]).sum())
+        best_s = max(best_s, port.startup_s + j * port.hold_s
+                     + 2 * left * port.s_per_byte / (streams * n))
+    return best_s
 
 
 def _port_rounds(m: np.ndarray, port: PortModel, source: int) -> int:
@@ -504,6 +546,7 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
     for name, bound_s in (("pipeline", pipeline_bound_s), ("start-ups or relays", relay_bound_s),
                           ("engine fill", engine_fill_bound_s), ("memory fill", memory_fill_bound_s),
                           ("late nodes", late_nodes_bound_s),
+                          ("memory rounds", memory_rounds_bound_s),
                           ("three levels", three_level_bound_s),
                           ("engine start-ups", engine_startups_bound_s)):
         value_s = bound_s(coll, port)

@@ -65,6 +65,8 @@ def predict_time_s(p: IWarpParams, torus: Torus, coll: Collective, algorithm: st
         if algorithm == "phased-global":
             per_phase += p.barrier_s(torus.rows, torus.cols)
         return n ** 3 / 8 * per_phase
+    if algorithm == "phased-unswitched":  # phased without the switch's per-phase software
+        return n ** 3 / 8 * (start + p.data_s(block))
     if algorithm == "two-stage":
         return 2 * (n * n / 8) * (start + p.data_s(n * block))
     if algorithm == "store-forward":

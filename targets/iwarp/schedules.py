@@ -1,5 +1,5 @@
 """iWarp's AAPC schedules (001_569dde0e56ec3e6f.txt Sec. 2-4): phased, phased-global,
-message-passing (natural and seeded-random orders), store-forward and two-stage.
+phased-unswitched, message-passing (natural and seeded-random orders), store-forward and two-stage.
 
 Each generator turns a Collective (its byte matrix) into plain-data phases of Transfers.
 """
@@ -22,11 +22,12 @@ def _schedule(coll: Collective, algorithm: str, phases: list[Phase] | tuple[Phas
 
 
 def phased_columns(coll: Collective, torus: Torus, sync: str = "local",
-                   empty_messages: bool = False) -> PhaseColumns:
-    """The n^3/8 phases of Sec. 2.1 as columns (phased_schedule)."""
+                   empty_messages: bool = False, switched: bool = True) -> PhaseColumns:
+    """The n^3/8 phases of Sec. 2.1 as columns (phased_schedule), each message carrying its
+    phase for the switch unless not `switched` (unswitched_phased_schedule)."""
     m = coll.matrix
     table = phased_torus_phases(torus.cols)
-    switched = empty_messages or bool((m > 0).all())
+    switched = switched and (empty_messages or bool((m > 0).all()))
     tables = []
     for k, phase in enumerate(table):
         src, dst = phase[:, 0].astype(np.int64), phase[:, 1].astype(np.int64)
@@ -48,6 +49,17 @@ def phased_schedule(coll: Collective, torus: Torus, sync: str = "local",
     only the fast path (wormhole.fast_plan, the default for phased) adds the empty messages."""
     name = "phased" if sync == "local" else "phased-global"
     return _schedule(coll, name, phased_columns(coll, torus, sync, empty_messages).phases())
+
+
+def unswitched_phased_schedule(coll: Collective, torus: Torus) -> Schedule:
+    """The n^3/8 phases of Sec. 2.1 as plain messages, no phase for the switch: each message
+    costs its sender the ~400-cycle overhead (Sec. 3.1) but not the switch's per-phase software
+    (Fig. 4 lines 2-5, phase_software_cycles: 760 more), and nothing holds a worm of phase k + 1
+    back from a link that a late worm of phase k holds. With blocks of one size a node leaves a
+    phase when its message is delivered and its partner's has arrived, so the phases stay in
+    step and (nearly) contention-free; uneven blocks let nodes run ahead into busy links
+    (IWarpTarget.unmet refuses them)."""
+    return _schedule(coll, "phased-unswitched", phased_columns(coll, torus, "local", switched=False).phases())
 
 
 def posting_order(src: int, nprocs: int, seed: int | None) -> list[int]:

@@ -16,6 +16,7 @@ from phalanx.compiler.library.bounds import (
     gossip_messages,
     late_nodes_bound_s,
     memory_fill_bound_s,
+    memory_rounds_bound_s,
     pipeline_bound_s,
     relay_bound_s,
     startup_bound_s,
@@ -316,6 +317,46 @@ def test_a_broadcast_s_late_nodes_take_their_block_from_few_start_ups(spec, size
         other_coll = compile_program(kind_program(kind, other.nnodes, size), target=other_spec,
                                      cost="closed-form").collectives[0]
         assert late_nodes_bound_s(other_coll, other.library.machine.port) == 0.0, (other_spec, kind)
+def test_the_memories_carry_what_the_start_up_rounds_left_undelivered():
+    """torus:8x8 (four memory streams a node, shared by its sends and receives): j holds after
+    alpha at most 2^j nodes hold any of a source's data, so each source's other 64 - 2^j
+    receivers still need their blocks, which the 64 memories carry in and out on four streams
+    each: T >= alpha + j h + 2 x 64 (64 - 2^j) b beta / (4 x 64), largest at j = 4 for 128-byte
+    blocks: alpha + 4 h + 48 x 1.6 us = 176.95 us, above the start-up rounds' 120.95 us (the
+    allgather's bound before) and every schedule's time; at 8 B, j = 5: alpha + 5 h + 32 x 0.1
+    us. An all-to-all's and an allgather's are the same; alltoallv's sums each source's
+    smallest needs. Not on a machine whose directions are apart, nor for a reduction."""
+    machine = resolve("torus:8x8")
+    port = machine.library.machine.port
+    assert (port.startup_s, port.hold_s, port.s_per_byte) == pytest.approx((20.15e-6, 20e-6, 25e-9))
+    for kind in ("allgather", "alltoall"):
+        for size, j in ((128, 4), (8, 5)):
+            coll = compile_program(kind_program(kind, 64, size), target="torus:8x8",
+                                   cost="closed-form").collectives[0]
+            rounds_s = port.startup_s + j * port.hold_s + 2 * (64 - 2 ** j) * size * port.s_per_byte / 4
+            assert memory_rounds_bound_s(coll, port) == pytest.approx(rounds_s), (kind, size)
+            assert machine.binding_bound(coll)[0] >= rounds_s * (1 - ROUNDING)
+            if kind == "allgather" or size == 8:  # an all-to-all of 128 B: its links bind
+                assert machine.binding_bound(coll) == (pytest.approx(rounds_s), "memory rounds")
+            if size == 128:
+                assert rounds_s == pytest.approx(176.95e-6)
+                for algorithm, unmet in machine.candidates(coll):
+                    if unmet is None:
+                        assert simulated_time_s(machine, coll, algorithm) >= rounds_s, algorithm
+    uneven = varied_matrix(16, 64, variance=0.5)
+    small = resolve("iwarp:4x4")
+    coll = recognize(0, uneven, "A", "B", 1)
+    sink = np.sort(np.where(np.eye(16, dtype=bool), 0, uneven), axis=1)  # zeros first
+    expected = max(small.library.machine.port.startup_s + j * small.library.machine.port.hold_s
+                   + 2 * sink[:, 1:17 - 2 ** j].sum() * small.library.machine.port.s_per_byte / 64
+                   for j in (1, 2, 3))
+    assert memory_rounds_bound_s(coll, small.library.machine.port) == pytest.approx(expected)
+    wide = resolve("torus:8x8,memory_streams=8")
+    allgather = compile_program(kind_program("allgather", 64, 128), target="torus:8x8").collectives[0]
+    assert memory_rounds_bound_s(allgather, wide.library.machine.port) == 0.0
+    reduce = compile_program(kind_program("allreduce", 64, 128), target="torus:8x8").collectives[0]
+    assert memory_rounds_bound_s(reduce, port) == 0.0
+
 
 def test_a_reduce_root_takes_every_partial_or_waits_two_start_ups_for_a_relay():
     """ideal:8 (alpha 10 us, beta 0.01 us/B), 7 contributors: 8-byte partials all sent straight

@@ -76,10 +76,11 @@ def test_flow_model_is_exact_on_a_contention_free_crossbar():
 
 def test_auto_on_the_target_model_still_picks_phased_at_16_kb():
     """Without `--cost simgrid` the iWarp wormhole model rules, and message passing (Fig. 6,
-    contention blocking whole routes) is not chosen."""
+    contention blocking whole routes) is not chosen: the phased construction is, without the
+    switch's per-phase software (`phased-unswitched`, 27.5 ms against `phased`'s 29.9)."""
     compiled = compile_program(alltoall_program(64, 16384), target="iwarp:8x8")
     assert compiled.cost_model == "target"
-    assert compiled.schedules[0].algorithm == "phased"
+    assert compiled.schedules[0].algorithm == "phased-unswitched"
 
 
 def test_flow_model_charges_barriers_and_serial_senders():

@@ -19,17 +19,20 @@ array B(64, 16384) of byte distribute (*, BLOCK) onto Q
 B = A
 """
 
-# (case, target, program, best forced algorithm, its simulated ms, auto's old choice and ms)
+# (case, target, program, best forced algorithm, its simulated ms, auto's old choice and ms).
+# The issue's best on the complete all-to-alls was `phased` (7.387 and 6.978 ms, checked below);
+# `phased-unswitched` (issue 27, branch a2atorus) takes its phases without the switch's software.
 TABLE = [
-    ("transpose 2304-byte blocks", "iwarp:8x8", alltoall_program(64, 2304), "phased", 7.387,
-     "store-forward", 10.023),
+    ("transpose 2304-byte blocks", "iwarp:8x8", alltoall_program(64, 2304), "phased-unswitched",
+     4.993, "store-forward", 10.023),
     ("slab FFT 64 KB blocks", "iwarp:4x4", alltoall_program(16, 65536), "direct", 24.881,
      "store-forward", 41.041),
     ("64 senders to 8 receivers, 2 KB", "torus:8x8", SIXTY_FOUR_TO_EIGHT, "direct", 1.928,
      "store-forward", 3.151),
-    ("all-to-all 2 KB", "iwarp:8x8", alltoall_program(64, 2048), "phased", 6.978,
+    ("all-to-all 2 KB", "iwarp:8x8", alltoall_program(64, 2048), "phased-unswitched", 4.584,
      "store-forward", 9.016),
 ]
+ISSUE_PHASED_MS = {"transpose 2304-byte blocks": 7.387, "all-to-all 2 KB": 6.978}
 
 
 @pytest.mark.parametrize("case, target, source, best, best_ms, old, old_ms", TABLE,
@@ -44,6 +47,8 @@ def test_auto_is_within_five_percent_of_the_best_forced(case, target, source, be
     forced = {a: simulated_time_s(machine, coll, a) for a, why in machine.candidates(coll) if why is None}
     assert forced[best] * 1e3 == pytest.approx(best_ms, rel=1e-3)  # the issue's figures
     assert forced[old] * 1e3 == pytest.approx(old_ms, rel=1e-3)
+    if case in ISSUE_PHASED_MS:
+        assert forced["phased"] * 1e3 == pytest.approx(ISSUE_PHASED_MS[case], rel=1e-3)
     assert run.collectives[0].time_s <= 1.05 * min(forced.values())
     assert run.collectives[0].algorithm == best
 
