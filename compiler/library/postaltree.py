@@ -43,7 +43,7 @@ def _capacity(startup_s: float, move_s: float, merge_s: float, most: int) -> Cal
     """N(t), up to `most`: the most members of a tree done by t (module docstring)."""
     gap_s = max(move_s, merge_s)
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def capacity(t_s: float) -> int:
         members, child = 1, 0
         while members < most and (deadline := t_s - merge_s - child * gap_s - startup_s - move_s) >= 0:

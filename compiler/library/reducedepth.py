@@ -18,8 +18,9 @@ in all A <= A0 - f n with A0 = (T - alpha) / beta; relay w takes c_{w,x} <= i_w 
 (i_w: the contributors that send to w), in [alpha, T - alpha], so sum over x of c_{w,x} <= B =
 (T - 2 alpha) / beta and <= i_w a_w (a_w: the x with w in R_x, sum a_w <= A); on a shared
 engine where every node but q contributes, w's engine also sends w's own n bytes after alpha,
-so B = (T - 2 alpha - n beta) / beta. The values that go through relays, d (1 - f) n - A at least, are then at most sum over w of min(i_w a_w, B)
-<= sqrt(sum i_w  sum a_w  B) <= sqrt(d K A B) (min(x, B) <= sqrt(x B), then Cauchy-Schwarz):
+so B = (T - 2 alpha - n beta) / beta. The values that go through relays, d (1 - f) n - A at
+least, are then at most sum over w of min(i_w a_w, B) <= sqrt(sum i_w  sum a_w  B)
+<= sqrt(d K A B) (min(x, B) <= sqrt(x B), then Cauchy-Schwarz):
 
     d (1 - f) n - A <= sqrt(d K A B),   A0 >= n (q takes a value of every element).
 
