@@ -71,3 +71,19 @@ def test_one_message_relayed_pays_the_partial_twice():
 def test_not_where_a_node_streams_several_messages(spec):
     machine, coll = _reduce(spec, 2048)
     assert contributor_pipeline_bound_s(coll, machine.library.machine.port) == 0.0
+
+
+def test_a_shared_engine_relay_takes_a_piece_and_sends_its_own_partial():
+    """paragon:8x8 at 16 KB (alpha 75 us, beta 0.011 us/B): every node but the root contributes,
+    so a relay's one engine takes a piece x, sends its own 16384 B and starts a message after
+    the piece is in: each piece is at most (T - 2 alpha - n beta) / beta, and the bound rises
+    from 432.73 to 451.85 us (above the engines' 429.82)."""
+    machine, coll = _reduce("paragon:8x8", 16384)
+    port = machine.library.machine.port
+    bound_s = contributor_pipeline_bound_s(coll, port)
+    assert bound_s == pytest.approx(451.85e-6, abs=0.01e-6)
+    assert not feasible(bound_s, 63, 16384, port, relays_send=True)
+    assert feasible(432.8e-6, 63, 16384, port) and not feasible(432.6e-6, 63, 16384, port)
+    t_s = 2 * port.startup_s + (16384 + 1000) * port.s_per_byte
+    assert relayed_bytes(t_s, port, 1000) <= relayed_bytes(t_s, port)
+    assert bounds(coll, port)["shared engines"] < bound_s
