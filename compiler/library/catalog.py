@@ -22,6 +22,7 @@ from phalanx.compiler.library import (
     index,
     interleaved,
     knomial,
+    postaltree,
     radix,
     relayrounds,
     ringreduce,
@@ -153,6 +154,12 @@ GENERIC: tuple[Algorithm, ...] = (
               "column's member with the other bits 0, then those 2^k pieces straight to the root "
               "(k + 2 start-ups); k of least closed-form cost; 2^d members",
               halvingfanin.halving_fan_in_phases, ROOTED_OK + (power_of_two_members, partial_blocks)),
+    Algorithm("postal-tree", ("reduce",),
+              "the tree of least time when every member sends its combined partial once (Bar-Noy "
+              "and Kipnis's postal broadcast tree backwards): a parent takes its children's "
+              "partials one after another as each is ready, children ready early sending early, "
+              "each given as many members as its deadline allows; any number of members",
+              postaltree.postal_tree_phases, ROOTED_OK),
     Algorithm("ring", ("allgather",),
               "P - 1 steps round a ring, each passing on the part received last",
               group.ring_phases, GROUP_OK),

@@ -16,9 +16,11 @@ comes straight from its contributor (v in R_x, the nodes that send x to q) or th
 relay w in R_x that v sends to. Of an element x of the others q takes r_x = |R_x| values,
 in all A <= A0 - f n with A0 = (T - alpha) / beta; relay w takes c_{w,x} <= i_w values of x
 (i_w: the contributors that send to w), in [alpha, T - alpha], so sum over x of c_{w,x} <= B =
-(T - 2 alpha) / beta and <= i_w a_w (a_w: the x with w in R_x, sum a_w <= A). The values that
-go through relays, d (1 - f) n - A at least, are then at most sum over w of min(i_w a_w, B)
-<= sqrt(sum i_w  sum a_w  B) <= sqrt(d K A B) (min(x, B) <= sqrt(x B), then Cauchy-Schwarz):
+(T - 2 alpha) / beta and <= i_w a_w (a_w: the x with w in R_x, sum a_w <= A); on a shared
+engine where every node but q contributes, w's engine also sends w's own n bytes after alpha,
+so B = (T - 2 alpha - n beta) / beta. The values that go through relays, d (1 - f) n - A at
+least, are then at most sum over w of min(i_w a_w, B) <= sqrt(sum i_w  sum a_w  B)
+<= sqrt(d K A B) (min(x, B) <= sqrt(x B), then Cauchy-Schwarz):
 
     d (1 - f) n - A <= sqrt(d K A B),   A0 >= n (q takes a value of every element).
 
@@ -41,9 +43,11 @@ from phalanx.compiler.recognize import Collective
 BISECTIONS = 60
 
 
-def feasible(t_s: float, d: int, n: float, port: PortModel) -> bool:
+def feasible(t_s: float, d: int, n: float, port: PortModel, relays_send: bool = False) -> bool:
     """Whether some split of a reduce of d contributors' n-byte partials into elements of three
-    levels or more and elements of two levels at most meets every constraint by time t_s."""
+    levels or more and elements of two levels at most meets every constraint by time t_s.
+    `relays_send`: every relay is a contributor whose own n bytes leave it through the one
+    engine that takes the values it relays (a shared engine, every node but q contributing)."""
     alpha, beta, hold = port.startup_s, port.s_per_byte, port.hold_s
     if t_s < hold + n * beta:  # every contributor sends its n bytes once at least
         return False
@@ -51,7 +55,8 @@ def feasible(t_s: float, d: int, n: float, port: PortModel) -> bool:
     if a0 < n:
         return False
     k = math.floor((t_s - n * beta) / hold) if hold > 0 else d
-    b = max(0.0, (t_s - 2 * alpha) / beta)  # what a relay takes in before it forwards
+    own_s = n * beta if relays_send else 0.0
+    b = max(0.0, (t_s - 2 * alpha - own_s) / beta)  # what a relay takes in before it forwards
     c = d * max(k, 0) * b
     f_max = min(1.0, max(0.0, (t_s - 3 * alpha) / (n * beta))) if n * beta > 0 else 1.0
     lo, hi = math.sqrt(max(0.0, a0 - f_max * n)), math.sqrt(a0)
@@ -78,11 +83,12 @@ def three_level_bound_s(coll: Collective, port: PortModel) -> float:
         return 0.0
     best = 0.0
     for d, n in contributors_per_root(coll):
+        relays_send = port.shared_engine and d == coll.nprocs - 1
         lo, hi = 0.0, 3 * port.startup_s + d * n * port.s_per_byte + port.hold_s
-        while not feasible(hi, d, n, port):  # never more than all partials straight to q
+        while not feasible(hi, d, n, port, relays_send):  # never more than all partials straight to q
             hi *= 2
         for _ in range(BISECTIONS):
             mid = (lo + hi) / 2
-            lo, hi = (lo, mid) if feasible(mid, d, n, port) else (mid, hi)
+            lo, hi = (lo, mid) if feasible(mid, d, n, port, relays_send) else (mid, hi)
         best = max(best, lo)
     return best

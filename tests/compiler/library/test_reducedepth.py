@@ -51,7 +51,8 @@ def test_ideal_64_at_2_kb():
     bound_s = three_level_bound_s(coll, port)
     assert bound_s == pytest.approx(46.09e-6, abs=0.01e-6)
     assert fan_in_bound_s(coll, port) == pytest.approx(40.32e-6, abs=0.01e-6)
-    assert machine.binding_bound(coll) == (pytest.approx(bound_s), "three levels")
+    # the contributor pipeline (reducepipeline.py) binds here since branch reducesingle
+    assert machine.binding_bound(coll) == (pytest.approx(53.06e-6, abs=0.01e-6), "contributor pipeline")
     assert not feasible(bound_s, 63, 2048, port) and feasible(bound_s * (1 + 1e-6), 63, 2048, port)
     assert feasible(10e-6 + 63 * 2048 * 0.01e-6, 63, 2048, port)  # every partial straight to q
 
@@ -59,3 +60,16 @@ def test_ideal_64_at_2_kb():
 def test_not_where_a_node_streams_several_messages():
     machine, coll = _reduce("torus:4x4", 2048)
     assert three_level_bound_s(coll, machine.library.machine.port) == 0.0
+
+
+def test_a_shared_engine_relay_also_sends_its_own_partial():
+    """cs2:64 at 2 KB: every node but the root contributes, so a relay's one engine takes the
+    values it relays, sends its own 2048 B (51.2 us) and starts its message to the root:
+    B = (T - 2 alpha - n beta) / beta, and the bound rises from 334.1 to 340.0 us."""
+    machine, coll = _reduce("cs2:64", 2048)
+    port = machine.library.machine.port
+    bound_s = three_level_bound_s(coll, port)
+    assert bound_s == pytest.approx(339.95e-6, abs=0.01e-6)
+    assert feasible(bound_s * (1 + 1e-6), 63, 2048, port, relays_send=True)
+    assert not feasible(bound_s, 63, 2048, port, relays_send=True)
+    assert feasible(334.2e-6, 63, 2048, port) and not feasible(334.0e-6, 63, 2048, port)
