@@ -1,0 +1,191 @@
+"""Permutations on fixed routes in rounds of pieces, for machines whose nodes stream several
+messages at once (iWarp, the tori): each block cut in q pieces, each piece direct or through one
+relay on a shortest path, no two pieces of a round on one link and a node's streams not
+oversubscribed.
+
+A transpose of a torus turns every dimension-ordered route at a diagonal node, so `direct` puts
+4 blocks on the links next to the diagonal (torus:8x8). Shortest paths through one relay (the
+source's route to the relay, then the relay's to the destination) are staircases with up to
+three turns, and spreading pieces over them brings the busiest link to 1.5 blocks, the least any
+routing over shortest paths allows on torus:8x8 (docs/bounds.md, "Diagonal levels"). `direct`
+and the corner relays left the links' load uneven or their pieces queueing; here the pieces go
+in R rounds in which no link carries two pieces, a node's sends and receives together take at
+most its memory's streams (`PortModel.engine_streams`, else `streams` each way), and a relayed
+piece's second leg comes in a later round than its first. Each round then takes about one
+piece's wire time plus its nodes' start-ups:
+
+    T ~= R (alpha_round + beta b / q)        (a prediction; R / q = 2 on torus:8x8)
+
+The rounds are found greedily, as relayrounds.py does for one-stream ports: pieces of the
+longest routes first (in a random order among equals), each direct in the first round (in a
+random order) that takes it, else through the relay and rounds whose legs' rounds are earliest
+among those that fit, ties drawn at random (a fixed seed, so compiles repeat). For each
+(q, R) of PLANS, best ratio first, ATTEMPTS placements are tried; the first found is the
+schedule, else the algorithm is refused with that reason.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from collections.abc import Hashable
+
+from phalanx.compiler.library.members import local_copies
+from phalanx.compiler.library.registry import Machine, PortModel, Route
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import Phase, SyncMode, Transfer
+
+# (pieces per block, rounds), tried in this order: rounds per piece ascending.
+PLANS = ((2, 3), (4, 7), (2, 4))
+ATTEMPTS = 2
+STEPS = 20000
+MAX_NODES = 128
+SEED = 27
+SYNC = SyncMode.BARRIER
+DETOUR = 2
+
+
+# A leg of a plan: (round, src, dst, origin, final, piece)
+Leg = tuple[int, int, int, int, int, int]
+# A piece: (origin, final, piece index)
+Piece = tuple[int, int, int]
+
+
+class Rounds:
+    """The rounds' links and streams, and which piece holds each."""
+
+    def __init__(self, rounds: int, port: PortModel):
+        self.port = port
+        self.links: list[dict[Hashable, Piece]] = [{} for _ in range(rounds)]
+        self.sends: list[dict[int, list[Piece]]] = [{} for _ in range(rounds)]
+        self.recvs: list[dict[int, list[Piece]]] = [{} for _ in range(rounds)]
+
+    def conflicts(self, t: int, src: int, dst: int, links: frozenset[Hashable],
+                  rng: random.Random) -> set[Piece]:
+        """The pieces to take out of round t so that a leg src -> dst on `links` fits: those on
+        its links, and one at each end whose streams are full (each way, or both ways together
+        where the memory shares them)."""
+        out = {self.links[t][link] for link in links if link in self.links[t]}
+        shared = self.port.engine_streams
+        for node, own, cap in ((src, self.sends, self.port.streams), (dst, self.recvs, self.port.streams)):
+            users = own[t].get(node, [])
+            both = users + (self.recvs if own is self.sends else self.sends)[t].get(node, [])
+            if len(users) >= cap:
+                out.add(rng.choice(users))
+            elif shared and len(both) >= shared:
+                out.add(rng.choice(both))
+        return out
+
+    def take(self, t: int, src: int, dst: int, links: frozenset[Hashable], piece: Piece) -> None:
+        for link in links:
+            self.links[t][link] = piece
+        self.sends[t].setdefault(src, []).append(piece)
+        self.recvs[t].setdefault(dst, []).append(piece)
+
+    def drop(self, t: int, src: int, dst: int, links: frozenset[Hashable], piece: Piece) -> None:
+        for link in links:
+            del self.links[t][link]
+        self.sends[t][src].remove(piece)
+        self.recvs[t][dst].remove(piece)
+
+
+def place(pairs: list[tuple[int, int]], pieces: int, route: Route, port: PortModel, nnodes: int,
+          rounds: int, rng: random.Random, steps: int) -> list[Leg] | None:
+    """A placement of the pairs' pieces in `rounds` rounds by min-conflicts repair (the module
+    docstring), or None where `steps` placements leave some piece out."""
+    paths: dict[tuple[int, int], frozenset[Hashable]] = {}
+
+    def links(a: int, b: int) -> frozenset[Hashable]:
+        if (a, b) not in paths:
+            paths[a, b] = frozenset(route(a, b))
+        return paths[a, b]
+
+    vias = {(src, dst): [v for v in range(nnodes) if v not in (src, dst)
+                         and len(links(src, v)) + len(links(v, dst)) <= len(links(src, dst)) + DETOUR]
+            for src, dst in pairs}
+    state = Rounds(rounds, port)
+    placed: dict[Piece, list[tuple[int, int, int]]] = {}
+    queue = [(src, dst, k) for src, dst in pairs for k in range(pieces)]
+    rng.shuffle(queue)
+    queue.sort(key=lambda item: len(links(item[0], item[1])))  # longest popped first
+    for _ in range(steps):
+        if not queue:
+            return [(t, a, b, piece[0], piece[1], piece[2])
+                    for piece, legs in placed.items() for t, a, b in legs]
+        piece = queue.pop()
+        src, dst, _k = piece
+        options: list[tuple[float, list[tuple[int, int, int]], set[Piece]]] = []
+        for t in range(rounds):
+            hit = state.conflicts(t, src, dst, links(src, dst), rng)
+            options.append((len(hit) + rng.random(), [(t, src, dst)], hit))
+        for via in vias[src, dst]:
+            for first in range(rounds - 1):
+                hit1 = state.conflicts(first, src, via, links(src, via), rng)
+                for then in range(first + 1, rounds):
+                    hit = hit1 | state.conflicts(then, via, dst, links(via, dst), rng)
+                    options.append((len(hit) + 0.5 + rng.random(), [(first, src, via), (then, via, dst)], hit))
+        _, legs, hit = min(options, key=lambda option: option[0])
+        for other in hit:
+            for t, a, b in placed.pop(other):
+                state.drop(t, a, b, links(a, b), other)
+            queue.insert(0, other) if rng.random() < 0.5 else queue.append(other)
+        for t, a, b in legs:
+            state.take(t, a, b, links(a, b), piece)
+        placed[piece] = legs
+    return None
+
+
+@functools.lru_cache(maxsize=32)
+def stream_plan(coll: Collective, machine: Machine) -> tuple[int, list[Leg]] | str:
+    """(pieces per block, the legs) of the first plan found, or why there is none."""
+    if machine.route is None or machine.adapter is not None:
+        return "the machine names no one fixed route per pair to keep apart in rounds"
+    if machine.port.streams < 2:
+        return ("a node streams one message at a time: relay-rounds places whole blocks for "
+                "one-stream ports")
+    if coll.nprocs > MAX_NODES:
+        return f"it searches every relay of every piece, up to {MAX_NODES} nodes ({coll.nprocs} here)"
+    if coll.nprocs != machine.nnodes:
+        return (f"it needs all {machine.nnodes} nodes of the machine (its processors are then the "
+                f"routes' nodes), but the collective has {coll.nprocs} processors")
+    m, n = coll.byte_matrix, coll.nprocs
+    pairs = [(p, q) for p in range(n) for q in range(n) if p != q and m[p][q]]
+    smallest = min((m[p][q] for p, q in pairs), default=0)
+    for pieces, rounds in PLANS:
+        if pieces > smallest:
+            continue
+        rng = random.Random(SEED)
+        for _ in range(ATTEMPTS):
+            legs = place(pairs, pieces, machine.route, machine.port, machine.nnodes, rounds, rng, STEPS)
+            if legs is not None:
+                return pieces, legs
+    return (f"no placement found for any of {len(PLANS)} piece and round counts in {ATTEMPTS} "
+            "tries each: every piece direct or through one relay, no link twice in a round")
+
+
+def stream_rounds(coll: Collective, machine: Machine) -> str | None:
+    """stream_plan finds rounds for the permutation on this machine."""
+    plan = stream_plan(coll, machine)
+    return plan if isinstance(plan, str) else None
+
+
+def stream_rounds_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """One phase per round of stream_plan (stream_rounds holds); each local copy in one piece
+    a round, so that a relay's own copy delays no round."""
+    plan = stream_plan(coll, machine)
+    assert not isinstance(plan, str)
+    pieces, legs = plan
+    out: list[list[Transfer]] = [[] for _ in range(1 + max(t for t, *_ in legs))]
+    for copy in local_copies(coll):
+        size = copy.nbytes // len(out)
+        for k, phase in enumerate(out):
+            part = copy.nbytes - k * size if k == len(out) - 1 else size
+            if part > 0:
+                phase.append(Transfer(copy.src, copy.dst, part, copy.origin, copy.final, 0, k * size))
+    m = coll.byte_matrix
+    for t, src, dst, origin, final, k in legs:
+        nbytes = m[origin][final]
+        size = nbytes // pieces
+        part = nbytes - k * size if k == pieces - 1 else size
+        out[t].append(Transfer(src, dst, part, origin, final, 0, k * size))
+    return [Phase.of(p, SYNC) for p in out]
