@@ -138,7 +138,6 @@ def place(pairs: list[tuple[int, int]], pieces: int, route: Route, port: PortMod
     return None
 
 
-@functools.lru_cache(maxsize=32)
 def stream_plan(coll: Collective, machine: Machine) -> tuple[int, list[Leg]] | str:
     """(pieces per block, the legs) of the first plan found, or why there is none."""
     if machine.route is None or machine.adapter is not None:
@@ -152,18 +151,27 @@ def stream_plan(coll: Collective, machine: Machine) -> tuple[int, list[Leg]] | s
         return (f"it needs all {machine.nnodes} nodes of the machine (its processors are then the "
                 f"routes' nodes), but the collective has {coll.nprocs} processors")
     m, n = coll.byte_matrix, coll.nprocs
-    pairs = [(p, q) for p in range(n) for q in range(n) if p != q and m[p][q]]
+    pairs = tuple((p, q) for p in range(n) for q in range(n) if p != q and m[p][q])
     if not pairs:
         return "every block stays on its node: no messages to place in rounds"
     smallest = min(m[p][q] for p, q in pairs)
     if smallest < min(pieces for pieces, _ in PLANS):
         return f"a block of {smallest} B cannot be cut in {min(p for p, _ in PLANS)} pieces"
+    return pairs_plan(pairs, min(smallest, max(pieces for pieces, _ in PLANS)), machine)
+
+
+@functools.lru_cache(maxsize=32)
+def pairs_plan(pairs: tuple[tuple[int, int], ...], most_pieces: int,
+               machine: Machine) -> tuple[int, list[Leg]] | str:
+    """stream_plan's search, for the pairs that exchange blocks (whatever their sizes, so one
+    search serves every block size) cut in at most `most_pieces`."""
     for pieces, rounds in PLANS:
-        if pieces > smallest:
+        if pieces > most_pieces:
             continue
         rng = random.Random(SEED)
         for _ in range(ATTEMPTS):
-            legs = place(pairs, pieces, machine.route, machine.port, machine.nnodes, rounds, rng, STEPS)
+            legs = place(list(pairs), pieces, machine.route, machine.port, machine.nnodes, rounds,
+                         rng, STEPS)
             if legs is not None:
                 return pieces, legs
     return (f"no placement found for any of {len(PLANS)} piece and round counts in {ATTEMPTS} "
@@ -195,4 +203,6 @@ def stream_rounds_phases(coll: Collective, machine: Machine) -> list[Phase]:
         size = nbytes // pieces
         part = nbytes - k * size if k == pieces - 1 else size
         out[t].append(Transfer(src, dst, part, origin, final, 0, k * size))
-    return [Phase.of(p, SyncMode.BARRIER) for p in out]
+    # a barrier closes every round but the last, after which each node only waits for its own
+    return [Phase.of(p, SyncMode.BARRIER if k < len(out) - 1 else SyncMode.LOCAL)
+            for k, p in enumerate(out)]
