@@ -70,8 +70,9 @@ def diagonal_weightings(rows: int, cols: int, wrap: bool) -> tuple[Weighting, ..
         return ()
     n = rows
 
-    def level(r: np.ndarray, c: np.ndarray, anti: bool) -> np.ndarray:
-        return (c + r - (n - 1) if anti else c - r) % n if wrap else (c + r - (n - 1) if anti else c - r)
+    def on_diagonal(r: int, c: int, anti: bool) -> bool:
+        level = c + r - (n - 1) if anti else c - r
+        return (level % n if wrap else level) == 0
 
     out = []
     for anti in (False, True):
@@ -80,13 +81,11 @@ def diagonal_weightings(rows: int, cols: int, wrap: bool) -> tuple[Weighting, ..
         total = 0.0
         for r in range(n):
             for c in range(n):
-                for dr, dc in ((1, 0), (-1, 0), (0, 1), (0, -1)):
-                    r2, c2 = r + dr, c + dc
+                for r2, c2 in ((r + 1, c), (r - 1, c), (r, c + 1), (r, c - 1)):
                     if not wrap and not (0 <= r2 < n and 0 <= c2 < n):
                         continue
                     r2, c2 = r2 % n, c2 % n
-                    on = level(np.array(r), np.array(c), anti) == 0 or level(np.array(r2), np.array(c2), anti) == 0
-                    w = 2.0 if on else 1.0
+                    w = 2.0 if on_diagonal(r, c, anti) or on_diagonal(r2, c2, anti) else 1.0
                     weight[r * n + c, r2 * n + c2] = w
                     total += w
         for k in range(n * n):  # Floyd and Warshall: the least weight of a path

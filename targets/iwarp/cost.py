@@ -33,10 +33,10 @@ def lower_bounds(p: IWarpParams, torus: Torus, matrix: np.ndarray) -> dict[str, 
     link_hops = float((m * torus.hop_matrix).sum()) / torus.nlinks
     node_streams = min(4.0, p.memory_streams)  # four links, or the memory if it is narrower
     injection = max(m.sum(axis=1).max(), m.sum(axis=0).max()) / node_streams
-    weighted = max((float((m * w.distances).sum()) / w.total
-                    for w in diagonal_weightings(torus.rows, torus.cols, wrap=True)), default=0.0)
-    return {"link load": p.overhead_s + p.data_s(link_hops),
-            "weighted links": p.overhead_s + p.data_s(weighted),
+    weightings = diagonal_weightings(torus.rows, torus.cols, wrap=True)
+    weighted = {"weighted links": p.overhead_s + p.data_s(max(float((m * w.distances).sum()) / w.total
+                                                             for w in weightings))} if weightings else {}
+    return {"link load": p.overhead_s + p.data_s(link_hops), **weighted,
             "port bandwidth": p.overhead_s + p.data_s(injection),
             "cut": p.overhead_s + p.data_s(_bisection_bytes(torus, m))}
 
