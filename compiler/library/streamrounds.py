@@ -67,13 +67,17 @@ class Rounds:
         """The pieces to take out of round t so that a leg src -> dst on `links` fits: those on
         its links, and one at each end whose streams are full (each way, or both ways together
         where the memory shares them)."""
-        out = {self.links[t][link] for link in links if link in self.links[t]}
-        shared = self.port.engine_streams
+        held = self.links[t]
+        out = {held[link] for link in links if link in held}
+        streams, shared = self.port.streams, self.port.engine_streams
         for node, own, other in ((src, self.sends, self.recvs), (dst, self.recvs, self.sends)):
-            users = [p for p in own[t].get(node, []) if p not in out]
-            both = users + [p for p in other[t].get(node, []) if p not in out]
-            while len(users) >= self.port.streams or (shared and len(both) >= shared):
-                gone = rng.choice(users if len(users) >= self.port.streams else both)
+            users, others = own[t].get(node, ()), other[t].get(node, ())
+            if len(users) < streams and (not shared or len(users) + len(others) < shared):
+                continue  # room for one more even with every piece there kept
+            users = [p for p in users if p not in out]
+            both = users + [p for p in others if p not in out]
+            while len(users) >= streams or (shared and len(both) >= shared):
+                gone = rng.choice(users if len(users) >= streams else both)
                 out.add(gone)
                 users = [p for p in users if p != gone]
                 both = [p for p in both if p != gone]
@@ -122,10 +126,11 @@ def place(pairs: list[tuple[int, int]], pieces: int, route: Route, port: PortMod
             hit = state.conflicts(t, src, dst, links(src, dst), rng)
             options.append((len(hit) + rng.random(), [(t, src, dst)], hit))
         for via in vias[src, dst]:
+            into = [state.conflicts(t, src, via, links(src, via), rng) for t in range(rounds - 1)]
+            onto = [state.conflicts(t, via, dst, links(via, dst), rng) for t in range(1, rounds)]
             for first in range(rounds - 1):
-                hit1 = state.conflicts(first, src, via, links(src, via), rng)
                 for then in range(first + 1, rounds):
-                    hit = hit1 | state.conflicts(then, via, dst, links(via, dst), rng)
+                    hit = into[first] | onto[then - 1]
                     options.append((len(hit) + 0.5 + rng.random(), [(first, src, via), (then, via, dst)], hit))
         _, legs, hit = min(options, key=lambda option: option[0])
         for other in hit:
