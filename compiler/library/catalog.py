@@ -203,7 +203,8 @@ GENERIC: tuple[Algorithm, ...] = (
               "two rounds (one-stream ports with fixed routes)",
               relayrounds.relay_rounds_phases, (relayrounds.relay_rounds,)),
     Algorithm("stream-rounds", ("permutation",),
-              "each block in pieces, each piece direct or through one relay on a shortest path, "
+              "each block in pieces, each piece direct or through one relay (a shortest path or a "
+              "2-hop detour), "
               "in the fewest rounds a min-conflicts search finds in which no link carries two "
               "pieces and no node's streams are oversubscribed (nodes that stream several "
               "messages at once: iWarp, the tori)",

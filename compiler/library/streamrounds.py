@@ -6,7 +6,7 @@ A transpose of a torus turns every dimension-ordered route at a diagonal node, s
 4 blocks on the links next to the diagonal (torus:8x8). Every hop of a torus changes a node's
 diagonal (column - row) by one, and shortest routes of a transpose's messages all cross the
 links next to the main diagonal, 24 blocks over 16 links each way: 1.5 blocks a link for any
-routing over shortest paths (docs/bounds.md, "Diagonal levels"). Routes through one relay (the
+routing over shortest paths (docs/bounds.md, "Weighted links"). Routes through one relay (the
 source's route to the relay, then the relay's to the destination) are staircases with up to
 three turns, or detours of up to DETOUR more hops. Here the pieces go in R rounds in which no
 link carries two pieces, a node's sends and receives together take at most its memory's streams
