@@ -11,13 +11,13 @@ source's route to the relay, then the relay's to the destination) are staircases
 three turns, or detours of up to DETOUR more hops. Here the pieces go in R rounds in which no
 link carries two pieces, a node's sends and receives together take at most its memory's streams
 (`PortModel.engine_streams`, else `streams` each way), and a relayed piece's second leg comes in
-a later round than its first; a barrier closes each round, since a node that runs ahead would
-start its next round's pieces on links another node's pieces still hold (local sync: 9.9 ms on
-torus:8x8 at 128 KB, barriers 5.3 ms). Each round then takes about one piece's wire time plus
-its nodes' start-ups and the barrier:
+a later round than its first; a barrier closes every round but the last, since a node that
+runs ahead would start its next round's pieces on links another node's pieces still hold (local
+sync: 9.9 ms on torus:8x8 at 128 KB, barriers 5.3 ms). Each round then takes about one piece's
+wire time plus its nodes' start-ups:
 
-    T ~= R (barrier + k alpha + beta b / q)   (a prediction; k <= 4 start-ups a node; on
-                                              torus:8x8 q = 2, R = 3: 1.5 blocks' wire time)
+    T ~= R (k alpha + beta b / q) + (R - 1) barrier   (a prediction; k <= 4 start-ups a node;
+                             on torus:8x8 q = 2, R = 3: 1.5 blocks' wire time and 2 barriers)
 
 The rounds are found by min-conflicts repair (a fixed seed, so compiles repeat): the pieces of
 the longest routes first, each put where it displaces the fewest pieces already placed (direct
