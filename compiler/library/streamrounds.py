@@ -44,6 +44,7 @@ ATTEMPTS = 2
 STEPS = 10000
 MAX_NODES = 128
 SEED = 27
+RELAY_COST = 0.5  # a relay's second start-up and store and forward: direct wins a tie
 DETOUR = 2  # hops a relayed piece's path may add to its shortest (2: a (2, 3) plan on torus:8x8)
 
 
@@ -131,7 +132,8 @@ def place(pairs: list[tuple[int, int]], pieces: int, route: Route, port: PortMod
             for first in range(rounds - 1):
                 for then in range(first + 1, rounds):
                     hit = into[first] | onto[then - 1]
-                    options.append((len(hit) + 0.5 + rng.random(), [(first, src, via), (then, via, dst)], hit))
+                    legs = [(first, src, via), (then, via, dst)]
+                    options.append((len(hit) + RELAY_COST + rng.random(), legs, hit))
         _, legs, hit = min(options, key=lambda option: option[0])
         for other in hit:
             for t, a, b in placed.pop(other):
