@@ -22,6 +22,9 @@
 - link load: every byte for one destination crosses at least the links of a shortest path to
   it however it is routed or relayed, and all link directions together carry at most their
   number of bytes per link time, where the target names its links (`Links`);
+- weighted links: the same with weights on the link directions (a square grid's links at its
+  main diagonal or anti-diagonal count twice): every byte crosses at least its path's least
+  weight, and the directions carry at most their total weight per link time;
 - fan-in: a reduce's root either takes every contributor's own value of an element (d partials
   through its port) or waits for a relayed value, which no message brings before two start-ups
   (fan_in_bound_s);
@@ -105,13 +108,25 @@ class Cut:
 
 
 @dataclass(frozen=True)
+class Weighting:
+    """Weights on a network's link directions, as the weighted link-load bound uses them: the
+    least weight of any path between every two nodes (`distances`, nodes x nodes) and the
+    weights' sum over all link directions (`total`)."""
+
+    distances: np.ndarray
+    total: float
+
+
+@dataclass(frozen=True)
 class Links:
     """A network's links for the link-load bound: `hops(src, dst)` the fewest links any path
     from each node src[i] to dst[i] crosses (arrays), and how many link directions there are,
-    each carrying at most one byte per `PortModel.link_s_per_byte`."""
+    each carrying at most one byte per `PortModel.link_s_per_byte`; `weighted`: other weights
+    for the weighted link-load bound (a square grid's diagonals, offer.py)."""
 
     hops: Callable[[np.ndarray, np.ndarray], np.ndarray]
     directions: int
+    weighted: tuple[Weighting, ...] = ()
 
 
 def needs(coll: Collective, port: PortModel) -> tuple[np.ndarray, np.ndarray]:
@@ -198,6 +213,20 @@ def link_load_bound_s(coll: Collective, port: PortModel, links: Links) -> float:
     src, dst = np.nonzero(m)
     link_bytes = float((m[src, dst] * links.hops(src, dst)).sum())
     return port.hold_s + link_bytes / links.directions * port.link_s_per_byte if link_bytes else 0.0
+
+
+def weighted_links_bound_s(coll: Collective, port: PortModel, links: Links) -> float:
+    """link_load_bound_s with weights on the link directions: each byte from s to d crosses a
+    path of weight at least distances[s, d], and a link direction of weight w carries at most
+    w weight-bytes per link_s_per_byte, so all of them together carry at most `total` per
+    link_s_per_byte: + hold_s as there. The largest over `links.weighted` (docs/bounds.md,
+    "Weighted links"); 0 where there are none or for the kinds link load skips."""
+    if coll.kind not in ONE_DESTINATION_KINDS or port.link_s_per_byte <= 0 or not links.weighted:
+        return 0.0
+    m = coll.network_matrix.astype(np.float64)
+    n = len(m)
+    best = max(float((m * w.distances[:n, :n]).sum()) / w.total for w in links.weighted)
+    return port.hold_s + best * port.link_s_per_byte if best > 0 else 0.0
 
 
 def fixed_routes_bound_s(port: PortModel, link_bytes: np.ndarray) -> float:
@@ -571,6 +600,9 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
     link_load_s = link_load_bound_s(coll, port, links) if links is not None else 0.0
     if link_load_s > 0:
         out["link load"] = link_load_s
+    weighted_s = weighted_links_bound_s(coll, port, links) if links is not None else 0.0
+    if weighted_s > 0:
+        out["weighted links"] = weighted_s
     relays_s = relay_ports_bound_s(coll, port, route)
     if relays_s > 0:
         out["relay ports"] = relays_s

@@ -31,6 +31,7 @@ from phalanx.compiler.library import (
     rooted,
     spanning,
     stagger,
+    streamrounds,
     subcubes,
     trees,
     turned,
@@ -208,6 +209,13 @@ GENERIC: tuple[Algorithm, ...] = (
               "one (a shared engine: one of the two), each block direct or through one relay over "
               "two rounds (one-stream ports with fixed routes)",
               relayrounds.relay_rounds_phases, (relayrounds.relay_rounds,)),
+    Algorithm("stream-rounds", ("permutation",),
+              "each block in pieces, each piece direct or through one relay (a shortest path or a "
+              "2-hop detour), "
+              "in the fewest rounds a min-conflicts search finds in which no link carries two "
+              "pieces and no node's streams are oversubscribed (nodes that stream several "
+              "messages at once: iWarp, the tori)",
+              streamrounds.stream_rounds_phases, (streamrounds.stream_rounds,)),
     Algorithm("bruck", ("alltoall", "alltoallv", "sparse"),
               "Bruck et al. 1997's index algorithm for any P: ceil(log2 P) rounds, in round k "
               "each node sends the blocks whose distance has bit k set 2^k ahead (packed, "

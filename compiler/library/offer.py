@@ -6,13 +6,14 @@ serves: names, descriptions, preconditions, schedules, predicted times and lower
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 import numpy as np
 
 from phalanx.compiler.columns import PhaseColumns
-from phalanx.compiler.library.bounds import Cut, Links, lower_bound
+from phalanx.compiler.library.bounds import Cut, Links, Weighting, lower_bound
 from phalanx.compiler.library.catalog import DIMENSIONAL, GENERIC, GRID
 from phalanx.compiler.library.cost import estimate_s
 from phalanx.compiler.library.estimate import columns_estimate_s, messages_estimate_s
@@ -54,7 +55,43 @@ def grid_links(rows: int, cols: int, wrap: bool) -> Links:
     def hops(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         return apart(src // cols, dst // cols, rows) + apart(src % cols, dst % cols, cols)
 
-    return Links(hops, 4 * rows * cols if wrap else 2 * (rows * (cols - 1) + cols * (rows - 1)))
+    return Links(hops, 4 * rows * cols if wrap else 2 * (rows * (cols - 1) + cols * (rows - 1)),
+                 diagonal_weightings(rows, cols, wrap))
+
+
+@functools.lru_cache(maxsize=16)
+def diagonal_weightings(rows: int, cols: int, wrap: bool) -> tuple[Weighting, ...]:
+    """On a square grid, the link directions with an end on the main diagonal (column - row = 0,
+    modulo the side on a torus) weigh 2, the others 1; and the same for the anti-diagonal
+    (row + column = side - 1). A transpose's shortest routes all cross the diagonal, so this
+    weighs what the uniform count cannot: on torus:8x8 the busiest link's least load under any
+    routing, 1.1 blocks (docs/bounds.md, "Weighted links"). None on other grids."""
+    if rows != cols or rows < 2:
+        return ()
+    n = rows
+
+    def on_diagonal(r: int, c: int, anti: bool) -> bool:
+        level = c + r - (n - 1) if anti else c - r
+        return (level % n if wrap else level) == 0
+
+    out = []
+    for anti in (False, True):
+        weight = np.full((n * n, n * n), np.inf)
+        np.fill_diagonal(weight, 0.0)
+        total = 0.0
+        for r in range(n):
+            for c in range(n):
+                for r2, c2 in ((r + 1, c), (r - 1, c), (r, c + 1), (r, c - 1)):
+                    if not wrap and not (0 <= r2 < n and 0 <= c2 < n):
+                        continue
+                    r2, c2 = r2 % n, c2 % n
+                    w = 2.0 if on_diagonal(r, c, anti) or on_diagonal(r2, c2, anti) else 1.0
+                    weight[r * n + c, r2 * n + c2] = w
+                    total += w
+        for k in range(n * n):  # Floyd and Warshall: the least weight of a path
+            weight = np.minimum(weight, weight[:, k:k + 1] + weight[k:k + 1, :])
+        out.append(Weighting(weight, total))
+    return tuple(out)
 
 
 def cube_cuts(dimension: int) -> tuple[Cut, ...]:

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from phalanx.compiler.library.offer import diagonal_weightings
 from phalanx.compiler.recognize import Collective
 from phalanx.targets.iwarp.params import IWarpParams
 from phalanx.targets.iwarp.topology import Torus
@@ -22,7 +23,9 @@ def lower_bound_s(p: IWarpParams, torus: Torus, matrix: np.ndarray) -> float:
 
 
 def lower_bounds(p: IWarpParams, torus: Torus, matrix: np.ndarray) -> dict[str, float]:
-    """Each bound by name: link load (every byte over its hops), injection, bisection cut."""
+    """Each bound by name: link load (every byte over its hops), the same with the links at a
+    square torus's diagonals weighing twice (bounds.py `weighted_links_bound_s`), injection,
+    bisection cut."""
     m = matrix.astype(np.float64).copy()
     np.fill_diagonal(m, 0)
     if not m.any():
@@ -30,7 +33,10 @@ def lower_bounds(p: IWarpParams, torus: Torus, matrix: np.ndarray) -> dict[str, 
     link_hops = float((m * torus.hop_matrix).sum()) / torus.nlinks
     node_streams = min(4.0, p.memory_streams)  # four links, or the memory if it is narrower
     injection = max(m.sum(axis=1).max(), m.sum(axis=0).max()) / node_streams
-    return {"link load": p.overhead_s + p.data_s(link_hops),
+    weightings = diagonal_weightings(torus.rows, torus.cols, wrap=True)
+    weighted = {"weighted links": p.overhead_s + p.data_s(max(float((m * w.distances).sum()) / w.total
+                                                             for w in weightings))} if weightings else {}
+    return {"link load": p.overhead_s + p.data_s(link_hops), **weighted,
             "port bandwidth": p.overhead_s + p.data_s(injection),
             "cut": p.overhead_s + p.data_s(_bisection_bytes(torus, m))}
 

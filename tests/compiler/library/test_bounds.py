@@ -21,7 +21,7 @@ from phalanx.compiler.library.bounds import (
     relay_bound_s,
     startup_bound_s,
 )
-from phalanx.compiler.library.offer import entry_cuts, grid_links
+from phalanx.compiler.library.offer import diagonal_weightings, entry_cuts, grid_links
 from phalanx.compiler.recognize import Collective, recognize
 from phalanx.compiler.target import Target, resolve
 from phalanx.grammar.diagnostics import PhalanxError
@@ -404,6 +404,34 @@ def test_link_load_counts_every_byte_over_its_fewest_hops():
     m[0, 1:] = b
     broadcast = recognize(0, m, "A", "B", 1, "copy", "single", "replicated")
     assert "link load" not in bounds(broadcast, port, machine.library.cuts, machine.library.links)
+
+
+def test_weighted_links_count_the_links_at_the_diagonal_twice():
+    """torus:8x8: the 64 link directions with an end on the diagonal weigh 2 (total 320); a
+    transpose's 48 messages off the anti-diagonal cross it (hops + 2), the 8 on it go round:
+    352 / 320 = 1.1 blocks, above link load's 1; an all-to-all keeps the uniform count. A
+    non-square grid gets no weights."""
+    machine = resolve("torus:8x8")
+    port = machine.library.machine.port
+    main, anti = diagonal_weightings(8, 8, wrap=True)
+    assert main.total == anti.total == 320
+    assert (main.distances[1, 8], main.distances[4, 32], main.distances[0, 9]) == (4, 8, 4)
+    b = 65536
+    m = np.zeros((64, 64), dtype=np.int64)
+    for r in range(8):
+        for c in range(8):
+            m[8 * r + c, 8 * c + r] = b
+    coll = recognize(0, m, "A", "B", 1)
+    bound_s, binds = machine.binding_bound(coll)
+    assert binds == "weighted links"
+    assert bound_s == pytest.approx(port.hold_s + 1.1 * b * port.link_s_per_byte)
+    library = bounds(coll, port, machine.library.cuts, machine.library.links)
+    assert library["weighted links"] == pytest.approx(bound_s)
+    assert library["link load"] == pytest.approx(port.hold_s + b * port.link_s_per_byte)
+    everyone = recognize(0, np.full((64, 64), b, dtype=np.int64), "A", "B", 1)
+    found = bounds(everyone, port, machine.library.cuts, machine.library.links)
+    assert found["weighted links"] < found["link load"]
+    assert diagonal_weightings(4, 8, wrap=True) == ()
 
 
 def test_fixed_routes_bound_holds_for_direct_messages_only():
