@@ -1,0 +1,129 @@
+"""`engine-rounds`: the all-to-all's direct messages in rounds that keep both a node's one
+engine and every link of the mesh to one message, behind a barrier every few rounds.
+
+On the Paragon a node's one communication processor sends and receives (seed 003 Sec. 3.1),
+and a message holds both end engines and every link of its row-column route for its wire time
+(targets/bokhari/network.py). The engines' bound is 63 start-ups and 126 wire times a node
+(docs/bounds.md, `start-ups or relays`); the mesh's bisection 128 wire times a link direction
+(`cut`). `grid-direct`'s phases are permutations (each node sends one block and receives one),
+which a shared engine runs in two or three message times and whose messages still meet on
+links; its phases drift apart, a message waiting for an engine holds the other, and it takes
+2.5x the engines' bound at 128 KB.
+
+Here every round is a set of messages no two of which share an end node or a link, so a round
+takes one start-up and one block's wire time:
+
+    T ~ R (alpha + beta b) + (R / g) barrier      (a prediction; R = 157 rounds on paragon:8x8)
+
+The rounds are found greedily: round after round, the remaining messages in order of their
+end nodes' remaining messages plus their busiest link's remaining messages (the two loads that
+bound what is left), each taken where its nodes and links are still free in the round (a fixed
+seed breaks ties, so compiles repeat). Without barriers the rounds drift as `grid-direct`'s
+phases do: a node idle in a round starts its next message early and takes the receiver's engine
+before the receiver's earlier message (1 MB on paragon:8x8: 3445 ms without barriers, 1873 ms
+with one every 2 rounds; measured, docs/efficiency.md). So a barrier ends every g-th round,
+g - 1 = ceil(barrier / round): the barriers take about half a round's time or less per round
+at most. A node's copy of its own block goes in two pieces in its first two idle rounds.
+
+Offered on meshes (their fixed routes name every link) whose nodes have one engine for both
+directions, one message at a time, up to MAX_NODES nodes (the greedy search takes 0.7 s on 64).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import random
+from collections import Counter
+from collections.abc import Hashable
+
+from phalanx.compiler.library.members import local_copies
+from phalanx.compiler.library.registry import Machine, Route
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import Phase, SyncMode, Transfer
+
+MAX_NODES = 64
+SEED = 27
+Pair = tuple[int, int]
+
+
+@functools.lru_cache(maxsize=16)
+def engine_rounds(pairs: tuple[Pair, ...], route: Route) -> tuple[tuple[Pair, ...], ...]:
+    """The pairs (src, dst) in rounds, no two messages of a round sharing a node or a link."""
+    links: dict[Pair, frozenset[Hashable]] = {p: frozenset(route(*p)) for p in pairs}
+    messages, load = Counter[int](), Counter[Hashable]()
+    for src, dst in pairs:
+        messages[src] += 1
+        messages[dst] += 1
+        load.update(links[src, dst])
+    rng = random.Random(SEED)
+    left, rounds = list(pairs), []
+    while left:
+        rng.shuffle(left)
+        left.sort(key=lambda p: -(messages[p[0]] + messages[p[1]] + max(load[x] for x in links[p])))
+        nodes: set[int] = set()
+        used: set[Hashable] = set()
+        taken: list[Pair] = []
+        rest: list[Pair] = []
+        for src, dst in left:
+            route_links = links[src, dst]
+            if src in nodes or dst in nodes or not used.isdisjoint(route_links):
+                rest.append((src, dst))
+                continue
+            nodes |= {src, dst}
+            used |= route_links
+            taken.append((src, dst))
+            messages[src] -= 1
+            messages[dst] -= 1
+            load.subtract(route_links)
+        rounds.append(tuple(taken))
+        left = rest
+    return tuple(rounds)
+
+
+def shared_engine_mesh(coll: Collective, machine: Machine) -> str | None:
+    """Precondition: a mesh or torus whose fixed routes name their links, one engine a node for
+    both directions and one message at a time, every node taking part, at most MAX_NODES."""
+    if machine.route is None or machine.adapter is not None:
+        return "the machine names no one fixed route per pair to keep apart in rounds"
+    if not machine.port.shared_engine or machine.port.streams > 1:
+        return ("its rounds keep a node to one message sent or received, for machines whose "
+                "nodes have one engine for both directions")
+    if coll.nprocs != machine.nnodes:
+        return (f"it needs all {machine.nnodes} nodes of the machine (its processors are then the "
+                f"routes' nodes), but the collective has {coll.nprocs} processors")
+    if coll.nprocs > MAX_NODES:
+        return f"its greedy search of rounds is offered up to {MAX_NODES} nodes ({coll.nprocs} here)"
+    return None
+
+
+def rounds_between_barriers(coll: Collective, machine: Machine) -> int:
+    """g: a barrier after every g-th round, g - 1 = ceil(barrier / round), a round one start-up
+    and the mean block's wire time."""
+    port, m = machine.port, coll.byte_matrix
+    n = coll.nprocs
+    sent = sum(int(m[p][q]) for p in range(n) for q in range(n) if p != q and m[p][q])
+    count = sum(1 for p in range(n) for q in range(n) if p != q and m[p][q])
+    round_s = port.startup_s + port.s_per_byte * sent / max(count, 1)
+    return 1 + math.ceil(port.barrier_s / round_s)
+
+
+def engine_rounds_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """One phase per round of engine_rounds, a barrier after every g-th; each node's own block
+    copied in two pieces in its first two rounds without a message."""
+    assert machine.route is not None
+    m, n = coll.byte_matrix, coll.nprocs
+    pairs = tuple((p, q) for p in range(n) for q in range(n) if p != q and m[p][q])
+    rounds = engine_rounds(pairs, machine.route)
+    out = [[Transfer(src, dst, int(m[src][dst]), src, dst) for src, dst in r] for r in rounds]
+    for copy in local_copies(coll):
+        idle = [k for k, r in enumerate(rounds) if all(copy.src not in pair for pair in r)][:2] or [0]
+        size = copy.nbytes // len(idle)
+        for j, k in enumerate(idle):
+            part = copy.nbytes - j * size if j == len(idle) - 1 else size
+            if part > 0:
+                out[k].append(Transfer(copy.src, copy.dst, part, copy.origin, copy.final, 0, j * size))
+    g = rounds_between_barriers(coll, machine)
+    last = len(out) - 1
+    return [Phase.of(p, SyncMode.BARRIER if (k + 1) % g == 0 and k < last else SyncMode.LOCAL)
+            for k, p in enumerate(out)]
