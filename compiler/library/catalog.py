@@ -357,7 +357,7 @@ GRID: tuple[Algorithm, ...] = (
               gridexchange.grid_direct_columns),
     Algorithm("engine-rounds", ("alltoall", "alltoallv"),
               "on a mesh of one-engine nodes, the direct messages in rounds a greedy search finds "
-              "(157 on paragon:8x8) in which a node sends or receives one and no link carries two, "
+              "(159 on paragon:8x8) in which a node sends or receives one and no link carries two, "
               "a barrier every g rounds (g - 1 = ceil(barrier / round)) so that they do not drift",
               enginerounds.engine_rounds_phases, (on_grid, enginerounds.shared_engine_mesh)),
     Algorithm("bidirectional-rings", ("allgather",),

@@ -13,12 +13,14 @@ links; its phases drift apart, a message waiting for an engine holds the other, 
 Here every round is a set of messages no two of which share an end node or a link, so a round
 takes one start-up and one block's wire time:
 
-    T ~ R (alpha + beta b) + (R / g) barrier      (a prediction; R = 157 rounds on paragon:8x8)
+    T ~ R (alpha + beta b) + (R / g) barrier      (a prediction; R = 159 rounds on paragon:8x8)
 
-The rounds are found greedily: round after round, the remaining messages in order of their
-end nodes' remaining messages plus their busiest link's remaining messages (the two loads that
-bound what is left), each taken where its nodes and links are still free in the round (a fixed
-seed breaks ties, so compiles repeat). Without barriers the rounds drift as `grid-direct`'s
+The rounds are found greedily: round after round, the remaining messages largest first (an
+all-to-allv's round takes its longest message's time), then in order of their end nodes'
+remaining messages plus their busiest link's remaining messages (the two loads that bound what
+is left), each taken where its nodes and links are still free in the round (a fixed seed
+breaks ties, so compiles repeat). The mesh's middle links carry 128 messages each (`cut`), so
+no such rounds are fewer than 128; the search finds 159 on paragon:8x8. Without barriers the rounds drift as `grid-direct`'s
 phases do: a node idle in a round starts its next message early and takes the receiver's engine
 before the receiver's earlier message (1 MB on paragon:8x8: 3445 ms without barriers, 1873 ms
 with one every 2 rounds; measured, docs/efficiency.md). So a barrier ends every g-th round,
@@ -44,23 +46,40 @@ from phalanx.compiler.schedule import Phase, SyncMode, Transfer
 
 MAX_NODES = 64
 SEED = 27
+ATTEMPTS = 1  # greedy searches, the fewest rounds kept (one takes 0.7-3 s on paragon:8x8)
+# A round takes its longest message's time, so the search takes messages of alike sizes
+# together: a block's size (over the mean) outweighs 300 messages of its end nodes' and its
+# busiest link's loads (paragon:8x8 alltoallv, blocks in [B/2, 3B/2]: 128 KB 383.7 ms with
+# sizes left out, 331.9 with weight 10, 314.6 with 300, 313.5 with 3000; uniform blocks: the
+# same rounds whatever the weight).
+SIZE_WEIGHT = 300.0
 Pair = tuple[int, int]
 
 
 @functools.lru_cache(maxsize=16)
-def engine_rounds(pairs: tuple[Pair, ...], route: Route) -> tuple[tuple[Pair, ...], ...]:
-    """The pairs (src, dst) in rounds, no two messages of a round sharing a node or a link."""
+def engine_rounds(pairs: tuple[Pair, ...], sizes: tuple[float, ...],
+                  route: Route) -> tuple[tuple[Pair, ...], ...]:
+    """The pairs (src, dst) in rounds, no two messages of a round sharing a node or a link;
+    `sizes`: each pair's bytes over the mean. The fewest rounds of ATTEMPTS greedy searches."""
+    rng = random.Random(SEED)
+    return min((_greedy_rounds(pairs, sizes, route, rng) for _ in range(ATTEMPTS)), key=len)
+
+
+def _greedy_rounds(pairs: tuple[Pair, ...], sizes: tuple[float, ...], route: Route,
+                   rng: random.Random) -> tuple[tuple[Pair, ...], ...]:
+    """One greedy search (the module docstring), ties drawn from `rng`."""
+    size = dict(zip(pairs, sizes, strict=True))
     links: dict[Pair, frozenset[Hashable]] = {p: frozenset(route(*p)) for p in pairs}
     messages, load = Counter[int](), Counter[Hashable]()
     for src, dst in pairs:
         messages[src] += 1
         messages[dst] += 1
         load.update(links[src, dst])
-    rng = random.Random(SEED)
     left, rounds = list(pairs), []
     while left:
         rng.shuffle(left)
-        left.sort(key=lambda p: -(messages[p[0]] + messages[p[1]] + max(load[x] for x in links[p])))
+        left.sort(key=lambda p: -(SIZE_WEIGHT * size[p] + messages[p[0]] + messages[p[1]]
+                                  + max(load[x] for x in links[p])))
         nodes: set[int] = set()
         used: set[Hashable] = set()
         taken: list[Pair] = []
@@ -114,7 +133,8 @@ def engine_rounds_phases(coll: Collective, machine: Machine) -> list[Phase]:
     assert machine.route is not None
     m, n = coll.byte_matrix, coll.nprocs
     pairs = tuple((p, q) for p in range(n) for q in range(n) if p != q and m[p][q])
-    rounds = engine_rounds(pairs, machine.route)
+    mean = sum(int(m[p][q]) for p, q in pairs) / max(len(pairs), 1)
+    rounds = engine_rounds(pairs, tuple(int(m[p][q]) / mean for p, q in pairs), machine.route)
     out = [[Transfer(src, dst, int(m[src][dst]), src, dst) for src, dst in r] for r in rounds]
     for copy in local_copies(coll):
         idle = [k for k, r in enumerate(rounds) if all(copy.src not in pair for pair in r)][:2] or [0]
