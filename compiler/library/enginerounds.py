@@ -15,20 +15,25 @@ takes one start-up and one block's wire time:
 
     T ~ R (alpha + beta b) + (R / g) barrier      (a prediction; R = 159 rounds on paragon:8x8)
 
-The rounds are found greedily: round after round, the remaining messages largest first (an
-all-to-allv's round takes its longest message's time), then in order of their end nodes'
-remaining messages plus their busiest link's remaining messages (the two loads that bound what
-is left), each taken where its nodes and links are still free in the round (a fixed seed
-breaks ties, so compiles repeat). The mesh's middle links carry 128 messages each (`cut`), so
-no such rounds are fewer than 128; the search finds 159 on paragon:8x8. Without barriers the rounds drift as `grid-direct`'s
-phases do: a node idle in a round starts its next message early and takes the receiver's engine
-before the receiver's earlier message (1 MB on paragon:8x8: 3445 ms without barriers, 1873 ms
-with one every 2 rounds; measured, docs/efficiency.md). So a barrier ends every g-th round,
-g - 1 = ceil(barrier / round): the barriers take about half a round's time or less per round
-at most. A node's copy of its own block goes in two pieces in its first two idle rounds.
+The rounds are found greedily: round after round, the remaining messages largest first (an all-
+to-allv's round takes its longest message's time), then in order of their end nodes' remaining
+messages plus their busiest link's remaining messages (the two loads that bound what is left),
+each taken where its nodes and links are still free in the round (a fixed seed breaks ties, so
+compiles repeat). The mesh's middle links carry 128 messages each (`cut`), so no such rounds
+are fewer than 128; the search finds 159 on paragon:8x8. Without barriers the rounds drift as
+`grid-direct`'s phases do: a node idle in a round starts its next message early and takes the
+receiver's engine before the receiver's earlier message (1 MB on paragon:8x8: 3445 ms without
+barriers, 1873 ms with one every 2 rounds; measured, docs/efficiency.md). So a barrier ends
+every g-th round, g - 1 = ceil(barrier / (BARRIER_SHARE round)): the barriers take at most half
+the rounds' time (paragon:8x8, a barrier 643 us: g = 2 at 128 KB and 1 MB, 7 at 16 KB).
+Measured on paragon:8x8 alltoall: 1 MB with g = 1, 2, 3, 5: 1923, 1873, 2005, 2441 ms; 128 KB
+with g = 2 292.0 ms, g = 3 310.3 (alltoallv 314.6 and 402.4); 16 KB with g = 4, 7, 12: 70.7,
+64.8, 61.2 ms, where `grid-direct` takes 58.7 and stays ahead. A node's copy of its own block
+goes in two pieces in its first two idle rounds.
 
 Offered on meshes (their fixed routes name every link) whose nodes have one engine for both
-directions, one message at a time, up to MAX_NODES nodes (the greedy search takes 0.7 s on 64).
+directions, one message at a time, up to MAX_NODES nodes (the greedy search takes 0.6-3 s on 64
+nodes on the shared machine).
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ ATTEMPTS = 1  # greedy searches, the fewest rounds kept (one takes 0.7-3 s on pa
 # sizes left out, 331.9 with weight 10, 314.6 with 300, 313.5 with 3000; uniform blocks: the
 # same rounds whatever the weight).
 SIZE_WEIGHT = 300.0
+BARRIER_SHARE = 0.5  # the barriers' time at most this share of the rounds' (module docstring)
 Pair = tuple[int, int]
 
 
@@ -117,14 +123,14 @@ def shared_engine_mesh(coll: Collective, machine: Machine) -> str | None:
 
 
 def rounds_between_barriers(coll: Collective, machine: Machine) -> int:
-    """g: a barrier after every g-th round, g - 1 = ceil(barrier / round), a round one start-up
-    and the mean block's wire time."""
+    """g: a barrier after every g-th round, g - 1 = ceil(barrier / (BARRIER_SHARE round)), a
+    round one start-up and the mean block's wire time."""
     port, m = machine.port, coll.byte_matrix
     n = coll.nprocs
     sent = sum(int(m[p][q]) for p in range(n) for q in range(n) if p != q and m[p][q])
     count = sum(1 for p in range(n) for q in range(n) if p != q and m[p][q])
     round_s = port.startup_s + port.s_per_byte * sent / max(count, 1)
-    return 1 + math.ceil(port.barrier_s / round_s)
+    return 1 + math.ceil(port.barrier_s / (BARRIER_SHARE * round_s))
 
 
 def engine_rounds_phases(coll: Collective, machine: Machine) -> list[Phase]:
