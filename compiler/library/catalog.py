@@ -358,7 +358,7 @@ GRID: tuple[Algorithm, ...] = (
     Algorithm("engine-rounds", ("alltoall", "alltoallv"),
               "on a mesh of one-engine nodes, the direct messages in rounds a greedy search finds "
               "(159 on paragon:8x8) in which a node sends or receives one and no link carries two, "
-              "a barrier every g rounds (barriers at most half the rounds' time) so that they do not drift",
+              "a barrier after every second round so that they do not drift",
               enginerounds.engine_rounds_phases, (on_grid, enginerounds.shared_engine_mesh)),
     Algorithm("bidirectional-rings", ("allgather",),
               "half of each part round the rows then the columns, the other half round the "

@@ -1,5 +1,5 @@
 """`engine-rounds`: the all-to-all's direct messages in rounds that keep both a node's one
-engine and every link of the mesh to one message, behind a barrier every few rounds.
+engine and every link of the mesh to one message, a barrier after every second round.
 
 On the Paragon a node's one communication processor sends and receives (seed 003 Sec. 3.1),
 and a message holds both end engines and every link of its row-column route for its wire time
@@ -11,25 +11,29 @@ links; its phases drift apart, a message waiting for an engine holds the other, 
 2.5x the engines' bound at 128 KB.
 
 Here every round is a set of messages no two of which share an end node or a link, so a round
-takes one start-up and one block's wire time:
+takes one start-up and one block's wire time, and a barrier after every second round keeps the
+rounds in step:
 
-    T ~ R (alpha + beta b) + (R / g) barrier      (a prediction; R = 159 rounds on paragon:8x8)
+    T = R (alpha + beta b) + floor((R - 1) / 2) barrier     (R = 159 rounds on paragon:8x8)
+
+which the simulator meets exactly (paragon:8x8: 16 KB 91.38 ms, 128 KB 291.97, 1 MB 1896.68;
+a test). For an all-to-allv a round takes its longest block; on the Paragon the receive buffers
+add barriers where three blocks exceed a node's 440,640 bytes (targets/bokhari/buffers.py).
 
 The rounds are found greedily: round after round, the remaining messages largest first (an all-
 to-allv's round takes its longest message's time), then in order of their end nodes' remaining
 messages plus their busiest link's remaining messages (the two loads that bound what is left),
 each taken where its nodes and links are still free in the round (a fixed seed breaks ties, so
 compiles repeat). The mesh's middle links carry 128 messages each (`cut`), so no such rounds
-are fewer than 128; the search finds 159 on paragon:8x8. Without barriers the rounds drift as
-`grid-direct`'s phases do: a node idle in a round starts its next message early and takes the
-receiver's engine before the receiver's earlier message (1 MB on paragon:8x8: 3445 ms without
-barriers, 1873 ms with one every 2 rounds; measured, docs/efficiency.md). So a barrier ends
-every g-th round, g - 1 = ceil(barrier / (BARRIER_SHARE round)): the barriers take at most half
-the rounds' time (paragon:8x8, a barrier 643 us: g = 2 at 128 KB and 1 MB, 7 at 16 KB).
-Measured on paragon:8x8 alltoall: 1 MB with g = 1, 2, 3, 5: 1923, 1873, 2005, 2441 ms; 128 KB
-with g = 2 292.0 ms, g = 3 310.3 (alltoallv 314.6 and 402.4); 16 KB with g = 4, 7, 12: 70.7,
-64.8, 61.2 ms, where `grid-direct` takes 58.7 and stays ahead. A node's copy of its own block
-goes in two pieces in its first two idle rounds.
+are fewer than 128; the search finds 159 on paragon:8x8. Without barriers the rounds drift
+apart in local phases, as `grid-direct`'s phases do (a node's next message can start before its
+receiver's earlier one and take that receiver's engine; where the time goes was not traced
+further), and from the third round after a barrier on: measured on paragon:8x8 alltoall with a
+barrier after every g-th round, g = 1, 2, 3, 5 and none: 1 MB 1947, 1897, 2177, 2406 and 3549
+ms; 128 KB 342.8, 292.0, 310.3, 310.4 and 307.2 (the receive buffers' barriers alone); 16 KB
+142.2, 91.4, 77.1, 66.8 and 62.0, where a barrier (643 us) is 2.5 rounds and `grid-direct`'s
+58.7 ms stays ahead. So a barrier ends every second round; the schedule wins from 128 KB. A
+node's copy of its own block goes in two pieces in its first two idle rounds.
 
 Offered on meshes (their fixed routes name every link) whose nodes have one engine for both
 directions, one message at a time, up to MAX_NODES nodes (the greedy search takes 0.6-3 s on 64
@@ -39,7 +43,6 @@ nodes on the shared machine).
 from __future__ import annotations
 
 import functools
-import math
 import random
 from collections import Counter
 from collections.abc import Hashable
@@ -58,7 +61,7 @@ ATTEMPTS = 1  # greedy searches, the fewest rounds kept (one takes 0.7-3 s on pa
 # sizes left out, 331.9 with weight 10, 314.6 with 300, 313.5 with 3000; uniform blocks: the
 # same rounds whatever the weight).
 SIZE_WEIGHT = 300.0
-BARRIER_SHARE = 0.5  # the barriers' time at most this share of the rounds' (module docstring)
+ROUNDS_PER_BARRIER = 2  # from the third round after a barrier on, the rounds drift (docstring)
 Pair = tuple[int, int]
 
 
@@ -122,19 +125,8 @@ def shared_engine_mesh(coll: Collective, machine: Machine) -> str | None:
     return None
 
 
-def rounds_between_barriers(coll: Collective, machine: Machine) -> int:
-    """g: a barrier after every g-th round, g - 1 = ceil(barrier / (BARRIER_SHARE round)), a
-    round one start-up and the mean block's wire time."""
-    port, m = machine.port, coll.byte_matrix
-    n = coll.nprocs
-    sent = sum(int(m[p][q]) for p in range(n) for q in range(n) if p != q and m[p][q])
-    count = sum(1 for p in range(n) for q in range(n) if p != q and m[p][q])
-    round_s = port.startup_s + port.s_per_byte * sent / max(count, 1)
-    return 1 + math.ceil(port.barrier_s / (BARRIER_SHARE * round_s))
-
-
 def engine_rounds_phases(coll: Collective, machine: Machine) -> list[Phase]:
-    """One phase per round of engine_rounds, a barrier after every g-th; each node's own block
+    """One phase per round of engine_rounds, a barrier after every second; each node's own block
     copied in two pieces in its first two rounds without a message."""
     assert machine.route is not None
     m, n = coll.byte_matrix, coll.nprocs
@@ -149,7 +141,6 @@ def engine_rounds_phases(coll: Collective, machine: Machine) -> list[Phase]:
             part = copy.nbytes - j * size if j == len(idle) - 1 else size
             if part > 0:
                 out[k].append(Transfer(copy.src, copy.dst, part, copy.origin, copy.final, 0, j * size))
-    g = rounds_between_barriers(coll, machine)
     last = len(out) - 1
-    return [Phase.of(p, SyncMode.BARRIER if (k + 1) % g == 0 and k < last else SyncMode.LOCAL)
-            for k, p in enumerate(out)]
+    return [Phase.of(p, SyncMode.BARRIER if (k + 1) % ROUNDS_PER_BARRIER == 0 and k < last
+                     else SyncMode.LOCAL) for k, p in enumerate(out)]

@@ -1,5 +1,5 @@
 """`engine-rounds` all-to-all (compiler/library/enginerounds.py): rounds of one message a node
-and a link, every block once, a barrier every g rounds, data delivered (issue 27)."""
+and a link, every block once, its closed form met, data delivered (issue 27)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ from collections import Counter
 import pytest
 
 from phalanx.compiler.driver import compile_program
-from phalanx.compiler.library.enginerounds import SEED, engine_rounds, rounds_between_barriers
+from phalanx.compiler.library.enginerounds import SEED, engine_rounds
 from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import alltoall_program
+from phalanx.runtime.timing import simulated_time_s
 
 
 def test_rounds_keep_a_node_and_a_link_to_one_message_and_carry_every_pair_once():
@@ -28,14 +29,16 @@ def test_rounds_keep_a_node_and_a_link_to_one_message_and_carry_every_pair_once(
     assert SEED == 27 and len(rounds) == 159
 
 
-@pytest.mark.parametrize("size, g", [(64, 18), (16384, 7), (131072, 2), (1048576, 2)])
-def test_a_barrier_every_g_rounds_where_g_minus_1_rounds_take_two_barriers(size, g):
-    """paragon:8x8: a barrier is 126 x 6 - 113 = 643 us, a round 75 + 0.011 b us; g - 1 =
-    ceil(643 / (0.5 (75 + 0.011 b)))."""
+@pytest.mark.parametrize("size", [16384, 131072])
+def test_the_simulator_meets_the_closed_form_of_rounds_and_barriers(size):
+    """paragon:8x8 (alpha 75 us, beta 0.011 us/B, a barrier 126 x 6 - 113 = 643 us): 159 rounds
+    of one start-up and one block, a barrier after every second: T = R (alpha + beta b) +
+    floor((R - 1) / 2) barrier."""
     target = resolve("paragon:8x8")
     coll = compile_program(alltoall_program(64, size), target="paragon:8x8",
                            algorithm="alltoall=grid-direct").collectives[0]
-    assert rounds_between_barriers(coll, target.library.machine) == g
+    closed_form_s = (159 * (75 + 0.011 * size) + 79 * (126 * 6 - 113)) * 1e-6
+    assert simulated_time_s(target, coll, "engine-rounds") == pytest.approx(closed_form_s, rel=1e-9)
 
 
 @pytest.mark.parametrize("spec, size", [("paragon:4x4", 64), ("paragon:2x3", 200_000)])
