@@ -54,7 +54,6 @@ from phalanx.compiler.schedule import Phase, SyncMode, Transfer
 
 MAX_NODES = 64
 SEED = 27
-ATTEMPTS = 1  # greedy searches, the fewest rounds kept (one takes 0.7-3 s on paragon:8x8)
 # A round takes its longest message's time, so the search takes messages of alike sizes
 # together: a block's size (over the mean) outweighs 300 messages of its end nodes' and its
 # busiest link's loads (paragon:8x8 alltoallv, blocks in [B/2, 3B/2]: 128 KB 383.7 ms with
@@ -68,15 +67,9 @@ Pair = tuple[int, int]
 @functools.lru_cache(maxsize=16)
 def engine_rounds(pairs: tuple[Pair, ...], sizes: tuple[float, ...],
                   route: Route) -> tuple[tuple[Pair, ...], ...]:
-    """The pairs (src, dst) in rounds, no two messages of a round sharing a node or a link;
-    `sizes`: each pair's bytes over the mean. The fewest rounds of ATTEMPTS greedy searches."""
+    """The pairs (src, dst) in rounds, no two messages of a round sharing a node or a link, by
+    the greedy search of the module docstring; `sizes`: each pair's bytes over the mean."""
     rng = random.Random(SEED)
-    return min((_greedy_rounds(pairs, sizes, route, rng) for _ in range(ATTEMPTS)), key=len)
-
-
-def _greedy_rounds(pairs: tuple[Pair, ...], sizes: tuple[float, ...], route: Route,
-                   rng: random.Random) -> tuple[tuple[Pair, ...], ...]:
-    """One greedy search (the module docstring), ties drawn from `rng`."""
     size = dict(zip(pairs, sizes, strict=True))
     links: dict[Pair, frozenset[Hashable]] = {p: frozenset(route(*p)) for p in pairs}
     messages, load = Counter[int](), Counter[Hashable]()
@@ -133,6 +126,7 @@ def engine_rounds_phases(coll: Collective, machine: Machine) -> list[Phase]:
     pairs = tuple((p, q) for p in range(n) for q in range(n) if p != q and m[p][q])
     mean = sum(int(m[p][q]) for p, q in pairs) / max(len(pairs), 1)
     rounds = engine_rounds(pairs, tuple(int(m[p][q]) / mean for p, q in pairs), machine.route)
+    rounds = rounds or ((),)  # only local copies: one phase of them
     out = [[Transfer(src, dst, int(m[src][dst]), src, dst) for src, dst in r] for r in rounds]
     for copy in local_copies(coll):
         idle = [k for k, r in enumerate(rounds) if all(copy.src not in pair for pair in r)][:2] or [0]
