@@ -12,6 +12,7 @@ from phalanx.compiler.library import (
     colouring,
     corner,
     eager,
+    enginerounds,
     fanscatter,
     farthest,
     grid,
@@ -370,6 +371,11 @@ GRID: tuple[Algorithm, ...] = (
               "on a bisection link a phase, where direct's XOR pairs put 4)",
               gridexchange.grid_direct_phases, (on_grid, gridexchange.mesh_lines),
               gridexchange.grid_direct_columns),
+    Algorithm("engine-rounds", ("alltoall", "alltoallv"),
+              "on a mesh of one-engine nodes, the direct messages in rounds a greedy search finds "
+              "(159 on paragon:8x8) in which a node sends or receives one and no link carries two, "
+              "a barrier after every second round so that they do not drift",
+              enginerounds.engine_rounds_phases, (on_grid, enginerounds.shared_engine_mesh)),
     Algorithm("bidirectional-rings", ("allgather",),
               "half of each part round the rows then the columns, the other half round the "
               "columns then the rows, each ring both ways at once: all four links of a node busy",

@@ -31,15 +31,24 @@ def phase_receives(phase: Phase, nprocs: int) -> list[int]:
 
 
 def rounds_within(schedule: Schedule, limit_bytes: float) -> Schedule | None:
-    """`schedule` (of local phases) with barriers where a node's receive buffers would overflow,
-    or None where no placement of barriers keeps them within `limit_bytes`. A barrier phase's
-    receives count in the round it ends (the runtime's order) and in the round it opens (the
-    target's proof): a barrier goes at the overflowing phase where its round still fits so,
-    else at the phase before. A schedule that fits, or that has barriers of its own, is
-    returned as it is."""
+    """`schedule` with barriers where a node's receive buffers would overflow, or None where no
+    placement of barriers keeps them within `limit_bytes`. A barrier phase's receives count in
+    the round it ends (the runtime's order) and in the round it opens (the target's proof): a
+    barrier goes at the overflowing phase where its round still fits so, else at the phase
+    before. A schedule that fits is returned as it is; one with barriers of its own that does
+    not fit keeps them and gets those of its phases as local ones besides (a barrier more only
+    shortens a round, so the union fits)."""
     n, phases = schedule.nprocs, list(schedule.phases)
-    if any(p.sync == "barrier" for p in phases):
-        return schedule
+    own = [k for k, p in enumerate(phases) if p.sync == "barrier"]
+    if own:
+        if fits_within(schedule, limit_bytes):
+            return schedule
+        local = [dataclasses.replace(p, sync="local", barrier_groups=()) for p in phases]
+        fitted = rounds_within(dataclasses.replace(schedule, phases=tuple(local)), limit_bytes)
+        if fitted is None:
+            return None
+        return dataclasses.replace(fitted, phases=tuple(
+            phases[k] if k in own else p for k, p in enumerate(fitted.phases)))
     got = [phase_receives(p, n) for p in phases]
     # the receives since the round's start as the proof counts them (from the latest barrier
     # phase on) and as the runtime posts them (after it)
@@ -64,3 +73,17 @@ def rounds_within(schedule: Schedule, limit_bytes: float) -> Schedule | None:
         if placed >= 0 and placed in (k, k - 1) and phases[placed].sync != "barrier":
             phases[placed] = dataclasses.replace(phases[placed], sync="barrier")
     return schedule if placed < 0 else dataclasses.replace(schedule, phases=tuple(phases))
+
+
+def fits_within(schedule: Schedule, limit_bytes: float) -> bool:
+    """Whether no node receives more than `limit_bytes` between two barriers it takes part in,
+    a barrier phase's receives counted on both sides (as BokhariTarget.check_receive_buffers)."""
+    worst, posted = [0] * schedule.nprocs, [0] * schedule.nprocs
+    for phase in schedule.phases:
+        for nodes in phase.barriers(schedule.nprocs):
+            for p in nodes:
+                worst[p], posted[p] = max(worst[p], posted[p]), 0
+        for t in phase.recvs:
+            if t.src != t.dst:
+                posted[t.dst] += t.nbytes
+    return max(max(w, p) for w, p in zip(worst, posted, strict=True)) <= limit_bytes

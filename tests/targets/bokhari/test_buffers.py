@@ -3,7 +3,10 @@ rounds behind barriers where whole phases fit, refused where one phase alone ove
 
 from __future__ import annotations
 
+import dataclasses
+
 from phalanx.compiler.driver import compile_program
+from phalanx.compiler.schedule import Phase, SyncMode, Transfer
 from phalanx.compiler.target import resolve
 from phalanx.runtime.sweep import alltoall_program
 from phalanx.targets.bokhari.buffers import phase_receives, rounds_within
@@ -44,3 +47,20 @@ def test_a_schedule_that_fits_is_left_as_it_is():
                                algorithm="alltoall=grid-direct")
     schedule = target.library.schedule(compiled.collectives[0], "grid-direct", target.spec)
     assert rounds_within(schedule, LIMIT) is schedule
+
+
+
+def test_a_schedule_with_barriers_of_its_own_keeps_them_and_gets_more_where_it_overflows():
+    """Five phases of a 200 KB message each to node 1, a barrier of its own after the fourth
+    (800 KB before it): the placement of a schedule without barriers adds one after the
+    second (3 x 200 KB would overflow 440,640 bytes), the schedule keeps its own as well; one
+    whose own barriers fit is left as it is."""
+    compiled = compile_program(alltoall_program(16, 64), target="paragon:4x4",
+                               algorithm="alltoall=grid-direct")
+    block = Transfer(0, 1, 200_000, 0, 1)
+    phases = tuple(Phase.of([block], SyncMode.BARRIER if k == 3 else SyncMode.LOCAL) for k in range(5))
+    schedule = dataclasses.replace(compiled.schedules[0], phases=phases)
+    fitted = rounds_within(schedule, LIMIT)
+    assert [k for k, p in enumerate(fitted.phases) if p.sync == SyncMode.BARRIER] == [1, 3]
+    resolve("paragon:4x4").check_receive_buffers(fitted)
+    assert rounds_within(fitted, LIMIT) is fitted
