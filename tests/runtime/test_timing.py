@@ -51,7 +51,7 @@ def test_cost_simulate_takes_the_fastest_candidate_and_says_it_simulated():
     assert {c.source for c in cands} == {"simulated"}
     times = {c.algorithm: simulated_time_s(machine, coll, c.algorithm) for c in cands}
     assert {c.algorithm: c.time_s for c in cands} == times
-    assert compiled.schedules[0].algorithm == min(times, key=times.get) == "phased"
+    assert compiled.schedules[0].algorithm == min(times, key=times.get) == "phased-unswitched"
     assert compiled.cost_model == "simulate"
 
 
