@@ -22,6 +22,13 @@ go through relays, d (1 - f) n - A at least, are then at most sum over w of min(
 
     d (1 - f) n - A <= sqrt(d K A B),   A0 >= n (q takes a value of every element).
 
+Where a node streams s messages at once (iWarp, the torus: four links, beta the link's time
+per byte) its processor, not its port, is held h = alpha - hop for each start-up while earlier
+messages stream, and a node takes in at most s / beta bytes a second: every beta above is then
+beta / s, and K counts the messages a contributor can start to relays, each by T - 2 alpha (the
+relay's message starts no sooner than alpha after it, and arrives alpha later), h apart from 0:
+K = floor((T - 2 alpha) / h) + 1.
+
 With u = A0 - f n (the largest A), g(u) = (d - 1) u - sqrt(d K B u) + d (n - A0) <= 0 must hold
 for some u in [A0 - f_max n, A0], f_max = (T - 3 alpha) / (n beta) clamped to [0, 1]: a
 quadratic in sqrt(u), so its least over the interval is exact. Feasibility only grows with T,
@@ -44,13 +51,20 @@ BISECTIONS = 60
 def feasible(t_s: float, d: int, n: float, port: PortModel) -> bool:
     """Whether some split of a reduce of d contributors' n-byte partials into elements of three
     levels or more and elements of two levels at most meets every constraint by time t_s."""
-    alpha, beta, hold = port.startup_s, port.s_per_byte, port.hold_s
-    if t_s < hold + n * beta:  # every contributor sends its n bytes once at least
-        return False
+    alpha, hold, streams = port.startup_s, port.hold_s, port.streams
+    beta = port.s_per_byte / streams  # a node's receive rate, over all its streams
+    if streams == 1:  # the port is held for each start-up and each byte sent
+        if t_s < hold + n * beta:  # every contributor sends its n bytes once at least
+            return False
+        k = math.floor((t_s - n * beta) / hold) if hold > 0 else d
+    else:  # the processor is held for each start-up, the bytes stream beside it
+        if t_s < alpha + n * beta:
+            return False
+        # a message to a relay starts by T - 2 alpha, the contributor's start-ups hold apart
+        k = math.floor((t_s - 2 * alpha) / hold) + 1 if hold > 0 and t_s >= 2 * alpha else d
     a0 = (t_s - alpha) / beta  # bytes through q's port after the first start-up
     if a0 < n:
         return False
-    k = math.floor((t_s - n * beta) / hold) if hold > 0 else d
     b = max(0.0, (t_s - 2 * alpha) / beta)  # what a relay takes in before it forwards
     c = d * max(k, 0) * b
     f_max = min(1.0, max(0.0, (t_s - 3 * alpha) / (n * beta))) if n * beta > 0 else 1.0
@@ -73,12 +87,12 @@ def contributors_per_root(coll: Collective) -> Iterator[tuple[int, float]]:
 def three_level_bound_s(coll: Collective, port: PortModel) -> float:
     """The least time at which a reduce's root can have every contributor's partial, charging
     relays to their senders' start-ups (module docstring); the largest over roots. 0 for other
-    kinds, a port that streams several messages (iWarp, the torus) or is shared (Proteus)."""
-    if coll.kind != "reduce" or port.streams != 1 or port.port_of or port.s_per_byte <= 0:
+    kinds or a port that is shared (Proteus)."""
+    if coll.kind != "reduce" or port.port_of or port.s_per_byte <= 0:
         return 0.0
     best = 0.0
     for d, n in contributors_per_root(coll):
-        lo, hi = 0.0, 3 * port.startup_s + d * n * port.s_per_byte + port.hold_s
+        lo, hi = 0.0, 3 * port.startup_s + d * n * port.s_per_byte / port.streams + port.hold_s
         while not feasible(hi, d, n, port):  # never more than all partials straight to q
             hi *= 2
         for _ in range(BISECTIONS):

@@ -1,7 +1,7 @@
 """The three-level bound of a reduce (compiler/library/reducedepth.py, docs/bounds.md "A
 reduce's root over three levels"): no reduce algorithm beats it on small machines of the
-families it serves, at sizes where it is above the fan-in bound; its value on ideal:64 at 2 KB
-worked by hand; not applied where a node streams several messages."""
+families it serves, at sizes where it is above the fan-in bound; its value on ideal:64 and
+torus:8x8 at 2 KB worked by hand."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def _reduce(spec: str, size: int):
 
 
 @pytest.mark.parametrize("spec", ["ideal:8", "ideal:16", "hypercube:3", "hypercube:4", "paragon:4x4",
-                                  "sp2:8", "cs2:8"])
+                                  "sp2:8", "cs2:8", "torus:4x4", "iwarp:4x4"])
 def test_no_reduce_beats_it(spec):
     raised = 0
     for size in (512, 2048, 16384):
@@ -56,6 +56,17 @@ def test_ideal_64_at_2_kb():
     assert feasible(10e-6 + 63 * 2048 * 0.01e-6, 63, 2048, port)  # every partial straight to q
 
 
-def test_not_where_a_node_streams_several_messages():
-    machine, coll = _reduce("torus:4x4", 2048)
-    assert three_level_bound_s(coll, machine.library.machine.port) == 0.0
+def test_torus_8x8_at_2_kb():
+    """A node streams four messages (alpha 20.15 us, h = alpha - hop = 20 us, beta 0.025 us/B
+    per link, four links in). At T = 66.79 us a contributor starts its messages to relays by
+    T - 2 alpha, so at most floor((T - 2 alpha) / h) + 1 = 2 of them; elements of three levels
+    cost 3 alpha + f n beta / 4, so f <= 0.50, and the rest must go through relays that two
+    messages per contributor cannot feed: 66.79 us, against the fan-in bound's 52.78."""
+    machine, coll = _reduce("torus:8x8", 2048)
+    port = machine.library.machine.port
+    bound_s = three_level_bound_s(coll, port)
+    assert bound_s == pytest.approx(66.79e-6, abs=0.01e-6)
+    assert fan_in_bound_s(coll, port) == pytest.approx(52.78e-6, abs=0.01e-6)
+    assert machine.binding_bound(coll) == (pytest.approx(bound_s), "three levels")
+    assert not feasible(bound_s, 63, 2048, port) and feasible(bound_s * (1 + 1e-6), 63, 2048, port)
+    assert feasible(3 * port.startup_s + 2048 * port.s_per_byte / 4, 63, 2048, port)  # all deep
