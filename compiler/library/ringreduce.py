@@ -244,7 +244,15 @@ def bidirectional_allreduce_phases(coll: Collective, machine: Machine) -> list[P
     for sends in gather_steps(C):
         phases.append([t for r in range(R) for i, j, p, half in sends
                        for t in g.reduced(g.node(r, i), g.node(r, j), g.units([p], every_row, a=half))])
-    return [Phase.of(p) for p in phases if p]
+    return posted_part_by_part(phases)
+
+
+def posted_part_by_part(phases: list[list[Transfer]]) -> list[Phase]:
+    """The phases, each node's first parts (east, west, north, south) posted before its second
+    ones: a node starts its messages in the order of their transfers, so that each side's
+    second part queues behind its first on the link instead of the other side's first behind
+    both (torus:8x8, reduce of 128 KB: 3.099 -> 3.067 ms)."""
+    return [Phase.of(sorted(p, key=lambda t: t.message)) for p in phases if p]
 
 
 def relayed_nodes(g: Grid, route: Route | None) -> set[int]:
@@ -302,4 +310,4 @@ def bidirectional_reduce_phases(coll: Collective, machine: Machine) -> list[Phas
     phases.append(first)
     phases.append([t for v in range(g.rows * g.cols) if v != g.root and v // g.cols == r0
                    for t in g.message(v, g.root, [(u, sorted(o)) for u, o in sorted(held[v].items())])])
-    return [Phase.of(p) for p in phases if p]
+    return posted_part_by_part(phases)
