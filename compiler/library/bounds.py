@@ -43,6 +43,9 @@
 - three levels: a reduce's values that reach the root through one relay cost their senders a
   start-up per relay, and a contributor that sends its n bytes has few; the others take three
   levels, 3 start-ups before the root has them (reducedepth.py);
+- relay deadlines: on nodes that stream several messages, a reduce's contributor brings to
+  relays only what its start-ups, h apart, let arrive by alpha before the end, and sends the
+  rest straight to the root, whose streams take d such rests (reducedepth.py);
 - engine start-ups: on a shared engine an allgather's or allreduce's engines together run at
   least 2 (k - 1) start-ups per group of k members (a gossip's fewest messages) besides carrying
   every byte on the wire twice: the average over the engines of both (engine_startups_bound_s);
@@ -68,7 +71,7 @@ import numpy as np
 
 from phalanx.compiler.library.chainbound import complete_exchange_block, rounds_relays_bound_s
 from phalanx.compiler.library.members import REDUCTIONS
-from phalanx.compiler.library.reducedepth import contributors_per_root, three_level_bound_s
+from phalanx.compiler.library.reducedepth import contributors_per_root, deadline_bound_s, three_level_bound_s
 from phalanx.compiler.library.registry import PortModel, Route
 from phalanx.compiler.library.relaybound import relay_ports_bound_s
 from phalanx.compiler.recognize import Collective, connected_groups
@@ -449,7 +452,7 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
         out["fan-in"] = fan_in_bound_s(coll, port)
     for name, bound_s in (("pipeline", pipeline_bound_s), ("start-ups or relays", relay_bound_s),
                           ("engine fill", engine_fill_bound_s), ("memory fill", memory_fill_bound_s),
-                          ("three levels", three_level_bound_s),
+                          ("three levels", three_level_bound_s), ("relay deadlines", deadline_bound_s),
                           ("engine start-ups", engine_startups_bound_s)):
         value_s = bound_s(coll, port)
         if value_s > 0:  # 0: the bound does not apply to this kind or machine

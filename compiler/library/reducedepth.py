@@ -100,3 +100,42 @@ def three_level_bound_s(coll: Collective, port: PortModel) -> float:
             lo, hi = (lo, mid) if feasible(mid, d, n, port) else (mid, hi)
         best = max(best, lo)
     return best
+
+
+def relay_capacity_bytes(t_s: float, port: PortModel) -> float:
+    """The most bytes a contributor's messages can bring to relays in time for the relays to
+    forward them by t_s: its i-th start-up is no sooner than (i - 1) h, a message's last byte
+    arrives alpha + its bytes' wire after its start, and a relay's own message to the root
+    starts by t_s - alpha."""
+    alpha, hold, beta = port.startup_s, port.hold_s, port.s_per_byte
+    if hold <= 0:
+        return math.inf
+    slots = max(0, math.floor((t_s - 2 * alpha) / hold) + 1)
+    return sum(t_s - 2 * alpha - i * hold for i in range(slots)) / beta
+
+
+def deadline_bound_s(coll: Collective, port: PortModel) -> float:
+    """A reduce on nodes that stream several messages (iWarp, the torus): what a contributor
+    cannot bring to relays in time (relay_capacity_bytes) it sends straight to the root, whose
+    streams take at most `streams` link-rate streams from alpha on; the least t_s at which d
+    contributors' n bytes fit (docs/bounds.md, "Relays' deadlines"); the largest over roots.
+    0 for other kinds, one-stream ports (the fan-in and three levels bounds are stronger there)
+    and shared ports (Proteus)."""
+    if coll.kind != "reduce" or port.streams == 1 or port.port_of or port.s_per_byte <= 0:
+        return 0.0
+    alpha, beta, streams = port.startup_s, port.s_per_byte, port.streams
+    best = 0.0
+    for d, n in contributors_per_root(coll):
+        lo, hi = 0.0, alpha + d * n * beta / streams  # every partial straight to the root fits
+        for _ in range(BISECTIONS):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if deadlines_met(mid, d, n, port) else (mid, hi)
+        best = max(best, lo)
+    return best
+
+
+def deadlines_met(t_s: float, d: int, n: float, port: PortModel) -> bool:
+    """Whether the bytes d contributors of n bytes each cannot bring to relays in time fit
+    through the root's streams by t_s (deadline_bound_s)."""
+    straight = d * max(0.0, n - relay_capacity_bytes(t_s, port))
+    return t_s >= port.startup_s and straight <= port.streams * (t_s - port.startup_s) / port.s_per_byte
