@@ -22,11 +22,13 @@ two links out and two in: its memory's four streams (registry.PortModel.shared_s
 A message is sent as p messages (`Grid.part_shares`), its units cut in p, so that the receiver
 merges one (its processor, 50 ns an element on iWarp) while the next streams: the last part's
 merge, not the whole piece's, follows a step's wire, for p - 1 more start-ups a direction. p
-is sqrt(the message's merge / a start-up), so a row's pieces and a column's (8x smaller) each
-get their own. The parts shrink by r = (two merges of a byte) / (a byte's wire), 0.5 on iWarp:
-a node takes a part from each side at once and has merged both as the next pair arrives, so
-only the last, smallest pair's merge follows the wire (torus:8x8, reduce of 128 KB, 2 parts:
-3.190 ms even, 3.099 ms at 2/3 and 1/3). A member copies its own
+is the most parts whose start-ups (2 p a step, a message each way) and the step's two merges
+fit in a message's wire time, so a row's pieces and a column's (8x smaller) each get their
+own (torus:8x8, 128 KB: 5 for a row's, 1 for a column's). The parts shrink by r = (two
+merges of a byte) / (a byte's wire), 0.5 on iWarp: a node takes a part from each side at once
+and has merged both as the next pair arrives, so only the last, smallest pair's merge follows
+the wire (torus:8x8, reduce of 128 KB, 2 parts:
+3.190 ms even, 3.099 ms at 2/3 and 1/3; 5 parts halving: 2.929 ms). A member copies its own
 partial into its result unit by unit in the reduce-scatter's row steps, beside the message that
 sends its own partial of the same units away (the copy's merge runs while the wire streams).
 
@@ -50,9 +52,10 @@ from phalanx.compiler.library.rooted import element_pieces
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import COMBINED, Phase, Transfer
 
-# More parts queue on a node's memory streams (four on iWarp, each message holding one at both
-# ends): torus:8x8, 1 MB partials: 39.0, 32.6, 30.7 and 39.4 ms with 1, 2, 3 and 6 parts.
-MOST_PARTS = 3
+# Parts shrink by half on iWarp (Grid.part_shares), so a message's seventh part would hold
+# under 1/64 of it, less than a unit: torus:8x8, 1 MB partials, the reduce 20.97, 20.77 and
+# 20.63 ms with at most 4, 5 and 6 parts, 20.63 with at most 10.
+MOST_PARTS = 6
 Unit = tuple[int, int, int, int]  # (column, row, row half, column half)
 # (sender, receiver, owner) positions on a ring, the chain's origin positions, and the half
 # of the owner's piece the chain's head (the node opposite the owner on an even ring) sends
@@ -152,20 +155,21 @@ class Grid:
                 for middle in middles]
 
     def part_shares(self, nbytes: int) -> list[float]:
-        """The shares of a message of nbytes that its p parts carry, largest first: p = sqrt(its
-        merge / a start-up), at most MOST_PARTS; each part r times the one before, r = the time
-        the receiver takes to merge a byte of both a step's messages (one from each side) over a
-        byte's wire time, so that the receiver has merged a part's pair as the next part's pair
-        arrives and only the last, smallest pair's merge follows the step's wire (module
-        docstring)."""
+        """The shares of a message of nbytes that its p parts carry, largest first. A node's
+        step is a message each way, and its processor starts both messages' parts (2 p
+        start-ups) and merges both messages it takes: p is the most that fit in a message's
+        wire time, so that the parts stream back to back (at least 1, at most MOST_PARTS).
+        Each part is r times the one before, r = the time the receiver takes to merge a byte
+        of both messages over a byte's wire time, so that it has merged a pair of parts as the
+        next pair arrives and only the last, smallest pair's merge follows the step's wire
+        (module docstring)."""
         port = self.machine.port
         element_bytes = self.coll.element_bytes or nbytes or 1
-        merge_s = nbytes / element_bytes * port.combine_s_per_op
-        if port.startup_s <= 0 or merge_s <= port.startup_s:
+        merges_s = 2 * nbytes / element_bytes * port.combine_s_per_op
+        if port.hold_s <= 0 or port.s_per_byte <= 0:
             return [1.0]
-        p = min(MOST_PARTS, max(1, round(math.sqrt(merge_s / port.startup_s))))
-        r = min(1.0, 2 * port.combine_s_per_op / element_bytes / port.s_per_byte) \
-            if port.s_per_byte > 0 else 1.0
+        p = min(MOST_PARTS, max(1, math.floor((nbytes * port.s_per_byte - merges_s) / (2 * port.hold_s))))
+        r = min(1.0, 2 * port.combine_s_per_op / element_bytes / port.s_per_byte)
         weights = [r ** j for j in range(p)]
         return [w / sum(weights) for w in weights]
 
