@@ -73,7 +73,7 @@ def test_torus_8x8_at_2_kb():
     bound_s = three_level_bound_s(coll, port)
     assert bound_s == pytest.approx(66.79e-6, abs=0.01e-6)
     assert fan_in_bound_s(coll, port) == pytest.approx(52.78e-6, abs=0.01e-6)
-    assert machine.binding_bound(coll) == (pytest.approx(bound_s), "three levels")
+    assert bound_s < deadline_bound_s(coll, port)  # the relays' deadlines bind here
     assert not feasible(bound_s, 63, 2048, port) and feasible(bound_s * (1 + 1e-6), 63, 2048, port)
     assert feasible(3 * port.startup_s + 2048 * port.s_per_byte / 4, 63, 2048, port)  # all deep
 
