@@ -61,7 +61,7 @@ def feasible(t_s: float, d: int, n: float, port: PortModel) -> bool:
         if t_s < alpha + n * beta:
             return False
         # a message to a relay starts by T - 2 alpha, the contributor's start-ups hold apart
-        k = math.floor((t_s - 2 * alpha) / hold) + 1 if hold > 0 and t_s >= 2 * alpha else d
+        k = max(0, math.floor((t_s - 2 * alpha) / hold) + 1) if hold > 0 else d
     a0 = (t_s - alpha) / beta  # bytes through q's port after the first start-up
     if a0 < n:
         return False
