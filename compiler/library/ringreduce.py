@@ -158,19 +158,25 @@ class Grid:
 
     def part_shares(self, nbytes: int) -> list[float]:
         """The shares of a message of nbytes that its p parts carry, largest first. A node's
-        step is a message each way, and its processor starts both messages' parts (2 p
-        start-ups) and merges both messages it takes: p is the most that fit in a message's
-        wire time, so that the parts stream back to back (at least 1, at most MOST_PARTS).
-        Each part is r times the one before, r = the time the receiver takes to merge a byte
-        of both messages over a byte's wire time, so that it has merged a pair of parts as the
-        next pair arrives and only the last, smallest pair's merge follows the step's wire
-        (module docstring)."""
+        step is a message each way, and it merges both messages it takes. Where its start-ups
+        run beside its streams (iWarp, the torus: `streams` > 1), p is the most parts whose 2 p
+        start-ups and the two merges fit in a message's wire time, so that the parts stream
+        back to back; where a start-up holds the port (one stream) each part costs its
+        start-up in full, and p = sqrt(merge / start-up) balances the two (at least 1, at most
+        MOST_PARTS). Each part is r times the one before, r = the time the receiver takes to
+        merge a byte of both messages over a byte's wire time, so that it has merged a pair of
+        parts as the next pair arrives and only the last, smallest pair's merge follows the
+        step's wire (module docstring)."""
         port = self.machine.port
         element_bytes = self.coll.element_bytes or nbytes or 1
-        merges_s = 2 * nbytes / element_bytes * port.combine_s_per_op
+        merge_s = nbytes / element_bytes * port.combine_s_per_op
         if port.hold_s <= 0 or port.s_per_byte <= 0:
             return [1.0]
-        p = min(MOST_PARTS, max(1, math.floor((nbytes * port.s_per_byte - merges_s) / (2 * port.hold_s))))
+        if port.streams > 1:
+            fit = math.floor((nbytes * port.s_per_byte - 2 * merge_s) / (2 * port.hold_s))
+        else:
+            fit = round(math.sqrt(merge_s / port.startup_s)) if merge_s > port.startup_s else 1
+        p = min(MOST_PARTS, max(1, fit))
         r = min(1.0, 2 * port.combine_s_per_op / element_bytes / port.s_per_byte)
         weights = [r ** j for j in range(p)]
         return [w / sum(weights) for w in weights]
