@@ -50,6 +50,9 @@
   and a piece relayed reaches the root only a start-up and its bytes after the whole piece is
   at the relay, so what a contributor can relay by T is capped and the rest goes straight to
   the root's port (reducepipeline.py);
+- relay deadlines: on nodes that stream several messages, a reduce's contributor brings to
+  relays only what its start-ups, h apart, let arrive by alpha before the end, and sends the
+  rest straight to the root, whose streams take d such rests (reducedepth.py);
 - engine start-ups: on a shared engine an allgather's or allreduce's engines together run at
   least 2 (k - 1) start-ups per group of k members (a gossip's fewest messages) besides carrying
   every byte on the wire twice: the average over the engines of both (engine_startups_bound_s);
@@ -83,7 +86,7 @@ import numpy as np
 
 from phalanx.compiler.library.chainbound import complete_exchange_block, rounds_relays_bound_s
 from phalanx.compiler.library.members import REDUCTIONS
-from phalanx.compiler.library.reducedepth import contributors_per_root, three_level_bound_s
+from phalanx.compiler.library.reducedepth import contributors_per_root, deadline_bound_s, three_level_bound_s
 from phalanx.compiler.library.reducepipeline import contributor_pipeline_bound_s
 from phalanx.compiler.library.registry import PortModel, Route
 from phalanx.compiler.library.relaybound import relay_ports_bound_s
@@ -583,6 +586,7 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
                           ("memory rounds", memory_rounds_bound_s),
                           ("three levels", three_level_bound_s),
                           ("contributor pipeline", contributor_pipeline_bound_s),
+                          ("relay deadlines", deadline_bound_s),
                           ("engine start-ups", engine_startups_bound_s)):
         value_s = bound_s(coll, port)
         if value_s > 0:  # 0: the bound does not apply to this kind or machine

@@ -24,6 +24,13 @@ least, are then at most sum over w of min(i_w a_w, B) <= sqrt(sum i_w  sum a_w  
 
     d (1 - f) n - A <= sqrt(d K A B),   A0 >= n (q takes a value of every element).
 
+Where a node streams s messages at once (iWarp, the torus: four links, beta the link's time
+per byte) its processor, not its port, is held h = alpha - hop for each start-up while earlier
+messages stream, and a node takes in at most s / beta bytes a second: every beta above is then
+beta / s, and K counts the messages a contributor can start to relays, each by T - 2 alpha (the
+relay's message starts no sooner than alpha after it, and arrives alpha later), h apart from 0:
+K = floor((T - 2 alpha) / h) + 1.
+
 With u = A0 - f n (the largest A), g(u) = (d - 1) u - sqrt(d K B u) + d (n - A0) <= 0 must hold
 for some u in [A0 - f_max n, A0], f_max = (T - 3 alpha) / (n beta) clamped to [0, 1]: a
 quadratic in sqrt(u), so its least over the interval is exact. Feasibility only grows with T,
@@ -48,13 +55,20 @@ def feasible(t_s: float, d: int, n: float, port: PortModel, relays_send: bool = 
     levels or more and elements of two levels at most meets every constraint by time t_s.
     `relays_send`: every relay is a contributor whose own n bytes leave it through the one
     engine that takes the values it relays (a shared engine, every node but q contributing)."""
-    alpha, beta, hold = port.startup_s, port.s_per_byte, port.hold_s
-    if t_s < hold + n * beta:  # every contributor sends its n bytes once at least
-        return False
+    alpha, hold, streams = port.startup_s, port.hold_s, port.streams
+    beta = port.s_per_byte / streams  # a node's receive rate, over all its streams
+    if streams == 1:  # the port is held for each start-up and each byte sent
+        if t_s < hold + n * beta:  # every contributor sends its n bytes once at least
+            return False
+        k = math.floor((t_s - n * beta) / hold) if hold > 0 else d
+    else:  # the processor is held for each start-up, the bytes stream beside it
+        if t_s < alpha + n * beta:
+            return False
+        # a message to a relay starts by T - 2 alpha, the contributor's start-ups hold apart
+        k = max(0, math.floor((t_s - 2 * alpha) / hold) + 1) if hold > 0 else d
     a0 = (t_s - alpha) / beta  # bytes through q's port after the first start-up
     if a0 < n:
         return False
-    k = math.floor((t_s - n * beta) / hold) if hold > 0 else d
     own_s = n * beta if relays_send else 0.0
     b = max(0.0, (t_s - 2 * alpha - own_s) / beta)  # what a relay takes in before it forwards
     c = d * max(k, 0) * b
@@ -78,13 +92,13 @@ def contributors_per_root(coll: Collective) -> Iterator[tuple[int, float]]:
 def three_level_bound_s(coll: Collective, port: PortModel) -> float:
     """The least time at which a reduce's root can have every contributor's partial, charging
     relays to their senders' start-ups (module docstring); the largest over roots. 0 for other
-    kinds, a port that streams several messages (iWarp, the torus) or is shared (Proteus)."""
-    if coll.kind != "reduce" or port.streams != 1 or port.port_of or port.s_per_byte <= 0:
+    kinds or a port that is shared (Proteus)."""
+    if coll.kind != "reduce" or port.port_of or port.s_per_byte <= 0:
         return 0.0
     best = 0.0
     for d, n in contributors_per_root(coll):
         relays_send = port.shared_engine and d == coll.nprocs - 1
-        lo, hi = 0.0, 3 * port.startup_s + d * n * port.s_per_byte + port.hold_s
+        lo, hi = 0.0, 3 * port.startup_s + d * n * port.s_per_byte / port.streams + port.hold_s
         while not feasible(hi, d, n, port, relays_send):  # never more than all partials straight to q
             hi *= 2
         for _ in range(BISECTIONS):
@@ -92,3 +106,42 @@ def three_level_bound_s(coll: Collective, port: PortModel) -> float:
             lo, hi = (lo, mid) if feasible(mid, d, n, port, relays_send) else (mid, hi)
         best = max(best, lo)
     return best
+
+
+def relay_capacity_bytes(t_s: float, port: PortModel) -> float:
+    """The most bytes a contributor's messages can bring to relays in time for the relays to
+    forward them by t_s: its i-th start-up is no sooner than (i - 1) h, a message's last byte
+    arrives alpha + its bytes' wire after its start, and a relay's own message to the root
+    starts by t_s - alpha."""
+    alpha, hold, beta = port.startup_s, port.hold_s, port.s_per_byte
+    if hold <= 0:
+        return math.inf
+    slots = max(0, math.floor((t_s - 2 * alpha) / hold) + 1)
+    return sum(t_s - 2 * alpha - i * hold for i in range(slots)) / beta
+
+
+def deadline_bound_s(coll: Collective, port: PortModel) -> float:
+    """A reduce on nodes that stream several messages (iWarp, the torus): what a contributor
+    cannot bring to relays in time (relay_capacity_bytes) it sends straight to the root, whose
+    streams take at most `streams` link-rate streams from alpha on; the least t_s at which d
+    contributors' n bytes fit (docs/bounds.md, "Relays' deadlines"); the largest over roots.
+    0 for other kinds, one-stream ports (the fan-in and three levels bounds are stronger there)
+    and shared ports (Proteus)."""
+    if coll.kind != "reduce" or port.streams == 1 or port.port_of or port.s_per_byte <= 0:
+        return 0.0
+    alpha, beta, streams = port.startup_s, port.s_per_byte, port.streams
+    best = 0.0
+    for d, n in contributors_per_root(coll):
+        lo, hi = 0.0, alpha + d * n * beta / streams  # every partial straight to the root fits
+        for _ in range(BISECTIONS):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if deadlines_met(mid, d, n, port) else (mid, hi)
+        best = max(best, lo)
+    return best
+
+
+def deadlines_met(t_s: float, d: int, n: float, port: PortModel) -> bool:
+    """Whether the bytes d contributors of n bytes each cannot bring to relays in time fit
+    through the root's streams by t_s (deadline_bound_s)."""
+    straight = d * max(0.0, n - relay_capacity_bytes(t_s, port))
+    return t_s >= port.startup_s and straight <= port.streams * (t_s - port.startup_s) / port.s_per_byte

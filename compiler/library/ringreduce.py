@@ -19,32 +19,45 @@ each node then holds (units by row); the allgather is the same two stages backwa
 as rings.ring_steps (in step k a node passes on what it received in step k - 1). A node drives
 two links out and two in: its memory's four streams (registry.PortModel.shared_streams).
 
-A message is sent as p messages (`parts`), its units cut in p, so that the receiver merges one
-(its processor, 50 ns an element on iWarp) while the next streams: the last part's merge, not
-the whole piece's, follows a step's wire, for p - 1 more start-ups a direction. A member copies its own
+A message is sent as p messages (`Grid.part_shares`), its units cut in p, so that the receiver
+merges one (its processor, 50 ns an element on iWarp) while the next streams: the last part's
+merge, not the whole piece's, follows a step's wire, for p - 1 more start-ups a direction. p
+is the most parts whose start-ups (2 p a step, a message each way) and the step's two merges
+fit in a message's wire time, so a row's pieces and a column's (8x smaller) each get their
+own (torus:8x8, 128 KB: 5 for a row's, 1 for a column's). The parts shrink by r = (two
+merges of a byte) / (a byte's wire), 0.5 on iWarp: a node takes a part from each side at once
+and has merged both as the next pair arrives, so only the last, smallest pair's merge follows
+the wire (torus:8x8, reduce of 128 KB, 2 parts: 3.190 ms even, 3.099 ms at 2/3 and 1/3; 5 parts
+halving: 2.929 ms). The allgather, which merges nothing, cuts its messages the same way: its
+parts stream behind each other as the reduce-scatter's do (allreduce of 128 KB: 4.08 ms, against
+4.12 in as many equal parts as the wire fits and 4.69 in one part). A member copies its own
 partial into its result unit by unit in the reduce-scatter's row steps, beside the message that
 sends its own partial of the same units away (the copy's merge runs while the wire streams).
 
 The data model names every origin of a reduced piece (allreduce.Pieces): the allgather moves
 4 P (P - 1)^2 transfers (1.0 million on 8x8), four times the textbook ring's (four units a node).
 The reduce (`bidirectional_reduce_phases`) runs the same reduce-scatter, then sends every node's
-reduced units to the root: routes go along the row first, so the relay rows' go through the
-root's row (`relay_rows`) and the root takes pieces by all four links.
+reduced units to the root: routes go along the row first, so some nodes' go through the root's
+row (`relayed_nodes`), as many as even out the root's four in-links.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections import Counter
+from collections.abc import Hashable
 
 from phalanx.compiler.library.members import contributors, rooted_order
-from phalanx.compiler.library.registry import Machine
+from phalanx.compiler.library.registry import Machine, Route
 from phalanx.compiler.library.rooted import element_pieces
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import COMBINED, Phase, Transfer
 
-# More parts queue on a node's memory streams (four on iWarp, each message holding one at both
-# ends): torus:8x8, 1 MB partials: 39.0, 32.6, 30.7 and 39.4 ms with 1, 2, 3 and 6 parts.
-MOST_PARTS = 3
+# Parts shrink by half on iWarp (Grid.part_shares), so a message's seventh part would hold
+# under 1/64 of it, less than a unit: torus:8x8, 1 MB partials, the reduce 20.97, 20.77 and
+# 20.63 ms with at most 4, 5 and 6 parts, 20.63 with at most 10.
+MOST_PARTS = 6
 Unit = tuple[int, int, int, int]  # (column, row, row half, column half)
 # (sender, receiver, owner) positions on a ring, the chain's origin positions, and the half
 # of the owner's piece the chain's head (the node opposite the owner on an even ring) sends
@@ -92,30 +105,15 @@ def grid_units(coll: Collective, machine: Machine) -> str | None:
     return None
 
 
-def parts(coll: Collective, machine: Machine) -> int:
-    """Messages a step's piece is sent as: a node's two pieces of a step (one each way) merge on
-    its processor one after the other, each after its wire, and cut in p each leaves 2 / p of
-    a piece's merge after the step's wire for 2 p start-ups: p = sqrt(merge / start-up), of the
-    largest piece (a row's: the partial over the columns); at most MOST_PARTS."""
-    rows, cols = machine.grid or (1, machine.nnodes)
-    port = machine.port
-    elements = (coll.block_bytes or 0) // (coll.element_bytes or coll.block_bytes or 1)
-    merge_s = elements / max(cols if cols > 1 else rows, 1) * port.combine_s_per_op
-    if port.startup_s <= 0 or merge_s <= port.startup_s:
-        return 1
-    return min(MOST_PARTS, max(1, round(math.sqrt(merge_s / port.startup_s))))
-
-
 class Grid:
     """The units of a collective's partials on the R x C grid and the transfers that move them,
-    each step's message in `parts` messages."""
+    each step's message in parts (part_shares)."""
 
     def __init__(self, coll: Collective, machine: Machine):
-        self.coll = coll
+        self.coll, self.machine = coll, machine
         self.rows, self.cols = machine.grid or (1, machine.nnodes)
         self.pieces = element_pieces(coll, 4 * self.rows * self.cols)
         self.origins = contributors(coll)
-        self.parts = parts(coll, machine)
         self.root = rooted_order(coll)[0] if coll.kind == "reduce" else None
         # The origins whose partials of each unit each node holds to pass on (reduce_scatter).
         self.held: dict[int, dict[Unit, set[int]]] = {v: {} for v in range(self.rows * self.cols)}
@@ -138,23 +136,56 @@ class Grid:
 
     def message(self, src: int, dst: int, carried: list[tuple[Unit, list[int]]]) -> list[Transfer]:
         """Each unit with the origins whose partials of it it carries, bound for the unit's
-        node; the units in `parts` messages."""
+        node; the units in parts (split)."""
         m, out = self.coll.byte_matrix, []
         carried = [(u, o) for u, o in carried if o]
-        for i, (u, origins) in enumerate(carried):
+        for (u, origins), part in zip(carried, self.split([u for u, _ in carried])):
             offset, nbytes = self.pieces[self.index(u)]
             final = self.final(u)
-            part = COMBINED + i * self.parts // len(carried)
             out += [Transfer(src, dst, nbytes, o, final, part, offset)
                     for o in origins if o != final and m[o][final]]
         return out
 
+    def split(self, units: list[Unit]) -> list[int]:
+        """Each unit's part (its message) of a message that carries `units`: by part_shares,
+        the units in order, each in the part its middle byte falls in."""
+        sizes = [self.pieces[self.index(u)][1] for u in units]
+        total = sum(sizes)
+        ends = list(itertools.accumulate(self.part_shares(total)))
+        middles = [(done - size / 2) / total for done, size in zip(itertools.accumulate(sizes), sizes)]
+        return [COMBINED + next((j for j, end in enumerate(ends) if middle < end), len(ends) - 1)
+                for middle in middles]
+
+    def part_shares(self, nbytes: int) -> list[float]:
+        """The shares of a message of nbytes that its p parts carry, largest first. A node's
+        step is a message each way, and it merges both messages it takes. Where its start-ups
+        run beside its streams (iWarp, the torus: `streams` > 1), p is the most parts whose 2 p
+        start-ups and the two merges fit in a message's wire time, so that the parts stream
+        back to back; where a start-up holds the port (one stream) each part costs its
+        start-up in full, and p = sqrt(merge / start-up) balances the two (at least 1, at most
+        MOST_PARTS). Each part is r times the one before, r = the time the receiver takes to
+        merge a byte of both messages over a byte's wire time, so that it has merged a pair of
+        parts as the next pair arrives and only the last, smallest pair's merge follows the
+        step's wire (module docstring)."""
+        port = self.machine.port
+        element_bytes = self.coll.element_bytes or nbytes or 1
+        merge_s = nbytes / element_bytes * port.combine_s_per_op
+        if port.hold_s <= 0 or port.s_per_byte <= 0:
+            return [1.0]
+        if port.streams > 1:
+            fit = math.floor((nbytes * port.s_per_byte - 2 * merge_s) / (2 * port.hold_s))
+        else:
+            fit = round(math.sqrt(merge_s / port.startup_s)) if merge_s > port.startup_s else 1
+        p = min(MOST_PARTS, max(1, fit))
+        r = min(1.0, 2 * port.combine_s_per_op / element_bytes / port.s_per_byte)
+        weights = [r ** j for j in range(p)]
+        return [w / sum(weights) for w in weights]
+
     def reduced(self, src: int, dst: int, units: list[Unit]) -> list[Transfer]:
         """src's reduced units to dst, for dst: every origin's partial of them but dst's own."""
         m, out = self.coll.byte_matrix, []
-        for i, u in enumerate(units):
+        for u, part in zip(units, self.split(units)):
             offset, nbytes = self.pieces[self.index(u)]
-            part = COMBINED + i * self.parts // len(units)
             out += [Transfer(src, dst, nbytes, o, dst, part, offset)
                     for o in self.origins if o != dst and m[o][dst]]
         return out
@@ -225,32 +256,54 @@ def bidirectional_allreduce_phases(coll: Collective, machine: Machine) -> list[P
     for sends in gather_steps(C):
         phases.append([t for r in range(R) for i, j, p, half in sends
                        for t in g.reduced(g.node(r, i), g.node(r, j), g.units([p], every_row, a=half))])
-    return [Phase.of(p) for p in phases if p]
+    return posted_part_by_part(phases)
 
 
-def relay_rows(g: Grid) -> list[int]:
-    """The rows whose nodes off the root's column send their pieces to the root through the
-    node of the root's row in their column: routes go along the row first (e-cube, X then Y),
-    so the others' reach the root by its two column links, these by its two row links. As many
-    rows, nearest the root's first, as balance the pieces on the two pairs of links."""
+def posted_part_by_part(phases: list[list[Transfer]]) -> list[Phase]:
+    """The phases, each node's first parts (east, west, north, south) posted before its second
+    ones: a node starts its messages in the order of their transfers, so that each side's
+    second part queues behind its first on the link instead of the other side's first behind
+    both (torus:8x8, reduce of 128 KB: 3.099 -> 3.067 ms)."""
+    return [Phase.of(sorted(p, key=lambda t: t.message)) for p in phases if p]
+
+
+def relayed_nodes(g: Grid, route: Route | None) -> set[int]:
+    """The nodes off the root's row and column that send their pieces to the root through the
+    node of the root's row in their column, so that the root's in-links carry as equal a share
+    of the 63 (P - 1) pieces as one relay allows: the root's row and column send straight, then
+    each other node, farthest first, takes the way whose last link into the root carries fewer
+    pieces so far (straight on a tie). Routes go along the row first (e-cube, X then Y), so the
+    straight ones arrive by the root's column links, the relayed ones by its row links; on 8x8
+    the four links carry 15, 16, 16 and 16. Without the machine's routes: none relayed."""
+    if route is None:
+        return set()
     r0, c0 = divmod(g.root, g.cols)
-    if g.cols < 2:
-        return []
-    off = (g.rows - 1) * (g.cols - 1)
-    count = max(0, min(g.rows - 1, round((off + g.rows - g.cols) / (2 * (g.cols - 1)))))
-    nearest = sorted((r for r in range(g.rows) if r != r0),
-                     key=lambda r: (min((r - r0) % g.rows, (r0 - r) % g.rows), (r - r0) % g.rows))
-    return nearest[:count]
+    loads: Counter[Hashable] = Counter(route(v, g.root)[-1] for v in range(g.rows * g.cols)
+                                       if v != g.root and (v // g.cols == r0 or v % g.cols == c0))
+
+    def distance(v: int) -> tuple[int, int, int]:
+        r, c = divmod(v, g.cols)
+        return (min((r - r0) % g.rows, (r0 - r) % g.rows), min((c - c0) % g.cols, (c0 - c) % g.cols), v)
+
+    relayed = set()
+    for v in sorted((v for v in range(g.rows * g.cols) if v // g.cols != r0 and v % g.cols != c0),
+                    key=distance, reverse=True):
+        straight, through = route(v, g.root)[-1], route(g.node(r0, v % g.cols), g.root)[-1]
+        relay = loads[through] < loads[straight]
+        loads[through if relay else straight] += 1
+        if relay:
+            relayed.add(v)
+    return relayed
 
 
 def bidirectional_reduce_phases(coll: Collective, machine: Machine) -> list[Phase]:
     """The reduce-scatter, then every node's reduced units to the root: in one phase the root's
-    row's own and the others' straight, the relay rows' to the root's row (relay_rows), which
-    passes them on in the next."""
+    row's own and the others' straight, the relayed nodes' to the root's row (relayed_nodes),
+    which passes them on in the next."""
     g = Grid(coll, machine)
     phases = reduce_scatter(g)
-    held, (r0, c0) = g.held, divmod(g.root, g.cols)
-    relayed = {g.node(r, c) for r in relay_rows(g) for c in range(g.cols) if c != c0}
+    held, r0 = g.held, g.root // g.cols
+    relayed = relayed_nodes(g, machine.route)
     first = [t for v in range(g.rows * g.cols) if v // g.cols == r0 and v != g.root
              for t in g.message(v, g.root, [(u, sorted(o)) for u, o in sorted(held[v].items())])]
     for v in range(g.rows * g.cols):
@@ -269,4 +322,4 @@ def bidirectional_reduce_phases(coll: Collective, machine: Machine) -> list[Phas
     phases.append(first)
     phases.append([t for v in range(g.rows * g.cols) if v != g.root and v // g.cols == r0
                    for t in g.message(v, g.root, [(u, sorted(o)) for u, o in sorted(held[v].items())])])
-    return [Phase.of(p) for p in phases if p]
+    return posted_part_by_part(phases)
