@@ -119,18 +119,23 @@ def test_a_large_statement_moved_in_bulk_is_checked_where_its_blocks_land(progra
     assert data.dst_flat is not None and not data.dst_flat.any()
 
 
-def test_a_check_that_reads_no_value_never_writes_the_payload():
-    """`B = A` of bytes moved in bulk: its blocks land where the reference reads the source in
-    place, so the check needs no value and the source's payload words are never written (its
-    pages never touched); a block packed for a move one by one writes them first, the values
-    random_global draws from the same generator."""
-    data = _moved_in_bulk(ALLTOALL_LARGE)
+@pytest.mark.parametrize("program", [ALLTOALL_LARGE, TRANSPOSE_LARGE])
+def test_a_check_that_reads_no_value_never_writes_the_payload(program):
+    """`B = A` or `B = transpose(A)` of bytes moved in bulk: the blocks land where the reference
+    reads the source in place, so the check needs no value and the source's payload words are
+    never written (its pages never touched)."""
+    data = _moved_in_bulk(program)
     assert data.draw is not None  # (deferred by build: the reference is a view of the source)
     assert data.problems() == []
     assert data.draw is not None  # (still: no value was read)
+
+
+def test_a_block_packed_writes_the_payload_first():
+    """A block packed for a move one by one writes the deferred payload words first: the values
+    random_global draws from the same generator."""
     (stmt,) = compile_program(ALLTOALL_LARGE, file="t.phx").communications
     data = build_data(stmt, np.random.default_rng(0), {})
-    assert isinstance(data, AssignmentData) and data.source is not None
+    assert isinstance(data, AssignmentData) and data.source is not None and data.draw is not None
     block = data.pack(0, 1)
     assert data.draw is None
     assert np.array_equal(data.source, random_global(stmt.src, np.random.default_rng(0)))
