@@ -37,7 +37,7 @@ def same_values(got: np.ndarray, ref: np.ndarray) -> bool:
     16 KB compares 1 GB), else as 64-bit words where the rows are whole words."""
     if got.shape != ref.shape:
         return False
-    if got.dtype == ref.dtype and got.dtype.kind in "iub" and same_memory(got, ref):
+    if same_memory(got, ref):
         return True
     if got.dtype == ref.dtype and got.dtype.kind in "iub" and got.ndim and got.size \
             and got.strides[-1] == ref.strides[-1] == got.itemsize:
@@ -50,13 +50,14 @@ def same_values(got: np.ndarray, ref: np.ndarray) -> bool:
 
 
 def same_memory(got: np.ndarray, ref: np.ndarray) -> bool:
-    """Two views of one shape that read the very same bytes: the same first byte and strides.
+    """Two integer (or bool) views of one shape and type that read the very same bytes: the
+    same first byte and strides, so equal values (not so for floats: NaN differs from itself).
     `B = A`'s delivered values are the source read in place (DirectMoves.whole_values), and so
-    is its reference result (data_values.reference_array), so correct_where_they_land would
-    compare 1 GB with itself at torus:16x16 and 16 KB (0.1 s); for integers equal bytes are
-    equal values. (Where the compiler's index maps read anything else, the views differ and
-    every byte is compared.)"""
-    return got.strides == ref.strides and \
+    is its reference result (data_values.reference_array): correct_where_they_land compared 1 GB
+    with itself at torus:16x16 and 16 KB. (Where the compiler's index maps read anything else,
+    the views differ and every byte is compared.)"""
+    return got.shape == ref.shape and got.dtype == ref.dtype and got.dtype.kind in "iub" and \
+        got.strides == ref.strides and \
         got.__array_interface__["data"][0] == ref.__array_interface__["data"][0]
 
 
@@ -117,8 +118,7 @@ def correct_where_they_land(data: AssignmentData) -> bool:
             and covers_exactly(data)):
         return False
     whole = direct.whole_values(source)
-    if whole is not None and data.result is not None and whole.dtype.kind in "iub" and \
-            whole.shape == data.result.shape and same_memory(whole, data.result):
+    if whole is not None and data.result is not None and same_memory(whole, data.result):
         data.delivered = None  # (every block landed where the reference reads it: no value needed)
         return True
     data.drawn()

@@ -67,4 +67,5 @@ def test_views_of_the_same_bytes_are_equal_and_others_still_compared():
     assert not same_values(words[:, 1:], words[:, :-1])  # shifted by one byte: other bytes
     assert not data_check.same_memory(words[::2], words[:2])  # same first byte, other strides
     nan = np.array([[0.0, np.nan]])
-    assert not same_values(nan, nan)
+    assert not data_check.same_memory(nan, nan) and not same_values(nan, nan)
+    assert not data_check.same_memory(words.view(np.int8), words)  # another type
