@@ -9,7 +9,7 @@ import pytest
 
 from phalanx.runtime import allocator
 
-ARRAY_BYTES = 64 << 20  # past glibc's largest default mmap threshold (32 MB)
+ARRAY_BYTES = 48 << 20  # past glibc's largest default mmap threshold (32 MB), below ours
 FRESH_FAULTS = ARRAY_BYTES // 4096  # faults of as much fresh memory, a fault per 4 KB page
 
 
@@ -18,9 +18,9 @@ def minor_faults() -> int:
 
 
 @pytest.mark.skipif(not allocator.glibc(), reason="tunes glibc's malloc only")
-def test_an_array_of_64_mb_reuses_the_memory_of_one_freed_before():
+def test_an_array_of_48_mb_reuses_the_memory_of_one_freed_before():
     """Without the thresholds glibc maps each such array afresh and unmaps it when freed: the
-    second array would fault in its 16,384 pages again."""
+    second array would fault in its 12,288 pages again."""
     first = np.ones(ARRAY_BYTES, np.uint8)
     del first
     before = minor_faults()
