@@ -102,7 +102,8 @@ class AssignmentData:
             if sources is not None and key is not None:
                 sources[key] = a
         b = facts.reference(stmt, a)
-        assert draw is None or np.may_share_memory(a, b), "reads_source_in_place: a view of the source"
+        assert draw is None or b.size == 0 or np.may_share_memory(a, b), \
+            "reads_source_in_place: the reference is a view of the source"
         # Views where the owned indices are runs: the global arrays are only read.
         src_local = [a[ix] for ix in facts.src_owned]
         ref = [b[ix] for ix in facts.dst_owned]
