@@ -10,7 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from phalanx.runtime.allocator import reuse_freed_memory
+
 __version__ = "0.1.0"
+
+# before the first big array of any entry point (CLI, API, tests): runtime/allocator.py
+reuse_freed_memory()
 
 # Each public name and the module it lives in (loaded on first use).
 _LAZY = {"compile": "phalanx.runtime.api", "sweep": "phalanx.runtime.api",

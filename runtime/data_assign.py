@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,7 +17,13 @@ from phalanx.runtime.data_check import assignment_problems
 from phalanx.runtime.data_facts import BULK_CHECKS_KEPT, StatementFacts, as_index
 from phalanx.runtime.data_pieces import PieceArrivals, PieceTiling
 from phalanx.runtime.data_store import BlockStore, check_size
-from phalanx.runtime.data_values import COMBINE, random_global, to_destination_layout
+from phalanx.runtime.data_values import (
+    COMBINE,
+    byte_payload,
+    random_global,
+    reads_source_in_place,
+    to_destination_layout,
+)
 from phalanx.runtime.direct_moves import DirectMoves
 from phalanx.runtime.plan_columns import DST, FINAL, NBYTES, OFFSET, ORIGIN, SRC
 
@@ -66,6 +73,8 @@ class AssignmentData:
     block_count: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.uint8), repr=False)
     # the pieces moved in bulk so far, per block of the tiling they make (None: none accepted)
     arrivals: PieceArrivals | None = field(default=None, repr=False)
+    # writes the source's payload words, where build deferred them (`drawn`); None: written
+    draw: Callable[[], None] | None = field(default=None, repr=False)
 
     @classmethod
     def build(cls, stmt: AssignStmt, rng: np.random.Generator,
@@ -83,13 +92,18 @@ class AssignmentData:
             if shared is not None:
                 shared[id(stmt)] = facts
         key = (stmt.src.name, stmt.loc.line) if stmt.window is not None else None
+        draw = None  # the source's payload, written before the first value is read (`drawn`)
         if sources is not None and key in sources:
             a = sources[key]
+        elif key is None and stmt.src.elem_type == "byte" and reads_source_in_place(stmt):
+            a, draw = byte_payload(stmt.src, rng)  # (the reference is a view: no value read)
         else:
             a = random_global(stmt.src, rng, near_one=stmt.op == "prod")
             if sources is not None and key is not None:
                 sources[key] = a
         b = facts.reference(stmt, a)
+        assert draw is None or b.size == 0 or np.may_share_memory(a, b), \
+            "reads_source_in_place: the reference is a view of the source"
         # Views where the owned indices are runs: the global arrays are only read.
         src_local = [a[ix] for ix in facts.src_owned]
         ref = [b[ix] for ix in facts.dst_owned]
@@ -104,7 +118,17 @@ class AssignmentData:
                    facts.expected, store,
                    facts.layout, combines=combines, block_indexes=facts.block_indexes, source=a,
                    direct=facts.direct, bulk_checks=facts.bulk_checks, facts=facts, dst_flat=dst_flat,
-                   result=b, block_count=np.zeros((n, n), np.uint8))
+                   result=b, block_count=np.zeros((n, n), np.uint8), draw=draw)
+
+    def drawn(self) -> None:
+        """Write the source's payload if it is not yet (build defers it where the reference
+        is the source read in place): called before any of its values is read, by a block's
+        move (`_src_block`), the writes of the blocks moved in bulk and the data check
+        (runtime/data_check.py), unless the check can tell without a value that every block
+        landed where the reference reads it (data_check.correct_where_they_land)."""
+        if self.draw is not None:
+            draw, self.draw = self.draw, None
+            draw()
 
     def _block_index(self, origin: int, final: int) -> tuple[tuple, tuple[int, ...], tuple]:
         """Block (origin, final)'s index into the origin's source array, its shape in
@@ -128,6 +152,7 @@ class AssignmentData:
     def _src_block(self, origin: int, final: int) -> np.ndarray:
         """The block in destination layout: the origin's elements (source dim perm[d] read
         by destination dim d), combined along reduced dims, copied along spread ones."""
+        self.drawn()
         src_index, shape, _ = self._block_index(origin, final)
         return to_destination_layout(self.stmt, self.src_local[origin][src_index], shape)
 
@@ -276,6 +301,7 @@ class AssignmentData:
         (DirectMoves.write_all), else node by node."""
         if self.delivered is None or self.direct is None or self.source is None:
             return
+        self.drawn()
         due = self.commset.byte_matrix > 0
         reads = self.facts.flat_reads(self.source) if self.facts is not None else None
         if reads is not None and self.dst_flat is not None and \

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 
 import numpy as np
 
@@ -41,9 +42,16 @@ def payload_words(nwords: int, seed: int) -> np.ndarray:
     here, about 0.55 s of it the kernel's page faults, where drawing as many random words took
     1.2-1.25 s); numpy computes the same words a chunk at a time where the extension is missing."""
     words = np.empty(nwords, np.uint64)
+    write_payload_words(words, seed)
+    return words
+
+
+def write_payload_words(words: np.ndarray, seed: int) -> None:
+    """payload_words' words written into `words` (uint64, C-contiguous)."""
     if fill_payload_words is not None:
         fill_payload_words(words, seed, 0)
-        return words
+        return
+    nwords = len(words)
     for start in range(0, nwords, PAYLOAD_CHUNK_WORDS):
         z = np.arange(start, min(start + PAYLOAD_CHUNK_WORDS, nwords), dtype=np.uint64)
         z *= GOLDEN
@@ -54,7 +62,6 @@ def payload_words(nwords: int, seed: int) -> np.ndarray:
         z *= MIX2
         z ^= z >> np.uint64(31)
         words[start:start + len(z)] = z
-    return words
 
 
 def random_global(array: DistArray, rng: np.random.Generator, near_one: bool = False) -> np.ndarray:
@@ -69,10 +76,30 @@ def random_global(array: DistArray, rng: np.random.Generator, near_one: bool = F
     if dtype.kind == "f":
         return rng.standard_normal(shape).astype(dtype, copy=False)
     if dtype == np.uint8:  # payload words of a seed the run draws (a byte a draw took 4-5 s for 1 GB)
-        n = math.prod(shape)
-        seed = int(rng.integers(np.iinfo(np.uint64).max, dtype=np.uint64, endpoint=True))
-        return payload_words(-(-n // 8), seed).view(np.uint8)[:n].reshape(shape)
+        a, draw = byte_payload(array, rng)
+        draw()
+        return a
     return rng.integers(0, min(np.iinfo(dtype).max, 1 << 20), size=shape, dtype=dtype)
+
+
+def byte_payload(array: DistArray, rng: np.random.Generator) -> tuple[np.ndarray, Callable[[], None]]:
+    """A byte array's seeded data (random_global's) as an array not written yet and the call
+    that writes its payload words: the seed is drawn from `rng` now, so the generator's next
+    draws are random_global's, and the values are the same whenever they are written. Until
+    then the array's pages are not touched (AssignmentData.build: a check that reads no value
+    never writes them, 1 GB at torus:16x16 and 16 KB)."""
+    n = math.prod(array.shape)
+    seed = int(rng.integers(np.iinfo(np.uint64).max, dtype=np.uint64, endpoint=True))
+    words = np.empty(-(-n // 8), np.uint64)
+    return words.view(np.uint8)[:n].reshape(array.shape), lambda: write_payload_words(words, seed)
+
+
+def reads_source_in_place(stmt: AssignStmt) -> bool:
+    """reference_array's result is a view of the source, read in place, never a copy: a whole
+    array copied or transposed (no section, no collapsed, reduced or spread dimension, no
+    shift); reference_array then reads no value of `a`."""
+    return not (stmt.src_section or stmt.dst_section or stmt.collapsed or stmt.reduces) and \
+        stmt.op in ("copy", "transpose") and min(stmt.perm, default=0) >= 0
 
 
 def reference_result(stmt: AssignStmt, a: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:

@@ -16,6 +16,7 @@ from phalanx.runtime.data import CollectiveData, build_data, move
 from phalanx.runtime.data_assign import AssignmentData
 from phalanx.runtime.data_reduce import ReductionData
 from phalanx.runtime.data_store import ScheduleError
+from phalanx.runtime.data_values import random_global
 from phalanx.runtime.sweep import kind_program
 from phalanx.runtime.synthetic import SyntheticData
 from phalanx.runtime.timing import TimingData
@@ -118,10 +119,43 @@ def test_a_large_statement_moved_in_bulk_is_checked_where_its_blocks_land(progra
     assert data.dst_flat is not None and not data.dst_flat.any()
 
 
+@pytest.mark.parametrize("program", [ALLTOALL_LARGE, TRANSPOSE_LARGE])
+def test_a_check_that_reads_no_value_never_writes_the_payload(program):
+    """`B = A` or `B = transpose(A)` of bytes moved in bulk: the blocks land where the reference
+    reads the source in place, so the check needs no value and the source's payload words are
+    never written (its pages never touched)."""
+    data = _moved_in_bulk(program)
+    assert data.draw is not None  # (deferred by build: the reference is a view of the source)
+    assert data.problems() == []
+    assert data.draw is not None  # (still: no value was read)
+
+
+def test_a_block_packed_writes_the_payload_first():
+    """A block packed for a move one by one writes the deferred payload words first: the values
+    random_global draws from the same generator."""
+    (stmt,) = compile_program(ALLTOALL_LARGE, file="t.phx").communications
+    data = build_data(stmt, np.random.default_rng(0), {})
+    assert isinstance(data, AssignmentData) and data.source is not None and data.draw is not None
+    block = data.pack(0, 1)
+    assert data.draw is None
+    assert np.array_equal(data.source, random_global(stmt.src, np.random.default_rng(0)))
+    assert block.any() and np.array_equal(block, data.source[:1, 2048:4096])
+
+
+def test_a_statement_whose_reference_is_a_copy_draws_its_payload_at_once():
+    """A section (the reference a copy, made from the values) is written when built."""
+    program = ALLTOALL_LARGE.replace("B = A", "B(0:3, :) = A(4:7, :)")
+    (stmt,) = compile_program(program, file="t.phx").communications
+    data = build_data(stmt, np.random.default_rng(0), {})
+    assert isinstance(data, AssignmentData) and data.draw is None and data.source is not None
+    assert np.array_equal(data.source, random_global(stmt.src, np.random.default_rng(0)))
+
+
 def _spoiled_source(data: AssignmentData) -> None:
     """Node 0's bytes at global [0, 5] differ from what the reference was made of: each block
     of node 0 reads them, as a wrong byte on the way would."""
     assert data.source is not None
+    data.drawn()  # (its payload words, deferred until a value is read: AssignmentData.build)
     data.source = data.source.copy()
     data.source[0, 5] ^= 0xFF
 

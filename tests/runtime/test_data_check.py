@@ -55,3 +55,17 @@ def test_the_core_refuses_arrays_of_two_shapes():
     assert data_check.same_bytes is not None, "make setup builds phalanx_engine_core"
     with pytest.raises(ValueError, match="same_bytes compares arrays of one shape"):
         data_check.same_bytes(np.zeros(3, np.uint8), np.zeros(4, np.uint8))
+
+
+def test_views_of_the_same_bytes_are_equal_and_others_still_compared():
+    """B = A's delivered values and reference are both the source read in place (same_memory):
+    equal without a comparison; a view one byte off, or of other strides, is compared byte for
+    byte; a float array is always compared (NaN differs from itself)."""
+    words = np.arange(4 * 64, dtype=np.uint64).astype(np.uint8).reshape(4, 64)
+    assert data_check.same_memory(words[:, 8:], words[:, 8:]) and same_values(words[:, 8:], words[:, 8:])
+    assert not data_check.same_memory(words[:, 8:], words[:, 8:].copy())
+    assert not same_values(words[:, 1:], words[:, :-1])  # shifted by one byte: other bytes
+    assert not data_check.same_memory(words[::2], words[:2])  # same first byte, other strides
+    nan = np.array([[0.0, np.nan]])
+    assert not data_check.same_memory(nan, nan) and not same_values(nan, nan)
+    assert not data_check.same_memory(words.view(np.int8), words)  # another type
