@@ -115,6 +115,13 @@ class SchedulePattern:
         return cached
 
 
+def _pattern_of(coll: Collective) -> tuple[Any, ...]:
+    """What a collective moves, without the statement it comes from (index, arrays, line):
+    what its schedules and closed forms depend on."""
+    return (coll.kind, coll.nprocs, coll.byte_matrix, coll.root, coll.groups, coll.element_bytes,
+            coll.strided)
+
+
 class Target(ABC):
     """A machine: its parameters, schedule generators, cost model and network model."""
 
@@ -233,16 +240,44 @@ class Target(ABC):
         and no less than its phases' busiest links need, one phase after another, where the
         groups' messages share links under the machine's routing. A group's barriers are its
         own (groups.merge scopes them), so its formula's barrier of its own size stands."""
-        slowest = max(self.closed_form_s(sub, algorithm) for sub in groups.locals_of(coll))
-        merged = self.schedule_for(coll, algorithm)
+        subs = groups.locals_of(coll)
+        slowest = max(self._group_closed_form_s(sub, algorithm) for sub in subs)
+        per_group = [self._phase_matrices(sub, algorithm) for sub in subs]
         links_s = 0.0
-        for phase in merged.phases:
+        for k in range(max(len(matrices) for matrices in per_group)):  # phase k of the merged schedule
             sent = np.zeros((coll.nprocs, coll.nprocs), dtype=np.int64)
-            for t in phase.sends:
-                if t.src != t.dst:
-                    sent[t.src, t.dst] += t.nbytes
+            for members, matrices in zip(coll.groups, per_group):
+                if k < len(matrices):
+                    sent[np.ix_(members, members)] += matrices[k]
             links_s += self.busiest_link_s(sent) if sent.any() else 0.0
         return float(max(slowest, links_s))
+
+    def _group_closed_form_s(self, sub: Collective, algorithm: str) -> float:
+        """closed_form_s of one group's collective, remembered by what it moves (not by its
+        statement): the groups of a statement, and the statements of a program (SUMMA's 16
+        panel broadcasts in 8 groups each), repeat a few local patterns many times."""
+        memo = self.__dict__.setdefault("_group_predictions", {})
+        key = (_pattern_of(sub), algorithm)
+        if key not in memo:
+            memo[key] = self.closed_form_s(sub, algorithm)
+        return memo[key]
+
+    def _phase_matrices(self, sub: Collective, algorithm: str) -> list[np.ndarray]:
+        """Bytes between distinct nodes in each phase of a group's schedule, in the group's own
+        numbering: grouped_time_s adds the groups' into the machine's phase by phase, the
+        merged schedule's matrices, without merging candidates that are never lowered."""
+        memo = self.__dict__.setdefault("_group_phase_matrices", {})
+        key = (_pattern_of(sub), algorithm)
+        if key not in memo:
+            matrices = []
+            for phase in self.schedule_for(sub, algorithm).phases:
+                sent = np.zeros((sub.nprocs, sub.nprocs), dtype=np.int64)
+                for t in phase.sends:
+                    if t.src != t.dst:
+                        sent[t.src, t.dst] += t.nbytes
+                matrices.append(sent)
+            memo[key] = matrices
+        return memo[key]
 
     def busiest_link_s(self, matrix: Any) -> float:
         """Seconds the busiest network link needs to carry a byte matrix (bytes p to q) under

@@ -10,12 +10,19 @@ else into `error` with its message; nothing a point does stops the sweep.
 Finished points are kept in a cache (runtime/point_cache.py), keyed by the task's full
 description and Phalanx's version and source fingerprint: a rerun computes only what is
 missing, and a point finished before a worker died or the user pressed Ctrl-C is kept.
+
+A test hook (HOLD_ENV): with PHALANX_HOLD_AFTER_POINTS=k in its environment, a run that has
+computed k points waits there, before taking the next, until a signal stops it. Ctrl-C then
+always reaches a sweep with exactly k points in its cache, however fast the workers are
+(tests/runtime/test_parallel_cluster.py; without it, a warm cluster could finish every point
+before Ctrl-C was handled). Nothing else sets it.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,6 +33,7 @@ from phalanx.grammar.diagnostics import Diagnostic, PhalanxError, UsageError, us
 from phalanx.runtime.point_cache import PointCache
 
 CONNECT_TIMEOUT_S = 10  # how long to wait for a --scheduler before saying it cannot be reached
+HOLD_ENV = "PHALANX_HOLD_AFTER_POINTS"  # the test hook of the module docstring
 
 
 class Status(StrEnum):
@@ -153,6 +161,10 @@ def run_points(tasks: list[Task], options: ParallelOptions = SERIAL,
         if options.cache is not None and outcome.status == Status.OK:
             options.cache.put(keys[i], tasks[i].description, outcome)  # at once: a crash keeps it
         _done(tasks[i], outcome, on_done, stats)
+        if stats.computed == hold_after:
+            _hold_until_a_signal()
+
+    hold_after = _hold_after_points()
 
     if todo and options.scheduler is None and options.workers == 1:
         for i in todo:
@@ -161,6 +173,24 @@ def run_points(tasks: list[Task], options: ParallelOptions = SERIAL,
         with _client(options, len(todo)) as client:
             _run_on(client, tasks, todo, options.point_timeout_s, finish)
     return [o for o in outcomes if o is not None]
+
+
+def _hold_after_points() -> int | None:
+    """HOLD_ENV's count of points, or None where it is not set."""
+    value = os.environ.get(HOLD_ENV)
+    if value is None:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise usage_error(f"{HOLD_ENV}={value!r} is not a positive number of points",
+                          f"unset {HOLD_ENV} (a test hook, runtime/parallel.py), or give e.g. 3")
+    return int(value)
+
+
+def _hold_until_a_signal() -> None:
+    """Wait here (in the main thread, where Python raises a signal's exception, e.g.
+    KeyboardInterrupt) until a signal ends the run."""
+    while True:
+        time.sleep(3600)
 
 
 def _done(task: Task, outcome: Outcome, on_done: Callable[[str], None] | None, stats: RunStats) -> None:

@@ -180,6 +180,44 @@ def test_shared_links_slow_a_grouped_prediction():
     assert machine.predict(rows, "direct") == pytest.approx(simulated["rows"])
 
 
+def grouped_time_by_merging(machine, coll: Collective, algorithm: str) -> float:
+    """grouped_time_s's definition, worked out the long way on the merged schedule: the
+    slowest group by the machine's own formula, or the phases' busiest links."""
+    subs = groups.locals_of(coll)
+    slowest = max(machine.predict_time_s(sub, algorithm) for sub in subs)
+    merged = groups.merge(coll, algorithm, [machine.generate(sub, algorithm) for sub in subs])
+    links_s = 0.0
+    for phase in merged.phases:
+        sent = np.zeros((coll.nprocs, coll.nprocs), dtype=np.int64)
+        for t in phase.sends:
+            if t.src != t.dst:
+                sent[t.src, t.dst] += t.nbytes
+        links_s += machine.busiest_link_s(sent) if sent.any() else 0.0
+    return float(max(slowest, links_s))
+
+
+def test_grouped_predictions_remembered_by_pattern_are_the_merged_schedules():
+    """grouped_time_s remembers each group's formula and phase matrices by what the group moves,
+    for every statement a target compiles: every candidate's time is the definition's, bit for
+    bit, on paragon:8x8, whose mesh links are modelled. One machine times exchanges in rows of
+    1 KB and 4 KB blocks and in diagonals (groups alike but for their bytes or placement), then
+    SUMMA's panel broadcasts, whose 16 statements the compile has timed (the first two, a row's
+    and a column's, and the last are worked out again the long way)."""
+    compiled = compile_program(PENCIL.parent / "summa.phx", target="paragon:8x8", cost="closed-form")
+    machine, fresh = compiled.target, resolve("paragon:8x8")
+    diagonals = [[8 * r + (r + k) % 8 for r in range(8)] for k in range(8)]
+    rows = [list(row) for row in ROWS]
+    exchanges = [alltoall_in(rows, 1024), alltoall_in(rows, 4096), alltoall_in(diagonals, 4096)]
+    compared = 0
+    for coll in exchanges + [compiled.collectives[i] for i in (0, 1, 15)]:
+        for algorithm, unmet in machine.candidates(coll):
+            if unmet is None and not algorithm.startswith("sparse:"):
+                assert machine.grouped_time_s(coll, algorithm) == \
+                    grouped_time_by_merging(fresh, coll, algorithm), (coll.index, algorithm)
+                compared += 1
+    assert compared >= 6 * 3
+
+
 # The 8 x 8 mesh's 2 x 2 squares: the XOR partners of a square's members (ascending: top
 # left, top right, bottom left, bottom right) reach each other on row-column routes that share
 # no link, within the square, so Bokhari's contention-free theory times their exchanges.

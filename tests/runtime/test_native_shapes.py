@@ -115,3 +115,21 @@ def test_the_core_refuses_programs_longer_than_a_process_counts():
     with pytest.raises(ValueError, match=r"a 1x26220 torus's routes take up to 65563 ops a message"):
         core.add_torus_shape(1, cols, [port] * cols, [port] * cols, [port] * 8 * cols, [port] * 4 * cols,
                              [port] * cols, 1e-6, 1e-7)
+
+
+def test_the_core_refuses_a_wormhole_shape_whose_library_and_phased_messages_are_too_long():
+    """The wormhole shape (wormhole.rs) adds a gate and a tail per hop and 13 ops to the plain
+    route's 5 a hop and 13: 7 * hops + 26. A 1 x 18,718 ring (9,359 hops at most) is the
+    smallest whose plain routes fit in the 16-bit op counter (46,808 ops) but whose library and
+    phased messages do not (65,539); one node fewer (9,358 hops, 65,532 ops) is taken."""
+    def add(cols: int) -> int:
+        core = core_module.Core(4, 1, 0)
+        port = core.add_resource(True, 1, True)
+        return core.add_wormhole_shape(1, cols, [port] * cols, [port] * cols, [port] * 8 * cols,
+                                       [port] * 4 * cols, [port] * cols, 1e-6, 1e-7,
+                                       [port] * cols, [port] * cols, 1e-6, 2e-6)
+
+    with pytest.raises(ValueError, match=r"^a 1x18718 torus's library and phased messages take up to "
+                                         r"65539 ops a message; the core takes at most 65535$"):
+        add(18_718)
+    assert add(18_717) == 0

@@ -9,7 +9,7 @@ import json
 import pytest
 
 import phalanx
-from phalanx.runtime.parallel import SERIAL, Status
+from phalanx.runtime.parallel import HOLD_ENV, SERIAL, Status
 from phalanx.runtime.point_cache import PointCache, source_fingerprint
 from phalanx.runtime.sweep import sweep
 
@@ -103,6 +103,18 @@ def test_bad_parallel_options_are_refused(cli, tmp_path, args, message):
     assert r.code == 2
     assert r.err.startswith("phalanx: error: " + message)
     assert "hint:" in r.err and "Traceback" not in r.err
+
+
+@pytest.mark.parametrize("value", ["0", "three"])
+def test_a_bad_hold_count_of_the_test_hook_is_refused(cli, tmp_path, monkeypatch, value):
+    """PHALANX_HOLD_AFTER_POINTS (runtime/parallel.py, for the Ctrl-C test of
+    test_parallel_cluster.py) must be a positive count: anything else is named, not ignored."""
+    monkeypatch.setenv(HOLD_ENV, value)
+    r = cli(*SWEEP, "--workers", "1", "--cache", str(tmp_path))
+    assert r.code == 2
+    assert r.err.startswith(f"phalanx: error: PHALANX_HOLD_AFTER_POINTS='{value}' is not a positive "
+                            "number of points")
+    assert "hint: unset PHALANX_HOLD_AFTER_POINTS" in r.err and "Traceback" not in r.err
 
 
 POINT_MODULE = '''
