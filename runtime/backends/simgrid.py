@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from phalanx.compiler.driver import Compiled, unrolled
+from phalanx.compiler.plan_walk import messages
 from phalanx.compiler.schedule import ComputeStep, PipelineStep, Schedule
 from phalanx.grammar.diagnostics import usage_error
 from phalanx.runtime.backends.platforms import UNGATED, Platform, platform_for
@@ -39,7 +40,6 @@ from phalanx.runtime.data import build_data
 from phalanx.runtime.data_store import ScheduleError
 from phalanx.runtime.fastpath import move_data
 from phalanx.runtime.interpreter import Execution, Span, StepTiming
-from phalanx.runtime.schedule_index import messages
 from phalanx.runtime.simulate import CollectiveResult, RunResult, simulate
 
 SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's interpreter, the one python3-simgrid is built for
