@@ -188,7 +188,7 @@ def schedule_agent(comms: Comms, rank: int, s: Schedule, data, status: Status,
 
 
 class Agent:
-    """The rank's communication agent (runtime/interpreter.py `_agent`): runs its schedules one
+    """The rank's communication agent (compiler/plan_walk.py AgentStart): runs its schedules one
     after another, each as far as its requests allow whenever the rank lets it."""
 
     def __init__(self):

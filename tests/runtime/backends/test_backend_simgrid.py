@@ -146,7 +146,7 @@ def test_pipeline_overlaps_communication_with_compute():
 
 @needs_simgrid
 def test_pipeline_double_buffering_when_communication_dominates():
-    """Stage i+2's compute waits for stage i's exchange (runtime/interpreter.py `_pipeline`):
+    """Stage i+2's compute waits for stage i's exchange (compiler/plan_walk.py `walk_node`):
     with 10 us of compute per stage and ~90 us exchanges, stage 2's compute starts when
     exchange 0 ends, at the same time on both simulators. (Stage 3's start differs a little:
     exchange 1 starts skewed across nodes, so two messages may reach one port at once, which
