@@ -1,6 +1,8 @@
 """Interpret a Plan (compute steps and schedules from the `sched` IR) on a network model.
 
-Each node is a process that walks the plan in order. In a phase it starts one child
+Each node is a process that walks the plan in order (compiler/plan_walk.py, the walk the MPI
+and SimGrid workers share; _NodeSteps and _Phases below are what the simulator supplies to it:
+steps and waits as engine events). In a phase it starts one child
 process per send and waits for those and for the receives addressed to it; a
 `barrier` phase then waits for every node of the schedule, or, scoped to groups
 (Phase.barrier_groups), for the node's own group only. In an `eager` phase it waits for its
