@@ -1,4 +1,7 @@
-"""The one walk of a Plan (compiler/schedule.py) at one node, shared by whoever executes it.
+"""The one walk of a Plan (compiler/schedule.py) at one node, shared by the built-in simulator
+(runtime/interpreter.py) and the MPI and SimGrid workers (runtime/backends/; docs/backends.md).
+The native lowering (compiler/ir/conversion/lower_sched_to_mpi.py) keeps its own walk of the
+`sched` ops: one global order of blocking messages for every rank, not a node's walk.
 
 Two walks, each driving a consumer that supplies only how things happen on its back end
 (the built-in simulator's generator events, mpi4py's nonblocking calls):
