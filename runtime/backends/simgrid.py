@@ -43,7 +43,7 @@ from phalanx.compiler.plan_walk import (
     walk_phases,
 )
 from phalanx.compiler.schedule import ComputeStep, Schedule, Transfer
-from phalanx.grammar.diagnostics import usage_error
+from phalanx.grammar.diagnostics import Diagnostic, PhalanxError, usage_error
 from phalanx.runtime.backends.platforms import UNGATED, Platform, platform_for
 from phalanx.runtime.data import build_data
 from phalanx.runtime.data_store import ScheduleError
@@ -107,12 +107,17 @@ class _PhaseRecorder:
             if t.src != t.dst:
                 j = numbers.get(_message_key(t))
                 if j is None:
-                    raise ValueError(f"schedule of collective {self.schedule.collective} phase {k}: "
-                                     f"{t.block_name} is received but not sent in the phase; "
-                                     "SimGrid's worker receives a message in the phase that sends it")
+                    s = self.schedule
+                    raise PhalanxError(Diagnostic(
+                        f"the schedule of the {s.kind} at line {s.line} cannot run on SimGrid: "
+                        f"node {t.dst} receives {t.block_name} from node {t.src} in phase {k}, "
+                        "which does not send it",
+                        hint="SimGrid's worker receives a message in the phase that sends it; "
+                             "run the schedule with --backend sim"))
                 gets.add(j)
-        self.ops.append(["post", k, sorted(gets), copies, sends])
-        receives = [["get", k, j] for j in sorted(gets)] + [["copy", k, i] for i in range(len(copies))]
+        ordered = sorted(gets)  # in the phase's message order, as the senders send them
+        self.ops.append(["post", k, ordered, copies, sends])
+        receives = [["get", k, j] for j in ordered] + [["copy", k, i] for i in range(len(copies))]
         return [["put", k, j] for j in sends], receives
 
     def received(self, visit: PhaseVisit) -> None:

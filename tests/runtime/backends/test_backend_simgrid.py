@@ -10,10 +10,17 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import GROUPED_EXCHANGE, compile_text, pipeline_source
+from conftest import (
+    GROUPED_EXCHANGE,
+    compile_text,
+    crossed,
+    pipeline_source,
+    two_node_compiled,
+    with_schedule,
+)
 from phalanx.compiler import hypercube
 from phalanx.compiler.target import resolve
-from phalanx.grammar.diagnostics import UsageError
+from phalanx.grammar.diagnostics import PhalanxError, UsageError
 from phalanx.runtime.backends import simgrid
 from phalanx.runtime.backends.platforms import platform_for
 from phalanx.runtime.sweep import alltoall_program
@@ -238,6 +245,20 @@ def test_description_scopes_a_grouped_barrier_to_each_group():
     for node, walk in enumerate(walks):
         barriers = [op for op in walk if op[0] == "barrier"]
         assert barriers == [["barrier", 0, node % 4, 4, pytest.approx(139e-6)]]
+
+
+def test_a_message_received_in_another_phase_than_sent_is_refused_by_name():
+    """The worker posts a phase's receives from what the phase sends: a schedule that receives
+    a block in phase 0 and sends it in phase 1 is refused with the node, block and phase."""
+    compiled = two_node_compiled()
+    bad = with_schedule(compiled, crossed(compiled))
+    platform = platform_for(bad.target, simgrid.used_pairs(bad))
+    sizes = {0: SimpleNamespace(wire_bytes=lambda group: sum(t.nbytes for t in group))}
+    with pytest.raises(PhalanxError, match=r"the schedule of the alltoall at line 5 cannot run on "
+                       r"SimGrid: node 0 receives block 1->0 from node 1 in phase 0, which does "
+                       r"not send it") as err:
+        simgrid.describe(bad, platform, sizes)
+    assert "--backend sim" in err.value.diagnostic.hint
 
 
 @needs_simgrid
