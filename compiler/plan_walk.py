@@ -4,7 +4,8 @@ The native lowering (compiler/ir/conversion/lower_sched_to_mpi.py) keeps its own
 `sched` ops: one global order of blocking messages for every rank, not a node's walk.
 
 Two walks, each driving a consumer that supplies only how things happen on its back end
-(the built-in simulator's generator events, mpi4py's nonblocking calls):
+(the built-in simulator's generator events, mpi4py's nonblocking calls, the SimGrid
+worker's recorded ops):
 
 - `walk_node(steps, node, consumer)`: which steps the node runs (Step.runs_on), in what order,
   each schedule's run index (a RepeatStep's body once per iteration, compiler/schedule.py Plan),
