@@ -1,6 +1,8 @@
 """Interpret a Plan (compute steps and schedules from the `sched` IR) on a network model.
 
-Each node is a process that walks the plan in order. In a phase it starts one child
+Each node is a process that walks the plan in order (compiler/plan_walk.py, the walk the MPI
+and SimGrid workers share; _NodeSteps and _Phases below are what the simulator supplies to it:
+steps and waits as engine events). In a phase it starts one child
 process per send and waits for those and for the receives addressed to it; a
 `barrier` phase then waits for every node of the schedule, or, scoped to groups
 (Phase.barrier_groups), for the node's own group only. In an `eager` phase it waits for its
@@ -28,17 +30,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from phalanx.compiler.schedule import (
-    ComputeStep,
-    PipelineStep,
-    Plan,
-    RepeatStep,
-    Schedule,
-    Step,
-    SyncMode,
-    Transfer,
-    schedule_runs,
+from phalanx.compiler.plan_walk import (
+    AgentStart,
+    AwaitBarrier,
+    PhaseVisit,
+    ScheduleRun,
+    walk_node,
+    walk_phases,
 )
+from phalanx.compiler.schedule import ComputeStep, Plan, Schedule, Transfer
 from phalanx.runtime.data import Payloads, move
 from phalanx.runtime.data_store import ScheduleError
 from phalanx.runtime.engine import Engine, Event, Resource, Stopped
@@ -182,39 +182,25 @@ class Interpreter:
                                peer))
 
     def _node(self, node: int):
-        yield from self._steps(node, self.plan.steps, 0)
+        for step in walk_node(self.plan.steps, node, _NodeSteps(self, node)):
+            yield from step
         self.finish_s[node] = self.engine.now
 
-    def _steps(self, node: int, steps: tuple[Step, ...], run: int):
-        """Run `steps` at `node`; `run` is the run index of their first schedule run."""
-        for step in steps:
-            if step.runs_on(node):
-                if isinstance(step, PipelineStep):
-                    yield from self._pipeline(node, step, run)
-                elif isinstance(step, RepeatStep):
-                    for k in range(step.count):
-                        yield from self._steps(node, step.body, run + k * step.runs_per_iteration)
-                else:
-                    yield from self._step(node, step, run)
-            run += schedule_runs(step)
-
-    def _step(self, node: int, step: ComputeStep | Schedule, run: int):
-        if not step.runs_on(node):
-            return
+    def _compute(self, node: int, step: ComputeStep):
         start = self.engine.now
-        if isinstance(step, ComputeStep):
-            yield self.engine.timeout(step.cost_s, "compute")
-            self._span(node, "compute", start, self.engine.now, step.label)
+        yield self.engine.timeout(step.cost_s, "compute")
+        self._span(node, "compute", start, self.engine.now, step.label)
+
+    def _communicate(self, node: int, run: ScheduleRun):
+        timing = self.timings[run.run]
+        timing.start_s = min(timing.start_s, self.engine.now)  # on entry: a stopped run shows what began
+        flight = self._enter(run.schedule, run.run)
+        if flight.fast is not None:
+            yield self._fast_arrive(node, flight)
         else:
-            timing = self.timings[run]
-            timing.start_s = min(timing.start_s, start)  # on entry: a stopped run shows what began
-            flight = self._enter(step, run)
-            if flight.fast is not None:
-                yield self._fast_arrive(node, flight)
-            else:
-                yield from self._schedule(node, flight)
-            timing.end_s = max(timing.end_s, self.engine.now)
-            self._leave(flight)
+            yield from self._schedule(node, flight)
+        timing.end_s = max(timing.end_s, self.engine.now)
+        self._leave(flight)
 
     def _enter(self, schedule: Schedule, run: int) -> InFlight:
         """The run's state; the first node in builds it and the payloads."""
@@ -234,58 +220,20 @@ class Interpreter:
             del self.live[flight.run]
             self.data.close(flight.run)
 
-    def _pipeline(self, node: int, step: PipelineStep, run: int):
-        """Compute of stage i+1 runs while the node's communication agent moves stage i.
-
-        Double buffering (seed 000 Sec. 4.1): stage i+2's compute reuses stage i's buffer,
-        so it waits until stage i's communication is done.
-        """
-        agent: Event | None = None
-        agents: list[Event] = []
-        for i, stage in enumerate(step.stages):
-            if i >= 2:
-                yield agents[i - 2]
-            for s in stage:
-                if isinstance(s, ComputeStep):
-                    yield from self._step(node, s, run)
-            comms = [s for s in stage if isinstance(s, Schedule)]
-            agent = self.engine.process(self._agent(node, comms, agent, run),
-                                        f"node {node} agent stage {i}")
-            run += len(comms)
-            agents.append(agent)
-        if agent is not None:
-            yield agent
-
-    def _agent(self, node: int, schedules: list[Schedule], previous: Event | None, run: int):
+    def _agent(self, node: int, runs: tuple[ScheduleRun, ...], previous: Event | None):
+        """A pipeline stage's communication agent (compiler/plan_walk.py AgentStart)."""
         if previous is not None:
             yield previous
-        for k, s in enumerate(schedules):
-            yield from self._step(node, s, run + k)
+        for run in runs:
+            yield from self._communicate(node, run)
 
     def _schedule(self, node: int, flight: InFlight):
-        schedule, shared = flight.schedule, flight.index
-        run = flight.run
-        index = shared.by_node()
-        streaming: list[Event] = []  # the node's sends of its last eager phase, still on their way
-        for k, phase in enumerate(schedule.phases):
-            start = self.engine.now
-            where = shared.where[k]
-            recvs = index[k][1]
-            sends = [self.engine.process(self._send(run, flight, group, where),
-                                         shared.name(node, group))
-                     for group in shared.messages(k, node)]
-            # an eager phase's sends stream on while the node goes to its next phase, which
-            # then waits for them: one phase's sends in flight behind the phase it runs
-            waits, streaming = (streaming, sends) if phase.sync == SyncMode.EAGER else (streaming + sends, [])
-            if node in recvs:
-                waits.append(self._inbox(flight, node, k, recvs[node]))
-            yield self.engine.all_of(waits, f"phase {k} of node {node}")
-            nodes = shared.barrier_of(k, node) if phase.sync == SyncMode.BARRIER else None
-            if nodes is not None:
-                yield self._barrier(flight, k, node, nodes)
-            self._span(node, "phase", start, self.engine.now, f"phase {k}")
-        if streaming:  # the node leaves the schedule once its every send is delivered
-            yield self.engine.all_of(streaming, f"sends of eager phases of node {node}")
+        phases = _Phases(self, flight, node)
+        for wait in walk_phases(flight.index, node, phases):
+            if isinstance(wait, AwaitBarrier):
+                yield wait.handle
+            else:
+                yield self.engine.all_of(wait.handles, wait.what)
 
     def _fast_arrive(self, node: int, flight: InFlight) -> Event:
         """Wait here until every node has arrived, then run the fast path from their start times."""
@@ -386,3 +334,58 @@ class Interpreter:
         if not missing:
             event.succeed(None, self.network.barrier_time_s(len(nodes)))
         return event
+
+
+class _NodeSteps:
+    """The simulator's side of compiler/plan_walk.py walk_node at one node: each step as a
+    generator of engine events, which Interpreter._node runs."""
+
+    def __init__(self, interpreter: Interpreter, node: int):
+        self.interpreter, self.node = interpreter, node
+        self.agents: dict[int, Event] = {}  # agent number -> its process
+
+    def compute(self, step: ComputeStep):
+        return self.interpreter._compute(self.node, step)
+
+    def communicate(self, run: ScheduleRun):
+        return self.interpreter._communicate(self.node, run)
+
+    def start_agent(self, start: AgentStart):
+        engine = self.interpreter.engine
+        previous = None if start.after is None else self.agents[start.after]
+        self.agents[start.agent] = engine.process(
+            self.interpreter._agent(self.node, start.runs, previous),
+            f"node {self.node} agent stage {start.stage}")
+        return iter(())
+
+    def await_agent(self, agent: int):
+        yield self.agents[agent]
+
+
+class _Phases:
+    """The simulator's side of compiler/plan_walk.py walk_phases: a send is a process, the
+    receives of a phase one Inbox event, a barrier an event of the phase's barrier set."""
+
+    def __init__(self, interpreter: Interpreter, flight: InFlight, node: int):
+        self.interpreter, self.flight, self.node = interpreter, flight, node
+        self.start_s = 0.0
+
+    def post(self, visit: PhaseVisit) -> tuple[list[Event], list[Event]]:
+        it, flight = self.interpreter, self.flight
+        self.start_s = it.engine.now
+        where = flight.index.where[visit.k]
+        sends = [it.engine.process(it._send(flight.run, flight, group, where),
+                                   flight.index.name(self.node, group))
+                 for group in visit.sends]
+        receives = [it._inbox(flight, self.node, visit.k, visit.due)] if visit.due else []
+        return sends, receives
+
+    def received(self, visit: PhaseVisit) -> None:
+        pass
+
+    def barrier(self, visit: PhaseVisit, nodes: tuple[int, ...]) -> Event:
+        return self.interpreter._barrier(self.flight, visit.k, self.node, nodes)
+
+    def done(self, visit: PhaseVisit) -> None:
+        self.interpreter._span(self.node, "phase", self.start_s, self.interpreter.engine.now,
+                               f"phase {visit.k}")

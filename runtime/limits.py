@@ -32,13 +32,13 @@ import numpy as np
 
 from phalanx.compiler.commsets import CommSet
 from phalanx.compiler.driver import Compiled
+from phalanx.compiler.plan_walk import messages
 from phalanx.compiler.semantics import AssignStmt, CheckedProgram, Comm
 from phalanx.compiler.target import Target
 from phalanx.grammar.diagnostics import usage_error
 from phalanx.runtime.faults import FaultSpec, parse_faults
 from phalanx.runtime.interpreter import MAX_SPANS
 from phalanx.runtime.native_run import PREOPEN_BYTES
-from phalanx.runtime.schedule_index import messages
 from phalanx.runtime.simulate import RunLimits, RunResult
 
 EVENTS_PER_MESSAGE = 6.0

@@ -8,24 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from phalanx.compiler.plan_walk import PhaseIndex
 from phalanx.compiler.schedule import WHOLE, Schedule, Transfer
 from phalanx.runtime.plan_columns import ScheduleColumns
-
-
-def messages(sends: list[Transfer]) -> list[tuple[Transfer, ...]]:
-    """Group one node's sends of a phase into network messages (see Transfer.message)."""
-    groups: dict[tuple[int, int, int], list[Transfer]] = {}
-    out: list[tuple[Transfer, ...]] = []
-    for t in sends:
-        if t.message == 0:
-            out.append((t,))
-        else:
-            key = (t.src, t.dst, t.message)
-            if key not in groups:
-                groups[key] = []
-                out.append(groups[key])  # type: ignore[arg-type]
-            groups[key].append(t)
-    return [tuple(g) for g in out]
 
 
 def transfer_key(t: Transfer) -> tuple:
@@ -65,56 +50,26 @@ class SendFacts:
     label: str
 
 
-class ScheduleIndex:
-    """What the runs of one schedule share: per phase each node's sends and receives, the
-    inbox a transfer is due in and the barrier sets, each built once when first needed."""
+class ScheduleIndex(PhaseIndex):
+    """What the runs of one schedule share: per phase each node's sends and receives and the
+    barrier sets (compiler/plan_walk.py PhaseIndex), the inbox a transfer is due in, and per
+    message what its runs share, each built once when first needed."""
 
     def __init__(self, schedule: Schedule):
-        self.schedule = schedule
-        self._barrier_of: dict[int, dict[int, tuple[int, ...]]] = {}  # phase -> node -> its set
-        self._by_node: list[tuple[dict, dict]] | None = None
+        super().__init__(schedule)
         self._columns: ScheduleColumns | None = None
         self._due: dict[tuple, tuple[int, int]] | None = None
-        self._messages: dict[tuple[int, int], list[tuple[Transfer, ...]]] = {}  # (phase, node)
         self._names: dict[int, tuple[tuple[Transfer, ...], str]] = {}  # id of a group -> it, its process name
         # id of a group -> the group (kept, so its id is not reused) and what its runs share
         self._sends: dict[int, tuple[tuple[Transfer, ...], SendFacts]] = {}
         self.where: list[str] = [f"phase {k} of the {schedule.kind} at line {schedule.line}"
                                   for k in range(len(schedule.phases))]
 
-    def barrier_of(self, k: int, node: int) -> tuple[int, ...] | None:
-        """The nodes phase k's barrier synchronises `node` with; None: it does not wait."""
-        if k not in self._barrier_of:
-            phase, nprocs = self.schedule.phases[k], self.schedule.nprocs
-            self._barrier_of[k] = {p: nodes for nodes in phase.barriers(nprocs) for p in nodes}
-        return self._barrier_of[k].get(node)
-
-    def by_node(self) -> list[tuple[dict, dict]]:
-        """Per phase, each node's sends and receives."""
-        if self._by_node is None:
-            self._by_node = []
-            for phase in self.schedule.phases:
-                sends: dict[int, list[Transfer]] = {}
-                recvs: dict[int, list[Transfer]] = {}
-                for t in phase.sends:
-                    sends.setdefault(t.src, []).append(t)
-                for t in phase.recvs:
-                    recvs.setdefault(t.dst, []).append(t)
-                self._by_node.append((sends, recvs))
-        return self._by_node
-
     def columns(self) -> ScheduleColumns:
         """The schedule's transfers as columns (runtime/plan_columns.py), for the native core."""
         if self._columns is None:
             self._columns = ScheduleColumns.of(self.schedule)
         return self._columns
-
-    def messages(self, k: int, node: int) -> list[tuple[Transfer, ...]]:
-        """The network messages `node` sends in phase k."""
-        key = (k, node)
-        if key not in self._messages:
-            self._messages[key] = messages(self.by_node()[k][0].get(node, []))
-        return self._messages[key]
 
     def name(self, node: int, group: tuple[Transfer, ...]) -> str:
         """The process name of `node`'s send of `group`."""

@@ -24,10 +24,10 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.collections import LineCollection
 from matplotlib.colors import Normalize
 
+from phalanx.compiler.plan_walk import messages
 from phalanx.compiler.schedule import Phase, Transfer
 from phalanx.runtime.network import Layout, Network
 from phalanx.runtime.plots import empty_svg, new_figure, svg_of
-from phalanx.runtime.schedule_index import messages
 
 MAX_GRID_ROWS = 24  # more kinds of resource than this: a bar chart instead of a grid
 MAX_BARS = 40

@@ -24,11 +24,11 @@ from collections import defaultdict
 
 from phalanx.compiler.library.cost import combined_bytes
 from phalanx.compiler.library.members import REDUCTIONS
+from phalanx.compiler.plan_walk import messages
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Schedule
 from phalanx.compiler.target import CostModel, Target, no_argument, register_cost_model
 from phalanx.runtime.backends.platforms import Platform, platform_for
-from phalanx.runtime.schedule_index import messages
 
 
 def phase_time_s(platform: Platform, phase: Phase, nprocs: int, reduction: bool) -> float:

@@ -4,14 +4,14 @@ Started by phalanx.runtime.backends.mpi as
 `mpirun -n N python -m phalanx.runtime.backends.mpi_worker JOB.pickle STATUS_DIR`.
 Every rank builds the same seeded arrays (runtime/data.py, as the built-in simulator
 does), so each holds its own source blocks and knows the reference result. The rank walks
-the plan like runtime/interpreter.py: a compute step busy-waits its cost on the wall clock;
-a phase posts one MPI Irecv per message due to this rank and one Isend per message it sends
-(the schedule's message groups, packed into one contiguous byte buffer) and ends when they
-are complete (`local`), then for a `barrier` phase on a barrier of the schedule's ranks, or,
-scoped to groups (Phase.barrier_groups), of the rank's group's communicator; an `eager` phase
-ends when its receives and the previous eager phase's Isends are complete, its own Isends
-completing in the next phase; a
-pipeline hands stage i's schedules to the rank's communication agent, which advances them
+the plan with compiler/plan_walk.py, as runtime/interpreter.py does: a compute step
+busy-waits its cost on the wall clock; a phase posts one MPI Irecv per message due to this
+rank and one Isend per message it sends (the schedule's message groups, packed into one
+contiguous byte buffer) and ends when they are complete (`local`), then for a `barrier`
+phase on a barrier of the schedule's ranks, or, scoped to groups (Phase.barrier_groups), of
+the rank's group's communicator; an `eager` phase ends when its receives and the previous
+eager phase's Isends are complete, its own Isends completing in the next phase; a pipeline
+hands stage i's schedules to the rank's communication agent, which advances them
 while the rank computes stage i+1. Received bytes are unpacked into the destination
 arrays, which are checked against the reference on every rank. Times are MPI_Wtime from a
 barrier before the plan: a schedule lasts from its first rank's start to its last rank's
@@ -32,18 +32,27 @@ import sys
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from mpi4py import MPI
 
-from phalanx.compiler.schedule import WHOLE, ComputeStep, Phase, Schedule, SyncMode, Transfer
+from phalanx.compiler.plan_walk import (
+    AgentStart,
+    AwaitBarrier,
+    PhaseIndex,
+    PhaseVisit,
+    ScheduleRun,
+    messages,
+    walk_node,
+    walk_phases,
+)
+from phalanx.compiler.schedule import WHOLE, ComputeStep, Phase, Schedule, Transfer
 from phalanx.runtime.data import build_data
 from phalanx.runtime.data_reduce import ReductionData
 from phalanx.runtime.data_values import NUMPY_TYPES
-from phalanx.runtime.schedule_index import messages
 
 MPI_OPS = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN, "prod": MPI.PROD}
 TAG_SPAN = 30000  # MPI guarantees tags up to 32767: phase k uses tag k mod TAG_SPAN
@@ -72,13 +81,11 @@ class Comms:
         self.by_groups = {split: comm.Split(_group_of(rank, split), rank) for split in splits}
 
     def barrier(self, s: Schedule, phase: Phase) -> Any:
-        """The communicator phase's barrier runs on for this rank; None: it takes none."""
-        if phase.sync != "barrier":
-            return None
+        """The communicator of the barrier this rank takes after `phase` (walk_phases asks
+        only a rank of the barrier's set: compiler/plan_walk.py PhaseVisit.barrier)."""
         if not phase.barrier_groups:
             return self.by_size[s.nprocs]
-        group = self.by_groups[phase.barrier_groups]
-        return None if group == MPI.COMM_NULL else group
+        return self.by_groups[phase.barrier_groups]
 
 
 def _group_of(rank: int, split: tuple[tuple[int, ...], ...]) -> int:
@@ -104,33 +111,6 @@ def unpack(data, t: Transfer, raw: np.ndarray) -> np.ndarray:
     return values.reshape(shape).copy()
 
 
-def post_phase(comm, rank: int, data, k: int, phase) -> tuple[list, list, Callable[[], None]]:
-    """Post phase k's Irecvs and Isends (local copies are done at once); the receives' and the
-    sends' requests, and what to do once the receives are complete (unpack the bytes)."""
-    tag = k % TAG_SPAN
-    incoming = messages([t for t in phase.recvs if t.dst == rank and t.src != rank])
-    buffers = [np.empty(sum(t.nbytes for t in g), dtype=np.uint8) for g in incoming]
-    receives = [comm.Irecv(buf, source=g[0].src, tag=tag) for g, buf in zip(incoming, buffers)]
-    sends: list = []
-    for group in messages([t for t in phase.sends if t.src == rank]):
-        payloads = [data.take(t) for t in group]
-        if group[0].dst == rank:  # a local copy
-            for t, payload in zip(group, payloads):
-                data.put(t, payload)
-            continue
-        wire = np.concatenate([as_bytes(p) for p in payloads]) if payloads else np.empty(0, np.uint8)
-        sends.append(comm.Isend(wire, dest=group[0].dst, tag=tag))
-
-    def unpack_all() -> None:
-        for group, buf in zip(incoming, buffers):
-            offset = 0
-            for t in group:
-                data.put(t, unpack(data, t, buf[offset:offset + t.nbytes]))
-                offset += t.nbytes
-
-    return receives, sends, unpack_all
-
-
 class Timeline:
     """This rank's clock (MPI_Wtime since the barrier that starts the plan) and its spans."""
 
@@ -145,38 +125,70 @@ class Timeline:
         return MPI.Wtime() - self.start
 
 
+class RankPhases:
+    """This rank's side of compiler/plan_walk.py walk_phases for schedule s: a phase posts one
+    Irecv per message due to the rank and one Isend per message it sends (the schedule's
+    message groups, packed into one contiguous byte buffer; local copies are done at once),
+    unpacks the received bytes once the phase's wait is over, and a barrier is a nonblocking
+    barrier of the schedule's ranks (of the rank's group, for a barrier scoped to groups)."""
+
+    def __init__(self, comms: Comms, rank: int, s: Schedule, data, status: Status,
+                 clock: Timeline):
+        self.comms, self.rank, self.s, self.data = comms, rank, s, data
+        self.status, self.clock = status, clock
+        self.start_s = 0.0
+        self.incoming: list[tuple[Transfer, ...]] = []
+        self.buffers: list[np.ndarray] = []
+
+    def post(self, visit: PhaseVisit) -> tuple[list, list]:
+        s, rank, data = self.s, self.rank, self.data
+        self.status.say(f"in schedule {s.collective} (line {s.line}) phase {visit.k}")
+        self.start_s = self.clock.now()
+        comm, tag = self.comms.by_size[s.nprocs], visit.k % TAG_SPAN
+        self.incoming = messages([t for t in visit.due if t.src != rank])
+        self.buffers = [np.empty(sum(t.nbytes for t in g), dtype=np.uint8) for g in self.incoming]
+        receives = [comm.Irecv(buf, source=g[0].src, tag=tag)
+                    for g, buf in zip(self.incoming, self.buffers)]
+        sends: list = []
+        for group in visit.sends:
+            payloads = [data.take(t) for t in group]
+            if group[0].dst == rank:  # a local copy
+                for t, payload in zip(group, payloads):
+                    data.put(t, payload)
+                continue
+            wire = (np.concatenate([as_bytes(p) for p in payloads]) if payloads
+                    else np.empty(0, np.uint8))
+            sends.append(comm.Isend(wire, dest=group[0].dst, tag=tag))
+        return sends, receives
+
+    def received(self, visit: PhaseVisit) -> None:
+        """Unpack the phase's received bytes into the destination arrays."""
+        for group, buf in zip(self.incoming, self.buffers):
+            offset = 0
+            for t in group:
+                self.data.put(t, unpack(self.data, t, buf[offset:offset + t.nbytes]))
+                offset += t.nbytes
+
+    def barrier(self, visit: PhaseVisit, nodes: tuple[int, ...]) -> Any:
+        return self.comms.barrier(self.s, visit.phase).Ibarrier()
+
+    def done(self, visit: PhaseVisit) -> None:
+        self.clock.spans.append(["phase", self.start_s, self.clock.now(), f"phase {visit.k}"])
+
+
 def schedule_agent(comms: Comms, rank: int, s: Schedule, data, status: Status,
                    clock: Timeline) -> Iterator[list]:
-    """Schedule s, phase by phase, as a generator that yields the requests it waits for, so
-    that a communication agent can advance it while the rank computes. A `local` phase ends
-    when this rank's sends and receives are complete (runtime/interpreter.py `_schedule`); a
-    `barrier` phase then waits on a nonblocking barrier of the schedule's ranks (of the rank's
-    group, for a barrier scoped to groups). An `eager` phase waits for its receives and the
-    previous eager phase's sends; its own are waited for in the next phase (compiler/schedule.py
-    SyncMode)."""
+    """Schedule s, phase by phase (compiler/plan_walk.py walk_phases), as a generator that
+    yields the requests it waits for, so that a communication agent can advance it while the
+    rank computes."""
     start = clock.now()
-    streaming: list = []  # Isends of the last eager phase, still in flight
-    for k, phase in enumerate(s.phases):
-        status.say(f"in schedule {s.collective} (line {s.line}) phase {k}")
-        phase_start = clock.now()
-        receives, sends, unpack_all = post_phase(comms.by_size[s.nprocs], rank, data, k, phase)
-        if phase.sync == SyncMode.EAGER:  # its sends stream on, waited for in the next phase
-            waits, streaming = receives + streaming, sends
-        else:
-            waits, streaming = receives + sends + streaming, []
-        yield waits
-        unpack_all()
-        barrier = comms.barrier(s, phase)
-        if barrier is not None:
-            yield [barrier.Ibarrier()]
-        clock.spans.append(["phase", phase_start, clock.now(), f"phase {k}"])
-    if streaming:
-        yield streaming
+    for wait in walk_phases(PhaseIndex(s), rank, RankPhases(comms, rank, s, data, status, clock)):
+        yield [wait.handle] if isinstance(wait, AwaitBarrier) else wait.handles
     clock.schedules[s.collective] = [start, clock.now()]
 
 
 class Agent:
-    """The rank's communication agent (runtime/interpreter.py `_agent`): runs its schedules one
+    """The rank's communication agent (compiler/plan_walk.py AgentStart): runs its schedules one
     after another, each as far as its requests allow whenever the rank lets it."""
 
     def __init__(self):
@@ -226,34 +238,42 @@ def compute(step: ComputeStep, agent: Agent, clock: Timeline, status: Status) ->
     clock.spans.append(["compute", start, clock.now(), step.label])
 
 
+class RankSteps:
+    """This rank's side of compiler/plan_walk.py walk_node: a compute step busy-waits (advancing
+    the agent), a schedule runs in the agent, which the rank waits for; a pipeline stage's
+    schedules are queued in the agent, which runs them in order while the rank goes on."""
+
+    def __init__(self, comms: Comms, rank: int, data, status: Status, clock: Timeline):
+        self.comms, self.rank, self.data, self.status, self.clock = comms, rank, data, status, clock
+        self.agent = Agent()
+        self.tickets: dict[int, int] = {}  # agent number of the walk -> its ticket
+
+    def _schedule(self, run: ScheduleRun) -> Iterator[list]:
+        s = run.schedule
+        return schedule_agent(self.comms, self.rank, s, self.data[s.collective], self.status,
+                              self.clock)
+
+    def compute(self, step: ComputeStep) -> None:
+        compute(step, self.agent, self.clock, self.status)
+
+    def communicate(self, run: ScheduleRun) -> None:
+        self.agent.wait(self.agent.add([self._schedule(run)]))
+
+    def start_agent(self, start: AgentStart) -> None:
+        # the agent's queue runs schedules in order: stage i's after stage i-1's (start.after)
+        self.tickets[start.agent] = self.agent.add(self._schedule(r) for r in start.runs)
+
+    def await_agent(self, agent: int) -> None:
+        self.agent.wait(self.tickets[agent])
+
+
 def run_plan(comms: Comms, rank: int, steps, data, status: Status) -> Timeline:
-    """Walk the plan as runtime/interpreter.py does: compute steps, schedules, and pipelines in
-    which stage i's schedules run in the agent while the rank computes stage i+1 (stage i+2's
-    compute waits for stage i's communication: double buffering, seed 000 Sec. 4.1)."""
+    """Walk the plan (compiler/plan_walk.py walk_node): compute steps, schedules, and pipelines
+    in which stage i's schedules run in the agent while the rank computes stage i+1."""
     comms.by_size[max(comms.by_size)].Barrier()
-    clock, agent = Timeline(), Agent()
-
-    def agents(schedules):
-        return [schedule_agent(comms, rank, s, data[s.collective], status, clock)
-                for s in schedules if rank < s.nprocs]
-
-    for step in steps:
-        if not step.runs_on(rank):
-            continue
-        if isinstance(step, ComputeStep):
-            compute(step, agent, clock, status)
-        elif isinstance(step, Schedule):
-            agent.wait(agent.add(agents([step])))
-        else:
-            tickets = []
-            for i, stage in enumerate(step.stages):
-                if i >= 2:
-                    agent.wait(tickets[i - 2])
-                for s in stage:
-                    if isinstance(s, ComputeStep) and s.runs_on(rank):
-                        compute(s, agent, clock, status)
-                tickets.append(agent.add(agents(s for s in stage if isinstance(s, Schedule))))
-            agent.wait(tickets[-1])
+    clock = Timeline()
+    for _ in walk_node(steps, rank, RankSteps(comms, rank, data, status, clock)):
+        pass  # each step is done when the walk yields it
     clock.finish_s = clock.now()
     return clock
 

@@ -32,14 +32,23 @@ from typing import Any
 import numpy as np
 
 from phalanx.compiler.driver import Compiled, unrolled
-from phalanx.compiler.schedule import ComputeStep, PipelineStep, Schedule
-from phalanx.grammar.diagnostics import usage_error
+from phalanx.compiler.plan_walk import (
+    AgentStart,
+    AwaitBarrier,
+    PhaseIndex,
+    PhaseVisit,
+    ScheduleRun,
+    messages,
+    walk_node,
+    walk_phases,
+)
+from phalanx.compiler.schedule import ComputeStep, Schedule, Transfer
+from phalanx.grammar.diagnostics import Diagnostic, PhalanxError, usage_error
 from phalanx.runtime.backends.platforms import UNGATED, Platform, platform_for
 from phalanx.runtime.data import build_data
 from phalanx.runtime.data_store import ScheduleError
 from phalanx.runtime.fastpath import move_data
 from phalanx.runtime.interpreter import Execution, Span, StepTiming
-from phalanx.runtime.schedule_index import messages
 from phalanx.runtime.simulate import CollectiveResult, RunResult, simulate
 
 SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's interpreter, the one python3-simgrid is built for
@@ -66,47 +75,127 @@ def used_pairs(compiled: Compiled) -> set[tuple[int, int]]:
     return {(t.src, t.dst) for s in compiled.plan.schedules() for ph in s.phases for t in ph.sends}
 
 
+def _message_key(t: Transfer) -> tuple:
+    """What names a network message within a phase, from any of its transfers."""
+    return (t.src, t.dst, t.message) if t.message else (t.src, t.dst, t)
+
+
+class _PhaseRecorder:
+    """The worker's side of compiler/plan_walk.py walk_phases, recorded for one node: the walk
+    runs here and the worker replays its ops (post, wait, barrier, span). A handle is a token
+    the worker maps to its SimGrid comm: ["put", k, j] or ["get", k, j] for message j of phase
+    k's `messages`, ["copy", k, i] for the node's i-th local copy of the phase."""
+
+    def __init__(self, schedule: Schedule, numbers: list[dict[tuple, int]], platform: Platform,
+                 data):
+        self.schedule, self.numbers = schedule, numbers
+        self.platform, self.data = platform, data
+        self.ops: list[list] = []
+
+    def post(self, visit: PhaseVisit) -> tuple[list[list], list[list]]:
+        k, numbers = visit.k, self.numbers[visit.k]
+        sends, copies = [], []
+        for group in visit.sends:
+            if group[0].src == group[0].dst:
+                time_s = self.platform.copy_time_s(self.data.wire_bytes(group))
+                if time_s > 0:
+                    copies.append(time_s)
+            else:
+                sends.append(numbers[_message_key(group[0])])
+        gets = set()
+        for t in visit.due:
+            if t.src != t.dst:
+                j = numbers.get(_message_key(t))
+                if j is None:
+                    s = self.schedule
+                    raise PhalanxError(Diagnostic(
+                        f"the schedule of the {s.kind} at line {s.line} cannot run on SimGrid: "
+                        f"node {t.dst} receives {t.block_name} from node {t.src} in phase {k}, "
+                        "which does not send it",
+                        hint="SimGrid's worker receives a message in the phase that sends it; "
+                             "run the schedule with --backend sim"))
+                gets.add(j)
+        ordered = sorted(gets)  # in the phase's message order, as the senders send them
+        self.ops.append(["post", k, ordered, copies, sends])
+        receives = [["get", k, j] for j in ordered] + [["copy", k, i] for i in range(len(copies))]
+        return [["put", k, j] for j in sends], receives
+
+    def received(self, visit: PhaseVisit) -> None:
+        pass
+
+    def barrier(self, visit: PhaseVisit, nodes: tuple[int, ...]) -> list:
+        """[group (-1: every node of the schedule), its node count, barrier seconds]."""
+        groups = visit.phase.barrier_groups
+        return [groups.index(nodes) if groups else -1, len(nodes),
+                self.platform.barrier_time_s(len(nodes))]
+
+    def done(self, visit: PhaseVisit) -> None:
+        self.ops.append(["span", visit.k])
+
+
 def _schedule_json(schedule: Schedule, platform: Platform, data) -> dict[str, Any]:
-    phases = []
+    """The schedule's messages per phase (src, dst, bytes, start-up, switched), and per node
+    its walk of the phases (_PhaseRecorder's ops)."""
+    phases, numbers = [], []
     for phase in schedule.phases:
-        msgs, copies = [], []
+        msgs, number = [], {}
         for group in messages(list(phase.sends)):
             first, nbytes = group[0], data.wire_bytes(group)
-            if first.src == first.dst:
-                copies.append([first.src, platform.copy_time_s(nbytes)])
-            else:
+            if first.src != first.dst:
+                number[_message_key(first)] = len(msgs)
                 msgs.append([first.src, first.dst, nbytes, platform.overhead_s(first),
                              platform.switched(first)])
-        # groups: [members, barrier seconds] of each scoped barrier; none: every node's
-        groups = [[list(nodes), platform.barrier_time_s(len(nodes))]
-                  for nodes in phase.barrier_groups]
-        phases.append({"sync": phase.sync, "barrier_s": platform.barrier_time_s(schedule.nprocs),
-                       "groups": groups, "messages": msgs, "copies": copies})
-    return {"type": "schedule", "id": schedule.collective, "nprocs": schedule.nprocs,
-            "phases": phases}
+        phases.append({"messages": msgs})
+        numbers.append(number)
+    index, walks = PhaseIndex(schedule), []
+    for node in range(schedule.nprocs):
+        recorder = _PhaseRecorder(schedule, numbers, platform, data)
+        for wait in walk_phases(index, node, recorder):
+            if isinstance(wait, AwaitBarrier):
+                recorder.ops.append(["barrier", wait.visit.k, *wait.handle])
+            else:
+                recorder.ops.append(["wait", wait.handles])
+        walks.append(recorder.ops)
+    return {"id": schedule.collective, "nprocs": schedule.nprocs, "phases": phases, "walks": walks}
+
+
+class _StepRecorder:
+    """The worker's side of compiler/plan_walk.py walk_node, recorded for one node: ops
+    ["compute", cost s, label], ["schedule", i] (the i-th of the description's schedules),
+    ["agent", agent, stage, [i, ...], the agent it starts after or null], ["await", agent]."""
+
+    def __init__(self, position: dict[int, int]):
+        self.position = position  # collective -> its place in the description's schedules
+
+    def compute(self, step: ComputeStep) -> list:
+        return ["compute", step.cost_s, step.label]
+
+    def communicate(self, run: ScheduleRun) -> list:
+        return ["schedule", self.position[run.schedule.collective]]
+
+    def start_agent(self, start: AgentStart) -> list:
+        return ["agent", start.agent, start.stage,
+                [self.position[r.schedule.collective] for r in start.runs], start.after]
+
+    def await_agent(self, agent: int) -> list:
+        return ["await", agent]
 
 
 def describe(compiled: Compiled, platform: Platform, data: dict[int, Any],
              spans: bool = True) -> dict[str, Any]:
-    """The worker's input: platform, configuration and the plan's steps."""
-
-    def step_json(step: ComputeStep | Schedule) -> dict[str, Any]:
-        if isinstance(step, ComputeStep):
-            return {"type": "compute", "first": step.first, "nprocs": step.nprocs, "cost_s": step.cost_s,
-                    "label": step.label}
-        return _schedule_json(step, platform, data[step.collective])
-
-    steps = []
-    for step in compiled.plan.steps:
-        if isinstance(step, PipelineStep):
-            steps.append({"type": "pipeline", "nprocs": step.nprocs,
-                          "stages": [[step_json(s) for s in stage] for stage in step.stages]})
-        else:
-            steps.append(step_json(step))
+    """The worker's input: platform, configuration, the schedules and each node's walk of the
+    plan (compiler/plan_walk.py, recorded here: the worker runs without phalanx). The plan is
+    unrolled (driver.unrolled): each schedule runs once."""
+    schedules = compiled.plan.schedules()
+    position = {s.collective: i for i, s in enumerate(schedules)}
+    recorder = _StepRecorder(position)
+    programs = [list(walk_node(compiled.plan.steps, node, recorder))
+                for node in range(platform.nnodes)]
     return {"platform_xml": platform.xml, "hosts": [platform.host(i) for i in range(platform.nnodes)],
             "config": list(CONFIG), "serial_sender": platform.serial_sender,
-            "ungated": list(UNGATED), "steps": steps,
-            "spans": spans}
+            "ungated": list(UNGATED),
+            "schedules": [_schedule_json(s, platform, data[s.collective]) for s in schedules],
+            "programs": programs, "spans": spans}
 
 
 def run_worker(description: dict[str, Any], timeout_s: float = 600.0) -> dict[str, Any]:

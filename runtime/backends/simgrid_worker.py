@@ -3,17 +3,17 @@
 Debian's python3-simgrid (SimGrid 3.32) is a compiled module for the system interpreter;
 the project's venv cannot import it, and this interpreter has neither numpy nor phalanx.
 So phalanx.runtime.backends.simgrid writes a JSON description (platform XML, SimGrid
-configuration, the plan's steps with message sizes and per-message costs) to this
+configuration, the schedules' messages with sizes and start-ups, each node's walk) to this
 script's stdin and reads the times it prints as one JSON object on stdout.
 
-Execution mirrors runtime/interpreter.py: one actor per node walks the steps; in a phase
-it posts a receive for every message due to it (one mailbox per (source, destination)
-pair, so messages of a pair match in order), pays each send's start-up, sends, and
-waits (a `local` phase ends there: the node goes on when its own sends are done and its
-receives have arrived; an `eager` phase once its receives and the previous eager phase's
-sends have, its own sends waited for in the next phase); a `barrier` phase then waits for all
-nodes and the barrier time, or, scoped to groups, for the node's group and the barrier time of
-the group's size.
+The walk of the plan is compiler/plan_walk.py's, run by phalanx.runtime.backends.simgrid
+(this interpreter cannot import it) and recorded per node: the steps it runs (`programs`:
+compute, schedule, a pipeline stage's agent and the wait for one) and for each schedule its
+walk of the phases (`walks`: post, wait, barrier, span). One actor per node replays its
+walk: a phase posts a receive for every message due to the node (one mailbox per (source,
+destination) pair, so messages of a pair match in order), pays each send's start-up and
+sends; a wait names the sends, receives and local copies the walk waits for (by the phase's
+sync mode); a barrier waits for its node set and the barrier time of the set's size.
 Messages marked `switched` (iWarp's phased messages) pass the synchronizing switch's
 per-link gates first (Switch below, runtime/network.py Gates). Every message
 carries its (schedule, phase, index) and the receiver checks it: a message that arrives
@@ -35,11 +35,6 @@ from simgrid import Actor, Barrier, Comm, Engine, Mailbox, Semaphore, this_actor
 FLOPS_PER_S = 1e9  # hosts are declared with speed="1Gf": a local copy of t s is t * 1e9 flops
 
 
-
-def runs_on(step: dict, node: int) -> bool:
-    """A compute step runs on nodes first to first + nprocs - 1, other steps from node 0."""
-    first = step["first"] if step["type"] == "compute" else 0
-    return first <= node < first + step["nprocs"]
 
 class Switch:
     """iWarp's synchronizing switch (001 Sec. 2.2, Lemma 1), as the built-in model has it
@@ -125,84 +120,75 @@ class Run:
 
     def plan_switch(self) -> None:
         """Tell the switch every gated message, so that a gate knows how many tails it awaits."""
-        schedules = [s for step in self.spec["steps"]
-                     for s in ([x for stage in step["stages"] for x in stage]
-                               if step["type"] == "pipeline" else [step])
-                     if s["type"] == "schedule"]
-        for s in schedules:
+        for s in self.spec["schedules"]:
             for k, phase in enumerate(s["phases"]):
                 for src, dst, _, _, switched in phase["messages"]:
                     if switched:
                         self.switch.plan(s["id"], k, self.gate_links(src, dst))
 
     def node(self, node: int) -> None:
-        for step in self.spec["steps"]:
-            if runs_on(step, node):
-                if step["type"] == "pipeline":
-                    self.pipeline(node, step)
-                else:
-                    self.step(node, step)
+        """Replay the node's walk of the plan (see the module docstring)."""
+        agents: dict[int, Actor] = {}
+        for op in self.spec["programs"][node]:
+            if op[0] == "compute":
+                _, cost_s, label = op
+                start = Engine.clock
+                this_actor.sleep_for(cost_s)
+                self.spans.append([node, "compute", start, Engine.clock, label])
+            elif op[0] == "schedule":
+                self.schedule(node, op[1])
+            elif op[0] == "agent":
+                _, agent, stage, schedules, after = op
+                agents[agent] = Actor.create(f"agent-{node}-{stage}", self.hosts[node], self.agent,
+                                             node, schedules, None if after is None else agents[after])
+            else:  # await
+                agents[op[1]].join()
         self.finish_s[node] = Engine.clock
 
-    def step(self, node: int, step: dict) -> None:
-        start = Engine.clock
-        if step["type"] == "compute":
-            this_actor.sleep_for(step["cost_s"])
-            self.spans.append([node, "compute", start, Engine.clock, step["label"]])
-            return
-        streaming: list = []  # (comm, gate links) of the last eager phase's sends, in flight
-        for k, phase in enumerate(step["phases"]):
-            streaming = self.phase(node, step["id"], k, phase, step["nprocs"], streaming)
-        self.complete(step["id"], streaming)
-        timing = self.timings.setdefault(step["id"], [float("inf"), 0.0])
-        timing[0], timing[1] = min(timing[0], start), max(timing[1], Engine.clock)
-
-    def complete(self, sid: int, puts: list) -> None:
-        """Wait for the sends `puts` (comm, gate links), in completion order, so that each tail
-        passes its gates when it ends."""
-        while puts:
-            comm, links = puts.pop(Comm.wait_any([c for c, _ in puts]))
-            self.switch.tail(sid, links)
-
-    def pipeline(self, node: int, step: dict) -> None:
-        """Stage i's schedules run in an agent actor while the node computes stage i+1; stage
-        i+2's compute waits for stage i's agent (double buffering, runtime/interpreter.py)."""
-        agent, agents = None, []
-        for i, stage in enumerate(step["stages"]):
-            if i >= 2:
-                agents[i - 2].join()
-            for s in stage:
-                if s["type"] == "compute" and runs_on(s, node):
-                    self.step(node, s)
-            comms = [s for s in stage if s["type"] == "schedule" and node < s["nprocs"]]
-            agent = Actor.create(f"agent-{node}-{i}", self.hosts[node], self.agent, node, comms,
-                                 agent)
-            agents.append(agent)
-        if agent is not None:
-            agent.join()
-
-    def agent(self, node: int, schedules: list[dict], previous) -> None:
+    def agent(self, node: int, schedules: list[int], previous) -> None:
+        """A pipeline stage's communication agent: its schedules, once `previous` is done."""
         if previous is not None:
             previous.join()
-        for s in schedules:
-            self.step(node, s)
+        for i in schedules:
+            self.schedule(node, i)
 
-    def phase(self, node: int, sid: int, k: int, phase: dict, nprocs: int, streaming: list) -> list:
-        """Phase k at `node`, after whose sends `streaming` (the previous eager phase's) are
-        waited for; an eager phase returns its own sends, still in flight, and goes on once its
-        receives are in (compiler/schedule.py SyncMode)."""
-        start = Engine.clock
-        gets = [(Mailbox.by_name(f"{src}->{node}").get_async(), (sid, k, j))
-                for j, (src, dst, *_) in enumerate(phase["messages"]) if dst == node]
-        copies = [this_actor.exec_async(time_s * FLOPS_PER_S)
-                  for where, time_s in phase["copies"] if where == node and time_s > 0]
-        puts = []
-        for j, (src, dst, nbytes, overhead_s, switched) in enumerate(phase["messages"]):
-            if src != node:
-                continue
+    def schedule(self, node: int, i: int) -> None:
+        """The node's walk of schedule i's phases: post, wait, barrier, span."""
+        s = self.spec["schedules"][i]
+        sid, start, phase_start = s["id"], Engine.clock, Engine.clock
+        puts: dict[tuple[int, int], tuple] = {}  # (phase, message) -> (comm, gate links) in flight
+        gets: dict[tuple[int, int], tuple] = {}  # (phase, message) -> (comm, its payload)
+        copies: dict[tuple[int, int], object] = {}  # (phase, copy) -> its execution
+        for op in s["walks"][node]:
+            if op[0] == "post":
+                phase_start = Engine.clock
+                self.post(node, sid, op[1], s["phases"][op[1]]["messages"], op[2:], puts, gets,
+                          copies)
+            elif op[0] == "wait":
+                self.wait(node, sid, op[1], puts, gets, copies)
+            elif op[0] == "barrier":
+                _, k, group, parties, barrier_s = op
+                self.barrier(sid, k, group, parties).wait()
+                this_actor.sleep_for(barrier_s)
+            else:  # span
+                self.spans.append([node, "phase", phase_start, Engine.clock, f"phase {op[1]}"])
+        timing = self.timings.setdefault(sid, [float("inf"), 0.0])
+        timing[0], timing[1] = min(timing[0], start), max(timing[1], Engine.clock)
+
+    def post(self, node: int, sid: int, k: int, messages: list, posted: list, puts: dict,
+             gets: dict, copies: dict) -> None:
+        """Phase k's receives (message numbers), local copies (seconds) and sends (message
+        numbers) at `node`: each send pays its start-up, then passes the switch's gates."""
+        receive, copy_s, send = posted
+        for j in receive:
+            gets[(k, j)] = Mailbox.by_name(f"{messages[j][0]}->{node}").get_async()
+        for c, time_s in enumerate(copy_s):
+            copies[(k, c)] = this_actor.exec_async(time_s * FLOPS_PER_S)
+        for j in send:
+            _, dst, nbytes, overhead_s, switched = messages[j]
             if overhead_s > 0:
                 this_actor.sleep_for(overhead_s)
-            links = self.gate_links(src, dst) if switched else []
+            links = self.gate_links(node, dst) if switched else []
             if links:
                 # a phased schedule sends at most one message per node and phase, so the node
                 # itself can walk the header (other messages of the node do not wait behind it)
@@ -213,33 +199,33 @@ class Run:
                 comm.wait()  # the sender's port is held until the message has left
                 self.switch.tail(sid, links)
             else:
-                puts.append((comm, links))
-        eager = phase["sync"] == "eager"
-        self.complete(sid, streaming if eager else streaming + puts)
-        for (comm, data), expected in gets:
-            comm.wait()
-            got = tuple(data.get())
-            if got[:2] != expected[:2]:
-                self.problems.append(f"node {node} received message {got} in phase {k} of "
-                                     f"schedule {sid}")
-        for execution in copies:
-            execution.wait()
-        for group, parties, barrier_s in barrier_of(phase, node, nprocs):
-            self.barrier(sid, k, group, parties).wait()
-            this_actor.sleep_for(barrier_s)
-        self.spans.append([node, "phase", start, Engine.clock, f"phase {k}"])
-        return puts if eager else []
+                puts[(k, j)] = (comm, links)
 
+    def wait(self, node: int, sid: int, tokens: list, puts: dict, gets: dict,
+             copies: dict) -> None:
+        """Wait for the sends, then the receives (each checked: a message of the right schedule
+        and phase), then the local copies that `tokens` name."""
+        # a serial sender's sends are complete when posted: not in `puts`
+        self.complete(sid, [puts.pop((k, j)) for kind, k, j in tokens
+                            if kind == "put" and (k, j) in puts])
+        for kind, k, j in tokens:
+            if kind == "get":
+                comm, data = gets.pop((k, j))
+                comm.wait()
+                got = tuple(data.get())
+                if got[:2] != (sid, k):
+                    self.problems.append(f"node {node} received message {got} in phase {k} of "
+                                         f"schedule {sid}")
+        for kind, k, j in tokens:
+            if kind == "copy":
+                copies.pop((k, j)).wait()
 
-def barrier_of(phase: dict, node: int, nprocs: int) -> list[tuple[int, int, float]]:
-    """(group, its node count, barrier seconds) of the barrier `node` takes after `phase`:
-    none for a local phase or a node in no group of a scoped barrier; group -1: every node."""
-    if phase["sync"] != "barrier":
-        return []
-    if not phase["groups"]:
-        return [(-1, nprocs, phase["barrier_s"])]
-    return [(j, len(nodes), barrier_s) for j, (nodes, barrier_s) in enumerate(phase["groups"])
-            if node in nodes]
+    def complete(self, sid: int, puts: list) -> None:
+        """Wait for the sends `puts` (comm, gate links), in completion order, so that each tail
+        passes its gates when it ends."""
+        while puts:
+            comm, links = puts.pop(Comm.wait_any([c for c, _ in puts]))
+            self.switch.tail(sid, links)
 
 
 def run(spec: dict) -> dict:

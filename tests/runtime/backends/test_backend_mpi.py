@@ -101,7 +101,7 @@ PIPELINE = pipeline_source(8)
 def test_compute_steps_and_pipeline_run_as_the_interpreter():
     """Compute steps busy-wait their cost on the wall clock; stage i's exchange runs in the
     rank's agent during stage i+1's compute, and stage i+2's compute waits for it (double
-    buffering, runtime/interpreter.py `_pipeline`). Checked on every rank's own timeline."""
+    buffering, compiler/plan_walk.py `walk_node`). Checked on every rank's own timeline."""
     compiled = compile_text(PIPELINE)
     setup, pipeline = compiled.plan.steps
     stage_cost_s = pipeline.stages[0][0].cost_s  # 8 ms over 4 stages

@@ -10,10 +10,17 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import GROUPED_EXCHANGE, compile_text, pipeline_source
+from conftest import (
+    GROUPED_EXCHANGE,
+    compile_text,
+    crossed,
+    pipeline_source,
+    two_node_compiled,
+    with_schedule,
+)
 from phalanx.compiler import hypercube
 from phalanx.compiler.target import resolve
-from phalanx.grammar.diagnostics import UsageError
+from phalanx.grammar.diagnostics import PhalanxError, UsageError
 from phalanx.runtime.backends import simgrid
 from phalanx.runtime.backends.platforms import platform_for
 from phalanx.runtime.sweep import alltoall_program
@@ -146,7 +153,7 @@ def test_pipeline_overlaps_communication_with_compute():
 
 @needs_simgrid
 def test_pipeline_double_buffering_when_communication_dominates():
-    """Stage i+2's compute waits for stage i's exchange (runtime/interpreter.py `_pipeline`):
+    """Stage i+2's compute waits for stage i's exchange (compiler/plan_walk.py `walk_node`):
     with 10 us of compute per stage and ~90 us exchanges, stage 2's compute starts when
     exchange 0 ends, at the same time on both simulators. (Stage 3's start differs a little:
     exchange 1 starts skewed across nodes, so two messages may reach one port at once, which
@@ -208,28 +215,50 @@ def test_bad_routing_and_unsupported_target():
 
 
 def test_description_keeps_phases_and_sync():
-    """The worker's input: one entry per network message, copies apart, sync and barrier time."""
+    """The worker's input: one entry per network message, and each node's walk
+    (compiler/plan_walk.py): per phase its receives and sends, then a wait for both (a local
+    phase); its local copy takes no time on ideal, so none is posted."""
     compiled = compile_text(transpose("ideal:4", 4, 16), algorithm="alltoall=direct")
     platform = platform_for(compiled.target, simgrid.used_pairs(compiled))
     sizes = {0: SimpleNamespace(wire_bytes=lambda group: sum(t.nbytes for t in group))}
     desc = simgrid.describe(compiled, platform, sizes)
-    phases = desc["steps"][0]["phases"]
-    assert len(phases) == 3 and all(p["sync"] == "local" for p in phases)
-    assert sum(len(p["messages"]) for p in phases) == 12
-    assert phases[0]["copies"] and [m[2] for m in phases[0]["messages"]] == [128] * 4
+    schedule = desc["schedules"][0]
+    phases = schedule["phases"]
+    assert len(phases) == 3 and sum(len(p["messages"]) for p in phases) == 12
+    assert [m[2] for m in phases[0]["messages"]] == [128] * 4
+    assert desc["programs"] == [[["schedule", 0]]] * 4
+    walk = schedule["walks"][1]  # node 1: per phase post, wait, span; no barrier
+    assert [op[0] for op in walk] == ["post", "wait", "span"] * 3
+    post, wait = walk[0], walk[1]
+    assert post[1] == 0 and post[3] == [] and len(post[2]) == len(post[4]) == 1
+    assert wait == ["wait", [["put", 0, post[4][0]], ["get", 0, post[2][0]]]]
     json.dumps(desc)  # plain JSON for the worker
 
 
 def test_description_scopes_a_grouped_barrier_to_each_group():
-    """A barrier in groups reaches the worker as one barrier per group, at the barrier time
-    of the group's size (Table 1: 126 * 2 - 113 = 139 us for 4 nodes)."""
+    """A barrier in groups reaches the worker as the group's own barrier in each node's walk,
+    at the barrier time of the group's size (Table 1: 126 * 2 - 113 = 139 us for 4 nodes)."""
     compiled = compile_text(GROUPED_EXCHANGE, algorithm="alltoall=direct")
     platform = platform_for(compiled.target, simgrid.used_pairs(compiled))
     sizes = {0: SimpleNamespace(wire_bytes=lambda group: sum(t.nbytes for t in group))}
-    phases = simgrid.describe(compiled, platform, sizes)["steps"][0]["phases"]
-    assert phases[0]["sync"] == "barrier"
-    assert phases[0]["groups"] == [[[j, j + 4, j + 8, j + 12], pytest.approx(139e-6)] for j in range(4)]
-    assert all(p["groups"] == [] for p in phases[1:])
+    walks = simgrid.describe(compiled, platform, sizes)["schedules"][0]["walks"]
+    for node, walk in enumerate(walks):
+        barriers = [op for op in walk if op[0] == "barrier"]
+        assert barriers == [["barrier", 0, node % 4, 4, pytest.approx(139e-6)]]
+
+
+def test_a_message_received_in_another_phase_than_sent_is_refused_by_name():
+    """The worker posts a phase's receives from what the phase sends: a schedule that receives
+    a block in phase 0 and sends it in phase 1 is refused with the node, block and phase."""
+    compiled = two_node_compiled()
+    bad = with_schedule(compiled, crossed(compiled))
+    platform = platform_for(bad.target, simgrid.used_pairs(bad))
+    sizes = {0: SimpleNamespace(wire_bytes=lambda group: sum(t.nbytes for t in group))}
+    with pytest.raises(PhalanxError, match=r"the schedule of the alltoall at line 5 cannot run on "
+                       r"SimGrid: node 0 receives block 1->0 from node 1 in phase 0, which does "
+                       r"not send it") as err:
+        simgrid.describe(bad, platform, sizes)
+    assert "--backend sim" in err.value.diagnostic.hint
 
 
 @needs_simgrid
