@@ -148,19 +148,26 @@ def relay_rounds(coll: Collective, machine: Machine) -> str | None:
     return plan if isinstance(plan, str) else None
 
 
+def rounds_with_local_copies(coll: Collective, rounds: int) -> list[list[Transfer]]:
+    """`rounds` rounds of transfers, each holding one piece of every local copy: a relay's own
+    copy then delays no round (shared by relay-rounds and stream-rounds)."""
+    out: list[list[Transfer]] = [[] for _ in range(rounds)]
+    for copy in local_copies(coll):
+        size = copy.nbytes // rounds
+        for k, phase in enumerate(out):
+            part = copy.nbytes - k * size if k == rounds - 1 else size
+            if part > 0:
+                phase.append(Transfer(copy.src, copy.dst, part, copy.origin, copy.final, 0, k * size))
+    return out
+
+
 def relay_rounds_phases(coll: Collective, machine: Machine) -> list[Phase]:
     """One phase per round of relay_plan (relay_rounds holds); each local copy in one piece a
     round, so that a node that relays does not start its next round late (a 1 MB copy takes
     14.7 ms on the Paragon's memory, a round 11.6)."""
     legs = relay_plan(coll, machine)
     assert not isinstance(legs, str)
-    out: list[list[Transfer]] = [[] for _ in range(1 + max(t for t, *_ in legs))]
-    for copy in local_copies(coll):  # a piece a round: a relay's own copy delays no round
-        size = copy.nbytes // len(out)
-        for k, phase in enumerate(out):
-            part = copy.nbytes - k * size if k == len(out) - 1 else size
-            if part > 0:
-                phase.append(Transfer(copy.src, copy.dst, part, copy.origin, copy.final, 0, k * size))
+    out = rounds_with_local_copies(coll, 1 + max(t for t, *_ in legs))
     m = coll.byte_matrix
     for t, src, dst, origin, final in legs:
         out[t].append(Transfer(src, dst, m[origin][final], origin, final))

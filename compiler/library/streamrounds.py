@@ -33,8 +33,8 @@ import functools
 import random
 from collections.abc import Hashable
 
-from phalanx.compiler.library.members import local_copies
 from phalanx.compiler.library.registry import Machine, PortModel, Route
+from phalanx.compiler.library.relayrounds import rounds_with_local_copies
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, SyncMode, Transfer
 
@@ -197,13 +197,7 @@ def stream_rounds_phases(coll: Collective, machine: Machine) -> list[Phase]:
     plan = stream_plan(coll, machine)
     assert not isinstance(plan, str)
     pieces, legs = plan
-    out: list[list[Transfer]] = [[] for _ in range(1 + max(t for t, *_ in legs))]
-    for copy in local_copies(coll):
-        size = copy.nbytes // len(out)
-        for k, phase in enumerate(out):
-            part = copy.nbytes - k * size if k == len(out) - 1 else size
-            if part > 0:
-                phase.append(Transfer(copy.src, copy.dst, part, copy.origin, copy.final, 0, k * size))
+    out = rounds_with_local_copies(coll, 1 + max(t for t, *_ in legs))
     m = coll.byte_matrix
     for t, src, dst, origin, final, k in legs:
         nbytes = m[origin][final]
