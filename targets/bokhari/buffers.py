@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from phalanx.compiler.schedule import Phase, Schedule
+from phalanx.compiler.schedule import Phase, Schedule, SyncMode
 
 
 def phase_receives(phase: Phase, nprocs: int) -> list[int]:
@@ -39,7 +39,7 @@ def rounds_within(schedule: Schedule, limit_bytes: float) -> Schedule | None:
     not fit keeps them and gets those of its phases as local ones besides (a barrier more only
     shortens a round, so the union fits)."""
     n, phases = schedule.nprocs, list(schedule.phases)
-    own = [k for k, p in enumerate(phases) if p.sync == "barrier"]
+    own = [k for k, p in enumerate(phases) if p.sync == SyncMode.BARRIER]
     if own:
         if fits_within(schedule, limit_bytes):
             return schedule
@@ -70,14 +70,14 @@ def rounds_within(schedule: Schedule, limit_bytes: float) -> Schedule | None:
             placed, proof, posted = k - 1, plus(got[k - 1], got[k]), list(got[k])
         else:
             return None
-        if placed >= 0 and placed in (k, k - 1) and phases[placed].sync != "barrier":
-            phases[placed] = dataclasses.replace(phases[placed], sync="barrier")
+        if placed >= 0 and placed in (k, k - 1) and phases[placed].sync != SyncMode.BARRIER:
+            phases[placed] = dataclasses.replace(phases[placed], sync=SyncMode.BARRIER)
     return schedule if placed < 0 else dataclasses.replace(schedule, phases=tuple(phases))
 
 
-def fits_within(schedule: Schedule, limit_bytes: float) -> bool:
-    """Whether no node receives more than `limit_bytes` between two barriers it takes part in,
-    a barrier phase's receives counted on both sides (as BokhariTarget.check_receive_buffers)."""
+def posted_bytes(schedule: Schedule) -> list[int]:
+    """Per node, the most bytes it receives between two barriers it takes part in (its receives
+    are posted for all of them at once), a barrier phase's receives counted on both sides."""
     worst, posted = [0] * schedule.nprocs, [0] * schedule.nprocs
     for phase in schedule.phases:
         for nodes in phase.barriers(schedule.nprocs):
@@ -86,4 +86,10 @@ def fits_within(schedule: Schedule, limit_bytes: float) -> bool:
         for t in phase.recvs:
             if t.src != t.dst:
                 posted[t.dst] += t.nbytes
-    return max(max(w, p) for w, p in zip(worst, posted, strict=True)) <= limit_bytes
+    return [max(w, p) for w, p in zip(worst, posted, strict=True)]
+
+
+def fits_within(schedule: Schedule, limit_bytes: float) -> bool:
+    """Whether no node receives more than `limit_bytes` between two barriers it takes part in
+    (as BokhariTarget.check_receive_buffers)."""
+    return max(posted_bytes(schedule)) <= limit_bytes

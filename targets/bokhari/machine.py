@@ -192,15 +192,7 @@ class BokhariTarget(Target):
         limit = getattr(self.params, "recv_buffer_bytes", 0.0)
         if not limit:
             return
-        worst, posted = [0] * schedule.nprocs, [0] * schedule.nprocs
-        for phase in schedule.phases:
-            for nodes in phase.barriers(schedule.nprocs):
-                for p in nodes:
-                    worst[p], posted[p] = max(worst[p], posted[p]), 0
-            for t in phase.recvs:
-                if t.src != t.dst:
-                    posted[t.dst] += t.nbytes
-        worst = [max(w, p) for w, p in zip(worst, posted)]
+        worst = buffers.posted_bytes(schedule)
         if max(worst) > limit:
             node = worst.index(max(worst))
             raise usage_error(
