@@ -12,8 +12,12 @@ import pytest
 
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.library import cost
-from phalanx.compiler.library.knomial import (direct_halved_rounds, far_scatter_loads_less,
-                                             halving_direct_s, radix)
+from phalanx.compiler.library.knomial import (
+    direct_halved_rounds,
+    far_scatter_loads_less,
+    halving_direct_s,
+    radix,
+)
 from phalanx.compiler.target import resolve
 from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import kind_program
