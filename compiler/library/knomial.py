@@ -19,7 +19,7 @@ become one: halving_direct_s); `cut_scatter_doubling_phases`, the broadcast's tw
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import replace
 
 from phalanx.compiler.library import cost
@@ -123,23 +123,23 @@ def far_scatter_loads_less(machine: Machine, order: list[int], halved: int) -> b
     """Whether the scatter over members 0 .. 2^k - 1 farthest first (the root's first message
     to member 2^(k-1), half the block) puts fewer bytes on the busiest link of its rounds,
     summed over the rounds, than nearest first (binomial_rounds: member 1 first), under the
-    machine's fixed routes. A round takes at least its busiest link's bytes (a link carries
-    one message at a time), and only the scatter's order is free: the column trees and the
-    doubling are the same either way. On the CS-2's fat tree of 4x4 crossbars
+    machine's fixed routes. A round takes at least its busiest link's bytes (a worm holds its
+    route's links for its whole wire time), and only the scatter's order is free: the column
+    trees and the doubling are the same either way. On the CS-2's fat tree of 4x4 crossbars
     (003_f18cb429ce0a4177.txt Sec. 3.2, Fig. 8; up by the destination's digit above, as
-    targets/bokhari/params.py CS2.up_route says why) nearest first
-    ends with rounds whose four senders of a leaf switch all send to one other leaf, on one
-    up-link; farthest first has one sender a leaf in every round that leaves it. Without
-    routes (or alike loads) nearest first, as before."""
+    targets/bokhari/params.py CS2.up_route says why) nearest first ends with rounds whose four
+    senders of a leaf switch all send to one other leaf, on one up-link; farthest first has
+    one sender a leaf in every round that leaves it. Without routes, or with alike loads,
+    nearest first, as before."""
     if machine.route is None:
         return False
     count = 1 << halved
-    near = sum(_busiest_link(machine, [(order[v], order[c], len(subtree(c, count)))
-                                       for v, c in pairs]) for pairs in binomial_rounds(count))
-    far = sum(_busiest_link(machine, [(order[_reversed_bits(v, halved)],
-                                       order[_reversed_bits(c, halved)], len(subtree(c, count)))
-                                      for v, c in pairs]) for pairs in binomial_rounds(count))
-    return far < near
+
+    def load(rank: Callable[[int], int]) -> float:
+        return sum(_busiest_link(machine, [(order[rank(v)], order[rank(c)], len(subtree(c, count)))
+                                           for v, c in pairs]) for pairs in binomial_rounds(count))
+
+    return load(lambda v: _reversed_bits(v, halved)) < load(lambda v: v)
 
 
 def _busiest_link(machine: Machine, messages: list[tuple[int, int, int]]) -> float:
