@@ -18,6 +18,8 @@ become one: halving_direct_s); `cut_scatter_doubling_phases`, the broadcast's tw
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable, Hashable
 from dataclasses import replace
 
 from phalanx.compiler.library import cost
@@ -108,9 +110,55 @@ def cut_scatter_doubling_phases(coll: Collective, machine: Machine) -> list[Phas
     piece j), each piece broadcast down a binomial tree over its column (the members with the
     same k low rank bits), then recursive doubling over the k low bits in every block of 2^k,
     the largest swap between ranks that differ in the lowest bit; k of least
-    cost.halving_doubling_s without merges (k = lg P: scatter-doubling; k = 0: binomial)."""
+    cost.halving_doubling_s without merges (k = lg P: scatter-doubling; k = 0: binomial). The
+    scatter goes farthest member first (MPICH's) where that loads the machine's routes less
+    (far_scatter_loads_less)."""
     order = rooted_order(coll)
-    return cut_scatter_doubling_over(coll, order, cut_bits(coll, machine, len(order)))
+    halved = cut_bits(coll, machine, len(order))
+    return cut_scatter_doubling_over(coll, order, halved,
+                                     far_first=far_scatter_loads_less(machine, order, halved))
+
+
+def far_scatter_loads_less(machine: Machine, order: list[int], halved: int) -> bool:
+    """Whether the scatter over members 0 .. 2^k - 1 farthest first (the root's first message
+    to member 2^(k-1), half the block) puts fewer bytes on the busiest link of its rounds,
+    summed over the rounds, than nearest first (binomial_rounds: member 1 first), under the
+    machine's fixed routes. A round takes at least its busiest link's bytes (a worm holds its
+    route's links for its whole wire time), and only the scatter's order is free: the column
+    trees and the doubling are the same either way. On the CS-2's fat tree of 4x4 crossbars
+    (003_f18cb429ce0a4177.txt Sec. 3.2, Fig. 8; up by the destination's digit above, as
+    targets/bokhari/params.py CS2.up_route says why) nearest first ends with rounds whose four
+    senders of a leaf switch all send to one other leaf, on one up-link; farthest first has
+    one sender a leaf in every round that leaves it. Without routes, or with alike loads,
+    nearest first, as before."""
+    if machine.route is None:
+        return False
+    count = 1 << halved
+
+    def load(rank: Callable[[int], int]) -> float:
+        return sum(_busiest_link(machine, [(order[rank(v)], order[rank(c)], len(subtree(c, count)))
+                                           for v, c in pairs]) for pairs in binomial_rounds(count))
+
+    return load(lambda v: _reversed_bits(v, halved)) < load(lambda v: v)
+
+
+def _busiest_link(machine: Machine, messages: list[tuple[int, int, int]]) -> float:
+    """The most units of (src, dst, units) `messages` on one link of the machine's routes
+    (an adapter's routes share a message's units evenly)."""
+    assert machine.route is not None
+    loads: Counter[Hashable] = Counter()
+    for src, dst, units in messages:
+        routes = machine.adapter.routes(src, dst) if machine.adapter else [machine.route(src, dst)]
+        for route in routes:
+            for link in route:
+                loads[link] += units / len(routes)
+    return max(loads.values(), default=0.0)
+
+
+def _reversed_bits(rank: int, bits: int) -> int:
+    """`rank`'s lowest `bits` bits in reverse order: nearest-first binomial ranks relabelled so
+    that the root's first message goes to the farthest member."""
+    return int(format(rank, f"0{bits}b")[::-1], 2) if bits else 0
 
 
 def cut_bits(coll: Collective, machine: Machine, members: int) -> int:
@@ -119,18 +167,22 @@ def cut_bits(coll: Collective, machine: Machine, members: int) -> int:
     return cost.least_halved_rounds(members, coll.block_bytes or 1, 1, no_merges)
 
 
-def cut_scatter_doubling_over(coll: Collective, order: list[int], halved: int) -> list[Phase]:
+def cut_scatter_doubling_over(coll: Collective, order: list[int], halved: int,
+                              far_first: bool = False) -> list[Phase]:
     """cut_scatter_doubling_phases over `order`, the members by virtual rank (the root first),
-    cut at k = `halved` rank bits."""
+    cut at k = `halved` rank bits; `far_first`: the scatter's root sends to member 2^(k-1)
+    first (binomial_rounds with the k bits reversed), else to member 1 first."""
     n, root = len(order), order[0]
     count = 1 << halved
     pieces = segments(coll.block_bytes or 0, count)
+    scattered = (lambda rank: _reversed_bits(rank, halved)) if far_first else (lambda rank: rank)
 
     def piece(src: int, dst: int, j: int, final: int) -> Transfer:
         offset, nbytes = pieces[j]
         return Transfer(order[src], order[dst], nbytes, root, order[final], COMBINED, offset)
 
-    phases = [[piece(v, c, j, j) for v, c in pairs for j in subtree(c, count)]
+    phases = [[piece(scattered(v), scattered(c), scattered(j), scattered(j))
+               for v, c in pairs for j in subtree(c, count)]
               for pairs in binomial_rounds(count)]
     phases += [[piece(v * count + j, c * count + j, j, c * count + j) for v, c in pairs
                 for j in range(count)] for pairs in binomial_rounds(n // count)]
