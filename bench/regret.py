@@ -180,16 +180,26 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def case_key(row: dict[str, Any]) -> tuple[str, str, int]:
+    return row["target"], row["kind"], row["size_bytes"]
+
+
+def case_order(row: dict[str, Any]) -> tuple[int, int, int]:
+    """TARGETS' order, then KINDS', then size (a target or kind outside them last)."""
+    targets, kinds = {t: i for i, t in enumerate(TARGETS)}, {k: i for i, k in enumerate(KINDS)}
+    return (targets.get(row["target"], len(targets)), kinds.get(row["kind"], len(kinds)),
+            row["size_bytes"])
+
+
 def write(out: Path, table: str, rows: list[dict[str, Any]], wall_s: float,
           programs: list[dict[str, Any]] | None = None, programs_wall_s: float = 0.0) -> dict[str, Any]:
-    """Rows of this run replace those of the same targets in `out`; the others are kept (a
-    long run saves after every target, and runs over disjoint targets can be merged).
+    """Rows of this run replace those of the same cases (target, kind, size) in `out`; the
+    others are kept (a long run saves after every target, a run of some kinds keeps the other
+    kinds' rows, and runs over disjoint cases can be merged).
     `programs`: new program rows (None: keep those in `out`)."""
-    mine = {r["target"] for r in rows}
     old = json.loads(out.read_text()).get("rows", []) if out.exists() else []
-    order = {t: i for i, t in enumerate(TARGETS)}
-    merged = sorted([r for r in old if r["target"] not in mine] + rows,
-                    key=lambda r: order.get(r["target"], len(order)))
+    merged = sorted(({case_key(r): r for r in old} | {case_key(r): r for r in rows}).values(),
+                    key=case_order)
     ran = [r for r in merged if "not_runnable" not in r]
     old_report = json.loads(out.read_text()) if out.exists() else {}
     program_rows = old_report.get("program_rows", []) if programs is None else programs
