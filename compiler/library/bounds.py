@@ -59,8 +59,8 @@
 - memory fill: the same on the memory streams a node's sends and receives share (iWarp, the
   torus), whose processor runs the start-ups: the average over the memories of the idle start
   plus twice the receivers' bytes over their streams (memory_fill_bound_s);
-- late nodes: a broadcast's nodes first sent some of the block in the last start-up round
-  must each take the whole block, in messages that each stream on one link, from nodes that can
+- late nodes: a broadcast's (or an allreduce's, for any one member's input) nodes first sent
+  some of the block in the last start-up round must each take the whole block, in messages that each stream on one link, from nodes that can
   start few messages before the end: where a node streams several messages (iWarp, the torus)
   the last round's block cannot come in at the node's whole rate (late_nodes_bound_s);
 - memory rounds: the start-up rounds leave at most 2^j nodes holding any of a source's data
@@ -478,6 +478,24 @@ def _late_capacity_s(window_s: float, hold_s: float) -> float:
     return starts * window_s - hold_s * starts * (starts - 1) / 2
 
 
+def _late_nodes_block(coll: Collective) -> int | None:
+    """The bytes every node needs of a source where each of the collective's nodes needs the
+    same block of it: a broadcast from one root to every other node (its block), or an
+    allreduce whose nodes are one group with even partials (the partial: each of its elements
+    depends on every member's input). None otherwise (uneven blocks, several groups)."""
+    m = coll.network_matrix
+    if coll.kind == "broadcast" and _one_root_to_all_bytes(coll) is not None:
+        root = int(np.flatnonzero(m.any(axis=1))[0])
+        blocks = np.delete(m[root], root)
+    elif coll.kind == "allreduce":
+        blocks = m[~np.eye(coll.nprocs, dtype=bool)]
+    else:
+        return None
+    if blocks.size == 0 or blocks.min() <= 0 or blocks.min() != blocks.max():
+        return None
+    return int(blocks[0])
+
+
 def late_nodes_bound_s(coll: Collective, port: PortModel) -> float:
     """A broadcast of B bytes from one root to the other P - 1 nodes of the collective, where a
     node streams several messages at once but each message streams on one link, at most one
@@ -490,18 +508,19 @@ def late_nodes_bound_s(coll: Collective, port: PortModel) -> float:
     before), so the messages of a node bring at most C(x) / beta or C(x - alpha) / beta bytes,
     C(y) = sum over i >= 0 of (y - i h)+. The late nodes' blocks then need
         (P - 2^(L-1)) (B beta - C(x - alpha)) <= 2^(L-1) C(x),
-    the fewest late nodes being the worst case; T >= (L - 1) h + alpha + the least such x. 0 for
-    other kinds, several senders, uneven blocks, a collective whose nodes are not all receivers,
-    ports of one stream (where the start-up bound's last block at one stream is never below it)
-    or shared between nodes, and no hold."""
-    if port.streams <= 1 or port.port_of or port.hold_s <= 0 or _one_root_to_all_bytes(coll) is None:
+    the fewest late nodes being the worst case; T >= (L - 1) h + alpha + the least such x.
+    An allreduce of one group with even B-byte partials takes the same bound for any one
+    member's input as the source: every element of every other member's result depends on it,
+    so those members need B bytes that carry it (docs/bounds.md). 0 for other kinds, several
+    senders of a broadcast, several groups of an allreduce, uneven blocks, a collective whose
+    nodes are not all receivers, ports of one stream (where the start-up bound's last block at
+    one stream is never below it) or shared between nodes, and no hold."""
+    if port.streams <= 1 or port.port_of or port.hold_s <= 0:
         return 0.0
-    m = coll.network_matrix
-    root = int(np.flatnonzero(m.any(axis=1))[0])
-    blocks = np.delete(m[root], root)
-    if blocks.min() != blocks.max():
+    block = _late_nodes_block(coll)
+    if block is None:
         return 0.0
-    n, block_s = coll.nprocs, float(blocks[0]) * port.s_per_byte
+    n, block_s = coll.nprocs, block * port.s_per_byte
     rounds = math.ceil(math.log2(n))
     early = 2 ** (rounds - 1)
     late = n - early
