@@ -63,6 +63,9 @@
   some of the block in the last start-up round must each take the whole block, in messages that each stream on one link, from nodes that can
   start few messages before the end: where a node streams several messages (iWarp, the torus)
   the last round's block cannot come in at the node's whole rate (late_nodes_bound_s);
+- memory start: an allreduce's transfers (2 (k - 1) partials a group of k) each hold a memory
+  stream at both ends, and in the first start-ups the nodes have started too few messages to
+  use all their memories' streams (memory_start_bound_s);
 - memory rounds: the start-up rounds leave at most 2^j nodes holding any of a source's data
   j holds after alpha, and on memory streams a node's sends and receives share (iWarp, the
   torus) everything the others still need of every source then passes the memories twice:
@@ -536,6 +539,31 @@ def late_nodes_bound_s(coll: Collective, port: PortModel) -> float:
         middle = (low + high) / 2
         low, high = (middle, high) if short(middle) else (low, middle)
     return (rounds - 1) * hold + alpha + low
+
+
+def memory_start_bound_s(coll: Collective, port: PortModel) -> float:
+    """An allreduce where each node's sends and receives share s = `shared_streams` link-rate
+    streams of its memory and its processor starts its messages one per h (iWarp, the torus;
+    docs/bounds.md, "An allreduce's memories at the start"). Every byte on the wire holds a
+    stream at both its ends for s_per_byte, and the members must move what `needs` charges
+    them (2 (k - 1) partials a group of k, Patarasuk and Yuan): sum over nodes of send + receive
+    bytes. No message streams before alpha after its start, and by alpha + (j + 1) h the P nodes
+    have started at most P (j + 1) messages, each holding one stream at each end: from alpha to
+    alpha + (j + 1) h the memories use at most 2 P (j + 1) of their s P streams. Over the P
+    memories:
+        s P T >= s P alpha + P h sum over j >= 0 of (s - 2 (j + 1))+ + beta sum (send + recv),
+    on four streams T >= alpha + h / 2 + beta sum (send + recv) / (4 P). 0 for other kinds and
+    ports without streams shared by both directions (or shared between nodes)."""
+    streams = port.shared_streams
+    if port.shared_engine or not streams or port.port_of or coll.kind != "allreduce":
+        return 0.0
+    send, recv = needs(coll, port)
+    n = coll.nprocs
+    unused_s = n * port.hold_s * sum(max(0, streams - 2 * (j + 1)) for j in range(streams))
+    wire_s = float(send.sum() + recv.sum()) * port.s_per_byte
+    return port.startup_s + (unused_s + wire_s) / (streams * n)
+
+
 def memory_rounds_bound_s(coll: Collective, port: PortModel) -> float:
     """Start-up rounds and the memories together, where each node's sends and receives share
     `shared_streams` link-rate streams of its memory and its processor starts its messages one
@@ -602,6 +630,7 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
     for name, bound_s in (("pipeline", pipeline_bound_s), ("start-ups or relays", relay_bound_s),
                           ("engine fill", engine_fill_bound_s), ("memory fill", memory_fill_bound_s),
                           ("late nodes", late_nodes_bound_s),
+                          ("memory start", memory_start_bound_s),
                           ("memory rounds", memory_rounds_bound_s),
                           ("three levels", three_level_bound_s),
                           ("contributor pipeline", contributor_pipeline_bound_s),
