@@ -60,9 +60,10 @@
   torus), whose processor runs the start-ups: the average over the memories of the idle start
   plus twice the receivers' bytes over their streams (memory_fill_bound_s);
 - late nodes: a broadcast's (or an allreduce's, for any one member's input) nodes first sent
-  some of the block in the last start-up round must each take the whole block, in messages that each stream on one link, from nodes that can
-  start few messages before the end: where a node streams several messages (iWarp, the torus)
-  the last round's block cannot come in at the node's whole rate (late_nodes_bound_s);
+  some of the block in the last start-up round must each take the whole block, in messages that
+  each stream on one link, from nodes that can start few messages before the end: where a node
+  streams several messages (iWarp, the torus) the last round's block cannot come in at the
+  node's whole rate (late_nodes_bound_s);
 - memory start: an allreduce's transfers (2 (k - 1) partials a group of k) each hold a memory
   stream at both ends, and in the first start-ups the nodes have started too few messages to
   use all their memories' streams (memory_start_bound_s);
