@@ -59,10 +59,14 @@
 - memory fill: the same on the memory streams a node's sends and receives share (iWarp, the
   torus), whose processor runs the start-ups: the average over the memories of the idle start
   plus twice the receivers' bytes over their streams (memory_fill_bound_s);
-- late nodes: a broadcast's nodes first sent some of the block in the last start-up round
-  must each take the whole block, in messages that each stream on one link, from nodes that can
-  start few messages before the end: where a node streams several messages (iWarp, the torus)
-  the last round's block cannot come in at the node's whole rate (late_nodes_bound_s);
+- late nodes: a broadcast's (or an allreduce's, for any one member's input) nodes first sent
+  some of the block in the last start-up round must each take the whole block, in messages that
+  each stream on one link, from nodes that can start few messages before the end: where a node
+  streams several messages (iWarp, the torus) the last round's block cannot come in at the
+  node's whole rate (late_nodes_bound_s);
+- memory start: an allreduce's transfers (2 (k - 1) partials a group of k) each hold a memory
+  stream at both ends, and in the first start-ups the nodes have started too few messages to
+  use all their memories' streams (memory_start_bound_s);
 - memory rounds: the start-up rounds leave at most 2^j nodes holding any of a source's data
   j holds after alpha, and on memory streams a node's sends and receives share (iWarp, the
   torus) everything the others still need of every source then passes the memories twice:
@@ -478,6 +482,24 @@ def _late_capacity_s(window_s: float, hold_s: float) -> float:
     return starts * window_s - hold_s * starts * (starts - 1) / 2
 
 
+def _late_nodes_block(coll: Collective) -> int | None:
+    """The bytes every node needs of a source where each of the collective's nodes needs the
+    same block of it: a broadcast from one root to every other node (its block), or an
+    allreduce whose nodes are one group with even partials (the partial: each of its elements
+    depends on every member's input). None otherwise (uneven blocks, several groups)."""
+    m = coll.network_matrix
+    if coll.kind == "broadcast" and _one_root_to_all_bytes(coll) is not None:
+        root = int(np.flatnonzero(m.any(axis=1))[0])
+        blocks = np.delete(m[root], root)
+    elif coll.kind == "allreduce":
+        blocks = m[~np.eye(coll.nprocs, dtype=bool)]
+    else:
+        return None
+    if blocks.size == 0 or blocks.min() <= 0 or blocks.min() != blocks.max():
+        return None
+    return int(blocks[0])
+
+
 def late_nodes_bound_s(coll: Collective, port: PortModel) -> float:
     """A broadcast of B bytes from one root to the other P - 1 nodes of the collective, where a
     node streams several messages at once but each message streams on one link, at most one
@@ -490,18 +512,19 @@ def late_nodes_bound_s(coll: Collective, port: PortModel) -> float:
     before), so the messages of a node bring at most C(x) / beta or C(x - alpha) / beta bytes,
     C(y) = sum over i >= 0 of (y - i h)+. The late nodes' blocks then need
         (P - 2^(L-1)) (B beta - C(x - alpha)) <= 2^(L-1) C(x),
-    the fewest late nodes being the worst case; T >= (L - 1) h + alpha + the least such x. 0 for
-    other kinds, several senders, uneven blocks, a collective whose nodes are not all receivers,
-    ports of one stream (where the start-up bound's last block at one stream is never below it)
-    or shared between nodes, and no hold."""
-    if port.streams <= 1 or port.port_of or port.hold_s <= 0 or _one_root_to_all_bytes(coll) is None:
+    the fewest late nodes being the worst case; T >= (L - 1) h + alpha + the least such x.
+    An allreduce of one group with even B-byte partials takes the same bound for any one
+    member's input as the source: every element of every other member's result depends on it,
+    so those members need B bytes that carry it (docs/bounds.md). 0 for other kinds, several
+    senders of a broadcast, several groups of an allreduce, uneven blocks, a collective whose
+    nodes are not all receivers, ports of one stream (where the start-up bound's last block at
+    one stream is never below it) or shared between nodes, and no hold."""
+    if port.streams <= 1 or port.port_of or port.hold_s <= 0:
         return 0.0
-    m = coll.network_matrix
-    root = int(np.flatnonzero(m.any(axis=1))[0])
-    blocks = np.delete(m[root], root)
-    if blocks.min() != blocks.max():
+    block = _late_nodes_block(coll)
+    if block is None:
         return 0.0
-    n, block_s = coll.nprocs, float(blocks[0]) * port.s_per_byte
+    n, block_s = coll.nprocs, block * port.s_per_byte
     rounds = math.ceil(math.log2(n))
     early = 2 ** (rounds - 1)
     late = n - early
@@ -517,6 +540,31 @@ def late_nodes_bound_s(coll: Collective, port: PortModel) -> float:
         middle = (low + high) / 2
         low, high = (middle, high) if short(middle) else (low, middle)
     return (rounds - 1) * hold + alpha + low
+
+
+def memory_start_bound_s(coll: Collective, port: PortModel) -> float:
+    """An allreduce where each node's sends and receives share s = `shared_streams` link-rate
+    streams of its memory and its processor starts its messages one per h (iWarp, the torus;
+    docs/bounds.md, "An allreduce's memories at the start"). Every byte on the wire holds a
+    stream at both its ends for s_per_byte, and the members must move what `needs` charges
+    them (2 (k - 1) partials a group of k, Patarasuk and Yuan): sum over nodes of send + receive
+    bytes. No message streams before alpha after its start, and by alpha + (j + 1) h the P nodes
+    have started at most P (j + 1) messages, each holding one stream at each end: from alpha to
+    alpha + (j + 1) h the memories use at most 2 P (j + 1) of their s P streams. Over the P
+    memories:
+        s P T >= s P alpha + P h sum over j >= 0 of (s - 2 (j + 1))+ + beta sum (send + recv),
+    on four streams T >= alpha + h / 2 + beta sum (send + recv) / (4 P). 0 for other kinds and
+    ports without streams shared by both directions (or shared between nodes)."""
+    streams = port.shared_streams
+    if port.shared_engine or not streams or port.port_of or coll.kind != "allreduce":
+        return 0.0
+    send, recv = needs(coll, port)
+    n = coll.nprocs
+    unused_s = n * port.hold_s * sum(max(0, streams - 2 * (j + 1)) for j in range(streams))
+    wire_s = float(send.sum() + recv.sum()) * port.s_per_byte
+    return port.startup_s + (unused_s + wire_s) / (streams * n)
+
+
 def memory_rounds_bound_s(coll: Collective, port: PortModel) -> float:
     """Start-up rounds and the memories together, where each node's sends and receives share
     `shared_streams` link-rate streams of its memory and its processor starts its messages one
@@ -583,6 +631,7 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
     for name, bound_s in (("pipeline", pipeline_bound_s), ("start-ups or relays", relay_bound_s),
                           ("engine fill", engine_fill_bound_s), ("memory fill", memory_fill_bound_s),
                           ("late nodes", late_nodes_bound_s),
+                          ("memory start", memory_start_bound_s),
                           ("memory rounds", memory_rounds_bound_s),
                           ("three levels", three_level_bound_s),
                           ("contributor pipeline", contributor_pipeline_bound_s),

@@ -17,6 +17,7 @@ from phalanx.compiler.library.bounds import (
     late_nodes_bound_s,
     memory_fill_bound_s,
     memory_rounds_bound_s,
+    memory_start_bound_s,
     pipeline_bound_s,
     relay_bound_s,
     startup_bound_s,
@@ -317,6 +318,77 @@ def test_a_broadcast_s_late_nodes_take_their_block_from_few_start_ups(spec, size
         other_coll = compile_program(kind_program(kind, other.nnodes, size), target=other_spec,
                                      cost="closed-form").collectives[0]
         assert late_nodes_bound_s(other_coll, other.library.machine.port) == 0.0, (other_spec, kind)
+@pytest.mark.parametrize("spec", ["torus:8x8", "iwarp:4x4", "torus:3x4"])
+def test_an_allreduce_s_late_nodes_take_one_input_s_partial_from_few_start_ups(spec):
+    """An allreduce of one group: every element of each other member's result depends on any
+    one member's input, so the broadcast's late nodes bound holds with that input as the block
+    and the partial's bytes as B (docs/bounds.md, "An allreduce's late nodes"): at 2 KB on
+    torus:8x8 the broadcast's figure, 5 h + alpha + (B beta + h + alpha) / 3 = 150.6 us, above
+    the start-up rounds' 132.95. Every allreduce algorithm of the machine takes at least it at
+    128 B, 2 KB and 16 KB. Not for two groups nor on one-stream ports."""
+    machine = resolve(spec)
+    port = machine.library.machine.port
+    n = machine.nnodes
+    for size in (128, 2048, 16384):
+        coll = compile_program(kind_program("allreduce", n, size), target=spec,
+                               cost="closed-form").collectives[0]
+        bound_s = late_nodes_bound_s(coll, port)
+        broadcast = compile_program(kind_program("broadcast", n, size), target=spec,
+                                    cost="closed-form").collectives[0]
+        assert bound_s == pytest.approx(late_nodes_bound_s(broadcast, port)) and bound_s > 0
+        if spec == "torus:8x8":
+            if size == 2048:
+                assert bound_s == pytest.approx(5 * port.hold_s + port.startup_s
+                                                + (size * port.s_per_byte + port.hold_s + port.startup_s) / 3)
+                assert bound_s > startup_bound_s(coll, port)
+                assert machine.binding_bound(coll) == (pytest.approx(bound_s), "late nodes")
+            continue  # 64 nodes: the every-algorithm check is the grid's (bench/efficiency.py)
+        assert machine.binding_bound(coll)[0] >= bound_s
+        for algorithm, unmet in machine.candidates(coll):
+            if unmet is None:
+                assert simulated_time_s(machine, coll, algorithm) >= bound_s * (1 - ROUNDING), algorithm
+    two_groups = recognize(0, np.kron(np.eye(2, dtype=np.int64), np.ones((8, 8), np.int64)) * 2048,
+                           "A", "B", 1, op="sum", nreceivers=16)
+    assert two_groups.kind == "allreduce"
+    assert late_nodes_bound_s(two_groups, resolve("iwarp:4x4").library.machine.port) == 0.0
+    one_stream = resolve("paragon:2x4")
+    coll = compile_program(kind_program("allreduce", 8, 2048), target="paragon:2x4",
+                           cost="closed-form").collectives[0]
+    assert late_nodes_bound_s(coll, one_stream.library.machine.port) == 0.0
+
+
+@pytest.mark.parametrize("spec", ["torus:8x8", "iwarp:4x4", "torus:3x4"])
+def test_an_allreduce_s_memories_are_half_idle_for_the_first_hold(spec):
+    """Four memory streams a node, shared by its sends and receives: an allreduce's members move
+    2 (P - 1) partials in all, each byte holding a stream at both ends, and from alpha to
+    alpha + h each node has started at most one message, so at most 2 P of the 4 P streams are
+    busy (docs/bounds.md, "An allreduce's memories at the start"): T >= alpha + h / 2 +
+    4 (P - 1) B beta / (4 P), h / 2 above the port bandwidth bound. Every allreduce algorithm of
+    the machine takes at least it at 2 KB and 16 KB. Not for an allgather, nor where sends and
+    receives do not share streams (paragon)."""
+    machine = resolve(spec)
+    port = machine.library.machine.port
+    n = machine.nnodes
+    for size in (2048, 16384):
+        coll = compile_program(kind_program("allreduce", n, size), target=spec,
+                               cost="closed-form").collectives[0]
+        bound_s = memory_start_bound_s(coll, port)
+        assert bound_s == pytest.approx(port.startup_s + port.hold_s / 2
+                                        + 4 * (n - 1) * size * port.s_per_byte / (4 * n))
+        assert bound_s == pytest.approx(bounds(coll, port)["port bandwidth"] + port.hold_s / 2)
+        if spec == "torus:8x8":
+            continue  # 64 nodes: the every-algorithm check is the grid's (bench/efficiency.py)
+        assert machine.binding_bound(coll)[0] >= bound_s
+        for algorithm, unmet in machine.candidates(coll):
+            if unmet is None:
+                assert simulated_time_s(machine, coll, algorithm) >= bound_s * (1 - ROUNDING), algorithm
+    for other_spec, kind in (("paragon:2x4", "allreduce"), ("iwarp:4x4", "allgather")):
+        other = resolve(other_spec)
+        other_coll = compile_program(kind_program(kind, other.nnodes, 16384), target=other_spec,
+                                     cost="closed-form").collectives[0]
+        assert memory_start_bound_s(other_coll, other.library.machine.port) == 0.0, (other_spec, kind)
+
+
 def test_the_memories_carry_what_the_start_up_rounds_left_undelivered():
     """torus:8x8 (four memory streams a node, shared by its sends and receives): j holds after
     alpha at most 2^j nodes hold any of a source's data, so each source's other 64 - 2^j
