@@ -111,17 +111,49 @@ def radix_round_messages(coll: Collective, radix: int, overlap: bool = False) ->
     holds blocks to move in a round packs them into one local copy and sends them as one
     message, the bytes summed (as cost.messages groups them), nodes in ascending order."""
     m, n = coll.matrix, coll.nprocs
+    off = m[~np.eye(n, dtype=bool)]
+    uniform = n > 1 and off[0] > 0 and (off == off[0]).all()  # 16.8M blocks on 4096 nodes: not followed
     if overlap:
-        yield from overlapped_round_messages(m, radix)
+        yield from (uniform_overlapped_round_messages(np.diagonal(m), radix, int(off[0])) if uniform
+                    else overlapped_round_messages(m, radix))
         return
     own = np.flatnonzero(np.diagonal(m) > 0)
     if len(own):
         yield MessagePhase(own, own, m[own, own])
-    off = m[~np.eye(n, dtype=bool)]
-    if n > 1 and off[0] > 0 and (off == off[0]).all():  # 16.8M blocks on 4096 nodes: not followed
+    if uniform:
         yield from uniform_round_messages(n, radix, int(off[0]))
     else:
         yield from followed_round_messages(m, radix)
+
+
+def uniform_overlapped_round_messages(own: np.ndarray, radix: int, block: int) -> Iterator[MessagePhase]:
+    """overlapped_round_messages of a complete exchange of `block`-byte blocks (`own`: the
+    bytes each node keeps), from counts as uniform_round_messages: every node holds the same
+    blocks relative to itself, so a round's early pack is the distances of the next round's
+    digit that this round does not move, its late pack those it moves."""
+    n = len(own)
+    nodes = np.arange(n, dtype=np.int64)
+    distance = np.arange(1, n)
+    rounds = [(place * digit, distance // place % radix == digit) for place, digit in steps(n, radix)]
+
+    def phase(step: int | None, sent: int, packed: int) -> MessagePhase:
+        senders = nodes if step is not None and sent else nodes[:0]
+        copiers = nodes if packed else nodes[:0]
+        to = partners(senders, step, n, radix) if step is not None else senders
+        return MessagePhase(np.concatenate([senders, copiers]), np.concatenate([to, copiers]),
+                            np.concatenate([np.full(len(senders), sent * block, dtype=np.int64),
+                                            np.full(len(copiers), packed * block, dtype=np.int64)]))
+
+    first = int(rounds[0][1].sum()) if rounds else 0
+    keep = own.astype(np.int64) + first * block
+    copiers = np.flatnonzero(keep > 0)
+    yield MessagePhase(copiers, copiers, keep[copiers])
+    for r, (step, moved) in enumerate(rounds):
+        later = rounds[r + 1][1] if r + 1 < len(rounds) else np.zeros_like(moved)
+        yield phase(step, int(moved.sum()), int((later & ~moved).sum()))
+        late = int((later & moved).sum())
+        if late:
+            yield phase(None, 0, late)
 
 
 def overlapped_round_messages(m: np.ndarray, radix: int) -> Iterator[MessagePhase]:

@@ -16,6 +16,7 @@ from phalanx.compiler.library.radix import (
     radices,
     radix_bruck_s,
     radix_rounds,
+    uniform_overlapped_round_messages,
     steps,
     uniform_round_messages,
 )
@@ -150,3 +151,17 @@ def test_the_paragon_packs_beside_its_sends_at_128_bytes():
                            algorithm="alltoall=radix-bruck").collectives[0]
     assert best_radix(coll, machine.library.machine.port) == 4
     assert simulated_time_s(machine, coll, "radix-bruck") == pytest.approx(1.303736e-3, rel=1e-6)
+
+
+@pytest.mark.parametrize("n, radix", [(8, 2), (8, 4), (16, 8), (12, 3), (12, 5), (7, 4)])
+def test_a_complete_exchange_counts_its_overlapped_rounds_as_following_its_blocks_does(n, radix):
+    """uniform_overlapped_round_messages (counts, O(P) a round) gives the phases that
+    following every block gives (overlapped_round_messages), node for node."""
+    block = 24
+    m = np.full((n, n), block, dtype=np.int64)
+    np.fill_diagonal(m, 0)
+    uniform = list(uniform_overlapped_round_messages(np.diagonal(m), radix, block))
+    followed = list(overlapped_round_messages(m, radix))
+    assert len(uniform) == len(followed) > 0
+    for u, f in zip(uniform, followed):
+        assert (u.src == f.src).all() and (u.dst == f.dst).all() and (u.nbytes == f.nbytes).all()
