@@ -67,6 +67,22 @@ class ForwardedBlocks:
         return [rows(here, here, b, o, f, COMBINED),  # packed per node
                 rows(here, ahead, b, o, f, COMBINED)]
 
+    def pack_rows(self, moved: np.ndarray) -> np.ndarray:
+        """The blocks `moved` packed where they are (one local copy per holder), in
+        round_tables' order."""
+        moved = moved[np.lexsort((self.final[moved], self.origin[moved], self.at[moved]))]
+        here = self.at[moved]
+        return rows(here, here, self.nbytes[moved], self.origin[moved], self.final[moved], COMBINED)
+
+    def send_rows(self, moved: np.ndarray, step: Step) -> np.ndarray:
+        """The blocks `moved` sent to `step` of their holder (round_tables' send phase), which
+        then holds them."""
+        moved = moved[np.lexsort((self.final[moved], self.origin[moved], self.at[moved]))]
+        here = self.at[moved]
+        ahead = step(here)
+        self.at[moved] = ahead
+        return rows(here, ahead, self.nbytes[moved], self.origin[moved], self.final[moved], COMBINED)
+
     def round_messages(self, moved: np.ndarray, step: Step) -> Iterator[MessagePhase]:
         """round_tables' two phases as messages from counts: each holder of a moved block packs
         them into one local copy and sends them as one message, the bytes summed, holders in

@@ -24,6 +24,11 @@ start-up and the busiest node's packed bytes per round), among `radices`. `auto`
 chosen radix against the other algorithms as it ranks them all. Every block is a Transfer per
 hop with its own origin and final, forwarded by the nodes it passes (as in index.py), packed
 before each send at the machine's copy rate.
+
+Where a communication processor runs the messages (PortModel.shared_engine: the Paragon's
+second i860, seed 003 Sec. 3.1; the SP2's and CS-2's, Sec. 1) the compute processor packs a
+round while the previous round is sent: the blocks held before that round are packed in its
+send phase, those it brought after it (radix_rounds' `overlap`; docs/targets.md).
 """
 
 from __future__ import annotations
@@ -67,17 +72,32 @@ def steps(nprocs: int, radix: int) -> list[tuple[int, int]]:
     return out
 
 
-def radix_rounds(coll: Collective, radix: int) -> PhaseColumns:
+def radix_rounds(coll: Collective, radix: int, overlap: bool = False) -> PhaseColumns:
     """The rounds of radix `radix`: the local copies first, then per round a pack phase and a
     send phase. Every block (o, f) that crosses the network is followed at once (numpy columns,
-    in the order of o, then f): `at` is the node holding it."""
+    in the order of o, then f): `at` is the node holding it.
+
+    With `overlap` (a node whose communication processor sends while its compute processor
+    copies), a round's pack is split: the blocks the node held before the previous round are
+    packed in that round's send phase, beside its send; only those the previous round brought
+    are packed after it."""
     m, n = coll.matrix, coll.nprocs
     blocks = ForwardedBlocks(m)
     distance = distances(blocks.origin, blocks.final, n, radix)
-    tables = [local_copy_rows(m)]
-    for place, digit in steps(n, radix):
-        tables += blocks.round_tables(np.flatnonzero(distance // place % radix == digit),
-                                      _to(digit * place, n, radix))
+    moves = [(np.flatnonzero(distance // place % radix == digit), _to(digit * place, n, radix))
+             for place, digit in steps(n, radix)]
+    if not overlap:
+        tables = [local_copy_rows(m)]
+        for moved, step in moves:
+            tables += blocks.round_tables(moved, step)
+        return joined(tables)
+    tables = [np.concatenate([local_copy_rows(m)] + ([blocks.pack_rows(moves[0][0])] if moves else []))]
+    for r, (moved, step) in enumerate(moves):
+        later = moves[r + 1][0] if r + 1 < len(moves) else moved[:0]
+        brought = np.isin(later, moved)
+        early = blocks.pack_rows(later[~brought])  # held before this round: packed beside its send
+        tables += [np.concatenate([blocks.send_rows(moved, step), early]),
+                   blocks.pack_rows(later[brought])]
     return joined(tables)
 
 
@@ -86,19 +106,89 @@ def _to(step: int, nprocs: int, radix: int) -> Step:
     return lambda nodes: partners(nodes, step, nprocs, radix)
 
 
-def radix_round_messages(coll: Collective, radix: int) -> Iterator[MessagePhase]:
+def radix_round_messages(coll: Collective, radix: int, overlap: bool = False) -> Iterator[MessagePhase]:
     """The messages of radix_rounds' phases from counts, without its transfers: each node that
     holds blocks to move in a round packs them into one local copy and sends them as one
     message, the bytes summed (as cost.messages groups them), nodes in ascending order."""
     m, n = coll.matrix, coll.nprocs
+    off = m[~np.eye(n, dtype=bool)]
+    uniform = n > 1 and off[0] > 0 and (off == off[0]).all()  # 16.8M blocks on 4096 nodes: not followed
+    if overlap:
+        yield from (uniform_overlapped_round_messages(np.diagonal(m), radix, int(off[0])) if uniform
+                    else overlapped_round_messages(m, radix))
+        return
     own = np.flatnonzero(np.diagonal(m) > 0)
     if len(own):
         yield MessagePhase(own, own, m[own, own])
-    off = m[~np.eye(n, dtype=bool)]
-    if n > 1 and off[0] > 0 and (off == off[0]).all():  # 16.8M blocks on 4096 nodes: not followed
+    if uniform:
         yield from uniform_round_messages(n, radix, int(off[0]))
     else:
         yield from followed_round_messages(m, radix)
+
+
+def uniform_overlapped_round_messages(own: np.ndarray, radix: int, block: int) -> Iterator[MessagePhase]:
+    """overlapped_round_messages of a complete exchange of `block`-byte blocks (`own`: the
+    bytes each node keeps), from counts as uniform_round_messages: every node holds the same
+    blocks relative to itself, so a round's early pack is the distances of the next round's
+    digit that this round does not move, its late pack those it moves."""
+    n = len(own)
+    nodes = np.arange(n, dtype=np.int64)
+    distance = np.arange(1, n)
+    rounds = [(place * digit, distance // place % radix == digit) for place, digit in steps(n, radix)]
+
+    def phase(step: int | None, sent: int, packed: int) -> MessagePhase:
+        senders = nodes if step is not None and sent else nodes[:0]
+        copiers = nodes if packed else nodes[:0]
+        to = partners(senders, step, n, radix) if step is not None else senders
+        return MessagePhase(np.concatenate([senders, copiers]), np.concatenate([to, copiers]),
+                            np.concatenate([np.full(len(senders), sent * block, dtype=np.int64),
+                                            np.full(len(copiers), packed * block, dtype=np.int64)]))
+
+    first = int(rounds[0][1].sum()) if rounds else 0
+    keep = own.astype(np.int64) + first * block
+    copiers = np.flatnonzero(keep > 0)
+    yield MessagePhase(copiers, copiers, keep[copiers])
+    for r, (step, moved) in enumerate(rounds):
+        later = rounds[r + 1][1] if r + 1 < len(rounds) else np.zeros_like(moved)
+        yield phase(step, int(moved.sum()), int((later & ~moved).sum()))
+        late = int((later & moved).sum())
+        if late:
+            yield phase(None, 0, late)
+
+
+def overlapped_round_messages(m: np.ndarray, radix: int) -> Iterator[MessagePhase]:
+    """radix_rounds' phases with `overlap`, its blocks followed: the own blocks' and the first
+    round's pack, then per round its sends with the next round's pack of the blocks held before
+    it, then the pack of those it brought (each phase's sends, then its copies, nodes ascending)."""
+    n = len(m)
+    blocks = ForwardedBlocks(m)
+    distance = distances(blocks.origin, blocks.final, n, radix)
+    moves = [(np.flatnonzero(distance // place % radix == digit), _to(digit * place, n, radix))
+             for place, digit in steps(n, radix)]
+
+    def held(moved: np.ndarray) -> np.ndarray:
+        return np.bincount(blocks.at[moved], weights=blocks.nbytes[moved], minlength=n)
+
+    def phase(sent: np.ndarray, step: Step | None, packed: np.ndarray) -> MessagePhase:
+        send_nodes = np.flatnonzero(held(sent) > 0) if step is not None else sent[:0]
+        send_bytes = np.rint(held(sent)[send_nodes]).astype(np.int64)
+        copy_nodes = np.flatnonzero(packed > 0)
+        to = step(send_nodes) if step is not None else send_nodes
+        return MessagePhase(np.concatenate([send_nodes, copy_nodes]), np.concatenate([to, copy_nodes]),
+                            np.concatenate([send_bytes, np.rint(packed[copy_nodes]).astype(np.int64)]))
+
+    own = np.diagonal(m).astype(np.float64) + (held(moves[0][0]) if moves else 0.0)
+    yield phase(blocks.origin[:0], None, own)
+    for r, (moved, step) in enumerate(moves):
+        later = moves[r + 1][0] if r + 1 < len(moves) else moved[:0]
+        brought = np.isin(later, moved)
+        early = held(later[~brought])
+        sending = phase(moved, step, early)
+        blocks.at[moved] = step(blocks.at[moved])
+        yield sending
+        late = held(later[brought])
+        if late.any():
+            yield phase(blocks.origin[:0], None, late)
 
 
 def uniform_round_messages(n: int, radix: int, block: int) -> Iterator[MessagePhase]:
@@ -134,6 +224,20 @@ def radices(nprocs: int) -> list[int]:
     return list(range(3, min(nprocs - 1, MAX_RADIX) + 1))
 
 
+def overlapped_rounds_s(coll: Collective, radix: int, port: PortModel) -> float:
+    """rounds_s where a node copies beside its sends (radix_rounds' `overlap`): per phase the
+    longer of its busiest sender's start-up and bytes (twice through the shared engine) and
+    its busiest node's copy."""
+    engine = 2.0 if port.shared_engine else 1.0
+    total_s = 0.0
+    for phase in radix_round_messages(coll, radix, overlap=True):
+        copies = phase.src == phase.dst
+        send_s = (port.startup_s + engine * port.s_per_byte / port.streams
+                  * float(phase.nbytes[~copies].max(initial=0))) if (~copies).any() else 0.0
+        total_s += max(send_s, port.copy_s_per_byte * float(phase.nbytes[copies].max(initial=0)))
+    return total_s
+
+
 def rounds_s(coll: Collective, radix: int, port: PortModel) -> float:
     """What best_radix ranks radices by: per round a start-up, then the busiest node's packed
     bytes copied and moved through its port (twice on a shared engine, which takes a round's
@@ -153,15 +257,16 @@ def best_radix(coll: Collective, port: PortModel) -> int:
     choices = radices(coll.nprocs)
     if len(choices) <= 1:
         return choices[0] if choices else 3
-    return choices[int(np.argmin([rounds_s(coll, k, port) for k in choices]))]
+    cost = overlapped_rounds_s if port.shared_engine else rounds_s
+    return choices[int(np.argmin([cost(coll, k, port) for k in choices]))]
 
 
 def radix_bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:
-    return radix_rounds(coll, best_radix(coll, machine.port))
+    return radix_rounds(coll, best_radix(coll, machine.port), machine.port.shared_engine)
 
 
 def radix_bruck_messages(coll: Collective, machine: Machine) -> Iterator[MessagePhase]:
-    return radix_round_messages(coll, best_radix(coll, machine.port))
+    return radix_round_messages(coll, best_radix(coll, machine.port), machine.port.shared_engine)
 
 
 def radix_bruck_phases(coll: Collective, machine: Machine) -> list[Phase]:
