@@ -20,15 +20,19 @@ them, where a block's bytes cost about as much as a start-up (128 B - 2 KB on th
 machines), a middle radix wins.
 
 `radix-bruck` takes the radix of least time by a closed form of its rounds (rounds_s: a
-start-up and the busiest node's packed bytes per round), among `radices`. `auto` ranks the
-chosen radix against the other algorithms as it ranks them all. Every block is a Transfer per
-hop with its own origin and final, forwarded by the nodes it passes (as in index.py), packed
-before each send at the machine's copy rate.
+start-up and the busiest node's packed bytes per round), among `radices`, and in pairs the
+order of the places too (`Plan`): the top place first sends its rounds' blocks as they lie in
+the send buffer, one run of finals each, unpacked (issue 27, branch hcshort: hypercube:6 at
+128 B 1.066 -> 1.009 ms, at 2 KB radix 16's three top rounds carry half the bytes unpacked).
+`auto` ranks the chosen plan against the other algorithms as it ranks them all. Every block is
+a Transfer per hop with its own origin and final, forwarded by the nodes it passes (as in
+index.py), packed before each send at the machine's copy rate where its round packs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import NamedTuple
 
 import numpy as np
 
@@ -67,17 +71,39 @@ def steps(nprocs: int, radix: int) -> list[tuple[int, int]]:
     return out
 
 
-def radix_rounds(coll: Collective, radix: int) -> PhaseColumns:
-    """The rounds of radix `radix`: the local copies first, then per round a pack phase and a
-    send phase. Every block (o, f) that crosses the network is followed at once (numpy columns,
-    in the order of o, then f): `at` is the node holding it."""
-    m, n = coll.matrix, coll.nprocs
+class Plan(NamedTuple):
+    """What radix-bruck runs: the radix, and whether the top place's rounds go first."""
+
+    radix: int
+    top_first: bool
+
+
+def ordered_steps(nprocs: int, plan: Plan) -> list[tuple[int, int, bool]]:
+    """The rounds as run: (place value k^i, digit m, packed). Lowest place first, every round
+    packs. Top first (pairwise only): the top place's rounds move only blocks still at their
+    origin (a block sent in one of them arrives with a top digit of 0), and those of digit m
+    go to the finals whose top digit is the sender's XOR m, one run of side-by-side blocks of
+    its send buffer, sent as they lie, not packed; the other places' rounds pack blocks from
+    several messages. (In shifts such a run wraps round the buffer's end: not offered.)"""
+    rounds = steps(nprocs, plan.radix)
+    if not plan.top_first:
+        return [(place, digit, True) for place, digit in rounds]
+    top = max((place for place, _ in rounds), default=0)
+    return sorted(((place, digit, place != top) for place, digit in rounds),
+                  key=lambda r: (-r[0], r[1]))
+
+
+def radix_rounds(coll: Collective, plan: Plan) -> PhaseColumns:
+    """The rounds of `plan`: the local copies first, then per round a pack phase (where
+    ordered_steps packs) and a send phase. Every block (o, f) that crosses the network is
+    followed at once (numpy columns, in the order of o, then f): `at` is the node holding it."""
+    m, n, radix = coll.matrix, coll.nprocs, plan.radix
     blocks = ForwardedBlocks(m)
     distance = distances(blocks.origin, blocks.final, n, radix)
     tables = [local_copy_rows(m)]
-    for place, digit in steps(n, radix):
+    for place, digit, packed in ordered_steps(n, plan):
         tables += blocks.round_tables(np.flatnonzero(distance // place % radix == digit),
-                                      _to(digit * place, n, radix))
+                                      _to(digit * place, n, radix), packed)
     return joined(tables)
 
 
@@ -86,44 +112,53 @@ def _to(step: int, nprocs: int, radix: int) -> Step:
     return lambda nodes: partners(nodes, step, nprocs, radix)
 
 
-def radix_round_messages(coll: Collective, radix: int) -> Iterator[MessagePhase]:
+def radix_round_messages(coll: Collective, plan: Plan) -> Iterator[MessagePhase]:
     """The messages of radix_rounds' phases from counts, without its transfers: each node that
-    holds blocks to move in a round packs them into one local copy and sends them as one
-    message, the bytes summed (as cost.messages groups them), nodes in ascending order."""
-    m, n = coll.matrix, coll.nprocs
+    holds blocks to move in a round packs them into one local copy (where ordered_steps packs)
+    and sends them as one message, the bytes summed (as cost.messages groups them), nodes in
+    ascending order."""
+    m = coll.matrix
     own = np.flatnonzero(np.diagonal(m) > 0)
     if len(own):
         yield MessagePhase(own, own, m[own, own])
+    yield from round_messages(coll, plan)
+
+
+def round_messages(coll: Collective, plan: Plan) -> Iterator[MessagePhase]:
+    """radix_round_messages' rounds, without the own blocks' copies before them."""
+    m, n = coll.matrix, coll.nprocs
     off = m[~np.eye(n, dtype=bool)]
     if n > 1 and off[0] > 0 and (off == off[0]).all():  # 16.8M blocks on 4096 nodes: not followed
-        yield from uniform_round_messages(n, radix, int(off[0]))
+        yield from uniform_round_messages(n, plan, int(off[0]))
     else:
-        yield from followed_round_messages(m, radix)
+        yield from followed_round_messages(m, plan)
 
 
-def uniform_round_messages(n: int, radix: int, block: int) -> Iterator[MessagePhase]:
+def uniform_round_messages(n: int, plan: Plan, block: int) -> Iterator[MessagePhase]:
     """radix_round_messages' rounds of a complete exchange of `block`-byte blocks: the rounds
     commute with a shift of every node (with an XOR where pairwise), so before each round every
     node holds the same blocks relative to itself, one per distance 1 .. P - 1 (Bruck et al.,
     Sec. 3), and sends those whose digit at the round's place is the round's digit."""
     nodes = np.arange(n, dtype=np.int64)
     distance = np.arange(1, n)
-    for place, digit in steps(n, radix):
+    radix = plan.radix
+    for place, digit, packed in ordered_steps(n, plan):
         count = int((distance // place % radix == digit).sum())
         if count:
             sums = np.full(n, count * block, dtype=np.int64)
-            yield MessagePhase(nodes, nodes, sums)
+            if packed:
+                yield MessagePhase(nodes, nodes, sums)
             yield MessagePhase(nodes, partners(nodes, digit * place, n, radix), sums)
 
 
-def followed_round_messages(m: np.ndarray, radix: int) -> Iterator[MessagePhase]:
+def followed_round_messages(m: np.ndarray, plan: Plan) -> Iterator[MessagePhase]:
     """radix_round_messages' rounds for any matrix, its blocks followed round by round."""
-    n = len(m)
+    n, radix = len(m), plan.radix
     blocks = ForwardedBlocks(m)
     distance = distances(blocks.origin, blocks.final, n, radix)
-    for place, digit in steps(n, radix):
+    for place, digit, packed in ordered_steps(n, plan):
         yield from blocks.round_messages(np.flatnonzero(distance // place % radix == digit),
-                                         _to(digit * place, n, radix))
+                                         _to(digit * place, n, radix), packed)
 
 
 def radices(nprocs: int) -> list[int]:
@@ -134,47 +169,59 @@ def radices(nprocs: int) -> list[int]:
     return list(range(3, min(nprocs - 1, MAX_RADIX) + 1))
 
 
-def rounds_s(coll: Collective, radix: int, port: PortModel) -> float:
-    """What best_radix ranks radices by: per round a start-up, then the busiest node's packed
-    bytes copied and moved through its port (twice on a shared engine, which takes a round's
-    message in as it sends its own). The generic estimate (estimate.py) orders a shared
-    engine's messages one after another round the ring, not side by side as they run."""
+def plans(nprocs: int) -> list[Plan]:
+    """What best_plan chooses from: each radix lowest place first, then (pairwise) top first."""
+    return [Plan(radix, top_first) for radix in radices(nprocs)
+            for top_first in (False, True) if not top_first or pairwise(nprocs, radix)]
+
+
+def rounds_s(coll: Collective, plan: Plan, port: PortModel) -> float:
+    """What best_plan ranks plans by: per round a start-up, then the busiest node's bytes
+    moved through its port (twice on a shared engine, which takes a round's message in as it
+    sends its own) and copied where the round packs. The generic estimate (estimate.py) orders
+    a shared engine's messages one after another round the ring, not side by side as they run."""
     engine = 2.0 if port.shared_engine else 1.0
-    per_byte_s = port.copy_s_per_byte + engine * port.s_per_byte / port.streams
-    total_s = 0.0
-    for phase in radix_round_messages(coll, radix):
-        if (phase.src != phase.dst).any():
-            total_s += port.startup_s + per_byte_s * float(phase.nbytes.max(initial=0))
+    send_s_per_byte = engine * port.s_per_byte / port.streams
+    total_s, packed = 0.0, False
+    for phase in round_messages(coll, plan):
+        if (phase.src == phase.dst).all():  # a round's pack
+            packed = True
+            continue
+        per_byte_s = (port.copy_s_per_byte + send_s_per_byte) if packed else send_s_per_byte
+        total_s += port.startup_s + per_byte_s * float(phase.nbytes.max(initial=0))
+        packed = False
     return total_s
 
 
-def best_radix(coll: Collective, port: PortModel) -> int:
-    """The radix of least rounds_s (the first of the least; 3 where there is no choice)."""
-    choices = radices(coll.nprocs)
+def best_plan(coll: Collective, port: PortModel) -> Plan:
+    """The plan of least rounds_s (the first of the least, so lowest place first where the
+    copies cost nothing; radix 3 in shifts where there is no choice)."""
+    choices = plans(coll.nprocs)
     if len(choices) <= 1:
-        return choices[0] if choices else 3
-    return choices[int(np.argmin([rounds_s(coll, k, port) for k in choices]))]
+        return choices[0] if choices else Plan(3, False)
+    return choices[int(np.argmin([rounds_s(coll, plan, port) for plan in choices]))]
 
 
 def radix_bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:
-    return radix_rounds(coll, best_radix(coll, machine.port))
+    return radix_rounds(coll, best_plan(coll, machine.port))
 
 
 def radix_bruck_messages(coll: Collective, machine: Machine) -> Iterator[MessagePhase]:
-    return radix_round_messages(coll, best_radix(coll, machine.port))
+    return radix_round_messages(coll, best_plan(coll, machine.port))
 
 
 def radix_bruck_phases(coll: Collective, machine: Machine) -> list[Phase]:
     return list(radix_bruck_columns(coll, machine).phases())
 
 
-def radix_bruck_s(nprocs: int, block_bytes: int, radix: int, port: PortModel) -> float:
+def radix_bruck_s(nprocs: int, block_bytes: int, plan: Plan, port: PortModel) -> float:
     """The closed form on one port per node (not a shared engine), a complete exchange of
     `block_bytes` blocks: the own block's copy, then per round (place k^i, digit m) a start-up
-    and the n blocks whose distance has digit m at place k^i, packed (copy) and sent (beta):
-    copy b + sum over rounds of (alpha + (copy + beta) n b)."""
+    and the n blocks whose distance has digit m at place k^i, packed (copy, where
+    ordered_steps packs) and sent (beta): copy b + sum over rounds of (alpha + (copy? + beta) n b)."""
     total_s = port.copy_s_per_byte * block_bytes
-    for place, digit in steps(nprocs, radix):
-        blocks = sum(j // place % radix == digit for j in range(1, nprocs))
-        total_s += port.startup_s + (port.copy_s_per_byte + port.s_per_byte) * blocks * block_bytes
+    for place, digit, packed in ordered_steps(nprocs, plan):
+        blocks = sum(j // place % plan.radix == digit for j in range(1, nprocs))
+        per_byte_s = (port.copy_s_per_byte + port.s_per_byte) if packed else port.s_per_byte
+        total_s += port.startup_s + per_byte_s * blocks * block_bytes
     return total_s

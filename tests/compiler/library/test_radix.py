@@ -10,8 +10,11 @@ import pytest
 
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.library.radix import (
-    best_radix,
+    Plan,
+    best_plan,
     followed_round_messages,
+    ordered_steps,
+    plans,
     radices,
     radix_bruck_s,
     steps,
@@ -43,8 +46,8 @@ def test_radix_bruck_meets_its_closed_form_on_ideal(spec, size, radix):
     coll = compile_program(alltoall_program(machine.nnodes, size), target=spec,
                            algorithm="alltoall=radix-bruck").collectives[0]
     port = machine.library.machine.port
-    assert best_radix(coll, port) == radix
-    closed_s = radix_bruck_s(coll.nprocs, size, radix, port)
+    assert best_plan(coll, port) == Plan(radix, False)  # copies cost nothing: lowest place first
+    closed_s = radix_bruck_s(coll.nprocs, size, Plan(radix, False), port)
     assert simulated_time_s(machine, coll, "radix-bruck") == pytest.approx(closed_s, rel=0.02)
     assert machine.predict_time_s(coll, "radix-bruck") == pytest.approx(closed_s, rel=1e-9)
     sends = [p for p in machine.schedule_for(coll, "radix-bruck").phases
@@ -89,15 +92,46 @@ def test_radix_bruck_carries_a_sparse_pattern_and_verifies():
     assert finals == set(np.flatnonzero(coll.matrix.any(axis=0)).tolist())
 
 
-@pytest.mark.parametrize("n, radix", [(8, 2), (8, 4), (16, 8), (12, 3), (12, 5), (7, 4)])
-def test_a_complete_exchange_counts_its_rounds_as_following_its_blocks_does(n, radix):
+@pytest.mark.parametrize("n, plan", [(8, Plan(2, False)), (8, Plan(4, False)), (16, Plan(8, False)),
+                                     (12, Plan(3, False)), (12, Plan(5, False)), (7, Plan(4, False)),
+                                     (8, Plan(2, True)), (16, Plan(4, True)), (32, Plan(8, True))])
+def test_a_complete_exchange_counts_its_rounds_as_following_its_blocks_does(n, plan):
     """uniform_round_messages (a count per round, O(P)) gives the phases that following every
     block gives (followed_round_messages), node for node."""
     block = 24
     m = np.full((n, n), block, dtype=np.int64)
     np.fill_diagonal(m, 0)
-    uniform = list(uniform_round_messages(n, radix, block))
-    followed = list(followed_round_messages(m, radix))
+    uniform = list(uniform_round_messages(n, plan, block))
+    followed = list(followed_round_messages(m, plan))
     assert len(uniform) == len(followed) > 0
     for u, f in zip(uniform, followed):
         assert (u.src == f.src).all() and (u.dst == f.dst).all() and (u.nbytes == f.nbytes).all()
+
+
+def test_top_place_first_sends_its_rounds_unpacked_and_meets_its_closed_form():
+    """hypercube:6 at 128 B (alpha 75 us, beta 0.011 us/B, copy 0.014 us/B): radix 2, bit 5
+    first: its 32 blocks are one run of each send buffer (the finals of the other half), sent
+    unpacked; the five other rounds pack 4 KB each: 1.792 (own block) + 6 x 75 + 6 x 45.056 +
+    5 x 57.344 us = 1008.848 us, where lowest bit first (`bruck`'s rounds) packs all six
+    (1066.192 us). The rounds verify, blocks even and uneven."""
+    spec = "hypercube:6"
+    machine = resolve(spec)
+    coll = compile_program(alltoall_program(64, 128), target=spec,
+                           algorithm="alltoall=radix-bruck").collectives[0]
+    port = machine.library.machine.port
+    assert best_plan(coll, port) == Plan(2, True)
+    assert ordered_steps(64, Plan(2, True))[0] == (32, 1, False)
+    closed_s = radix_bruck_s(64, 128, Plan(2, True), port)
+    assert closed_s == pytest.approx(1008.848e-6)
+    assert radix_bruck_s(64, 128, Plan(2, False), port) == pytest.approx(1066.192e-6)
+    assert simulated_time_s(machine, coll, "radix-bruck") == pytest.approx(closed_s, rel=1e-9)
+    phases = machine.schedule_for(coll, "radix-bruck").phases
+    first_send = next(k for k, p in enumerate(phases) if any(t.src != t.dst for t in p.sends))
+    assert first_send == 1 and all(t.src == t.dst == t.final for t in phases[0].sends)
+    assert {t.dst ^ t.src for t in phases[first_send].sends} == {32}
+    small = resolve("hypercube:4")
+    uneven = recognize(0, varied_matrix(16, 128, variance=0.5), "A", "B", 1)
+    assert Plan(4, True) in plans(16) and best_plan(uneven, small.library.machine.port).top_first
+    compiled = compile_program(alltoall_program(16, 128), target="hypercube:4", algorithm="alltoall=radix-bruck")
+    result = simulate(compiled).collectives[0]
+    assert result.verified and result.algorithm == "radix-bruck"
