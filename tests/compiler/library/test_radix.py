@@ -16,6 +16,7 @@ from phalanx.compiler.library.radix import (
     ordered_steps,
     plans,
     radices,
+    radix_rounds,
     radix_bruck_s,
     steps,
     uniform_round_messages,
@@ -46,8 +47,8 @@ def test_radix_bruck_meets_its_closed_form_on_ideal(spec, size, radix):
     coll = compile_program(alltoall_program(machine.nnodes, size), target=spec,
                            algorithm="alltoall=radix-bruck").collectives[0]
     port = machine.library.machine.port
-    assert best_plan(coll, port) == Plan(radix, False)  # copies cost nothing: lowest place first
-    closed_s = radix_bruck_s(coll.nprocs, size, Plan(radix, False), port)
+    assert best_plan(coll, port) == Plan(radix, 0)  # copies cost nothing: no top bits apart
+    closed_s = radix_bruck_s(coll.nprocs, size, Plan(radix, 0), port)
     assert simulated_time_s(machine, coll, "radix-bruck") == pytest.approx(closed_s, rel=0.02)
     assert machine.predict_time_s(coll, "radix-bruck") == pytest.approx(closed_s, rel=1e-9)
     sends = [p for p in machine.schedule_for(coll, "radix-bruck").phases
@@ -92,9 +93,9 @@ def test_radix_bruck_carries_a_sparse_pattern_and_verifies():
     assert finals == set(np.flatnonzero(coll.matrix.any(axis=0)).tolist())
 
 
-@pytest.mark.parametrize("n, plan", [(8, Plan(2, False)), (8, Plan(4, False)), (16, Plan(8, False)),
-                                     (12, Plan(3, False)), (12, Plan(5, False)), (7, Plan(4, False)),
-                                     (8, Plan(2, True)), (16, Plan(4, True)), (32, Plan(8, True))])
+@pytest.mark.parametrize("n, plan", [(8, Plan(2, 0)), (8, Plan(4, 0)), (16, Plan(8, 0)),
+                                     (12, Plan(3, 0)), (12, Plan(5, 0)), (7, Plan(4, 0)),
+                                     (8, Plan(2, 1)), (16, Plan(4, 2)), (32, Plan(8, 3))])
 def test_a_complete_exchange_counts_its_rounds_as_following_its_blocks_does(n, plan):
     """uniform_round_messages (a count per round, O(P)) gives the phases that following every
     block gives (followed_round_messages), node for node."""
@@ -108,30 +109,58 @@ def test_a_complete_exchange_counts_its_rounds_as_following_its_blocks_does(n, p
         assert (u.src == f.src).all() and (u.dst == f.dst).all() and (u.nbytes == f.nbytes).all()
 
 
-def test_top_place_first_sends_its_rounds_unpacked_and_meets_its_closed_form():
-    """hypercube:6 at 128 B (alpha 75 us, beta 0.011 us/B, copy 0.014 us/B): radix 2, bit 5
-    first: its 32 blocks are one run of each send buffer (the finals of the other half), sent
-    unpacked; the five other rounds pack 4 KB each: 1.792 (own block) + 6 x 75 + 6 x 45.056 +
-    5 x 57.344 us = 1008.848 us, where lowest bit first (`bruck`'s rounds) packs all six
-    (1066.192 us). The rounds verify, blocks even and uneven."""
+def test_top_bits_first_send_their_rounds_unpacked_and_meet_the_closed_form():
+    """hypercube:6 at 128 B (alpha 75 us, beta 0.011 us/B, copy 0.014 us/B): the top two bits
+    first, three rounds of 16 blocks, each one run of the send buffer (the finals of another
+    quarter), sent unpacked; then bits 3 .. 0 in radix 2, four rounds packing 4 KB each:
+    1.792 (own block) + 3 x (75 + 22.528) + 4 x (75 + 45.056 + 57.344) us = 1003.976 us, where
+    the top bit alone first takes 1008.848 us and lowest bit first (`bruck`'s rounds, every
+    round packed) 1066.192 us. The rounds verify, blocks even and uneven."""
     spec = "hypercube:6"
     machine = resolve(spec)
     coll = compile_program(alltoall_program(64, 128), target=spec,
                            algorithm="alltoall=radix-bruck").collectives[0]
     port = machine.library.machine.port
-    assert best_plan(coll, port) == Plan(2, True)
-    assert ordered_steps(64, Plan(2, True))[0] == (32, 1, False)
-    closed_s = radix_bruck_s(64, 128, Plan(2, True), port)
-    assert closed_s == pytest.approx(1008.848e-6)
-    assert radix_bruck_s(64, 128, Plan(2, False), port) == pytest.approx(1066.192e-6)
+    assert best_plan(coll, port) == Plan(2, 2)
+    assert ordered_steps(64, Plan(2, 2))[:4] == [(16, 4, 1, False), (16, 4, 2, False),
+                                                 (16, 4, 3, False), (8, 2, 1, True)]
+    closed_s = radix_bruck_s(64, 128, Plan(2, 2), port)
+    assert closed_s == pytest.approx(1003.976e-6)
+    assert radix_bruck_s(64, 128, Plan(2, 1), port) == pytest.approx(1008.848e-6)
+    assert radix_bruck_s(64, 128, Plan(2, 0), port) == pytest.approx(1066.192e-6)
     assert simulated_time_s(machine, coll, "radix-bruck") == pytest.approx(closed_s, rel=1e-9)
     phases = machine.schedule_for(coll, "radix-bruck").phases
-    first_send = next(k for k, p in enumerate(phases) if any(t.src != t.dst for t in p.sends))
-    assert first_send == 1 and all(t.src == t.dst == t.final for t in phases[0].sends)
-    assert {t.dst ^ t.src for t in phases[first_send].sends} == {32}
+    sends = [k for k, p in enumerate(phases) if any(t.src != t.dst for t in p.sends)]
+    assert sends[:4] == [1, 2, 3, 5] and all(t.src == t.dst == t.final for t in phases[0].sends)
+    assert [{t.dst ^ t.src for t in phases[k].sends} for k in sends[:4]] == [{16}, {32}, {48}, {8}]
     small = resolve("hypercube:4")
     uneven = recognize(0, varied_matrix(16, 128, variance=0.5), "A", "B", 1)
-    assert Plan(4, True) in plans(16) and best_plan(uneven, small.library.machine.port).top_first
-    compiled = compile_program(alltoall_program(16, 128), target="hypercube:4", algorithm="alltoall=radix-bruck")
-    result = simulate(compiled).collectives[0]
-    assert result.verified and result.algorithm == "radix-bruck"
+    assert Plan(4, 2) in plans(16) and best_plan(uneven, small.library.machine.port).top_bits > 0
+    for matrix in (np.full((16, 16), 128), varied_matrix(16, 128, variance=0.5)):
+        compiled = compile_program(alltoall_program(16, 128), target="hypercube:4",
+                                   algorithm="alltoall=radix-bruck")
+        result = simulate(compiled).collectives[0]
+        assert result.verified and result.algorithm == "radix-bruck"
+    schedule = small.schedule_for(uneven, "radix-bruck")
+    arrived = {(t.origin, t.final): t.nbytes for p in schedule.phases for t in p.sends if t.dst == t.final}
+    assert arrived == {(o, f): int(uneven.matrix[o, f]) for o, f in zip(*np.nonzero(uneven.matrix))}
+
+
+@pytest.mark.parametrize("n", [16, 32])
+def test_every_plan_brings_every_block_to_its_final_once(n):
+    """Each plan best_plan may take (radices, top bits apart) moves every block of an uneven
+    exchange to its final, and counts its complete exchange's rounds as following the blocks
+    does (a lower digit spans only the bits under the top ones)."""
+    coll = recognize(0, varied_matrix(n, 24, variance=0.5), "A", "B", 1)
+    expected = {(o, f): int(coll.matrix[o, f]) for o, f in zip(*np.nonzero(coll.matrix))}
+    full = np.full((n, n), 24, dtype=np.int64)
+    np.fill_diagonal(full, 0)
+    assert len(plans(n)) > len(radices(n))
+    for plan in plans(n):
+        phases = list(radix_rounds(coll, plan).phases())
+        arrived = {(t.origin, t.final): t.nbytes for p in phases for t in p.sends if t.dst == t.final}
+        assert arrived == expected, plan
+        uniform = list(uniform_round_messages(n, plan, 24))
+        followed = list(followed_round_messages(full, plan))
+        assert [(u.src.tolist(), u.dst.tolist(), u.nbytes.tolist()) for u in uniform] == \
+            [(f.src.tolist(), f.dst.tolist(), f.nbytes.tolist()) for f in followed], plan
