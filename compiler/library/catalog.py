@@ -225,7 +225,9 @@ GENERIC: tuple[Algorithm, ...] = (
     Algorithm("radix-bruck", ("alltoall", "alltoallv", "sparse"),
               "Bruck et al. 1997's index algorithm in radix k for any P: per base-k digit of the "
               "distance and value m of it, a round sending the blocks with that digit m k^i "
-              "ahead (on 2^d nodes and k = 2^a: to the node XOR m k^i, pairs swapping), packed and "
+              "ahead (on 2^d nodes and k = 2^a: to the node XOR m k^i, pairs swapping, the top "
+              "t bits first as one digit where that saves packing: each of their rounds "
+              "sends a run of the send buffer as it lies), packed and "
               "forwarded: (k - 1) log_k P rounds of about P/k blocks; k of least "
               "time by the rounds' closed form (2: bruck, P: direct)", radix.radix_bruck_phases,
               columns=radix.radix_bruck_columns, messages=radix.radix_bruck_messages),

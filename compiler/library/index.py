@@ -56,16 +56,17 @@ class ForwardedBlocks:
         self.origin, self.final = np.nonzero((m > 0) & ~np.eye(self.nprocs, dtype=bool))
         self.nbytes, self.at = m[self.origin, self.final], self.origin.copy()
 
-    def round_tables(self, moved: np.ndarray, step: Step) -> list[np.ndarray]:
+    def round_tables(self, moved: np.ndarray, step: Step, packed: bool = True) -> list[np.ndarray]:
         """A round's pack phase and send phase of the blocks `moved` (their Transfers, by
-        (sender, o, f)), each sent to `step` of its holder, which then holds it."""
+        (sender, o, f)), each sent to `step` of its holder, which then holds it; the send
+        phase alone where not `packed` (the blocks lie side by side in the sender's buffer)."""
         moved = moved[np.lexsort((self.final[moved], self.origin[moved], self.at[moved]))]
         here = self.at[moved]
         ahead = step(here)
         o, f, b = self.origin[moved], self.final[moved], self.nbytes[moved]
         self.at[moved] = ahead
-        return [rows(here, here, b, o, f, COMBINED),  # packed per node
-                rows(here, ahead, b, o, f, COMBINED)]
+        sent = rows(here, ahead, b, o, f, COMBINED)
+        return [rows(here, here, b, o, f, COMBINED), sent] if packed else [sent]  # packed per node
 
     def pack_rows(self, moved: np.ndarray) -> np.ndarray:
         """The blocks `moved` packed where they are (one local copy per holder), in
@@ -83,17 +84,18 @@ class ForwardedBlocks:
         self.at[moved] = ahead
         return rows(here, ahead, self.nbytes[moved], self.origin[moved], self.final[moved], COMBINED)
 
-    def round_messages(self, moved: np.ndarray, step: Step) -> Iterator[MessagePhase]:
-        """round_tables' two phases as messages from counts: each holder of a moved block packs
-        them into one local copy and sends them as one message, the bytes summed, holders in
-        ascending order."""
+    def round_messages(self, moved: np.ndarray, step: Step, packed: bool = True) -> Iterator[MessagePhase]:
+        """round_tables' phases as messages from counts: each holder of a moved block packs
+        them into one local copy (where `packed`) and sends them as one message, the bytes
+        summed, holders in ascending order."""
         if not len(moved):
             return
         at = self.at[moved]
         totals = np.bincount(at, weights=self.nbytes[moved], minlength=self.nprocs)
         holders = np.flatnonzero(np.bincount(at, minlength=self.nprocs))
         sums = np.rint(totals[holders]).astype(np.int64)
-        yield MessagePhase(holders, holders, sums)
+        if packed:
+            yield MessagePhase(holders, holders, sums)
         yield MessagePhase(holders, step(holders), sums)
         self.at[moved] = step(at)
 

@@ -19,21 +19,28 @@ byte about log2(P)/2 times); radix P is `direct` (P - 1 start-ups, each byte onc
 them, where a block's bytes cost about as much as a start-up (128 B - 2 KB on the seeds'
 machines), a middle radix wins.
 
-`radix-bruck` takes the radix of least time by a closed form of its rounds (rounds_s: a
-start-up and the busiest node's packed bytes per round), among `radices`. `auto` ranks the
-chosen radix against the other algorithms as it ranks them all. Every block is a Transfer per
-hop with its own origin and final, forwarded by the nodes it passes (as in index.py), packed
-before each send at the machine's copy rate.
+`radix-bruck` takes the plan of least time by a closed form of its rounds (rounds_s: a
+start-up and the busiest node's bytes per round, copied where the round packs): a radix among
+`radices` and, in pairs, how many top bits of the distance go first as one digit of their own
+(`Plan`). Those rounds send blocks still at their origin, each round one run of the send
+buffer (the finals of another 2^(d - t)-node part), as they lie, unpacked (issue 27, branch
+hcshort: hypercube:6 at 128 B 1.066 -> 1.004 ms, two top bits first, then radix 2).
+`auto` ranks the chosen plan against the other algorithms as it ranks them all. Every block is
+a Transfer per hop with its own origin and final, forwarded by the nodes it passes (as in
+index.py), packed before each send at the machine's copy rate where its round packs.
 
 Where a communication processor runs the messages (PortModel.shared_engine: the Paragon's
 second i860, seed 003 Sec. 3.1; the SP2's and CS-2's, Sec. 1) the compute processor packs a
 round while the previous round is sent: the blocks held before that round are packed in its
-send phase, those it brought after it (radix_rounds' `overlap`; docs/targets.md).
+send phase, those it brought after it (radix_rounds' `overlap`; docs/targets.md). There the
+plans are the radices alone (no top bits apart: branch pgshort's overlap and branch hcshort's
+unpacked top rounds are not combined).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import NamedTuple
 
 import numpy as np
 
@@ -72,25 +79,57 @@ def steps(nprocs: int, radix: int) -> list[tuple[int, int]]:
     return out
 
 
-def radix_rounds(coll: Collective, radix: int, overlap: bool = False) -> PhaseColumns:
-    """The rounds of radix `radix`: the local copies first, then per round a pack phase and a
-    send phase. Every block (o, f) that crosses the network is followed at once (numpy columns,
-    in the order of o, then f): `at` is the node holding it.
+class Plan(NamedTuple):
+    """What radix-bruck runs: the radix, and how many top bits of the distance go first as one
+    digit of their own (0: none, every digit in `radix`, lowest place first)."""
+
+    radix: int
+    top_bits: int
+
+
+Round = tuple[int, int, int, bool]  # place value, the digit's base, the digit, packed
+
+
+def ordered_steps(nprocs: int, plan: Plan) -> list[Round]:
+    """The rounds as run. Top bits t > 0 (pairwise only): first, for each value m of the
+    distance's top t bits, a round of the blocks whose top bits are m: blocks still at their
+    origin (a block sent in one of them arrives with top bits 0), the finals whose top bits are
+    the sender's XOR m: one run of side-by-side blocks of its send buffer, sent as they lie,
+    not packed. Then the lower bits in `radix`, every round packing blocks from several
+    messages, from the highest place down (the rounds commute; on cs2:64 and torus:8x8 this
+    order ran 1-6% faster than lowest first, measured, not derived). t = 0: lowest place first,
+    as before. (In shifts such a run wraps round the buffer's end: not offered.)"""
+    below = nprocs >> plan.top_bits
+    def base(place: int) -> int:  # in pairs the top lower digit spans only the bits left
+        return min(plan.radix, below // place) if pairwise(nprocs, plan.radix) else plan.radix
+    lower = [(place, base(place), digit, True) for place, digit in steps(below, plan.radix)]
+    if plan.top_bits:
+        lower.sort(key=lambda r: (-r[0], r[2]))
+    top = [(below, 1 << plan.top_bits, digit, False) for digit in range(1, 1 << plan.top_bits)]
+    return top + lower
+
+
+def radix_rounds(coll: Collective, plan: Plan, overlap: bool = False) -> PhaseColumns:
+    """The rounds of `plan`: the local copies first, then per round a pack phase (where
+    ordered_steps packs) and a send phase. Every block (o, f) that crosses the network is
+    followed at once (numpy columns, in the order of o, then f): `at` is the node holding it.
 
     With `overlap` (a node whose communication processor sends while its compute processor
-    copies), a round's pack is split: the blocks the node held before the previous round are
-    packed in that round's send phase, beside its send; only those the previous round brought
-    are packed after it."""
-    m, n = coll.matrix, coll.nprocs
+    copies; plans without top bits), a round's pack is split: the blocks the node held before
+    the previous round are packed in that round's send phase, beside its send; only those the
+    previous round brought are packed after it."""
+    m, n, radix = coll.matrix, coll.nprocs, plan.radix
     blocks = ForwardedBlocks(m)
     distance = distances(blocks.origin, blocks.final, n, radix)
-    moves = [(np.flatnonzero(distance // place % radix == digit), _to(digit * place, n, radix))
-             for place, digit in steps(n, radix)]
     if not overlap:
         tables = [local_copy_rows(m)]
-        for moved, step in moves:
-            tables += blocks.round_tables(moved, step)
+        for place, base, digit, packed in ordered_steps(n, plan):
+            tables += blocks.round_tables(np.flatnonzero(distance // place % base == digit),
+                                          _to(digit * place, n, radix), packed)
         return joined(tables)
+    assert plan.top_bits == 0, "overlapped rounds take plans without top bits"
+    moves = [(np.flatnonzero(distance // place % radix == digit), _to(digit * place, n, radix))
+             for place, digit in steps(n, radix)]
     tables = [np.concatenate([local_copy_rows(m)] + ([blocks.pack_rows(moves[0][0])] if moves else []))]
     for r, (moved, step) in enumerate(moves):
         later = moves[r + 1][0] if r + 1 < len(moves) else moved[:0]
@@ -106,24 +145,32 @@ def _to(step: int, nprocs: int, radix: int) -> Step:
     return lambda nodes: partners(nodes, step, nprocs, radix)
 
 
-def radix_round_messages(coll: Collective, radix: int, overlap: bool = False) -> Iterator[MessagePhase]:
+def radix_round_messages(coll: Collective, plan: Plan, overlap: bool = False) -> Iterator[MessagePhase]:
     """The messages of radix_rounds' phases from counts, without its transfers: each node that
-    holds blocks to move in a round packs them into one local copy and sends them as one
-    message, the bytes summed (as cost.messages groups them), nodes in ascending order."""
+    holds blocks to move in a round packs them into one local copy (where ordered_steps packs)
+    and sends them as one message, the bytes summed (as cost.messages groups them), nodes in
+    ascending order. With `overlap`, radix_rounds' overlapped phases."""
     m, n = coll.matrix, coll.nprocs
-    off = m[~np.eye(n, dtype=bool)]
-    uniform = n > 1 and off[0] > 0 and (off == off[0]).all()  # 16.8M blocks on 4096 nodes: not followed
     if overlap:
-        yield from (uniform_overlapped_round_messages(np.diagonal(m), radix, int(off[0])) if uniform
-                    else overlapped_round_messages(m, radix))
+        off = m[~np.eye(n, dtype=bool)]
+        uniform = n > 1 and off[0] > 0 and (off == off[0]).all()  # 16.8M blocks on 4096 nodes: not followed
+        yield from (uniform_overlapped_round_messages(np.diagonal(m), plan.radix, int(off[0])) if uniform
+                    else overlapped_round_messages(m, plan.radix))
         return
     own = np.flatnonzero(np.diagonal(m) > 0)
     if len(own):
         yield MessagePhase(own, own, m[own, own])
-    if uniform:
-        yield from uniform_round_messages(n, radix, int(off[0]))
+    yield from round_messages(coll, plan)
+
+
+def round_messages(coll: Collective, plan: Plan) -> Iterator[MessagePhase]:
+    """radix_round_messages' rounds, without the own blocks' copies before them."""
+    m, n = coll.matrix, coll.nprocs
+    off = m[~np.eye(n, dtype=bool)]
+    if n > 1 and off[0] > 0 and (off == off[0]).all():  # 16.8M blocks on 4096 nodes: not followed
+        yield from uniform_round_messages(n, plan, int(off[0]))
     else:
-        yield from followed_round_messages(m, radix)
+        yield from followed_round_messages(m, plan)
 
 
 def uniform_overlapped_round_messages(own: np.ndarray, radix: int, block: int) -> Iterator[MessagePhase]:
@@ -191,29 +238,31 @@ def overlapped_round_messages(m: np.ndarray, radix: int) -> Iterator[MessagePhas
             yield phase(blocks.origin[:0], None, late)
 
 
-def uniform_round_messages(n: int, radix: int, block: int) -> Iterator[MessagePhase]:
+def uniform_round_messages(n: int, plan: Plan, block: int) -> Iterator[MessagePhase]:
     """radix_round_messages' rounds of a complete exchange of `block`-byte blocks: the rounds
     commute with a shift of every node (with an XOR where pairwise), so before each round every
     node holds the same blocks relative to itself, one per distance 1 .. P - 1 (Bruck et al.,
     Sec. 3), and sends those whose digit at the round's place is the round's digit."""
     nodes = np.arange(n, dtype=np.int64)
     distance = np.arange(1, n)
-    for place, digit in steps(n, radix):
-        count = int((distance // place % radix == digit).sum())
+    radix = plan.radix
+    for place, base, digit, packed in ordered_steps(n, plan):
+        count = int((distance // place % base == digit).sum())
         if count:
             sums = np.full(n, count * block, dtype=np.int64)
-            yield MessagePhase(nodes, nodes, sums)
+            if packed:
+                yield MessagePhase(nodes, nodes, sums)
             yield MessagePhase(nodes, partners(nodes, digit * place, n, radix), sums)
 
 
-def followed_round_messages(m: np.ndarray, radix: int) -> Iterator[MessagePhase]:
+def followed_round_messages(m: np.ndarray, plan: Plan) -> Iterator[MessagePhase]:
     """radix_round_messages' rounds for any matrix, its blocks followed round by round."""
-    n = len(m)
+    n, radix = len(m), plan.radix
     blocks = ForwardedBlocks(m)
     distance = distances(blocks.origin, blocks.final, n, radix)
-    for place, digit in steps(n, radix):
-        yield from blocks.round_messages(np.flatnonzero(distance // place % radix == digit),
-                                         _to(digit * place, n, radix))
+    for place, base, digit, packed in ordered_steps(n, plan):
+        yield from blocks.round_messages(np.flatnonzero(distance // place % base == digit),
+                                         _to(digit * place, n, radix), packed)
 
 
 def radices(nprocs: int) -> list[int]:
@@ -230,7 +279,7 @@ def overlapped_rounds_s(coll: Collective, radix: int, port: PortModel) -> float:
     its busiest node's copy."""
     engine = 2.0 if port.shared_engine else 1.0
     total_s = 0.0
-    for phase in radix_round_messages(coll, radix, overlap=True):
+    for phase in radix_round_messages(coll, Plan(radix, 0), overlap=True):
         copies = phase.src == phase.dst
         send_s = (port.startup_s + engine * port.s_per_byte / port.streams
                   * float(phase.nbytes[~copies].max(initial=0))) if (~copies).any() else 0.0
@@ -238,48 +287,72 @@ def overlapped_rounds_s(coll: Collective, radix: int, port: PortModel) -> float:
     return total_s
 
 
-def rounds_s(coll: Collective, radix: int, port: PortModel) -> float:
-    """What best_radix ranks radices by: per round a start-up, then the busiest node's packed
-    bytes copied and moved through its port (twice on a shared engine, which takes a round's
-    message in as it sends its own). The generic estimate (estimate.py) orders a shared
-    engine's messages one after another round the ring, not side by side as they run."""
+def plans(nprocs: int, packing: bool) -> list[Plan]:
+    """What best_plan chooses from: each radix with no top bits apart, then (on 2^d nodes, where
+    `packing` costs time: the top bits save copies) top bits t = 1 .. min(d - 1, log2
+    MAX_RADIX) first, under them each radix up to 2^(d - t). Where copies are free the radices
+    alone: ranking 30 plans of an uneven exchange on 1024 nodes takes 3.9 CPU-s, 5 0.6."""
+    whole = [Plan(radix, 0) for radix in radices(nprocs)]
+    if nprocs & (nprocs - 1) or not packing:
+        return whole
+    d = nprocs.bit_length() - 1
+    return whole + [Plan(radix, t) for t in range(1, min(d - 1, MAX_RADIX.bit_length() - 1) + 1)
+                    for radix in radices(nprocs) if radix <= nprocs >> t]
+
+
+def rounds_s(coll: Collective, plan: Plan, port: PortModel) -> float:
+    """What best_plan ranks plans by: per round a start-up, then the busiest node's bytes
+    moved through its port (twice on a shared engine, which takes a round's message in as it
+    sends its own) and copied where the round packs. The generic estimate (estimate.py) orders
+    a shared engine's messages one after another round the ring, not side by side as they run."""
     engine = 2.0 if port.shared_engine else 1.0
-    per_byte_s = port.copy_s_per_byte + engine * port.s_per_byte / port.streams
-    total_s = 0.0
-    for phase in radix_round_messages(coll, radix):
-        if (phase.src != phase.dst).any():
-            total_s += port.startup_s + per_byte_s * float(phase.nbytes.max(initial=0))
+    send_s_per_byte = engine * port.s_per_byte / port.streams
+    total_s, packed = 0.0, False
+    for phase in round_messages(coll, plan):
+        if (phase.src == phase.dst).all():  # a round's pack
+            packed = True
+            continue
+        per_byte_s = (port.copy_s_per_byte + send_s_per_byte) if packed else send_s_per_byte
+        total_s += port.startup_s + per_byte_s * float(phase.nbytes.max(initial=0))
+        packed = False
     return total_s
 
 
-def best_radix(coll: Collective, port: PortModel) -> int:
-    """The radix of least rounds_s (the first of the least; 3 where there is no choice)."""
-    choices = radices(coll.nprocs)
+def best_plan(coll: Collective, port: PortModel) -> Plan:
+    """The plan of least rounds_s (the first of the least; radix 3 in shifts where there is
+    no choice); on a communication processor (shared_engine) the radix of least
+    overlapped_rounds_s, no top bits apart."""
+    if port.shared_engine:
+        choices = [Plan(radix, 0) for radix in radices(coll.nprocs)]
+        if len(choices) <= 1:
+            return choices[0] if choices else Plan(3, 0)
+        return choices[int(np.argmin([overlapped_rounds_s(coll, plan.radix, port) for plan in choices]))]
+    choices = plans(coll.nprocs, port.copy_s_per_byte > 0)
     if len(choices) <= 1:
-        return choices[0] if choices else 3
-    cost = overlapped_rounds_s if port.shared_engine else rounds_s
-    return choices[int(np.argmin([cost(coll, k, port) for k in choices]))]
+        return choices[0] if choices else Plan(3, 0)
+    return choices[int(np.argmin([rounds_s(coll, plan, port) for plan in choices]))]
 
 
 def radix_bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:
-    return radix_rounds(coll, best_radix(coll, machine.port), machine.port.shared_engine)
+    return radix_rounds(coll, best_plan(coll, machine.port), machine.port.shared_engine)
 
 
 def radix_bruck_messages(coll: Collective, machine: Machine) -> Iterator[MessagePhase]:
-    return radix_round_messages(coll, best_radix(coll, machine.port), machine.port.shared_engine)
+    return radix_round_messages(coll, best_plan(coll, machine.port), machine.port.shared_engine)
 
 
 def radix_bruck_phases(coll: Collective, machine: Machine) -> list[Phase]:
     return list(radix_bruck_columns(coll, machine).phases())
 
 
-def radix_bruck_s(nprocs: int, block_bytes: int, radix: int, port: PortModel) -> float:
+def radix_bruck_s(nprocs: int, block_bytes: int, plan: Plan, port: PortModel) -> float:
     """The closed form on one port per node (not a shared engine), a complete exchange of
     `block_bytes` blocks: the own block's copy, then per round (place k^i, digit m) a start-up
-    and the n blocks whose distance has digit m at place k^i, packed (copy) and sent (beta):
-    copy b + sum over rounds of (alpha + (copy + beta) n b)."""
+    and the n blocks whose distance has digit m at place k^i, packed (copy, where
+    ordered_steps packs) and sent (beta): copy b + sum over rounds of (alpha + (copy? + beta) n b)."""
     total_s = port.copy_s_per_byte * block_bytes
-    for place, digit in steps(nprocs, radix):
-        blocks = sum(j // place % radix == digit for j in range(1, nprocs))
-        total_s += port.startup_s + (port.copy_s_per_byte + port.s_per_byte) * blocks * block_bytes
+    for place, base, digit, packed in ordered_steps(nprocs, plan):
+        blocks = sum(j // place % base == digit for j in range(1, nprocs))
+        per_byte_s = (port.copy_s_per_byte + port.s_per_byte) if packed else port.s_per_byte
+        total_s += port.startup_s + per_byte_s * blocks * block_bytes
     return total_s

@@ -10,14 +10,17 @@ import pytest
 
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.library.radix import (
-    best_radix,
+    Plan,
+    best_plan,
     followed_round_messages,
+    ordered_steps,
     overlapped_round_messages,
+    plans,
     radices,
     radix_bruck_s,
     radix_rounds,
-    uniform_overlapped_round_messages,
     steps,
+    uniform_overlapped_round_messages,
     uniform_round_messages,
 )
 from phalanx.compiler.recognize import recognize
@@ -46,8 +49,8 @@ def test_radix_bruck_meets_its_closed_form_on_ideal(spec, size, radix):
     coll = compile_program(alltoall_program(machine.nnodes, size), target=spec,
                            algorithm="alltoall=radix-bruck").collectives[0]
     port = machine.library.machine.port
-    assert best_radix(coll, port) == radix
-    closed_s = radix_bruck_s(coll.nprocs, size, radix, port)
+    assert best_plan(coll, port) == Plan(radix, 0)  # copies cost nothing: no top bits apart
+    closed_s = radix_bruck_s(coll.nprocs, size, Plan(radix, 0), port)
     assert simulated_time_s(machine, coll, "radix-bruck") == pytest.approx(closed_s, rel=0.02)
     assert machine.predict_time_s(coll, "radix-bruck") == pytest.approx(closed_s, rel=1e-9)
     sends = [p for p in machine.schedule_for(coll, "radix-bruck").phases
@@ -92,15 +95,17 @@ def test_radix_bruck_carries_a_sparse_pattern_and_verifies():
     assert finals == set(np.flatnonzero(coll.matrix.any(axis=0)).tolist())
 
 
-@pytest.mark.parametrize("n, radix", [(8, 2), (8, 4), (16, 8), (12, 3), (12, 5), (7, 4)])
-def test_a_complete_exchange_counts_its_rounds_as_following_its_blocks_does(n, radix):
+@pytest.mark.parametrize("n, plan", [(8, Plan(2, 0)), (8, Plan(4, 0)), (16, Plan(8, 0)),
+                                     (12, Plan(3, 0)), (12, Plan(5, 0)), (7, Plan(4, 0)),
+                                     (8, Plan(2, 1)), (16, Plan(4, 2)), (32, Plan(8, 3))])
+def test_a_complete_exchange_counts_its_rounds_as_following_its_blocks_does(n, plan):
     """uniform_round_messages (a count per round, O(P)) gives the phases that following every
     block gives (followed_round_messages), node for node."""
     block = 24
     m = np.full((n, n), block, dtype=np.int64)
     np.fill_diagonal(m, 0)
-    uniform = list(uniform_round_messages(n, radix, block))
-    followed = list(followed_round_messages(m, radix))
+    uniform = list(uniform_round_messages(n, plan, block))
+    followed = list(followed_round_messages(m, plan))
     assert len(uniform) == len(followed) > 0
     for u, f in zip(uniform, followed):
         assert (u.src == f.src).all() and (u.dst == f.dst).all() and (u.nbytes == f.nbytes).all()
@@ -131,7 +136,7 @@ def test_overlapped_rounds_count_the_messages_their_columns_hold(n, radix):
     """overlapped_round_messages (from counts) gives, phase by phase, the messages and copies
     that radix_rounds' overlapped columns group (per sender and receiver, bytes summed)."""
     coll = recognize(0, varied_matrix(n, 24, variance=0.5), "A", "B", 1)
-    columns = radix_rounds(coll, radix, overlap=True).nonempty()
+    columns = radix_rounds(coll, Plan(radix, 0), overlap=True).nonempty()
     counted = list(overlapped_round_messages(coll.matrix, radix))
     assert len(counted) == len(columns.syncs)
     for k, phase in enumerate(counted):
@@ -149,7 +154,7 @@ def test_the_paragon_packs_beside_its_sends_at_128_bytes():
     machine = resolve("paragon:8x8")
     coll = compile_program(alltoall_program(64, 128), target="paragon:8x8",
                            algorithm="alltoall=radix-bruck").collectives[0]
-    assert best_radix(coll, machine.library.machine.port) == 4
+    assert best_plan(coll, machine.library.machine.port) == Plan(4, 0)
     assert simulated_time_s(machine, coll, "radix-bruck") == pytest.approx(1.303736e-3, rel=1e-6)
 
 
@@ -165,3 +170,58 @@ def test_a_complete_exchange_counts_its_overlapped_rounds_as_following_its_block
     assert len(uniform) == len(followed) > 0
     for u, f in zip(uniform, followed):
         assert (u.src == f.src).all() and (u.dst == f.dst).all() and (u.nbytes == f.nbytes).all()
+def test_top_bits_first_send_their_rounds_unpacked_and_meet_the_closed_form():
+    """hypercube:6 at 128 B (alpha 75 us, beta 0.011 us/B, copy 0.014 us/B): the top two bits
+    first, three rounds of 16 blocks, each one run of the send buffer (the finals of another
+    quarter), sent unpacked; then bits 3 .. 0 in radix 2, four rounds packing 4 KB each:
+    1.792 (own block) + 3 x (75 + 22.528) + 4 x (75 + 45.056 + 57.344) us = 1003.976 us, where
+    the top bit alone first takes 1008.848 us and lowest bit first (`bruck`'s rounds, every
+    round packed) 1066.192 us. The rounds verify, blocks even and uneven."""
+    spec = "hypercube:6"
+    machine = resolve(spec)
+    coll = compile_program(alltoall_program(64, 128), target=spec,
+                           algorithm="alltoall=radix-bruck").collectives[0]
+    port = machine.library.machine.port
+    assert best_plan(coll, port) == Plan(2, 2)
+    assert ordered_steps(64, Plan(2, 2))[:4] == [(16, 4, 1, False), (16, 4, 2, False),
+                                                 (16, 4, 3, False), (8, 2, 1, True)]
+    closed_s = radix_bruck_s(64, 128, Plan(2, 2), port)
+    assert closed_s == pytest.approx(1003.976e-6)
+    assert radix_bruck_s(64, 128, Plan(2, 1), port) == pytest.approx(1008.848e-6)
+    assert radix_bruck_s(64, 128, Plan(2, 0), port) == pytest.approx(1066.192e-6)
+    assert simulated_time_s(machine, coll, "radix-bruck") == pytest.approx(closed_s, rel=1e-9)
+    phases = machine.schedule_for(coll, "radix-bruck").phases
+    sends = [k for k, p in enumerate(phases) if any(t.src != t.dst for t in p.sends)]
+    assert sends[:4] == [1, 2, 3, 5] and all(t.src == t.dst == t.final for t in phases[0].sends)
+    assert [{t.dst ^ t.src for t in phases[k].sends} for k in sends[:4]] == [{16}, {32}, {48}, {8}]
+    small = resolve("hypercube:4")
+    uneven = recognize(0, varied_matrix(16, 128, variance=0.5), "A", "B", 1)
+    assert Plan(4, 2) in plans(16, True) and Plan(4, 2) not in plans(16, False)
+    assert best_plan(uneven, small.library.machine.port).top_bits > 0
+    compiled = compile_program(alltoall_program(16, 128), target="hypercube:4",
+                               algorithm="alltoall=radix-bruck")  # even blocks, simulated
+    result = simulate(compiled).collectives[0]
+    assert result.verified and result.algorithm == "radix-bruck"
+    schedule = small.schedule_for(uneven, "radix-bruck")
+    arrived = {(t.origin, t.final): t.nbytes for p in schedule.phases for t in p.sends if t.dst == t.final}
+    assert arrived == {(o, f): int(uneven.matrix[o, f]) for o, f in zip(*np.nonzero(uneven.matrix))}
+
+
+@pytest.mark.parametrize("n", [16, 32])
+def test_every_plan_brings_every_block_to_its_final_once(n):
+    """Each plan best_plan may take (radices, top bits apart) moves every block of an uneven
+    exchange to its final, and counts its complete exchange's rounds as following the blocks
+    does (a lower digit spans only the bits under the top ones)."""
+    coll = recognize(0, varied_matrix(n, 24, variance=0.5), "A", "B", 1)
+    expected = {(o, f): int(coll.matrix[o, f]) for o, f in zip(*np.nonzero(coll.matrix))}
+    full = np.full((n, n), 24, dtype=np.int64)
+    np.fill_diagonal(full, 0)
+    assert len(plans(n, True)) > len(radices(n)) == len(plans(n, False))
+    for plan in plans(n, True):
+        phases = list(radix_rounds(coll, plan).phases())
+        arrived = {(t.origin, t.final): t.nbytes for p in phases for t in p.sends if t.dst == t.final}
+        assert arrived == expected, plan
+        uniform = list(uniform_round_messages(n, plan, 24))
+        followed = list(followed_round_messages(full, plan))
+        assert [(u.src.tolist(), u.dst.tolist(), u.nbytes.tolist()) for u in uniform] == \
+            [(f.src.tolist(), f.dst.tolist(), f.nbytes.tolist()) for f in followed], plan

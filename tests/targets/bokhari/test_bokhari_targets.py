@@ -195,11 +195,12 @@ def test_only_where_not_even_one_byte_pieces_fit_is_an_exchange_refused():
 
 def test_auto_picks_equipartitions_by_message_size():
     """Among the exchange family the equipartition {3, 3} for short blocks, `direct` for long
-    ones; Bruck's all-to-all (simulated, issue 27) beats the family for short blocks, in
-    radix 4 at 256 B (radix.py)."""
+    ones; Bruck's all-to-all (simulated, issue 27) beats the family for short blocks:
+    radix-bruck, its top bit's round first and unpacked (radix 2 at 1 B), radix 4 at 256 B
+    (radix.py)."""
     target = resolve("hypercube:6")
     picks = [target.choose(alltoall(64, m)) for m in (1, 256, 4000)]
-    assert picks == ["bruck", "radix-bruck", "direct"]
+    assert picks == ["radix-bruck", "radix-bruck", "direct"]
     family = ("standard", "direct", "multiphase:3,3", "multiphase:2,4", "multiphase:2,2,2")
     for m in (1, 256):
         assert min(family, key=lambda a: target.predict(alltoall(64, m), a)) == "multiphase:3,3"
