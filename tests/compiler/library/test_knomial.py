@@ -82,16 +82,6 @@ def test_the_cut_scatter_doubling_broadcast_meets_its_closed_form(size, k):
                                           rel=TOLERANCE)
 
 
-@pytest.mark.parametrize("spec, size", [("hypercube:4", 65536), ("torus:4x4", 2048), ("ideal:8", 20000)])
-def test_the_cut_scatter_doubling_broadcast_arrives_on_other_machines(spec, size):
-    machine = resolve(spec)
-    compiled = compile_program(kind_program("broadcast", machine.nnodes, size), target=spec,
-                               algorithm="broadcast=cut-scatter-doubling")
-    result = simulate(compiled).collectives[0]
-    assert result.verified, result.problems
-    assert result.time_s >= result.lower_bound_s
-
-
 @pytest.mark.parametrize("spec, halved, far", [
     ("cs2:64", 5, True), ("cs2:64", 2, False), ("paragon:8x8", 5, True), ("torus:8x8", 3, True),
     ("sp2:64", 5, False), ("hypercube:6", 5, False), ("ideal:64", 5, False)])
@@ -104,9 +94,11 @@ def test_the_scatter_goes_farthest_first_where_it_loads_the_routes_less(spec, ha
     assert far_scatter_loads_less(machine, list(range(machine.nnodes)), halved) is far
 
 
-@pytest.mark.parametrize("spec, size", [("cs2:64", 131072), ("cs2:16", 20000), ("paragon:4x4", 65536)])
-def test_the_farthest_first_scatter_delivers_the_block(spec, size):
-    """cs2:64 at 128 KB: k = 5 and farthest first, 13.745 ms (nearest first 15.906)."""
+@pytest.mark.parametrize("spec, size", [("cs2:64", 131072), ("cs2:16", 20000), ("paragon:4x4", 65536),
+                                        ("hypercube:4", 65536), ("torus:4x4", 2048), ("ideal:8", 20000)])
+def test_the_cut_scatter_doubling_broadcast_delivers_the_block(spec, size):
+    """Farthest first or not (far_scatter_loads_less), on every kind of machine; cs2:64 at
+    128 KB: k = 5 and farthest first, 13.745 ms (nearest first 15.906)."""
     machine = resolve(spec)
     compiled = compile_program(kind_program("broadcast", machine.nnodes, size), target=spec,
                                algorithm="broadcast=cut-scatter-doubling")
