@@ -114,6 +114,18 @@ def place(pairs: list[tuple[int, int]], route: Route, port: PortModel, nnodes: i
 
 
 @functools.lru_cache(maxsize=32)
+def search_unmet(coll: Collective, machine: Machine, unit: str) -> str | None:
+    """Why the rounds' search (of every relay of every `unit`: block or piece) is not run on
+    this collective, or None: too many nodes, or not the whole machine (shared by relay-rounds
+    and stream-rounds)."""
+    if coll.nprocs > MAX_NODES:
+        return f"it searches every relay of every {unit}, up to {MAX_NODES} nodes ({coll.nprocs} here)"
+    if coll.nprocs != machine.nnodes:
+        return (f"it needs all {machine.nnodes} nodes of the machine (its processors are then the "
+                f"routes' nodes), but the collective has {coll.nprocs} processors")
+    return None
+
+
 def relay_plan(coll: Collective, machine: Machine) -> list[Leg] | str:
     """The legs of the fewest rounds found, or why there are none."""
     if machine.route is None or machine.adapter is not None:
@@ -121,11 +133,9 @@ def relay_plan(coll: Collective, machine: Machine) -> list[Leg] | str:
     if machine.port.streams > 1:
         return (f"a node streams {machine.port.streams} messages at once: the rounds place one "
                 "message a port, for machines whose nodes send one at a time")
-    if coll.nprocs > MAX_NODES:
-        return f"it searches every relay of every block, up to {MAX_NODES} nodes ({coll.nprocs} here)"
-    if coll.nprocs != machine.nnodes:
-        return (f"it needs all {machine.nnodes} nodes of the machine (its processors are then the "
-                f"routes' nodes), but the collective has {coll.nprocs} processors")
+    unmet = search_unmet(coll, machine, "block")
+    if unmet is not None:
+        return unmet
     m, n = coll.byte_matrix, coll.nprocs
     pairs = [(p, q) for p in range(n) for q in range(n) if p != q and m[p][q]]
     for ends, way in ((Counter(p for p, _ in pairs), "sends"), (Counter(q for _, q in pairs), "receives")):

@@ -34,7 +34,7 @@ import random
 from collections.abc import Hashable
 
 from phalanx.compiler.library.registry import Machine, PortModel, Route
-from phalanx.compiler.library.relayrounds import rounds_with_local_copies
+from phalanx.compiler.library.relayrounds import rounds_with_local_copies, search_unmet
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, SyncMode, Transfer
 
@@ -42,7 +42,6 @@ from phalanx.compiler.schedule import Phase, SyncMode, Transfer
 PLANS = ((2, 3), (2, 4))
 ATTEMPTS = 2
 STEPS = 10000
-MAX_NODES = 128
 SEED = 27
 RELAY_COST = 0.5  # a relay's second start-up and store and forward: direct wins a tie
 DETOUR = 2  # hops a relayed piece's path may add to its shortest (2: a (2, 3) plan on torus:8x8)
@@ -152,11 +151,9 @@ def stream_plan(coll: Collective, machine: Machine) -> tuple[int, list[Leg]] | s
     if machine.port.streams < 2:
         return ("a node streams one message at a time: relay-rounds places whole blocks for "
                 "one-stream ports")
-    if coll.nprocs > MAX_NODES:
-        return f"it searches every relay of every piece, up to {MAX_NODES} nodes ({coll.nprocs} here)"
-    if coll.nprocs != machine.nnodes:
-        return (f"it needs all {machine.nnodes} nodes of the machine (its processors are then the "
-                f"routes' nodes), but the collective has {coll.nprocs} processors")
+    unmet = search_unmet(coll, machine, "piece")
+    if unmet is not None:
+        return unmet
     m, n = coll.byte_matrix, coll.nprocs
     pairs = tuple((p, q) for p in range(n) for q in range(n) if p != q and m[p][q])
     if not pairs:
