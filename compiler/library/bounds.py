@@ -23,8 +23,9 @@
   it however it is routed or relayed, and all link directions together carry at most their
   number of bytes per link time, where the target names its links (`Links`);
 - weighted links: the same with weights on the link directions (a square grid's links at its
-  main diagonal or anti-diagonal count twice): every byte crosses at least its path's least
-  weight, and the directions carry at most their total weight per link time;
+  main diagonal or anti-diagonal count twice; a torus ring's + and - links weighed apart):
+  every byte crosses at least its path's least weight, and the directions carry at most their
+  total weight per link time;
 - fan-in: a reduce's root either takes every contributor's own value of an element (d partials
   through its port) or waits for a relayed value, which no message brings before two start-ups
   (fan_in_bound_s);
@@ -129,7 +130,8 @@ class Links:
     """A network's links for the link-load bound: `hops(src, dst)` the fewest links any path
     from each node src[i] to dst[i] crosses (arrays), and how many link directions there are,
     each carrying at most one byte per `PortModel.link_s_per_byte`; `weighted`: other weights
-    for the weighted link-load bound (a square grid's diagonals, offer.py)."""
+    for the weighted link-load bound (a square grid's diagonals, a torus's ring directions,
+    offer.py `grid_weightings`)."""
 
     hops: Callable[[np.ndarray, np.ndarray], np.ndarray]
     directions: int

@@ -56,7 +56,34 @@ def grid_links(rows: int, cols: int, wrap: bool) -> Links:
         return apart(src // cols, dst // cols, rows) + apart(src % cols, dst % cols, cols)
 
     return Links(hops, 4 * rows * cols if wrap else 2 * (rows * (cols - 1) + cols * (rows - 1)),
-                 diagonal_weightings(rows, cols, wrap))
+                 grid_weightings(rows, cols, wrap))
+
+
+def grid_weightings(rows: int, cols: int, wrap: bool) -> tuple[Weighting, ...]:
+    """The weightings the weighted link-load bound tries on a grid: a square grid's diagonals,
+    and on a torus each ring's two directions (docs/bounds.md, "Weighted links")."""
+    return diagonal_weightings(rows, cols, wrap) + (ring_weightings(rows, cols) if wrap else ())
+
+
+@functools.lru_cache(maxsize=16)
+def ring_weightings(rows: int, cols: int) -> tuple[Weighting, ...]:
+    """On a rows x cols torus (row-major nodes), for each dimension of n > 1 nodes and each
+    d in 1..n - 1: the + direction's links weigh n - d, the - direction's d, every other link
+    0. A path from s to t moves p steps + and q steps - along the ring with p - q = delta
+    (mod n), delta = t - s along it, so it weighs at least min((n - d) delta, d (n - delta)):
+    + all the way or - all the way. Bytes over this least weight, divided by the weights' sum,
+    is a lower bound whose largest over all ratios of the two weights is at one of these n - 1
+    (between two of them it is monotone): a shift by one needs (n - 1) / n of its block on
+    some link direction, where the half-cut counts 1/2 (docs/bounds.md, "Weighted links")."""
+    nodes = np.arange(rows * cols)
+    out = []
+    for coord, size in ((nodes % cols, cols), (nodes // cols, rows)):
+        delta = (coord[None, :] - coord[:, None]) % size  # [s, t]: t's coordinate less s's
+        for d in range(1, size):
+            plus, minus = size - d, d
+            distances = np.minimum(plus * delta, minus * ((size - delta) % size)).astype(np.float64)
+            out.append(Weighting(distances, float(rows * cols * (plus + minus))))
+    return tuple(out)
 
 
 @functools.lru_cache(maxsize=16)

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from phalanx.compiler.library.offer import diagonal_weightings
+from phalanx.compiler.library.offer import grid_weightings
 from phalanx.compiler.recognize import Collective
 from phalanx.targets.iwarp.params import IWarpParams
 from phalanx.targets.iwarp.topology import Torus
@@ -23,9 +23,9 @@ def lower_bound_s(p: IWarpParams, torus: Torus, matrix: np.ndarray) -> float:
 
 
 def lower_bounds(p: IWarpParams, torus: Torus, matrix: np.ndarray) -> dict[str, float]:
-    """Each bound by name: link load (every byte over its hops), the same with the links at a
-    square torus's diagonals weighing twice (bounds.py `weighted_links_bound_s`), injection,
-    bisection cut."""
+    """Each bound by name: link load (every byte over its hops), the same with other weights on
+    the links (a square torus's diagonals weighing twice, each ring's two directions weighed
+    apart: bounds.py `weighted_links_bound_s`), injection, bisection cut."""
     m = matrix.astype(np.float64).copy()
     np.fill_diagonal(m, 0)
     if not m.any():
@@ -33,7 +33,7 @@ def lower_bounds(p: IWarpParams, torus: Torus, matrix: np.ndarray) -> dict[str, 
     link_hops = float((m * torus.hop_matrix).sum()) / torus.nlinks
     node_streams = min(4.0, p.memory_streams)  # four links, or the memory if it is narrower
     injection = max(m.sum(axis=1).max(), m.sum(axis=0).max()) / node_streams
-    weightings = diagonal_weightings(torus.rows, torus.cols, wrap=True)
+    weightings = grid_weightings(torus.rows, torus.cols, wrap=True)
     weighted = {"weighted links": p.overhead_s + p.data_s(max(float((m * w.distances).sum()) / w.total
                                                              for w in weightings))} if weightings else {}
     return {"link load": p.overhead_s + p.data_s(link_hops), **weighted,

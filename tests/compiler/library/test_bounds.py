@@ -22,7 +22,7 @@ from phalanx.compiler.library.bounds import (
     relay_bound_s,
     startup_bound_s,
 )
-from phalanx.compiler.library.offer import diagonal_weightings, entry_cuts, grid_links
+from phalanx.compiler.library.offer import diagonal_weightings, entry_cuts, grid_links, ring_weightings
 from phalanx.compiler.recognize import Collective, recognize
 from phalanx.compiler.target import Target, resolve
 from phalanx.grammar.diagnostics import PhalanxError
@@ -502,13 +502,45 @@ def test_weighted_links_count_the_links_at_the_diagonal_twice():
     assert library["link load"] == pytest.approx(port.hold_s + b * port.link_s_per_byte)
     everyone = recognize(0, np.full((64, 64), b, dtype=np.int64), "A", "B", 1)
     found = bounds(everyone, port, machine.library.cuts, machine.library.links)
-    assert found["weighted links"] < found["link load"]
+    diagonal_s = port.hold_s + float((everyone.network_matrix * main.distances).sum()) / main.total \
+        * port.link_s_per_byte
+    assert diagonal_s < found["link load"]  # the diagonals weigh less than the uniform count
+    assert found["weighted links"] == pytest.approx(found["link load"])  # a ring's halves, x or y
     assert diagonal_weightings(4, 8, wrap=True) == ()
+
+
+def test_a_shift_on_a_torus_ring_needs_seven_eighths_of_its_block_on_a_link():
+    """torus:8x8, every node to the one before it along x (the grid's cshift): a message goes
+    one link - or seven + (through y moves nothing along x). With the + links weighing 1 and
+    the - links 7, each message weighs at least 7 and the 128 x-link directions 8 x 64: T >=
+    h + 7/8 b link beta, where the half-cut counts b/2; colouring's one phase of direct
+    messages (b on each - link) stays above it. On a transpose the uniform count stays."""
+    machine = resolve("torus:8x8")
+    port = machine.library.machine.port
+    x_rings = ring_weightings(8, 8)[:7]  # d = 1..7 along x: + weighs 8 - d, - weighs d
+    assert [w.total for w in x_rings] == [64 * 8] * 7
+    plus_one_less = x_rings[6]  # d = 7: + weighs 1, - weighs 7
+    assert (plus_one_less.distances[0, 7], plus_one_less.distances[0, 1],
+            plus_one_less.distances[0, 4], plus_one_less.distances[0, 8]) == (7, 1, 4, 0)
+    b = 65536
+    m = np.zeros((64, 64), dtype=np.int64)
+    nodes = np.arange(64)
+    m[nodes, nodes // 8 * 8 + (nodes - 1) % 8] = b
+    coll = recognize(0, m, "A", "B", 1)
+    bound_s, binds = machine.binding_bound(coll)
+    assert binds == "weighted links"
+    assert bound_s == pytest.approx(port.hold_s + 7 / 8 * b * port.link_s_per_byte)
+    library = bounds(coll, port, machine.library.cuts, machine.library.links)
+    assert library["weighted links"] == pytest.approx(bound_s)
+    assert library["cut"] == pytest.approx(port.hold_s + b / 2 * port.link_s_per_byte)
+    assert simulated_time_s(machine, coll, "colouring") >= bound_s
+    assert ring_weightings(1, 8)[-1].total == 8 * 8  # a one-row torus: x only
 
 
 def test_fixed_routes_bound_holds_for_direct_messages_only():
     """torus:1x8, each node to the one two along: e-cube puts two messages on every link, so
-    direct messages need 2 b of link time, where the cut (4 of 8 nodes, 2 links) needs b."""
+    direct messages need 2 b of link time, where the cut (4 of 8 nodes, 2 links) needs b and
+    the ring's directions weighed 6 and 2 (a quarter of each block the long way) 1.5 b."""
     machine = resolve("torus:1x8")
     port = machine.library.machine.port
     b = 4096
@@ -519,7 +551,8 @@ def test_fixed_routes_bound_holds_for_direct_messages_only():
     # a link carries bytes once the processor's overhead is done: the first hop is a link's
     assert fixed_s == pytest.approx(port.hold_s + 2 * b * port.link_s_per_byte)
     bound_s, binds = machine.binding_bound(coll)
-    assert binds == "cut" and bound_s < fixed_s
+    assert binds == "weighted links" and bound_s < fixed_s
+    assert bound_s == pytest.approx(port.hold_s + 1.5 * b * port.link_s_per_byte)
     assert not is_direct(machine, coll, "store-forward")  # it relays: only the general bound
     assert is_direct(machine, coll, "direct")
     assert simulated_time_s(machine, coll, "direct") >= fixed_s * (1 - ROUNDING)
