@@ -9,6 +9,7 @@ from __future__ import annotations
 from phalanx.compiler.algorithms import direct_columns, direct_phases
 from phalanx.compiler.library import (
     allreduce,
+    bothways,
     colouring,
     corner,
     eager,
@@ -335,6 +336,12 @@ GRID: tuple[Algorithm, ...] = (
               "messages while its previous phase's still stream",
               eager.eager(turned.turned(interleaved.interleaved_cut_scatter_doubling_phases)),
               turned.requirements(ROOTED_OK + (on_grid, power_of_two_members, splittable))),
+    Algorithm("both-ways", ("cshift", "permutation"),
+              "a shift by one along a torus's rings, each block in n parts (n the ring's nodes): "
+              "n - 1 phases, in each a part straight on and a long-way part one hop on round the "
+              "ring, so both ways of every link carry (n - 1)/n of a block, where direct "
+              "messages put a whole block on the short way",
+              bothways.both_ways_phases, (bothways.ring_shift,)),
     Algorithm("corner-relay", ("permutation",),
               "the messages of the longest routes relayed through the other corner of their "
               "route (the destination's row, the source's column), in pieces where long, the "
