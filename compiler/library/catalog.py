@@ -32,6 +32,7 @@ from phalanx.compiler.library import (
     rootcopy,
     rooted,
     spanning,
+    splitties,
     stagger,
     streamrounds,
     subcubes,
@@ -336,6 +337,11 @@ GRID: tuple[Algorithm, ...] = (
               "messages while its previous phase's still stream",
               eager.eager(turned.turned(interleaved.interleaved_cut_scatter_doubling_phases)),
               turned.requirements(ROOTED_OK + (on_grid, power_of_two_members, splittable))),
+    Algorithm("split-ties", ("sparse",),
+              "direct's pairwise steps on a torus, each block whose route runs half way round a "
+              "ring (which e-cube routing sends one way from a whole row) half straight and half "
+              "through a relay one hop the other way, forwarded in the next step",
+              splitties.split_ties_phases, (splitties.tie_relays,)),
     Algorithm("both-ways", ("cshift", "permutation"),
               "a shift by one along a torus's rings, each block in n parts (n the ring's nodes): "
               "n - 1 phases, in each a part straight on and a long-way part one hop on round the "
