@@ -9,6 +9,7 @@ from __future__ import annotations
 from phalanx.compiler.algorithms import direct_columns, direct_phases
 from phalanx.compiler.library import (
     allreduce,
+    checkerboard,
     colouring,
     corner,
     eager,
@@ -373,6 +374,19 @@ GRID: tuple[Algorithm, ...] = (
               "on a bisection link a phase, where direct's XOR pairs put 4)",
               gridexchange.grid_direct_phases, (on_grid, gridexchange.mesh_lines),
               gridexchange.grid_direct_columns),
+    Algorithm("checkerboard-bruck", ("alltoall", "alltoallv", "sparse"),
+              "Bruck's index algorithm on a torus of power-of-two rings, each shift in two rounds: "
+              "in the first a checkerboard class of the nodes moves its blocks along the rows and "
+              "the other along the columns, in the second the other way, so no two worms of a "
+              "round share a wire (rings of up to 8) and both dimensions' links carry at once",
+              lambda coll, machine: list(checkerboard.checkerboard_bruck_phases(coll, machine).phases()),
+              (checkerboard.torus_rings,), checkerboard.checkerboard_bruck_phases),
+    Algorithm("signed-checkerboard-bruck", ("alltoall", "alltoallv", "sparse"),
+              "checkerboard-bruck with every block moved the shorter way round each ring (-3 .. 4 "
+              "on a ring of 8), a round's blocks in a message each way: every block crosses its "
+              "fewest hops, two messages a node in most rounds",
+              lambda coll, machine: list(checkerboard.signed_checkerboard_bruck_phases(coll, machine).phases()),
+              (checkerboard.torus_rings,), checkerboard.signed_checkerboard_bruck_phases),
     Algorithm("engine-rounds", ("alltoall", "alltoallv"),
               "on a mesh of one-engine nodes, the direct messages in rounds a greedy search finds "
               "(159 on paragon:8x8) in which a node sends or receives one and no link carries two, "
