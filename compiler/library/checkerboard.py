@@ -23,9 +23,14 @@ shorter way round the ring (-3 .. 4 on a ring of 8: -3 = -2 - 1), a round's bloc
 messages, one each way: every block crosses its fewest hops, so the links carry no more than
 the link-load bound's bytes, for two messages a node in most rounds.
 
-As in `bruck` (index.py), a node packs each round's blocks into one buffer before it sends
-them, a local copy at the machine's copy rate; an intermediate node keeps what it receives and
-forwards it; every block reaches its destination once and is checked there.
+Before a round a node packs the blocks of its own array that leave in it (they lie strided
+in its array) into the round's buffer, a local copy at the machine's copy rate, as `bruck`
+(index.py) packs. A block it received is not copied again: the deposit model puts incoming
+data where it is used (001_569dde0e56ec3e6f.txt Sec. 3.1, "direct deposit of incoming data to
+its final destination"), which at a relay is the buffer of the round that forwards it (the
+intermediate nodes' "buffer allocation and address calculation" Sec. 1 names for Bokhari and
+Berryman's hybrid exchange). An intermediate node keeps what it receives and forwards it;
+every block reaches its destination once and is checked there.
 """
 
 from __future__ import annotations
@@ -107,8 +112,9 @@ def checkerboard_phases(coll: Collective, machine: Machine, signed: bool) -> Pha
 
 def _round_tables(blocks: ForwardedBlocks, moved: np.ndarray, dim: np.ndarray, step: np.ndarray,
                   sizes: dict[int, int], cols: int) -> list[np.ndarray]:
-    """A round's pack phase (each holder copies the round's blocks into one buffer) and its
-    send phase (a holder's forward message, then its backward one), and moves the blocks."""
+    """A round's pack phase (each holder copies the round's blocks of its own array into the
+    round's buffer) and its send phase (a holder's forward message, then its backward one), and
+    moves the blocks."""
     here = blocks.at[moved]
     xs, ys = here % cols, here // cols
     xs = np.where(dim == 0, (xs + step) % sizes[0], xs)
@@ -118,7 +124,9 @@ def _round_tables(blocks: ForwardedBlocks, moved: np.ndarray, dim: np.ndarray, s
     moved, here, ahead = moved[order], here[order], ahead[order]
     o, f, b = blocks.origin[moved], blocks.final[moved], blocks.nbytes[moved]
     blocks.at[moved] = ahead
-    return [rows(here, here, b, o, f, COMBINED), rows(here, ahead, b, o, f, COMBINED)]
+    own = here == o
+    return [rows(here[own], here[own], b[own], o[own], f[own], COMBINED),
+            rows(here, ahead, b, o, f, COMBINED)]
 
 
 def checkerboard_bruck_phases(coll: Collective, machine: Machine) -> PhaseColumns:
