@@ -387,6 +387,13 @@ GRID: tuple[Algorithm, ...] = (
               "fewest hops, two messages a node in most rounds",
               lambda coll, machine: list(checkerboard.signed_checkerboard_bruck_phases(coll, machine).phases()),
               (checkerboard.torus_rings,), checkerboard.signed_checkerboard_bruck_phases),
+    Algorithm("rows-bruck-columns-direct", ("alltoall", "alltoallv", "sparse"),
+              "Bruck along the rows of a torus of power-of-two rings (each block to its final "
+              "column, log2 cols rounds), then a node's blocks for each row straight down its "
+              "column, one message a row: one message in that stage where every block goes to one "
+              "row (a sparse pattern converging on a few nodes)",
+              lambda coll, machine: list(checkerboard.rows_bruck_columns_direct_phases(coll, machine).phases()),
+              (checkerboard.torus_rings,), checkerboard.rows_bruck_columns_direct_phases),
     Algorithm("engine-rounds", ("alltoall", "alltoallv"),
               "on a mesh of one-engine nodes, the direct messages in rounds a greedy search finds "
               "(159 on paragon:8x8) in which a node sends or receives one and no link carries two, "

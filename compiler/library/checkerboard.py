@@ -1,5 +1,6 @@
 """All-to-all on a torus of power-of-two rings: Bruck's index algorithm with each shift's worms on
-wires of their own (issue 27, branch torusshort).
+wires of their own, and Bruck along the rows before direct messages along the columns (issue 27,
+branch torusshort).
 
 Bruck et al. 1997 move every block by the bits of its distance, one shift 2^k a round. On a
 wormhole torus a shift by 2 or 4 along a ring puts several worms on a wire (every node sending
@@ -22,6 +23,12 @@ a node a round, log2 rows + log2 cols ... rounds in all: 2 log2 n on an n x n to
 shorter way round the ring (-3 .. 4 on a ring of 8: -3 = -2 - 1), a round's blocks in two
 messages, one each way: every block crosses its fewest hops, so the links carry no more than
 the link-load bound's bytes, for two messages a node in most rounds.
+
+`rows-bruck-columns-direct` moves every block to its final column by Bruck along the rows (the
+distance's bits, half the row first: log2 cols rounds of one message a node), then each node
+sends what it holds for each row straight down its column, one message a row. Where blocks
+converge on a few rows (every node to the first eighth: one row) a node sends one message in
+the second stage, so log2 cols + 1 start-ups in all, against the checkerboard's 2 log2 n.
 
 Before a round a node packs the blocks of its own array that leave in it (they lie strided
 in its array) into the round's buffer, a local copy at the machine's copy rate, as `bruck`
@@ -111,22 +118,42 @@ def checkerboard_phases(coll: Collective, machine: Machine, signed: bool) -> Pha
 
 
 def _round_tables(blocks: ForwardedBlocks, moved: np.ndarray, dim: np.ndarray, step: np.ndarray,
-                  sizes: dict[int, int], cols: int) -> list[np.ndarray]:
+                  sizes: dict[int, int], cols: int, nearest_first: bool = False) -> list[np.ndarray]:
     """A round's pack phase (each holder copies the round's blocks of its own array into the
     round's buffer) and its send phase (a holder's forward message, then its backward one), and
-    moves the blocks."""
+    moves the blocks; with `nearest_first` a holder's messages go in order of distance."""
     here = blocks.at[moved]
     xs, ys = here % cols, here // cols
     xs = np.where(dim == 0, (xs + step) % sizes[0], xs)
     ys = np.where(dim == 1, (ys + step) % sizes[1], ys)
     ahead = ys * cols + xs
-    order = np.lexsort((blocks.final[moved], blocks.origin[moved], step < 0, here))
+    near = np.abs(step) if nearest_first else np.zeros(len(step), dtype=np.int64)
+    order = np.lexsort((blocks.final[moved], blocks.origin[moved], step < 0, near, here))
     moved, here, ahead = moved[order], here[order], ahead[order]
     o, f, b = blocks.origin[moved], blocks.final[moved], blocks.nbytes[moved]
     blocks.at[moved] = ahead
     own = here == o
     return [rows(here[own], here[own], b[own], o[own], f[own], COMBINED),
             rows(here, ahead, b, o, f, COMBINED)]
+
+
+def rows_bruck_columns_direct_phases(coll: Collective, machine: Machine) -> PhaseColumns:
+    """`rows-bruck-columns-direct`: Bruck along the rows, then one message a node per final
+    row straight along its column (the nearest rows first, forward before back)."""
+    rows_, cols = machine.grid
+    blocks = ForwardedBlocks(coll.matrix)
+    forward = (blocks.final % cols - blocks.origin % cols) % cols
+    sizes = {0: cols, 1: rows_}
+    tables = [local_copy_rows(coll.matrix)]
+    for bit in reversed(range((cols - 1).bit_length())):
+        moved = np.flatnonzero(forward >> bit & 1)
+        tables += _round_tables(blocks, moved, np.zeros(len(moved), dtype=np.int64),
+                                np.full(len(moved), 1 << bit, dtype=np.int64), sizes, cols)
+    down = ring_distances(blocks.at // cols, blocks.final // cols, rows_, signed=True)
+    moved = np.flatnonzero(down != 0)
+    tables += _round_tables(blocks, moved, np.ones(len(moved), dtype=np.int64), down[moved],
+                            sizes, cols, nearest_first=True)
+    return joined(tables)
 
 
 def checkerboard_bruck_phases(coll: Collective, machine: Machine) -> PhaseColumns:

@@ -1,6 +1,7 @@
-"""`checkerboard-bruck` and `signed-checkerboard-bruck` (compiler/library/checkerboard.py): no two
-worms of a round share a wire on rings of up to 8, every block crosses its fewest hops in the
-signed form, and every block arrives (issue 27, branch torusshort)."""
+"""`checkerboard-bruck`, `signed-checkerboard-bruck` and `rows-bruck-columns-direct`
+(compiler/library/checkerboard.py): no two worms of a checkerboard round share a wire on rings of
+up to 8, every block crosses its fewest hops in the signed form, a pattern converging on one row
+costs a node log2 cols + 1 messages, and every block arrives (issue 27, branch torusshort)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from phalanx.runtime.sweep import alltoall_program
 from phalanx.runtime.synthetic import varied_matrix
 
 NAMES = ("checkerboard-bruck", "signed-checkerboard-bruck")
+ALL = NAMES + ("rows-bruck-columns-direct",)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -51,7 +53,7 @@ def test_the_signed_form_moves_every_block_its_fewest_hops():
     assert all(hops[(o, f)] == target.torus.hops(o, f) for o in range(64) for f in range(64) if o != f)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", ALL)
 def test_uneven_blocks_arrive_once_and_a_sparse_pattern_verifies(name):
     """alltoallv's uneven blocks (bench/efficiency.py's matrix) each arrive once, whole, at their
     destination; every node to the first two of torus:4x4 (the grid's sparse case) verifies."""
@@ -95,3 +97,28 @@ def test_it_needs_a_torus_of_power_of_two_rings(spec, reason):
                         algorithm="alltoall=checkerboard-bruck")
     assert f"algorithm 'checkerboard-bruck' cannot lower the alltoall of line 4 on {spec}: {reason}" \
         in str(err.value)
+
+
+@pytest.mark.parametrize("spec", ["torus:4x4", "torus:2x8", "iwarp:4x4"])
+def test_rows_bruck_then_columns_delivers_an_all_to_all(spec):
+    target = resolve(spec)
+    compiled = compile_program(alltoall_program(target.nnodes, 64), target=spec,
+                               algorithm="alltoall=rows-bruck-columns-direct")
+    result = simulate(compiled).collectives[0]
+    assert result.verified, result.problems
+    assert result.time_s >= result.lower_bound_s
+
+
+def test_rows_bruck_then_columns_sends_a_converging_pattern_in_four_messages_a_node():
+    """Every node of torus:8x8 to the first eighth (row 0): three rounds along the rows, then
+    one message down each column; each round a node sends at most one message."""
+    source = ("processors P(64)\nprocessors Q(8)\narray A(64, 64) of byte distribute (BLOCK, *) onto P\n"
+              "array B(64, 64) of byte distribute (*, BLOCK) onto Q\nB = A\n")
+    compiled = compile_program(source, target="torus:8x8", algorithm="sparse=rows-bruck-columns-direct")
+    sent = Counter()
+    for phase in compiled.schedules[0].phases:
+        messages = {(t.src, t.dst) for t in phase.sends if t.src != t.dst}
+        assert len({s for s, _ in messages}) == len(messages)
+        sent.update(s for s, _ in messages)
+    assert max(sent.values()) == 4
+    assert simulate(compiled).collectives[0].verified
