@@ -379,21 +379,21 @@ GRID: tuple[Algorithm, ...] = (
               "in the first a checkerboard class of the nodes moves its blocks along the rows and "
               "the other along the columns, in the second the other way, so no two worms of a "
               "round share a wire (rings of up to 8) and both dimensions' links carry at once",
-              lambda coll, machine: list(checkerboard.checkerboard_bruck_phases(coll, machine).phases()),
-              (checkerboard.torus_rings,), checkerboard.checkerboard_bruck_phases),
+              checkerboard.checkerboard_bruck_phases, (checkerboard.torus_rings,),
+              checkerboard.checkerboard_bruck_columns),
     Algorithm("signed-checkerboard-bruck", ("alltoall", "alltoallv", "sparse"),
               "checkerboard-bruck with every block moved the shorter way round each ring (-3 .. 4 "
               "on a ring of 8), a round's blocks in a message each way: every block crosses its "
               "fewest hops, two messages a node in most rounds",
-              lambda coll, machine: list(checkerboard.signed_checkerboard_bruck_phases(coll, machine).phases()),
-              (checkerboard.torus_rings,), checkerboard.signed_checkerboard_bruck_phases),
+              checkerboard.signed_checkerboard_bruck_phases, (checkerboard.torus_rings,),
+              checkerboard.signed_checkerboard_bruck_columns),
     Algorithm("rows-bruck-columns-direct", ("alltoall", "alltoallv", "sparse"),
               "Bruck along the rows of a torus of power-of-two rings (each block to its final "
               "column, log2 cols rounds), then a node's blocks for each row straight down its "
               "column, one message a row: one message in that stage where every block goes to one "
               "row (a sparse pattern converging on a few nodes)",
-              lambda coll, machine: list(checkerboard.rows_bruck_columns_direct_phases(coll, machine).phases()),
-              (checkerboard.torus_rings,), checkerboard.rows_bruck_columns_direct_phases),
+              checkerboard.rows_bruck_columns_direct_phases, (checkerboard.torus_rings,),
+              checkerboard.rows_bruck_columns_direct_columns),
     Algorithm("engine-rounds", ("alltoall", "alltoallv"),
               "on a mesh of one-engine nodes, the direct messages in rounds a greedy search finds "
               "(159 on paragon:8x8) in which a node sends or receives one and no link carries two, "

@@ -19,8 +19,8 @@ round share a wire; on longer rings the shifts of 4 and more still do (the algor
 there, only slower).
 
 `checkerboard-bruck` moves each coordinate's distance (mod n) forward by its bits: one message
-a node a round, log2 rows + log2 cols ... rounds in all: 2 log2 n on an n x n torus (6 on 8x8). `signed-checkerboard-bruck` moves it the
-shorter way round the ring (-3 .. 4 on a ring of 8: -3 = -2 - 1), a round's blocks in two
+a node a round, 2 log2 n rounds on an n x n torus (6 on 8x8). `signed-checkerboard-bruck` moves
+it the shorter way round the ring (-3 .. 4 on a ring of 8: -3 = -2 - 1), a round's blocks in two
 messages, one each way: every block crosses its fewest hops, so the links carry no more than
 the link-load bound's bytes, for two messages a node in most rounds.
 
@@ -49,7 +49,7 @@ from phalanx.compiler.library.index import ForwardedBlocks, joined, local_copy_r
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.library.requirements import whole_grid
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import COMBINED
+from phalanx.compiler.schedule import COMBINED, Phase
 
 
 def torus_rings(coll: Collective, machine: Machine) -> str | None:
@@ -86,15 +86,14 @@ def ring_distances(origin: np.ndarray, final: np.ndarray, size: int, signed: boo
     return np.where(signed & (2 * forward > size), forward - size, forward)
 
 
-def checkerboard_phases(coll: Collective, machine: Machine, signed: bool) -> PhaseColumns:
+def checkerboard_rounds(coll: Collective, machine: Machine, signed: bool) -> PhaseColumns:
     """The rounds of the module docstring: per shift, largest first, a pack phase and a send
     phase for each of its two rounds (the local copies first); a signed round's messages
     forward first, then back."""
     rows_, cols = machine.grid
     blocks = ForwardedBlocks(coll.matrix)
-    x = {0: blocks.origin % cols, 1: blocks.origin // cols}
-    distance = {0: ring_distances(x[0], blocks.final % cols, cols, signed),
-                1: ring_distances(x[1], blocks.final // cols, rows_, signed)}
+    distance = {0: ring_distances(blocks.origin % cols, blocks.final % cols, cols, signed),
+                1: ring_distances(blocks.origin // cols, blocks.final // cols, rows_, signed)}
     sizes = {0: cols, 1: rows_}
     tables = [local_copy_rows(coll.matrix)]
     for bit in reversed(range((max(rows_, cols) - 1).bit_length())):
@@ -137,7 +136,7 @@ def _round_tables(blocks: ForwardedBlocks, moved: np.ndarray, dim: np.ndarray, s
             rows(here, ahead, b, o, f, COMBINED)]
 
 
-def rows_bruck_columns_direct_phases(coll: Collective, machine: Machine) -> PhaseColumns:
+def rows_bruck_columns_direct_columns(coll: Collective, machine: Machine) -> PhaseColumns:
     """`rows-bruck-columns-direct`: Bruck along the rows, then one message a node per final
     row straight along its column (the nearest rows first, forward before back)."""
     rows_, cols = machine.grid
@@ -156,11 +155,23 @@ def rows_bruck_columns_direct_phases(coll: Collective, machine: Machine) -> Phas
     return joined(tables)
 
 
-def checkerboard_bruck_phases(coll: Collective, machine: Machine) -> PhaseColumns:
+def checkerboard_bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:
     """`checkerboard-bruck`: every distance forward by its bits, one message a node a round."""
-    return checkerboard_phases(coll, machine, signed=False)
+    return checkerboard_rounds(coll, machine, signed=False)
 
 
-def signed_checkerboard_bruck_phases(coll: Collective, machine: Machine) -> PhaseColumns:
+def signed_checkerboard_bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:
     """`signed-checkerboard-bruck`: every distance the shorter way, a message each way a round."""
-    return checkerboard_phases(coll, machine, signed=True)
+    return checkerboard_rounds(coll, machine, signed=True)
+
+
+def checkerboard_bruck_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    return list(checkerboard_bruck_columns(coll, machine).phases())
+
+
+def signed_checkerboard_bruck_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    return list(signed_checkerboard_bruck_columns(coll, machine).phases())
+
+
+def rows_bruck_columns_direct_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    return list(rows_bruck_columns_direct_columns(coll, machine).phases())
