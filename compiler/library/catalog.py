@@ -10,6 +10,7 @@ from phalanx.compiler.algorithms import direct_columns, direct_phases
 from phalanx.compiler.library import (
     allreduce,
     bothways,
+    checkerboard,
     colouring,
     corner,
     eager,
@@ -386,6 +387,26 @@ GRID: tuple[Algorithm, ...] = (
               "on a bisection link a phase, where direct's XOR pairs put 4)",
               gridexchange.grid_direct_phases, (on_grid, gridexchange.mesh_lines),
               gridexchange.grid_direct_columns),
+    Algorithm("checkerboard-bruck", ("alltoall", "alltoallv", "sparse"),
+              "Bruck's index algorithm on a torus of power-of-two rings, each shift in two rounds: "
+              "in the first a checkerboard class of the nodes moves its blocks along the rows and "
+              "the other along the columns, in the second the other way, so no two worms of a "
+              "round share a wire (rings of up to 8) and both dimensions' links carry at once",
+              checkerboard.checkerboard_bruck_phases, (checkerboard.torus_rings,),
+              checkerboard.checkerboard_bruck_columns),
+    Algorithm("signed-checkerboard-bruck", ("alltoall", "alltoallv", "sparse"),
+              "checkerboard-bruck with every block moved the shorter way round each ring (-3 .. 4 "
+              "on a ring of 8), a round's blocks in a message each way: every block crosses its "
+              "fewest hops, two messages a node in most rounds",
+              checkerboard.signed_checkerboard_bruck_phases, (checkerboard.torus_rings,),
+              checkerboard.signed_checkerboard_bruck_columns),
+    Algorithm("rows-bruck-columns-direct", ("alltoall", "alltoallv", "sparse"),
+              "Bruck along the rows of a torus of power-of-two rings (each block to its final "
+              "column, log2 cols rounds), then a node's blocks for each row straight down its "
+              "column, one message a row: one message in that stage where every block goes to one "
+              "row (a sparse pattern converging on a few nodes)",
+              checkerboard.rows_bruck_columns_direct_phases, (checkerboard.torus_rings,),
+              checkerboard.rows_bruck_columns_direct_columns),
     Algorithm("engine-rounds", ("alltoall", "alltoallv"),
               "on a mesh of one-engine nodes, the direct messages in rounds a greedy search finds "
               "(159 on paragon:8x8) in which a node sends or receives one and no link carries two, "

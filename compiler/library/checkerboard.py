@@ -1,0 +1,177 @@
+"""All-to-all on a torus of power-of-two rings: Bruck's index algorithm with each shift's worms on
+wires of their own, and Bruck along the rows before direct messages along the columns (issue 27,
+branch torusshort).
+
+Bruck et al. 1997 move every block by the bits of its distance, one shift 2^k a round. On a
+wormhole torus a shift by 2 or 4 along a ring puts several worms on a wire (every node sending
+2 ahead: two worms a wire, each waiting on the next), and a round along the rows leaves the
+columns' links idle. Here each shift s takes two rounds, and in each a checkerboard class of
+the nodes moves along its row while the other class moves along its column; the classes swap
+for the second round. A node's class for shift s is the parity of its row and column classes,
+each the parity of the coordinate (s < n/2: the nodes 2 apart, whose worms of 2 hops cover a
+ring's wires once) or of coordinate // (s/2) (s = n/2, half the ring, which the e-cube routes
+take both ways round by the source's parity, targets/iwarp/topology.py: on a ring of 8 the
+nodes 0, 1, 4 and 5, whose worms of 4 hops share no wire). A move by s keeps both parities, so
+a block moved along one dimension in the first round sits at a node of its class and moves
+along the other in the second. The shift by 1 takes a round along the rows and one along the
+columns (every node 1 ahead: a wire each). On rings of 2, 4 and 8 nodes no two worms of a
+round share a wire; on longer rings the shifts of 4 and more still do (the algorithm is right
+there, only slower).
+
+`checkerboard-bruck` moves each coordinate's distance (mod n) forward by its bits: one message
+a node a round, 2 log2 n rounds on an n x n torus (6 on 8x8). `signed-checkerboard-bruck` moves
+it the shorter way round the ring (-3 .. 4 on a ring of 8: -3 = -2 - 1), a round's blocks in two
+messages, one each way: every block crosses its fewest hops, so the links carry no more than
+the link-load bound's bytes, for two messages a node in most rounds.
+
+`rows-bruck-columns-direct` moves every block to its final column by Bruck along the rows (the
+distance's bits, half the row first: log2 cols rounds of one message a node), then each node
+sends what it holds for each row straight down its column, one message a row. Where blocks
+converge on a few rows (every node to the first eighth: one row) a node sends one message in
+the second stage, so log2 cols + 1 start-ups in all, against the checkerboard's 2 log2 n.
+
+Before a round a node packs the blocks of its own array that leave in it (they lie strided
+in its array) into the round's buffer, a local copy at the machine's copy rate, as `bruck`
+(index.py) packs. A block it received is not copied again: the deposit model puts incoming
+data where it is used (001_569dde0e56ec3e6f.txt Sec. 3.1, "direct deposit of incoming data to
+its final destination"), which at a relay is the buffer of the round that forwards it (the
+intermediate nodes' "buffer allocation and address calculation" Sec. 1 names for Bokhari and
+Berryman's hybrid exchange). An intermediate node keeps what it receives and forwards it;
+every block reaches its destination once and is checked there.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from phalanx.compiler.columns import PhaseColumns, rows
+from phalanx.compiler.library.index import ForwardedBlocks, joined, local_copy_rows
+from phalanx.compiler.library.registry import Machine
+from phalanx.compiler.library.requirements import whole_grid
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import COMBINED, Phase
+
+
+def torus_rings(coll: Collective, machine: Machine) -> str | None:
+    """A torus (rows and columns rings) whose rows and columns are powers of two, every node
+    taking part (node ids are grid places)."""
+    if (why := whole_grid(coll, machine)) is not None:
+        return why
+    rows_, cols = machine.grid
+    if rows_ & (rows_ - 1) or cols & (cols - 1):
+        return f"its shifts need rows and columns that are powers of two, not {rows_}x{cols}"
+    if machine.route is None:
+        return "the machine does not name its routes' links"
+    ring = (cols < 3 or len(machine.route(0, cols - 1)) == 1) and \
+        (rows_ < 3 or len(machine.route(0, (rows_ - 1) * cols)) == 1)
+    if not ring:
+        return "its rows and columns are the lines of a mesh, not rings"
+    return None
+
+
+def ring_class(coord: np.ndarray, shift: int, size: int) -> np.ndarray:
+    """The class (0 or 1) of each coordinate whose worms of `shift` along a ring of `size`
+    share no wire with the others of its class: the coordinate's parity, or for half the ring
+    its parity in units of shift / 2 (module docstring); 0 where the ring has no such shift."""
+    if shift >= size:
+        return np.zeros_like(coord)
+    unit = max(shift // 2, 1) if 2 * shift == size else 1
+    return coord // unit % 2
+
+
+def ring_distances(origin: np.ndarray, final: np.ndarray, size: int, signed: bool) -> np.ndarray:
+    """Each block's distance along a ring: forward (mod size), or the shorter way, ties (half
+    the ring) forward as signed."""
+    forward = (final - origin) % size
+    return np.where(signed & (2 * forward > size), forward - size, forward)
+
+
+def checkerboard_rounds(coll: Collective, machine: Machine, signed: bool) -> PhaseColumns:
+    """The rounds of the module docstring: per shift, largest first, a pack phase and a send
+    phase for each of its two rounds (the local copies first); a signed round's messages
+    forward first, then back."""
+    rows_, cols = machine.grid
+    blocks = ForwardedBlocks(coll.matrix)
+    distance = {0: ring_distances(blocks.origin % cols, blocks.final % cols, cols, signed),
+                1: ring_distances(blocks.origin // cols, blocks.final // cols, rows_, signed)}
+    sizes = {0: cols, 1: rows_}
+    tables = [local_copy_rows(coll.matrix)]
+    for bit in reversed(range((max(rows_, cols) - 1).bit_length())):
+        shift = 1 << bit
+        for second in (0, 1):
+            at = blocks.at
+            where = {0: at % cols, 1: at // cols}
+            if shift == 1:
+                dim = np.full(len(at), second)
+            else:
+                dim = (ring_class(where[0], shift, cols) + ring_class(where[1], shift, rows_)
+                       + second) % 2
+            moving_x, moving_y = (dim == 0) & (np.abs(distance[0]) & shift > 0), \
+                (dim == 1) & (np.abs(distance[1]) & shift > 0)
+            step = np.zeros(len(at), dtype=np.int64)
+            step[moving_x] = np.sign(distance[0][moving_x]) * shift
+            step[moving_y] = np.sign(distance[1][moving_y]) * shift
+            moved = np.flatnonzero(moving_x | moving_y)
+            tables += _round_tables(blocks, moved, dim[moved], step[moved], sizes, cols)
+    return joined(tables)
+
+
+def _round_tables(blocks: ForwardedBlocks, moved: np.ndarray, dim: np.ndarray, step: np.ndarray,
+                  sizes: dict[int, int], cols: int, nearest_first: bool = False) -> list[np.ndarray]:
+    """A round's pack phase (each holder copies the round's blocks of its own array into the
+    round's buffer) and its send phase (a holder's forward message, then its backward one), and
+    moves the blocks; with `nearest_first` a holder's messages go in order of distance."""
+    here = blocks.at[moved]
+    xs, ys = here % cols, here // cols
+    xs = np.where(dim == 0, (xs + step) % sizes[0], xs)
+    ys = np.where(dim == 1, (ys + step) % sizes[1], ys)
+    ahead = ys * cols + xs
+    near = np.abs(step) if nearest_first else np.zeros(len(step), dtype=np.int64)
+    order = np.lexsort((blocks.final[moved], blocks.origin[moved], step < 0, near, here))
+    moved, here, ahead = moved[order], here[order], ahead[order]
+    o, f, b = blocks.origin[moved], blocks.final[moved], blocks.nbytes[moved]
+    blocks.at[moved] = ahead
+    own = here == o
+    return [rows(here[own], here[own], b[own], o[own], f[own], COMBINED),
+            rows(here, ahead, b, o, f, COMBINED)]
+
+
+def rows_bruck_columns_direct_columns(coll: Collective, machine: Machine) -> PhaseColumns:
+    """`rows-bruck-columns-direct`: Bruck along the rows, then one message a node per final
+    row straight along its column (the nearest rows first, forward before back)."""
+    rows_, cols = machine.grid
+    blocks = ForwardedBlocks(coll.matrix)
+    forward = (blocks.final % cols - blocks.origin % cols) % cols
+    sizes = {0: cols, 1: rows_}
+    tables = [local_copy_rows(coll.matrix)]
+    for bit in reversed(range((cols - 1).bit_length())):
+        moved = np.flatnonzero(forward >> bit & 1)
+        tables += _round_tables(blocks, moved, np.zeros(len(moved), dtype=np.int64),
+                                np.full(len(moved), 1 << bit, dtype=np.int64), sizes, cols)
+    down = ring_distances(blocks.at // cols, blocks.final // cols, rows_, signed=True)
+    moved = np.flatnonzero(down != 0)
+    tables += _round_tables(blocks, moved, np.ones(len(moved), dtype=np.int64), down[moved],
+                            sizes, cols, nearest_first=True)
+    return joined(tables)
+
+
+def checkerboard_bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:
+    """`checkerboard-bruck`: every distance forward by its bits, one message a node a round."""
+    return checkerboard_rounds(coll, machine, signed=False)
+
+
+def signed_checkerboard_bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:
+    """`signed-checkerboard-bruck`: every distance the shorter way, a message each way a round."""
+    return checkerboard_rounds(coll, machine, signed=True)
+
+
+def checkerboard_bruck_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    return list(checkerboard_bruck_columns(coll, machine).phases())
+
+
+def signed_checkerboard_bruck_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    return list(signed_checkerboard_bruck_columns(coll, machine).phases())
+
+
+def rows_bruck_columns_direct_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    return list(rows_bruck_columns_direct_columns(coll, machine).phases())
