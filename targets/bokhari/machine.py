@@ -168,13 +168,14 @@ class BokhariTarget(Target):
 
     def library_schedule(self, coll: Collective, algorithm: str) -> Schedule:
         """The library's schedule; an all-to-all's in rounds behind barriers where its whole
-        phases can stay within the receive buffers so (buffers.py), else as it is (`fits`
-        then keeps `auto` from it)."""
+        phases can stay within the receive buffers so, else, for direct messages, in the
+        fewest pieces whose rounds can (buffers.py), else as it is (`fits` then keeps `auto`
+        from it)."""
         schedule = self.library.schedule(coll, algorithm, self.spec)
         limit = getattr(self.params, "recv_buffer_bytes", 0.0)
         if not limit or coll.kind != "alltoall":
             return schedule
-        fitted = buffers.rounds_within(schedule, limit)
+        fitted = buffers.rounds_within(schedule, limit) or buffers.in_fewest_pieces(schedule, limit)
         return schedule if fitted is None else fitted
 
     def _fitting_hint(self, coll: Collective) -> str:
