@@ -47,12 +47,13 @@ def lockstep_s(schedule: Schedule, port: PortModel, link_loads: LinkLoads) -> fl
         return np.bincount(phase[where] * n + nodes[where], weights=weights[where],
                            minlength=nphases * n).reshape(nphases, n)
 
-    # a message: the transfers of one phase with one (src, dst, message id); id 0 goes alone
-    alone = -1 - np.arange(len(rows))
-    keys = np.stack([phase, src, dst, np.where(message > 0, message, alone)], axis=1)[net]
-    messages = np.unique(keys, axis=0)
-    starts = np.bincount(messages[:, 0] * n + messages[:, 1],
-                         minlength=nphases * n).reshape(nphases, n)
+    # a message: the transfers of one phase with one (src, dst, message id > 0); id 0 goes alone
+    together = net & (message > 0)
+    pair = (phase * n + src) * n + dst  # (phase, sender) = pair // n
+    ids = int(message.max(initial=0)) + 1
+    grouped = np.unique(pair[together] * ids + message[together]) // ids
+    senders = np.concatenate([grouped // n, (pair // n)[net & ~together]])
+    starts = np.bincount(senders, minlength=nphases * n).reshape(nphases, n)
     node_s = (starts * port.hold_s
               + port_loads_s(per_node(src, nbytes, net), per_node(dst, nbytes, net), port)
               + per_node(src, nbytes, ~net) * port.copy_s_per_byte)
