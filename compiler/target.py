@@ -210,6 +210,13 @@ class Target(ABC):
         budget), or None when it can. Measured by bench/regret.py."""
         return None
 
+    def contention_estimate_s(self, coll: Collective, algorithm: str) -> float | None:
+        """A prediction of the simulated time that takes in what closed_form_gap says the
+        closed form leaves out (the network's links), where the target has one: what
+        `--cost simulate` ranks a candidate past its budget by (runtime/simcost.py). None:
+        the closed form stands in."""
+        return None
+
     def by_formula(self, coll: Collective, algorithm: str, cost: str) -> bool:
         """Whether `predict` times this candidate by the machine's closed forms (not simulated,
         not by another network's model)."""

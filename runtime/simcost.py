@@ -4,7 +4,9 @@ Each candidate's schedule runs alone on the target's built-in simulator with the
 out (runtime/timing.py: the same time a run with real data gives). A candidate whose run would
 be too big falls back to the target's own model: the run's size is estimated by the target's
 events per message (Target.message_events: a start-up and one per link by default), and
-candidates past the budget (`--cost simulate:EVENTS`, default DEFAULT_BUDGET) are predicted.
+candidates past the budget (`--cost simulate:EVENTS`, default DEFAULT_BUDGET) are predicted:
+by the target's estimate with the network's contention where it has one
+(Target.contention_estimate_s: the Paragon mesh's exchange family), else by its closed form.
 `Target.predict_source` says which candidates were simulated and which predicted, and why.
 """
 
@@ -26,6 +28,19 @@ def estimated_events(target: Target, coll: Collective, algorithm: str) -> int:
     return target.estimated_events(coll, algorithm)
 
 
+def past_budget_estimated(target: Target, coll: Collective, algorithm: str) -> bool:
+    """Whether a candidate past the budget is predicted by the target's contention estimate
+    (Target.contention_estimate_s), not by its closed form."""
+    return target.contention_estimate_s(coll, algorithm) is not None
+
+
+def past_budget_s(target: Target, coll: Collective, algorithm: str) -> float:
+    """A candidate too big to simulate: the target's estimate with the network's contention
+    where it has one (the Paragon mesh's exchange family), else its closed form."""
+    estimate = target.contention_estimate_s(coll, algorithm)
+    return estimate if estimate is not None else target.closed_form_s(coll, algorithm)
+
+
 def simulate_cost_model(budget: int) -> CostModel:
     def fits(target: Target, coll: Collective, algorithm: str) -> bool:
         return estimated_events(target, coll, algorithm) <= budget
@@ -33,13 +48,15 @@ def simulate_cost_model(budget: int) -> CostModel:
     def time_s(target: Target, coll: Collective, algorithm: str) -> float:
         if fits(target, coll, algorithm):
             return simulated_time_s(target, coll, algorithm)
-        return target.closed_form_s(coll, algorithm)
+        return past_budget_s(target, coll, algorithm)
 
     def source(target: Target, coll: Collective, algorithm: str) -> str:
         events = estimated_events(target, coll, algorithm)
         if events <= budget:
             return "simulated"
-        return f"predicted (~{events} events, past the simulation budget of {budget})"
+        how = (" with the network's contention" if past_budget_estimated(target, coll, algorithm)
+               else "")
+        return f"predicted{how} (~{events} events, past the simulation budget of {budget})"
 
     return CostModel(time_s, source)
 

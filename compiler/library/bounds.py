@@ -611,12 +611,17 @@ def _port_rounds(m: np.ndarray, port: PortModel, source: int) -> int:
     return math.ceil(math.log2(len(others) + 1)) if others else 0
 
 
-def port_load_s(send: np.ndarray, recv: np.ndarray, port: PortModel) -> float:
-    """The busiest port's bytes time: each direction on its `streams`, and both together on the
+def port_loads_s(send: np.ndarray, recv: np.ndarray, port: PortModel) -> np.ndarray:
+    """Each port's bytes time: each direction on its `streams`, and both together on the
     streams they share (a shared engine's; iWarp's memory, `shared_streams`)."""
     apart = np.maximum(send, recv) / port.streams
     shared = (send + recv) / port.engine_streams if port.engine_streams else apart
-    return float(np.maximum(apart, shared).max()) * port.s_per_byte
+    return np.maximum(apart, shared) * port.s_per_byte
+
+
+def port_load_s(send: np.ndarray, recv: np.ndarray, port: PortModel) -> float:
+    """The busiest port's bytes time (port_loads_s)."""
+    return float(port_loads_s(send, recv, port).max())
 
 
 def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),

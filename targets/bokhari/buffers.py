@@ -12,13 +12,21 @@ start-up per message.
 A barrier phase's receives are counted on both sides of its barrier (`rounds_within`): the
 runtime posts them before the barrier (the phase's messages, then the barrier), and the
 target's proof (`BokhariTarget.check_receive_buffers`) counts them after it.
+
+Where one phase's messages alone overflow a node's buffers (`engine-rounds`' whole blocks of
+1 MB, against 255 x 1728 bytes), no placement of barriers helps: `in_fewest_pieces` cuts every
+block into the fewest pieces whose rounds fit and runs the schedule once per piece, as the
+exchange family does (hypercube.pieces_to_fit), for schedules of direct messages (a relaying
+schedule, Bruck's, would pay its relays' start-ups once per piece: it is left as it is, and
+`fits` keeps `auto` from it).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 
-from phalanx.compiler.schedule import Phase, Schedule, SyncMode
+from phalanx.compiler.schedule import WHOLE, Phase, Schedule, SyncMode, Transfer
 
 
 def phase_receives(phase: Phase, nprocs: int) -> list[int]:
@@ -93,3 +101,41 @@ def fits_within(schedule: Schedule, limit_bytes: float) -> bool:
     """Whether no node receives more than `limit_bytes` between two barriers it takes part in
     (as BokhariTarget.check_receive_buffers)."""
     return max(posted_bytes(schedule)) <= limit_bytes
+
+
+def in_pieces(schedule: Schedule, pieces: int) -> Schedule:
+    """`schedule` once per piece: run r moves bytes [m r / pieces, m (r + 1) / pieces) of every
+    transfer of m bytes (its block's, or its segment's, from the segment's offset on), empty
+    pieces left out (hypercube.multiphase_phases cuts the family's blocks alike)."""
+    def piece(t: Transfer, r: int) -> Transfer | None:
+        start = t.nbytes * r // pieces
+        size = t.nbytes * (r + 1) // pieces - start
+        if size == 0:
+            return None
+        return t._replace(nbytes=size, offset=start if t.offset == WHOLE else t.offset + start)
+
+    phases = []
+    for r in range(pieces):
+        for phase in schedule.phases:
+            sends = tuple(p for t in phase.sends if (p := piece(t, r)) is not None)
+            recvs = tuple(p for t in phase.recvs if (p := piece(t, r)) is not None)
+            phases.append(dataclasses.replace(phase, sends=sends, recvs=recvs))
+    return dataclasses.replace(schedule, phases=tuple(phases))
+
+
+def in_fewest_pieces(schedule: Schedule, limit_bytes: float) -> Schedule | None:
+    """A schedule of direct messages in the fewest pieces (in_pieces) whose rounds fit
+    `limit_bytes` (rounds_within); None for a relaying schedule, or where none is found. A
+    phase's receives must fit on their own, so the search starts at the pieces that make the
+    largest of them do (k0); from 2 k0 on every phase receives at most half the limit (but for
+    a byte per transfer of rounding), any two neighbouring phases fit, and rounds_within places
+    its barriers: the search ends there."""
+    if not schedule.direct_messages():
+        return None
+    largest = max((max(phase_receives(p, schedule.nprocs)) for p in schedule.phases), default=0)
+    first = max(math.ceil(largest / limit_bytes), 1)
+    for pieces in range(first, 2 * first + 2):
+        fitted = rounds_within(in_pieces(schedule, pieces), limit_bytes)
+        if fitted is not None:
+            return fitted
+    return None

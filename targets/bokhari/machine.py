@@ -30,6 +30,7 @@ import numpy as np
 from phalanx.compiler import hypercube
 from phalanx.compiler.algorithms import direct_partner
 from phalanx.compiler.library.bounds import ONE_DESTINATION_KINDS, fixed_routes_bound_s
+from phalanx.compiler.library.lockstep import lockstep_s
 from phalanx.compiler.library.members import GROUP, ROOTED
 from phalanx.compiler.library.offer import (
     PORT_MODEL_GAP,
@@ -167,13 +168,14 @@ class BokhariTarget(Target):
 
     def library_schedule(self, coll: Collective, algorithm: str) -> Schedule:
         """The library's schedule; an all-to-all's in rounds behind barriers where its whole
-        phases can stay within the receive buffers so (buffers.py), else as it is (`fits`
-        then keeps `auto` from it)."""
+        phases can stay within the receive buffers so, else, for direct messages, in the
+        fewest pieces whose rounds can (buffers.py), else as it is (`fits` then keeps `auto`
+        from it)."""
         schedule = self.library.schedule(coll, algorithm, self.spec)
         limit = getattr(self.params, "recv_buffer_bytes", 0.0)
         if not limit or coll.kind != "alltoall":
             return schedule
-        fitted = buffers.rounds_within(schedule, limit)
+        fitted = buffers.rounds_within(schedule, limit) or buffers.in_fewest_pieces(schedule, limit)
         return schedule if fitted is None else fitted
 
     def _fitting_hint(self, coll: Collective) -> str:
@@ -301,12 +303,40 @@ class BokhariTarget(Target):
             return None
         m = coll.network_matrix
         src, dst = np.nonzero(m)
+        loads = self.link_loads(src, dst, m[src, dst], np.zeros(len(src), np.int64), 1)
+        if loads is None:
+            return None
+        return fixed_routes_bound_s(self.library.machine.port, loads[0])
+
+    def link_loads(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray, phase: np.ndarray,
+                   nphases: int) -> np.ndarray | None:
+        """Bytes on each directed link in each phase (a row per phase, a column per link some
+        message crosses) when message i of `nbytes[i]` bytes takes the pair's route in phase
+        `phase[i]`: the routes as columns (route_columns.py), summed by link key in one pass;
+        None where a pair has several routes (the SP2's adapter spreads its packets)."""
         routes = self.route.columns(src, dst)
         if routes is None:
             return None
-        per_hop = np.repeat(m[src, dst], np.diff(routes.offsets))
+        hops = np.diff(routes.offsets)
         _, link = np.unique(routes.keys, return_inverse=True)
-        return fixed_routes_bound_s(self.library.machine.port, np.bincount(link.reshape(-1), per_hop))
+        nlinks = int(link.max(initial=-1)) + 1
+        where = np.repeat(phase, hops) * nlinks + link.reshape(-1)
+        return np.bincount(where, np.repeat(nbytes, hops),
+                           minlength=nphases * nlinks).reshape(nphases, nlinks)
+
+    def contention_estimate_s(self, coll: Collective, algorithm: str) -> float | None:
+        """Where the exchange family's closed form leaves out the network's links (the mesh, a
+        one-route fat tree: closed_form_gap), its schedule's phases one after another, each as
+        long as its busiest engine or link under the fixed routes (compiler/library/lockstep.py);
+        None elsewhere (the closed form then stands in)."""
+        if (coll.groups or not self._by_family(coll, algorithm)
+                or self.closed_form_gap(coll, algorithm) is None or not self.route.gives_columns()):
+            return None
+        memo = self.__dict__.setdefault("_contention_estimates", {})  # asked for time and source
+        if (coll, algorithm) not in memo:
+            memo[(coll, algorithm)] = lockstep_s(self.schedule_for(coll, algorithm),
+                                                 self.library.machine.port, self.link_loads)
+        return memo[(coll, algorithm)]
 
     def route_hops(self, src: int, dst: int) -> int:
         return len(self.route(src, dst))

@@ -187,9 +187,13 @@ def test_only_where_not_even_one_byte_pieces_fit_is_an_exchange_refused():
                          "post receives for more bytes at once than its receive-buffer limit of 10 "
                          "bytes even with one-byte pieces (seed 003 Sec. 5)")
     assert d.hint == "use standard, which fit in pieces, or algorithm auto"  # the one that fits
+    # 7 bytes: no member of the family fits, but grid-direct's direct messages do in 3 pieces
+    # (a round of two phases, 3 + 3 bytes; buffers.in_fewest_pieces)
+    seven = resolve("paragon:4x4,recv_buffer_bytes=7")
+    assert seven.choose(coll) == "grid-direct" and len(seven.schedule_for(coll, "grid-direct").phases) == 48
     with pytest.raises(UsageError) as info:
-        resolve("paragon:4x4,recv_buffer_bytes=7").choose(coll)
-    assert "no exchange fits the receive buffers of paragon:4x4 (7 bytes), even in one-byte " \
+        resolve("paragon:4x4,recv_buffer_bytes=1").choose(coll)
+    assert "no exchange fits the receive buffers of paragon:4x4 (1 bytes), even in one-byte " \
         "pieces" in info.value.diagnostic.message
 
 

@@ -1,5 +1,6 @@
 """The Paragon's receive-buffer limit for the library's all-to-alls (targets/bokhari/buffers.py):
-rounds behind barriers where whole phases fit, refused where one phase alone overflows."""
+rounds behind barriers where whole phases fit; where one phase alone overflows, direct messages
+in pieces whose rounds fit, a relaying schedule refused."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import dataclasses
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.schedule import Phase, SyncMode, Transfer
 from phalanx.compiler.target import resolve
+from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import alltoall_program
-from phalanx.targets.bokhari.buffers import phase_receives, rounds_within
+from phalanx.targets.bokhari.buffers import in_fewest_pieces, phase_receives, rounds_within
 
 LIMIT = 255 * 1728  # 003_f18cb429ce0a4177.txt Sec. 5 / Fig. 12
 
@@ -31,14 +33,34 @@ def test_grid_direct_goes_in_rounds_that_fit_the_buffers():
     assert target.fits(coll, "grid-direct")
 
 
-def test_a_phase_larger_than_the_buffers_is_refused_and_auto_leaves_it():
+def test_a_phase_larger_than_the_buffers_goes_in_pieces_whose_rounds_fit():
+    """500 KB blocks on paragon:4x4: one block overflows a node's 440,640 bytes, so no placement
+    of barriers helps; grid-direct's direct messages go in the fewest pieces whose rounds fit
+    (a round's barrier phase counts on both sides: two pieces of a block must fit, so 3 pieces
+    of at most 166,667 bytes), the schedule once per piece, every block delivered."""
     target = resolve("paragon:4x4")
     source = alltoall_program(16, 500_000)
     compiled = compile_program(source, target="paragon:4x4", algorithm="alltoall=grid-direct")
-    coll = compiled.collectives[0]
-    assert rounds_within(target.library.schedule(coll, "grid-direct", target.spec), LIMIT) is None
-    assert not target.fits(coll, "grid-direct")
-    assert compile_program(source, target="paragon:4x4").schedules[0].algorithm != "grid-direct"
+    coll, schedule = compiled.collectives[0], compiled.schedules[0]
+    whole = target.library.schedule(coll, "grid-direct", target.spec)
+    assert rounds_within(whole, LIMIT) is None
+    assert in_fewest_pieces(whole, LIMIT) == schedule
+    assert len(schedule.phases) == 3 * len(whole.phases)
+    assert {t.nbytes for p in schedule.phases for t in p.sends} == {166_666, 166_667}
+    target.check_receive_buffers(schedule)
+    assert target.fits(coll, "grid-direct")
+    assert simulate(compiled).verified
+
+
+def test_a_relaying_schedule_larger_than_the_buffers_is_left_whole_and_auto_leaves_it():
+    """Bruck's all-to-all relays blocks: in pieces it would pay its relays' start-ups once per
+    piece, so it is left as it is, and `fits` keeps `auto` from it."""
+    target = resolve("paragon:4x4")
+    source = alltoall_program(16, 500_000)
+    coll = compile_program(source, target="paragon:4x4", algorithm="alltoall=bruck").collectives[0]
+    assert in_fewest_pieces(target.library.schedule(coll, "bruck", target.spec), LIMIT) is None
+    assert not target.fits(coll, "bruck")
+    assert compile_program(source, target="paragon:4x4").schedules[0].algorithm != "bruck"
 
 
 def test_a_schedule_that_fits_is_left_as_it_is():
