@@ -12,7 +12,8 @@ import pytest
 from test_native_mlir import MIXED, PIECES, _tree_broadcast
 
 from conftest import EXAMPLES, compile_text
-from phalanx.compiler.ir.conversion.lower_sched_to_mpi import CHECK, plan_native, program_text
+from phalanx.compiler.ir.conversion.lower_sched_to_mpi import program_text
+from phalanx.compiler.ir.conversion.native_rows import CHECK, plan_native
 from phalanx.compiler.ir.dialects.sched import plan_to_module
 from phalanx.compiler.native import (
     build_executable,
@@ -114,7 +115,7 @@ def test_a_piece_checked_against_the_wrong_bytes_fails(tmp_path):
     plan = plan_native(compile_text(PIECES, algorithm="broadcast=chain", cost="closed-form").stages["sched"])
     rank5 = plan.rows[5]
     i = next(k for k, row in enumerate(rank5) if row[0] == CHECK and row[4] > 0)
-    rank5[i] = rank5[i][:4] + (rank5[i][4] + 1,)  # the piece's bytes from its second on
+    rank5[i] = rank5[i][:4] + (rank5[i][4] + 1,) + rank5[i][5:]  # the piece's bytes from its second on
     run = run_executable(build_executable(program_text(plan, "OpenMPI"), tmp_path / "bad"), 8)
     assert run.returncode != 0
     assert run.result["verified"] is False and run.result["errors"] == rank5[i][2]
