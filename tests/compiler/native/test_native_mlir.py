@@ -318,6 +318,13 @@ def test_receiving_in_another_phase_is_an_error():
         plan_native(plan_to_module(split))
 
 
+def test_a_module_not_lowered_to_sched_is_an_error():
+    coll = compile_text((EXAMPLES / "transpose.phx").read_text(), cost="closed-form").stages["coll"]
+    with pytest.raises(VerifyException, match="lower-sched-to-mpi: cannot execute 'coll.alltoall': "
+                                              "lower it to the sched dialect first"):
+        plan_native(coll)
+
+
 def test_unknown_mpi_implementation_is_a_usage_error():
     with pytest.raises(PhalanxError) as info:
         lower_sched_to_mpi(compile_text(MIXED).stages["sched"], "LAM")
