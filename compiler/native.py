@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from phalanx.compiler.ir.conversion.lower_sched_to_mpi import lower_sched_to_mpi, world_size
+from phalanx.compiler.ir.conversion.lower_sched_to_mpi import lower_sched_to_mpi
+from phalanx.compiler.ir.conversion.native_rows import world_size
 from phalanx.grammar.diagnostics import usage_error
 
 MLIR_OPT_PASSES = ("--convert-scf-to-cf", "--convert-to-llvm", "--reconcile-unrealized-casts")

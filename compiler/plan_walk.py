@@ -1,7 +1,8 @@
 """The one walk of a Plan (compiler/schedule.py) at one node, shared by the built-in simulator
-(runtime/interpreter.py) and the MPI and SimGrid workers (runtime/backends/; docs/backends.md).
-The native lowering (compiler/ir/conversion/lower_sched_to_mpi.py) keeps its own walk of the
-`sched` ops: one global order of blocking messages for every rank, not a node's walk.
+(runtime/interpreter.py), the MPI and SimGrid workers (runtime/backends/; docs/backends.md) and
+the native lowering (compiler/ir/conversion/native_rows.py: each node's walk as the rows of its
+MPI program, nonblocking messages). The native event core (runtime/native_run.py) takes the plan's
+steps for all nodes at once from `walk_all`.
 
 Two walks, each driving a consumer that supplies only how things happen on its back end
 (the built-in simulator's generator events, mpi4py's nonblocking calls, the SimGrid
@@ -13,6 +14,8 @@ worker's recorded ops):
   stage i's schedules to a communication agent that starts after the agent of stage i-1, and
   before stage i+2's compute waits for stage i's agent (stage i+2 reuses stage i's buffer);
   after the last stage it waits for the last agent.
+- `walk_all(steps, consumer)`: the same walk of every step, for a consumer that runs all nodes at
+  once (a step says on which nodes it runs).
 - `walk_phases(index, node, consumer)`: a schedule's phases at the node: its messages and the
   transfers due to it in each phase, what the phase waits for by its sync mode
   (compiler/schedule.py SyncMode: `local` its own sends and receives, `barrier` then the barrier
@@ -26,7 +29,7 @@ waits (AwaitAll, AwaitBarrier) for the consumer to carry out in its own way.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
@@ -83,20 +86,25 @@ class NodeConsumer(Protocol[R]):
 
 def walk_node(steps: tuple[Step, ...], node: int, consumer: NodeConsumer[R]) -> Iterator[R]:
     """The node's walk of `steps`, from run index 0 (see the module docstring)."""
-    yield from _walk(steps, node, consumer, 0, [0])
+    yield from _walk(steps, lambda step: step.runs_on(node), consumer, 0, [0])
 
 
-def _walk(steps: tuple[Step, ...], node: int, consumer: NodeConsumer[R], run: int,
+def walk_all(steps: tuple[Step, ...], consumer: NodeConsumer[R]) -> Iterator[R]:
+    """The walk of every step of `steps`, whichever nodes it runs on, from run index 0."""
+    yield from _walk(steps, lambda step: True, consumer, 0, [0])
+
+
+def _walk(steps: tuple[Step, ...], runs: Callable[[Step], bool], consumer: NodeConsumer[R], run: int,
           agents: list[int]) -> Iterator[R]:
-    """`run` is the run index of the steps' first schedule run; agents[0] counts the agents
-    started so far."""
+    """`runs` says which steps the walk takes; `run` is the run index of the steps' first schedule
+    run; agents[0] counts the agents started so far."""
     for step in steps:
-        if step.runs_on(node):
+        if runs(step):
             if isinstance(step, PipelineStep):
-                yield from _pipeline(step, node, consumer, run, agents)
+                yield from _pipeline(step, runs, consumer, run, agents)
             elif isinstance(step, RepeatStep):
                 for k in range(step.count):
-                    yield from _walk(step.body, node, consumer, run + k * step.runs_per_iteration,
+                    yield from _walk(step.body, runs, consumer, run + k * step.runs_per_iteration,
                                      agents)
             elif isinstance(step, ComputeStep):
                 yield consumer.compute(step)
@@ -105,18 +113,18 @@ def _walk(steps: tuple[Step, ...], node: int, consumer: NodeConsumer[R], run: in
         run += schedule_runs(step)
 
 
-def _pipeline(step: PipelineStep, node: int, consumer: NodeConsumer[R], run: int,
+def _pipeline(step: PipelineStep, runs: Callable[[Step], bool], consumer: NodeConsumer[R], run: int,
               agents: list[int]) -> Iterator[R]:
     first = agents[0]
     for i, stage in enumerate(step.stages):
         if i >= 2:  # stage i's compute reuses stage i-2's buffer
             yield consumer.await_agent(first + i - 2)
         for s in stage:
-            if isinstance(s, ComputeStep) and s.runs_on(node):
+            if isinstance(s, ComputeStep) and runs(s):
                 yield consumer.compute(s)
         schedules = [s for s in stage if isinstance(s, Schedule)]
-        runs = tuple(ScheduleRun(s, run + k) for k, s in enumerate(schedules) if s.runs_on(node))
-        yield consumer.start_agent(AgentStart(first + i, i, runs, first + i - 1 if i else None))
+        taken = tuple(ScheduleRun(s, run + k) for k, s in enumerate(schedules) if runs(s))
+        yield consumer.start_agent(AgentStart(first + i, i, taken, first + i - 1 if i else None))
         run += len(schedules)
     agents[0] = first + len(step.stages)
     if step.stages:

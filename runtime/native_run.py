@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from phalanx.compiler.layout import GATHERED, SCATTERED
+from phalanx.compiler.plan_walk import AgentStart, ScheduleRun, walk_all
 from phalanx.compiler.schedule import (
     WHOLE,
     ComputeStep,
@@ -45,7 +46,6 @@ from phalanx.compiler.schedule import (
     Schedule,
     Step,
     Transfer,
-    schedule_runs,
 )
 from phalanx.runtime import interpreter
 from phalanx.runtime.data import Payloads
@@ -234,9 +234,11 @@ def _has_pipeline(steps: tuple[Step, ...]) -> bool:
 
 @dataclass
 class _Items:
-    """The plan's steps flattened in order (repeats unrolled), as the core's item arrays."""
+    """The plan's steps in order (plan_walk.walk_all: repeats unrolled), as the core's item
+    arrays; a NodeConsumer of every node at once (the core runs an item on the nodes it names)."""
 
-    compute: list[bool] = field(default_factory=list)
+    label_of: Callable[[str], int]
+    is_compute: list[bool] = field(default_factory=list)
     first: list[int] = field(default_factory=list)
     nprocs: list[int] = field(default_factory=list)
     cost_s: list[float] = field(default_factory=list)
@@ -244,12 +246,24 @@ class _Items:
     run: list[int] = field(default_factory=list)
 
     def add(self, compute: bool, first: int, nprocs: int, cost_s: float, label: int, run: int) -> None:
-        self.compute.append(compute)
+        self.is_compute.append(compute)
         self.first.append(first)
         self.nprocs.append(nprocs)
         self.cost_s.append(cost_s)
         self.label.append(label)
         self.run.append(run)
+
+    def compute(self, step: ComputeStep) -> None:
+        self.add(True, step.first, step.nprocs, step.cost_s, self.label_of(step.label), 0)
+
+    def communicate(self, run: ScheduleRun) -> None:
+        self.add(False, 0, run.schedule.nprocs, 0.0, 0, run.run)
+
+    def start_agent(self, start: AgentStart) -> None:
+        raise AssertionError("native_plan keeps plans with pipelines on the Python engine")
+
+    def await_agent(self, agent: int) -> None:
+        raise AssertionError("native_plan keeps plans with pipelines on the Python engine")
 
 
 class NativeRun:
@@ -327,22 +341,12 @@ class NativeRun:
         return self.label_ids[text]
 
     def _set_items(self) -> None:
-        items = _Items()
-        self._flatten(self.plan.steps, 0, items)
-        self.core.set_items(items.compute, items.first, items.nprocs, items.cost_s, items.label,
+        items = _Items(self._label)
+        for _ in walk_all(self.plan.steps, items):
+            pass
+        self.core.set_items(items.is_compute, items.first, items.nprocs, items.cost_s, items.label,
                             items.run)
         self.next_label = len(self.labels)
-
-    def _flatten(self, steps: tuple[Step, ...], run: int, items: _Items) -> None:
-        for step in steps:
-            if isinstance(step, ComputeStep):
-                items.add(True, step.first, step.nprocs, step.cost_s, self._label(step.label), 0)
-            elif isinstance(step, Schedule):
-                items.add(False, 0, step.nprocs, 0.0, 0, run)
-            elif isinstance(step, RepeatStep):
-                for k in range(step.count):
-                    self._flatten(step.body, run + k * step.runs_per_iteration, items)
-            run += schedule_runs(step)
 
     def _resource(self, resource: Resource | Pool) -> int:
         key = id(resource)

@@ -9,6 +9,7 @@ from phalanx.compiler.plan_walk import (
     PhaseIndex,
     PhaseVisit,
     ScheduleRun,
+    walk_all,
     walk_node,
     walk_phases,
 )
@@ -63,6 +64,16 @@ def test_repeats_number_their_runs_and_pipelines_double_buffer():
     assert walk[:4] == [("schedule", 0, 0), ("compute", "far"), ("schedule", 0, 1),
                         ("compute", "far")]
     assert ("agent", 1, 1, (), 0) in walk and walk[-1] == ("schedule", 20, 5)
+
+
+def test_walk_all_takes_every_step_whichever_nodes_run_it():
+    """The native core's item list: node 0's walk plus the compute steps it does not run."""
+    steps = (RepeatStep(2, (schedule(0, 4), ComputeStep("far", 2, 1e-6, first=2))), schedule(20, 2))
+    assert list(walk_all(steps, Steps())) == [
+        ("schedule", 0, 0), ("compute", "far"), ("schedule", 0, 1), ("compute", "far"),
+        ("schedule", 20, 2)]
+    assert list(walk_node(steps, 0, Steps())) == [("schedule", 0, 0), ("schedule", 0, 1),
+                                                  ("schedule", 20, 2)]
 
 
 class Phases:

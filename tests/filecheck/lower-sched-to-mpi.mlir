@@ -2,14 +2,15 @@
 // RUN: phalanx-opt -p 'lower-sched-to-mpi{mpi=MPICH}' %s | filecheck %s --check-prefix=MPICH
 //
 // A sched module (transpose of 8x8 float64 on 4 processors, direct exchange) becomes
-// upstream MLIR: rank-indexed tables, one mpi.send / mpi.recv each, the implementation
-// in the module's dlti.map.
+// upstream MLIR: rank-indexed tables, one MPI_Isend / MPI_Irecv / MPI_Waitall call each, the
+// implementation in the module's dlti.map.
 
 // CHECK: module attributes {dlti.map = #dlti.map<"MPI:Implementation" = "OpenMPI">} {
 // CHECK: memref.global "private" constant @row_start : memref<5xi64>
+// CHECK: llvm.call @MPI_Isend(
+// CHECK: llvm.call @MPI_Irecv(
+// CHECK: llvm.call @MPI_Waitall(
 // CHECK: func.func @phx_step(
-// CHECK: mpi.send(%buf, %tag, %peer, %comm)
-// CHECK: mpi.recv(%buf, %tag, %peer, %comm)
 // CHECK: func.func @main() -> i32 {
 // CHECK-NEXT: mpi.init
 // CHECK: mpi.finalize

@@ -112,7 +112,7 @@ def test_the_backends_flat_plan_runs_the_same():
 
 
 def test_the_native_lowering_runs_every_iteration():
-    from phalanx.compiler.ir.conversion.lower_sched_to_mpi import plan_native
+    from phalanx.compiler.ir.conversion.native_rows import plan_native
 
     plan = plan_native(compile_text(REPEATED).stages["sched"])
     assert [line for _, _, line in plan.schedules] == [7, 9, 10] * 3

@@ -35,7 +35,8 @@ def test_every_pass_has_a_filecheck_file():
 def test_lit_suite_passes():
     done = _lit("-v", str(SUITE))
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    for name in (*PASS_FILES, "phalanx-opt.mlir", "recognize-groups.mlir", "lower-repeat.mlir"):
+    for name in (*PASS_FILES, "phalanx-opt.mlir", "recognize-groups.mlir", "lower-repeat.mlir",
+                 "lower-sched-to-mpi-nonblocking.mlir"):
         assert f"PASS: phalanx-filecheck :: {name}" in done.stdout
 
 

@@ -11,8 +11,9 @@ import json
 import pytest
 from test_native_mlir import MIXED, PIECES, _tree_broadcast
 
-from conftest import EXAMPLES, compile_text
-from phalanx.compiler.ir.conversion.lower_sched_to_mpi import CHECK, plan_native, program_text
+from conftest import EXAMPLES, GROUPED_EXCHANGE, compile_text
+from phalanx.compiler.ir.conversion.lower_sched_to_mpi import program_text
+from phalanx.compiler.ir.conversion.native_rows import BARRIER, CHECK, plan_native
 from phalanx.compiler.ir.dialects.sched import plan_to_module
 from phalanx.compiler.native import (
     build_executable,
@@ -114,7 +115,7 @@ def test_a_piece_checked_against_the_wrong_bytes_fails(tmp_path):
     plan = plan_native(compile_text(PIECES, algorithm="broadcast=chain", cost="closed-form").stages["sched"])
     rank5 = plan.rows[5]
     i = next(k for k, row in enumerate(rank5) if row[0] == CHECK and row[4] > 0)
-    rank5[i] = rank5[i][:4] + (rank5[i][4] + 1,)  # the piece's bytes from its second on
+    rank5[i] = rank5[i][:4] + (rank5[i][4] + 1,) + rank5[i][5:]  # the piece's bytes from its second on
     run = run_executable(build_executable(program_text(plan, "OpenMPI"), tmp_path / "bad"), 8)
     assert run.returncode != 0
     assert run.result["verified"] is False and run.result["errors"] == rank5[i][2]
@@ -176,3 +177,16 @@ def test_mpi_native_refuses_a_report(cli, tmp_path):
     result = cli("run", str(EXAMPLES / "transpose.phx"), "--backend", "mpi-native",
                  "--report", str(tmp_path / "r"))
     assert result.code == 2 and "--report is not available for --backend mpi-native" in result.err
+
+
+@needs_toolchain
+def test_barriers_in_groups_synchronise_each_group_on_its_own():
+    """An all-to-all in 4 groups of 4 by the standard exchange: its 2 barrier phases are
+    dissemination barriers within each group (no MPI_Barrier of every rank but the run's start),
+    on 16 ranks and with processors merged onto 5."""
+    compiled = compile_text(GROUPED_EXCHANGE, algorithm="alltoall=standard")
+    assert sum(bool(p.barrier_groups) for p in compiled.schedules[0].phases) == 2
+    plan = plan_native(compiled.stages["sched"])
+    assert all([r[0] for r in rows].count(BARRIER) == 1 for rows in plan.rows)  # the run's start
+    _verified(run_program(compiled), 16, 1)
+    _verified(run_program(compiled, nranks=5), 5, 1)
