@@ -1,0 +1,129 @@
+"""`dimension-pipeline`: a broadcast or reduce of n pieces in n + d - 1 rounds on 2^d members.
+
+Round t pairs every member v with v XOR 2^(t mod d) (the dimensions in turn, as recursive
+doubling takes them once), and each member sends its partner the newest piece it holds that
+the partner lacks; the root holds piece j from round j on, so it starts a new piece each
+round. Every member then holds all n pieces after n + d - 1 rounds, the fewest any one-port
+schedule of n pieces can take (the start-up rounds' lg P for the last piece after its n - 1
+predecessors; Bar-Noy, Kipnis and Schieber 2000 and Traff and Ripke 2008, "Optimal broadcast
+for fully connected processor-node networks", J. Parallel Distrib. Comput. 68(7), give
+schedules of that length for any P; this greedy one is for 2^d members and its length is
+checked by the generator and the tests). Each member sends at most one message and receives
+at most one in a round, and each piece reaches each member once: a piece's messages form a
+spanning tree from the root.
+
+Why it suits a machine whose one engine carries a node's sends and its receives (the Paragon,
+SP2 and CS-2): a round's messages pair members both ways, so every node's engine runs one
+start-up and two pieces' wire times, and the two messages of a pair go one after the other
+while every pair does the same. The two-tree's slots join members in cycles, a third of them
+of odd length, whose three wire times cannot overlap: alpha + 3 w a slot there against
+alpha + 2 w here (measured on sp2:64, 1 MB; docs/efficiency.md, branch pipeline).
+
+The reduce runs the broadcast's rounds backwards: in the mirror of the round in which v sent
+piece j to u, u sends v the sum of piece j over the members below u in piece j's tree, its own
+merged with those it took from them in the later rounds' mirrors (twotree.py does the same
+with its slots).
+
+Closed form (cost.py `dimension_pipeline_s`): (n + d - 1) (alpha + c B / n), c = beta on a
+port that sends and receives at once, 2 beta on a shared engine, plus the merge of a byte
+(gamma / e) in a reduce; n at its least, about sqrt((d - 1) c B / alpha). Declared gap: the
+links a round's pairs share inside the network (the mesh, the fat tree) and the root's copy
+of its own block (put beside its sends, rootcopy.py) are left out.
+"""
+
+from __future__ import annotations
+
+import math
+
+from phalanx.compiler.library.members import rooted_order
+from phalanx.compiler.library.registry import Machine
+from phalanx.compiler.library.rooted import _with_copies, segments
+from phalanx.compiler.library.rootcopy import copy_beside_sends
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import COMBINED, Phase, Transfer
+
+MAX_PIECES = 512
+
+Round = list[tuple[int, int, int]]  # (sender, receiver, piece) in virtual ranks, root 0
+
+
+def rounds(dims: int, pieces: int) -> list[Round]:
+    """The rounds of the module docstring on 2^dims virtual ranks (root 0), `pieces` pieces."""
+    members, everything = 1 << dims, (1 << pieces) - 1
+    held = [everything] + [0] * (members - 1)  # bit j: the member holds piece j
+    out: list[Round] = []
+    while any(h != everything for h in held[1:]):
+        if len(out) >= pieces + dims - 1:
+            raise AssertionError(f"dimension-pipeline: {pieces} pieces on 2^{dims} members "
+                                 f"need more than {pieces + dims - 1} rounds")
+        t, bit = len(out), 1 << (len(out) % dims)
+        offer = [(1 << min(t + 1, pieces)) - 1] + held[1:]  # the root's pieces so far
+        sends = [(v, v ^ bit, (offer[v] & ~held[v ^ bit]).bit_length() - 1)
+                 for v in range(members) if v ^ bit and offer[v] & ~held[v ^ bit]]
+        for _, u, j in sends:
+            held[u] |= 1 << j
+        out.append(sends)
+    return out
+
+
+def per_byte_s(coll: Collective, machine: Machine) -> float:
+    """What a byte of a piece costs a round: its wire time, twice on an engine that carries
+    the node's send and receive alike, plus its merge in a reduce."""
+    port = machine.port
+    wire = port.s_per_byte / port.streams * (2 if port.shared_engine else 1)
+    if coll.kind == "reduce":
+        return wire + port.combine_s_per_op / (coll.element_bytes or 1)
+    return wire
+
+
+def dimension_pipeline_s(dims: int, pieces: int, nbytes: int, startup_s: float,
+                         per_byte: float) -> float:
+    """(n + d - 1) rounds of a start-up and a piece (module docstring)."""
+    return (pieces + dims - 1) * (startup_s + per_byte * nbytes / pieces)
+
+
+def piece_count(coll: Collective, machine: Machine, dims: int, units: int) -> int:
+    """The n of least dimension_pipeline_s, at most one unit (byte or element) a piece."""
+    nbytes, startup_s = coll.block_bytes or 1, machine.port.startup_s
+    per_byte = per_byte_s(coll, machine)
+    if dims <= 1 or startup_s <= 0:
+        return 1
+    near = math.sqrt((dims - 1) * per_byte * nbytes / startup_s)
+    top = max(1, min(units, MAX_PIECES))
+    candidates = {max(1, min(top, c)) for c in (math.floor(near), math.ceil(near))}
+    return min(candidates, key=lambda n: (dimension_pipeline_s(dims, n, nbytes, startup_s,
+                                                               per_byte), n))
+
+
+def _below(dims: int, schedule: list[Round], pieces: int) -> list[list[list[int]]]:
+    """For each piece, each virtual rank's members below it in the piece's tree (itself too)."""
+    below = [[[v] for v in range(1 << dims)] for _ in range(pieces)]
+    for sends in reversed(schedule):  # a child is sent the piece after its parent got it
+        for v, u, j in sends:
+            below[j][v] += below[j][u]
+    return below
+
+
+def dimension_pipeline_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    order = rooted_order(coll)
+    members, root = len(order), order[0]
+    dims = members.bit_length() - 1
+    if members < 2:
+        return _with_copies(coll, [])
+    element = (coll.element_bytes or 1) if coll.kind == "reduce" else 1
+    units = (coll.block_bytes or 0) // element
+    count = piece_count(coll, machine, dims, units)
+    parts = [(off * element, size * element) for off, size in segments(units, count)]
+    schedule = rounds(dims, count)
+    phases: list[list[Transfer]] = []
+    if coll.kind == "reduce":  # backwards: each piece's sum from the child up to its parent
+        m, below = coll.byte_matrix, _below(dims, schedule, count)
+        for sends in reversed(schedule):
+            phases.append([Transfer(order[u], order[v], parts[j][1], order[o], root, COMBINED,
+                                    parts[j][0])
+                           for v, u, j in sends for o in below[j][u] if m[order[o]][root]])
+        return _with_copies(coll, phases)
+    for sends in schedule:
+        phases.append([Transfer(order[v], order[u], parts[j][1], root, order[u],
+                                offset=parts[j][0]) for v, u, j in sends])
+    return copy_beside_sends(_with_copies(coll, phases), root)
