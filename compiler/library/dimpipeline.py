@@ -3,28 +3,31 @@
 Round t pairs every member v with v XOR 2^(t mod d) (the dimensions in turn, as recursive
 doubling takes them once), and each member sends its partner the newest piece it holds that
 the partner lacks; the root holds piece j from round j on, so it starts a new piece each
-round. Every member then holds all n pieces after n + d - 1 rounds, the fewest any one-port
-schedule of n pieces can take (the start-up rounds' lg P for the last piece after its n - 1
+round. Every member then holds all n pieces after n + d - 1 rounds, the fewest rounds of one
+message out per member that n pieces can take (lg P rounds for the last piece after its n - 1
 predecessors; Bar-Noy, Kipnis and Schieber 2000 and Traff and Ripke 2008, "Optimal broadcast
 for fully connected processor-node networks", J. Parallel Distrib. Comput. 68(7), give
-schedules of that length for any P; this greedy one is for 2^d members and its length is
+schedules of that length for any P; this greedy one is for 2^d members, and its length is
 checked by the generator and the tests). Each member sends at most one message and receives
 at most one in a round, and each piece reaches each member once: a piece's messages form a
 spanning tree from the root.
 
-Why it suits a machine whose one engine carries a node's sends and its receives (the Paragon,
-SP2 and CS-2): a round's messages pair members both ways, so every node's engine runs one
-start-up and two pieces' wire times, and the two messages of a pair go one after the other
-while every pair does the same. The two-tree's slots join members in cycles, a third of them
-of odd length, whose three wire times cannot overlap: alpha + 3 w a slot there against
-alpha + 2 w here (measured on sp2:64, 1 MB; docs/efficiency.md, branch pipeline).
+On a machine whose one engine carries a node's sends and its receives (the Paragon, SP2 and
+CS-2) a round pairs members both ways, so each engine runs one start-up and two pieces' wire
+times, alpha + 2 w a round where all pairs keep in step; the two-tree's slots join members in
+cycles, many of odd length, whose three wire times cannot overlap (alpha + 3 w a slot, measured
+on sp2:64). Out of step (the root's partner, which only receives, ends a round early; the
+SP2's adapter turns a pair's packets round its four routes) a message of the next round takes
+a partner's engine between the two wires of its round, and on the SP2 the rounds measure
+alpha + 2.7 w; on the Paragon's mesh and the CS-2's fat tree a round's pairs
+also share links (docs/efficiency.md, branch pipeline).
 
 The reduce runs the broadcast's rounds backwards: in the mirror of the round in which v sent
 piece j to u, u sends v the sum of piece j over the members below u in piece j's tree, its own
 merged with those it took from them in the later rounds' mirrors (twotree.py does the same
 with its slots).
 
-Closed form (cost.py `dimension_pipeline_s`): (n + d - 1) (alpha + c B / n), c = beta on a
+Closed form (`dimension_pipeline_s` below): (n + d - 1) (alpha + c B / n), c = beta on a
 port that sends and receives at once, 2 beta on a shared engine, plus the merge of a byte
 (gamma / e) in a reduce; n at its least, about sqrt((d - 1) c B / alpha). Declared gap: the
 links a round's pairs share inside the network (the mesh, the fat tree) and the root's copy
