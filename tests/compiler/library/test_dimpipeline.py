@@ -83,8 +83,8 @@ def test_the_broadcast_verifies_on_the_other_machines(spec: str):
                                   "cs2:8", "torus:4x4"])
 def test_the_reduce_combines_each_pieces_sums_up_its_trees(spec: str):
     """8192-element partials (64 KB) in pieces: each member's sum arrives once, combined to
-    numpy's sum; never below the bound, and on ideal within 5% above the closed form (which
-    adds each piece's merge to its round)."""
+    numpy's sum; never below the bound, and on ideal within 2% above the closed form (which
+    adds each piece's merge to its round; the root's own copy goes beside its receives)."""
     machine = resolve(spec)
     n = machine.nnodes
     compiled = compile_program(ROW_REDUCE.format(n=n, rows=8192, cols=8 * n), target=spec,
@@ -101,7 +101,7 @@ def test_the_reduce_combines_each_pieces_sums_up_its_trees(spec: str):
     if spec.startswith("ideal"):
         form_s = dimpipeline.dimension_pipeline_s(dims, count, 65536, library.port.startup_s,
                                                   dimpipeline.per_byte_s(coll, library))
-        assert form_s * (1 - 1e-9) <= result.time_s <= 1.05 * form_s
+        assert form_s * (1 - 1e-9) <= result.time_s <= 1.02 * form_s
 
 
 def test_it_refuses_members_that_are_not_a_power_of_two():
