@@ -21,8 +21,8 @@ between the two wires of its round and delays that pair. The root's pair is one 
 has every piece), so it ends each round a wire early: on sp2:64 the rounds then measured
 alpha + 2.7 w (1 MB: 137.7 ms). There the root takes its own result through the network
 instead (`root_receives`): its partners send it the pieces as they send any member's, one
-round more, every full round's pairs exchange both ways, and the rounds keep in step: 99.0
-ms, within 3% of the closed form. The reduce mirrors it: the root's own partial goes out to
+round more, every full round's pairs exchange both ways, and the rounds keep in step: 99.3
+ms, 3.5% under the closed form (its first and last rounds are one way). The reduce mirrors it: the root's own partial goes out to
 its partners and comes back in the sums, no local copy. On the Paragon's mesh and the CS-2's
 fat tree a round's pairs also share links (docs/efficiency.md, branch pipeline).
 
