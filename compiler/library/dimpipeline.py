@@ -21,25 +21,26 @@ between the two wires of its round and delays that pair. The root's pair is one 
 has every piece), so it ends each round a wire early: on sp2:64 the rounds then measured
 alpha + 2.7 w (1 MB: 137.7 ms). There the root takes its own result through the network
 instead (`root_receives`): its partners send it the pieces as they send any member's, one
-round more, every full round's pairs exchange both ways, and the rounds keep in step: 99.3
-ms, 3.5% under the closed form (its first and last rounds are one way). The reduce mirrors it: the root's own partial goes out to
-its partners and comes back in the sums, no local copy. On the Paragon's mesh and the CS-2's
-fat tree a round's pairs also share links (docs/efficiency.md, branch pipeline).
+round more, every full round's pairs exchange both ways, and the rounds keep in step: 99.3 ms,
+3.5% under the closed form (its first and last rounds are one way). On the Paragon's mesh and
+the CS-2's fat tree a round's pairs also share links (docs/efficiency.md, branch pipeline).
 
 The reduce runs the broadcast's rounds backwards: in the mirror of the round in which v sent
 piece j to u, u sends v the sum of piece j over the members below u in piece j's tree, its own
 merged with those it took from them in the later rounds' mirrors (twotree.py does the same
-with its slots). The root takes a piece's sum in every round; its copy of its own partial goes
-in pieces beside those (rootcopy.copy_beside_receives), not whole before its first: on ideal:64
-at 1 MB the whole copy, charged as merges, held every round up by 1.2 ms (14.57 -> 13.39 ms,
-the closed form); on hypercube:6 and sp2:64, where the copy overlaps the first rounds, the
-pieces cost 1-3 % (18.12 -> 18.37 and 128.2 -> 132.2 ms).
+with its slots). Where the root takes its result through the network, its own partial goes
+out to its partners and comes back in the sums. Elsewhere the root takes a piece's sum in
+every round, and its copy of its own partial goes in pieces beside those
+(rootcopy.copy_beside_receives), not whole before the first: on ideal:64 at 1 MB the whole
+copy, charged as merges, held every round up by 1.2 ms (14.57 -> 13.39 ms, the closed form);
+on hypercube:6, where the whole copy overlaps the first rounds, the pieces cost 1% (18.12 ->
+18.37 ms).
 
 Closed form (`dimension_pipeline_s` below): (n + d - 1) (alpha + c B / n), c = beta on a
 port that sends and receives at once, 2 beta and n + d rounds on a shared engine, plus the
-merge of a byte (gamma / e) in a reduce; n at its least, about sqrt((d - 1) c B / alpha). Declared gap: the
-links a round's pairs share inside the network (the mesh, the fat tree) and the root's copy
-of its own block (put beside its sends, rootcopy.py) are left out.
+merge of a byte (gamma / e) in a reduce; n at its least, about sqrt((d - 1) c B / alpha).
+Declared gap: the links a round's pairs share inside the network (the mesh, the fat tree),
+rounds out of step, and the root's copy of its own block (beside its sends, rootcopy.py).
 """
 
 from __future__ import annotations
@@ -48,8 +49,8 @@ import math
 
 from phalanx.compiler.library.members import rooted_order
 from phalanx.compiler.library.registry import Machine
-from phalanx.compiler.library.rooted import _with_copies, segments
 from phalanx.compiler.library.rootcopy import copy_beside_receives, copy_beside_sends
+from phalanx.compiler.library.rooted import _with_copies, segments
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import COMBINED, Phase, Transfer
 
