@@ -123,7 +123,8 @@ def test_targets_and_algorithms_json(cli):
                                                   "farthest-binomial", "scatter-allgather", "scatter-doubling",
                                                   "cut-scatter-doubling", "chain", "binary",
                                                   "split-binary", "two-tree",
-                                                  "two-tree-copy-beside", "gray-two-tree"]
+                                                  "two-tree-copy-beside", "gray-two-tree",
+                                                  "dimension-pipeline"]
 
 
 def test_sweep_json(cli):

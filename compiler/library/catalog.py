@@ -13,6 +13,7 @@ from phalanx.compiler.library import (
     checkerboard,
     colouring,
     corner,
+    dimpipeline,
     eager,
     enginerounds,
     fanscatter,
@@ -130,6 +131,11 @@ GENERIC: tuple[Algorithm, ...] = (
               "v XOR v >> 1): on a hypercube no two messages of a slot share a link; 2^d members",
               rootcopy.in_gray_order(twotree.two_tree_phases),
               ROOTED_OK + (power_of_two_members, halvable)),
+    Algorithm("dimension-pipeline", ("broadcast",),
+              "the block in n pieces over n + lg P - 1 rounds: in round t every member pairs "
+              "with member XOR 2^(t mod lg P) and sends it the newest piece it lacks, the root "
+              "a new piece each round; n of least closed-form cost; 2^d members",
+              dimpipeline.dimension_pipeline_phases, ROOTED_OK + (power_of_two_members,)),
     Algorithm("reduce-scatter-gather", ("reduce",),
               "Rabenseifner (MPICH's reduce_scatter_gather): partial blocks in P pieces, reduced "
               "by recursive halving (each member ends with one piece), then a binomial gather "
@@ -153,6 +159,12 @@ GENERIC: tuple[Algorithm, ...] = (
               "half of the partials reduced up one of the two trees in segments, every node "
               "merging its children's segments into its own before passing the sum on",
               twotree.two_tree_phases, ROOTED_OK + (partial_blocks,)),
+    Algorithm("dimension-pipeline", ("reduce",),
+              "the dimension-pipeline broadcast backwards: the partials in n pieces, in each "
+              "round's mirror every member sends its partner the sum of a piece over the "
+              "members below it in that piece's tree; n of least closed-form cost; 2^d members",
+              dimpipeline.dimension_pipeline_phases,
+              ROOTED_OK + (power_of_two_members, partial_blocks)),
     Algorithm("halving-fan-in", ("reduce",),
               "halving-direct with its binomial part in one phase: recursive halving over the "
               "lowest k rank bits (partials in 2^k pieces), every member's piece at once to its "

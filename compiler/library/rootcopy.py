@@ -59,6 +59,30 @@ def copy_beside_sends(phases: list[Phase], root: int) -> list[Phase]:
     return out
 
 
+def copy_beside_receives(phases: list[Phase], root: int) -> list[Phase]:
+    """A reduce's `phases` with the root's copy of its own partial (members.local_copies, first
+    in rooted._with_copies) taken out and put back in pieces, one in each phase in which the
+    root receives, in proportion to the bytes of the pieces it takes there: the root merges each
+    piece of the sum as it comes instead of first copying its whole partial."""
+    copy = [t for p in phases for t in p.sends if t.src == t.dst == root]
+    if len(copy) != 1:
+        return phases
+    whole = copy[0]
+    taking = [k for k, p in enumerate(phases) if any(t.dst == root != t.src for t in p.recvs)]
+    weights = [sum(nbytes for _, _, nbytes in {(t.src, t.offset, t.nbytes) for t in phases[k].recvs
+                                               if t.dst == root != t.src}) for k in taking]
+    if not taking or whole.nbytes < len(taking):
+        return phases
+    pieces = {k: Transfer(root, root, nbytes, whole.origin, whole.final, 0, offset)
+              for k, (offset, nbytes) in zip(taking, _cuts(whole.nbytes, weights)) if nbytes > 0}
+    out = []
+    for k, p in enumerate(phases):
+        extra = (pieces[k],) if k in pieces else ()
+        out.append(Phase(tuple(t for t in p.sends if t != whole) + extra,
+                         tuple(t for t in p.recvs if t != whole) + extra, p.sync, p.barrier_groups))
+    return out
+
+
 def _cuts(total: int, weights: list[int]) -> list[tuple[int, int]]:
     """(offset, nbytes) of pieces of `total` bytes in proportion to `weights` (each at least 1 byte)."""
     if sum(weights) <= 0:
