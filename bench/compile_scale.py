@@ -58,6 +58,7 @@ ROWS = (
     Row("ideal:1024 Transfers of direct", "ideal:1024", "direct", 128, "transfers"),
     Row("ideal:4096 all-to-all, 8 B, direct", "ideal:4096", "alltoall=direct", 8),
     Row("ideal:4096 Transfers of direct", "ideal:4096", "direct", 8, "transfers"),
+    Row("torus:64x64 all-to-all, 8 B, message-passing", "torus:64x64", "alltoall=message-passing", 8),
 )
 
 

@@ -60,6 +60,18 @@ class Collective:
         out.setflags(write=False)
         return out
 
+    @cached_property
+    def complete_block_bytes(self) -> int | None:
+        """The bytes of every block between two different nodes where all have one size, not 0
+        (a complete exchange of one block size), else None. Counted, not copied: the blocks off
+        the diagonal of a 4096-node matrix are 134 MB, which algorithms' plans asked for each."""
+        m, n = self.matrix, self.nprocs
+        block = int(m[0, 1]) if n > 1 else 0
+        if block <= 0:
+            return None
+        same = np.count_nonzero(m == block) - np.count_nonzero(np.diagonal(m) == block)
+        return block if same == n * (n - 1) else None
+
     @property
     def network_matrix(self) -> np.ndarray:
         """Bytes between distinct nodes (the diagonal stays local)."""

@@ -204,10 +204,10 @@ class IdealTarget(Target):
         So one node's steps, followed with direct_time_s's own float operations in its order,
         give its time in O(P), not P^2 messages."""
         m, n = coll.matrix, coll.nprocs
-        off = m[~np.eye(n, dtype=bool)]
-        if n < 2 or off[0] <= 0 or (off != off[0]).any() or (np.diagonal(m) != m[0, 0]).any():
+        block = coll.complete_block_bytes
+        if block is None or (np.diagonal(m) != m[0, 0]).any():
             return None
-        block, alpha = int(off[0]), self.params.alpha_us * 1e-6
+        alpha = self.params.alpha_us * 1e-6
         beta = self.params.beta_us_per_byte * 1e-6
         copy_s = self.params.copy_us_per_byte * 1e-6 * int(m[0, 0])
         start = free = 0.0

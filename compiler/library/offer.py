@@ -96,29 +96,80 @@ def diagonal_weightings(rows: int, cols: int, wrap: bool) -> tuple[Weighting, ..
     if rows != cols or rows < 2:
         return ()
     n = rows
-
-    def on_diagonal(r: int, c: int, anti: bool) -> bool:
-        level = c + r - (n - 1) if anti else c - r
-        return (level % n if wrap else level) == 0
-
+    row, col = np.divmod(np.arange(n * n), n)
     out = []
     for anti in (False, True):
-        weight = np.full((n * n, n * n), np.inf)
-        np.fill_diagonal(weight, 0.0)
-        total = 0.0
-        for r in range(n):
-            for c in range(n):
-                for r2, c2 in ((r + 1, c), (r - 1, c), (r, c + 1), (r, c - 1)):
-                    if not wrap and not (0 <= r2 < n and 0 <= c2 < n):
-                        continue
-                    r2, c2 = r2 % n, c2 % n
-                    w = 2.0 if on_diagonal(r, c, anti) or on_diagonal(r2, c2, anti) else 1.0
-                    weight[r * n + c, r2 * n + c2] = w
-                    total += w
-        for k in range(n * n):  # Floyd and Warshall: the least weight of a path
-            weight = np.minimum(weight, weight[:, k:k + 1] + weight[k:k + 1, :])
-        out.append(Weighting(weight, total))
+        level = col + row - (n - 1) if anti else col - row
+        on_diagonal = (level % n if wrap else level) == 0
+        links = grid_in_links(n, wrap, on_diagonal)
+        total = float(sum(weight[neighbour >= 0].sum() for neighbour, weight in links))
+        distances = torus_distances(n, anti, links) if wrap else mesh_distances(n, level)
+        out.append(Weighting(distances, total))
     return tuple(out)
+
+
+def mesh_distances(n: int, level: np.ndarray) -> np.ndarray:
+    """The least weights on an n x n mesh, diagonal links weighing 2, from each node's diagonal
+    `level` (0 on the diagonal): the hops, + 1 for each end on the diagonal, + 2 between the
+    two sides (docs/bounds.md, "Weighted links": every hop moves the level by one, so a path
+    between the sides passes a diagonal node; one that moves each coordinate one way, the moves
+    that take the level away from 0 first, touches the diagonal no more than that)."""
+    row, col = np.divmod(np.arange(n * n), n)
+    on = (level == 0).astype(np.float64)
+    dist = (np.abs(row[:, None] - row[None, :]) + np.abs(col[:, None] - col[None, :])
+            + on[:, None] + on[None, :] + 2.0 * (level[:, None] * level[None, :] < 0))
+    np.fill_diagonal(dist, 0.0)
+    return dist
+
+
+def grid_in_links(n: int, wrap: bool, on_diagonal: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The link directions of an n x n grid into each node (row-major), one array pair for each
+    of the four neighbours: the neighbour (-1 past a mesh's edge) and the link's weight, 2
+    where either end is on the diagonal, else 1 (links weigh the same both ways)."""
+    row, col = np.divmod(np.arange(n * n), n)
+    links = []
+    for dr, dc in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+        r2, c2 = row + dr, col + dc
+        inside = np.ones(n * n, bool) if wrap else (r2 >= 0) & (r2 < n) & (c2 >= 0) & (c2 < n)
+        neighbour = np.where(inside, r2 % n * n + c2 % n, -1)
+        weight = np.where(on_diagonal | on_diagonal[neighbour % (n * n)], 2.0, 1.0)
+        links.append((neighbour, weight))
+    return links
+
+
+def least_weights(sources: np.ndarray, links: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """The least weight of a path from each of `sources` to every node (sources x nodes) of a
+    torus (every node has its four links): Bellman and Ford, every link relaxed at once until
+    nothing changes (as many rounds as the most links on a lightest path, about the diameter).
+    The weights are small integers, so every sum is exact and the order of relaxing does not
+    change a distance."""
+    dist = np.full((len(links[0][0]), len(sources)), np.inf)  # nodes x sources: rows gathered
+    dist[sources, np.arange(len(sources))] = 0.0
+    changed = True
+    while changed:
+        changed = False
+        for neighbour, weight in links:
+            through = dist[neighbour] + weight[:, None]
+            if (through < dist).any():
+                np.minimum(dist, through, out=dist)
+                changed = True
+    return dist.T
+
+
+def torus_distances(n: int, anti: bool, links: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """least_weights from every node of an n x n torus, found from the n nodes of row 0: moving
+    every node one row down and one column right (left for the anti-diagonal) keeps each
+    node's diagonal level, so it keeps every link's weight and every distance. The node
+    (r, c) is such a move r times of (0, c - r) ((0, c + r)), and so is every destination."""
+    from_row_0 = least_weights(np.arange(n), links)
+    turn = 1 if anti else -1  # the column's move per row
+    cols = np.arange(n)
+    row2, col2 = np.divmod(np.arange(n * n), n)
+    dist = np.empty((n * n, n * n))
+    for r in range(n):
+        moved = (row2 - r) % n * n + (col2 + turn * r) % n  # each destination moved back r times
+        dist[r * n:(r + 1) * n] = from_row_0[(cols + turn * r) % n][:, moved]
+    return dist
 
 
 def cube_cuts(dimension: int) -> tuple[Cut, ...]:

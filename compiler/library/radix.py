@@ -150,12 +150,11 @@ def radix_round_messages(coll: Collective, plan: Plan, overlap: bool = False) ->
     holds blocks to move in a round packs them into one local copy (where ordered_steps packs)
     and sends them as one message, the bytes summed (as cost.messages groups them), nodes in
     ascending order. With `overlap`, radix_rounds' overlapped phases."""
-    m, n = coll.matrix, coll.nprocs
+    m = coll.matrix
     if overlap:
-        off = m[~np.eye(n, dtype=bool)]
-        uniform = n > 1 and off[0] > 0 and (off == off[0]).all()  # 16.8M blocks on 4096 nodes: not followed
-        yield from (uniform_overlapped_round_messages(np.diagonal(m), plan.radix, int(off[0])) if uniform
-                    else overlapped_round_messages(m, plan.radix))
+        block = coll.complete_block_bytes  # 16.8M blocks on 4096 nodes: not followed
+        yield from (uniform_overlapped_round_messages(np.diagonal(m), plan.radix, block)
+                    if block is not None else overlapped_round_messages(m, plan.radix))
         return
     own = np.flatnonzero(np.diagonal(m) > 0)
     if len(own):
@@ -165,12 +164,11 @@ def radix_round_messages(coll: Collective, plan: Plan, overlap: bool = False) ->
 
 def round_messages(coll: Collective, plan: Plan) -> Iterator[MessagePhase]:
     """radix_round_messages' rounds, without the own blocks' copies before them."""
-    m, n = coll.matrix, coll.nprocs
-    off = m[~np.eye(n, dtype=bool)]
-    if n > 1 and off[0] > 0 and (off == off[0]).all():  # 16.8M blocks on 4096 nodes: not followed
-        yield from uniform_round_messages(n, plan, int(off[0]))
+    block = coll.complete_block_bytes
+    if block is not None:  # 16.8M blocks on 4096 nodes: not followed
+        yield from uniform_round_messages(coll.nprocs, plan, block)
     else:
-        yield from followed_round_messages(m, plan)
+        yield from followed_round_messages(coll.matrix, plan)
 
 
 def uniform_overlapped_round_messages(own: np.ndarray, radix: int, block: int) -> Iterator[MessagePhase]:

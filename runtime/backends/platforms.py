@@ -90,8 +90,9 @@ def routed_zone(nnodes: int, links: dict[str, tuple[float, float]],
     body += [HOST.format(i=i) for i in range(nnodes)]
     body += [f'  <link id="{name}" bandwidth="{bandwidth(bw)}" latency="{lat:.17g}s"/>'
              for name, (bw, lat) in links.items()]
+    ctn_of = {name: f'<link_ctn id="{name}"/>' for name in links}  # each written once
     for (src, dst), path in routes.items():
-        ctn = "".join(f'<link_ctn id="{name}"/>' for name in path)
+        ctn = "".join([ctn_of[name] for name in path])
         body.append(f'  <route src="node-{src}" dst="node-{dst}" symmetrical="NO">{ctn}</route>')
     return document(body + ["</zone>"])
 

@@ -45,16 +45,19 @@ def _bisection_bytes(torus: Torus, m: np.ndarray) -> float:
     """Bytes per link across the busiest band cut, per direction: any band of consecutive rows
     (or columns), wrapping round, is entered and left across two ring cuts, each with one link
     per direction in each column (row). The half-cuts are Eq. 2's argument; a narrower band
-    binds where traffic converges on a few rows (every node to the first eighth: row 0)."""
-    x = np.arange(torus.nnodes) % torus.cols
-    y = np.arange(torus.nnodes) // torus.cols
+    binds where traffic converges on a few rows (every node to the first eighth: row 0).
+    The bytes from each column (row) to each other are summed first: a band is a set of them."""
+    grid = m.reshape(torus.rows, torus.cols, torus.rows, torus.cols)
     worst = 0.0
-    for coord, size, across in ((x, torus.cols, torus.rows), (y, torus.rows, torus.cols)):
+    for flows, size, across in ((grid.sum(axis=(0, 2)), torus.cols, torus.rows),
+                                (grid.sum(axis=(1, 3)), torus.rows, torus.cols)):
         links = 2 * across  # a cut of a ring crosses two places, each with one link per direction
+        coord = np.arange(size)
         for first in range(size):
             for width in range(1, size):
                 band = (coord - first) % size < width
-                worst = max(worst, m[band][:, ~band].sum() / links, m[~band][:, band].sum() / links)
+                worst = max(worst, flows[band][:, ~band].sum() / links,
+                            flows[~band][:, band].sum() / links)
     return worst
 
 

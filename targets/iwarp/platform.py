@@ -40,15 +40,16 @@ def torus_platform(torus: Torus, p: IWarpParams, network: Network, pairs: list[t
     else:
         links: dict[str, tuple[float, float]] = {}
         routes: dict[tuple[int, int], list[str]] = {}
+        # A message streams from the source's memory into the sink's (001 Sec. 1, 4.1): each
+        # node's memory moves `memory_streams` link-rate streams, in and out alike.
+        link, memory = (p.link_Bps, p.hop_s), (p.memory_streams * p.link_Bps, 0.0)
         for src, dst in pairs:
             if src != dst:
-                hops = [f"L{link}" for link, _ in torus.route(src, dst)]
+                hops = [f"L{hop}" for hop, _ in torus.route(src, dst)]
                 for name in hops:
-                    links[name] = (p.link_Bps, p.hop_s)
-                # A message streams from the source's memory into the sink's (001 Sec. 1, 4.1):
-                # each node's memory moves `memory_streams` link-rate streams, in and out alike.
+                    links[name] = link
                 routes[(src, dst)] = [f"mem{src}", *hops, f"mem{dst}"]
-                links[f"mem{src}"] = links[f"mem{dst}"] = (p.memory_streams * p.link_Bps, 0.0)
+                links[f"mem{src}"] = links[f"mem{dst}"] = memory
         with_loopbacks(links, routes, pairs)
 
         def build_xml() -> str:

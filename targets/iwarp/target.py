@@ -117,7 +117,7 @@ class IWarpTarget(Target):
             return None
         if algorithm in PHASED and not self.phased_ok:
             return f"phased AAPC needs an n x n torus with n a multiple of 8, not {self.spec}"
-        if algorithm == "phased-unswitched" and not uniform_blocks(coll.matrix):
+        if algorithm == "phased-unswitched" and coll.complete_block_bytes is None:
             return ("unswitched phases need every block of one size: with uneven blocks nodes run "
                     "ahead into links a late phase still holds")
         if coll.nprocs != self.nnodes:
@@ -270,12 +270,6 @@ class IWarpTarget(Target):
         out = super().describe()
         out["params"] |= {"rows": self.torus.rows, "cols": self.torus.cols}
         return out
-
-
-def uniform_blocks(matrix: np.ndarray) -> bool:
-    """Every block between two different nodes has one size, not 0 (a complete all-to-all)."""
-    off = matrix[~np.eye(len(matrix), dtype=bool)]
-    return bool(len(off)) and bool((off == off[0]).all()) and bool(off[0] > 0)
 
 
 def shared_streams(params: IWarpParams) -> int:

@@ -123,12 +123,15 @@ def small_matrices(n: int) -> list[np.ndarray]:
 
 @pytest.mark.parametrize("n", [1, 2, 3, 5])
 def test_classify_and_block_bytes_on_small_matrices(n):
-    """The kind and the block size as the off-diagonal entries define them."""
+    """The kind, the block size and the complete exchange's block as the off-diagonal entries
+    define them."""
     for m in small_matrices(n):
         off = m[~np.eye(n, dtype=bool)]
         sent = off[off > 0]
         want = int(sent[0]) if sent.size and (sent == sent[0]).all() else None
         assert recognize(0, m, "A", "B", 1).block_bytes == want, m
+        complete = n > 1 and (off > 0).all() and (off == off[0]).all()
+        assert recognize(0, m, "A", "B", 1).complete_block_bytes == (int(off[0]) if complete else None), m
         kind = classify(m)
         if n > 1 and (off > 0).all():
             assert kind == ("alltoall" if (off == off[0]).all() else "alltoallv"), m

@@ -537,6 +537,45 @@ def test_a_shift_on_a_torus_ring_needs_seven_eighths_of_its_block_on_a_link():
     assert ring_weightings(1, 8)[-1].total == 8 * 8  # a one-row torus: x only
 
 
+def floyd_warshall_weightings(n: int, wrap: bool) -> list[tuple[np.ndarray, float]]:
+    """The diagonal weightings' distances and totals by Floyd and Warshall over every link, as
+    offer.py found them before (O(P^3): 18 minutes at torus:64x64), for small grids."""
+    def on_diagonal(r: int, c: int, anti: bool) -> bool:
+        level = c + r - (n - 1) if anti else c - r
+        return (level % n if wrap else level) == 0
+
+    out = []
+    for anti in (False, True):
+        weight = np.full((n * n, n * n), np.inf)
+        np.fill_diagonal(weight, 0.0)
+        total = 0.0
+        for r in range(n):
+            for c in range(n):
+                for r2, c2 in ((r + 1, c), (r - 1, c), (r, c + 1), (r, c - 1)):
+                    if not wrap and not (0 <= r2 < n and 0 <= c2 < n):
+                        continue
+                    r2, c2 = r2 % n, c2 % n
+                    w = 2.0 if on_diagonal(r, c, anti) or on_diagonal(r2, c2, anti) else 1.0
+                    weight[r * n + c, r2 * n + c2] = w
+                    total += w
+        for k in range(n * n):
+            weight = np.minimum(weight, weight[:, k:k + 1] + weight[k:k + 1, :])
+        out.append((weight, total))
+    return out
+
+
+@pytest.mark.parametrize("wrap", [True, False], ids=["torus", "mesh"])
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 7, 8, 11])
+def test_diagonal_weightings_are_the_least_weights_of_every_path(n: int, wrap: bool):
+    """The torus's distances from row 0 moved along the diagonal, the mesh's closed form: the
+    same distances and totals as Floyd and Warshall over every link, exactly (odd and even
+    sides, torus:2x2's doubled links)."""
+    found = diagonal_weightings(n, n, wrap)
+    for (distances, total), weighting in zip(floyd_warshall_weightings(n, wrap), found, strict=True):
+        assert weighting.total == total
+        np.testing.assert_array_equal(weighting.distances, distances)
+
+
 def test_fixed_routes_bound_holds_for_direct_messages_only():
     """torus:1x8, each node to the one two along: e-cube puts two messages on every link, so
     direct messages need 2 b of link time, where the cut (4 of 8 nodes, 2 links) needs b and

@@ -43,6 +43,25 @@ def test_a_band_of_rows_bounds_traffic_that_converges_on_it():
     assert found["cut"] == pytest.approx(p.overhead_s + p.data_s(12 * 4 * b / 8), rel=1e-12)
 
 
+@pytest.mark.parametrize("rows, cols", [(4, 4), (3, 5), (1, 6), (6, 2)])
+def test_band_cuts_from_column_sums_are_the_node_by_node_sums(rows: int, cols: int):
+    """The band cuts summed over the bytes between columns (rows) give, exactly, what summing
+    every node's bytes into and out of each band gives (what cost.py did before: O(n^2 P^2),
+    minutes at torus:64x64), on uneven integer matrices of square and other tori."""
+    p, torus = IWarpParams(), Torus(rows, cols)
+    m = np.random.default_rng(rows * 10 + cols).integers(0, 1 << 20, (torus.nnodes,) * 2).astype(np.float64)
+    np.fill_diagonal(m, 0)
+    x, y = np.arange(torus.nnodes) % cols, np.arange(torus.nnodes) // cols
+    worst = 0.0
+    for coord, size, across in ((x, cols, rows), (y, rows, cols)):
+        for first in range(size):
+            for width in range(1, size):
+                band = (coord - first) % size < width
+                worst = max(worst, m[band][:, ~band].sum() / (2 * across),
+                            m[~band][:, band].sum() / (2 * across))
+    assert lower_bounds(p, torus, m)["cut"] == p.overhead_s + p.data_s(worst)
+
+
 def test_switch_tags_round_trip_and_stay_apart_from_other_message_ids():
     tags = [SwitchTag(c, k) for c in (0, 1, 7) for k in (0, 1, 255)]
     assert [SwitchTag.of(t.message) for t in tags] == tags
