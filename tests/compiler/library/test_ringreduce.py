@@ -135,3 +135,28 @@ def test_single_part_stages_run_each_step_as_two_eager_phases(kind: str):
     result = simulate(compiled).collectives[0]
     assert result.verified, result.problems
     assert plan_native(plan_to_module(Plan(16, (schedule,)))).rows
+
+
+def test_the_cost_model_follows_a_split_step_as_one_phase():
+    """cost.estimate_s waits for a node's receives in the phase that sends them, so it follows
+    the two eager halves of a ring step as one phase: the same estimate as the step's sends in
+    one local phase."""
+    from phalanx.compiler.library.cost import estimate_s
+    from phalanx.compiler.schedule import Phase, Schedule, SyncMode
+
+    machine = resolve("torus:4x4")
+    compiled = compile_program(kind_program("reduce", 16, 16384), target="torus:4x4",
+                               algorithm="reduce=bidirectional-rings")
+    schedule = compiled.schedules[0]
+    joined, group = [], []
+    phases = schedule.phases
+    for k, phase in enumerate(phases):
+        group += phase.sends
+        after = phases[k + 1] if k + 1 < len(phases) else None
+        if not (after is not None and after.sync == SyncMode.EAGER and set(group) <= set(after.recvs)):
+            joined.append(Phase.of(group))
+            group = []
+    assert len(joined) < len(schedule.phases)
+    port = machine.library.machine.port
+    whole = Schedule(0, "reduce", "x", 16, tuple(joined))
+    assert estimate_s(schedule, port, ELEMENT) == pytest.approx(estimate_s(whole, port, ELEMENT), rel=1e-12)
