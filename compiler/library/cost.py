@@ -18,6 +18,8 @@ from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.library.registry import PortModel
 from phalanx.compiler.schedule import Schedule, SyncMode, Transfer
 
+Barriers = tuple[tuple[int, ...], ...]  # Phase.barriers: the node sets that wait for their last
+
 
 def combined_bytes(group: tuple[Transfer, ...] | list[Transfer]) -> int:
     """Wire bytes of one message of reduction partials: partials bound for one destination
@@ -66,7 +68,7 @@ def estimate_s(schedule: Schedule, port: PortModel, element_bytes: int | None = 
     return max(ready, default=0.0)
 
 
-def estimated_phases(schedule: Schedule) -> Iterator[tuple[tuple[Transfer, ...], tuple[tuple[int, ...], ...]]]:
+def estimated_phases(schedule: Schedule) -> Iterator[tuple[tuple[Transfer, ...], Barriers]]:
     """The sends and barriers of each phase the model follows: the schedule's phases, except
     that eager phases whose sends the next eager phase receives (a ring step split in two,
     ringreduce.split_step_phases) are followed as one phase, as the model waits for a node's
