@@ -89,8 +89,10 @@ class Phase:
     of a barrier of its size, and a node in no set goes straight on (a collective in groups,
     compiler/groups.py: each group's barrier, as on the group's communicator). Empty: the
     barrier spans every node of the schedule. `barriers` gives the sets either way.
-    A well-formed schedule receives each transfer in the phase that sends it; the two
-    lists are kept apart so that the IR (and a test) can express any placement.
+    A well-formed schedule receives each transfer in the phase that sends it or a later one
+    (an eager ring step split by direction waits for its receives a phase on,
+    ringreduce.split_step_phases); the two lists are kept apart so that the IR (and a test)
+    can express any placement.
     """
 
     sends: tuple[Transfer, ...]

@@ -54,6 +54,10 @@
 - relay deadlines: on nodes that stream several messages, a reduce's contributor brings to
   relays only what its start-ups, h apart, let arrive by alpha before the end, and sends the
   rest straight to the root, whose streams take d such rests (reducedepth.py);
+- root drain: a reduce's counted bytes (each contributor's partial, in the first message of a
+  chain to the root) hold a stream or engine at both ends; none streams before alpha, few in
+  the first start-ups, and in the last alpha only those into the root, whose streams take few
+  at once (reducedrain.py);
 - engine start-ups: on a shared engine an allgather's or allreduce's engines together run at
   least 2 (k - 1) start-ups per group of k members (a gossip's fewest messages) besides carrying
   every byte on the wire twice: the average over the engines of both (engine_startups_bound_s);
@@ -92,6 +96,7 @@ import numpy as np
 from phalanx.compiler.library.chainbound import complete_exchange_block, rounds_relays_bound_s
 from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.library.reducedepth import contributors_per_root, deadline_bound_s, three_level_bound_s
+from phalanx.compiler.library.reducedrain import drain_bound_s
 from phalanx.compiler.library.reducepipeline import contributor_pipeline_bound_s
 from phalanx.compiler.library.registry import PortModel, Route
 from phalanx.compiler.library.relaybound import relay_ports_bound_s
@@ -643,6 +648,7 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
                           ("three levels", three_level_bound_s),
                           ("contributor pipeline", contributor_pipeline_bound_s),
                           ("relay deadlines", deadline_bound_s),
+                          ("root drain", drain_bound_s),
                           ("engine start-ups", engine_startups_bound_s)):
         value_s = bound_s(coll, port)
         if value_s > 0:  # 0: the bound does not apply to this kind or machine

@@ -11,11 +11,14 @@ their contention; the model is what `auto` ranks algorithms by.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterator
 
 from phalanx.compiler.library import trees, twotree
 from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.library.registry import PortModel
-from phalanx.compiler.schedule import Schedule, Transfer
+from phalanx.compiler.schedule import Schedule, SyncMode, Transfer
+
+Barriers = tuple[tuple[int, ...], ...]  # Phase.barriers: the node sets that wait for their last
 
 
 def combined_bytes(group: tuple[Transfer, ...] | list[Transfer]) -> int:
@@ -60,10 +63,31 @@ def estimate_s(schedule: Schedule, port: PortModel, element_bytes: int | None = 
     `element_bytes`: a reduction's partials are blocks of such elements (Collective)."""
     reduction = schedule.kind in REDUCTIONS
     ready = [0.0] * schedule.nprocs
-    for phase in schedule.phases:
-        ready = phase_ends(messages(phase.sends, reduction), phase.barriers(schedule.nprocs), ready,
-                           port, reduction, element_bytes)
+    for sends, barriers in estimated_phases(schedule):
+        ready = phase_ends(messages(sends, reduction), barriers, ready, port, reduction, element_bytes)
     return max(ready, default=0.0)
+
+
+def estimated_phases(schedule: Schedule) -> Iterator[tuple[tuple[Transfer, ...], Barriers]]:
+    """The sends and barriers of each phase the model follows: the schedule's phases, except
+    that eager phases whose sends the next eager phase receives (a ring step split in two,
+    ringreduce.split_step_phases) are followed as one phase, as the model waits for a node's
+    receives in the phase that sends them."""
+    phases = schedule.phases
+    group: tuple[Transfer, ...] = ()
+    for k, phase in enumerate(phases):
+        after = phases[k + 1] if k + 1 < len(phases) else None
+        if phase.sync != SyncMode.EAGER or after is None or after.sync != SyncMode.EAGER or \
+                phase.recvs is phase.sends and after.recvs is after.sends:  # Phase.of: no split
+            yield (group + tuple(phase.sends) if group else phase.sends), phase.barriers(schedule.nprocs)
+            group = ()
+            continue
+        sends = group + tuple(phase.sends)
+        if sends and set(sends) <= set(after.recvs):
+            group = sends
+            continue
+        yield sends, phase.barriers(schedule.nprocs)
+        group = ()
 
 
 def phase_ends(sizes: list[tuple[int, int, int, int]], barriers: tuple[tuple[int, ...], ...],

@@ -52,7 +52,7 @@ from phalanx.compiler.library.members import contributors, rooted_order
 from phalanx.compiler.library.registry import Machine, Route
 from phalanx.compiler.library.rooted import element_pieces
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import COMBINED, Phase, Transfer
+from phalanx.compiler.schedule import COMBINED, Phase, SyncMode, Transfer
 
 # Parts shrink by half on iWarp (Grid.part_shares), so a message's seventh part would hold
 # under 1/64 of it, less than a unit: torus:8x8, 1 MB partials, the reduce 20.97, 20.77 and
@@ -198,9 +198,10 @@ class Grid:
                 for u in units]
 
 
-def reduce_scatter(g: Grid) -> list[list[Transfer]]:
+def reduce_scatter(g: Grid) -> list[list[list[Transfer]]]:
     """Round the rows, then round the columns, every ring both ways at once: node (r, c) ends
-    with units (c, r, *, *) reduced over every member. Each message carries every origin its
+    with units (c, r, *, *) reduced over every member. The two stages' steps, each a list of
+    transfers. Each message carries every origin its
     sender holds of the owner's units (its own partial's, then what its chain brought); what
     reaches a reduce's root stays there (it is delivered, so the root forwards nothing), and
     the root's own partial never leaves it."""
@@ -210,14 +211,18 @@ def reduce_scatter(g: Grid) -> list[list[Transfer]]:
         for u in g.units(list(range(C)), list(range(R))):
             if o != g.final(u) and g.coll.byte_matrix[o][g.final(u)]:
                 held[o][u] = {o}
-    phases: list[list[Transfer]] = []
+    stages_steps: list[list[list[Transfer]]] = []
     # Rows: the owner column's units; copy the own partial beside the messages that send it.
     stages = [(C, lambda line, p: g.node(line, p), range(R), 2,
                lambda line, o: g.units([o], list(range(R)))),
               (R, lambda line, p: g.node(p, line), range(C), 3,
                lambda line, o: g.units([line], [o]))]
     for stage, (length, node, lines, axis, owned) in enumerate(stages):
+        if stage == 1 and halves_columns(g):
+            stages_steps.append(column_halving(g))
+            break
         steps = reduce_steps(length)
+        phases: list[list[Transfer]] = []
         for k, sends in enumerate(steps):
             moves = []
             for line in lines:
@@ -239,24 +244,129 @@ def reduce_scatter(g: Grid) -> list[list[Transfer]]:
             phases.append(phase)
         if stage == 0 and not steps:
             phases.append([t for r in range(R) for t in g.own(g.node(r, 0), g.units([0], list(range(R))))])
-    return phases
+        stages_steps.append(phases)
+    return stages_steps
+
+
+def halves_columns(g: Grid) -> bool:
+    """Whether the columns go by recursive halving (and the allreduce's allgather back by
+    recursive doubling) instead of rings: where a node streams several messages, R is a power
+    of two whose lg R steps are fewer than a ring's R / 2 (R >= 8), and a column ring's message
+    streams in less than the two start-ups its step costs a node (a piece of 1 / (R C) of the
+    partial), so that the processor, not the wire, binds the rings' steps and halving's one
+    start-up a step wins (torus:8x8, 16 KB: the reduce 642.5 -> 617.7 us, the allreduce 1013.5
+    -> 954.6; at 128 KB, 2 KB pieces against 40 us of start-ups, the rings stay: halving took
+    3.21 ms against 2.87; torus:4x4, two steps either way: the allreduce of 16 KB 0.803 ms by
+    rings, 0.856 by halving, whose second step's messages share a link)."""
+    port, rows = g.machine.port, g.rows
+    piece = (g.coll.block_bytes or 0) / (rows * g.cols)
+    return port.streams > 1 and rows >= 8 and rows & (rows - 1) == 0 and \
+        piece * port.s_per_byte < 2 * port.hold_s
+
+
+def column_halving(g: Grid) -> list[list[Transfer]]:
+    """The columns' reduce-scatter by recursive halving, nearest partner first (masks 1, 2, 4,
+    ...: the largest messages between neighbours): with mask m node (r, c) sends its partner
+    (r XOR m, c) the units of its column whose owner row agrees with the partner's on bit m,
+    every origin it holds of them, so that node (r, c) ends with units (c, r, *, *). As in the
+    rings, what reaches a reduce's root stays there."""
+    held, steps = g.held, []
+    m = 1
+    while m < g.rows:
+        moves = []
+        for c in range(g.cols):
+            for r in range(g.rows):
+                src, dst = g.node(r, c), g.node(r ^ m, c)
+                units = sorted(u for u in held[src] if (u[1] & m) == ((r ^ m) & m))
+                moves.append((src, dst, [(u, sorted(held[src].pop(u))) for u in units]))
+        steps.append([t for src, dst, carried in moves for t in g.message(src, dst, carried)])
+        for _, dst, carried in moves:
+            if dst != g.root:
+                for u, origins in carried:
+                    held[dst].setdefault(u, set()).update(origins)
+        m *= 2
+    return steps
+
+
+def column_doubling(g: Grid) -> list[list[Transfer]]:
+    """The columns' allgather after column_halving, by recursive doubling back (masks ..., 2,
+    1): node (r, c) sends its partner (r XOR m, c) the reduced units (c, r', *, *) of every row
+    r' it holds so far."""
+    have = {g.node(r, c): [r] for r in range(g.rows) for c in range(g.cols)}
+    steps = []
+    m = g.rows // 2
+    while m >= 1:
+        step, grown = [], {}
+        for c in range(g.cols):
+            for r in range(g.rows):
+                src, dst = g.node(r, c), g.node(r ^ m, c)
+                step += g.reduced(src, dst, g.units([c], have[src]))
+                grown[dst] = sorted(have[dst] + have[src])
+        have = grown
+        steps.append(step)
+        m //= 2
+    return steps
 
 
 def bidirectional_allreduce_phases(coll: Collective, machine: Machine) -> list[Phase]:
     """Reduce-scatter round the rows then the columns, allgather round the columns then the rows,
-    every ring both ways at once (module docstring)."""
+    every ring both ways at once (module docstring), each stage's steps as stage_phases."""
     g = Grid(coll, machine)
     R, C = g.rows, g.cols
     every_row = list(range(R))
-    phases = reduce_scatter(g)
+    rows, columns = reduce_scatter(g)
     # Allgather round the columns (each node's own units), then round the rows (its column's).
-    for sends in gather_steps(R):
-        phases.append([t for c in range(C) for i, j, p, half in sends
-                       for t in g.reduced(g.node(i, c), g.node(j, c), g.units([c], [p], b=half))])
-    for sends in gather_steps(C):
-        phases.append([t for r in range(R) for i, j, p, half in sends
-                       for t in g.reduced(g.node(r, i), g.node(r, j), g.units([p], every_row, a=half))])
-    return posted_part_by_part(phases)
+    halved = halves_columns(g)
+    up = column_doubling(g) if halved else \
+        [[t for c in range(C) for i, j, p, half in sends
+          for t in g.reduced(g.node(i, c), g.node(j, c), g.units([c], [p], b=half))]
+         for sends in gather_steps(R)]
+    across = [[t for r in range(R) for i, j, p, half in sends
+               for t in g.reduced(g.node(r, i), g.node(r, j), g.units([p], every_row, a=half))]
+              for sends in gather_steps(C)]
+    columns_phases = posted_part_by_part(columns) + posted_part_by_part(up) if halved else \
+        stage_phases(g, columns, R, 0) + stage_phases(g, up, R, 0)
+    return stage_phases(g, rows, C, 1) + columns_phases + stage_phases(g, across, C, 1)
+
+
+def stage_phases(g: Grid, steps: list[list[Transfer]], length: int, axis: int) -> list[Phase]:
+    """A stage's ring steps (rings of `length` along the rows, axis 1, or the columns, axis 0)
+    as phases. Where a node streams several messages at once (iWarp, the torus), every message
+    of the stage is one part and the ring has two directions, each step in two eager phases
+    (split_step_phases); else each step one phase, its messages posted part by part. On one
+    stream (the Paragon's mesh) the split is slower: its engine carries the message west's
+    start-up into the message east's wire (paragon:8x8, allreduce of 16 KB: 4.50 -> 5.21 ms)."""
+    if g.machine.port.streams > 1 and length > 2 and \
+            all(t.message == COMBINED or t.src == t.dst for step in steps for t in step):
+        return split_step_phases(g, steps, axis)
+    return posted_part_by_part(steps)
+
+
+def split_step_phases(g: Grid, steps: list[list[Transfer]], axis: int) -> list[Phase]:
+    """Each ring step in two eager phases: first the messages forward round the ring (east, or
+    south; a node's own copies with them), then those backward, each received in the phase after
+    the one that sends it (the stage's last step: both in its second phase). The chains that
+    pass east and those that pass west never meet before the stage ends (a step's message east
+    holds what the step before brought from the west), so a node starts its next message east
+    once the last one from the west is in and merged, while its message west still streams: a
+    step costs a chain one start-up, the piece's wire and its merge, where in one phase it
+    waited for both directions' (torus:8x8, reduce of 16 KB: the rows 384.6 -> 356.6 us)."""
+    def forward(t: Transfer) -> bool:
+        here, there = divmod(t.src, g.cols), divmod(t.dst, g.cols)
+        size = g.cols if axis else g.rows
+        return t.src == t.dst or (there[axis] - here[axis]) % size == 1
+
+    out: list[Phase] = []
+    late: list[Transfer] = []
+    for k, step in enumerate(steps):
+        step = sorted(step, key=lambda t: t.message)
+        ahead = [t for t in step if forward(t)]
+        back = [t for t in step if not forward(t)]
+        last = k == len(steps) - 1
+        out.append(Phase(tuple(ahead), tuple(late), SyncMode.EAGER))
+        out.append(Phase(tuple(back), tuple(ahead + back if last else ahead), SyncMode.EAGER))
+        late = back
+    return out
 
 
 def posted_part_by_part(phases: list[list[Transfer]]) -> list[Phase]:
@@ -297,11 +407,13 @@ def relayed_nodes(g: Grid, route: Route | None) -> set[int]:
 
 
 def bidirectional_reduce_phases(coll: Collective, machine: Machine) -> list[Phase]:
-    """The reduce-scatter, then every node's reduced units to the root: in one phase the root's
-    row's own and the others' straight, the relayed nodes' to the root's row (relayed_nodes),
-    which passes them on in the next."""
+    """The reduce-scatter (each stage's steps as stage_phases), then every node's reduced units
+    to the root: in one phase the root's row's own and the others' straight, the relayed nodes'
+    to the root's row (relayed_nodes), which passes them on in the next."""
     g = Grid(coll, machine)
-    phases = reduce_scatter(g)
+    rows, columns = reduce_scatter(g)
+    phases = stage_phases(g, rows, g.cols, 1) + (
+        posted_part_by_part(columns) if halves_columns(g) else stage_phases(g, columns, g.rows, 0))
     held, r0 = g.held, g.root // g.cols
     relayed = relayed_nodes(g, machine.route)
     first = [t for v in range(g.rows * g.cols) if v // g.cols == r0 and v != g.root
@@ -319,7 +431,6 @@ def bidirectional_reduce_phases(coll: Collective, machine: Machine) -> list[Phas
             for u, origins in carried:
                 held[to].setdefault(u, set()).update(origins)
             held[v] = {}
-    phases.append(first)
-    phases.append([t for v in range(g.rows * g.cols) if v != g.root and v // g.cols == r0
-                   for t in g.message(v, g.root, [(u, sorted(o)) for u, o in sorted(held[v].items())])])
-    return posted_part_by_part(phases)
+    last = [t for v in range(g.rows * g.cols) if v != g.root and v // g.cols == r0
+            for t in g.message(v, g.root, [(u, sorted(o)) for u, o in sorted(held[v].items())])]
+    return phases + posted_part_by_part([first, last])
