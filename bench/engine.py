@@ -79,6 +79,7 @@ ROWS = (
     Row("hypercube:6 all-to-all, 1 KB blocks", "hypercube:6", "direct", 1024),
     Row("ideal:1024 all-to-all, 128 B blocks (1M messages)", "ideal:1024", "direct", 128, python=False),
     Row("torus:16x16 pairwise all-to-all, 16 KB blocks", "torus:16x16", "direct", 16384, smpi="pair"),
+    Row("torus:16x16 pairwise all-to-all, 1 KB blocks", "torus:16x16", "direct", 1024, smpi="pair"),
     Row("torus:16x16 phased all-to-all, 8 B blocks", "torus:16x16", "phased", 8, fast=False),
     Row("torus:16x16 message-passing all-to-all, 8 B blocks", "torus:16x16", "message-passing", 8),
     # issue 30's scale rows: 4096 nodes, the torus's own all-to-alls, the Paragon's multiphase
