@@ -233,6 +233,18 @@ def known_columns(phases: tuple[Phase, ...]) -> tuple[bytes, bytes] | None:
     return (entry[1], entry[2]) if entry is not None and entry[0] is phases else None
 
 
+def send_rows(phases: tuple[Phase, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Every phase's sends as one (n, 7) int64 table, phase after phase, and where each
+    phase's rows start (one more than phases): the table the phases were built from where it
+    is known (read-only, no Transfer made), else their Transfers' fields."""
+    known = known_columns(phases)
+    if known is not None:
+        return np.frombuffer(known[0], "<i8").reshape(-1, FIELDS), np.frombuffer(known[1], "<i8")
+    counts = [len(p.sends) for p in phases]
+    return (table([t for p in phases for t in p.sends]),
+            np.concatenate(([0], np.cumsum(counts, dtype=np.int64))))
+
+
 def phases_of_rows(sends: bytes, send_offsets: bytes, recvs: bytes, recv_offsets: bytes,
                    syncs: tuple[str, ...]) -> tuple[Phase, ...] | None:
     """The phases built from these IR tables by PhaseColumns.phases, if they are still known

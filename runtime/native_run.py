@@ -106,6 +106,16 @@ def _u32(values: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(values, np.uint32)
 
 
+def _offsets_u32(counts: np.ndarray) -> np.ndarray:
+    """Where each slot's entries start, one more than slots, from their counts: the core's
+    uint32, summed in it (no int64 array beside it), refused where the total does not fit."""
+    if counts.sum() > np.iinfo(np.uint32).max:
+        raise ValueError("an index of the core's arrays lies outside uint32")
+    out = np.zeros(len(counts) + 1, np.uint32)
+    np.cumsum(counts, out=out[1:], dtype=np.uint32)
+    return out
+
+
 def _distinct(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """The distinct rows of a table of non-negative ints given as its columns, in the order
     they first come (as indices of their first rows), and which of them each row is. Where
@@ -413,11 +423,12 @@ class NativeRun:
             operations = np.array([data.combine_operations(g) for g in groups], np.int64)
         program = self._add_programs(cols, src, dst, nbytes, operations, data)
         slot = cols.phase[first] * nprocs + src
-        slot_msg_off = np.zeros(slots + 1, np.int64)
-        np.cumsum(np.bincount(slot, minlength=slots), out=slot_msg_off[1:])
-        inbox_off = np.zeros(slots + 1, np.int64)
+        # the slots' arrays made in the core's types at once: a phased schedule has a slot per
+        # phase and node (134M at torus:64x64), 1 GB an int64 array
+        slot_msg_off = _offsets_u32(np.bincount(slot, minlength=slots))
         inbox_count = np.bincount(cols.recv_slot, minlength=slots)
-        np.cumsum(inbox_count, out=inbox_off[1:])
+        has_inbox, inbox_off = (inbox_count > 0).astype(np.uint8), _offsets_u32(inbox_count)
+        del inbox_count
         slot_barrier = np.full(slots, -1, np.int64)
         barrier_size: list[int] = []
         barrier_delay_s: list[float] = []
@@ -433,7 +444,7 @@ class NativeRun:
         return self.core.add_schedule(
             nprocs, nphases, u32(src), u32(dst), u32(program),
             u32(labels), (src == dst).astype(np.uint8), u32(cols.msg_start), u32(cols.key),
-            u32(slot_msg_off), u32(np.arange(nmsg)), (inbox_count > 0).astype(np.uint8), u32(inbox_off),
+            slot_msg_off, u32(np.arange(nmsg)), has_inbox, inbox_off,
             u32(cols.recv_key), cols.key_due.astype(np.int64), slot_barrier,
             u32(np.array(barrier_size, np.int64)), np.array(barrier_delay_s, np.float64))
 

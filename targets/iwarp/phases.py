@@ -78,15 +78,17 @@ def phased_torus_phases(n: int) -> np.ndarray:
         raise ValueError(f"the phased AAPC needs an n x n torus with n a multiple of 8, got {n}")
     cw, ccw = np.array(ring_tuples(n, True)), np.array(ring_tuples(n, False))
     quarter, half = n // 4, n // 2
-    out = []
+    # filled in place: a list of the phases stacked at the end held the table twice (1 GB at 64x64)
+    phases = np.empty((n ** 3 // 8, 8 * n, 4), dtype=np.int64)
+    index = 0
     for i in range(half):
         for j in range(half):
             for k in range(quarter):
                 for first, second in ((cw[j], ccw[j]), (ccw[j], cw[j])):
                     a = _dot(cw[i], np.roll(first, -k, axis=0), n)
-                    b = _dot(ccw[i], np.roll(second, -(k + 1), axis=0), n)
-                    out.append(np.concatenate([a, b]))
-    phases = np.stack(out)
+                    phases[index, :len(a)] = a
+                    phases[index, len(a):] = _dot(ccw[i], np.roll(second, -(k + 1), axis=0), n)
+                    index += 1
     phases.setflags(write=False)
     return phases
 
@@ -100,12 +102,13 @@ def phase_problems(torus: Torus, phases: np.ndarray, limit: int = 10,
     `links`, the phases' e-cube route links when already known (`construction_links`)."""
     problems: list[str] = []
     nodes, nlinks = torus.nnodes, torus.nlinks
-    pairs = np.zeros(nodes * nodes, dtype=np.int64)
+    # every pair's count in one pass (a count array per block was 512 passes over 134 MB at 64x64)
+    pairs = np.bincount((np.asarray(phases[:, :, 0], dtype=np.int64) * nodes + phases[:, :, 1]).ravel(),
+                        minlength=nodes * nodes)
     per_block = max(1, ROUTE_CHUNK // max(phases.shape[1] * (torus.rows + torus.cols), 1))
     for lo in range(0, len(phases), per_block):
         block = np.asarray(phases[lo:lo + per_block], dtype=np.int64)
         src, dst, sx, sy = (block[:, :, c] for c in range(4))
-        pairs += np.bincount((src * nodes + dst).ravel(), minlength=nodes * nodes)
         ecube = (sx == ring_steps(src % torus.cols, dst % torus.cols, torus.cols)) & \
                 (sy == ring_steps(src // torus.cols, dst // torus.cols, torus.rows))
         hops = (links[lo:lo + per_block] if links is not None
@@ -116,6 +119,8 @@ def phase_problems(torus: Torus, phases: np.ndarray, limit: int = 10,
                              minlength=len(block) * nlinks).reshape(len(block), nlinks)
         sends = _counts_per_phase(src, nodes)
         receives = _counts_per_phase(dst, nodes)
+        if ecube.all() and (sends <= 1).all() and (receives <= 1).all() and (counts == 1).all():
+            continue  # the block holds: no phase to name (32,768 phases of one Python step each at 64x64)
         for i in range(len(block)):
             k = lo + i
             problems += [f"phase {k}: {a}->{b} does not take its e-cube route"
@@ -156,5 +161,42 @@ def construction_links(n: int) -> np.ndarray:
 
 @lru_cache(maxsize=4)
 def construction_problems(n: int) -> tuple[str, ...]:
-    """`phase_problems` of the n x n construction itself, computed once per n."""
-    return tuple(phase_problems(Torus(n, n), phased_torus_phases(n), links=construction_links(n)))
+    """`phase_problems` of the n x n construction itself, computed once per n, its routes a
+    block of phases at a time: construction_links (the fast path's) holds all of them, 17 GB
+    with their pools at 64x64."""
+    return tuple(phase_problems(Torus(n, n), phased_torus_phases(n)))
+
+
+def construction_subset_problems(n: int, rows: np.ndarray, offsets: np.ndarray,
+                                 limit: int = 10) -> list[str]:
+    """A schedule's transfers (rows of its (transfers, 7) table, phase k's rows from offsets[k]
+    to offsets[k + 1]) that are not a message of the n x n construction's phase k, or whose
+    pair an earlier transfer already sent; in row order, at most `limit`. Counted with numpy
+    over the table: a pair's phase is looked up in one nodes x nodes array, which holds where
+    every pair is in one phase of the construction (construction_problems proves it; where it
+    does not hold, that proof's problems come first and refuse the schedule anyway)."""
+    if limit <= 0:
+        return []
+    table = phased_torus_phases(n)
+    nodes = n * n
+    phase_of_pair = np.full(nodes * nodes, -1, dtype=np.int32)
+    phase_of_pair[table[:, :, 0] * nodes + table[:, :, 1]] = \
+        np.arange(len(table), dtype=np.int32)[:, None]
+    src, dst = rows[:, 0], rows[:, 1]
+    phase = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    inside = (src >= 0) & (src < nodes) & (dst >= 0) & (dst < nodes)
+    pair = np.where(inside, src * nodes + dst, 0)
+    foreign = ~inside | (phase_of_pair[pair] != phase)
+    del phase_of_pair
+    repeated = np.zeros(len(rows), dtype=bool)
+    at = np.flatnonzero(inside)
+    if np.bincount(pair[at], minlength=nodes * nodes).max(initial=0) > 1:  # no sort when none repeats
+        order = np.argsort(pair[at], kind="stable")
+        ordered = pair[at][order]
+        repeated[at[order[np.flatnonzero(ordered[1:] == ordered[:-1]) + 1]]] = True
+    out = []
+    for i in np.flatnonzero(foreign | repeated)[:limit].tolist():
+        k, a, b = int(phase[i]), int(src[i]), int(dst[i])
+        out.append(f"phase {k}: {a}->{b} is not a message of the construction's phase {k}"
+                   if foreign[i] else f"phase {k}: pair {a}->{b} appears twice")
+    return out

@@ -18,7 +18,7 @@ import re
 import numpy as np
 
 from phalanx.compiler.algorithms import direct_columns, direct_schedule
-from phalanx.compiler.columns import PhaseColumns
+from phalanx.compiler.columns import PhaseColumns, send_rows
 from phalanx.compiler.library.bounds import (
     ONE_DESTINATION_KINDS,
     fixed_routes_bound_s,
@@ -36,7 +36,7 @@ from phalanx.runtime.backends.platforms import Platform
 from phalanx.runtime.engine import Engine
 from phalanx.targets.iwarp import cost, schedules
 from phalanx.targets.iwarp.params import IWarpParams
-from phalanx.targets.iwarp.phases import construction_problems, phased_torus_phases
+from phalanx.targets.iwarp.phases import construction_problems, construction_subset_problems
 from phalanx.targets.iwarp.platform import torus_platform
 from phalanx.targets.iwarp.topology import Torus
 from phalanx.targets.iwarp.wormhole import WormholeNetwork
@@ -170,20 +170,8 @@ class IWarpTarget(Target):
             return [f"a phased schedule on {self.spec} has n^3/8 = {n ** 3 // 8} phases, "
                     f"not {len(schedule.phases)}"]
         problems = list(construction_problems(n))
-        construction = phased_torus_phases(n)
-        seen: set[tuple[int, int]] = set()
-        for k, phase in enumerate(schedule.phases):
-            allowed = {(s, d) for s, d in construction[k, :, :2].tolist()}
-            for t in phase.sends:
-                if (t.src, t.dst) not in allowed:
-                    problems.append(f"phase {k}: {t.src}->{t.dst} is not a message of the "
-                                    f"construction's phase {k}")
-                elif (t.src, t.dst) in seen:
-                    problems.append(f"phase {k}: pair {t.src}->{t.dst} appears twice")
-                seen.add((t.src, t.dst))
-            if len(problems) >= 10:
-                break
-        return problems[:10]
+        return (problems + construction_subset_problems(n, *send_rows(schedule.phases),
+                                                        10 - len(problems)))[:10]
 
     def predict_time_s(self, coll: Collective, algorithm: str) -> float:
         if not self._own(coll, algorithm):

@@ -109,6 +109,49 @@ def test_the_targets_schedule_proof_accepts_phased_and_rejects_a_broken_schedule
         dataclasses.replace(schedule, phases=schedule.phases[1:]))[0]
 
 
+def test_the_schedule_proof_names_a_repeated_pair_and_a_message_off_the_construction():
+    import dataclasses
+
+    from phalanx.compiler.recognize import recognize
+    from phalanx.compiler.schedule import Phase
+
+    target = resolve("iwarp:8x8")
+    coll = recognize(0, np.full((64, 64), 8, dtype=np.int64), "A", "B", 1)
+    schedule = target.generate(coll, "phased")
+    phases = list(schedule.phases)
+    again, stray = phases[2].sends[0], phases[9].sends[1]
+    phases[5] = Phase(tuple(phases[5].sends) + (again, stray), tuple(phases[5].recvs), phases[5].sync)
+    problems = target.schedule_problems(dataclasses.replace(schedule, phases=tuple(phases)))
+    # phase 5's extra transfers, in its order: both off phase 5; the first also repeats phase 2's
+    # pair, which names it off the construction (the first problem a transfer has)
+    assert problems == [f"phase 5: {again.src}->{again.dst} is not a message of the construction's phase 5",
+                        f"phase 5: {stray.src}->{stray.dst} is not a message of the construction's phase 5",
+                        f"phase 9: pair {stray.src}->{stray.dst} appears twice"]
+
+
+def test_phased_columns_are_the_construction_phase_by_phase(monkeypatch):
+    # The columns are built a block of phases at a time: they must be each phase's messages whose
+    # block is not empty, in the construction's order, each tagged with its phase for the switch.
+    from phalanx.compiler.recognize import recognize
+    from phalanx.targets.iwarp import schedules
+    from phalanx.targets.iwarp.phases import phased_torus_phases
+
+    n = 16
+    monkeypatch.setattr(schedules, "PHASE_BLOCK", 100)  # 512 phases: blocks of 100 and one of 12
+    m = np.random.default_rng(5).integers(0, 3, (n * n, n * n)) * 8
+    m[0] = 8  # some blocks empty, not all
+    coll = recognize(0, m, "A", "B", 1)
+    for empty_messages in (False, True):
+        cols = schedules.phased_columns(coll, Torus(n, n), "local", empty_messages=empty_messages)
+        for k, phase in enumerate(phased_torus_phases(n)):
+            src, dst = phase[:, 0], phase[:, 1]
+            keep = np.ones(len(src), bool) if empty_messages else m[src, dst] > 0
+            tag = SwitchTag(0, k).message if empty_messages else 0  # switched only when complete
+            want = np.column_stack([src[keep], dst[keep], m[src, dst][keep], src[keep], dst[keep],
+                                    np.full(keep.sum(), tag), np.full(keep.sum(), -1)])
+            assert np.array_equal(cols.phase_rows(k), want), k
+
+
 def test_auto_does_not_pick_head_of_line_blocked_message_passing_at_2KB():
     # The deposit library moves one message each way at a time, so message passing is an
     # input-queued switch with head-of-line blocking (targets/iwarp/cost.py); without that term
