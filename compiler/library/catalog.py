@@ -25,6 +25,7 @@ from phalanx.compiler.library import (
     index,
     interleaved,
     knomial,
+    openshop,
     postaltree,
     radix,
     relayrounds,
@@ -202,6 +203,12 @@ GENERIC: tuple[Algorithm, ...] = (
               "receives twice, else D phases of a bipartite edge colouring (König; D the most "
               "messages at one port), apart on their routes' links where the machine names them",
               colouring.colouring_phases),
+    Algorithm("open-shop", ("alltoallv",),
+              "uneven blocks in P - 1 phases of even sizes: each phase a perfect matching of "
+              "senders to receivers whose largest block is least among the pairs left (open-shop "
+              "scheduling, Gonzalez and Sahni 1976), smallest first, where direct's XOR steps "
+              "each wait for their largest block", openshop.open_shop_phases,
+              (openshop.every_pair,)),
     Algorithm("staggered", ("cshift", "permutation"),
               "one message per node at once, each starting its adapter's round robin over the "
               "pair's routes on a different route (a lead-in of a few packets first), chosen so "
