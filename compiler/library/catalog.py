@@ -209,6 +209,11 @@ GENERIC: tuple[Algorithm, ...] = (
               "scheduling, Gonzalez and Sahni 1976), smallest first, where direct's XOR steps "
               "each wait for their largest block", openshop.open_shop_phases,
               (openshop.every_pair,)),
+    Algorithm("open-shop-barrier", ("alltoallv",),
+              "open-shop's phases with a barrier after each: no node runs ahead into the phase "
+              "before's messages, where a phase's pairs are not XOR pairs (the hypercube's "
+              "barrier is worth it for blocks of about 1 MB)", openshop.open_shop_barrier_phases,
+              (openshop.every_pair,)),
     Algorithm("staggered", ("cshift", "permutation"),
               "one message per node at once, each starting its adapter's round robin over the "
               "pair's routes on a different route (a lead-in of a few packets first), chosen so "

@@ -26,16 +26,18 @@ which the simulator charges; the link-aware phases there are not built (docs/eff
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 import numpy as np
 
 from phalanx.compiler.library.members import local_copies
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import Phase, Transfer
+from phalanx.compiler.schedule import Phase, SyncMode, Transfer
 
 # Members the matchings are searched for at compile time: P - 1 phases, each a bisection of
-# about log2(P^2) Kuhn searches of O(P^3) steps (64 members: 0.5 s; 128: about 8 s).
-MAX_MEMBERS = 128
+# about log2(P^2) Kuhn searches of O(P^3) steps (64 members: 1.5-3 s under load; 128: 14-37 s).
+MAX_MEMBERS = 64
 
 
 def every_pair(coll: Collective, machine: Machine) -> str | None:
@@ -52,38 +54,75 @@ def every_pair(coll: Collective, machine: Machine) -> str | None:
     return None
 
 
-def perfect_matching(allowed: np.ndarray) -> list[int] | None:
-    """A receiver per sender over the allowed (sender, receiver) pairs, each receiver once, or None
-    when there is none (Kuhn's augmenting paths)."""
-    n = len(allowed)
-    receivers = [list(np.flatnonzero(row)) for row in allowed]
-    sender_of = [-1] * n
-    receiver_of = [-1] * n
+Routes = list[list[tuple[Hashable, ...]]]  # [sender][receiver]: the links its message holds
 
-    def augment(sender: int, seen: list[bool]) -> bool:
-        for receiver in receivers[sender]:
-            if not seen[receiver]:
+
+class Matching:
+    """Kuhn's augmenting paths for a receiver per sender, each receiver once; with `routes`,
+    only sets of messages of which no two hold one link (a path is taken only if its new
+    messages find their links free once the messages it displaces are gone)."""
+
+    def __init__(self, allowed: np.ndarray, routes: Routes | None):
+        n = len(allowed)
+        self.receivers = [list(np.flatnonzero(row)) for row in allowed]
+        self.routes = routes
+        self.sender_of, self.receiver_of = [-1] * n, [-1] * n
+        self.holder: dict[Hashable, int] = {}  # link -> the sender whose message holds it
+
+    def links(self, sender: int, receiver: int) -> tuple[Hashable, ...]:
+        return self.routes[sender][receiver] if self.routes else ()
+
+    def take(self, sender: int, receiver: int) -> None:
+        self.sender_of[receiver], self.receiver_of[sender] = sender, receiver
+        for link in self.links(sender, receiver):
+            self.holder[link] = sender
+
+    def drop(self, sender: int, receiver: int) -> None:
+        self.sender_of[receiver], self.receiver_of[sender] = -1, -1
+        for link in self.links(sender, receiver):
+            del self.holder[link]
+
+    def free(self, sender: int, receiver: int) -> bool:
+        return not any(link in self.holder for link in self.links(sender, receiver))
+
+    def augment(self, sender: int, seen: list[bool]) -> bool:
+        for receiver in self.receivers[sender]:
+            if seen[receiver]:
+                continue
+            displaced = self.sender_of[receiver]
+            if displaced >= 0:
+                self.drop(displaced, receiver)
+            if self.free(sender, receiver):  # a receiver is closed only once reached
                 seen[receiver] = True
-                if sender_of[receiver] < 0 or augment(sender_of[receiver], seen):
-                    sender_of[receiver], receiver_of[sender] = sender, receiver
+                self.take(sender, receiver)
+                if displaced < 0 or self.augment(displaced, seen):
                     return True
+                self.drop(sender, receiver)
+            if displaced >= 0:
+                self.take(displaced, receiver)
         return False
 
-    for sender in range(n):
-        if not augment(sender, [False] * n):
-            return None
-    return receiver_of
+    def perfect(self) -> list[int] | None:
+        """A receiver per sender, or None where the search finds none (without routes: where
+        there is none; with them the search is greedy and may miss one)."""
+        for sender in range(len(self.receiver_of)):
+            if not self.augment(sender, [False] * len(self.receiver_of)):
+                return None
+        return self.receiver_of
 
 
-def bottleneck_matching(sizes: np.ndarray, remaining: np.ndarray) -> list[int]:
-    """The perfect matching of the remaining pairs whose largest size is least."""
+def bottleneck_matching(sizes: np.ndarray, remaining: np.ndarray,
+                        routes: Routes | None) -> list[int] | None:
+    """The perfect matching of the remaining pairs whose largest size is least (with `routes`:
+    among those the search finds link-disjoint; None if it finds none)."""
+    best = Matching(remaining, routes).perfect()
+    if best is None:
+        return None
     thresholds = np.unique(sizes[remaining])
     low, high = 0, len(thresholds) - 1
-    best = perfect_matching(remaining)
-    assert best is not None, "a regular bipartite graph has a perfect matching (König)"
     while low < high:
         middle = (low + high) // 2
-        found = perfect_matching(remaining & (sizes <= thresholds[middle]))
+        found = Matching(remaining & (sizes <= thresholds[middle]), routes).perfect()
         if found is None:
             low = middle + 1
         else:
@@ -91,26 +130,46 @@ def bottleneck_matching(sizes: np.ndarray, remaining: np.ndarray) -> list[int]:
     return best
 
 
-def open_shop_matchings(sizes: np.ndarray) -> list[list[int]]:
+def open_shop_matchings(sizes: np.ndarray, routes: Routes | None = None) -> list[list[int]]:
     """P - 1 permutations without fixed points covering every off-diagonal pair once, each the
-    bottleneck matching of the pairs the earlier ones left."""
+    bottleneck matching of the pairs the earlier ones left: link-disjoint while the search finds
+    such a matching, then on the ports alone (König: one always exists)."""
     n = len(sizes)
     remaining = ~np.eye(n, dtype=bool)
     phases = []
     for _ in range(n - 1):
-        receiver_of = bottleneck_matching(sizes, remaining)
+        receiver_of = (bottleneck_matching(sizes, remaining, routes) if routes else None) or \
+            bottleneck_matching(sizes, remaining, None)
+        assert receiver_of is not None, "a regular bipartite graph has a perfect matching"
         remaining[np.arange(n), receiver_of] = False
         phases.append(receiver_of)
     return phases
 
 
 def open_shop_phases(coll: Collective, machine: Machine) -> list[Phase]:
-    """The blocks in the P - 1 open-shop phases; local copies in the first."""
+    """The blocks in the P - 1 open-shop phases, each local; local copies in the first."""
+    return [Phase.of(p) for p in open_shop_transfers(coll, machine)]
+
+
+def open_shop_barrier_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """The same phases with a barrier after each but the last: where a phase's messages are not
+    XOR pairs, a node that runs ahead meets the phase before's messages on its links and ports."""
+    phases = open_shop_transfers(coll, machine)
+    return [Phase.of(p, SyncMode.BARRIER if k < len(phases) - 1 else SyncMode.LOCAL)
+            for k, p in enumerate(phases)]
+
+
+def open_shop_transfers(coll: Collective, machine: Machine) -> list[list[Transfer]]:
+    """The blocks of each open-shop phase (link-disjoint where the machine names its routes);
+    local copies in the first."""
     m, n = coll.byte_matrix, coll.nprocs
     sizes = np.array(m, dtype=np.int64).reshape(n, n)
+    route = machine.route
+    routes = [[tuple(route(p, q)) if p != q else () for q in range(n)] for p in range(n)] \
+        if route else None
     phases = [[Transfer(p, q, int(sizes[p, q]), p, q) for p, q in enumerate(receiver_of)
-               if sizes[p, q]] for receiver_of in open_shop_matchings(sizes)]
+               if sizes[p, q]] for receiver_of in open_shop_matchings(sizes, routes)]
     if not phases:
         phases = [[]]
     phases[0] = local_copies(coll) + phases[0]
-    return [Phase.of(p) for p in phases]
+    return phases
