@@ -23,11 +23,16 @@ links are free once the message it displaces is gone (greedy: it may miss one), 
 same way; where it finds none, the matching on the ports alone. On hypercube:6 at 16 KB 58 of
 the 63 phases share no link (the plain matchings: none).
 
-`open-shop-barrier`: the same phases with a barrier after each but the last. A phase's pairs
-are not XOR pairs, so in local phases a node whose phase ends early sends its next block into a
-receiver, and onto links, still busy with the phase before; on the hypercube that costs more
-than the even phases gain (0.52 of the bound at 128 KB against direct's 0.68), and the barrier
-(0.643 ms, Table 1) pays for itself with blocks of about 1 MB (0.82 against 0.70).
+`open-shop-barrier`: the same phases with a barrier after every k-th, k the barrier's time in
+start-ups (barrier_interval: 9 on the hypercube, 0.643 ms against 75 us, Table 1; 1 where a
+barrier is free), so the barriers add about a start-up a phase. A phase's pairs are not XOR
+pairs, so in local phases a node whose phase ends early sends its next block into a receiver,
+and onto links, still busy with the phase before; on the hypercube that costs more than the
+even phases gain (open-shop 0.52 of the bound at 128 KB against direct's 0.68); the barriers
+keep the nodes within k phases of each other: 0.77 at 128 KB, 0.80 at 1 MB (a barrier after
+every phase: 0.60 and 0.82). Where one engine carries a node's sends and receives (the
+Paragon, SP2, CS-2) a phase's send and receive of unequal sizes share it, which the matchings
+do not weigh: there `direct` (and engine-rounds) stay ahead.
 
 Declared gap: the time is about the phases' largest blocks plus a start-up per phase (less where
 a node whose phase ends early starts its next); no closed form is claimed, the simulator decides
@@ -37,6 +42,7 @@ where direct takes 0.67 and 0.69.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable
 
 import numpy as np
@@ -162,12 +168,21 @@ def open_shop_phases(coll: Collective, machine: Machine) -> list[Phase]:
     return [Phase.of(p) for p in open_shop_transfers(coll, machine)]
 
 
+def barrier_interval(machine: Machine) -> int:
+    """Phases between two barriers: as many as a barrier costs start-ups (at least one), so the
+    barriers add at most about a start-up a phase."""
+    port = machine.port
+    return max(1, math.ceil(port.barrier_s / port.startup_s))
+
+
 def open_shop_barrier_phases(coll: Collective, machine: Machine) -> list[Phase]:
-    """The same phases with a barrier after each but the last: where a phase's messages are not
-    XOR pairs, a node that runs ahead meets the phase before's messages on its links and ports."""
+    """The same phases with a barrier after every barrier_interval-th (not after the last):
+    where a phase's messages are not XOR pairs, a node that runs ahead meets the phase before's
+    messages on its links and ports; the barriers bound how far it can."""
     phases = open_shop_transfers(coll, machine)
-    return [Phase.of(p, SyncMode.BARRIER if k < len(phases) - 1 else SyncMode.LOCAL)
-            for k, p in enumerate(phases)]
+    every = barrier_interval(machine)
+    return [Phase.of(p, SyncMode.BARRIER if (k + 1) % every == 0 and k < len(phases) - 1
+                     else SyncMode.LOCAL) for k, p in enumerate(phases)]
 
 
 def open_shop_transfers(coll: Collective, machine: Machine) -> list[list[Transfer]]:

@@ -7,8 +7,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from phalanx.compiler.library.openshop import MAX_MEMBERS, every_pair, open_shop_matchings
+from phalanx.compiler.library.openshop import (
+    MAX_MEMBERS,
+    barrier_interval,
+    every_pair,
+    open_shop_matchings,
+)
 from phalanx.compiler.recognize import recognize
+from phalanx.compiler.schedule import SyncMode
 from phalanx.compiler.target import resolve
 from phalanx.runtime.synthetic import run_matrix, varied_matrix
 from phalanx.runtime.timing import simulated_time_s
@@ -98,3 +104,15 @@ def test_a_node_without_sends_or_too_many_members_is_refused_with_the_reason():
     coll = recognize(0, varied_matrix(2 * MAX_MEMBERS, 8, variance=0.5), "A", "B", 1)
     assert big.unmet(coll, "open-shop") == (
         f"open-shop searches its phases for at most {MAX_MEMBERS} nodes, not {2 * MAX_MEMBERS}")
+
+
+def test_the_barriers_come_every_barrier_time_in_start_ups():
+    """hypercube:6: a barrier of 0.643 ms is 8.6 start-ups of 75 us, so one after every 9th of
+    the 63 phases (6 barriers, none after the last); ideal:64's barrier is free: one a phase."""
+    for spec, every, barriers in (("hypercube:6", 9, 6), ("ideal:64", 1, 62)):
+        machine = resolve(spec)
+        assert barrier_interval(machine.library.machine) == every
+        coll = recognize(0, varied_matrix(64, 64, variance=0.5), "A", "B", 1)
+        phases = machine.schedule_for(coll, "open-shop-barrier").phases
+        synced = [k for k, p in enumerate(phases) if p.sync == SyncMode.BARRIER]
+        assert synced == [k for k in range(every - 1, 62, every)] and len(synced) == barriers
