@@ -24,7 +24,7 @@ same way; where it finds none, the matching on the ports alone. On hypercube:6 a
 the 63 phases share no link (the plain matchings: none).
 
 `open-shop-barrier`: the same phases with a barrier after every k-th, k the barrier's time in
-start-ups (barrier_interval: 9 on the hypercube, 0.643 ms against 75 us, Table 1; 1 where a
+start-ups (barrier_interval: 9 on the hypercube, 0.643 ms against 75 us, seed 003 Table 1; 1 where a
 barrier is free), so the barriers add about a start-up a phase. A phase's pairs are not XOR
 pairs, so in local phases a node whose phase ends early sends its next block into a receiver,
 and onto links, still busy with the phase before; on the hypercube that costs more than the
