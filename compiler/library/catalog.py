@@ -26,6 +26,7 @@ from phalanx.compiler.library import (
     index,
     interleaved,
     knomial,
+    openshop,
     postaltree,
     radix,
     relayrounds,
@@ -214,6 +215,17 @@ GENERIC: tuple[Algorithm, ...] = (
               "receives twice, else D phases of a bipartite edge colouring (König; D the most "
               "messages at one port), apart on their routes' links where the machine names them",
               colouring.colouring_phases),
+    Algorithm("open-shop", ("alltoallv",),
+              "uneven blocks in P - 1 phases of even sizes: each phase a perfect matching of "
+              "senders to receivers whose largest block is least among the pairs left (open-shop "
+              "scheduling, Gonzalez and Sahni 1976), smallest first, where direct's XOR steps "
+              "each wait for their largest block", openshop.open_shop_phases,
+              (openshop.every_pair,)),
+    Algorithm("open-shop-barrier", ("alltoallv",),
+              "open-shop's phases with a barrier after each: no node runs ahead into the phase "
+              "before's messages, where a phase's pairs are not XOR pairs (the hypercube's "
+              "barrier is worth it for blocks of about 1 MB)", openshop.open_shop_barrier_phases,
+              (openshop.every_pair,)),
     Algorithm("staggered", ("cshift", "permutation"),
               "one message per node at once, each starting its adapter's round robin over the "
               "pair's routes on a different route (a lead-in of a few packets first), chosen so "
