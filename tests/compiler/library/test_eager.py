@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from phalanx.compiler.driver import compile_program
-from phalanx.compiler.library.eager import (eager_of, eager_segments, eager_tree_s, heights,
-                                            tallest_first)
+from phalanx.compiler.library.eager import eager_of, eager_segments, eager_tree_s, heights, tallest_first
 from phalanx.compiler.library.shallowtrees import shallow_trees
 from phalanx.compiler.library.spanning import TREES, depths
 from phalanx.compiler.schedule import Phase, SyncMode, Transfer
