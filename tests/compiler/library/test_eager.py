@@ -7,13 +7,15 @@ from __future__ import annotations
 import pytest
 
 from phalanx.compiler.driver import compile_program
-from phalanx.compiler.library.eager import eager_of, eager_segments, eager_tree_s
+from phalanx.compiler.library.eager import eager_of, eager_segments, eager_tree_s, heights, tallest_first
 from phalanx.compiler.library.shallowtrees import shallow_trees
 from phalanx.compiler.library.spanning import TREES, depths
 from phalanx.compiler.schedule import Phase, SyncMode, Transfer
+from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import kind_program
+from phalanx.runtime.timing import simulated_time_s
 
 
 def forced(algorithm: str, target: str = "torus:4x4", size: int = 4096):
@@ -43,8 +45,8 @@ def test_eager_cut_halving_allreduce_verifies_on_a_torus():
 
 def test_eager_spanning_trees_beat_the_local_ones_within_the_declared_gap():
     """16 KB on torus:4x4: eager phases take less than the local spanning trees, and the
-    simulator stays between 0.8 and 1.5 times the segment count's model T (eager.py's declared
-    gap; measured 0.90 here, the trees of depth 5)."""
+    simulator stays between 0.75 and 1.5 times the segment count's model T (eager.py's declared
+    gap; measured 0.80 here, the trees of depth 5, their sends tallest first)."""
     size = 16384
     compiled = forced("eager-spanning-trees", size=size)
     early = simulate(compiled).collectives[0]
@@ -54,7 +56,7 @@ def test_eager_spanning_trees_beat_the_local_ones_within_the_declared_gap():
     depth = max(depths(shallow_trees(4, 0)[0], 0).values())
     count = eager_segments(machine, size // TREES, depth)
     model_s = eager_tree_s(machine, size // TREES, depth, count)
-    assert 0.8 * model_s <= early.time_s <= 1.5 * model_s
+    assert 0.75 * model_s <= early.time_s <= 1.5 * model_s
     assert all(model_s <= eager_tree_s(machine, size // TREES, depth, c) for c in range(1, 64))
 
 
@@ -73,3 +75,27 @@ def test_only_local_phases_turn_eager():
     t = Transfer(0, 1, 8, 0, 1)
     with pytest.raises(ValueError, match="eager phases replace local ones, not barrier"):
         eager_of([Phase.of([t], SyncMode.BARRIER)])
+
+
+def test_heights_count_the_levels_below_a_node():
+    tree = [(0, 1), (1, 2), (2, 3), (0, 4)]
+    assert heights(tree, 0) == {0: 3, 1: 2, 2: 1, 3: 0, 4: 0}
+
+
+def test_a_node_starts_the_message_to_its_tallest_child_first():
+    """Two quarters (trees) of 100 bytes: node 0's transfer to 4 (height 0 in tree 0) goes after
+    its transfer to 1 (height 1 in tree 1), node 2's stays where it is; ties keep their order."""
+    tall = [{0: 2, 1: 0, 4: 0, 3: 0}, {0: 2, 1: 1, 2: 0, 3: 0}]
+    quarters = [(0, 100), (100, 100)]
+    sends = [Transfer(0, 4, 10, 0, 4, offset=0), Transfer(2, 3, 10, 0, 3, offset=110),
+             Transfer(0, 1, 10, 0, 1, offset=100), Transfer(0, 3, 10, 0, 3, offset=20)]
+    assert [(t.src, t.dst) for t in tallest_first(sends, tall, quarters)] == \
+        [(0, 1), (0, 4), (0, 3), (2, 3)]
+
+
+def test_the_tallest_first_order_is_faster_on_8x8_at_64_kb():
+    """torus:8x8, 64 KB, simulated: the trees' order took 2.128 ms, tallest first 2.051."""
+    spec = "torus:8x8"
+    coll = compile_program(kind_program("broadcast", 64, 65536), target=spec,
+                           algorithm="broadcast=binomial").collectives[0]
+    assert simulated_time_s(resolve(spec), coll, "eager-spanning-trees") < 2.06e-3
