@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from phalanx.compiler.recognize import Collective, recognize
-from phalanx.compiler.schedule import Plan, Schedule, Transfer
+from phalanx.compiler.schedule import WHOLE, Plan, Schedule, Transfer
 from phalanx.compiler.target import Target
 from phalanx.compiler.verify import schedule_problems
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError, usage_error
@@ -103,6 +103,11 @@ class SyntheticData(MovesOneByOne):
         return 0
 
     def put(self, t: Transfer, payload: np.ndarray) -> None:
+        if t.offset != WHOLE:  # a piece: forwarded on, or (the last one) completing its block
+            block = self.store.arrive_piece(t, payload, int(self.matrix[t.origin, t.final]))
+            if block is not None:
+                self.put(t._replace(src=t.final, offset=WHOLE), block)
+            return
         if t.dst != t.final:
             self.store.keep(t, payload)
             return

@@ -290,3 +290,26 @@ def test_the_run_takes_the_compiles_communication_set():
     assert isinstance(data, AssignmentData) and data.commset is commset
     assert np.array_equal(commset.byte_matrix, CommSet(compiled.communications[0]).byte_matrix)
     assert np.array_equal(commset.byte_matrix, compiled.collectives[0].matrix)
+
+
+def test_a_byte_matrix_block_in_pieces_is_assembled_and_checked_once():
+    """SyntheticData (sweeps of byte matrices) takes a block's pieces as AssignmentData does: the
+    block is checked when its pieces tile it, each byte once; a missing piece leaves the block
+    undelivered, a wrong byte in a piece is found, and a piece twice is refused."""
+    matrix = np.array([[0, 10], [6, 0]])
+
+    def run(spans, spoil_first=False):
+        data = SyntheticData(matrix)
+        for k, (offset, nbytes) in enumerate(spans):
+            t = Transfer(0, 1, nbytes, 0, 1, 0, offset)
+            payload = data.take(t).copy()
+            if spoil_first and k == 0:
+                payload[0] ^= 1
+            data.put(t, payload)
+        return data.problems()
+
+    assert run([(4, 6), (0, 4)]) == ["1 blocks never arrived, e.g. (1, 0)"]  # (0, 1) whole: only (1, 0) left
+    assert run([(0, 4)]) == ["2 blocks never arrived, e.g. (0, 1)"]
+    assert run([(4, 6), (0, 4)], spoil_first=True)[0] == "block 0->1 arrived with wrong bytes"
+    with pytest.raises(ScheduleError, match="overlaps bytes that already arrived"):
+        run([(0, 4), (2, 4)])
