@@ -74,7 +74,7 @@ def test_every_algorithm_of_every_collective_verifies(n, extra):
     reduce-scatter-gather, cut-halving, halving-direct and halving-fan-in, the allreduce's
     reduce-scatter-allgather and cut-halving, the broadcast's scatter-doubling, cut-scatter-doubling and gray-two-tree, the allgather's
     far-first-doubling;
-    and the shift's staggered, which needs an adapter that spreads a message over routes (the SP2's)."""
+    and the shift's staggered and staggered-halves, which need an adapter that spreads a message over routes (the SP2's)."""
     source = PROGRAM.format(n=n, extra=extra, e=16 * n * 3)
     compiled = compile_text(source, cost="closed-form")  # what runs is checked, not auto's choice
     for coll in compiled.collectives:
@@ -84,7 +84,7 @@ def test_every_algorithm_of_every_collective_verifies(n, extra):
                     "allreduce": {"reduce-scatter-allgather", "cut-halving"},
                     "broadcast": {"scatter-doubling", "cut-scatter-doubling", "gray-two-tree"},
                     "allgather": {"far-first-doubling"},
-                    "cshift": {"staggered"}}
+                    "cshift": {"staggered", "staggered-halves"}}
         assert set(refused) == expected.get(coll.kind, set())
         # Each algorithm runs in the program cut to the collective's statement: the same arrays
         # on the same machine, and its own time (time_s, a replay alone) is the same; the other
