@@ -72,9 +72,10 @@ def test_every_algorithm_of_every_collective_verifies(n, extra):
     algorithms that cannot run are those that cut partials in pieces, for one-element partials
     on 6 or 7 cells: the reduce's two-tree; and, on 2^d members only, the reduce's
     reduce-scatter-gather, cut-halving, halving-direct and halving-fan-in, the allreduce's
-    reduce-scatter-allgather and cut-halving, the broadcast's scatter-doubling, cut-scatter-doubling and gray-two-tree, the allgather's
-    far-first-doubling;
-    and the shift's staggered and staggered-halves, which need an adapter that spreads a message over routes (the SP2's)."""
+    reduce-scatter-allgather and cut-halving, the broadcast's scatter-doubling,
+    cut-scatter-doubling and gray-two-tree, the allgather's far-first-doubling;
+    and the shift's staggered and staggered-halves, which need an adapter that spreads a
+    message over routes (the SP2's)."""
     source = PROGRAM.format(n=n, extra=extra, e=16 * n * 3)
     compiled = compile_text(source, cost="closed-form")  # what runs is checked, not auto's choice
     for coll in compiled.collectives:
