@@ -231,6 +231,11 @@ GENERIC: tuple[Algorithm, ...] = (
               "pair's routes on a different route (a lead-in of a few packets first), chosen so "
               "that no two messages hold one link in one slot (the SP2's multi-route adapter)",
               stagger.staggered_phases, (stagger.multi_route_adapter, stagger.one_message_each)),
+    Algorithm("staggered-halves", ("cshift", "permutation"),
+              "staggered's lead-ins, then the rests in two phases (three for an odd cycle) in "
+              "which no node both sends and receives, each phase's offsets such that no two of "
+              "its messages hold one link in one slot (the SP2's multi-route adapter)",
+              stagger.staggered_halves_phases, (stagger.multi_route_adapter, stagger.one_message_each)),
     Algorithm("relay-rounds", ("permutation",),
               "whole blocks in the fewest rounds a greedy search finds (2 on hypercube:6, 4 on "
               "paragon:8x8) in which no link carries two messages and a node sends one and receives "

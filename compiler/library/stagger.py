@@ -26,6 +26,17 @@ to 0.69-0.73 of its bound at 16 KB-1 MB, sp2:16's from 0.68 to 0.94-0.99
 node's rest starts once its own lead-in has gone and its partner's has come (one start-up
 more). Where a block has fewer than 2R packets, the message goes whole (offset 0).
 
+`staggered-halves` keeps the lead-ins but sends the rests in two phases (three where a cycle
+of the permutation is odd) in which no node both sends and receives: the messages alternate
+along each cycle (a transpose's pairs: one way, then the other). A shared engine carries a
+node's send and its receive one after the other anyway, so nothing waits for that; what
+changes is that a phase's messages no longer take turns with their partners' on the engines,
+so each goes through its slots at once, and its offsets can be chosen so that no two messages
+of the phase hold one link in one slot (apart_offsets: a min-conflicts search, exact where
+choose_offsets weighs crowding). On sp2:64's transpose such offsets exist for both phases;
+each phase then takes one start-up and one block's wire time: with the lead-ins 3 start-ups
+and 2 blocks, where the bound is 1 start-up and 2 blocks (docs/efficiency.md, branch perm).
+
 It assumes every pair's round robin starts at route 0, as in a fresh network: earlier
 messages of a pair (an earlier collective) leave the pair's pointer elsewhere, and the
 offsets are then off by as much (the data still arrive; only the time changes).
@@ -143,3 +154,90 @@ def staggered_phases(coll: Collective, machine: Machine) -> list[Phase]:
         else:
             rests.append(Transfer(p, q, nbytes, p, q))
     return [Phase.of(local_copies(coll) + leads), Phase.of(rests)]
+
+
+def alternating_classes(pairs: Sequence[tuple[int, int, int]]) -> list[int]:
+    """A phase per message of a permutation (each node sends at most one and receives at most
+    one) such that no node sends and receives in one phase: along each path or cycle of the
+    permutation the messages alternate between 0 and 1; an odd cycle's last message takes 2."""
+    leaving = {p: e for e, (p, _, _) in enumerate(pairs)}  # the message node p sends
+    receiving = {q for _, q, _ in pairs}
+    starts = [e for e, (p, _, _) in enumerate(pairs) if p not in receiving]  # paths first
+    classes = [-1] * len(pairs)
+    for first in starts + list(range(len(pairs))):
+        chain: list[int] = []
+        e: int | None = first
+        while e is not None and classes[e] < 0:
+            classes[e] = len(chain) % 2
+            chain.append(e)
+            e = leaving.get(pairs[e][1])
+        if e == first and len(chain) % 2:  # an odd cycle closes on a message of class 0
+            classes[chain[-1]] = 2
+    return classes
+
+
+def apart_offsets(routes: Sequence[Sequence[Sequence[Hashable]]], allowed: list[list[int]],
+                  steps: int = 2000, restarts: int = 20) -> list[int]:
+    """An offset per message among its `allowed` such that no two messages hold one link in
+    one slot, where the search finds one: min-conflicts (a message drawn at random moves to
+    its offset of fewest links shared, ties drawn at random), restarted from random offsets
+    with seeds 0, 1, ...; the offsets of fewest links shared seen at the end of an attempt."""
+    slots = max((len(r) for r in routes), default=1)
+    best: tuple[int, list[int]] | None = None
+    for attempt in range(restarts):
+        rng = random.Random(attempt)
+        table = Slots(routes, slots)
+        offsets = [rng.choice(a) for a in allowed]
+        for e, k in enumerate(offsets):
+            table.place(e, k)
+        shared = shared_links(table)
+        for _ in range(steps):
+            if shared == 0:
+                break
+            e = rng.randrange(len(routes))
+            shared -= sum(table.use[key] > 1 for key in table.links(e, offsets[e]))
+            table.place(e, offsets[e], -1)
+            held = {k: sum(table.use[key] for key in table.links(e, k)) for k in allowed[e]}
+            least = min(held.values())
+            offsets[e] = rng.choice([k for k in allowed[e] if held[k] == least])
+            shared += sum(table.use[key] > 0 for key in table.links(e, offsets[e]))
+            table.place(e, offsets[e])
+        if best is None or shared < best[0]:
+            best = (shared, offsets)
+        if best[0] == 0:
+            break
+    return best[1] if best is not None else []
+
+
+def shared_links(table: Slots) -> int:
+    """Messages beyond the first on a link in a slot, summed over links and slots."""
+    return sum(count - 1 for count in table.use.values() if count > 1)
+
+
+def staggered_halves_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """Local copies and the lead-ins, then the rests in the phases of alternating_classes, each
+    phase's offsets apart (apart_offsets)."""
+    adapter = machine.adapter
+    assert adapter is not None  # multi_route_adapter holds
+    m, n, packet = coll.byte_matrix, coll.nprocs, adapter.packet_bytes
+    pairs = [(p, q, m[p][q]) for p in range(n) for q in range(n) if p != q and m[p][q]]
+    routes = [adapter.routes(p, q) for p, q, _ in pairs]
+    staggers = [len(r) > 1 and nbytes >= 2 * len(r) * packet for (_, _, nbytes), r in zip(pairs, routes)]
+    classes = alternating_classes(pairs)
+    offsets = [0] * len(pairs)
+    for c in sorted(set(classes)):
+        members = [e for e, ce in enumerate(classes) if ce == c]
+        chosen = apart_offsets([routes[e] for e in members],
+                               [list(range(len(routes[e]))) if staggers[e] else [0] for e in members])
+        for e, k in zip(members, chosen):
+            offsets[e] = k
+    leads: list[Transfer] = []
+    rests: list[list[Transfer]] = [[] for _ in range(max(classes, default=0) + 1)]
+    for (p, q, nbytes), r, k, stagger, c in zip(pairs, routes, offsets, staggers, classes):
+        if stagger:  # offset 0 takes a lead-in of R packets, so that every rest starts alike
+            lead = (k or len(r)) * packet
+            leads.append(Transfer(p, q, lead, p, q, 0, 0))
+            rests[c].append(Transfer(p, q, nbytes - lead, p, q, 0, lead))
+        else:
+            rests[c].append(Transfer(p, q, nbytes, p, q))
+    return [Phase.of(local_copies(coll) + leads), *(Phase.of(r) for r in rests)]
