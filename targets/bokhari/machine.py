@@ -167,13 +167,13 @@ class BokhariTarget(Target):
         return schedule
 
     def library_schedule(self, coll: Collective, algorithm: str) -> Schedule:
-        """The library's schedule; an all-to-all's in rounds behind barriers where its whole
+        """The library's schedule; an all-to-all's (alltoallv's too) in rounds behind barriers where its whole
         phases can stay within the receive buffers so, else, for direct messages, in the
         fewest pieces whose rounds can (buffers.py), else as it is (`fits` then keeps `auto`
         from it)."""
         schedule = self.library.schedule(coll, algorithm, self.spec)
         limit = getattr(self.params, "recv_buffer_bytes", 0.0)
-        if not limit or coll.kind != "alltoall":
+        if not limit or coll.kind not in ("alltoall", "alltoallv"):
             return schedule
         fitted = buffers.rounds_within(schedule, limit) or buffers.in_fewest_pieces(schedule, limit)
         return schedule if fitted is None else fitted
@@ -219,7 +219,7 @@ class BokhariTarget(Target):
         the largest block the seed's direct exchange ran with; cheap for uniform blocks)."""
         limit = getattr(self.params, "recv_buffer_bytes", 0.0)
         d = hypercube.log2_exact(coll.nprocs)
-        if not limit or d is None or coll.kind != "alltoall":
+        if not limit or coll.kind not in ("alltoall", "alltoallv") or (coll.kind == "alltoall" and d is None):
             return True
         if not self._by_family(coll, algorithm):  # the library's (Bruck's): its own schedule
             try:

@@ -11,6 +11,7 @@ from phalanx.compiler.schedule import Phase, SyncMode, Transfer
 from phalanx.compiler.target import resolve
 from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import alltoall_program
+from phalanx.runtime.synthetic import execute, lower, varied_matrix
 from phalanx.targets.bokhari.buffers import in_fewest_pieces, phase_receives, rounds_within
 
 LIMIT = 255 * 1728  # 003_f18cb429ce0a4177.txt Sec. 5 / Fig. 12
@@ -61,6 +62,23 @@ def test_a_relaying_schedule_larger_than_the_buffers_is_left_whole_and_auto_leav
     assert in_fewest_pieces(target.library.schedule(coll, "bruck", target.spec), LIMIT) is None
     assert not target.fits(coll, "bruck")
     assert compile_program(source, target="paragon:4x4").schedules[0].algorithm != "bruck"
+
+
+def test_an_uneven_all_to_all_goes_in_pieces_too_and_auto_leaves_a_relaying_one():
+    """alltoallv (blocks of 250-750 KB on paragon:4x4) posts receives as the all-to-all does:
+    engine-rounds' direct messages go in pieces whose rounds fit, every byte delivered; Bruck's
+    relays are left whole, and `fits` keeps `auto` from them."""
+    target = resolve("paragon:4x4")
+    coll, schedule = lower(target, varied_matrix(16, 500_000, variance=0.5), "engine-rounds")
+    whole = target.library.schedule(coll, "engine-rounds", target.spec)
+    assert coll.kind == "alltoallv"
+    assert max(max(phase_receives(p, 16)) for p in whole.phases) > LIMIT
+    assert len(schedule.phases) > len(whole.phases)
+    target.check_receive_buffers(schedule)
+    assert target.fits(coll, "engine-rounds")
+    assert execute(target, coll, schedule).verified
+    assert not target.fits(coll, "bruck")
+    assert target.choose(coll, "auto") != "bruck"
 
 
 def test_a_schedule_that_fits_is_left_as_it_is():
