@@ -27,8 +27,7 @@ def test_workers_2_gives_exactly_the_serial_results(cli, tmp_path):
                          "far-first-doubling", "bruck")
         for s in (64, 1024)]
     assert all(r["verified"] for r in data["results"])
-    # paired-ring (one-engine nodes only) is refused on ideal:4: its two points fail
-    assert "points: 16 computed, 0 from the cache (2 failed, 14 ok)" in parallel.err
+    assert "points: 14 computed, 0 from the cache (14 ok)" in parallel.err
 
 
 def test_a_rerun_takes_every_point_from_the_cache_and_fresh_recomputes(cli, tmp_path):
@@ -36,9 +35,9 @@ def test_a_rerun_takes_every_point_from_the_cache_and_fresh_recomputes(cli, tmp_
     first = cli(*SWEEP, *cache)
     again = cli(*SWEEP, *cache)
     fresh = cli(*SWEEP, *cache, "--fresh")
-    assert "16 computed, 0 from the cache" in first.err  # 2 of them refused (paired-ring)
-    assert "2 computed, 14 from the cache" in again.err  # failed points are not cached
-    assert "16 computed, 0 from the cache" in fresh.err
+    assert "14 computed, 0 from the cache" in first.err
+    assert "0 computed, 14 from the cache" in again.err
+    assert "14 computed, 0 from the cache" in fresh.err
     assert first.out == again.out == fresh.out
     stored = [json.loads(f.read_text()) for f in tmp_path.glob("*.json")]
     assert len(stored) == 14

@@ -74,7 +74,6 @@ def test_every_algorithm_of_every_collective_verifies(n, extra):
     reduce-scatter-gather, cut-halving, halving-direct, halving-fan-in and dimension-pipeline, the allreduce's
     reduce-scatter-allgather and cut-halving, the broadcast's scatter-doubling, cut-scatter-doubling, gray-two-tree and dimension-pipeline, the allgather's
     far-first-doubling;
-    the allgather's and allreduce's paired-ring, for nodes with one engine for both directions;
     and the shift's staggered, which needs an adapter that spreads a message over routes (the SP2's)."""
     source = PROGRAM.format(n=n, extra=extra, e=16 * n * 3)
     compiled = compile_text(source, cost="closed-form")  # what runs is checked, not auto's choice
@@ -82,10 +81,10 @@ def test_every_algorithm_of_every_collective_verifies(n, extra):
         refused = {a: why for a, why in compiled.target.candidates(coll) if why is not None}
         expected = {"reduce": {"reduce-scatter-gather", "cut-halving", "halving-direct", "two-tree",
                                "halving-fan-in", "dimension-pipeline"},
-                    "allreduce": {"reduce-scatter-allgather", "cut-halving", "paired-ring"},
+                    "allreduce": {"reduce-scatter-allgather", "cut-halving"},
                     "broadcast": {"scatter-doubling", "cut-scatter-doubling", "gray-two-tree",
                                   "dimension-pipeline"},
-                    "allgather": {"far-first-doubling", "paired-ring"},
+                    "allgather": {"far-first-doubling"},
                     "cshift": {"staggered"}}
         assert set(refused) == expected.get(coll.kind, set())
         # Each algorithm runs in the program cut to the collective's statement: the same arrays
