@@ -186,16 +186,6 @@ GENERIC: tuple[Algorithm, ...] = (
               "passing on the piece it combined last), then an allgather of the reduced pieces "
               "round it (Patarasuk and Yuan; MPICH's ring); one-element partials go whole round "
               "the ring, P - 1 steps", allreduce.ring_phases, GROUP_OK),
-    Algorithm("paired-ring", ("allgather",),
-              "the ring with every step in two halves, even ranks sending first, then odd: each "
-              "half a matching of one-engine nodes (a plain ring step's messages wait on each "
-              "other's engines in a chain); even member counts",
-              pairedring.paired_ring_allgather_phases, GROUP_OK + (pairedring.shared_engine_even_ring,)),
-    Algorithm("paired-ring", ("allreduce",),
-              "the ring allreduce (reduce-scatter, then allgather round the ring) with every step "
-              "in two halves, even ranks sending first, then odd; one-engine nodes, even member "
-              "counts", pairedring.paired_ring_allreduce_phases,
-              GROUP_OK + (pairedring.shared_engine_even_ring,)),
     Algorithm("recursive-doubling", ("allgather", "allreduce"),
               "log2 P exchanges with partner r XOR 2^k doubling what each holds (members past "
               "the largest power of two join through a partner)",
@@ -464,4 +454,18 @@ DIMENSIONAL: tuple[Algorithm, ...] = (
               "the others through a relay over a pair of rounds (a transpose: 1.75 blocks in 7 rounds "
               "on 64 nodes, where e-cube routes put 4 blocks on one link)",
               xorrelay.xor_relay_phases, (xorrelay.xor_rounds,)),
+)
+
+# Where a node's one engine carries its sends and its receives, one message at a time (the
+# Paragon, SP2 and CS-2; offer.Library.of): elsewhere a node sends and receives at once.
+ONE_ENGINE: tuple[Algorithm, ...] = (
+    Algorithm("paired-ring", ("allgather",),
+              "the ring with every step in two halves, even ranks sending first, then odd: each "
+              "half a matching of the nodes' one engines (a plain ring step's messages wait on "
+              "each other's engines in a chain); even member counts",
+              pairedring.paired_ring_allgather_phases, GROUP_OK + (pairedring.even_members,)),
+    Algorithm("paired-ring", ("allreduce",),
+              "the ring allreduce (reduce-scatter, then allgather round the ring) with every step "
+              "in two halves, even ranks sending first, then odd; even member counts",
+              pairedring.paired_ring_allreduce_phases, GROUP_OK + (pairedring.even_members,)),
 )

@@ -23,9 +23,9 @@ the ring crosses each leaf switch of a fat tree once, so its one entry link from
 carries one message a step (cs2:64: the entry-link queueing that holds far-first-doubling to
 0.7 of the bound does not arise).
 
-Offered where nodes share one engine for both directions (a separate send engine lets the plain
-ring run both directions at once) on an even number of members (on an odd ring the wrap-around
-pair would be of one parity).
+Offered where nodes share one engine for both directions, one message at a time (catalog.py
+ONE_ENGINE: a separate send engine lets the plain ring run both directions at once), on an even
+number of members (on an odd ring the wrap-around pair would be of one parity).
 """
 
 from __future__ import annotations
@@ -59,13 +59,10 @@ def in_halves(phases: list[Phase], order: list[int]) -> list[Phase]:
             for p in phases for parity in (0, 1)]
 
 
-def shared_engine_even_ring(coll: Collective, machine: Machine) -> str | None:
-    """Precondition: one engine a node for both directions, an even number of members."""
-    if not machine.port.shared_engine or machine.port.streams > 1:
-        return ("its half-steps keep a node's one engine to one message at a time, for machines "
-                "whose nodes send and receive on one engine (the plain ring runs both at once "
-                "elsewhere)")
+def even_members(coll: Collective, machine: Machine) -> str | None:
+    """Precondition: an even number of members (the half-steps alternate parities round the ring)."""
     members = len(group_order(coll))
     if members % 2:
-        return f"it pairs even and odd ranks round the ring, so it needs an even number of members, but {members} take part"
+        return (f"it pairs even and odd ranks round the ring, so it needs an even number of "
+                f"members, but {members} take part")
     return None
