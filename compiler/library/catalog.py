@@ -468,4 +468,13 @@ ONE_ENGINE: tuple[Algorithm, ...] = (
               "the ring allreduce (reduce-scatter, then allgather round the ring) with every step "
               "in two halves, even ranks sending first, then odd; even member counts",
               pairedring.paired_ring_allreduce_phases, GROUP_OK + (pairedring.even_members,)),
+    Algorithm("zigzag-ring", ("allgather",),
+              "the ring over ranks 1, 0, 3, 2, ... (v XOR 1), one phase a step: each member's two "
+              "neighbours both above or both below it, so a message taking its lower engine "
+              "first waits for no chain; even member counts",
+              pairedring.zigzag_ring_allgather_phases, GROUP_OK + (pairedring.even_members,)),
+    Algorithm("zigzag-ring", ("allreduce",),
+              "the ring allreduce over ranks 1, 0, 3, 2, ... (v XOR 1), one phase a step; even "
+              "member counts", pairedring.zigzag_ring_allreduce_phases,
+              GROUP_OK + (pairedring.even_members,)),
 )
