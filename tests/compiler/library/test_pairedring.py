@@ -60,7 +60,7 @@ def test_it_is_not_offered_on_separate_engines_and_refused_on_odd_member_counts(
     assert "an even number of members, but 9 take part" in str(err.value)
 
 
-@pytest.mark.parametrize("spec", ["cs2:16", "paragon:4x4"])
+@pytest.mark.parametrize("spec", ["cs2:16", "paragon:4x4", "sp2:8"])
 @pytest.mark.parametrize("kind, size", [("allgather", 96), ("allreduce", 1024), ("allreduce", 8)])
 def test_zigzag_ring_delivers_every_part(spec, kind, size):
     assert_forced_run_verifies(spec, kind, "zigzag-ring", size)
