@@ -16,7 +16,10 @@ step, each in one half. On 2m members:
     allgather:  T = 2 (2m - 1) (alpha + b beta)
     allreduce:  T = 4 (2m - 1) (alpha + n / (2m) beta) + the merges of the reduce-scatter half
 
-(b a member's part, n a partial; the merges as `ring`'s). The busiest engine carries 2 (2m - 1)
+(b a member's part, n a partial; the merges as `ring`'s). The allgather meets its form (tested
+on cs2:16; cs2:64 16 KB 64.84 ms); the allreduce's form is a floor it stays near, not met (cs2:64
+1 MB: 134.8 ms against 131.0: a member merges a piece before it passes it on, between its
+half-steps; its declared gap). The busiest engine carries 2 (2m - 1)
 part times, what the engines' total allows (docs/bounds.md, "Shared engines"): the schedule
 meets `engine start-ups` at long parts but for its 2 (2m - 1) start-ups a member. In node order
 the ring crosses each leaf switch of a fat tree once, so its one entry link from the stage above
