@@ -39,9 +39,9 @@ class Pieces:
     """The pieces of a collective's partials over its members: transfers that carry them
     (`count` pieces; one per member by default)."""
 
-    def __init__(self, coll: Collective, count: int | None = None):
+    def __init__(self, coll: Collective, count: int | None = None, order: list[int] | None = None):
         self.coll = coll
-        self.order = group_order(coll)
+        self.order = group_order(coll) if order is None else order
         self.pieces = element_pieces(coll, len(self.order) if count is None else count)
         self.origins = contributors(coll)
 
@@ -78,9 +78,14 @@ def ring_phases(coll: Collective, machine: Machine) -> list[Phase]:
     """Reduce-scatter then allgather round the ring: in reduce-scatter step s member v sends
     piece v - s, holding the partials of members v - s + 1 .. v, to v + 1; in allgather step s
     it sends the reduced piece v - s + 1 on to v + 1. Whole one-element partials otherwise."""
+    return ring_over(coll, machine, group_order(coll))
+
+
+def ring_over(coll: Collective, machine: Machine, order: list[int]) -> list[Phase]:
+    """The ring allreduce over the members in `order` (virtual rank v is member order[v])."""
     if partial_blocks(coll, machine) is not None:
-        return group.ring_phases(coll, machine)
-    cut = Pieces(coll)
+        return group.ring_over(coll, order)
+    cut = Pieces(coll, order=order)
     n, order = len(cut.order), cut.order
     phases = [[t for v in range(n) for t in cut.toward(
         v, (v + 1) % n, (v - s) % n, [order[(v - i) % n] for i in range(s)])] for s in range(1, n)]

@@ -27,6 +27,7 @@ from phalanx.compiler.library import (
     interleaved,
     knomial,
     openshop,
+    pairedring,
     postaltree,
     radix,
     relayrounds,
@@ -470,4 +471,27 @@ DIMENSIONAL: tuple[Algorithm, ...] = (
               "the others through a relay over a pair of rounds (a transpose: 1.75 blocks in 7 rounds "
               "on 64 nodes, where e-cube routes put 4 blocks on one link)",
               xorrelay.xor_relay_phases, (xorrelay.xor_rounds,)),
+)
+
+# Where a node's one engine carries its sends and its receives, one message at a time (the
+# Paragon, SP2 and CS-2; offer.Library.of): elsewhere a node sends and receives at once.
+ONE_ENGINE: tuple[Algorithm, ...] = (
+    Algorithm("paired-ring", ("allgather",),
+              "the ring with every step in two halves, even ranks sending first, then odd: each "
+              "half a matching of the nodes' one engines (a plain ring step's messages wait on "
+              "each other's engines in a chain); even member counts",
+              pairedring.paired_ring_allgather_phases, GROUP_OK + (pairedring.even_members,)),
+    Algorithm("paired-ring", ("allreduce",),
+              "the ring allreduce (reduce-scatter, then allgather round the ring) with every step "
+              "in two halves, even ranks sending first, then odd; even member counts",
+              pairedring.paired_ring_allreduce_phases, GROUP_OK + (pairedring.even_members,)),
+    Algorithm("zigzag-ring", ("allgather",),
+              "the ring over ranks 1, 0, 3, 2, ... (v XOR 1), one phase a step: each member's two "
+              "neighbours both above or both below it, so a message taking its lower engine "
+              "first waits for no chain; even member counts",
+              pairedring.zigzag_ring_allgather_phases, GROUP_OK + (pairedring.even_members,)),
+    Algorithm("zigzag-ring", ("allreduce",),
+              "the ring allreduce over ranks 1, 0, 3, 2, ... (v XOR 1), one phase a step; even "
+              "member counts", pairedring.zigzag_ring_allreduce_phases,
+              GROUP_OK + (pairedring.even_members,)),
 )

@@ -22,7 +22,11 @@ def carry(coll: Collective, a: int, b: int, origins, final: int | None = None) -
 
 def ring_phases(coll: Collective, machine: Machine) -> list[Phase]:
     """n - 1 steps round a ring: in step s member v passes member v - s + 1's part to v + 1."""
-    order = group_order(coll)
+    return ring_over(coll, group_order(coll))
+
+
+def ring_over(coll: Collective, order: list[int]) -> list[Phase]:
+    """The ring allgather over the members in `order` (virtual rank v is member order[v])."""
     n = len(order)
     return _with_copies(coll, [[t for v in range(n) for t in carry(
         coll, order[v], order[(v + 1) % n], [order[(v - s + 1) % n]])] for s in range(1, n)])
