@@ -53,6 +53,7 @@ from regret_programs import measure_program, program_cases, program_markdown, pr
 
 import phalanx
 from phalanx.compiler.driver import compile_program
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.parallel import ParallelOptions, Status, Task, default_workers, run_points
@@ -67,8 +68,8 @@ PARALLEL_RESULTS = HERE / "results_regret_parallel.json"
 TABLE = HERE.parent / "docs" / "regret.md"
 TARGETS = ("ideal:16", "ideal:64", "torus:8x8", "iwarp:8x8", "iwarp:4x4", "paragon:8x8", "sp2:16",
            "cs2:32", "hypercube:6", "proteus", "ksr1")
-KINDS = ("alltoall", "sparse", "cshift", "permutation", "broadcast", "scatter", "gather",
-         "allgather", "reduce", "allreduce")
+KINDS = (Kind.ALLTOALL, Kind.SPARSE, Kind.CSHIFT, Kind.PERMUTATION, Kind.BROADCAST, Kind.SCATTER, Kind.GATHER,
+         Kind.ALLGATHER, Kind.REDUCE, Kind.ALLREDUCE)
 SIZES = "8,128,2K,16K,128K,1M"
 # The KSR-1's simulator moves every 128-byte subpage through the ring's slots: an all-to-all of
 # 2 KB blocks on 32 cells takes ~20 s per algorithm and 128 KB did not finish in 20 minutes,
@@ -77,7 +78,7 @@ MAX_BYTES = {"ksr1": 2048}
 
 
 def program(kind: str, nnodes: int, size: int) -> str:
-    if kind == "sparse":  # every node to the first eighth: torus:8x8's 64-to-8 case of issue 18
+    if kind == Kind.SPARSE:  # every node to the first eighth: torus:8x8's 64-to-8 case of issue 18
         receivers = max(nnodes // 8, 1)
         cols = receivers * size
         return (f"processors P({nnodes})\nprocessors Q({receivers})\n"

@@ -185,19 +185,19 @@ def recognize(index: int, byte_matrix: np.ndarray, src: str, dst: str, line: int
     n = byte_matrix.shape[0]
     rows = tuple(map(tuple, np.asarray(byte_matrix, dtype=np.int64).tolist()))
     kind = classify(byte_matrix, op, src_mapping, dst_mapping, nreceivers)
-    if kind not in ("cshift", "permutation", "alltoall", "alltoallv"):
+    if kind not in (Kind.CSHIFT, Kind.PERMUTATION, Kind.ALLTOALL, Kind.ALLTOALLV):
         groups = connected_groups(byte_matrix)
         # One group of fewer than all processors (the others hold nothing of the statement's)
         # is that group's collective: a transpose that leaves the last processor without rows
         # is an all-to-all among the others, not a sparse exchange.
-        among_holders = kind == "sparse" and len(groups) == 1 and len(groups[0]) < n
+        among_holders = kind == Kind.SPARSE and len(groups) == 1 and len(groups[0]) < n
         in_groups = group_kind(byte_matrix, groups, op, src_mapping, dst_mapping) \
             if len(groups) > 1 or among_holders else None
         if in_groups is not None:
             return with_matrix(Collective(index, in_groups, n, rows, src, dst, line, None,
                                           tuple(groups), _element_bytes(in_groups, element_bytes),
                                           strided), byte_matrix)
-    keeps_root = kind in ("broadcast", "scatter", "gather", "reduce")
+    keeps_root = kind in (Kind.BROADCAST, Kind.SCATTER, Kind.GATHER, Kind.REDUCE)
     return with_matrix(Collective(index, kind, n, rows, src, dst, line,
                                   root if keeps_root else None, (),
                                   _element_bytes(kind, element_bytes), strided), byte_matrix)
@@ -217,4 +217,4 @@ def with_matrix(coll: Collective, byte_matrix: np.ndarray) -> Collective:
 
 def _element_bytes(kind: Kind, element_bytes: int | None) -> int | None:
     """Only a reduce or allreduce combines partials element by element."""
-    return element_bytes if kind in ("reduce", "allreduce") else None
+    return element_bytes if kind in (Kind.REDUCE, Kind.ALLREDUCE) else None

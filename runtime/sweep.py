@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from phalanx.compiler.driver import Compiled, compile_program
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.target import CLOSED_FORM, Target, resolve
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError, usage_error
 from phalanx.runtime.limits import check_fits, check_program_fits
@@ -25,8 +26,8 @@ from phalanx.runtime.parallel import SERIAL, ParallelOptions, PointTimeout, RunS
 from phalanx.runtime.simulate import RunLimits, RunResult, simulate
 from phalanx.runtime.synthetic import run_matrix, varied_matrix
 
-SWEEP_KINDS = ("alltoall", "broadcast", "scatter", "gather", "allgather", "reduce", "allreduce",
-               "cshift", "permutation")
+SWEEP_KINDS = (Kind.ALLTOALL, Kind.BROADCAST, Kind.SCATTER, Kind.GATHER, Kind.ALLGATHER, Kind.REDUCE,
+               Kind.ALLREDUCE, Kind.CSHIFT, Kind.PERMUTATION)
 _SIZE = re.compile(r"^(\d+)([KkMm]?)$")
 
 
@@ -67,25 +68,25 @@ def reduction_arrays(nprocs: int, partial_bytes: int, result: str) -> str:
 def kind_program(kind: str, nprocs: int, block_bytes: int) -> str:
     """A program whose one statement is a `kind` collective of `block_bytes` per block (the
     root's block for broadcast, each node's part for the others, a reduction's partial)."""
-    if kind == "alltoall":
+    if kind == Kind.ALLTOALL:
         return alltoall_program(nprocs, block_bytes)
     n, b = nprocs, block_bytes
     head = f"processors P({n})\n"
     arrays = {
-        "broadcast": (f"array S({b}) of byte on P(0)\n"
-                      f"array R({b}) of byte replicated onto P\nR = S\n"),
-        "scatter": (f"array S({n * b}) of byte on P(0)\n"
-                    f"array D({n * b}) of byte distribute BLOCK onto P\nD = S\n"),
-        "gather": (f"array D({n * b}) of byte distribute BLOCK onto P\n"
-                   f"array S({n * b}) of byte on P(0)\nS = D\n"),
-        "allgather": (f"array D({n * b}) of byte distribute BLOCK onto P\n"
-                      f"array R({n * b}) of byte replicated onto P\nR = D\n"),
-        "reduce": reduction_arrays(n, b, "on P(0)"),
-        "allreduce": reduction_arrays(n, b, "replicated onto P"),
-        "cshift": (f"array D({n * b}) of byte distribute BLOCK onto P\n"
-                   f"D = cshift(D, {b})\n"),
+        Kind.BROADCAST: (f"array S({b}) of byte on P(0)\n"
+                         f"array R({b}) of byte replicated onto P\nR = S\n"),
+        Kind.SCATTER: (f"array S({n * b}) of byte on P(0)\n"
+                       f"array D({n * b}) of byte distribute BLOCK onto P\nD = S\n"),
+        Kind.GATHER: (f"array D({n * b}) of byte distribute BLOCK onto P\n"
+                      f"array S({n * b}) of byte on P(0)\nS = D\n"),
+        Kind.ALLGATHER: (f"array D({n * b}) of byte distribute BLOCK onto P\n"
+                         f"array R({n * b}) of byte replicated onto P\nR = D\n"),
+        Kind.REDUCE: reduction_arrays(n, b, "on P(0)"),
+        Kind.ALLREDUCE: reduction_arrays(n, b, "replicated onto P"),
+        Kind.CSHIFT: (f"array D({n * b}) of byte distribute BLOCK onto P\n"
+                      f"D = cshift(D, {b})\n"),
     }
-    if kind == "permutation":  # a transpose of r x c blocks onto c x r processors
+    if kind == Kind.PERMUTATION:  # a transpose of r x c blocks onto c x r processors
         r = max(d for d in range(1, math.isqrt(n) + 1) if n % d == 0)
         c = n // r
         return (f"processors Q({r}, {c})\nprocessors Q2({c}, {r})\n"

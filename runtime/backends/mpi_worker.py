@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 from mpi4py import MPI
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.plan_walk import (
     AgentStart,
     AwaitBarrier,
@@ -316,24 +317,24 @@ def _library_call(comm, rank: int, node: int, kind: str, m: np.ndarray, root: in
     if isinstance(data, ReductionData):
         part = data.partials.get(node, np.zeros(1, data.reference.dtype))
         out = np.empty_like(part)
-        if kind == "allreduce":
+        if kind == Kind.ALLREDUCE:
             comm.Allreduce(part, out, op=MPI_OPS[data.stmt.op])
             return "MPI_Allreduce"
         comm.Reduce(part, out, op=MPI_OPS[data.stmt.op], root=root)
         return "MPI_Reduce"
-    if kind in ("reduce", "allreduce"):
+    if kind in (Kind.REDUCE, Kind.ALLREDUCE):
         # A reduction along a dimension: each member's partial block of the statement's element
         # type, reduced element-wise (as the schedules combine them).
         stmt = data.stmt
         part = np.zeros(int(m[:, root].max(initial=0)) // stmt.dst.itemsize,
                         NUMPY_TYPES[stmt.dst.elem_type])
         out = np.empty_like(part)
-        if kind == "allreduce":
+        if kind == Kind.ALLREDUCE:
             comm.Allreduce(part, out, op=MPI_OPS[stmt.op])
             return "MPI_Allreduce"
         comm.Reduce(part, out, op=MPI_OPS[stmt.op], root=root)
         return "MPI_Reduce"
-    if kind == "broadcast":
+    if kind == Kind.BROADCAST:
         comm.Bcast(np.zeros(int(m[root].max(initial=0)), np.uint8), root=root)
         return "MPI_Bcast"
     send, recv = m[rank], m[:, rank]

@@ -19,6 +19,7 @@ import numpy as np
 
 from phalanx.compiler.algorithms import direct_columns, direct_schedule
 from phalanx.compiler.columns import PhaseColumns
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.bounds import (
     ONE_DESTINATION_KINDS,
     fixed_routes_bound_s,
@@ -45,7 +46,7 @@ PHASED = ("phased", "phased-global", "phased-unswitched", "two-stage")
 ALGORITHMS = ("phased", "phased-global", "phased-unswitched", "message-passing",
               "message-passing-random", "store-forward", "two-stage", "direct")
 # Any byte matrix; alltoallv: Fig. 9's random sizes; a shift or permutation is a sparse pattern.
-KINDS = ("alltoall", "alltoallv", "sparse", "cshift", "permutation")
+KINDS = (Kind.ALLTOALL, Kind.ALLTOALLV, Kind.SPARSE, Kind.CSHIFT, Kind.PERMUTATION)
 RANDOM_ORDER_SEED = 1
 DESCRIPTIONS = {
     "phased": "Hinrichs et al.'s n^3/8 contention-free phases with the synchronizing switch "

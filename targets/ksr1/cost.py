@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.cost import combined_bytes
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Schedule, Transfer
@@ -27,7 +28,7 @@ from phalanx.targets.ksr1.params import KsrParams
 from phalanx.targets.ksr1.ring import RingGeometry
 from phalanx.targets.ksr1.tags import Read, ReadMode
 
-REDUCTIONS = ("reduce", "allreduce")
+REDUCTIONS = (Kind.REDUCE, Kind.ALLREDUCE)
 
 
 def subpages(nbytes: int, params: KsrParams) -> int:

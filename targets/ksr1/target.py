@@ -11,6 +11,7 @@ cost.py, which times any schedule.
 from __future__ import annotations
 
 from phalanx.compiler.algorithms import direct_schedule
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.offer import Library
 from phalanx.compiler.library.registry import Machine, PortModel
 from phalanx.compiler.library.requirements import complete_group, every_member_receives
@@ -26,17 +27,17 @@ from phalanx.targets.ksr1.schedules import phases_of
 from phalanx.targets.ksr1.tags import ReadMode
 
 BASE_ALGORITHMS = {
-    "broadcast": ("broadcast",),
-    "cshift": ("cshift",),
-    "permutation": ("reads",),
-    "gather": ("gather-seq", "gather-tree"),
-    "reduce": ("gather-seq", "gather-tree"),
-    "allreduce": ("gather-seq-bcast", "gather-tree-bcast"),
-    "allgather": ("allgather-seq-bcast", "allgather-tree-bcast", "allgather-cshift"),
-    "alltoall": ("reads",),
-    "alltoallv": ("reads",),
-    "scatter": ("reads",),
-    "sparse": ("reads",),
+    Kind.BROADCAST: ("broadcast",),
+    Kind.CSHIFT: ("cshift",),
+    Kind.PERMUTATION: ("reads",),
+    Kind.GATHER: ("gather-seq", "gather-tree"),
+    Kind.REDUCE: ("gather-seq", "gather-tree"),
+    Kind.ALLREDUCE: ("gather-seq-bcast", "gather-tree-bcast"),
+    Kind.ALLGATHER: ("allgather-seq-bcast", "allgather-tree-bcast", "allgather-cshift"),
+    Kind.ALLTOALL: ("reads",),
+    Kind.ALLTOALLV: ("reads",),
+    Kind.SCATTER: ("reads",),
+    Kind.SPARSE: ("reads",),
 }
 MAX_CELLS = 1088  # 002_1e1cb805508c9dd7.txt Sec. 2: two ring levels support up to 1088 processors
 
@@ -65,7 +66,7 @@ class Ksr1Target(Target):
     def own_algorithms(self, kind: str) -> tuple[str, ...]:
         base = BASE_ALGORITHMS.get(kind, ())
         names = list(base) + [f"{a}-{ReadMode.PREFETCH}" for a in base]
-        if kind == "broadcast":
+        if kind == Kind.BROADCAST:
             names.append(f"broadcast-{ReadMode.POSTSTORE}")
         return tuple(names) + ("direct",) if kind in BASE_ALGORITHMS else ()
 

@@ -32,13 +32,14 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import VerifyException
 
 from phalanx.compiler.ir.dialects import dist, sched
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.schedule import WHOLE, Transfer
 from phalanx.grammar.diagnostics import usage_error
 
 SEND, RECV, COPY, FILL, CHECK, BARRIER, COMPUTE, BEGIN, END = range(9)
 ROW_FIELDS = 5  # kind, a, b, c, d
 MPI_IMPLEMENTATIONS = ("OpenMPI", "MPICH")
-SHARED_CONTENT_KINDS = ("broadcast", "allgather", "reduce", "allreduce")
+SHARED_CONTENT_KINDS = (Kind.BROADCAST, Kind.ALLGATHER, Kind.REDUCE, Kind.ALLREDUCE)
 
 Row = tuple[int, int, int, int, int]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from phalanx.compiler.driver import compile_program
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.stagger import Slots, choose_offsets
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.target import resolve
@@ -56,7 +57,7 @@ def test_staggered_is_refused_where_there_is_nothing_to_stagger():
     machine = resolve("sp2:16")
     fan = [[0] * 16 for _ in range(16)]
     fan[0][1] = fan[0][2] = 4096  # node 0 sends two messages
-    coll = Collective(0, "permutation", 16, tuple(map(tuple, fan)), "A", "B", 3)
+    coll = Collective(0, Kind.PERMUTATION, 16, tuple(map(tuple, fan)), "A", "B", 3)
     assert machine.unmet(coll, "staggered") == ("node 0 sends to 2 nodes: the staggered slots "
                                                 "assume one message each way")
     assert "staggered" in machine.algorithms("cshift")

@@ -28,6 +28,7 @@ from phalanx.compiler.ir.conversion.lower_sched_to_mpi import (
 )
 from phalanx.compiler.ir.dialects.sched import plan_to_module
 from phalanx.compiler.ir.passes import PASSES
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.native import MLIR_OPT_PASSES, find_tool
 from phalanx.compiler.schedule import Phase, Plan, Schedule, Transfer
 from phalanx.grammar.diagnostics import PhalanxError
@@ -197,7 +198,7 @@ def _tree_broadcast() -> Plan:
     """0 -> 1; 0 -> 2, 1 -> 3; 0 -> 4, 1 -> 5, 2 -> 6, 3 -> 7: nodes forward copies."""
     phases = [[(0, 0), (0, 1)], [(0, 2), (1, 3)], [(0, 4), (1, 5), (2, 6), (3, 7)]]
     tree = tuple(Phase.of([Transfer(s, d, 64, 0, d) for s, d in p]) for p in phases)
-    return Plan(8, (Schedule(0, "broadcast", "tree", 8, tree, "S", "R"),))
+    return Plan(8, (Schedule(0, Kind.BROADCAST, "tree", 8, tree, "S", "R"),))
 
 
 def test_forwarded_copies_are_sent_from_where_they_arrived():
@@ -209,14 +210,14 @@ def test_forwarded_copies_are_sent_from_where_they_arrived():
 
 
 def test_a_block_its_sender_never_had_is_an_error():
-    bad = Plan(4, (Schedule(0, "alltoall", "bad", 4, (Phase.of([Transfer(1, 2, 8, 0, 2)]),)),))
+    bad = Plan(4, (Schedule(0, Kind.ALLTOALL, "bad", 4, (Phase.of([Transfer(1, 2, 8, 0, 2)]),)),))
     with pytest.raises(VerifyException, match="node 1 sends block 0->2, which it does not hold"):
         plan_native(plan_to_module(bad))
 
 
 def test_receiving_in_another_phase_is_an_error():
     t = Transfer(0, 1, 8, 0, 1)
-    split = Plan(2, (Schedule(0, "alltoall", "bad", 2, (Phase((t,), ()), Phase((), (t,)))),))
+    split = Plan(2, (Schedule(0, Kind.ALLTOALL, "bad", 2, (Phase((t,), ()), Phase((), (t,)))),))
     with pytest.raises(VerifyException, match="received in the phase that sends it"):
         plan_native(plan_to_module(split))
 
@@ -279,7 +280,7 @@ def test_pieces_of_a_block_are_checked_from_their_first_byte(algorithm):
 
 def test_a_piece_its_sender_never_had_is_an_error():
     piece = Transfer(1, 2, 8, 0, 2, offset=8)
-    bad = Plan(4, (Schedule(0, "alltoall", "bad", 4, (Phase.of([piece]),)),))
+    bad = Plan(4, (Schedule(0, Kind.ALLTOALL, "bad", 4, (Phase.of([piece]),)),))
     with pytest.raises(VerifyException, match=r"node 1 sends piece \[8, 16\) of block 0->2, which it "
                                               "does not hold"):
         plan_native(plan_to_module(bad))
