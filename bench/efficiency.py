@@ -130,11 +130,11 @@ class Point:
     size_bytes: int
 
 
-def points(targets: list[str], kinds: list[str], sizes: list[int]) -> list[Point]:
+def points(targets: list[str], kinds: list[Kind], sizes: list[int]) -> list[Point]:
     return [Point(t, k, s) for t in targets for k in kinds for s in sizes]
 
 
-def collective(machine: Target, kind: str, size: int) -> Collective:
+def collective(machine: Target, kind: Kind, size: int) -> Collective:
     """The case's collective, compiled with the first algorithm that lowers it."""
     n = machine.nnodes
     if kind == Kind.ALLTOALLV:
@@ -446,6 +446,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
         ap.error(f"unknown kind(s) {', '.join(unknown)}; choose from {', '.join(KINDS)}")
+    kinds = [Kind(k) for k in kinds]
     start = time.perf_counter()
     command = "bench/efficiency.py " + " ".join(sys.argv[1:] if argv is None else argv)
     grid = points(targets, kinds, parse_sizes(args.sizes)) if not args.no_grid else []

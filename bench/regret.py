@@ -53,7 +53,7 @@ from regret_programs import measure_program, program_cases, program_markdown, pr
 
 import phalanx
 from phalanx.compiler.driver import compile_program
-from phalanx.compiler.kind import Kind
+from phalanx.compiler.kind import Kind, parse_kind
 from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.parallel import ParallelOptions, Status, Task, default_workers, run_points
@@ -77,7 +77,7 @@ SIZES = "8,128,2K,16K,128K,1M"
 MAX_BYTES = {"ksr1": 2048}
 
 
-def program(kind: str, nnodes: int, size: int) -> str:
+def program(kind: Kind, nnodes: int, size: int) -> str:
     if kind == Kind.SPARSE:  # every node to the first eighth: torus:8x8's 64-to-8 case of issue 18
         receivers = max(nnodes // 8, 1)
         cols = receivers * size
@@ -87,7 +87,7 @@ def program(kind: str, nnodes: int, size: int) -> str:
     return kind_program(kind, nnodes, size)
 
 
-def measure(target: str, kind: str, size: int, *, time_limit_s: float | None = None) -> dict[str, Any]:
+def measure(target: str, kind: Kind, size: int, *, time_limit_s: float | None = None) -> dict[str, Any]:
     """One case, with the wall time it took (`time_limit_s` is runtime/parallel.py's per-point
     limit; the benchmark sets none)."""
     assert time_limit_s is None
@@ -96,7 +96,7 @@ def measure(target: str, kind: str, size: int, *, time_limit_s: float | None = N
     return row | {"wall_s": round(time.perf_counter() - start, 2)}
 
 
-def _measure(target: str, kind: str, size: int) -> dict[str, Any]:
+def _measure(target: str, kind: Kind, size: int) -> dict[str, Any]:
     nnodes = resolve(target).nnodes
     source = program(kind, nnodes, size)
     row: dict[str, Any] = {"target": target, "kind": kind, "size_bytes": size, "nodes": nnodes}
@@ -289,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
                                                              scheduler=args.scheduler))
     sizes = parse_sizes(args.sizes)
     cases = [(target, kind, size) for target in filter(None, args.targets.split(","))
-             for kind in filter(None, args.kinds.split(","))
+             for kind in [parse_kind(k, "--kinds") for k in filter(None, args.kinds.split(","))]
              for size in [s for s in sizes if s <= MAX_BYTES.get(target.partition(":")[0], s)]]
     workers = args.workers if args.workers is not None else default_workers()
     if args.speedup:

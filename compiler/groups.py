@@ -114,7 +114,7 @@ def label(coll: Collective) -> str:
     return kind_label(coll.kind, [len(g) for g in coll.groups])
 
 
-def kind_label(kind: str, sizes: list[int]) -> str:
+def kind_label(kind: Kind, sizes: list[int]) -> str:
     """The kind, and `in N groups of S` for a collective in groups of those sizes."""
     if not sizes:
         return kind

@@ -29,12 +29,11 @@ class Kind(StrEnum):
     SPARSE = "sparse"  # any other exchange
 
 
-def parse_kind(text: str, where: str, among: tuple[Kind, ...] = tuple(Kind)) -> Kind:
-    """The kind `text` names (surrounding blanks ignored), one of `among`; else a usage error
-    saying what (the text), where (`where`: the option or file it came from) and which kinds
-    are valid there."""
+def parse_kind(text: str, where: str) -> Kind:
+    """The kind `text` names (surrounding blanks ignored); else a usage error saying what (the
+    text), where (`where`: the option or file it came from) and which kinds there are."""
     name = text.strip()
-    if name in among:
-        return Kind(name)
-    what = "is not offered" if name in tuple(Kind) else "is not a collective kind"
-    raise usage_error(f"'{name}' in {where} {what}", "valid kinds: " + ", ".join(among))
+    if name not in tuple(Kind):
+        raise usage_error(f"unknown collective kind '{name}' in {where}",
+                          "valid kinds: " + ", ".join(Kind))
+    return Kind(name)

@@ -290,7 +290,8 @@ def describe(step) -> str:
 def library_collective(comm, rank: int, coll: dict[str, Any], data) -> tuple[str, float]:
     """MPI's own collective on the same byte counts (reductions: the same partial values); for
     a collective in groups, in a communicator per group (MPI_Comm_split), all at once."""
-    kind, m = coll["kind"], np.asarray(coll["matrix"], dtype=np.int64)
+    kind = Kind(coll["kind"])  # the parent wrote it from a Collective's Kind (backends/mpi.py)
+    m = np.asarray(coll["matrix"], dtype=np.int64)
     root = coll["root"] if coll["root"] is not None else 0
     groups = coll["groups"]
     if groups:
@@ -312,7 +313,7 @@ def library_collective(comm, rank: int, coll: dict[str, Any], data) -> tuple[str
     return name, MPI.Wtime() - start
 
 
-def _library_call(comm, rank: int, node: int, kind: str, m: np.ndarray, root: int, data) -> str:
+def _library_call(comm, rank: int, node: int, kind: Kind, m: np.ndarray, root: int, data) -> str:
     """One MPI collective on `comm`, where this process is `rank` (node `node` of the machine)."""
     if isinstance(data, ReductionData):
         part = data.partials.get(node, np.zeros(1, data.reference.dtype))

@@ -95,13 +95,13 @@ class BokhariTarget(Target):
     def spec(self) -> str:
         return f"{self.name}:{self.size_text}"
 
-    def algorithms(self, kind: str) -> tuple[str, ...]:
+    def algorithms(self, kind: Kind) -> tuple[str, ...]:
         d = hypercube.log2_exact(self.nnodes)
         if kind == Kind.ALLTOALL and d is not None:
             return hypercube.family(d) + self.library_exchanges(kind)
         return self.library.names(kind)
 
-    def library_exchanges(self, kind: str) -> tuple[str, ...]:
+    def library_exchanges(self, kind: Kind) -> tuple[str, ...]:
         """The library's all-to-alls beside the exchange family (Bruck's), `direct` aside."""
         return tuple(a for a in self.library.names(kind) if a != "direct")
 
@@ -137,7 +137,7 @@ class BokhariTarget(Target):
                     for a in hypercube.family(d) + self.library_exchanges(coll.kind)]
         return super().candidates(coll)
 
-    def describe_algorithm(self, kind: str, algorithm: str) -> str:
+    def describe_algorithm(self, kind: Kind, algorithm: str) -> str:
         if (kind == Kind.ALLTOALL and hypercube.log2_exact(self.nnodes) is not None
                 and algorithm not in self.library_exchanges(kind)):
             return {"standard": "Johnsson-Ho standard exchange: d steps of half the blocks, "

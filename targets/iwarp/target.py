@@ -101,7 +101,7 @@ class IWarpTarget(Target):
     def phased_ok(self) -> bool:
         return self.torus.rows == self.torus.cols and self.torus.cols % 8 == 0
 
-    def algorithms(self, kind: str) -> tuple[str, ...]:
+    def algorithms(self, kind: Kind) -> tuple[str, ...]:
         """The machine's own exchanges, then the library's (Bruck's, the edge colouring)."""
         if kind not in KINDS:
             return self.library.names(kind)
@@ -126,7 +126,7 @@ class IWarpTarget(Target):
                     "processors")
         return None
 
-    def describe_algorithm(self, kind: str, algorithm: str) -> str:
+    def describe_algorithm(self, kind: Kind, algorithm: str) -> str:
         if kind in KINDS and algorithm in ALGORITHMS:
             return DESCRIPTIONS[algorithm]
         return self.library.describe(kind, algorithm)

@@ -63,14 +63,14 @@ class Ksr1Target(Target):
                          1 / (params.arith_MFLOPS * 1e6))
         self.library = Library.of(Machine(nnodes, port))
 
-    def own_algorithms(self, kind: str) -> tuple[str, ...]:
+    def own_algorithms(self, kind: Kind) -> tuple[str, ...]:
         base = BASE_ALGORITHMS.get(kind, ())
         names = list(base) + [f"{a}-{ReadMode.PREFETCH}" for a in base]
         if kind == Kind.BROADCAST:
             names.append(f"broadcast-{ReadMode.POSTSTORE}")
         return tuple(names) + ("direct",) if kind in BASE_ALGORITHMS else ()
 
-    def algorithms(self, kind: str) -> tuple[str, ...]:
+    def algorithms(self, kind: Kind) -> tuple[str, ...]:
         return tuple(dict.fromkeys(self.own_algorithms(kind) + self.library.names(kind)))
 
     def unmet(self, coll: Collective, algorithm: str) -> str | None:
@@ -82,7 +82,7 @@ class Ksr1Target(Target):
                 coll, self.library.machine)
         return self.library.unmet(coll, algorithm)
 
-    def describe_algorithm(self, kind: str, algorithm: str) -> str:
+    def describe_algorithm(self, kind: Kind, algorithm: str) -> str:
         if algorithm in self.own_algorithms(kind) and algorithm != "direct":
             base, mode = split_mode(algorithm)
             return f"seed 002 Sec. 5's {base}" + (f", {mode} (Sec. 3.4)" if mode != ReadMode.READ else "")

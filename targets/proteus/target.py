@@ -49,7 +49,7 @@ class ProteusTarget(Target):
     def spec(self) -> str:
         return f"proteus:groups={self.topo.groups},links={self.topo.links}"
 
-    def _family(self, coll: Collective | None = None, kind: str = "") -> tuple[str, ...]:
+    def _family(self, coll: Collective | None = None, kind: Kind | None = None) -> tuple[str, ...]:
         d = hypercube.log2_exact(coll.nprocs if coll else self.nnodes)
         if kind != Kind.ALLTOALL or d is None or d < 2:
             return ()
@@ -57,7 +57,7 @@ class ProteusTarget(Target):
                  if hypercube.is_equipartition(p) and len(p) > 1]
         return tuple(dict.fromkeys(names))
 
-    def algorithms(self, kind: str) -> tuple[str, ...]:
+    def algorithms(self, kind: Kind) -> tuple[str, ...]:
         if kind not in KINDS:
             return ()
         group = ("proteus-group",) if kind in EXCHANGES else ()
@@ -92,7 +92,7 @@ class ProteusTarget(Target):
             return f"its partition is not one of d = {d} for the collective's {coll.nprocs} PPs"
         return None
 
-    def describe_algorithm(self, kind: str, algorithm: str) -> str:
+    def describe_algorithm(self, kind: Kind, algorithm: str) -> str:
         if algorithm == "proteus-group":
             return ("Sec. 5: messages combined per cluster, e-cube permutation schedule over "
                     "the groups, pairs of permutations merged")
