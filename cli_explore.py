@@ -60,7 +60,7 @@ def explore_args(p: argparse.ArgumentParser) -> None:
 
 
 def _grid(args: argparse.Namespace):
-    from phalanx.runtime.explore import PROGRAM_KIND, Grid, parse_param
+    from phalanx.runtime.explore import PROGRAM_KIND, Grid, explore_kind, parse_param
     from phalanx.runtime.sweep import parse_sizes
 
     params = tuple(parse_param(text) for text in args.param)
@@ -77,7 +77,7 @@ def _grid(args: argparse.Namespace):
     if not args.collective or not args.sizes:
         raise usage_error("explore needs --collective and --sizes (or --program)",
                           "e.g. --collective allgather --sizes 64,1K,16K")
-    kinds = tuple(k.strip() for k in args.collective.split(",") if k.strip())
+    kinds = tuple(explore_kind(k) for k in args.collective.split(",") if k.strip())
     return Grid(tuple(args.target), params, kinds, tuple(parse_sizes(args.sizes)),
                 tuple(args.algorithm or ["all"]), seed=args.seed)
 

@@ -48,6 +48,7 @@ from typing import Any
 
 import phalanx
 from phalanx.compiler.driver import compile_program
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.schedule import Transfer
 from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import PhalanxError, UsageError
@@ -60,7 +61,7 @@ phalanx.register_all()
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results_collectives.json"
 TARGETS = ("sp2:32", "paragon:8x8", "iwarp:8x8", "hypercube:6")
-KINDS = ("broadcast", "allgather", "allreduce")
+KINDS = (Kind.BROADCAST, Kind.ALLGATHER, Kind.ALLREDUCE)
 SIZES = (8, 2048, 65536, 1 << 20)
 MAX_PHALANX_BYTES = 256 << 20
 # SimGrid 3.32's algorithms (smpirun --cfg=smpi/bcast:help lists them); the SMP_* and

@@ -55,6 +55,7 @@ from typing import Any
 
 import phalanx
 from phalanx.compiler.driver import compile_program
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.recognize import Collective, recognize
 from phalanx.compiler.target import Target, resolve
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError
@@ -72,14 +73,14 @@ TABLE = HERE.parent / "docs" / "efficiency.md"
 TARGETS = ("ideal:64", "torus:8x8", "iwarp:8x8", "paragon:8x8", "sp2:64", "cs2:64", "hypercube:6",
            "ksr1", "proteus")
 ASIDE = ("ksr1", "proteus")  # the issue's goals leave these two machines aside
-KINDS = ("alltoall", "alltoallv", "sparse", "cshift", "permutation", "broadcast", "scatter",
-         "gather", "allgather", "reduce", "allreduce")
+KINDS = (Kind.ALLTOALL, Kind.ALLTOALLV, Kind.SPARSE, Kind.CSHIFT, Kind.PERMUTATION, Kind.BROADCAST,
+         Kind.SCATTER, Kind.GATHER, Kind.ALLGATHER, Kind.REDUCE, Kind.ALLREDUCE)
 SIZES = "8,128,2K,16K,128K,1M"
 QUICK = {"targets": "ideal:64,torus:8x8,paragon:8x8,hypercube:6", "sizes": "8,2K,64K",
          "smpi_targets": "hypercube:6", "smpi_sizes": "8,256,64K"}
 MAX_BYTES = {"ksr1": 2048}  # bench/regret.py: the KSR-1's simulator moves every subpage
 SMPI_TARGETS = ("sp2:32", "paragon:8x8", "iwarp:8x8", "hypercube:6")  # bench/collectives.py's
-SMPI_KINDS = ("alltoall", "broadcast", "allgather", "allreduce")
+SMPI_KINDS = (Kind.ALLTOALL, Kind.BROADCAST, Kind.ALLGATHER, Kind.ALLREDUCE)
 SMPI_SIZES = {"alltoall": "8,64,256,2K,64K", "other": "8,2K,64K,1M"}
 LOW = 0.5  # the issue's floor for every case (ksr1 and proteus aside)
 
@@ -129,16 +130,16 @@ class Point:
     size_bytes: int
 
 
-def points(targets: list[str], kinds: list[str], sizes: list[int]) -> list[Point]:
+def points(targets: list[str], kinds: list[Kind], sizes: list[int]) -> list[Point]:
     return [Point(t, k, s) for t in targets for k in kinds for s in sizes]
 
 
-def collective(machine: Target, kind: str, size: int) -> Collective:
+def collective(machine: Target, kind: Kind, size: int) -> Collective:
     """The case's collective, compiled with the first algorithm that lowers it."""
     n = machine.nnodes
-    if kind == "alltoallv":
+    if kind == Kind.ALLTOALLV:
         return recognize(0, varied_matrix(n, size, variance=0.5), "A", "B", 1)
-    if kind == "sparse":  # every node to the first eighth (bench/regret.py)
+    if kind == Kind.SPARSE:  # every node to the first eighth (bench/regret.py)
         receivers = max(n // 8, 1)
         source = (f"processors P({n})\nprocessors Q({receivers})\n"
                   f"array A({n}, {receivers * size}) of byte distribute (BLOCK, *) onto P\n"
@@ -263,7 +264,7 @@ def load_collectives_bench() -> Any:
 
 def delivered_bytes(kind: str, nnodes: int, size: int) -> int:
     """Bytes the nodes together receive (the built-in run beside SimGrid's holds them all)."""
-    return nnodes * nnodes * size if kind in ("alltoall", "allgather") else nnodes * size
+    return nnodes * nnodes * size if kind in (Kind.ALLTOALL, Kind.ALLGATHER) else nnodes * size
 
 
 def smpi_row(bench: Any, smpi: Any, target: str, kind: str, size: int) -> dict[str, Any]:
@@ -292,7 +293,7 @@ def smpi_rows(targets: list[str], sizes: dict[str, list[int]], kinds: list[str],
         smpi = bench.Smpi(Path(tmp), timeout_s)
         for target in targets:
             for kind in kinds:
-                for size in sizes["alltoall" if kind == "alltoall" else "other"]:
+                for size in sizes["alltoall" if kind == Kind.ALLTOALL else "other"]:
                     t0 = time.perf_counter()
                     row = smpi_row(bench, smpi, target, kind, size)
                     row["wall_s"] = round(time.perf_counter() - t0, 2)
@@ -445,6 +446,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
         ap.error(f"unknown kind(s) {', '.join(unknown)}; choose from {', '.join(KINDS)}")
+    kinds = [Kind(k) for k in kinds]
     start = time.perf_counter()
     command = "bench/efficiency.py " + " ".join(sys.argv[1:] if argv is None else argv)
     grid = points(targets, kinds, parse_sizes(args.sizes)) if not args.no_grid else []

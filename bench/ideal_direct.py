@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 import phalanx
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.target import resolve
 from phalanx.runtime.timing import simulated_time_s
@@ -43,7 +44,7 @@ def measure(spec: str, equal_blocks: bool, patterns: int, rng: np.random.Generat
             m = (m > 0) * 1000
         if not (m - np.diag(np.diag(m))).any():
             continue  # nothing crosses the network
-        coll = Collective(0, "sparse", n, tuple(map(tuple, m.tolist())), "A", "B", 1)
+        coll = Collective(0, Kind.SPARSE, n, tuple(map(tuple, m.tolist())), "A", "B", 1)
         ratios.append(machine.predict_time_s(coll, "direct") / simulated_time_s(machine, coll, "direct"))
     r = np.array(ratios)
     return {"target": spec, "blocks": "equal" if equal_blocks else "random sizes",

@@ -53,6 +53,7 @@ from regret_programs import measure_program, program_cases, program_markdown, pr
 
 import phalanx
 from phalanx.compiler.driver import compile_program
+from phalanx.compiler.kind import Kind, parse_kind
 from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.parallel import ParallelOptions, Status, Task, default_workers, run_points
@@ -67,8 +68,8 @@ PARALLEL_RESULTS = HERE / "results_regret_parallel.json"
 TABLE = HERE.parent / "docs" / "regret.md"
 TARGETS = ("ideal:16", "ideal:64", "torus:8x8", "iwarp:8x8", "iwarp:4x4", "paragon:8x8", "sp2:16",
            "cs2:32", "hypercube:6", "proteus", "ksr1")
-KINDS = ("alltoall", "sparse", "cshift", "permutation", "broadcast", "scatter", "gather",
-         "allgather", "reduce", "allreduce")
+KINDS = (Kind.ALLTOALL, Kind.SPARSE, Kind.CSHIFT, Kind.PERMUTATION, Kind.BROADCAST, Kind.SCATTER, Kind.GATHER,
+         Kind.ALLGATHER, Kind.REDUCE, Kind.ALLREDUCE)
 SIZES = "8,128,2K,16K,128K,1M"
 # The KSR-1's simulator moves every 128-byte subpage through the ring's slots: an all-to-all of
 # 2 KB blocks on 32 cells takes ~20 s per algorithm and 128 KB did not finish in 20 minutes,
@@ -76,8 +77,8 @@ SIZES = "8,128,2K,16K,128K,1M"
 MAX_BYTES = {"ksr1": 2048}
 
 
-def program(kind: str, nnodes: int, size: int) -> str:
-    if kind == "sparse":  # every node to the first eighth: torus:8x8's 64-to-8 case of issue 18
+def program(kind: Kind, nnodes: int, size: int) -> str:
+    if kind == Kind.SPARSE:  # every node to the first eighth: torus:8x8's 64-to-8 case of issue 18
         receivers = max(nnodes // 8, 1)
         cols = receivers * size
         return (f"processors P({nnodes})\nprocessors Q({receivers})\n"
@@ -86,7 +87,7 @@ def program(kind: str, nnodes: int, size: int) -> str:
     return kind_program(kind, nnodes, size)
 
 
-def measure(target: str, kind: str, size: int, *, time_limit_s: float | None = None) -> dict[str, Any]:
+def measure(target: str, kind: Kind, size: int, *, time_limit_s: float | None = None) -> dict[str, Any]:
     """One case, with the wall time it took (`time_limit_s` is runtime/parallel.py's per-point
     limit; the benchmark sets none)."""
     assert time_limit_s is None
@@ -95,7 +96,7 @@ def measure(target: str, kind: str, size: int, *, time_limit_s: float | None = N
     return row | {"wall_s": round(time.perf_counter() - start, 2)}
 
 
-def _measure(target: str, kind: str, size: int) -> dict[str, Any]:
+def _measure(target: str, kind: Kind, size: int) -> dict[str, Any]:
     nnodes = resolve(target).nnodes
     source = program(kind, nnodes, size)
     row: dict[str, Any] = {"target": target, "kind": kind, "size_bytes": size, "nodes": nnodes}
@@ -288,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
                                                              scheduler=args.scheduler))
     sizes = parse_sizes(args.sizes)
     cases = [(target, kind, size) for target in filter(None, args.targets.split(","))
-             for kind in filter(None, args.kinds.split(","))
+             for kind in [parse_kind(k, "--kinds") for k in filter(None, args.kinds.split(","))]
              for size in [s for s in sizes if s <= MAX_BYTES.get(target.partition(":")[0], s)]]
     workers = args.workers if args.workers is not None else default_workers()
     if args.speedup:

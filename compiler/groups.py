@@ -16,6 +16,7 @@ import dataclasses
 
 import numpy as np
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.members import ROOTED, root_of
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Schedule, Transfer
@@ -44,7 +45,7 @@ def locals_of(coll: Collective) -> list[Collective]:
 
 def as_pattern(coll: Collective) -> Collective:
     """The statement as the sparse exchange it also is: the whole byte matrix, no groups."""
-    return Collective(coll.index, "sparse", coll.nprocs, coll.byte_matrix, coll.src, coll.dst,
+    return Collective(coll.index, Kind.SPARSE, coll.nprocs, coll.byte_matrix, coll.src, coll.dst,
                       coll.line, strided=coll.strided)
 
 
@@ -113,7 +114,7 @@ def label(coll: Collective) -> str:
     return kind_label(coll.kind, [len(g) for g in coll.groups])
 
 
-def kind_label(kind: str, sizes: list[int]) -> str:
+def kind_label(kind: Kind, sizes: list[int]) -> str:
     """The kind, and `in N groups of S` for a collective in groups of those sizes."""
     if not sizes:
         return kind

@@ -13,12 +13,13 @@ from functools import cached_property
 
 import numpy as np
 
-KINDS = ("alltoall", "alltoallv", "broadcast", "scatter", "gather", "allgather", "reduce",
-         "allreduce", "cshift", "permutation", "sparse")
+from phalanx.compiler.kind import Kind
+
+KINDS = tuple(Kind)
 # Kinds a statement may be `in groups`: a shift or a permutation splits into pairs and rings
 # whatever the statement, and its algorithms already take any byte matrix.
-GROUPABLE = ("alltoall", "alltoallv", "broadcast", "scatter", "gather", "allgather", "reduce",
-             "allreduce")
+GROUPABLE = (Kind.ALLTOALL, Kind.ALLTOALLV, Kind.BROADCAST, Kind.SCATTER, Kind.GATHER,
+             Kind.ALLGATHER, Kind.REDUCE, Kind.ALLREDUCE)
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class Collective:
     """A recognized collective: `byte_matrix[p][q]` bytes go from processor p to q."""
 
     index: int
-    kind: str
+    kind: Kind
     nprocs: int
     byte_matrix: tuple[tuple[int, ...], ...]
     src: str
@@ -43,6 +44,10 @@ class Collective:
     # (bit 2) because it is not one run of its local array (compiler/layout.py); empty when no
     # block is (a reduction's partials, a byte matrix given as such, whole rows).
     strided: tuple[tuple[int, ...], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.kind, Kind):  # a kind is compared by identity: text would never match
+            raise TypeError(f"Collective.kind must be a Kind, not {self.kind!r}")
 
     def __hash__(self) -> int:
         """The fields' hash, remembered: collectives key the compiler's memos, and the byte
@@ -128,7 +133,7 @@ def connected_groups(m: np.ndarray) -> list[tuple[int, ...]]:
 
 
 def group_kind(m: np.ndarray, groups: list[tuple[int, ...]], op: str, src_mapping: str,
-               dst_mapping: str) -> str | None:
+               dst_mapping: str) -> Kind | None:
     """The one kind every group is on its own (the statement's mappings read per group: `single`
     one owner in each group, `replicated` a copy on each member), or None. Groups of uniform and
     of varying all-to-alls together are an alltoallv."""
@@ -139,44 +144,44 @@ def group_kind(m: np.ndarray, groups: list[tuple[int, ...]], op: str, src_mappin
         np.fill_diagonal(off, 0)
         receiving = int((off.sum(axis=0) > 0).sum())
         kinds.add(classify(sub, op, src_mapping, dst_mapping, receiving))
-    if kinds == {"alltoall", "alltoallv"}:
-        return "alltoallv"
+    if kinds == {Kind.ALLTOALL, Kind.ALLTOALLV}:
+        return Kind.ALLTOALLV
     kind = kinds.pop() if len(kinds) == 1 else None
     return kind if kind in GROUPABLE else None
 
 
 def classify(m: np.ndarray, op: str = "copy", src_mapping: str = "distributed",
-             dst_mapping: str = "distributed", nreceivers: int = 1) -> str:
+             dst_mapping: str = "distributed", nreceivers: int = 1) -> Kind:
     """The collective kind of a statement from what it computes, its mappings and matrix."""
     net = m.copy()
     np.fill_diagonal(net, 0)
     if not net.any():
-        return "sparse"  # everything stays local
+        return Kind.SPARSE  # everything stays local
     senders = np.flatnonzero(net.sum(axis=1))
     receivers = np.flatnonzero(net.sum(axis=0))
     if op in ("sum", "max", "min", "prod"):
         if len(senders) == 1 and src_mapping == "single":
-            return "broadcast" if nreceivers > 1 else "permutation"
-        return "allreduce" if nreceivers > 1 else "reduce"
+            return Kind.BROADCAST if nreceivers > 1 else Kind.PERMUTATION
+        return Kind.ALLREDUCE if nreceivers > 1 else Kind.REDUCE
     if op == "cshift":
-        return "cshift"
+        return Kind.CSHIFT
     if src_mapping == "single" and len(senders) == 1:
         if dst_mapping == "replicated":
-            return "broadcast"
+            return Kind.BROADCAST
         if dst_mapping == "distributed" and len(receivers) > 1:
-            return "scatter"
+            return Kind.SCATTER
     if dst_mapping == "single" and len(receivers) == 1 and len(senders) > 1:
-        return "gather"
+        return Kind.GATHER
     if src_mapping == "distributed" and dst_mapping == "replicated":
-        return "allgather"
+        return Kind.ALLGATHER
     n = m.shape[0]
     pairs = n * (n - 1)
     sends = net > 0  # the diagonal is not a pair
     if n > 1 and np.count_nonzero(sends) == pairs:  # every pair sends
-        return "alltoall" if np.count_nonzero(net == net[0, 1]) == pairs else "alltoallv"
+        return Kind.ALLTOALL if np.count_nonzero(net == net[0, 1]) == pairs else Kind.ALLTOALLV
     if (sends.sum(axis=1) <= 1).all() and (sends.sum(axis=0) <= 1).all():
-        return "permutation"
-    return "sparse"
+        return Kind.PERMUTATION
+    return Kind.SPARSE
 
 
 def recognize(index: int, byte_matrix: np.ndarray, src: str, dst: str, line: int,
@@ -192,19 +197,19 @@ def recognize(index: int, byte_matrix: np.ndarray, src: str, dst: str, line: int
     n = byte_matrix.shape[0]
     rows = tuple(map(tuple, np.asarray(byte_matrix, dtype=np.int64).tolist()))
     kind = classify(byte_matrix, op, src_mapping, dst_mapping, nreceivers)
-    if kind not in ("cshift", "permutation", "alltoall", "alltoallv"):
+    if kind not in (Kind.CSHIFT, Kind.PERMUTATION, Kind.ALLTOALL, Kind.ALLTOALLV):
         groups = connected_groups(byte_matrix)
         # One group of fewer than all processors (the others hold nothing of the statement's)
         # is that group's collective: a transpose that leaves the last processor without rows
         # is an all-to-all among the others, not a sparse exchange.
-        among_holders = kind == "sparse" and len(groups) == 1 and len(groups[0]) < n
+        among_holders = kind == Kind.SPARSE and len(groups) == 1 and len(groups[0]) < n
         in_groups = group_kind(byte_matrix, groups, op, src_mapping, dst_mapping) \
             if len(groups) > 1 or among_holders else None
         if in_groups is not None:
             return with_matrix(Collective(index, in_groups, n, rows, src, dst, line, None,
                                           tuple(groups), _element_bytes(in_groups, element_bytes),
                                           strided), byte_matrix)
-    keeps_root = kind in ("broadcast", "scatter", "gather", "reduce")
+    keeps_root = kind in (Kind.BROADCAST, Kind.SCATTER, Kind.GATHER, Kind.REDUCE)
     return with_matrix(Collective(index, kind, n, rows, src, dst, line,
                                   root if keeps_root else None, (),
                                   _element_bytes(kind, element_bytes), strided), byte_matrix)
@@ -222,6 +227,6 @@ def with_matrix(coll: Collective, byte_matrix: np.ndarray) -> Collective:
     return coll
 
 
-def _element_bytes(kind: str, element_bytes: int | None) -> int | None:
+def _element_bytes(kind: Kind, element_bytes: int | None) -> int | None:
     """Only a reduce or allreduce combines partials element by element."""
-    return element_bytes if kind in ("reduce", "allreduce") else None
+    return element_bytes if kind in (Kind.REDUCE, Kind.ALLREDUCE) else None

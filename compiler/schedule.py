@@ -14,6 +14,8 @@ from enum import StrEnum
 from functools import cached_property
 from typing import NamedTuple
 
+from phalanx.compiler.kind import Kind
+
 
 class SyncMode(StrEnum):
     """How a node enters the phase after this one (Phase.sync); its value is the IR's text.
@@ -125,7 +127,7 @@ class Schedule:
     """A lowered collective: which algorithm, on how many nodes, in which phases."""
 
     collective: int  # index of the collective within the program
-    kind: str
+    kind: Kind
     algorithm: str
     nprocs: int
     phases: tuple[Phase, ...]

@@ -16,6 +16,7 @@ import numpy as np
 
 from phalanx.compiler import groups
 from phalanx.compiler.columns import PhaseColumns, table
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.recognize import KINDS, Collective
 from phalanx.compiler.schedule import Schedule
 from phalanx.grammar.diagnostics import usage_error
@@ -99,7 +100,7 @@ class SchedulePattern:
     """What an algorithm's phases for a collective depend on (schedule_for's memo key), its
     hash worked out once: the byte matrix of a 4096-node collective is 16.8M ints."""
 
-    kind: str
+    kind: Kind
     byte_matrix: tuple[tuple[int, ...], ...]
     root: int | None
     groups: tuple[tuple[int, ...], ...]
@@ -135,7 +136,7 @@ class Target(ABC):
         return f"{self.name}:{self.nnodes}"
 
     @abstractmethod
-    def algorithms(self, kind: str) -> tuple[str, ...]:
+    def algorithms(self, kind: Kind) -> tuple[str, ...]:
         """Algorithms this target can lower `kind` with (without `auto`)."""
 
     @abstractmethod
@@ -374,7 +375,7 @@ class Target(ABC):
         `auto` considers only algorithms for which this is None."""
         return None
 
-    def describe_algorithm(self, kind: str, algorithm: str) -> str:
+    def describe_algorithm(self, kind: Kind, algorithm: str) -> str:
         """One line on what `algorithm` does for `kind` (for `phalanx algorithms`)."""
         return ""
 

@@ -25,6 +25,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from phalanx.compiler.commsets import CommSet
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.members import REDUCTIONS as REDUCTION_KINDS
 from phalanx.compiler.schedule import Transfer
 from phalanx.compiler.semantics import AssignStmt, ReduceStmt
@@ -41,7 +42,7 @@ def move(data: CollectiveData, t: Transfer) -> None:
 
 
 def build_data(stmt: AssignStmt | ReduceStmt, rng: np.random.Generator,
-               sources: dict | None = None, kind: str = "sparse", shared: dict | None = None,
+               sources: dict | None = None, kind: Kind = Kind.SPARSE, shared: dict | None = None,
                commset: CommSet | None = None):
     """The payloads of one statement, recognized as a collective of `kind`; `shared` keeps
     an assignment's StatementFacts for its next run; `commset`: an assignment's communication

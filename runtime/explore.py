@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from phalanx.compiler.driver import compile_program
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.target import parse_spec, resolve
 from phalanx.grammar.diagnostics import usage_error
 from phalanx.runtime.limits import check_program_fits
@@ -65,7 +66,7 @@ def with_params(base: str, settings: tuple[tuple[str, float], ...]) -> str:
 class Grid:
     targets: tuple[str, ...]
     params: tuple[Param, ...]
-    kinds: tuple[str, ...]  # (PROGRAM_KIND,) for a program
+    kinds: tuple[Kind | str, ...]  # (PROGRAM_KIND,) for a program
     sizes: tuple[int, ...]  # () for a program
     algorithms: tuple[str, ...]  # "all", "auto" or names
     program_file: str | None = None
@@ -83,6 +84,14 @@ class Grid:
                 "program": self.program_file, "seed": self.seed}
 
 
+def explore_kind(text: str) -> Kind:
+    """The kind a --collective names, or a usage error naming the kinds explore can sweep."""
+    if text.strip() not in SWEEP_KINDS:
+        raise usage_error(f"cannot explore collective '{text.strip()}'",
+                          "explorable: " + ", ".join(SWEEP_KINDS))
+    return Kind(text.strip())
+
+
 def check_grid(grid: Grid) -> None:
     """Every spec of the grid resolves (a bad --param name or value says so before anything
     runs), every kind is sweepable, and a program compiles on the first machine."""
@@ -98,8 +107,8 @@ def check_grid(grid: Grid) -> None:
         for settings in grid.settings():
             resolve(with_params(base, settings))
     for kind in grid.kinds:
-        if kind != PROGRAM_KIND and kind not in SWEEP_KINDS:
-            raise usage_error(f"cannot explore collective '{kind}'", "explorable: " + ", ".join(SWEEP_KINDS))
+        if kind != PROGRAM_KIND:
+            explore_kind(kind)
     if grid.program_file is not None and "all" in grid.algorithms:
         raise usage_error("--algorithm all is for collectives, not a program (its statements differ "
                           "in which algorithms they can take)", "give auto or one algorithm name")
@@ -127,7 +136,7 @@ class GridPoint:
     target: str  # the base spec, as given
     nodes: int
     settings: tuple[tuple[str, float], ...]
-    kind: str
+    kind: Kind | str  # PROGRAM_KIND for a program
     block_bytes: int | None
     algorithm: str
 

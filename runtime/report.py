@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from phalanx.compiler.choice import BY_PROGRAM, ProgramChoice
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.schedule import ComputeStep
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError, usage_error
 from phalanx.runtime import html
@@ -25,7 +26,7 @@ class StatementRuns:
     """The runs of one statement by one algorithm: its pipeline stages and repeat iterations."""
 
     line: int
-    kind: str
+    kind: Kind
     algorithm: str
     runs: list[CollectiveResult]
 

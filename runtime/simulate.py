@@ -25,6 +25,7 @@ import numpy as np
 from phalanx.compiler.driver import Compiled
 from phalanx.compiler.groups import describe as describe_groups
 from phalanx.compiler.groups import kind_label
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.schedule import Plan, Schedule
 from phalanx.compiler.target import Target
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError
@@ -56,7 +57,7 @@ def efficiency_note(efficiency: float | None, binds: str) -> str:
 @dataclass
 class CollectiveResult:
     line: int
-    kind: str
+    kind: Kind
     nprocs: int
     block_bytes: int | None
     total_bytes: int

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from phalanx.compiler.driver import Compiled, compile_program
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.target import CLOSED_FORM, Target, resolve
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError, usage_error
 from phalanx.runtime.limits import check_fits, check_program_fits
@@ -25,8 +26,8 @@ from phalanx.runtime.parallel import SERIAL, ParallelOptions, PointTimeout, RunS
 from phalanx.runtime.simulate import RunLimits, RunResult, simulate
 from phalanx.runtime.synthetic import run_matrix, varied_matrix
 
-SWEEP_KINDS = ("alltoall", "broadcast", "scatter", "gather", "allgather", "reduce", "allreduce",
-               "cshift", "permutation")
+SWEEP_KINDS = (Kind.ALLTOALL, Kind.BROADCAST, Kind.SCATTER, Kind.GATHER, Kind.ALLGATHER, Kind.REDUCE,
+               Kind.ALLREDUCE, Kind.CSHIFT, Kind.PERMUTATION)
 _SIZE = re.compile(r"^(\d+)([KkMm]?)$")
 
 
@@ -64,28 +65,37 @@ def reduction_arrays(nprocs: int, partial_bytes: int, result: str) -> str:
             f"array s({k}) of {element} {result}\ns = sum(D, dim=1)\n")
 
 
-def kind_program(kind: str, nprocs: int, block_bytes: int) -> str:
+def sweep_kind(text: str) -> Kind:
+    """The kind a sweep's collective names (text from --collective or the API), or a usage
+    error naming the sweepable kinds."""
+    if text.strip() not in SWEEP_KINDS:
+        raise usage_error(f"cannot sweep collective '{text.strip()}' yet",
+                          "sweepable: " + ", ".join(SWEEP_KINDS))
+    return Kind(text.strip())
+
+
+def kind_program(kind: Kind, nprocs: int, block_bytes: int) -> str:
     """A program whose one statement is a `kind` collective of `block_bytes` per block (the
     root's block for broadcast, each node's part for the others, a reduction's partial)."""
-    if kind == "alltoall":
+    if kind == Kind.ALLTOALL:
         return alltoall_program(nprocs, block_bytes)
     n, b = nprocs, block_bytes
     head = f"processors P({n})\n"
     arrays = {
-        "broadcast": (f"array S({b}) of byte on P(0)\n"
-                      f"array R({b}) of byte replicated onto P\nR = S\n"),
-        "scatter": (f"array S({n * b}) of byte on P(0)\n"
-                    f"array D({n * b}) of byte distribute BLOCK onto P\nD = S\n"),
-        "gather": (f"array D({n * b}) of byte distribute BLOCK onto P\n"
-                   f"array S({n * b}) of byte on P(0)\nS = D\n"),
-        "allgather": (f"array D({n * b}) of byte distribute BLOCK onto P\n"
-                      f"array R({n * b}) of byte replicated onto P\nR = D\n"),
-        "reduce": reduction_arrays(n, b, "on P(0)"),
-        "allreduce": reduction_arrays(n, b, "replicated onto P"),
-        "cshift": (f"array D({n * b}) of byte distribute BLOCK onto P\n"
-                   f"D = cshift(D, {b})\n"),
+        Kind.BROADCAST: (f"array S({b}) of byte on P(0)\n"
+                         f"array R({b}) of byte replicated onto P\nR = S\n"),
+        Kind.SCATTER: (f"array S({n * b}) of byte on P(0)\n"
+                       f"array D({n * b}) of byte distribute BLOCK onto P\nD = S\n"),
+        Kind.GATHER: (f"array D({n * b}) of byte distribute BLOCK onto P\n"
+                      f"array S({n * b}) of byte on P(0)\nS = D\n"),
+        Kind.ALLGATHER: (f"array D({n * b}) of byte distribute BLOCK onto P\n"
+                         f"array R({n * b}) of byte replicated onto P\nR = D\n"),
+        Kind.REDUCE: reduction_arrays(n, b, "on P(0)"),
+        Kind.ALLREDUCE: reduction_arrays(n, b, "replicated onto P"),
+        Kind.CSHIFT: (f"array D({n * b}) of byte distribute BLOCK onto P\n"
+                      f"D = cshift(D, {b})\n"),
     }
-    if kind == "permutation":  # a transpose of r x c blocks onto c x r processors
+    if kind == Kind.PERMUTATION:  # a transpose of r x c blocks onto c x r processors
         r = max(d for d in range(1, math.isqrt(n) + 1) if n % d == 0)
         c = n // r
         return (f"processors Q({r}, {c})\nprocessors Q2({c}, {r})\n"
@@ -107,7 +117,7 @@ def simulate_bounded(compiled: Compiled, seed: int, time_limit_s: float | None) 
     return result
 
 
-def sweep_point(target_spec: str, collective: str, size: int, algorithm: str,
+def sweep_point(target_spec: str, collective: Kind, size: int, algorithm: str,
                 seed: int = 0, *, time_limit_s: float | None = None) -> dict[str, Any]:
     """One point: compile the collective of `size`-byte blocks and simulate it. A forced
     algorithm ranks no candidates, so its compile times them by the closed forms alone
@@ -185,13 +195,13 @@ def varied_point(target_spec: str, size: int, algorithm: str, variance: float, z
             "verified": all(r.verified for r in runs)}
 
 
-def _algorithms(machine: Target, collective: str, algorithm: str | list[str]) -> list[str]:
+def _algorithms(machine: Target, collective: Kind, algorithm: str | list[str]) -> list[str]:
     if isinstance(algorithm, list):
         return algorithm
     return list(machine.algorithms(collective)) if algorithm == "all" else [algorithm]
 
 
-def sweep_points(target_spec: str, collective: str, sizes: list[int],
+def sweep_points(target_spec: str, collective: Kind, sizes: list[int],
                  algorithm: str | list[str] = "all", variation: Variation = NO_VARIATION) -> int:
     """How many points `sweep` will run (for progress bars)."""
     machine = resolve(target_spec)
@@ -199,7 +209,7 @@ def sweep_points(target_spec: str, collective: str, sizes: list[int],
     return len(_algorithms(machine, collective, algorithm)) * len(sizes) * cases
 
 
-def sweep_tasks(target_spec: str, collective: str, sizes: list[int], algorithms: list[str],
+def sweep_tasks(target_spec: str, collective: Kind, sizes: list[int], algorithms: list[str],
                 seed: int, variation: Variation) -> list[Task]:
     """Every (algorithm, size) point, times every (V, P) case of `variation`, in report order."""
     tasks = []
@@ -228,15 +238,12 @@ def sweep(target_spec: str, collective: str, sizes: list[int], algorithm: str | 
     runtime/parallel.py (serially, on local workers or on a cluster: the same results in the
     same order). With `all` (or a list), a point the machine cannot run (a schedule it refuses
     at that size, or too big for this machine) is listed under `failures` with the reason."""
-    if collective not in SWEEP_KINDS:
-        raise usage_error(f"cannot sweep collective '{collective}' yet",
-                          "sweepable: " + ", ".join(SWEEP_KINDS))
+    kind = sweep_kind(collective)
     if parallel.point_timeout_s is not None and variation.synthetic:
         raise usage_error("--point-timeout does not apply to sweeps with --variance, "
                           "--zero-probability or --samples", "drop --point-timeout")
     machine = resolve(target_spec)
-    tasks = sweep_tasks(target_spec, collective, sizes, _algorithms(machine, collective, algorithm),
-                        seed, variation)
+    tasks = sweep_tasks(target_spec, kind, sizes, _algorithms(machine, kind, algorithm), seed, variation)
     results, failures = [], []
     for task, outcome in zip(tasks, run_points(tasks, parallel, on_point, stats)):
         if outcome.status == Status.OK and outcome.row is not None:
@@ -251,7 +258,7 @@ def sweep(target_spec: str, collective: str, sizes: list[int], algorithm: str | 
                             if variation.synthetic else {}),
                          "error": outcome.error,
                          **({"status": outcome.status.value} if outcome.status != Status.FAILED else {})})
-    out = {"target": machine.describe() | {"spec": target_spec}, "collective": collective,
+    out = {"target": machine.describe() | {"spec": target_spec}, "collective": kind,
            "results": results}
     if variation.synthetic:
         out["variation"] = {"variances": list(variation.variances),

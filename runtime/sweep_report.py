@@ -17,7 +17,7 @@ from phalanx.runtime.parallel import SERIAL, ParallelOptions, RunStats
 from phalanx.runtime.plots import line_label, sweep_bandwidth_svg, sweep_time_svg, variation_svg
 from phalanx.runtime.progress import progress_bar
 from phalanx.runtime.report import prepare
-from phalanx.runtime.sweep import NO_VARIATION, SWEEP_KINDS, Variation, sweep, sweep_points
+from phalanx.runtime.sweep import NO_VARIATION, Variation, sweep, sweep_kind, sweep_points
 
 
 def run_sweep(target_spec: str, collective: str, sizes: list[int], algorithm: str | list[str] = "all",
@@ -25,9 +25,8 @@ def run_sweep(target_spec: str, collective: str, sizes: list[int], algorithm: st
               variation: Variation = NO_VARIATION, parallel: ParallelOptions = SERIAL,
               stats: RunStats | None = None) -> dict[str, Any]:
     """`runtime.sweep.sweep` with a progress bar that advances as each point finishes."""
-    if collective not in SWEEP_KINDS:
-        return sweep(target_spec, collective, sizes, algorithm, seed)  # raises its usage error
-    with progress_bar(sweep_points(target_spec, collective, sizes, algorithm, variation),
+    kind = sweep_kind(collective)
+    with progress_bar(sweep_points(target_spec, kind, sizes, algorithm, variation),
                       f"sweep {collective} on {target_spec}", console) as steps:
         return sweep(target_spec, collective, sizes, algorithm, seed, on_point=steps.advance,
                      variation=variation, parallel=parallel, stats=stats)

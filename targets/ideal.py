@@ -16,6 +16,7 @@ import numpy as np
 
 from phalanx.compiler.algorithms import direct_partner
 from phalanx.compiler.columns import PhaseColumns
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.members import GROUP, ROOTED
 from phalanx.compiler.library.offer import Library
 from phalanx.compiler.library.registry import Machine, PortModel
@@ -115,13 +116,13 @@ class IdealTarget(Target):
                          copy_s_per_byte=p.copy_us_per_byte * 1e-6, barrier_s=p.barrier_us * 1e-6)
         self.library = Library.of(Machine(nnodes, port))
 
-    def algorithms(self, kind: str) -> tuple[str, ...]:
+    def algorithms(self, kind: Kind) -> tuple[str, ...]:
         return self.library.names(kind) if kind in KINDS else ()
 
     def unmet(self, coll: Collective, algorithm: str) -> str | None:
         return self.library.unmet(coll, algorithm)
 
-    def describe_algorithm(self, kind: str, algorithm: str) -> str:
+    def describe_algorithm(self, kind: Kind, algorithm: str) -> str:
         return self.library.describe(kind, algorithm)
 
     def generate(self, coll: Collective, algorithm: str) -> Schedule:

@@ -93,6 +93,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.chainbound import complete_exchange_block, rounds_relays_bound_s
 from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.library.reducedepth import contributors_per_root, deadline_bound_s, three_level_bound_s
@@ -102,11 +103,12 @@ from phalanx.compiler.library.registry import PortModel, Route
 from phalanx.compiler.library.relaybound import relay_ports_bound_s
 from phalanx.compiler.recognize import Collective, connected_groups
 
-DISTINCT_KINDS = ("broadcast", "scatter", "gather", "reduce", "allgather", "allreduce")
+DISTINCT_KINDS = (Kind.BROADCAST, Kind.SCATTER, Kind.GATHER, Kind.REDUCE, Kind.ALLGATHER, Kind.ALLREDUCE)
 # Kinds whose bytes from a source each serve one destination (no copy or partial serves two).
-ONE_DESTINATION_KINDS = ("alltoall", "alltoallv", "scatter", "gather", "cshift", "permutation", "sparse")
+ONE_DESTINATION_KINDS = (Kind.ALLTOALL, Kind.ALLTOALLV, Kind.SCATTER, Kind.GATHER, Kind.CSHIFT,
+                         Kind.PERMUTATION, Kind.SPARSE)
 # Kinds the memory rounds bound is taken for: every node a source to many, no partials combined.
-MEMORY_ROUNDS_KINDS = ("allgather", "alltoall", "alltoallv")
+MEMORY_ROUNDS_KINDS = (Kind.ALLGATHER, Kind.ALLTOALL, Kind.ALLTOALLV)
 
 
 @dataclass(frozen=True)
@@ -147,7 +149,7 @@ def needs(coll: Collective, port: PortModel) -> tuple[np.ndarray, np.ndarray]:
     """Bytes each port must send and must receive at least (distinct data, once). Traffic
     between nodes of one port (a Proteus cluster) needs no port."""
     n = coll.nprocs
-    every_block = coll.kind not in DISTINCT_KINDS or coll.kind in ("scatter", "gather")
+    every_block = coll.kind not in DISTINCT_KINDS or coll.kind in (Kind.SCATTER, Kind.GATHER)
     if every_block and not port.port_of:  # a port each: row and column sums, no P x P copy
         local = np.diagonal(coll.matrix)
         return coll.matrix.sum(axis=1) - local, coll.matrix.sum(axis=0) - local
@@ -158,7 +160,7 @@ def needs(coll: Collective, port: PortModel) -> tuple[np.ndarray, np.ndarray]:
         np.add.at(send, g, m.sum(axis=1))
         np.add.at(recv, g, m.sum(axis=0))
         return send, recv
-    if coll.kind == "allreduce" and not port.port_of:
+    if coll.kind is Kind.ALLREDUCE and not port.port_of:
         return allreduce_needs(m)
     part = coll.network_matrix.max(axis=1)  # an origin's block (the same bytes for all receivers)
     item = int(m.max(initial=0))
@@ -206,7 +208,7 @@ def must_cross(coll: Collective, side: frozenset[int], into: bool = False) -> fl
         flows = m[a][:, b]
         if coll.kind in REDUCTIONS:
             crossing = float(flows.max(initial=0))
-        elif coll.kind in ("broadcast", "allgather"):
+        elif coll.kind in (Kind.BROADCAST, Kind.ALLGATHER):
             crossing = float(flows.max(axis=1, initial=0).sum())  # each origin's part once
         else:
             crossing = float(flows.sum())
@@ -288,7 +290,7 @@ def fan_in_bound_s(coll: Collective, port: PortModel) -> float:
     2 startup_s. The least over f of the larger of the two: all direct (d n beta' <= alpha) or
     where they cross, f = alpha / (d n beta'). The largest over roots; 0 where ports are shared
     (Proteus) or the kind is not a reduce."""
-    if coll.kind != "reduce" or port.port_of:
+    if coll.kind is not Kind.REDUCE or port.port_of:
         return 0.0
     alpha = port.startup_s
     beta = port.s_per_byte / port.streams
@@ -313,7 +315,7 @@ def pipeline_bound_s(coll: Collective, port: PortModel) -> float:
     pieces' b_k beta <= c - (k - 1) alpha summing to B beta. 0 for other kinds, fewer than two
     receivers, uneven blocks, or a port that streams several messages, shares its engine (its
     start-up lets the next message's go first) or is shared between nodes."""
-    if coll.kind != "broadcast" or port.streams != 1 or port.shared_engine or port.port_of:
+    if coll.kind is not Kind.BROADCAST or port.streams != 1 or port.shared_engine or port.port_of:
         return 0.0
     m = coll.network_matrix
     senders = np.flatnonzero(m.any(axis=1))
@@ -383,7 +385,7 @@ def relay_bound_s(coll: Collective, port: PortModel) -> float:
 def _one_root_to_all_bytes(coll: Collective) -> float | None:
     """The bytes the receivers need where the collective is a broadcast from one root to every
     other of its nodes (the fill bounds' case); None otherwise."""
-    if coll.kind != "broadcast":
+    if coll.kind is not Kind.BROADCAST:
         return None
     m = coll.network_matrix.astype(np.float64)
     np.fill_diagonal(m, 0.0)
@@ -424,7 +426,7 @@ def gossip_messages(coll: Collective) -> int:
     Liestman, Networks 18(4), 1988). Order the messages by arrival: before the first member u to
     hold every input, each other member has sent one (its input reached u); after it, each other
     member receives one (none held everything yet). 0 for other kinds."""
-    if coll.kind not in ("allgather", "allreduce"):
+    if coll.kind not in (Kind.ALLGATHER, Kind.ALLREDUCE):
         return 0
     m = coll.network_matrix
     count = 0
@@ -495,10 +497,10 @@ def _late_nodes_block(coll: Collective) -> int | None:
     allreduce whose nodes are one group with even partials (the partial: each of its elements
     depends on every member's input). None otherwise (uneven blocks, several groups)."""
     m = coll.network_matrix
-    if coll.kind == "broadcast" and _one_root_to_all_bytes(coll) is not None:
+    if coll.kind is Kind.BROADCAST and _one_root_to_all_bytes(coll) is not None:
         root = int(np.flatnonzero(m.any(axis=1))[0])
         blocks = np.delete(m[root], root)
-    elif coll.kind == "allreduce":
+    elif coll.kind is Kind.ALLREDUCE:
         blocks = m[~np.eye(coll.nprocs, dtype=bool)]
     else:
         return None
@@ -563,7 +565,7 @@ def memory_start_bound_s(coll: Collective, port: PortModel) -> float:
     on four streams T >= alpha + h / 2 + beta sum (send + recv) / (4 P). 0 for other kinds and
     ports without streams shared by both directions (or shared between nodes)."""
     streams = port.shared_streams
-    if port.shared_engine or not streams or port.port_of or coll.kind != "allreduce":
+    if port.shared_engine or not streams or port.port_of or coll.kind is not Kind.ALLREDUCE:
         return 0.0
     send, recv = needs(coll, port)
     n = coll.nprocs
@@ -638,7 +640,7 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
     load_s = port_load_s(send, recv, port)
     out = {"start-up": startup_bound_s(coll, port),
            "port bandwidth": port.startup_s + load_s if load_s else 0.0}
-    if coll.kind == "reduce" and not port.port_of:
+    if coll.kind is Kind.REDUCE and not port.port_of:
         out["fan-in"] = fan_in_bound_s(coll, port)
     for name, bound_s in (("pipeline", pipeline_bound_s), ("start-ups or relays", relay_bound_s),
                           ("engine fill", engine_fill_bound_s), ("memory fill", memory_fill_bound_s),

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import math
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.members import rooted_order
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.library.rootcopy import copy_beside_receives, copy_beside_sends
@@ -86,7 +87,7 @@ def per_byte_s(coll: Collective, machine: Machine) -> float:
     the node's send and receive alike, plus its merge in a reduce."""
     port = machine.port
     wire = port.s_per_byte / port.streams * (2 if port.shared_engine else 1)
-    if coll.kind == "reduce":
+    if coll.kind is Kind.REDUCE:
         return wire + port.combine_s_per_op / (coll.element_bytes or 1)
     return wire
 
@@ -138,14 +139,14 @@ def dimension_pipeline_phases(coll: Collective, machine: Machine) -> list[Phase]
     dims = members.bit_length() - 1
     if members < 2:
         return _with_copies(coll, [])
-    element = (coll.element_bytes or 1) if coll.kind == "reduce" else 1
+    element = (coll.element_bytes or 1) if coll.kind is Kind.REDUCE else 1
     units = (coll.block_bytes or 0) // element
     count = piece_count(coll, machine, dims, units)
     parts = [(off * element, size * element) for off, size in segments(units, count)]
     m, through_network = coll.byte_matrix, root_receives(coll, machine)
     schedule = rounds(dims, count, through_network)
     phases: list[list[Transfer]] = []
-    if coll.kind == "reduce":  # backwards: each piece's sum from the child up to its parent
+    if coll.kind is Kind.REDUCE:  # backwards: each piece's sum from the child up to its parent
         sums = _sums(dims, schedule, count)
         for sends, origins in zip(reversed(schedule), reversed(sums)):
             phases.append([Transfer(order[u], order[v], parts[j][1], order[o], root, COMBINED,

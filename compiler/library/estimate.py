@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from phalanx.compiler.columns import MessagePhase, PhaseColumns
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.cost import estimate_s, phase_ends
 from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.library.registry import PortModel
@@ -106,7 +107,7 @@ def messages_estimate_s(phases: Iterable[MessagePhase], nprocs: int, port: PortM
     return float(ready.max(initial=0.0))
 
 
-def columns_estimate_s(columns: PhaseColumns, nprocs: int, kind: str, port: PortModel,
+def columns_estimate_s(columns: PhaseColumns, nprocs: int, kind: Kind, port: PortModel,
                        element_bytes: int | None = None) -> float:
     """estimate_s of the schedule these columns build."""
     if kind in REDUCTIONS:  # partials combine: the transfers' finals and offsets matter

@@ -7,6 +7,7 @@ message (an allreduce's partials combine on the wire to one partial). Members by
 
 from __future__ import annotations
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.members import binomial_rounds, contributors, group_order, local_copies, subtree
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.library.rooted import _with_copies
@@ -75,7 +76,7 @@ def recursive_doubling_over(coll: Collective, order: list[int]) -> list[Phase]:
     phases.append([t for r in range(low, n) for t in carry(coll, order[r - low], order[r],
                                                            sorted(held[r - low]))])
     busy = [k for k, p in enumerate(phases) if p]
-    if coll.kind == "allgather" and busy:
+    if coll.kind is Kind.ALLGATHER and busy:
         # Each member's copy of its own part goes beside the last (largest) exchange, after its
         # messages: beside the first, a part's copy outlasts the message of one part where
         # copying is slower than the wire (003 Table 1: 14 ns/B against 11 on the Paragon).

@@ -8,13 +8,14 @@ edges are single hypercube dimensions (the e-cube spanning binomial tree).
 
 from __future__ import annotations
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Transfer
 
-ROOTED = ("broadcast", "scatter", "gather", "reduce")
-OUTWARD = ("broadcast", "scatter")  # the root sends; gather and reduce receive at the root
-REDUCTIONS = ("reduce", "allreduce")
-GROUP = ("allgather", "allreduce")
+ROOTED = (Kind.BROADCAST, Kind.SCATTER, Kind.GATHER, Kind.REDUCE)
+OUTWARD = (Kind.BROADCAST, Kind.SCATTER)  # the root sends; gather and reduce receive at the root
+REDUCTIONS = (Kind.REDUCE, Kind.ALLREDUCE)
+GROUP = (Kind.ALLGATHER, Kind.ALLREDUCE)
 
 
 def local_copies(coll: Collective) -> list[Transfer]:

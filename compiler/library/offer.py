@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from phalanx.compiler.columns import PhaseColumns
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.bounds import Cut, Links, Weighting, lower_bound
 from phalanx.compiler.library.catalog import DIMENSIONAL, GENERIC, GRID, ONE_ENGINE
 from phalanx.compiler.library.cost import estimate_s
@@ -228,13 +229,13 @@ class Library:
             + (ONE_ENGINE if one_engine else ())
         return Library(machine, tuple(a for a in chosen if a.name not in leave_out), cuts, links)
 
-    def names(self, kind: str) -> tuple[str, ...]:
+    def names(self, kind: Kind) -> tuple[str, ...]:
         return tuple(dict.fromkeys(a.name for a in self.algorithms if kind in a.kinds))
 
-    def find(self, kind: str, name: str) -> Algorithm | None:
+    def find(self, kind: Kind, name: str) -> Algorithm | None:
         return next((a for a in self.algorithms if kind in a.kinds and a.name == name), None)
 
-    def describe(self, kind: str, name: str) -> str:
+    def describe(self, kind: Kind, name: str) -> str:
         found = self.find(kind, name)
         return found.description if found else ""
 

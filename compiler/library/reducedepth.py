@@ -44,6 +44,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.registry import PortModel
 from phalanx.compiler.recognize import Collective
 
@@ -93,7 +94,7 @@ def three_level_bound_s(coll: Collective, port: PortModel) -> float:
     """The least time at which a reduce's root can have every contributor's partial, charging
     relays to their senders' start-ups (module docstring); the largest over roots. 0 for other
     kinds or a port that is shared (Proteus)."""
-    if coll.kind != "reduce" or port.port_of or port.s_per_byte <= 0:
+    if coll.kind is not Kind.REDUCE or port.port_of or port.s_per_byte <= 0:
         return 0.0
     best = 0.0
     for d, n in contributors_per_root(coll):
@@ -127,7 +128,7 @@ def deadline_bound_s(coll: Collective, port: PortModel) -> float:
     contributors' n bytes fit (docs/bounds.md, "Relays' deadlines"); the largest over roots.
     0 for other kinds, one-stream ports (the fan-in and three levels bounds are stronger there)
     and shared ports (Proteus)."""
-    if coll.kind != "reduce" or port.streams == 1 or port.port_of or port.s_per_byte <= 0:
+    if coll.kind is not Kind.REDUCE or port.streams == 1 or port.port_of or port.s_per_byte <= 0:
         return 0.0
     alpha, beta, streams = port.startup_s, port.s_per_byte, port.streams
     best = 0.0

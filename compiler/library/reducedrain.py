@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.registry import PortModel
 from phalanx.compiler.recognize import Collective
 
@@ -34,7 +35,7 @@ def drain_bound_s(coll: Collective, port: PortModel) -> float:
     0 for other kinds, several roots, ports whose directions do not share their streams, and
     ports shared between nodes (Proteus)."""
     streams = port.engine_streams
-    if coll.kind != "reduce" or not streams or port.port_of or port.startup_s <= 0:
+    if coll.kind is not Kind.REDUCE or not streams or port.port_of or port.startup_s <= 0:
         return 0.0
     m = coll.network_matrix
     roots = np.flatnonzero(m.any(axis=0))

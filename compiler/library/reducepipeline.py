@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.reducedepth import contributors_per_root
 from phalanx.compiler.library.registry import PortModel
 from phalanx.compiler.recognize import Collective
@@ -72,7 +73,7 @@ def contributor_pipeline_bound_s(coll: Collective, port: PortModel) -> float:
     relayed piece pays a store-and-forward (module docstring); the largest over roots. 0 for
     other kinds, a port that streams several messages (iWarp, the torus), is shared (Proteus) or
     frees its sender before the start-up ends."""
-    if (coll.kind != "reduce" or port.streams != 1 or port.port_of or port.latency_s
+    if (coll.kind is not Kind.REDUCE or port.streams != 1 or port.port_of or port.latency_s
             or port.startup_s <= 0 or port.s_per_byte <= 0):
         return 0.0
     best = 0.0

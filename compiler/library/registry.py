@@ -12,6 +12,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 from phalanx.compiler.columns import MessagePhase, PhaseColumns
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Schedule
 
@@ -115,7 +116,7 @@ MessageGenerator = Callable[[Collective, Machine], Iterable[MessagePhase]]
 @dataclass(frozen=True)
 class Algorithm:
     name: str
-    kinds: tuple[str, ...]
+    kinds: tuple[Kind, ...]
     description: str
     phases: Generator
     requires: tuple[Requirement, ...] = ()

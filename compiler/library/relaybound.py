@@ -29,10 +29,11 @@ from collections.abc import Hashable
 
 import numpy as np
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.registry import PortModel, Route
 from phalanx.compiler.recognize import Collective
 
-RELAY_KINDS = ("cshift", "permutation")  # one message per pair, few of them: cheap to route
+RELAY_KINDS = (Kind.CSHIFT, Kind.PERMUTATION)  # one message per pair, few of them: cheap to route
 BISECTIONS = 60  # halvings of the interval: far below a nanosecond on any bound here
 
 

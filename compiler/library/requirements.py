@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.members import GROUP, contributors, group_order, receivers, senders
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.recognize import Collective
@@ -43,9 +44,9 @@ def uniform_parts(coll: Collective, machine: Machine) -> str | None:
 
 
 def one_sender_or_receiver(coll: Collective, machine: Machine) -> str | None:
-    if coll.kind in ("broadcast", "scatter") and len(senders(coll)) > 1:
+    if coll.kind in (Kind.BROADCAST, Kind.SCATTER) and len(senders(coll)) > 1:
         return f"the {coll.kind} has {len(senders(coll))} senders, not one root"
-    if coll.kind in ("gather", "reduce") and len(receivers(coll)) > 1:
+    if coll.kind in (Kind.GATHER, Kind.REDUCE) and len(receivers(coll)) > 1:
         return f"the {coll.kind} has {len(receivers(coll))} receivers, not one root"
     return None
 

@@ -48,6 +48,7 @@ import math
 from collections import Counter
 from collections.abc import Hashable
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.members import contributors, rooted_order
 from phalanx.compiler.library.registry import Machine, Route
 from phalanx.compiler.library.rooted import element_pieces
@@ -114,7 +115,7 @@ class Grid:
         self.rows, self.cols = machine.grid or (1, machine.nnodes)
         self.pieces = element_pieces(coll, 4 * self.rows * self.cols)
         self.origins = contributors(coll)
-        self.root = rooted_order(coll)[0] if coll.kind == "reduce" else None
+        self.root = rooted_order(coll)[0] if coll.kind is Kind.REDUCE else None
         # The origins whose partials of each unit each node holds to pass on (reduce_scatter).
         self.held: dict[int, dict[Unit, set[int]]] = {v: {} for v in range(self.rows * self.cols)}
 

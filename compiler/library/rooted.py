@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.members import (
     OUTWARD,
     binomial_rounds,
@@ -30,7 +31,7 @@ def _with_copies(coll: Collective, phases: list[list[Transfer]]) -> list[Phase]:
     forwarding instead of holding up the root's first message (the root of a broadcast only
     sends; on the hypercube a 64 KB copy takes 0.9 ms, as long as a start-up and the block)."""
     phases = phases or [[]]
-    if coll.kind == "broadcast":
+    if coll.kind is Kind.BROADCAST:
         phases[-1] = phases[-1] + local_copies(coll)
     else:
         phases[0] = local_copies(coll) + phases[0]
@@ -69,7 +70,7 @@ def binomial_phases(coll: Collective, machine: Machine) -> list[Phase]:
     if coll.kind in OUTWARD:
         for pairs in rounds:
             phases.append([t for v, c in pairs for t in _outward(
-                coll, order[v], order[c], [order[c]] if coll.kind == "broadcast"
+                coll, order[v], order[c], [order[c]] if coll.kind is Kind.BROADCAST
                 else [order[u] for u in subtree(c, n)])])
     else:
         for pairs in reversed(rounds):
@@ -101,7 +102,7 @@ def chain_phases(coll: Collective, machine: Machine) -> list[Phase]:
     forwarding piece i while the next arrives; a reduce sends the running partials back up."""
     order = rooted_order(coll)
     n, m, root = len(order), coll.byte_matrix, order[0]
-    if coll.kind == "reduce":
+    if coll.kind is Kind.REDUCE:
         return _with_copies(coll, [_inward(coll, order[v], order[v - 1], order[v:])
                                    for v in range(n - 1, 0, -1)])
     pieces = segments(coll.block_bytes or 0, chain_segments(coll, machine, n))

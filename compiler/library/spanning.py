@@ -30,6 +30,7 @@ bytes (and its four receives', on streams a node's sends and receives share) at 
 
 from __future__ import annotations
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.members import rooted_order
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.library.rooted import _with_copies, segments
@@ -126,7 +127,7 @@ def tree_segments(machine: Machine, units: int, unit_bytes: int, depth: int,
 
 def _parts(coll: Collective, machine: Machine, depth: int) -> list[list[tuple[int, int]]]:
     """(offset, bytes) of each segment of each tree's part of the block (between elements)."""
-    reduction = coll.kind == "reduce"
+    reduction = coll.kind is Kind.REDUCE
     unit = (coll.element_bytes or 1) if reduction else 1
     units = (coll.block_bytes or 0) // unit
     merge_s = machine.port.combine_s_per_op if reduction else 0.0
@@ -171,6 +172,6 @@ def spanning_trees_phases(coll: Collective, machine: Machine) -> list[Phase]:
     root = rooted_order(coll)[0]
     trees = spanning_trees(n, root)
     parts = _parts(coll, machine, max(depths(trees[0], root).values()))
-    if coll.kind == "broadcast":
+    if coll.kind is Kind.BROADCAST:
         return _with_copies(coll, _down(coll, trees, root, parts))
     return _with_copies(coll, _up(coll, trees, root, parts))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.members import rooted_order
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.library.rooted import _with_copies, element_pieces, segments
@@ -88,7 +89,7 @@ def binary_segments(coll: Collective, machine: Machine) -> int:
     """Segments of a pipelined binary tree's block (a reduce: of its partial, cut between
     elements, with the merge of a segment's elements added to its bytes' time)."""
     n, port = len(rooted_order(coll)), machine.port
-    if coll.kind == "reduce":
+    if coll.kind is Kind.REDUCE:
         if coll.element_bytes is None or coll.block_bytes is None:
             return 1
         elements = coll.block_bytes // coll.element_bytes
@@ -106,7 +107,7 @@ def binary_phases(coll: Collective, machine: Machine) -> list[Phase]:
     n, root, m = len(order), order[0], coll.byte_matrix
     children = heap_children(list(range(n)))
     count = binary_segments(coll, machine)
-    if coll.kind == "reduce":
+    if coll.kind is Kind.REDUCE:
         pieces = element_pieces(coll, count)
         below = _descendants(children)
 

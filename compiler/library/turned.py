@@ -26,6 +26,7 @@ import dataclasses
 from collections.abc import Callable
 from itertools import zip_longest
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.members import GROUP, group_order, rooted_order
 from phalanx.compiler.library.registry import Generator, Machine, Requirement
 from phalanx.compiler.library.requirements import on_grid
@@ -72,7 +73,7 @@ def centre_of(coll: Collective) -> int:
 
 def quarters(coll: Collective, copies: int = COPIES) -> list[tuple[int, int]]:
     """(offset, bytes) of each copy's part of a block, cut between a reduction's elements."""
-    if coll.kind in ("reduce", "allreduce"):
+    if coll.kind in (Kind.REDUCE, Kind.ALLREDUCE):
         return element_pieces(coll, copies)
     return segments(coll.block_bytes or 0, copies)
 

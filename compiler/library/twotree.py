@@ -19,6 +19,7 @@ its own before it sends the sum to its parent, so every port carries the partial
 
 from __future__ import annotations
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.members import rooted_order
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.library.rooted import _with_copies, segments
@@ -119,7 +120,7 @@ def two_tree_segments(coll: Collective, machine: Machine) -> int:
     """Segments per half: the binary tree's optimum (trees.best_segments) with this fill; for a
     reduce, of each half's elements, a segment's merge added to its bytes' time."""
     port, fill = machine.port, fill_slots(len(rooted_order(coll)))
-    if coll.kind == "reduce":
+    if coll.kind is Kind.REDUCE:
         element = coll.element_bytes or 1
         return best_segments(fill, port.s_per_byte * element + port.combine_s_per_op,
                              port.startup_s, (coll.block_bytes or 2) // element // 2)
@@ -144,7 +145,7 @@ def two_tree_phases(coll: Collective, machine: Machine) -> list[Phase]:
         return _with_copies(coll, [])
     block, m = coll.block_bytes or 0, coll.byte_matrix
     count = two_tree_segments(coll, machine)
-    element = (coll.element_bytes or 1) if coll.kind == "reduce" else 1
+    element = (coll.element_bytes or 1) if coll.kind is Kind.REDUCE else 1
     elements = block // element
     halves = [(0, elements // 2), (elements // 2, elements - elements // 2)]
     parts = [[((h0 + off) * element, size * element) for off, size in segments(length, count)]
@@ -152,7 +153,7 @@ def two_tree_phases(coll: Collective, machine: Machine) -> list[Phase]:
     slots = _slots(n, count)
     last = max(t for t, *_ in slots)
     phases: dict[int, list[Transfer]] = {}
-    if coll.kind == "reduce":  # backwards: each segment from the child up to its parent
+    if coll.kind is Kind.REDUCE:  # backwards: each segment from the child up to its parent
         below = _below(n)
         for t, src, dst, half, j in slots:
             offset, nbytes = parts[half][j]

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 from mpi4py import MPI
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.plan_walk import (
     AgentStart,
     AwaitBarrier,
@@ -289,7 +290,8 @@ def describe(step) -> str:
 def library_collective(comm, rank: int, coll: dict[str, Any], data) -> tuple[str, float]:
     """MPI's own collective on the same byte counts (reductions: the same partial values); for
     a collective in groups, in a communicator per group (MPI_Comm_split), all at once."""
-    kind, m = coll["kind"], np.asarray(coll["matrix"], dtype=np.int64)
+    kind = Kind(coll["kind"])  # the parent wrote it from a Collective's Kind (backends/mpi.py)
+    m = np.asarray(coll["matrix"], dtype=np.int64)
     root = coll["root"] if coll["root"] is not None else 0
     groups = coll["groups"]
     if groups:
@@ -311,29 +313,29 @@ def library_collective(comm, rank: int, coll: dict[str, Any], data) -> tuple[str
     return name, MPI.Wtime() - start
 
 
-def _library_call(comm, rank: int, node: int, kind: str, m: np.ndarray, root: int, data) -> str:
+def _library_call(comm, rank: int, node: int, kind: Kind, m: np.ndarray, root: int, data) -> str:
     """One MPI collective on `comm`, where this process is `rank` (node `node` of the machine)."""
     if isinstance(data, ReductionData):
         part = data.partials.get(node, np.zeros(1, data.reference.dtype))
         out = np.empty_like(part)
-        if kind == "allreduce":
+        if kind == Kind.ALLREDUCE:
             comm.Allreduce(part, out, op=MPI_OPS[data.stmt.op])
             return "MPI_Allreduce"
         comm.Reduce(part, out, op=MPI_OPS[data.stmt.op], root=root)
         return "MPI_Reduce"
-    if kind in ("reduce", "allreduce"):
+    if kind in (Kind.REDUCE, Kind.ALLREDUCE):
         # A reduction along a dimension: each member's partial block of the statement's element
         # type, reduced element-wise (as the schedules combine them).
         stmt = data.stmt
         part = np.zeros(int(m[:, root].max(initial=0)) // stmt.dst.itemsize,
                         NUMPY_TYPES[stmt.dst.elem_type])
         out = np.empty_like(part)
-        if kind == "allreduce":
+        if kind == Kind.ALLREDUCE:
             comm.Allreduce(part, out, op=MPI_OPS[stmt.op])
             return "MPI_Allreduce"
         comm.Reduce(part, out, op=MPI_OPS[stmt.op], root=root)
         return "MPI_Reduce"
-    if kind == "broadcast":
+    if kind == Kind.BROADCAST:
         comm.Bcast(np.zeros(int(m[root].max(initial=0)), np.uint8), root=root)
         return "MPI_Bcast"
     send, recv = m[rank], m[:, rank]

@@ -29,6 +29,7 @@ import numpy as np
 
 from phalanx.compiler import hypercube
 from phalanx.compiler.algorithms import direct_partner
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.bounds import ONE_DESTINATION_KINDS, fixed_routes_bound_s
 from phalanx.compiler.library.lockstep import lockstep_s
 from phalanx.compiler.library.members import GROUP, ROOTED
@@ -94,18 +95,18 @@ class BokhariTarget(Target):
     def spec(self) -> str:
         return f"{self.name}:{self.size_text}"
 
-    def algorithms(self, kind: str) -> tuple[str, ...]:
+    def algorithms(self, kind: Kind) -> tuple[str, ...]:
         d = hypercube.log2_exact(self.nnodes)
-        if kind == "alltoall" and d is not None:
+        if kind == Kind.ALLTOALL and d is not None:
             return hypercube.family(d) + self.library_exchanges(kind)
         return self.library.names(kind)
 
-    def library_exchanges(self, kind: str) -> tuple[str, ...]:
+    def library_exchanges(self, kind: Kind) -> tuple[str, ...]:
         """The library's all-to-alls beside the exchange family (Bruck's), `direct` aside."""
         return tuple(a for a in self.library.names(kind) if a != "direct")
 
     def _family_kind(self, coll: Collective) -> bool:
-        return coll.kind == "alltoall" and hypercube.log2_exact(self.nnodes) is not None
+        return coll.kind is Kind.ALLTOALL and hypercube.log2_exact(self.nnodes) is not None
 
     def _by_family(self, coll: Collective, algorithm: str) -> bool:
         """`algorithm` lowers `coll` as one of the exchange family (not the library's)."""
@@ -136,8 +137,8 @@ class BokhariTarget(Target):
                     for a in hypercube.family(d) + self.library_exchanges(coll.kind)]
         return super().candidates(coll)
 
-    def describe_algorithm(self, kind: str, algorithm: str) -> str:
-        if (kind == "alltoall" and hypercube.log2_exact(self.nnodes) is not None
+    def describe_algorithm(self, kind: Kind, algorithm: str) -> str:
+        if (kind == Kind.ALLTOALL and hypercube.log2_exact(self.nnodes) is not None
                 and algorithm not in self.library_exchanges(kind)):
             return {"standard": "Johnsson-Ho standard exchange: d steps of half the blocks, "
                                 "with shuffles (seed 003 Sec. 2)",
@@ -173,7 +174,7 @@ class BokhariTarget(Target):
         from it)."""
         schedule = self.library.schedule(coll, algorithm, self.spec)
         limit = getattr(self.params, "recv_buffer_bytes", 0.0)
-        if not limit or coll.kind not in ("alltoall", "alltoallv"):
+        if not limit or coll.kind not in (Kind.ALLTOALL, Kind.ALLTOALLV):
             return schedule
         fitted = buffers.rounds_within(schedule, limit) or buffers.in_fewest_pieces(schedule, limit)
         return schedule if fitted is None else fitted
@@ -209,7 +210,7 @@ class BokhariTarget(Target):
         or the collective is not the family's), None where not even one-byte pieces fit."""
         limit = getattr(self.params, "recv_buffer_bytes", 0.0)
         d = hypercube.log2_exact(coll.nprocs)
-        if not limit or d is None or coll.kind != "alltoall" or not self._by_family(coll, algorithm):
+        if not limit or d is None or coll.kind is not Kind.ALLTOALL or not self._by_family(coll, algorithm):
             return 1
         parts = hypercube.parse_partition(algorithm, d)
         return hypercube.pieces_to_fit(parts, coll.block_bytes or 0, limit)
@@ -219,7 +220,7 @@ class BokhariTarget(Target):
         the largest block the seed's direct exchange ran with; cheap for uniform blocks)."""
         limit = getattr(self.params, "recv_buffer_bytes", 0.0)
         d = hypercube.log2_exact(coll.nprocs)
-        if not limit or coll.kind not in ("alltoall", "alltoallv") or (coll.kind == "alltoall" and d is None):
+        if not limit or coll.kind not in (Kind.ALLTOALL, Kind.ALLTOALLV) or (coll.kind is Kind.ALLTOALL and d is None):
             return True
         if not self._by_family(coll, algorithm):  # the library's (Bruck's): its own schedule
             try:

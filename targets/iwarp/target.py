@@ -45,7 +45,7 @@ PHASED = ("phased", "phased-global", "phased-unswitched", "two-stage")
 ALGORITHMS = ("phased", "phased-global", "phased-unswitched", "message-passing",
               "message-passing-random", "store-forward", "two-stage", "direct")
 # Any byte matrix; alltoallv: Fig. 9's random sizes; a shift or permutation is a sparse pattern.
-KINDS = ("alltoall", "alltoallv", "sparse", "cshift", "permutation")
+KINDS = (Kind.ALLTOALL, Kind.ALLTOALLV, Kind.SPARSE, Kind.CSHIFT, Kind.PERMUTATION)
 RANDOM_ORDER_SEED = 1
 DESCRIPTIONS = {
     "phased": "Hinrichs et al.'s n^3/8 contention-free phases with the synchronizing switch "
@@ -100,7 +100,7 @@ class IWarpTarget(Target):
     def phased_ok(self) -> bool:
         return self.torus.rows == self.torus.cols and self.torus.cols % 8 == 0
 
-    def algorithms(self, kind: str) -> tuple[str, ...]:
+    def algorithms(self, kind: Kind) -> tuple[str, ...]:
         """The machine's own exchanges, then the library's (Bruck's, the edge colouring)."""
         if kind not in KINDS:
             return self.library.names(kind)
@@ -125,7 +125,7 @@ class IWarpTarget(Target):
                     "processors")
         return None
 
-    def describe_algorithm(self, kind: str, algorithm: str) -> str:
+    def describe_algorithm(self, kind: Kind, algorithm: str) -> str:
         if kind in KINDS and algorithm in ALGORITHMS:
             return DESCRIPTIONS[algorithm]
         return self.library.describe(kind, algorithm)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.cost import combined_bytes
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Schedule, Transfer
@@ -27,14 +28,14 @@ from phalanx.targets.ksr1.params import KsrParams
 from phalanx.targets.ksr1.ring import RingGeometry
 from phalanx.targets.ksr1.tags import Read, ReadMode
 
-REDUCTIONS = ("reduce", "allreduce")
+REDUCTIONS = (Kind.REDUCE, Kind.ALLREDUCE)
 
 
 def subpages(nbytes: int, params: KsrParams) -> int:
     return max(math.ceil(nbytes / params.subpage_bytes), 1)
 
 
-def _loops(phase: Phase, kind: str, params: KsrParams) -> dict[tuple[int, int, int], int]:
+def _loops(phase: Phase, kind: Kind, params: KsrParams) -> dict[tuple[int, int, int], int]:
     """Subpages per read loop (reader, holder, message) of a phase."""
     loops: dict[tuple[int, int, int], list[Transfer]] = defaultdict(list)
     for i, t in enumerate(phase.sends):
@@ -46,7 +47,7 @@ def _loops(phase: Phase, kind: str, params: KsrParams) -> dict[tuple[int, int, i
                         else sum(t.nbytes for t in ts), params) for k, ts in loops.items()}
 
 
-def phase_time_s(phase: Phase, kind: str, params: KsrParams, geo: RingGeometry) -> float:
+def phase_time_s(phase: Phase, kind: Kind, params: KsrParams, geo: RingGeometry) -> float:
     readers: dict[int, float] = defaultdict(float)
     ard: dict[int, int] = defaultdict(int)
     push_s = 0.0
@@ -73,7 +74,7 @@ def phase_time_s(phase: Phase, kind: str, params: KsrParams, geo: RingGeometry) 
     return max(max(readers.values(), default=0.0) + push_s, busiest_ard_s, copies)
 
 
-def predict_time_s(schedule: Schedule, kind: str, params: KsrParams, nnodes: int) -> float:
+def predict_time_s(schedule: Schedule, kind: Kind, params: KsrParams, nnodes: int) -> float:
     geo = RingGeometry(params, nnodes)
     return sum(phase_time_s(p, kind, params, geo) for p in schedule.phases)
 

@@ -18,6 +18,7 @@ Each takes a read mode (tags.py): plain reads, `-prefetch` or, for a broadcast, 
 
 from __future__ import annotations
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Transfer
 from phalanx.targets.ksr1.tags import Read, ReadMode
@@ -115,7 +116,7 @@ def reduce_phases(coll: Collective, tree: bool, mode: ReadMode = ReadMode.READ) 
 def allreduce_phases(coll: Collective, tree: bool, mode: ReadMode = ReadMode.READ) -> list[list[Transfer]]:
     """Sec. 5.7: gather and combine at cell 0, then every cell reads the result (step 3)."""
     n, m = coll.nprocs, coll.byte_matrix
-    gathered = Collective(coll.index, "reduce", n, coll.byte_matrix, coll.src, coll.dst, coll.line, 0)
+    gathered = Collective(coll.index, Kind.REDUCE, n, coll.byte_matrix, coll.src, coll.dst, coll.line, 0)
     phases = reduce_phases(gathered, tree, mode)
     result = [Transfer(0, q, m[o][q], o, q, Read(1, mode).message)
               for q in range(1, n) for o in range(n) if o != q and m[o][q] > 0]
@@ -126,7 +127,7 @@ def allgather_phases(coll: Collective, algorithm: str,
                      mode: ReadMode = ReadMode.READ) -> list[list[Transfer]]:
     if algorithm == "allgather-cshift":
         return allgather_cshift_phases(coll, mode)
-    gathered = Collective(coll.index, "gather", coll.nprocs, coll.byte_matrix, coll.src, coll.dst,
+    gathered = Collective(coll.index, Kind.GATHER, coll.nprocs, coll.byte_matrix, coll.src, coll.dst,
                           coll.line, 0)
     tree = algorithm == "allgather-tree-bcast"
     gather = gather_tree_phases(gathered, mode) if tree else gather_seq_phases(gathered, mode)
@@ -142,9 +143,9 @@ def phases_of(coll: Collective, base: str, mode: ReadMode) -> Phases:
     if base.startswith("allgather-"):
         return _with_copies(coll, allgather_phases(coll, base, mode))
     tree = base.startswith("gather-tree")
-    if coll.kind == "allreduce":
+    if coll.kind is Kind.ALLREDUCE:
         return _with_copies(coll, allreduce_phases(coll, tree, mode))
-    if coll.kind == "reduce":
+    if coll.kind is Kind.REDUCE:
         return _with_copies(coll, reduce_phases(coll, tree, mode))
     gather = gather_tree_phases(coll, mode) if tree else gather_seq_phases(coll, mode)
     return _with_copies(coll, gather)

@@ -11,6 +11,7 @@ cost.py, which times any schedule.
 from __future__ import annotations
 
 from phalanx.compiler.algorithms import direct_schedule
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.offer import Library
 from phalanx.compiler.library.registry import Machine, PortModel
 from phalanx.compiler.library.requirements import complete_group, every_member_receives
@@ -26,17 +27,17 @@ from phalanx.targets.ksr1.schedules import phases_of
 from phalanx.targets.ksr1.tags import ReadMode
 
 BASE_ALGORITHMS = {
-    "broadcast": ("broadcast",),
-    "cshift": ("cshift",),
-    "permutation": ("reads",),
-    "gather": ("gather-seq", "gather-tree"),
-    "reduce": ("gather-seq", "gather-tree"),
-    "allreduce": ("gather-seq-bcast", "gather-tree-bcast"),
-    "allgather": ("allgather-seq-bcast", "allgather-tree-bcast", "allgather-cshift"),
-    "alltoall": ("reads",),
-    "alltoallv": ("reads",),
-    "scatter": ("reads",),
-    "sparse": ("reads",),
+    Kind.BROADCAST: ("broadcast",),
+    Kind.CSHIFT: ("cshift",),
+    Kind.PERMUTATION: ("reads",),
+    Kind.GATHER: ("gather-seq", "gather-tree"),
+    Kind.REDUCE: ("gather-seq", "gather-tree"),
+    Kind.ALLREDUCE: ("gather-seq-bcast", "gather-tree-bcast"),
+    Kind.ALLGATHER: ("allgather-seq-bcast", "allgather-tree-bcast", "allgather-cshift"),
+    Kind.ALLTOALL: ("reads",),
+    Kind.ALLTOALLV: ("reads",),
+    Kind.SCATTER: ("reads",),
+    Kind.SPARSE: ("reads",),
 }
 MAX_CELLS = 1088  # 002_1e1cb805508c9dd7.txt Sec. 2: two ring levels support up to 1088 processors
 
@@ -62,14 +63,14 @@ class Ksr1Target(Target):
                          1 / (params.arith_MFLOPS * 1e6))
         self.library = Library.of(Machine(nnodes, port))
 
-    def own_algorithms(self, kind: str) -> tuple[str, ...]:
+    def own_algorithms(self, kind: Kind) -> tuple[str, ...]:
         base = BASE_ALGORITHMS.get(kind, ())
         names = list(base) + [f"{a}-{ReadMode.PREFETCH}" for a in base]
-        if kind == "broadcast":
+        if kind == Kind.BROADCAST:
             names.append(f"broadcast-{ReadMode.POSTSTORE}")
         return tuple(names) + ("direct",) if kind in BASE_ALGORITHMS else ()
 
-    def algorithms(self, kind: str) -> tuple[str, ...]:
+    def algorithms(self, kind: Kind) -> tuple[str, ...]:
         return tuple(dict.fromkeys(self.own_algorithms(kind) + self.library.names(kind)))
 
     def unmet(self, coll: Collective, algorithm: str) -> str | None:
@@ -81,7 +82,7 @@ class Ksr1Target(Target):
                 coll, self.library.machine)
         return self.library.unmet(coll, algorithm)
 
-    def describe_algorithm(self, kind: str, algorithm: str) -> str:
+    def describe_algorithm(self, kind: Kind, algorithm: str) -> str:
         if algorithm in self.own_algorithms(kind) and algorithm != "direct":
             base, mode = split_mode(algorithm)
             return f"seed 002 Sec. 5's {base}" + (f", {mode} (Sec. 3.4)" if mode != ReadMode.READ else "")

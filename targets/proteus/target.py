@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from phalanx.compiler import hypercube
 from phalanx.compiler.algorithms import direct_schedule
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.members import GROUP, ROOTED
 from phalanx.compiler.library.offer import PORT_MODEL_GAP, Library
 from phalanx.compiler.library.registry import Machine, PortModel
@@ -26,7 +27,7 @@ from phalanx.targets.proteus.network import ProteusNetwork
 from phalanx.targets.proteus.params import SEED, ProteusParams
 from phalanx.targets.proteus.topology import Topology, build_topology
 
-EXCHANGES = ("alltoall", "alltoallv", "sparse")
+EXCHANGES = (Kind.ALLTOALL, Kind.ALLTOALLV, Kind.SPARSE)
 
 
 class ProteusTarget(Target):
@@ -48,15 +49,15 @@ class ProteusTarget(Target):
     def spec(self) -> str:
         return f"proteus:groups={self.topo.groups},links={self.topo.links}"
 
-    def _family(self, coll: Collective | None = None, kind: str = "") -> tuple[str, ...]:
+    def _family(self, coll: Collective | None = None, kind: Kind | None = None) -> tuple[str, ...]:
         d = hypercube.log2_exact(coll.nprocs if coll else self.nnodes)
-        if kind != "alltoall" or d is None or d < 2:
+        if kind != Kind.ALLTOALL or d is None or d < 2:
             return ()
         names = [hypercube.algorithm_name(p) for p in hypercube.partitions(d)
                  if hypercube.is_equipartition(p) and len(p) > 1]
         return tuple(dict.fromkeys(names))
 
-    def algorithms(self, kind: str) -> tuple[str, ...]:
+    def algorithms(self, kind: Kind) -> tuple[str, ...]:
         if kind not in KINDS:
             return ()
         group = ("proteus-group",) if kind in EXCHANGES else ()
@@ -83,7 +84,7 @@ class ProteusTarget(Target):
         if algorithm in ("proteus-group", "direct"):
             return None
         d = hypercube.log2_exact(coll.nprocs)
-        if coll.kind != "alltoall" or d is None or coll.block_bytes is None:
+        if coll.kind is not Kind.ALLTOALL or d is None or coll.block_bytes is None:
             return f"Bokhari's exchanges need a uniform all-to-all on 2^d PPs, not {coll.nprocs}"
         try:
             hypercube.parse_partition(algorithm, d)
@@ -91,7 +92,7 @@ class ProteusTarget(Target):
             return f"its partition is not one of d = {d} for the collective's {coll.nprocs} PPs"
         return None
 
-    def describe_algorithm(self, kind: str, algorithm: str) -> str:
+    def describe_algorithm(self, kind: Kind, algorithm: str) -> str:
         if algorithm == "proteus-group":
             return ("Sec. 5: messages combined per cluster, e-cube permutation schedule over "
                     "the groups, pairs of permutations merged")
@@ -106,14 +107,14 @@ class ProteusTarget(Target):
             return proteus_group_schedule(coll, self.topo)
         if algorithm == "direct":
             return direct_schedule(coll)
-        if coll.kind != "alltoall" or hypercube.log2_exact(coll.nprocs) is None:
+        if coll.kind is not Kind.ALLTOALL or hypercube.log2_exact(coll.nprocs) is None:
             raise usage_error(f"'{algorithm}' cannot lower this {coll.kind} on {coll.nprocs} "
                               "processors", "Bokhari's exchanges need an all-to-all on 2^d "
                               "processors; use proteus-group or direct")
         return hypercube.multiphase_schedule(coll, algorithm)
 
     def choose(self, coll: Collective, algorithm: str = "auto", cost: str = "target") -> str:
-        if algorithm.startswith("multiphase:") and coll.kind == "alltoall" and not coll.groups:
+        if algorithm.startswith("multiphase:") and coll.kind is Kind.ALLTOALL and not coll.groups:
             d = hypercube.log2_exact(coll.nprocs)
             if d is not None:
                 return hypercube.algorithm_name(hypercube.parse_partition(algorithm, d))
@@ -133,7 +134,7 @@ class ProteusTarget(Target):
         if algorithm == "direct":
             return float(cost.direct_time_s(coll, self.topo, self.params))
         d, block = hypercube.log2_exact(coll.nprocs), coll.block_bytes
-        if coll.kind != "alltoall" or d is None or block is None:
+        if coll.kind is not Kind.ALLTOALL or d is None or block is None:
             return float("inf")  # Bokhari's family needs a uniform exchange on 2^d PPs
         try:
             parts = hypercube.parse_partition(algorithm, d)

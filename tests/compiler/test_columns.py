@@ -13,6 +13,7 @@ import pytest
 from phalanx.compiler.algorithms import direct_partner, direct_phases
 from phalanx.compiler.columns import PhaseColumns, TransferRows, known_columns, rows, transfers_of
 from phalanx.compiler.ir.dialects.sched import ScheduleOp, schedule_from_ir, schedule_to_ir
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library import index
 from phalanx.compiler.recognize import recognize
 from phalanx.compiler.schedule import COMBINED, Phase, Schedule, Transfer
@@ -130,11 +131,11 @@ def test_a_phase_s_rows_are_the_tuple_of_its_transfers_built_when_first_asked_fo
 def test_the_ir_gives_back_the_phases_it_was_built_from():
     m = matrices(8)[2]
     phases = direct_phases(recognize(0, m, "A", "B", 1))
-    op = schedule_to_ir(Schedule(0, "alltoall", "direct", 8, phases))
+    op = schedule_to_ir(Schedule(0, Kind.ALLTOALL, "direct", 8, phases))
     assert schedule_from_ir(op).phases is phases
     # The same tables built afresh (not from the columns) give equal phases, rebuilt.
     walked = tuple(Phase.of(list(p.sends)) for p in phases)
-    fresh = ScheduleOp(0, "alltoall", "direct", 8, walked)
+    fresh = ScheduleOp(0, Kind.ALLTOALL, "direct", 8, walked)
     assert fresh.sends.data.data == op.sends.data.data
     assert schedule_from_ir(fresh).phases == phases
 

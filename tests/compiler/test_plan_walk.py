@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.plan_walk import (
     AgentStart,
     AwaitAll,
@@ -25,7 +26,7 @@ from phalanx.compiler.schedule import (
 
 
 def schedule(collective: int, nprocs: int, phases: tuple[Phase, ...] = ()) -> Schedule:
-    return Schedule(collective, "alltoall", "direct", nprocs, phases)
+    return Schedule(collective, Kind.ALLTOALL, "direct", nprocs, phases)
 
 
 class Steps:

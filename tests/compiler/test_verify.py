@@ -9,6 +9,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from phalanx.compiler.columns import FIELDS, column_ranges, rows, transfers_of
 from phalanx.compiler.ir.dialects import sched
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.schedule import Phase, Schedule
 from phalanx.compiler.verify import schedule_problems, table_problems
 
@@ -75,7 +76,7 @@ def test_table_problems_name_what_the_phase_by_phase_loop_named(seed):
         problems_phase_by_phase(nprocs, list(zip(sends, recvs)))
     # and what the per-transfer loop finds: the same bad transfers, the same mismatch
     phases = tuple(Phase(transfers_of(s), transfers_of(r)) for s, r in zip(sends, recvs))
-    loop = schedule_problems(Schedule(0, "sparse", "test", nprocs, phases))
+    loop = schedule_problems(Schedule(0, Kind.SPARSE, "test", nprocs, phases))
     assert {p for p in got if p.startswith("phase ")} <= set(loop)
     assert any(p.startswith("phase ") for p in got) == any(p.startswith("phase ") for p in loop)
     assert any("do not match" in p for p in got) == any("has no" in p for p in loop)
@@ -88,7 +89,7 @@ def bad_op(column: int, value: int) -> sched.ScheduleOp:
     src = np.arange(600) % 4
     table = rows(src, (src + 1) % 4, np.full(600, 8), src, (src + 1) % 4)
     table[300, column] = value
-    return sched.schedule_to_ir(Schedule(0, "sparse", "test", 4, (Phase.of(transfers_of(table)),)))
+    return sched.schedule_to_ir(Schedule(0, Kind.SPARSE, "test", 4, (Phase.of(transfers_of(table)),)))
 
 
 @pytest.mark.parametrize("column, value, message", [

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from phalanx.compiler.columns import PhaseColumns, known_columns, table
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.schedule import Phase, Schedule, Transfer
 from phalanx.runtime.plan_columns import ScheduleColumns, _dense_ids
 from phalanx.runtime.schedule_index import ScheduleIndex, transfer_key
@@ -24,7 +25,7 @@ def schedule() -> Schedule:
     g = Transfer(1, 0, 8, 1, 2, 9)
     outside = Transfer(5, 0, 8, 5, 0)
     h = Transfer(2, 1, 8, 0, 2)
-    return Schedule(0, "alltoall", "test", 3, (
+    return Schedule(0, Kind.ALLTOALL, "test", 3, (
         Phase((a, b, d, c, e, f, g, outside), (a, b, c, d, e, f, g, g)),
         Phase((h,), (h,), "barrier")))
 
@@ -93,9 +94,9 @@ def test_columns_from_the_compiler_s_table_are_those_from_the_transfers():
     s = schedule()
     phases = [p.sends[:-1] if k == 0 else p.sends for k, p in enumerate(s.phases)]  # drop `outside`
     tables = [table(list(reversed(p))) for p in phases]
-    built = Schedule(0, "alltoall", "test", 3, PhaseColumns.of(tables).phases())
+    built = Schedule(0, Kind.ALLTOALL, "test", 3, PhaseColumns.of(tables).phases())
     assert known_columns(built.phases) is not None
-    plain = Schedule(0, "alltoall", "test", 3, tuple(Phase.of(tuple(reversed(p))) for p in phases))
+    plain = Schedule(0, Kind.ALLTOALL, "test", 3, tuple(Phase.of(tuple(reversed(p))) for p in phases))
     assert known_columns(plain.phases) is None
     from_table = ScheduleColumns.of(built)
     assert all(p.sends._built is None for p in built.phases)  # no Transfer made

@@ -23,34 +23,32 @@ from xdsl.passes import ModulePass
 from phalanx.compiler.ir.build import processors_from_module
 from phalanx.compiler.ir.dialects import coll, dist, sched
 from phalanx.compiler.ir.transforms.recognize_collectives import collective_from_op
-from phalanx.compiler.recognize import KINDS
+from phalanx.compiler.kind import Kind, parse_kind
 from phalanx.compiler.schedule import ComputeStep
 from phalanx.compiler.target import Target, check_cost_model, resolve
 from phalanx.grammar.diagnostics import usage_error
 
 
-def parse_algorithm_option(text: str) -> dict[str, str]:
-    """`direct` (every kind) or `alltoall=direct,sparse=direct` -> {kind: algorithm}.
+def parse_algorithm_option(text: str) -> dict[Kind | str, str]:
+    """`direct` (every kind) or `alltoall=direct,sparse=direct` -> {kind: algorithm}; the
+    algorithm for every kind is keyed "*".
 
     Commas split only before `kind=`, so names with commas (`multiphase:2,3`) survive. A kind
     that is not a collective kind (`allgater=ring`) is an error naming the kinds.
     """
-    choices: dict[str, str] = {}
+    choices: dict[Kind | str, str] = {}
     for part in filter(None, re.split(r",(?=\s*[A-Za-z_]\w*\s*=)", text)):
         kind, eq, alg = part.partition("=")
         if eq:
             if not kind.strip() or not alg.strip():
                 raise usage_error(f"bad algorithm choice '{part}'", "write KIND=ALG, e.g. alltoall=direct")
-            if kind.strip() not in KINDS:
-                raise usage_error(f"unknown collective kind '{kind.strip()}' in the algorithm choice "
-                                  f"'{part.strip()}'", "valid kinds: " + ", ".join(KINDS))
-            choices[kind.strip()] = alg.strip()
+            choices[parse_kind(kind, f"the algorithm choice '{part.strip()}'")] = alg.strip()
         else:
             choices["*"] = part.strip()
     return choices
 
 
-def requested_algorithm(choices: dict[str, str], kind: str) -> str:
+def requested_algorithm(choices: dict[Kind | str, str], kind: Kind) -> str:
     """The algorithm the parsed --algorithm asks for a `kind` statement (`auto` unless named)."""
     return choices.get(kind, choices.get("*", "auto"))
 

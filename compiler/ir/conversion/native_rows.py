@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import VerifyException
 
 from phalanx.compiler.ir.dialects import dist, sched
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.plan_walk import (
     AgentStart,
     AwaitAll,
@@ -52,7 +53,7 @@ from phalanx.grammar.diagnostics import usage_error
 
 SEND, RECV, COPY, FILL, CHECK, BARRIER, COMPUTE, BEGIN, END, WAIT = range(10)
 ROW_FIELDS = 6  # kind, a, b, c, d, e
-SHARED_CONTENT_KINDS = ("broadcast", "allgather", "reduce", "allreduce")
+SHARED_CONTENT_KINDS = (Kind.BROADCAST, Kind.ALLGATHER, Kind.REDUCE, Kind.ALLREDUCE)
 LAST = 1 << 62  # a key's part that sorts after every phase and round
 
 Row = tuple[int, int, int, int, int, int]

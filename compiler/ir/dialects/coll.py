@@ -17,6 +17,8 @@ from xdsl.ir import Attribute, Dialect
 from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition
 from xdsl.utils.exceptions import VerifyException
 
+from phalanx.compiler.kind import Kind
+
 
 def _flatten(byte_matrix: Sequence[Sequence[int]]) -> np.ndarray:
     """The rows of a square matrix one after another, as int64 (an array or nested sequences)."""
@@ -91,9 +93,9 @@ class CollectiveOp(IRDLOperation, ABC):
         return tuple(tuple(flat[i * n:(i + 1) * n]) for i in range(n)) if flat else ()
 
     @property
-    def kind(self) -> str:
-        """The collective kind, as used by algorithm registries: "alltoall", "sparse", ..."""
-        return self.name.split(".", 1)[1]
+    def kind(self) -> Kind:
+        """The collective kind, the op's name after `coll.`."""
+        return Kind(self.name.split(".", 1)[1])
 
     @property
     def nprocs_value(self) -> int:
@@ -235,7 +237,7 @@ class ReductionOp(CollectiveOp, ABC):
                                   f"{self.element_bytes.value.data}")
 
 
-def _kind_op(kind: str, doc: str, base: type[CollectiveOp] = CollectiveOp) -> type[CollectiveOp]:
+def _kind_op(kind: Kind, doc: str, base: type[CollectiveOp] = CollectiveOp) -> type[CollectiveOp]:
     """One op per collective kind; they differ only in name (the kind) and a reduction's
     element size."""
     camel = "".join(part.capitalize() for part in kind.split("_"))
@@ -243,18 +245,18 @@ def _kind_op(kind: str, doc: str, base: type[CollectiveOp] = CollectiveOp) -> ty
                                                             "__doc__": doc}))
 
 
-AlltoallvOp = _kind_op("alltoallv", "All-to-all with blocks of different sizes.")
-BroadcastOp = _kind_op("broadcast", "The root's data to every processor.")
-ScatterOp = _kind_op("scatter", "The root's data, a different part to each processor.")
-GatherOp = _kind_op("gather", "Every processor's part concatenated on the root.")
-AllgatherOp = _kind_op("allgather", "Every processor's part concatenated on every processor.")
-ReduceOp = _kind_op("reduce", "Partial results combined on the root.", ReductionOp)
-AllreduceOp = _kind_op("allreduce", "Partial results combined on every processor.", ReductionOp)
-CshiftOp = _kind_op("cshift", "A circular shift along one dimension.")
-PermutationOp = _kind_op("permutation", "Each processor sends to at most one other.")
-SparseOp = _kind_op("sparse", "Any other exchange: the byte matrix says who sends how much to whom.")
+AlltoallvOp = _kind_op(Kind.ALLTOALLV, "All-to-all with blocks of different sizes.")
+BroadcastOp = _kind_op(Kind.BROADCAST, "The root's data to every processor.")
+ScatterOp = _kind_op(Kind.SCATTER, "The root's data, a different part to each processor.")
+GatherOp = _kind_op(Kind.GATHER, "Every processor's part concatenated on the root.")
+AllgatherOp = _kind_op(Kind.ALLGATHER, "Every processor's part concatenated on every processor.")
+ReduceOp = _kind_op(Kind.REDUCE, "Partial results combined on the root.", ReductionOp)
+AllreduceOp = _kind_op(Kind.ALLREDUCE, "Partial results combined on every processor.", ReductionOp)
+CshiftOp = _kind_op(Kind.CSHIFT, "A circular shift along one dimension.")
+PermutationOp = _kind_op(Kind.PERMUTATION, "Each processor sends to at most one other.")
+SparseOp = _kind_op(Kind.SPARSE, "Any other exchange: the byte matrix says who sends how much to whom.")
 
-KIND_OPS: dict[str, type[CollectiveOp]] = {op.name.split(".", 1)[1]: op for op in (
+KIND_OPS: dict[Kind, type[CollectiveOp]] = {Kind(op.name.split(".", 1)[1]): op for op in (
     AlltoallOp, AlltoallvOp, BroadcastOp, ScatterOp, GatherOp, AllgatherOp, ReduceOp, AllreduceOp,
     CshiftOp, PermutationOp, SparseOp)}
 

@@ -31,6 +31,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from phalanx.compiler.columns import column_ranges, known_columns, phases_of_rows, transfers_of
 from phalanx.compiler.ir.dialects.dist import PipelineHeaderOp, RepeatHeaderOp
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.schedule import (
     SYNC_KINDS,
     TRANSFER_FIELDS,
@@ -111,7 +112,7 @@ class ScheduleOp(IRDLOperation):
     barrier_sizes = attr_def(DenseArrayBase[I64])
     barrier_members = attr_def(DenseArrayBase[I64])
 
-    def __init__(self, collective: int, kind: str, algorithm: str, nprocs: int,
+    def __init__(self, collective: int, kind: Kind, algorithm: str, nprocs: int,
                  phases: Sequence[Phase] = (), src: str = "", dst: str = "", line: int = 0,
                  stage: int = -1) -> None:
         sends, send_offsets, recvs, recv_offsets = _phase_tables(tuple(phases))
@@ -187,6 +188,9 @@ class ScheduleOp(IRDLOperation):
         n = self.nprocs.value.data
         if n < 1:
             raise VerifyException(f"'{self.name}' nprocs must be >= 1, got {n}")
+        if self.kind.data not in tuple(Kind):
+            raise VerifyException(f"'{self.name}' kind must be one of {', '.join(Kind)}, "
+                                  f"got '{self.kind.data}'")
         for sync in self.phase_sync.data:
             if sync.data not in SYNC_KINDS:
                 raise VerifyException(f"'{self.name}' sync must be one of {', '.join(SYNC_KINDS)}, "
@@ -302,7 +306,7 @@ def schedule_from_ir(op: ScheduleOp) -> Schedule:
     phases = op.phases()
     return Schedule(
         collective=op.collective.value.data,
-        kind=op.kind.data,
+        kind=Kind(op.kind.data),
         algorithm=op.algorithm.data,
         nprocs=op.nprocs.value.data,
         phases=phases,

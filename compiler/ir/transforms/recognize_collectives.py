@@ -23,6 +23,7 @@ from xdsl.utils.exceptions import VerifyException
 from phalanx.compiler.commsets import CommSet, ReduceSet
 from phalanx.compiler.ir.build import arrays_from_module, assign_from_op, reduce_from_op
 from phalanx.compiler.ir.dialects import coll, dist
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.layout import BlockLayout
 from phalanx.compiler.recognize import Collective, connected_groups, recognize, with_matrix
 from phalanx.compiler.semantics import SPREAD, ReduceStmt
@@ -30,10 +31,10 @@ from phalanx.compiler.semantics import SPREAD, ReduceStmt
 
 def collective_op(c: Collective, stage: int = -1) -> coll.CollectiveOp:
     root = -1 if c.root is None else c.root
-    if c.kind == "alltoall":
+    if c.kind is Kind.ALLTOALL:
         return coll.AlltoallOp(c.index, c.src, c.dst, c.matrix, c.block_bytes or 0, c.line,
                                stage, c.groups, c.strided)
-    if c.kind in ("reduce", "allreduce"):
+    if c.kind in (Kind.REDUCE, Kind.ALLREDUCE):
         return coll.KIND_OPS[c.kind](c.index, c.src, c.dst, c.matrix, c.line, root, stage,
                                      c.groups, c.element_bytes or 0, c.strided)
     return coll.KIND_OPS[c.kind](c.index, c.src, c.dst, c.matrix, c.line, root, stage,

@@ -10,6 +10,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from phalanx.compiler.ir.dialects import ALL_DIALECTS, coll, dist, make_context, sched
 from phalanx.compiler.ir.printing import parse_module, print_generic
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.schedule import ComputeStep, Phase, PipelineStep, Plan, Schedule, SyncMode, Transfer
 
 
@@ -18,7 +19,7 @@ def odd_schedule() -> Schedule:
     a, b, c = Transfer(0, 1, 8, 0, 1), Transfer(1, 2, 16, 1, 2), Transfer(2, 0, 4, 2, 0)
     return Schedule(
         collective=3,
-        kind="sparse",
+        kind=Kind.SPARSE,
         algorithm="store-forward",
         nprocs=3,
         phases=(Phase((a, b), (b,), "local"), Phase((c,), (a, c), "barrier"), Phase((), ())),
@@ -58,7 +59,7 @@ def grouped_schedule() -> Schedule:
     """Four nodes in two groups: phase 0's barrier is scoped to both, phase 1's to {2, 3}
     only, phase 2's spans every node."""
     a, b = Transfer(0, 1, 8, 0, 1), Transfer(3, 2, 8, 3, 2)
-    return Schedule(0, "alltoall", "direct", 4, (
+    return Schedule(0, Kind.ALLTOALL, "direct", 4, (
         Phase((a, b), (a, b), "barrier", ((0, 1), (2, 3))),
         Phase((), (), "barrier", ((2, 3),)), Phase((), (), "barrier")))
 
@@ -162,7 +163,7 @@ def test_schedule_rejects_bad_offsets_and_bad_processor() -> None:
     op.attributes["send_offsets"] = DenseArrayBase.from_list(i64, [0, 2, 1, 3])
     with pytest.raises(VerifyException, match="send_offsets must rise from 0 to 3 in 4 entries"):
         op.verify()
-    bad = Schedule(0, "sparse", "direct", 2, (Phase.of([Transfer(0, 5, 1, 0, 5)]),))
+    bad = Schedule(0, Kind.SPARSE, "direct", 2, (Phase.of([Transfer(0, 5, 1, 0, 5)]),))
     with pytest.raises(VerifyException, match=r"dst = 5 outside 0\.\.1"):
         sched.schedule_to_ir(bad).verify()
 

@@ -12,6 +12,7 @@ from xdsl.ir import Operation
 
 from phalanx.compiler.ir.dialects import coll, dist, sched
 from phalanx.compiler.ir.printing import parse_module, print_generic
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.schedule import ComputeStep, Phase, Schedule, Transfer
 
 
@@ -34,7 +35,7 @@ def every_op_module() -> ModuleOp:
     """One op of every kind in the three dialects."""
     s = Schedule(
         collective=1,
-        kind="alltoall",
+        kind=Kind.ALLTOALL,
         algorithm="phased",
         nprocs=2,
         phases=(

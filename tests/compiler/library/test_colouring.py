@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from phalanx.compiler.driver import compile_program
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.colouring import colour_messages
 from phalanx.compiler.library.cost import one_message_s
 from phalanx.compiler.recognize import Collective
@@ -72,7 +73,7 @@ def test_ideal_follows_colouring_of_a_sparse_pattern_message_by_message():
     machine = resolve("ideal:12,copy_us_per_byte=0.002")
     for _ in range(4):
         m = (rng.random((12, 12)) < 0.3) * rng.integers(1, 5000, (12, 12))
-        coll = Collective(0, "sparse", 12, tuple(map(tuple, m.tolist())), "A", "B", 1)
+        coll = Collective(0, Kind.SPARSE, 12, tuple(map(tuple, m.tolist())), "A", "B", 1)
         degree = int(max((m - np.diag(np.diag(m)) > 0).sum(axis=0).max(),
                          (m - np.diag(np.diag(m)) > 0).sum(axis=1).max()))
         assert len(machine.schedule_for(coll, "colouring").phases) == degree

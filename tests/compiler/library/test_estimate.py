@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from phalanx.compiler.algorithms import direct_columns
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library import index
 from phalanx.compiler.library.cost import estimate_s
 from phalanx.compiler.library.estimate import (
@@ -44,7 +45,7 @@ def test_the_columns_give_estimate_s_s_time(port, sync):
         for columns in (direct_columns(coll), index.bruck_rounds(coll, (8,)),
                         index.bruck_rounds(coll, (2, 4))):
             columns = type(columns)(columns.rows, columns.offsets, (sync,) * len(columns.syncs))
-            walked = estimate_s(Schedule(0, "alltoall", "x", 8, columns.phases()), port)
+            walked = estimate_s(Schedule(0, Kind.ALLTOALL, "x", 8, columns.phases()), port)
             assert columns_estimate_s(columns, 8, "alltoall", port) == walked
 
 

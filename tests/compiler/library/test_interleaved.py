@@ -10,6 +10,7 @@ import pytest
 
 from conftest import assert_forced_run_verifies
 from phalanx.compiler.driver import compile_program
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.interleaved import far_first_order, spread
 from phalanx.compiler.library.knomial import cut_bits, cut_scatter_doubling_over
 from phalanx.compiler.library.members import rooted_order
@@ -93,7 +94,7 @@ def test_on_the_torus_the_far_first_trees_beat_node_order():
     coll = compile_program(kind_program("broadcast", 64, 2048), target="torus:8x8",
                            algorithm="broadcast=binomial").collectives[0]
     order = rooted_order(coll)
-    node_order = Schedule(0, "broadcast", "cut-scatter-doubling", 64, tuple(
+    node_order = Schedule(0, Kind.BROADCAST, "cut-scatter-doubling", 64, tuple(
         cut_scatter_doubling_over(coll, order, cut_bits(coll, machine.library.machine, 64))))
     assert schedule_time_s(machine, node_order) == pytest.approx(0.343e-3, abs=0.5e-6)
     assert simulated_time_s(machine, coll, "interleaved-cut-scatter-doubling") < \

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.lockstep import lockstep_s
 from phalanx.compiler.recognize import recognize
 from phalanx.compiler.schedule import Phase, Schedule, Transfer
@@ -35,7 +36,7 @@ def test_a_phase_takes_its_busiest_link_or_node_and_a_barrier_phase_its_barrier(
     xor = Phase.of([Transfer(r, r ^ 4, 1000, r, r ^ 4) for r in range(8)])
     second = Phase.of([Transfer(r, r, 500, r, r) for r in range(8)]
                       + [Transfer(0, 1, 100, 0, 1, 1), Transfer(0, 1, 100, 0, 2, 1)], "barrier")
-    schedule = Schedule(0, "alltoall", "test", 8, (xor, second))
+    schedule = Schedule(0, Kind.ALLTOALL, "test", 8, (xor, second))
     assert lockstep_s(schedule, target.library.machine.port, target.link_loads) == pytest.approx(
         (119 + 84.2 + 265) * 1e-6, rel=1e-12)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from phalanx.compiler.driver import compile_program
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.reducedrain import drain_bound_s
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.target import Target, resolve
@@ -17,7 +18,7 @@ from phalanx.runtime.timing import simulated_time_s
 ROUNDING = 1e-9
 
 
-def reduce_of(machine: Target, size: int, kind: str = "reduce") -> Collective:
+def reduce_of(machine: Target, size: int, kind: Kind = Kind.REDUCE) -> Collective:
     """The sweep's reduce (or other kind) of `size`-byte partials on the whole machine."""
     source = kind_program(kind, machine.nnodes, size)
     for algorithm in machine.algorithms(kind):

@@ -8,6 +8,7 @@ from collections import Counter
 import pytest
 
 from phalanx.compiler.driver import compile_program
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.relayrounds import relay_plan
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.target import resolve
@@ -77,6 +78,6 @@ def test_relay_rounds_is_refused_where_rounds_are_not_the_machine_s(spec, nprocs
 def test_a_node_in_two_messages_is_refused():
     m = [[0] * 16 for _ in range(16)]
     m[0][1] = m[0][2] = 4096
-    coll = Collective(0, "permutation", 16, tuple(map(tuple, m)), "A", "B", 3)
+    coll = Collective(0, Kind.PERMUTATION, 16, tuple(map(tuple, m)), "A", "B", 3)
     assert relay_plan(coll, resolve("hypercube:4").library.machine) == (
         "node 0 sends 2 messages: the rounds place one block a node each way")

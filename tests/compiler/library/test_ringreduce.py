@@ -10,6 +10,7 @@ from collections import Counter
 import pytest
 
 from phalanx.compiler.driver import compile_program
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.ringreduce import gather_steps, reduce_steps
 from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import PhalanxError
@@ -160,7 +161,7 @@ def test_the_cost_model_follows_a_split_step_as_one_phase():
             group = []
     assert len(joined) < len(schedule.phases)
     port = machine.library.machine.port
-    whole = Schedule(0, "reduce", "x", 16, tuple(joined))
+    whole = Schedule(0, Kind.REDUCE, "x", 16, tuple(joined))
     assert estimate_s(schedule, port, ELEMENT) == pytest.approx(estimate_s(whole, port, ELEMENT), rel=1e-12)
 
 

@@ -93,7 +93,7 @@ def test_staggered_is_refused_where_there_is_nothing_to_stagger():
     machine = resolve("sp2:16")
     fan = [[0] * 16 for _ in range(16)]
     fan[0][1] = fan[0][2] = 4096  # node 0 sends two messages
-    coll = Collective(0, "permutation", 16, tuple(map(tuple, fan)), "A", "B", 3)
+    coll = Collective(0, Kind.PERMUTATION, 16, tuple(map(tuple, fan)), "A", "B", 3)
     assert machine.unmet(coll, "staggered") == ("node 0 sends to 2 nodes: the staggered slots "
                                                 "assume one message each way")
     assert machine.unmet(coll, "staggered-halves") == machine.unmet(coll, "staggered")

@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 
 from phalanx.compiler.driver import compile_program
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.streamrounds import stream_plan
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import SyncMode
@@ -82,6 +83,6 @@ def test_stream_rounds_is_refused_where_rounds_are_not_the_machine_s(spec, nproc
 def test_a_one_byte_block_is_refused():
     m = [[0] * 16 for _ in range(16)]
     m[0][1] = 1
-    coll = Collective(0, "permutation", 16, tuple(map(tuple, m)), "A", "B", 3)
+    coll = Collective(0, Kind.PERMUTATION, 16, tuple(map(tuple, m)), "A", "B", 3)
     assert stream_plan(coll, resolve("torus:4x4").library.machine) == (
         "a block of 1 B cannot be cut in 2 pieces")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from phalanx.compiler.driver import compile_program
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.xorrelay import xor_rounds
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.target import resolve
@@ -70,7 +71,7 @@ def permutation(nprocs: int, dest: dict[int, int]) -> Collective:
     m = [[0] * nprocs for _ in range(nprocs)]
     for p, q in dest.items():
         m[p][q] = 4096
-    return Collective(0, "permutation", nprocs, tuple(map(tuple, m)), "A", "B", 3)
+    return Collective(0, Kind.PERMUTATION, nprocs, tuple(map(tuple, m)), "A", "B", 3)
 
 
 def test_masks_that_are_no_subspace_or_differ_in_a_coset_are_refused():
@@ -82,7 +83,7 @@ def test_masks_that_are_no_subspace_or_differ_in_a_coset_are_refused():
     assert "do not form a subspace of at least 4 elements" in str(xor_rounds(shift, cube))
     uneven = permutation(8, {0: 1, 1: 2, 2: 0})  # masks 1, 3, 2: a subspace, node 3 sends nothing
     assert "send with different masks" in str(xor_rounds(uneven, cube))
-    twice = Collective(0, "permutation", 8, tuple(tuple(4096 if (p, q) in {(0, 1), (0, 2)} else 0
+    twice = Collective(0, Kind.PERMUTATION, 8, tuple(tuple(4096 if (p, q) in {(0, 1), (0, 2)} else 0
                                                         for q in range(8)) for p in range(8)),
                        "A", "B", 3)
     assert xor_rounds(twice, cube) == ("node 0 sends to more than one node: a round carries one "

@@ -31,6 +31,7 @@ from phalanx.compiler.ir.conversion.native_rows import (
 )
 from phalanx.compiler.ir.dialects.sched import plan_to_module
 from phalanx.compiler.ir.passes import PASSES
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.native import MLIR_OPT_PASSES, find_tool
 from phalanx.compiler.schedule import WHOLE, ComputeStep, Phase, Plan, Schedule, SyncMode, Transfer
 from phalanx.compiler.target import resolve
@@ -268,7 +269,7 @@ def test_progress_checker_finds_a_deadlock_and_a_mismatch():
 def test_a_node_posts_a_phase_before_it_waits_and_eager_sends_stream_into_the_next_wait():
     t = [Transfer(0, 1, 8, 0, 1), Transfer(1, 0, 8, 1, 0)]
     u = [Transfer(0, 1, 8, 1, 0), Transfer(1, 0, 8, 0, 1)]  # forwarded back
-    eager = Plan(2, (Schedule(0, "alltoall", "x", 2, (Phase.of(t, SyncMode.EAGER), Phase.of(u))),))
+    eager = Plan(2, (Schedule(0, Kind.ALLTOALL, "x", 2, (Phase.of(t, SyncMode.EAGER), Phase.of(u))),))
     plan = plan_native(plan_to_module(eager))
     rows = [r for r in plan.rows[0] if r[0] in (SEND, RECV, WAIT)]
     # phase 0: Isend (slot 0), Irecv (slot 1), wait for the receive only; phase 1: both posts, then
@@ -280,7 +281,7 @@ def test_a_node_posts_a_phase_before_it_waits_and_eager_sends_stream_into_the_ne
 
 def test_a_barrier_of_part_of_the_ranks_is_a_dissemination_of_empty_messages():
     t = [Transfer(0, 1, 8, 0, 1), Transfer(1, 0, 8, 1, 0)]
-    small = Schedule(0, "alltoall", "x", 2, (Phase.of(t, SyncMode.BARRIER),))
+    small = Schedule(0, Kind.ALLTOALL, "x", 2, (Phase.of(t, SyncMode.BARRIER),))
     plan = plan_native(plan_to_module(Plan(4, (ComputeStep("work", 4, 1e-6), small))))  # 4 ranks
     empty = [r for r in plan.rows[0] if r[0] in (SEND, RECV) and r[3] == 0]
     assert [(r[0], r[1]) for r in empty] == [(SEND, 1), (RECV, 1)] * 2  # the BEGIN's and the phase's
@@ -294,7 +295,7 @@ def _tree_broadcast() -> Plan:
     """0 -> 1; 0 -> 2, 1 -> 3; 0 -> 4, 1 -> 5, 2 -> 6, 3 -> 7: nodes forward copies."""
     phases = [[(0, 0), (0, 1)], [(0, 2), (1, 3)], [(0, 4), (1, 5), (2, 6), (3, 7)]]
     tree = tuple(Phase.of([Transfer(s, d, 64, 0, d) for s, d in p]) for p in phases)
-    return Plan(8, (Schedule(0, "broadcast", "tree", 8, tree, "S", "R"),))
+    return Plan(8, (Schedule(0, Kind.BROADCAST, "tree", 8, tree, "S", "R"),))
 
 
 def test_forwarded_copies_are_sent_from_where_they_arrived():
@@ -306,14 +307,14 @@ def test_forwarded_copies_are_sent_from_where_they_arrived():
 
 
 def test_a_block_its_sender_never_had_is_an_error():
-    bad = Plan(4, (Schedule(0, "alltoall", "bad", 4, (Phase.of([Transfer(1, 2, 8, 0, 2)]),)),))
+    bad = Plan(4, (Schedule(0, Kind.ALLTOALL, "bad", 4, (Phase.of([Transfer(1, 2, 8, 0, 2)]),)),))
     with pytest.raises(VerifyException, match="node 1 sends block 0->2, which it does not hold"):
         plan_native(plan_to_module(bad))
 
 
 def test_receiving_before_the_phase_that_sends_is_an_error():
     t = Transfer(0, 1, 8, 0, 1)
-    early = Plan(2, (Schedule(0, "alltoall", "bad", 2, (Phase((), (t,)), Phase((t,), ()))),))
+    early = Plan(2, (Schedule(0, Kind.ALLTOALL, "bad", 2, (Phase((), (t,)), Phase((t,), ()))),))
     with pytest.raises(VerifyException, match="received in the phase that sends it or a later one"):
         plan_native(plan_to_module(early))
 
@@ -322,8 +323,8 @@ def test_a_receive_a_phase_later_runs_in_the_sending_phase():
     """An eager phase's receive waited for a phase on (ringreduce.split_step_phases) lowers as if
     received where it is sent: the same message rows as the one-phase schedule."""
     t = Transfer(0, 1, 8, 0, 1)
-    late = Plan(2, (Schedule(0, "alltoall", "late", 2, (Phase((t,), ()), Phase((), (t,)))),))
-    together = Plan(2, (Schedule(0, "alltoall", "late", 2, (Phase.of([t]), Phase((), ()))),))
+    late = Plan(2, (Schedule(0, Kind.ALLTOALL, "late", 2, (Phase((t,), ()), Phase((), (t,)))),))
+    together = Plan(2, (Schedule(0, Kind.ALLTOALL, "late", 2, (Phase.of([t]), Phase((), ()))),))
     assert plan_native(plan_to_module(late)).rows == plan_native(plan_to_module(together)).rows
 
 
@@ -392,7 +393,7 @@ def test_pieces_of_a_block_are_checked_from_their_first_byte(algorithm):
 
 def test_a_piece_its_sender_never_had_is_an_error():
     piece = Transfer(1, 2, 8, 0, 2, offset=8)
-    bad = Plan(4, (Schedule(0, "alltoall", "bad", 4, (Phase.of([piece]),)),))
+    bad = Plan(4, (Schedule(0, Kind.ALLTOALL, "bad", 4, (Phase.of([piece]),)),))
     with pytest.raises(VerifyException, match=r"node 1 sends piece \[8, 16\) of block 0->2, which it "
                                               "does not hold"):
         plan_native(plan_to_module(bad))

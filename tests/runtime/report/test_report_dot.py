@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from phalanx.compiler.algorithms import direct_schedule
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.recognize import Collective
 from phalanx.runtime.dot import DotLimits, drawn_schedules, sampled_phases, schedule_to_dot, summary_note
 from phalanx.runtime.phase_matrix import phase_matrix_svg
@@ -18,7 +19,7 @@ from phalanx.runtime.report import render_svg
 
 def alltoall(n: int, block_bytes: int = 2048):
     m = np.full((n, n), block_bytes)
-    return direct_schedule(Collective(0, "alltoall", n, tuple(map(tuple, m.tolist())), "A", "B", 8))
+    return direct_schedule(Collective(0, Kind.ALLTOALL, n, tuple(map(tuple, m.tolist())), "A", "B", 8))
 
 
 def test_sampled_phases_keep_first_and_last():

@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.schedule import Phase, Schedule, Transfer
 from phalanx.runtime.engine import Engine, Resource
 from phalanx.runtime.gantt import Bar, gantt_svg, link_label, merged_lane, timeline_bars
@@ -139,7 +140,7 @@ def test_topology_heatmap_and_routes_use_the_hooks():
     # Phase 0: 0->2 and 1->2 share link 1->2 (two messages on it); phase 1: 3->0 alone.
     phases = (Phase.of([Transfer(0, 2, 8, 0, 2), Transfer(1, 2, 8, 1, 2)]),
               Phase.of([Transfer(3, 0, 8, 3, 0)]))
-    schedule = Schedule(0, "gather", "direct", 4, phases, line=7)
+    schedule = Schedule(0, Kind.GATHER, "direct", 4, phases, line=7)
     layout = drawable(ring, [schedule])
     assert layout is not None and drawable(Listed(ring.links), [schedule]) is None
     assert phase_load(Routes(ring), phases[0]) == ({"link 0->1": 1, "link 1->2": 2}, 2)
@@ -158,7 +159,7 @@ def test_topology_heatmap_and_routes_use_the_hooks():
 
 def test_route_panels_keep_to_their_budget_and_say_so():
     phase = Phase.of([Transfer(0, 1, 8, 0, 1)])
-    schedule = Schedule(0, "alltoall", "direct", 4, (phase,) * 20, line=3)
+    schedule = Schedule(0, Kind.ALLTOALL, "direct", 4, (phase,) * 20, line=3)
     panels, note = route_panels([schedule])
     assert len(panels) == MAX_ROUTE_PANELS and [k for _, k, _ in panels][:2] == [0, 4]
     assert panels[-1][1] == 19  # first, last and an even sample between

@@ -3,6 +3,7 @@ sweep report of Figs. 10-12 (one line per partition, refused points listed, not 
 
 from __future__ import annotations
 
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.schedule import Phase, Schedule, Transfer
 from phalanx.compiler.target import resolve
 from phalanx.runtime.engine import Engine
@@ -21,7 +22,7 @@ def test_the_paragon_mesh_offers_layout_and_route():
     phase = Phase.of([Transfer(0, 2, 8, 0, 2), Transfer(1, 3, 8, 1, 3)])  # Fig. 7's shared edge
     load, sent = phase_load(Routes(network), phase)
     assert sent == 2 and load["link (0,1)->(0,2)"] == 2 and max(load.values()) == 2
-    schedule = Schedule(0, "alltoall", "direct", 32, (phase,), line=4)
+    schedule = Schedule(0, Kind.ALLTOALL, "direct", 32, (phase,), line=4)
     svg = routes_svg(network, drawable(network, [schedule]), [schedule], "edge contention")
     assert "phase 0 of 1: 2 messages, at most 2 on a link" in svg
 
