@@ -120,7 +120,8 @@ def test_targets_and_algorithms_json(cli):
     algorithms = cli("algorithms", "--target", "ideal:8", "--json").json()["algorithms"]
     assert algorithms["ideal:8"]["alltoall"] == ["auto", "direct", "bruck", "radix-bruck"]
     assert algorithms["ideal:8"]["broadcast"] == ["auto", "direct", "linear", "binomial",
-                                                  "farthest-binomial", "scatter-allgather", "scatter-doubling",
+                                                  "farthest-binomial", "scatter-allgather",
+                                                  "scatter-doubling",
                                                   "cut-scatter-doubling", "chain", "binary",
                                                   "split-binary", "two-tree",
                                                   "two-tree-copy-beside", "gray-two-tree",

@@ -220,7 +220,8 @@ class BokhariTarget(Target):
         the largest block the seed's direct exchange ran with; cheap for uniform blocks)."""
         limit = getattr(self.params, "recv_buffer_bytes", 0.0)
         d = hypercube.log2_exact(coll.nprocs)
-        if not limit or coll.kind not in (Kind.ALLTOALL, Kind.ALLTOALLV) or (coll.kind is Kind.ALLTOALL and d is None):
+        exchange = coll.kind is Kind.ALLTOALLV or (coll.kind is Kind.ALLTOALL and d is not None)
+        if not limit or not exchange:
             return True
         if not self._by_family(coll, algorithm):  # the library's (Bruck's): its own schedule
             try:

@@ -19,6 +19,7 @@ import numpy as np
 
 from phalanx.compiler.algorithms import direct_columns, direct_schedule
 from phalanx.compiler.columns import PhaseColumns, send_rows
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.bounds import (
     ONE_DESTINATION_KINDS,
     fixed_routes_bound_s,

@@ -315,7 +315,8 @@ def test_a_broadcast_s_late_nodes_take_their_block_from_few_start_ups(spec, size
     for algorithm, unmet in machine.candidates(coll):
         if unmet is None:
             assert simulated_time_s(machine, coll, algorithm) >= bound_s * (1 - ROUNDING), algorithm
-    for other_spec, kind in (("paragon:2x4", "broadcast"), ("ideal:8", "broadcast"), ("iwarp:4x4", "allgather")):
+    for other_spec, kind in (("paragon:2x4", "broadcast"), ("ideal:8", "broadcast"),
+                             ("iwarp:4x4", "allgather")):
         other = resolve(other_spec)
         other_coll = compile_program(kind_program(kind, other.nnodes, size), target=other_spec,
                                      cost="closed-form").collectives[0]

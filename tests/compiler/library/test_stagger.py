@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from phalanx.compiler.driver import compile_program
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.stagger import Slots, alternating_classes, apart_offsets, choose_offsets
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.target import resolve
