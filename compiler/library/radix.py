@@ -19,8 +19,8 @@ byte about log2(P)/2 times); radix P is `direct` (P - 1 start-ups, each byte onc
 them, where a block's bytes cost about as much as a start-up (128 B - 2 KB on the seeds'
 machines), a middle radix wins.
 
-`radix-bruck` takes the plan of least time by a closed form of its rounds (rounds_s: a
-start-up and the busiest node's bytes per round, copied where the round packs): a radix among
+`radix-bruck` takes the plan of least time by a closed form of its rounds (node_rounds_s: each
+node's start-ups, bytes and copies summed, the busiest node's sum): a radix among
 `radices` and, in pairs, how many top bits of the distance go first as one digit of their own
 (`Plan`). Those rounds send blocks still at their origin, each round one run of the send
 buffer (the finals of another 2^(d - t)-node part), as they lie, unpacked (issue 27, branch
@@ -80,11 +80,13 @@ def steps(nprocs: int, radix: int) -> list[tuple[int, int]]:
 
 
 class Plan(NamedTuple):
-    """What radix-bruck runs: the radix, and how many top bits of the distance go first as one
-    digit of their own (0: none, every digit in `radix`, lowest place first)."""
+    """What radix-bruck runs: the radix, and how many top bits of the distance form one digit
+    of their own (0: none, every digit in `radix`, lowest place first), sent first and unpacked,
+    or with `top_last` last and packed, after the lower digits lowest first."""
 
     radix: int
     top_bits: int
+    top_last: bool = False
 
 
 Round = tuple[int, int, int, bool]  # place value, the digit's base, the digit, packed
@@ -98,15 +100,21 @@ def ordered_steps(nprocs: int, plan: Plan) -> list[Round]:
     not packed. Then the lower bits in `radix`, every round packing blocks from several
     messages, from the highest place down (the rounds commute; on cs2:64 and torus:8x8 this
     order ran 1-6% faster than lowest first, measured, not derived). t = 0: lowest place first,
-    as before. (In shifts such a run wraps round the buffer's end: not offered.)"""
+    as before. (In shifts such a run wraps round the buffer's end: not offered.)
+    With `top_last` the lower digits go lowest place first and the top digit's rounds last,
+    packed (the blocks they carry have come from several nodes): where the pattern's blocks
+    from one node share their top bits (every node to the first eighth), the lower rounds
+    spread them and the top rounds are empty at most nodes (issue 27, branch radixplan)."""
     below = nprocs >> plan.top_bits
     def base(place: int) -> int:  # in pairs the top lower digit spans only the bits left
         return min(plan.radix, below // place) if pairwise(nprocs, plan.radix) else plan.radix
     lower = [(place, base(place), digit, True) for place, digit in steps(below, plan.radix)]
+    top_digits = range(1, 1 << plan.top_bits) if plan.top_bits else range(0)
+    if plan.top_last:
+        return lower + [(below, 1 << plan.top_bits, digit, True) for digit in top_digits]
     if plan.top_bits:
         lower.sort(key=lambda r: (-r[0], r[2]))
-    top = [(below, 1 << plan.top_bits, digit, False) for digit in range(1, 1 << plan.top_bits)]
-    return top + lower
+    return [(below, 1 << plan.top_bits, digit, False) for digit in top_digits] + lower
 
 
 def radix_rounds(coll: Collective, plan: Plan, overlap: bool = False) -> PhaseColumns:
@@ -272,7 +280,7 @@ def radices(nprocs: int) -> list[int]:
 
 
 def overlapped_rounds_s(coll: Collective, radix: int, port: PortModel) -> float:
-    """rounds_s where a node copies beside its sends (radix_rounds' `overlap`): per phase the
+    """A rounds-in-step estimate where a node copies beside its sends (radix_rounds' `overlap`): per phase the
     longer of its busiest sender's start-up and bytes (twice through the shared engine) and
     its busiest node's copy."""
     engine = 2.0 if port.shared_engine else 1.0
@@ -288,37 +296,51 @@ def overlapped_rounds_s(coll: Collective, radix: int, port: PortModel) -> float:
 def plans(nprocs: int, packing: bool) -> list[Plan]:
     """What best_plan chooses from: each radix with no top bits apart, then (on 2^d nodes, where
     `packing` costs time: the top bits save copies) top bits t = 1 .. min(d - 1, log2
-    MAX_RADIX) first, under them each radix up to 2^(d - t). Where copies are free the radices
-    alone: ranking 30 plans of an uneven exchange on 1024 nodes takes 3.9 CPU-s, 5 0.6."""
+    MAX_RADIX) first, under them each radix up to 2^(d - t), then t = 2 .. that last, packed,
+    under them each radix below 2^t (a radix of 2^t or more lower bits first is close to the
+    radix alone). Where copies are free the radices alone: ranking the 40 plans of an uneven
+    exchange on 1024 nodes takes about 5 CPU-s, 5 plans 0.6."""
     whole = [Plan(radix, 0) for radix in radices(nprocs)]
     if nprocs & (nprocs - 1) or not packing:
         return whole
     d = nprocs.bit_length() - 1
-    return whole + [Plan(radix, t) for t in range(1, min(d - 1, MAX_RADIX.bit_length() - 1) + 1)
-                    for radix in radices(nprocs) if radix <= nprocs >> t]
+    tops = range(1, min(d - 1, MAX_RADIX.bit_length() - 1) + 1)
+    first = [Plan(radix, t) for t in tops for radix in radices(nprocs) if radix <= nprocs >> t]
+    last = [Plan(radix, t, True) for t in tops if t >= 2
+            for radix in radices(nprocs) if radix <= nprocs >> t and radix < 1 << t]
+    return whole + first + last
 
 
-def rounds_s(coll: Collective, plan: Plan, port: PortModel) -> float:
-    """What best_plan ranks plans by: per round a start-up, then the busiest node's bytes
-    moved through its port (twice on a shared engine, which takes a round's message in as it
-    sends its own) and copied where the round packs. The generic estimate (estimate.py) orders
-    a shared engine's messages one after another round the ring, not side by side as they run."""
-    engine = 2.0 if port.shared_engine else 1.0
-    send_s_per_byte = engine * port.s_per_byte / port.streams
-    total_s, packed = 0.0, False
+def node_rounds_s(coll: Collective, plan: Plan, port: PortModel) -> float:
+    """What best_plan ranks plans by on a port per node (not a shared engine): each node's own
+    rounds, followed node by node: in a round a node that sends packs its blocks at the copy
+    rate, pays a start-up and its bytes through its port; a node that receives is ready for
+    the next round when the message has arrived (its sender's end). The plan's time is the
+    latest node's. Rounds in step (a start-up for every round some node sends in) charge a
+    sparse pattern's nodes for rounds they sit out: hypercube:6, every node to the first 8 at
+    128 B, lower bits in radix 2 then the top four packed, 4 start-ups a node, simulates
+    0.391 ms where rounds in step charge 17 and rank it 1.49 ms (issue 27, branch radixplan).
+    Links shared by a round's messages are not counted."""
+    n = coll.nprocs
+    ready_s = np.zeros(n)
+    send_s_per_byte = port.s_per_byte / port.streams
+    packs_s = np.zeros(n)
     for phase in round_messages(coll, plan):
-        if (phase.src == phase.dst).all():  # a round's pack
-            packed = True
+        copies = phase.src == phase.dst
+        if copies.all():  # a round's pack, done by its senders before they send
+            packs_s = np.bincount(phase.src, minlength=n, weights=port.copy_s_per_byte * phase.nbytes)
             continue
-        per_byte_s = (port.copy_s_per_byte + send_s_per_byte) if packed else send_s_per_byte
-        total_s += port.startup_s + per_byte_s * float(phase.nbytes.max(initial=0))
-        packed = False
-    return total_s
+        src, dst = phase.src[~copies], phase.dst[~copies]
+        end_s = ready_s[src] + packs_s[src] + port.startup_s + send_s_per_byte * phase.nbytes[~copies]
+        ready_s[src] = end_s
+        np.maximum.at(ready_s, dst, end_s)
+        packs_s = np.zeros(n)
+    return float(ready_s.max(initial=0.0))
 
 
 def best_plan(coll: Collective, port: PortModel) -> Plan:
-    """The plan of least rounds_s (the first of the least; radix 3 in shifts where there is
-    no choice); on a communication processor (shared_engine) the radix of least
+    """The plan of least node_rounds_s (the first of the least; radix 3 in shifts where there
+    is no choice); on a communication processor (shared_engine) the radix of least
     overlapped_rounds_s, no top bits apart."""
     if port.shared_engine:
         choices = [Plan(radix, 0) for radix in radices(coll.nprocs)]
@@ -328,7 +350,7 @@ def best_plan(coll: Collective, port: PortModel) -> Plan:
     choices = plans(coll.nprocs, port.copy_s_per_byte > 0)
     if len(choices) <= 1:
         return choices[0] if choices else Plan(3, 0)
-    return choices[int(np.argmin([rounds_s(coll, plan, port) for plan in choices]))]
+    return choices[int(np.argmin([node_rounds_s(coll, plan, port) for plan in choices]))]
 
 
 def radix_bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:

@@ -151,6 +151,7 @@ def test_bruck_verifies_a_sparse_pattern_and_auto_takes_it_for_short_blocks(spec
     assert compiled.collectives[0].kind == "sparse"
     result = simulate(compiled).collectives[0]
     assert result.verified and result.algorithm == algorithm
-    if spec == "ideal:16":  # on 64 nodes 6 rounds beat 8 start-ups (on 16, 2 beat 4: direct)
+    if spec == "ideal:16":  # on 64 nodes Bruck's rounds beat 8 start-ups (on 16, 2 beat 4: direct);
+        # radix-bruck ranked node by node takes radix 4 there, a hair under bruck (65.3 against 65.4 us)
         assert compile_program(first_eighth_program(64, 8), target="ideal:64").schedules[0] \
-            .algorithm == "bruck"
+            .algorithm == "radix-bruck"
