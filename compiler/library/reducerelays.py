@@ -21,7 +21,9 @@ and late ones.
   `alpha / beta` in the last window, and each of the `P - 1 - |Z|` others' middle start-ups:
   `P (T - 2 alpha) >= 2 beta sum(partials) - 2 alpha + (P - 1 - |Z|) alpha`.
 
-The bound is the least T for which some whole |Z| meets both (bisection: both grow easier with T).
+The bound is the least T for which some whole |Z| meets both (bisection: both grow easier with T;
+the first's largest |Z|, `(T / beta + (P - 1)(m - n)) / m` with `m = (T - 2 alpha) / beta`, grows
+with T where `(P - 1) n beta > 2 alpha`, so from three nodes).
 """
 
 from __future__ import annotations
@@ -49,8 +51,8 @@ def relay_startups_bound_s(coll: Collective, port: PortModel) -> float:
         return 0.0
     into_root = np.delete(m[:, roots[0]], roots[0]).astype(float)
     nodes = coll.nprocs
-    if len(into_root) != nodes - 1 or into_root.min() <= 0:
-        return 0.0
+    if nodes < 3 or len(into_root) != nodes - 1 or into_root.min() <= 0:
+        return 0.0  # (P - 1) n beta > 2 alpha keeps the most start-up-free nodes growing with T
     alpha, beta = port.startup_s, port.s_per_byte
     partial = float(into_root.min())
     if partial * beta <= alpha:

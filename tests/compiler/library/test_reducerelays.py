@@ -53,10 +53,14 @@ def test_it_is_left_out_for_short_partials_other_kinds_and_several_streams():
 def test_no_reduce_beats_the_relay_start_ups_bound(spec):
     machine = resolve(spec)
     port = machine.library.machine.port
-    for size in (8192, 16384, 65536):
+    applied = 0
+    for size in (2048, 8192, 16384, 65536):
         coll = reduce_of(machine, size)
         bound_s = relay_startups_bound_s(coll, port)
-        assert bound_s > 0
+        if bound_s == 0:  # n beta <= alpha: 2 KB on the Paragon and CS-2
+            assert size == 2048 and not spec.startswith("sp2"), spec
+            continue
+        applied += 1
         ran = 0
         for algorithm, unmet in machine.candidates(coll):
             if unmet is not None:
@@ -68,3 +72,4 @@ def test_no_reduce_beats_the_relay_start_ups_bound(spec):
             assert time_s >= bound_s * (1 - ROUNDING), (spec, size, algorithm, time_s, bound_s)
             ran += 1
         assert ran, (spec, size)
+    assert applied >= 3, spec
