@@ -8,12 +8,13 @@ engines) a node's second start-up comes no sooner than `alpha` after its first, 
 relays must start a message after it received. Call a node's start-up *middle* if it starts in
 `[alpha, T - 2 alpha]` (it then ends by `T - alpha`), *late* after that (its message delivers
 only into the root q, in q's last `alpha`: at most `alpha / beta` late bytes in all), and let Z
-be the contributors with no middle start-up: one start-up before `alpha` (its own values only)
-and late ones.
+be the contributors with no middle start-up: at most one start-up before `alpha` (its own
+values only: nothing arrives before `alpha`) and late ones. n is the shortest partial.
 
 - Where `n beta > alpha`, a node z of Z sends at least `n - L_z` of its bytes in its early
   message (`L_z` its late bytes), to q or to a node outside Z: a node u of Z holds them only
-  after `alpha` and forwards them in late messages only, so `n <= L_z + L_u <= alpha / beta`.
+  after `alpha` and forwards them in late messages only, so `n <= L_z + L_u <= alpha / beta`,
+  against `n beta > alpha`.
 - Each node u outside Z (and not q) takes what Z's nodes send it, sends its own n bytes and
   runs a middle start-up on its engine after `alpha`, by T; q takes what it is sent after
   `alpha`:  `|Z| n - alpha / beta <= (T - alpha) / beta + (P - 1 - |Z|) ((T - 2 alpha) / beta - n)`.
