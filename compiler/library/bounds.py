@@ -58,6 +58,9 @@
   chain to the root) hold a stream or engine at both ends; none streams before alpha, few in
   the first start-ups, and in the last alpha only those into the root, whose streams take few
   at once (reducedrain.py);
+- relay start-ups: on one engine per node, a reduce's contributors that relay, or that start a
+  second message, run a start-up between the drain's windows; those that do not send their
+  partial in one early message to the root or to such a relay (reducerelays.py);
 - engine start-ups: on a shared engine an allgather's or allreduce's engines together run at
   least 2 (k - 1) start-ups per group of k members (a gossip's fewest messages) besides carrying
   every byte on the wire twice: the average over the engines of both (engine_startups_bound_s);
@@ -98,6 +101,7 @@ from phalanx.compiler.library.chainbound import complete_exchange_block, rounds_
 from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.library.reducedepth import contributors_per_root, deadline_bound_s, three_level_bound_s
 from phalanx.compiler.library.reducedrain import drain_bound_s
+from phalanx.compiler.library.reducerelays import relay_startups_bound_s
 from phalanx.compiler.library.reducepipeline import contributor_pipeline_bound_s
 from phalanx.compiler.library.registry import PortModel, Route
 from phalanx.compiler.library.relaybound import relay_ports_bound_s
@@ -651,6 +655,7 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
                           ("contributor pipeline", contributor_pipeline_bound_s),
                           ("relay deadlines", deadline_bound_s),
                           ("root drain", drain_bound_s),
+                          ("relay start-ups", relay_startups_bound_s),
                           ("engine start-ups", engine_startups_bound_s)):
         value_s = bound_s(coll, port)
         if value_s > 0:  # 0: the bound does not apply to this kind or machine

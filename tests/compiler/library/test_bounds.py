@@ -177,9 +177,11 @@ def test_shared_engines_carry_every_byte_on_the_wire_twice_between_them():
         assert found["shared engines"] == pytest.approx(engines_s), kind
         if kind == "reduce":  # a broadcast's engines also wait for the rounds ("engine fill"),
             # an allgather's also run a gossip's start-ups ("engine start-ups"); a reduce's idle
-            # at both ends ("root drain", test_reducedrain.py) adds alpha (1 - 2/8) to it
-            assert machine.binding_bound(coll) == (pytest.approx(engines_s + port.startup_s * 0.75),
-                                                   "root drain"), kind
+            # at both ends ("root drain", test_reducedrain.py) adds alpha (1 - 2/8) to it, and
+            # its relays' start-ups between those ends ("relay start-ups") more
+            assert found["root drain"] == pytest.approx(engines_s + port.startup_s * 0.75), kind
+            assert machine.binding_bound(coll)[1] == "relay start-ups", kind
+            assert found["relay start-ups"] > found["root drain"], kind
     ideal = resolve("ideal:8")  # separate send and receive ports: no such bound
     coll = compile_program(kind_program("broadcast", 8, 65536), target="ideal:8").collectives[0]
     assert "shared engines" not in bounds(coll, ideal.library.machine.port)
