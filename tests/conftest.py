@@ -243,3 +243,18 @@ def assert_forced_run_verifies(spec: str, kind: str, algorithm: str, size: int) 
     assert result.algorithm == algorithm
     assert result.verified, result.problems
     assert result.time_s >= result.lower_bound_s
+
+
+def whole_machine_collective(machine, size: int, kind: str = "reduce"):
+    """The sweep's collective of `kind` with `size`-byte blocks (partials) on the whole machine,
+    compiled with the first algorithm that lowers it."""
+    from phalanx.runtime.sweep import kind_program
+
+    source = kind_program(kind, machine.nnodes, size)
+    for algorithm in machine.algorithms(kind):
+        try:
+            return compile_program(source, target=machine.spec,
+                                   algorithm=f"{kind}={algorithm}").collectives[0]
+        except PhalanxError:
+            continue
+    raise AssertionError(f"no algorithm lowers a {kind} on {machine.spec}")

@@ -101,8 +101,8 @@ from phalanx.compiler.library.chainbound import complete_exchange_block, rounds_
 from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.library.reducedepth import contributors_per_root, deadline_bound_s, three_level_bound_s
 from phalanx.compiler.library.reducedrain import drain_bound_s
-from phalanx.compiler.library.reducerelays import relay_startups_bound_s
 from phalanx.compiler.library.reducepipeline import contributor_pipeline_bound_s
+from phalanx.compiler.library.reducerelays import relay_startups_bound_s
 from phalanx.compiler.library.registry import PortModel, Route
 from phalanx.compiler.library.relaybound import relay_ports_bound_s
 from phalanx.compiler.recognize import Collective, connected_groups

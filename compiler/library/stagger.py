@@ -134,16 +134,22 @@ def choose_offsets(routes: list[Sequence[Sequence[Hashable]]], allowed: list[lis
     return best_offsets
 
 
-def staggered_phases(coll: Collective, machine: Machine) -> list[Phase]:
-    """Local copies and the lead-ins, then every message's rest (offsets: choose_offsets)."""
+def _messages(coll: Collective, machine: Machine):
+    """The messages (src, dst, bytes), each one's routes, whether it staggers, and the packet.
+    A message staggers where it has several routes and its block gives a lead-in of up to R
+    packets with at least R packets after it; the others go whole, on route 0 first."""
     adapter = machine.adapter
     assert adapter is not None  # multi_route_adapter holds
     m, n, packet = coll.byte_matrix, coll.nprocs, adapter.packet_bytes
     pairs = [(p, q, m[p][q]) for p in range(n) for q in range(n) if p != q and m[p][q]]
     routes = [adapter.routes(p, q) for p, q, _ in pairs]
-    # A message staggers where it has several routes and its block gives a lead-in of up to
-    # R packets with at least R packets after it; the others go whole, on route 0 first.
     staggers = [len(r) > 1 and nbytes >= 2 * len(r) * packet for (_, _, nbytes), r in zip(pairs, routes)]
+    return pairs, routes, staggers, packet
+
+
+def staggered_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """Local copies and the lead-ins, then every message's rest (offsets: choose_offsets)."""
+    pairs, routes, staggers, packet = _messages(coll, machine)
     allowed = [list(range(len(r))) if s else [0] for r, s in zip(routes, staggers)]
     leads, rests = [], []
     for (p, q, nbytes), r, k, stagger in zip(pairs, routes, choose_offsets(routes, allowed), staggers):
@@ -217,12 +223,7 @@ def shared_links(table: Slots) -> int:
 def staggered_halves_phases(coll: Collective, machine: Machine) -> list[Phase]:
     """Local copies and the lead-ins, then the rests in the phases of alternating_classes, each
     phase's offsets apart (apart_offsets)."""
-    adapter = machine.adapter
-    assert adapter is not None  # multi_route_adapter holds
-    m, n, packet = coll.byte_matrix, coll.nprocs, adapter.packet_bytes
-    pairs = [(p, q, m[p][q]) for p in range(n) for q in range(n) if p != q and m[p][q]]
-    routes = [adapter.routes(p, q) for p, q, _ in pairs]
-    staggers = [len(r) > 1 and nbytes >= 2 * len(r) * packet for (_, _, nbytes), r in zip(pairs, routes)]
+    pairs, routes, staggers, packet = _messages(coll, machine)
     classes = alternating_classes(pairs)
     offsets = [0] * len(pairs)
     for c in sorted(set(classes)):

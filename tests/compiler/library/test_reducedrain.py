@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from phalanx.compiler.driver import compile_program
+from conftest import whole_machine_collective
 from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.reducedrain import drain_bound_s
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.target import Target, resolve
 from phalanx.grammar.diagnostics import PhalanxError
-from phalanx.runtime.sweep import kind_program
 from phalanx.runtime.timing import simulated_time_s
 
 ROUNDING = 1e-9
@@ -20,14 +19,7 @@ ROUNDING = 1e-9
 
 def reduce_of(machine: Target, size: int, kind: Kind = Kind.REDUCE) -> Collective:
     """The sweep's reduce (or other kind) of `size`-byte partials on the whole machine."""
-    source = kind_program(kind, machine.nnodes, size)
-    for algorithm in machine.algorithms(kind):
-        try:
-            return compile_program(source, target=machine.spec,
-                                   algorithm=f"{kind}={algorithm}").collectives[0]
-        except PhalanxError:
-            continue
-    raise AssertionError(f"no algorithm lowers a {kind} on {machine.spec}")
+    return whole_machine_collective(machine, size, kind)
 
 
 def test_four_streams_lose_the_first_hold_in_part_and_all_but_the_roots_in_the_last_start_up():

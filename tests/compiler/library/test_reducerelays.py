@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from phalanx.compiler.driver import compile_program
+from conftest import whole_machine_collective
 from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.reducedrain import drain_bound_s
 from phalanx.compiler.library.reducerelays import relay_startups_bound_s
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.target import Target, resolve
 from phalanx.grammar.diagnostics import PhalanxError
-from phalanx.runtime.sweep import kind_program
 from phalanx.runtime.timing import simulated_time_s
 
 ROUNDING = 1e-9
@@ -21,14 +20,7 @@ ROUNDING = 1e-9
 
 def reduce_of(machine: Target, size: int, kind: Kind = Kind.REDUCE) -> Collective:
     """The sweep's reduce (or other kind) of `size`-byte partials on the whole machine."""
-    source = kind_program(kind, machine.nnodes, size)
-    for algorithm in machine.algorithms(kind):
-        try:
-            return compile_program(source, target=machine.spec,
-                                   algorithm=f"{kind}={algorithm}").collectives[0]
-        except PhalanxError:
-            continue
-    raise AssertionError(f"no algorithm lowers a {kind} on {machine.spec}")
+    return whole_machine_collective(machine, size, kind)
 
 
 def test_sp2_64_at_2_kb_charges_the_relays_start_ups_above_the_drain():
