@@ -258,3 +258,19 @@ def whole_machine_collective(machine, size: int, kind: str = "reduce"):
         except PhalanxError:
             continue
     raise AssertionError(f"no algorithm lowers a {kind} on {machine.spec}")
+
+
+def runnable_times(machine, coll) -> list[tuple[str, float]]:
+    """Each candidate of `coll` whose preconditions hold, with its simulated time; a schedule the
+    machine refuses at this size (e.g. the Paragon's receive buffers) is left out."""
+    from phalanx.runtime.timing import simulated_time_s
+
+    out = []
+    for algorithm, unmet in machine.candidates(coll):
+        if unmet is not None:
+            continue
+        try:
+            out.append((algorithm, simulated_time_s(machine, coll, algorithm)))
+        except PhalanxError:
+            continue
+    return out
