@@ -34,7 +34,7 @@ from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.progchoice import BUDGET_TARGET_EVENTS, ProgramSearch, search
 
 BASELINE_BUDGET_EVENTS = 8 * BUDGET_TARGET_EVENTS
-EXHAUSTIVE_MAX_COMBINATIONS = 289  # two statements of up to seventeen candidates each (the reduce's)
+EXHAUSTIVE_MAX_COMBINATIONS = 324  # two statements of up to eighteen candidates each (the reduce's)
 MAX_PROGRAM_EVENTS = 60_000  # ~10 s of simulation per program on the slowest targets
 GROUP_TARGETS = ("ideal:16", "torus:4x4", "iwarp:4x4", "paragon:4x4", "sp2:16", "cs2:16", "hypercube:4",
                  "proteus:groups=1", "ksr1:16")

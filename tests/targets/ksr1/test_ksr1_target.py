@@ -71,7 +71,8 @@ def test_every_algorithm_of_every_collective_verifies(n, extra):
     """Two ring:0s in the second case (3 cells each): reads cross ring:1 through the ARDs. The
     algorithms that cannot run are those that cut partials in pieces, for one-element partials
     on 6 or 7 cells: the reduce's two-tree; and, on 2^d members only, the reduce's
-    reduce-scatter-gather, cut-halving, halving-direct, halving-fan-in and dimension-pipeline,
+    reduce-scatter-gather, cut-halving, halving-direct, halving-fan-in, halving-postal and
+    dimension-pipeline,
     the allreduce's reduce-scatter-allgather and cut-halving, the broadcast's scatter-doubling,
     cut-scatter-doubling, gray-two-tree and dimension-pipeline, the allgather's
     far-first-doubling; and the shift's staggered and staggered-halves, which need an adapter
@@ -81,7 +82,7 @@ def test_every_algorithm_of_every_collective_verifies(n, extra):
     for coll in compiled.collectives:
         refused = {a: why for a, why in compiled.target.candidates(coll) if why is not None}
         expected = {"reduce": {"reduce-scatter-gather", "cut-halving", "halving-direct", "two-tree",
-                               "halving-fan-in", "dimension-pipeline"},
+                               "halving-fan-in", "halving-postal", "dimension-pipeline"},
                     "allreduce": {"reduce-scatter-allgather", "cut-halving"},
                     "broadcast": {"scatter-doubling", "cut-scatter-doubling", "gray-two-tree",
                                   "dimension-pipeline"},
