@@ -175,18 +175,18 @@ GENERIC: tuple[Algorithm, ...] = (
               "column's member with the other bits 0, then those 2^k pieces straight to the root "
               "(k + 2 start-ups); k of least closed-form cost; 2^d members",
               halvingfanin.halving_fan_in_phases, ROOTED_OK + (power_of_two_members, partial_blocks)),
-    Algorithm("halving-postal", (Kind.REDUCE,),
-              "halving-fan-in with a postal tree for each column's fan-in: recursive halving "
-              "over the lowest k rank bits (partials in 2^k pieces), each piece up its column's "
-              "postal tree (children ready early sending early), then the 2^k column roots' "
-              "pieces straight to the root; k of least closed-form cost; 2^d members",
-              halvingpostal.halving_postal_phases, ROOTED_OK + (power_of_two_members, partial_blocks)),
     Algorithm("postal-tree", (Kind.REDUCE,),
               "the tree of least time when every member sends its combined partial once (Bar-Noy "
               "and Kipnis's postal broadcast tree backwards): a parent takes its children's "
               "partials one after another as each is ready, children ready early sending early, "
               "each given as many members as its deadline allows; any number of members",
               postaltree.postal_tree_phases, ROOTED_OK),
+    Algorithm("halving-postal", (Kind.REDUCE,),
+              "halving-fan-in with a postal tree for each column's fan-in: recursive halving "
+              "over the lowest k rank bits (partials in 2^k pieces), each piece up its column's "
+              "postal tree (children ready early sending early), then the 2^k column roots' "
+              "pieces straight to the root; k of least closed-form cost; 2^d members",
+              halvingpostal.halving_postal_phases, ROOTED_OK + (power_of_two_members, partial_blocks)),
     Algorithm("ring", (Kind.ALLGATHER,),
               "P - 1 steps round a ring, each passing on the part received last",
               group.ring_phases, GROUP_OK),

@@ -7,11 +7,12 @@ pieces through its port; the postal tree (postaltree.py) reduces a partial throu
 least time when every member sends its combined partial once, children ready early sending
 early. Here each column's piece goes up its column's postal tree (postal_tree_parents of
 2^(d-k) members and n / 2^k bytes, the column's first member its root), and the 2^k - 1 other
-columns' first members then send their pieces to the root at once. On the one-engine machines at
-16 KB, where a fan-in of 15 pieces waits for all of them and a binomial tree for its slowest
-child (docs/efficiency.md, branch reducesingle: worked on paper, 0.983 ms on paragon:8x8 and
-1.859 ms on cs2:64 after 3-4 halving rounds). k of least halving_postal_s; k = 0 is the postal
-tree followed by nothing, k = d halving-direct with k = d.
+columns' first members then send their pieces to the root at once. paragon:8x8 at 16 KB, k = 3:
+1.014 ms, its closed form, where halving-fan-in takes 1.042 (docs/efficiency.md, branch redx);
+on cs2:64 the columns' trees cross leaf switches, whose one link from above the four nodes of a
+leaf then share (2.284 ms at k = 3 against the closed form's 1.884), and halving-direct stays
+best. k of least halving_postal_s; k = 0 is the postal tree alone, k = d halving-direct with
+k = d.
 """
 
 from __future__ import annotations
