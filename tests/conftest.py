@@ -16,6 +16,7 @@ import pytest
 import phalanx
 from phalanx.cli import main
 from phalanx.compiler.driver import compile_program
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.schedule import Phase, Plan, Schedule
 from phalanx.grammar.diagnostics import PhalanxError
 
@@ -245,7 +246,7 @@ def assert_forced_run_verifies(spec: str, kind: str, algorithm: str, size: int) 
     assert result.time_s >= result.lower_bound_s
 
 
-def whole_machine_collective(machine, size: int, kind: str = "reduce"):
+def whole_machine_collective(machine, size: int, kind: Kind = Kind.REDUCE):
     """The sweep's collective of `kind` with `size`-byte blocks (partials) on the whole machine,
     compiled with the first algorithm that lowers it."""
     from phalanx.runtime.sweep import kind_program
