@@ -4,6 +4,7 @@ phase, each node's farthest destinations (the most links of their fixed routes) 
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 
 import pytest
 
@@ -25,23 +26,28 @@ def _to_the_first_eighth(nodes: int, block: int) -> str:
 
 def test_one_phase_farthest_first_verified_and_faster_than_direct():
     """torus:8x8, 128 B blocks, every node to row 0: each node's 8 messages in one phase, their
-    routes' hops never rising; the data are checked, the time is above the bound and 1.08x
-    below `direct`'s pairwise steps (0.1885 ms against 0.2070)."""
+    routes' hops never rising, each place of the nodes' orders spread over the receivers; the
+    data are checked, the time is above the bound and 1.15x below `direct`'s pairwise steps
+    (0.1738 ms against 0.2070)."""
     machine = resolve("torus:8x8")
     compiled = compile_program(_to_the_first_eighth(64, 128), target="torus:8x8",
                                algorithm="farthest-first")
     coll, schedule = compiled.collectives[0], compiled.schedules[0]
     assert len(schedule.phases) == 1
     route = machine.library.machine.route
-    for node in range(64):
-        hops = [len(route(t.src, t.dst)) for t in schedule.phases[0].sends
-                if t.src == node and t.dst != node]
+    order = {node: [t.dst for t in schedule.phases[0].sends if t.src == node != t.dst]
+             for node in range(64)}
+    for node, dsts in order.items():
+        hops = [len(route(node, dst)) for dst in dsts]
         assert len(hops) == 8 - (node < 8) and hops == sorted(hops, reverse=True)
+    for place in range(7):  # ties spread the senders' k-th messages over the 8 receivers
+        addressed = Counter(dsts[place] for dsts in order.values())
+        assert len(addressed) == 8 and max(addressed.values()) - min(addressed.values()) <= 2
     result = simulate(compiled).collectives[0]
     assert result.verified
     bound_s, _ = machine.binding_bound(coll)
-    assert bound_s <= result.time_s == pytest.approx(0.1885e-3, rel=1e-3)
-    assert simulated_time_s(machine, coll, "direct") > 1.08 * result.time_s
+    assert bound_s <= result.time_s == pytest.approx(0.1738e-3, rel=1e-3)
+    assert simulated_time_s(machine, coll, "direct") > 1.15 * result.time_s
 
 
 def test_farthest_first_is_refused_where_a_node_streams_one_message():
