@@ -19,6 +19,7 @@ from phalanx.compiler.library import (
     enginerounds,
     fanscatter,
     farthest,
+    farthestfirst,
     grid,
     gridexchange,
     group,
@@ -381,6 +382,12 @@ GRID: tuple[Algorithm, ...] = (
               "ring (which e-cube routing sends one way from a whole row) half straight and half "
               "through a relay one hop the other way, forwarded in the next step",
               splitties.split_ties_phases, (splitties.tie_relays,)),
+    Algorithm("farthest-first", (Kind.SPARSE,),
+              "every message in one phase, each node's farthest destinations (the most links "
+              "of their fixed routes) first: the long worms leave while the links are free and "
+              "a node's last start-up sends the message delivered soonest",
+              farthestfirst.farthest_first_phases,
+              (farthestfirst.named_routes, fanscatter.several_streams)),
     Algorithm("both-ways", (Kind.CSHIFT, Kind.PERMUTATION),
               "a shift by one along a torus's rings, each block in n parts (n the ring's nodes): "
               "n - 1 phases, in each a part straight on and a long-way part one hop on round the "

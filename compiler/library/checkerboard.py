@@ -119,15 +119,25 @@ def checkerboard_rounds(coll: Collective, machine: Machine, signed: bool) -> Pha
 def _round_tables(blocks: ForwardedBlocks, moved: np.ndarray, dim: np.ndarray, step: np.ndarray,
                   sizes: dict[int, int], cols: int, nearest_first: bool = False) -> list[np.ndarray]:
     """A round's pack phase (each holder copies the round's blocks of its own array into the
-    round's buffer) and its send phase (a holder's forward message, then its backward one), and
-    moves the blocks; with `nearest_first` a holder's messages go in order of distance."""
+    round's buffer) and its send phase (a holder's larger message first, forward first where
+    they are alike), and moves the blocks; with `nearest_first` a holder's messages go in
+    order of distance instead.
+
+    The larger first: the second message's start-up runs while the first streams, so a round
+    of messages of w1 and w2 wire time ends near max(h + w1, 2 h + w2), least with w1 >= w2
+    (uneven blocks: alltoallv 128 B on torus:8x8 0.6023 -> 0.5799 ms; equal blocks send as
+    many bytes each way, forward first as before)."""
     here = blocks.at[moved]
     xs, ys = here % cols, here // cols
     xs = np.where(dim == 0, (xs + step) % sizes[0], xs)
     ys = np.where(dim == 1, (ys + step) % sizes[1], ys)
     ahead = ys * cols + xs
-    near = np.abs(step) if nearest_first else np.zeros(len(step), dtype=np.int64)
-    order = np.lexsort((blocks.final[moved], blocks.origin[moved], step < 0, near, here))
+    if nearest_first:
+        first = np.abs(step)
+    else:  # each block's message's bytes, negated: the larger message first
+        message = here * 2 + (step < 0)
+        first = -np.bincount(message, weights=blocks.nbytes[moved])[message]
+    order = np.lexsort((blocks.final[moved], blocks.origin[moved], step < 0, first, here))
     moved, here, ahead = moved[order], here[order], ahead[order]
     o, f, b = blocks.origin[moved], blocks.final[moved], blocks.nbytes[moved]
     blocks.at[moved] = ahead
