@@ -62,8 +62,9 @@ def scatter_relays_bound_s(coll: Collective, port: PortModel) -> float:
     path of one of its block's bytes to it, and let n_k receivers have k(w) = k, N_k = n_1 +
     ... + n_k. The first k messages carry the N_k blocks whole, so
       one stream (the port runs each start-up and wire in turn): E_k >= k h + N_k b beta;
-      several (each message on one link, `streams` at the root): E_k >= (k - 1) h + alpha,
-      N_k b beta <= streams E_k and <= sum over i < k of (E_k - alpha - i h)+.
+      several (each message on one link from alpha after its start, at most `streams` of
+      them at once at the root): E_k >= (k - 1) h + alpha and
+      N_k b beta <= sum over i < min(k, streams) of (E_k - alpha - i h)+.
     Message k's receiver holds its bytes only at E_k (a node forwards a message only once it
     has all arrived), and the nodes sent any of them by relays at most double per hold, so
     T >= E_k + (ceil(log2 n_k) - 1) h + alpha for n_k >= 2 (E_k for n_k = 1). T is at least
@@ -85,7 +86,7 @@ def scatter_relays_bound_s(coll: Collective, port: PortModel) -> float:
             return False
         if streams == 1:
             return k * hold + bytes_s <= t
-        return bytes_s <= streams * t and bytes_s <= _capacity_s(t - alpha, hold, k)
+        return bytes_s <= _capacity_s(t - alpha, hold, min(k, streams))
 
     def fits(t: float) -> bool:
         covered, k = 0, 0
