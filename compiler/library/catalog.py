@@ -27,6 +27,7 @@ from phalanx.compiler.library import (
     index,
     interleaved,
     knomial,
+    neighbourscatter,
     openshop,
     pairedring,
     postaltree,
@@ -405,6 +406,12 @@ GRID: tuple[Algorithm, ...] = (
               "along a Hilbert curve of the grid turned to start at the root (2^k x 2^k grids)",
               fanscatter.fan_scatter_phases,
               ROOTED_OK + (on_grid, hilbert.square_power_of_two_grid, fanscatter.several_streams)),
+    Algorithm("neighbour-scatter", (Kind.SCATTER,),
+              "the root's blocks to its four neighbours in chunks, one message a chunk on each "
+              "link at once, each neighbour sending its region's blocks straight on while the "
+              "next chunk streams in (eager phases; tori of 3x3 and more)",
+              eager.eager(neighbourscatter.neighbour_scatter_phases),
+              ROOTED_OK + (on_grid, neighbourscatter.four_neighbours, fanscatter.several_streams)),
     Algorithm("interleaved-doubling", (Kind.ALLGATHER,),
               "recursive doubling with rank bits dealt to the row and column bits farthest "
               "first, so the small first exchanges span the grid's long distances and the "
