@@ -85,9 +85,10 @@ GENERIC: tuple[Algorithm, ...] = (
     Algorithm("binomial", (Kind.ALLGATHER, Kind.ALLREDUCE),
               "up a binomial tree to the first member, then down it again",
               group.tree_phases, GROUP_OK),
-    Algorithm("farthest-binomial", (Kind.BROADCAST,),
+    Algorithm("farthest-binomial", (Kind.BROADCAST, Kind.SCATTER),
               "MPICH's binomial tree: ceil(log2 P) rounds, the root's first message to the "
-              "member P/2 ahead, each node's last child 1 ahead (`binomial` goes nearest first)",
+              "member P/2 ahead, each node's last child 1 ahead (`binomial` goes nearest first); "
+              "a scatter's message carries the child's subtree",
               farthest.farthest_binomial_phases, ROOTED_OK),
     Algorithm("scatter-allgather", (Kind.BROADCAST,),
               "van de Geijn: the block in P pieces scattered down a binomial tree, then a ring "
