@@ -49,5 +49,6 @@ def farthest_binomial_phases(coll: Collective, machine: Machine) -> list[Phase]:
         below = range(c, min(c + step, n)) if coll.kind is Kind.SCATTER else range(c, c + 1)
         return [order[u] for u in below]
 
-    return _with_copies(coll, [[t for v, c in pairs for t in _outward(coll, order[v], order[c], finals(c, c - v))]
+    return _with_copies(coll, [[t for v, c in pairs
+                                for t in _outward(coll, order[v], order[c], finals(c, c - v))]
                                for pairs in farthest_rounds(n)])

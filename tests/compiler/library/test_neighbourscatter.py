@@ -59,7 +59,8 @@ def test_neighbour_scatter_delivers_every_byte_from_a_root_inside_the_grid():
 
 
 def test_what_cannot_run_as_a_neighbour_scatter_is_refused_with_the_reason():
-    cases = [("torus:2x4", "the root needs four distinct neighbours, but a 2x4 grid's rings are shorter than 3"),
+    cases = [("torus:2x4", "the root needs four distinct neighbours, but a 2x4 grid's rings are "
+                           "shorter than 3"),
              ("paragon:4x4", "a node of this machine streams one message at a time")]
     for spec, reason in cases:
         with pytest.raises(PhalanxError) as err:
