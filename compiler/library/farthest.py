@@ -1,4 +1,5 @@
-"""`farthest-binomial`: the binomial broadcast farthest first, as MPICH's binomial tree sends.
+"""`farthest-binomial`: the binomial broadcast (and scatter) farthest first, as MPICH's binomial
+tree sends.
 
 Phalanx's `binomial` (rooted.binomial_phases) serves virtual rank v + 2^k in round k, nearest
 first: the root's first message goes to rank 1, its last to rank P/2. MPICH's
