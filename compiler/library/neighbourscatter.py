@@ -9,7 +9,8 @@ every other node belongs to the region of its nearest neighbour of the root (tie
 smaller region: 16, 16, 16 and 15 nodes on 8x8), the root sends each neighbour its region's
 blocks in c chunks, one message a chunk, the four of a chunk on the four links at once, and in
 the next phase the neighbour sends the chunk's blocks straight to their owners (farthest from
-the root first) while the root's next chunk streams in. Every phase is eager (eager.py): a node
+the root first: 0.972 ms at 2 KB on 8x8 against 1.036 nearest first, 16 KB 7.046 against
+7.437) while the root's next chunk streams in. Every phase is eager (eager.py): a node
 goes on once its receives are in, so the root starts chunk k + 1 while chunk k streams.
 
 The chunk count minimises, with n the largest region's blocks, b beta a block's time on a
