@@ -413,6 +413,12 @@ GRID: tuple[Algorithm, ...] = (
               "next chunk streams in (eager phases; tori of 3x3 and more)",
               eager.eager(neighbourscatter.neighbour_scatter_phases),
               ROOTED_OK + (on_grid, neighbourscatter.four_neighbours, fanscatter.several_streams)),
+    Algorithm("neighbour-gather", (Kind.GATHER,),
+              "neighbour-scatter backwards: each region's blocks straight to its neighbour of the "
+              "root, which sends them on in chunks, one message a chunk on each of the root's "
+              "links at once (eager phases; tori of 3x3 and more)",
+              eager.eager(neighbourscatter.neighbour_gather_phases),
+              ROOTED_OK + (on_grid, neighbourscatter.four_neighbours, fanscatter.several_streams)),
     Algorithm("interleaved-doubling", (Kind.ALLGATHER,),
               "recursive doubling with rank bits dealt to the row and column bits farthest "
               "first, so the small first exchanges span the grid's long distances and the "
