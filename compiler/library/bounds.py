@@ -79,6 +79,10 @@
   j holds after alpha, and on memory streams a node's sends and receives share (iWarp, the
   torus) everything the others still need of every source then passes the memories twice:
   the largest over j of that start plus the memories' average work (memory_rounds_bound_s);
+- scatter relays: a scatter's root sends its blocks a start-up apart (and, on one stream, one
+  after another), and a block it hands to another node for relaying reaches its owner only
+  after the relays' start-up rounds: the least over how the root groups the blocks of the
+  largest over its messages of the one's arrival plus its relays' rounds (scatterroot.py);
 - rounds and relays: in a one-destination kind the chains of messages that carry a source's
   bytes are fixed by their start-up slots, so few slots force long chains: the least over the
   slots of the larger of the last slot's start and the ports' average busy time for the
@@ -105,6 +109,7 @@ from phalanx.compiler.library.reducepipeline import contributor_pipeline_bound_s
 from phalanx.compiler.library.reducerelays import relay_startups_bound_s
 from phalanx.compiler.library.registry import PortModel, Route
 from phalanx.compiler.library.relaybound import relay_ports_bound_s
+from phalanx.compiler.library.scatterroot import scatter_relays_bound_s
 from phalanx.compiler.recognize import Collective, connected_groups
 
 DISTINCT_KINDS = (Kind.BROADCAST, Kind.SCATTER, Kind.GATHER, Kind.REDUCE, Kind.ALLGATHER, Kind.ALLREDUCE)
@@ -656,7 +661,8 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
                           ("relay deadlines", deadline_bound_s),
                           ("root drain", drain_bound_s),
                           ("relay start-ups", relay_startups_bound_s),
-                          ("engine start-ups", engine_startups_bound_s)):
+                          ("engine start-ups", engine_startups_bound_s),
+                          ("scatter relays", scatter_relays_bound_s)):
         value_s = bound_s(coll, port)
         if value_s > 0:  # 0: the bound does not apply to this kind or machine
             out[name] = value_s

@@ -29,6 +29,7 @@ from phalanx.compiler.library import (
     index,
     interleaved,
     knomial,
+    neighbourscatter,
     openshop,
     pairedring,
     postaltree,
@@ -86,9 +87,10 @@ GENERIC: tuple[Algorithm, ...] = (
     Algorithm("binomial", (Kind.ALLGATHER, Kind.ALLREDUCE),
               "up a binomial tree to the first member, then down it again",
               group.tree_phases, GROUP_OK),
-    Algorithm("farthest-binomial", (Kind.BROADCAST,),
+    Algorithm("farthest-binomial", (Kind.BROADCAST, Kind.SCATTER),
               "MPICH's binomial tree: ceil(log2 P) rounds, the root's first message to the "
-              "member P/2 ahead, each node's last child 1 ahead (`binomial` goes nearest first)",
+              "member P/2 ahead, each node's last child 1 ahead (`binomial` goes nearest first); "
+              "a scatter's message carries the child's subtree",
               farthest.farthest_binomial_phases, ROOTED_OK),
     Algorithm("scatter-allgather", (Kind.BROADCAST,),
               "van de Geijn: the block in P pieces scattered down a binomial tree, then a ring "
@@ -419,6 +421,18 @@ GRID: tuple[Algorithm, ...] = (
               "along a Hilbert curve of the grid turned to start at the root (2^k x 2^k grids)",
               fanscatter.fan_scatter_phases,
               ROOTED_OK + (on_grid, hilbert.square_power_of_two_grid, fanscatter.several_streams)),
+    Algorithm("neighbour-scatter", (Kind.SCATTER,),
+              "the root's blocks to its four neighbours in chunks, one message a chunk on each "
+              "link at once, each neighbour sending its region's blocks straight on while the "
+              "next chunk streams in (eager phases; tori of 3x3 and more)",
+              eager.eager(neighbourscatter.neighbour_scatter_phases),
+              ROOTED_OK + (on_grid, neighbourscatter.four_neighbours, fanscatter.several_streams)),
+    Algorithm("neighbour-gather", (Kind.GATHER,),
+              "neighbour-scatter backwards: each region's blocks straight to its neighbour of the "
+              "root, which sends them on in chunks, one message a chunk on each of the root's "
+              "links at once (eager phases; tori of 3x3 and more)",
+              eager.eager(neighbourscatter.neighbour_gather_phases),
+              ROOTED_OK + (on_grid, neighbourscatter.four_neighbours, fanscatter.several_streams)),
     Algorithm("interleaved-doubling", (Kind.ALLGATHER,),
               "recursive doubling with rank bits dealt to the row and column bits farthest "
               "first, so the small first exchanges span the grid's long distances and the "

@@ -36,22 +36,25 @@ from phalanx.compiler.schedule import COMBINED, Phase, Transfer
 
 def fan_out(nodes: int, block_bytes: float, port: PortModel) -> tuple[float, tuple[int, ...]]:
     """(f(nodes) in seconds, the subtree sizes of the holder's children in the order it sends)."""
-    hold_s, startup_s, block_s = port.hold_s, port.startup_s, block_bytes * port.s_per_byte
+    times = (port.hold_s, port.startup_s, block_bytes * port.s_per_byte)
+    for n in range(1, nodes):  # the smaller holders first, so that _best recurses one level
+        _best(n, *times)
+    return _best(nodes, *times)
 
-    @cache
-    def best(n: int) -> tuple[float, tuple[int, ...]]:
-        if n == 1:
-            return 0.0, ()
-        choice = (float("inf"), ())
-        for first in range(1, n):
-            first_s = startup_s + first * block_s + best(first)[0]
-            rest_s, rest = best(n - first)
-            time_s = max(first_s, hold_s + rest_s) if rest else first_s
-            if time_s < choice[0]:
-                choice = (time_s, (first,) + rest)
-        return choice
 
-    return best(nodes)
+@cache
+def _best(n: int, hold_s: float, startup_s: float, block_s: float) -> tuple[float, tuple[int, ...]]:
+    """fan_out's f(n) and fan-out (module docstring), shared by every holder of a schedule."""
+    if n == 1:
+        return 0.0, ()
+    choice: tuple[float, tuple[int, ...]] = (float("inf"), ())
+    for first in range(1, n):
+        first_s = startup_s + first * block_s + _best(first, hold_s, startup_s, block_s)[0]
+        rest_s, rest = _best(n - first, hold_s, startup_s, block_s)
+        time_s = max(first_s, hold_s + rest_s) if rest else first_s
+        if time_s < choice[0]:
+            choice = (time_s, (first,) + rest)
+    return choice
 
 
 def several_streams(coll: Collective, machine: Machine) -> str | None:

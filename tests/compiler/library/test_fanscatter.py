@@ -73,3 +73,10 @@ def test_on_torus_8x8_the_fan_beats_the_subcubes_at_128_bytes():
     fan_s = simulated_time_s(machine, coll, "fan-scatter")
     assert fan_s == pytest.approx(215.35e-6, rel=1e-3)
     assert fan_s < 0.92 * simulated_time_s(machine, coll, "subcube-scatter")
+
+
+def test_a_thousand_node_fan_needs_no_deep_recursion():
+    """torus:32x32: fan_out of 1023 blocks filled its table from the small holders up (a holder
+    of n recursed n deep before, past Python's limit, and `auto` failed on the scatter)."""
+    time_s, sizes = fan_out(1024, 8, resolve("torus:32x32").library.machine.port)
+    assert sum(sizes) == 1023 and time_s > 0

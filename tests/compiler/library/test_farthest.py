@@ -1,5 +1,6 @@
-"""`farthest-binomial` broadcast (compiler/library/farthest.py): MPICH's child order, its closed
-form on `ideal`, its data on small machines, and no shared mesh link in any round (issue 27)."""
+"""`farthest-binomial` broadcast and scatter (compiler/library/farthest.py): MPICH's child
+order, its closed form on `ideal`, its data on small machines, no shared mesh link in any round,
+and the scatter's times on the Paragon's mesh and the CS-2's fat tree (issue 27)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from phalanx.compiler.library.farthest import farthest_rounds
 from phalanx.compiler.target import resolve
 from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import kind_program
+from phalanx.runtime.timing import simulated_time_s
 
 
 def test_the_root_serves_the_farthest_first_and_every_member_once():
@@ -53,3 +55,30 @@ def test_no_round_shares_a_link_of_the_paragon_mesh():
                    for p in schedule.phases)
 
     assert (busiest("farthest-binomial"), busiest("binomial")) == (1, 4)
+
+
+@pytest.mark.parametrize("spec, size", [("paragon:2x3", 100), ("ideal:6", 64), ("sp2:8", 1000),
+                                        ("torus:3x4", 64), ("cs2:6", 8)])
+def test_its_scatter_delivers_every_byte(spec, size):
+    assert_forced_run_verifies(spec, "scatter", "farthest-binomial", size)
+
+
+def test_its_scatter_sends_each_child_the_ranks_it_serves_later():
+    """On 8 nodes: the root's 4 blocks to rank 4 (4-7), 2 to rank 2 (2-3), then 1 to rank 1."""
+    schedule = compile_program(kind_program("scatter", 8, 16), target="ideal:8",
+                               algorithm="scatter=farthest-binomial").schedules[0]
+    from_root = [sorted(t.final for t in p.sends if t.src == 0 and t.dst != 0) for p in schedule.phases]
+    assert [f for f in from_root if f] == [[4, 5, 6, 7], [2, 3], [1]]
+
+
+@pytest.mark.parametrize("spec, size, expected_s, binomial_s", [
+    ("paragon:8x8", 2048, 1.8693e-3, 2.5827e-3), ("cs2:64", 2048, 3.8556e-3, 5.0844e-3)])
+def test_its_scatter_on_the_mesh_and_the_fat_tree_beats_binomial(spec, size, expected_s, binomial_s):
+    """Measured (issue 27, branch tbc): the rounds' messages share no link where binomial's
+    last rounds queue on column links (Paragon) and leaf up-links (CS-2); on the Paragon it is
+    the hypercube's time, 6 alpha + 63 b beta."""
+    machine = resolve(spec)
+    coll = compile_program(kind_program("scatter", 64, size), target=spec,
+                           algorithm="scatter=binomial").collectives[0]
+    assert simulated_time_s(machine, coll, "farthest-binomial") == pytest.approx(expected_s, rel=1e-3)
+    assert simulated_time_s(machine, coll, "binomial") == pytest.approx(binomial_s, rel=1e-3)
