@@ -293,6 +293,12 @@ GRID: tuple[Algorithm, ...] = (
               "previous round's still streams (where a node streams several)",
               eager.eager(allreduce.cut_halving_phases),
               GROUP_OK + (on_grid, several_streams, power_of_two_members, partial_blocks)),
+    Algorithm("eager-halving-fan-in", (Kind.REDUCE,),
+              "halving-fan-in in eager phases: a member starts its next round's message once "
+              "its pieces of the round are in and merged, while its previous message may still "
+              "stream (where a node streams several)",
+              eager.eager(halvingfanin.halving_fan_in_phases),
+              ROOTED_OK + (on_grid, several_streams, power_of_two_members, partial_blocks)),
     Algorithm("eager-interleaved-cut-scatter-doubling", (Kind.BROADCAST,),
               "interleaved-cut-scatter-doubling in eager phases: a node starts its next phase's "
               "messages while its previous phase's still stream (where a node streams several)",

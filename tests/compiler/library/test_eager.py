@@ -43,6 +43,31 @@ def test_eager_cut_halving_allreduce_verifies_on_a_torus():
     assert result.time_s >= result.lower_bound_s
 
 
+def reduce_on(target: str, algorithm: str, size: int):
+    nodes = resolve(target).nnodes
+    return compile_program(kind_program("reduce", nodes, size), target=target,
+                           algorithm=f"reduce={algorithm}", cost="closed-form")
+
+
+def test_eager_halving_fan_in_reduce_verifies_on_a_torus():
+    compiled = reduce_on("torus:4x4", "eager-halving-fan-in", 2048)
+    assert all(p.sync == SyncMode.EAGER for p in compiled.schedules[0].phases)
+    result = simulate(compiled).collectives[0]
+    assert result.verified, result.problems
+    assert result.time_s >= result.lower_bound_s
+
+
+def test_eager_halving_fan_in_starts_each_round_while_the_last_message_streams():
+    """torus:8x8, 2 KB (issue 27's case): the same transfers as halving-fan-in (k = 4), 219.95 us
+    against the local phases' 246.9: a member's next halving message no longer waits for its
+    previous one to be delivered."""
+    eager_run = simulate(reduce_on("torus:8x8", "eager-halving-fan-in", 2048)).collectives[0]
+    local_run = simulate(reduce_on("torus:8x8", "halving-fan-in", 2048)).collectives[0]
+    assert eager_run.verified and local_run.verified
+    assert eager_run.time_s == pytest.approx(219.95e-6, rel=1e-6)
+    assert local_run.time_s == pytest.approx(246.9e-6, rel=1e-6)
+
+
 def test_eager_spanning_trees_beat_the_local_ones_within_the_declared_gap():
     """16 KB on torus:4x4: eager phases take less than the local spanning trees, and the
     simulator stays between 0.75 and 1.5 times the segment count's model T (eager.py's declared
@@ -64,6 +89,10 @@ def test_preconditions_refuse_with_the_reason():
     with pytest.raises(PhalanxError) as err:
         forced("eager-spanning-trees", target="paragon:4x4")
     assert ("algorithm 'eager-spanning-trees' cannot lower the broadcast of line 4 on paragon:4x4: "
+            "a node of this machine streams one message at a time") in str(err.value)
+    with pytest.raises(PhalanxError) as err:
+        reduce_on("paragon:4x4", "eager-halving-fan-in", 2048)
+    assert ("algorithm 'eager-halving-fan-in' cannot lower the reduce of line 4 on paragon:4x4: "
             "a node of this machine streams one message at a time") in str(err.value)
     with pytest.raises(PhalanxError) as err:
         forced("eager-interleaved-cut-scatter-doubling", target="ideal:16")
