@@ -296,8 +296,9 @@ GRID: tuple[Algorithm, ...] = (
     Algorithm("eager-halving-fan-in", (Kind.REDUCE,),
               "halving-fan-in in eager phases: a member starts its next round's message once "
               "its pieces of the round are in and merged, while its previous message may still "
-              "stream (where a node streams several)",
-              eager.eager(halvingfanin.halving_fan_in_phases),
+              "stream (where a node streams several); k counts each fan-in's pieces coming in "
+              "over the two links of the collector's row or column (2^a x 2^b tori)",
+              halvingfanin.eager_halving_fan_in_phases,
               ROOTED_OK + (on_grid, several_streams, power_of_two_members, partial_blocks)),
     Algorithm("eager-interleaved-cut-scatter-doubling", (Kind.BROADCAST,),
               "interleaved-cut-scatter-doubling in eager phases: a node starts its next phase's "

@@ -1,5 +1,5 @@
-"""Pipelined relays in eager phases (eager.py): the broadcasts and the allreduce verify on
-torus:4x4 with every phase eager, the spanning trees' segment count stays within its declared
+"""Pipelined relays in eager phases (eager.py): the broadcasts, the allreduce and the reduce verify
+on torus:4x4 with every phase eager, the spanning trees' segment count stays within its declared
 gap of the simulator, and the preconditions refuse with the reason (issue 27)."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import pytest
 
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.library.eager import eager_of, eager_segments, eager_tree_s, heights, tallest_first
+from phalanx.compiler.library.halvingfanin import fan_in_halved_rounds
 from phalanx.compiler.library.shallowtrees import shallow_trees
 from phalanx.compiler.library.spanning import TREES, depths
 from phalanx.compiler.schedule import Phase, SyncMode, Transfer
@@ -58,13 +59,18 @@ def test_eager_halving_fan_in_reduce_verifies_on_a_torus():
 
 
 def test_eager_halving_fan_in_starts_each_round_while_the_last_message_streams():
-    """torus:8x8, 2 KB (issue 27's case): the same transfers as halving-fan-in (k = 4), 219.95 us
-    against the local phases' 246.9: a member's next halving message no longer waits for its
-    previous one to be delivered."""
-    eager_run = simulate(reduce_on("torus:8x8", "eager-halving-fan-in", 2048)).collectives[0]
+    """torus:8x8, 2 KB (issue 27's case): k = 3 with the fan-ins over two links (4 in the
+    one-port form, as halving-fan-in), 214.55 us against the local phases' 246.9 (k = 4; 239.9
+    at k = 3): a member's next message no longer waits for its previous one to be delivered."""
+    compiled = reduce_on("torus:8x8", "eager-halving-fan-in", 2048)
+    machine = compiled.target.library.machine
+    coll = compiled.collectives[0]
+    assert fan_in_halved_rounds(coll, machine, 64, links=2) == 3
+    assert fan_in_halved_rounds(coll, machine, 64) == 4
+    eager_run = simulate(compiled).collectives[0]
     local_run = simulate(reduce_on("torus:8x8", "halving-fan-in", 2048)).collectives[0]
     assert eager_run.verified and local_run.verified
-    assert eager_run.time_s == pytest.approx(219.95e-6, rel=1e-6)
+    assert eager_run.time_s == pytest.approx(214.55e-6, rel=1e-6)
     assert local_run.time_s == pytest.approx(246.9e-6, rel=1e-6)
 
 
