@@ -303,6 +303,19 @@ GRID: tuple[Algorithm, ...] = (
               "previous round's still streams (where a node streams several)",
               eager.eager(allreduce.cut_halving_phases),
               GROUP_OK + (on_grid, several_streams, power_of_two_members, partial_blocks)),
+    Algorithm("eager-interleaved-cut-halving", (Kind.ALLREDUCE,),
+              "eager-cut-halving over interleaved-scatter-doubling's order (the halving and "
+              "doubling masks a column bit, then a row bit, in turn), so that the largest "
+              "messages go between neighbours (2^a x 2^b tori whose nodes stream several)",
+              eager.eager(interleaved.interleaved_cut_halving_phases),
+              GROUP_OK + (on_grid, several_streams, power_of_two_members, partial_blocks)),
+    Algorithm("eager-halving-fan-in", (Kind.REDUCE,),
+              "halving-fan-in in eager phases: a member starts its next round's message once "
+              "its pieces of the round are in and merged, while its previous message may still "
+              "stream (where a node streams several); k counts each fan-in's pieces coming in "
+              "over the two links of the collector's row or column (2^a x 2^b tori)",
+              halvingfanin.eager_halving_fan_in_phases,
+              ROOTED_OK + (on_grid, several_streams, power_of_two_members, partial_blocks)),
     Algorithm("eager-interleaved-cut-scatter-doubling", (Kind.BROADCAST,),
               "interleaved-cut-scatter-doubling in eager phases: a node starts its next phase's "
               "messages while its previous phase's still stream (where a node streams several)",

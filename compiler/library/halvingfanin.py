@@ -16,6 +16,7 @@ root (knomial with k = P).
 
 from __future__ import annotations
 
+from phalanx.compiler.library.eager import eager_of
 from phalanx.compiler.library.members import rooted_order
 from phalanx.compiler.library.registry import Machine, PortModel
 from phalanx.compiler.library.rooted import Halving, _with_copies
@@ -23,49 +24,67 @@ from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase
 
 
-def fan_in_s(pieces: int, piece_bytes: float, element_bytes: int, port: PortModel) -> float:
-    """`pieces` messages of `piece_bytes` into one member at once: one start-up, the pieces one
-    after another through its port, each merged while the next arrives (cost.knomial_reduce_s's
-    round): alpha + m beta + (c - 1) max(m beta, m gamma / e) + m gamma / e; 0 for no pieces."""
+def fan_in_s(pieces: int, piece_bytes: float, element_bytes: int, port: PortModel,
+             links: int = 1) -> float:
+    """`pieces` messages of `piece_bytes` into one member at once: one start-up, the pieces
+    through its port (over `links` at once), each merged while the next arrives
+    (cost.knomial_reduce_s's round): alpha + m beta' + (c - 1) max(m beta', m gamma / e) +
+    m gamma / e with beta' = beta / links; 0 for no pieces."""
     if pieces <= 0:
         return 0.0
-    move_s = piece_bytes * port.s_per_byte
+    move_s = piece_bytes * port.s_per_byte / links
     merge_s = piece_bytes / element_bytes * port.combine_s_per_op
     return port.startup_s + move_s + (pieces - 1) * max(move_s, merge_s) + merge_s
 
 
 def halving_fan_in_s(members: int, halved: int, partial_bytes: int, element_bytes: int,
-                     port: PortModel) -> float:
+                     port: PortModel, links: int = 1) -> float:
     """halving_fan_in_phases on 2^d members, a closed form on a one-port machine: k = `halved`
     rounds of recursive halving, each alpha + m (beta + gamma / e) for m = n / 2, ..., n / 2^k
     (twice the bytes' time on a shared engine: an estimate there), then the column fan-in of
     2^(d-k) - 1 pieces of n / 2^k into each collector and the 2^k - 1 collectors' pieces into
-    the root (fan_in_s each; the root is its column's collector, so the two follow each other
-    on its port)."""
+    the root (fan_in_s each, over `links`; the root is its column's collector, so the two
+    follow each other on its port)."""
     d = members.bit_length() - 1
     per_byte_s = port.s_per_byte * (2 if port.shared_engine else 1) + port.combine_s_per_op / element_bytes
     piece = partial_bytes / 2 ** halved
     halves = sum(partial_bytes / 2 ** i for i in range(1, halved + 1))
     return (halved * port.startup_s + halves * per_byte_s
-            + fan_in_s(2 ** (d - halved) - 1, piece, element_bytes, port)
-            + fan_in_s(2 ** halved - 1, piece, element_bytes, port))
+            + fan_in_s(2 ** (d - halved) - 1, piece, element_bytes, port, links)
+            + fan_in_s(2 ** halved - 1, piece, element_bytes, port, links))
 
 
-def fan_in_halved_rounds(coll: Collective, machine: Machine, members: int) -> int:
-    """The k in 0..lg P of least halving_fan_in_s for the collective's partials (the larger of
-    equals: smaller pieces)."""
+def fan_in_halved_rounds(coll: Collective, machine: Machine, members: int, links: int = 1) -> int:
+    """The k in 0..lg P of least halving_fan_in_s (fan-ins over `links`) for the collective's
+    partials (the larger of equals: smaller pieces)."""
     nbytes = coll.block_bytes or int(coll.network_matrix.max())
     element = coll.element_bytes or nbytes
     return min(range(members.bit_length()), key=lambda k: (
-        halving_fan_in_s(members, k, nbytes, element, machine.port), -k))
+        halving_fan_in_s(members, k, nbytes, element, machine.port, links), -k))
 
 
 def halving_fan_in_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """halving_fan_in_over with k of least halving_fan_in_s."""
+    return halving_fan_in_over(coll, fan_in_halved_rounds(coll, machine, len(rooted_order(coll))))
+
+
+def eager_halving_fan_in_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """halving_fan_in_over in eager phases (eager.py) on a grid whose nodes stream several
+    messages, k of least halving_fan_in_s with each fan-in over two links: in rank order (node
+    order) the members that send a collector their pieces lie in its column, and the root's
+    collectors in its row (for k up to the column bits), so their pieces come in by the line's
+    two links at once (torus:8x8, 2 KB: k = 3, 214.55 us; the one-port form's k = 4, 219.95)."""
+    links = min(machine.port.streams, 2)
+    halved = fan_in_halved_rounds(coll, machine, len(rooted_order(coll)), links)
+    return eager_of(halving_fan_in_over(coll, halved))
+
+
+def halving_fan_in_over(coll: Collective, halved: int) -> list[Phase]:
     """Members by virtual rank (root 0, 2^d of them): with mask 1, 2, ..., 2^(k-1) member v keeps
     the half of its pieces on v's side and sends its partner v XOR mask the other half of every
     partial it holds (combined); then every member v >= 2^k sends all it holds to v mod 2^k, and
-    members 1 .. 2^k - 1 send theirs to the root; k of least halving_fan_in_s."""
-    halving = Halving(coll, fan_in_halved_rounds(coll, machine, len(rooted_order(coll))))
+    members 1 .. 2^k - 1 send theirs to the root; k = `halved`."""
+    halving = Halving(coll, halved)
     n, count, send, held = halving.n, halving.count, halving.send, halving.held
     phases = halving.rounds()
     moves = [(v, v % count, set(held[v])) for v in range(count, n)]

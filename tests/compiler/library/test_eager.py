@@ -1,5 +1,5 @@
-"""Pipelined relays in eager phases (eager.py): the broadcasts and the allreduce verify on
-torus:4x4 with every phase eager, the spanning trees' segment count stays within its declared
+"""Pipelined relays in eager phases (eager.py): the broadcasts, the allreduce and the reduce verify
+on torus:4x4 with every phase eager, the spanning trees' segment count stays within its declared
 gap of the simulator, and the preconditions refuse with the reason (issue 27)."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import pytest
 
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.library.eager import eager_of, eager_segments, eager_tree_s, heights, tallest_first
+from phalanx.compiler.library.halvingfanin import fan_in_halved_rounds
 from phalanx.compiler.library.shallowtrees import shallow_trees
 from phalanx.compiler.library.spanning import TREES, depths
 from phalanx.compiler.schedule import Phase, SyncMode, Transfer
@@ -43,6 +44,56 @@ def test_eager_cut_halving_allreduce_verifies_on_a_torus():
     assert result.time_s >= result.lower_bound_s
 
 
+def test_eager_interleaved_cut_halving_allreduce_verifies_and_pairs_neighbours_first():
+    """torus:4x4 verifies; torus:8x8 at 2 KB (k = 3, masks 1, 8, 2 then 16, 4, 32): 332.7 us
+    against node order's 339.25 (its 2-apart halving round carries 256 B, not 512)."""
+    small = compile_program(kind_program("allreduce", 16, 256), target="torus:4x4",
+                            algorithm="allreduce=eager-interleaved-cut-halving", cost="closed-form")
+    assert all(p.sync == SyncMode.EAGER for p in small.schedules[0].phases)
+    result = simulate(small).collectives[0]
+    assert result.verified, result.problems
+    assert result.time_s >= result.lower_bound_s
+    times = {}
+    for algorithm in ("eager-interleaved-cut-halving", "eager-cut-halving"):
+        compiled = compile_program(kind_program("allreduce", 64, 2048), target="torus:8x8",
+                                   algorithm=f"allreduce={algorithm}", cost="closed-form")
+        run = simulate(compiled).collectives[0]
+        assert run.verified, run.problems
+        times[algorithm] = run.time_s
+    assert times["eager-interleaved-cut-halving"] == pytest.approx(332.7e-6, rel=1e-6)
+    assert times["eager-cut-halving"] == pytest.approx(339.25e-6, rel=1e-6)
+
+
+def reduce_on(target: str, algorithm: str, size: int):
+    nodes = resolve(target).nnodes
+    return compile_program(kind_program("reduce", nodes, size), target=target,
+                           algorithm=f"reduce={algorithm}", cost="closed-form")
+
+
+def test_eager_halving_fan_in_reduce_verifies_on_a_torus():
+    compiled = reduce_on("torus:4x4", "eager-halving-fan-in", 2048)
+    assert all(p.sync == SyncMode.EAGER for p in compiled.schedules[0].phases)
+    result = simulate(compiled).collectives[0]
+    assert result.verified, result.problems
+    assert result.time_s >= result.lower_bound_s
+
+
+def test_eager_halving_fan_in_starts_each_round_while_the_last_message_streams():
+    """torus:8x8, 2 KB (issue 27's case): k = 3 with the fan-ins over two links (4 in the
+    one-port form, as halving-fan-in), 214.55 us against the local phases' 246.9 (k = 4; 239.9
+    at k = 3): a member's next message no longer waits for its previous one to be delivered."""
+    compiled = reduce_on("torus:8x8", "eager-halving-fan-in", 2048)
+    machine = compiled.target.library.machine
+    coll = compiled.collectives[0]
+    assert fan_in_halved_rounds(coll, machine, 64, links=2) == 3
+    assert fan_in_halved_rounds(coll, machine, 64) == 4
+    eager_run = simulate(compiled).collectives[0]
+    local_run = simulate(reduce_on("torus:8x8", "halving-fan-in", 2048)).collectives[0]
+    assert eager_run.verified and local_run.verified
+    assert eager_run.time_s == pytest.approx(214.55e-6, rel=1e-6)
+    assert local_run.time_s == pytest.approx(246.9e-6, rel=1e-6)
+
+
 def test_eager_spanning_trees_beat_the_local_ones_within_the_declared_gap():
     """16 KB on torus:4x4: eager phases take less than the local spanning trees, and the
     simulator stays between 0.75 and 1.5 times the segment count's model T (eager.py's declared
@@ -64,6 +115,10 @@ def test_preconditions_refuse_with_the_reason():
     with pytest.raises(PhalanxError) as err:
         forced("eager-spanning-trees", target="paragon:4x4")
     assert ("algorithm 'eager-spanning-trees' cannot lower the broadcast of line 4 on paragon:4x4: "
+            "a node of this machine streams one message at a time") in str(err.value)
+    with pytest.raises(PhalanxError) as err:
+        reduce_on("paragon:4x4", "eager-halving-fan-in", 2048)
+    assert ("algorithm 'eager-halving-fan-in' cannot lower the reduce of line 4 on paragon:4x4: "
             "a node of this machine streams one message at a time") in str(err.value)
     with pytest.raises(PhalanxError) as err:
         forced("eager-interleaved-cut-scatter-doubling", target="ideal:16")
