@@ -134,9 +134,13 @@ def streamflow_s(schedule: Schedule, machine: Machine, element_bytes: int | None
     cpu = [0.0] * n  # each node's processor: its start-ups, in posting order
     merges = [Timeline() for _ in range(n)]  # and the merges of what it receives
     enter = [0.0] * n  # when each node enters the phase
-    arrived: dict[Transfer, float] = {}
+    # Each transfer's arrival, where a phase receives transfers an earlier phase sent (an eager
+    # ring step split in two); else a phase's receives are its own sends' messages.
+    arrived: dict[Transfer, float] | None = None
+    if any(phase.recvs is not phase.sends for phase in schedule.phases):
+        arrived = {}
     delivered_before = [0.0] * n  # the eager phase before's sends, delivered
-    previous_eager = False
+    previous_eager, last = False, 0.0
     for phase in schedule.phases:
         # Start-ups in each node's posting order, then the worms by when their headers are in.
         posted = []
@@ -150,6 +154,7 @@ def streamflow_s(schedule: Schedule, machine: Machine, element_bytes: int | None
             else:
                 posted.append((start, src, dst, (), group))
         sent = [0.0] * n  # each node's sends of this phase, delivered
+        received = [0.0] * n
         for ready, src, dst, hops, group in sorted(posted, key=lambda m: m[0]):
             nbytes = combined_bytes(group) if reduction else sum(t.nbytes for t in group)
             if src == dst:
@@ -157,18 +162,19 @@ def streamflow_s(schedule: Schedule, machine: Machine, element_bytes: int | None
             else:
                 done = streams.stream(src, dst, hops, ready, port.s_per_byte * nbytes)
             if reduction:
-                finals = len({t.final for t in group})
+                finals = len({t.final for t in group}) if element_bytes is None else 0
                 merge_s = port.combine_s_per_op * combine_operations(nbytes, finals, element_bytes)
                 if merge_s > 0:
                     begin = merges[dst].earliest(done, merge_s)
                     merges[dst].book(begin, begin + merge_s)
                     done = begin + merge_s
-            sent[src] = max(sent[src], done)
-            for t in group:
-                arrived[t] = done
-        received = [0.0] * n
-        for t in phase.recvs:
-            received[t.dst] = max(received[t.dst], arrived[t])
+            sent[src], received[dst], last = max(sent[src], done), max(received[dst], done), max(last, done)
+            if arrived is not None:
+                arrived.update(dict.fromkeys(group, done))
+        if phase.recvs is not phase.sends:
+            received = [0.0] * n
+            for t in phase.recvs:
+                received[t.dst] = max(received[t.dst], arrived[t])
         if phase.sync == SyncMode.EAGER:
             waits = [max(enter[v], received[v], delivered_before[v] if previous_eager else 0.0)
                      for v in range(n)]
@@ -181,4 +187,4 @@ def streamflow_s(schedule: Schedule, machine: Machine, element_bytes: int | None
             for v in nodes:
                 waits[v] = last
         enter, previous_eager = waits, phase.sync == SyncMode.EAGER
-    return max(enter + list(arrived.values()), default=0.0)
+    return max(enter + [last])
