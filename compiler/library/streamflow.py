@@ -59,6 +59,7 @@ class Timeline:
         return start
 
     def book(self, start: float, end: float) -> None:
+        """Busy from start to end (a free interval: `earliest`), joined to its neighbours."""
         i = bisect.bisect_right(self.ends, start)
         if i > 0 and self.ends[i - 1] == start:  # joins the interval before
             i -= 1
@@ -69,7 +70,6 @@ class Timeline:
             del self.starts[i], self.ends[i]
         self.starts.insert(i, start)
         self.ends.insert(i, end)
-
 
     def free_since(self, start: float) -> float:
         """When the resource last became free at or before `start` (0: never busy before)."""
