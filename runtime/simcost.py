@@ -6,7 +6,9 @@ be too big falls back to the target's own model: the run's size is estimated by 
 events per message (Target.message_events: a start-up and one per link by default), and
 candidates past the budget (`--cost simulate:EVENTS`, default DEFAULT_BUDGET) are predicted:
 by the target's estimate with the network's contention where it has one
-(Target.contention_estimate_s: the Paragon mesh's exchange family), else by its closed form.
+(Target.contention_estimate_s: the Paragon mesh's exchange family, compiler/library/lockstep.py;
+the library's schedules on iWarp and the torus, compiler/library/streamflow.py), else by its
+closed form.
 `Target.predict_source` says which candidates were simulated and which predicted, and why.
 """
 
@@ -36,7 +38,8 @@ def past_budget_estimated(target: Target, coll: Collective, algorithm: str) -> b
 
 def past_budget_s(target: Target, coll: Collective, algorithm: str) -> float:
     """A candidate too big to simulate: the target's estimate with the network's contention
-    where it has one (the Paragon mesh's exchange family), else its closed form."""
+    where it has one (the Paragon mesh's exchange family, the library on the tori), else its
+    closed form."""
     estimate = target.contention_estimate_s(coll, algorithm)
     return estimate if estimate is not None else target.closed_form_s(coll, algorithm)
 

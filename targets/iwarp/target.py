@@ -29,6 +29,7 @@ from phalanx.compiler.library.bounds import (
 from phalanx.compiler.library.members import GROUP, ROOTED
 from phalanx.compiler.library.offer import PORT_MODEL_GAP, Library, bisection_cuts, grid_links
 from phalanx.compiler.library.registry import Machine, PortModel
+from phalanx.compiler.library.streamflow import streamflow_s
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Schedule
 from phalanx.compiler.target import Target, TargetEntry, with_overrides
@@ -199,6 +200,19 @@ class IWarpTarget(Target):
             return ("the phases of an incomplete pattern are not switched and overlap, "
                     "which n^3/8 full phases do not describe")
         return GAPS[algorithm]
+
+    def contention_estimate_s(self, coll: Collective, algorithm: str) -> float | None:
+        """The library's algorithms (whose port model leaves out the links and that a node's
+        memory streams carry its sends and receives together): each message followed through
+        the node's streams and its route's links (compiler/library/streamflow.py); None for
+        this machine's own algorithms (their closed forms stand in) and collectives in groups."""
+        if coll.groups or self._own(coll, algorithm):
+            return None
+        memo = self.__dict__.setdefault("_contention_estimates", {})  # asked for time and source
+        if (coll, algorithm) not in memo:
+            memo[(coll, algorithm)] = streamflow_s(self.schedule_for(coll, algorithm),
+                                                   self.library.machine, coll.element_bytes)
+        return memo[(coll, algorithm)]
 
     def lower_bound_s(self, coll: Collective) -> float:
         return self.binding_bound(coll)[0]
