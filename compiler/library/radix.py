@@ -27,7 +27,8 @@ buffer (the finals of another 2^(d - t)-node part), as they lie, unpacked (issue
 hcshort: hypercube:6 at 128 B 1.066 -> 1.004 ms, two top bits first, then radix 2).
 `auto` ranks the chosen plan against the other algorithms as it ranks them all. Every block is
 a Transfer per hop with its own origin and final, forwarded by the nodes it passes (as in
-index.py), packed before each send at the machine's copy rate where its round packs.
+index.py), packed before each send at the machine's copy rate where its round packs (where
+the port deposits, PortModel.deposits, only the blocks still at their origin: index.py).
 
 Where a communication processor runs the messages (PortModel.shared_engine: the Paragon's
 second i860, seed 003 Sec. 3.1; the SP2's and CS-2's, Sec. 1) the compute processor packs a
@@ -117,7 +118,7 @@ def ordered_steps(nprocs: int, plan: Plan) -> list[Round]:
     return [(below, 1 << plan.top_bits, digit, False) for digit in top_digits] + lower
 
 
-def radix_rounds(coll: Collective, plan: Plan, overlap: bool = False) -> PhaseColumns:
+def radix_rounds(coll: Collective, plan: Plan, overlap: bool = False, deposits: bool = False) -> PhaseColumns:
     """The rounds of `plan`: the local copies first, then per round a pack phase (where
     ordered_steps packs) and a send phase. Every block (o, f) that crosses the network is
     followed at once (numpy columns, in the order of o, then f): `at` is the node holding it.
@@ -125,9 +126,10 @@ def radix_rounds(coll: Collective, plan: Plan, overlap: bool = False) -> PhaseCo
     With `overlap` (a node whose communication processor sends while its compute processor
     copies; plans without top bits), a round's pack is split: the blocks the node held before
     the previous round are packed in that round's send phase, beside its send; only those the
-    previous round brought are packed after it."""
+    previous round brought are packed after it. With `deposits` (PortModel.deposits) a round
+    packs only the blocks still at their origin."""
     m, n, radix = coll.matrix, coll.nprocs, plan.radix
-    blocks = ForwardedBlocks(m)
+    blocks = ForwardedBlocks(m, deposits)
     distance = distances(blocks.origin, blocks.final, n, radix)
     if not overlap:
         tables = [local_copy_rows(m)]
@@ -135,7 +137,7 @@ def radix_rounds(coll: Collective, plan: Plan, overlap: bool = False) -> PhaseCo
             tables += blocks.round_tables(np.flatnonzero(distance // place % base == digit),
                                           _to(digit * place, n, radix), packed)
         return joined(tables)
-    assert plan.top_bits == 0, "overlapped rounds take plans without top bits"
+    assert plan.top_bits == 0 and not deposits, "overlapped rounds: no top bits, every block packed"
     moves = [(np.flatnonzero(distance // place % radix == digit), _to(digit * place, n, radix))
              for place, digit in steps(n, radix)]
     tables = [np.concatenate([local_copy_rows(m)] + ([blocks.pack_rows(moves[0][0])] if moves else []))]
@@ -153,7 +155,8 @@ def _to(step: int, nprocs: int, radix: int) -> Step:
     return lambda nodes: partners(nodes, step, nprocs, radix)
 
 
-def radix_round_messages(coll: Collective, plan: Plan, overlap: bool = False) -> Iterator[MessagePhase]:
+def radix_round_messages(coll: Collective, plan: Plan, overlap: bool = False,
+                         deposits: bool = False) -> Iterator[MessagePhase]:
     """The messages of radix_rounds' phases from counts, without its transfers: each node that
     holds blocks to move in a round packs them into one local copy (where ordered_steps packs)
     and sends them as one message, the bytes summed (as cost.messages groups them), nodes in
@@ -167,16 +170,16 @@ def radix_round_messages(coll: Collective, plan: Plan, overlap: bool = False) ->
     own = np.flatnonzero(np.diagonal(m) > 0)
     if len(own):
         yield MessagePhase(own, own, m[own, own])
-    yield from round_messages(coll, plan)
+    yield from round_messages(coll, plan, deposits)
 
 
-def round_messages(coll: Collective, plan: Plan) -> Iterator[MessagePhase]:
+def round_messages(coll: Collective, plan: Plan, deposits: bool = False) -> Iterator[MessagePhase]:
     """radix_round_messages' rounds, without the own blocks' copies before them."""
     block = coll.complete_block_bytes
     if block is not None:  # 16.8M blocks on 4096 nodes: not followed
-        yield from uniform_round_messages(coll.nprocs, plan, block)
+        yield from uniform_round_messages(coll.nprocs, plan, block, deposits)
     else:
-        yield from followed_round_messages(coll.matrix, plan)
+        yield from followed_round_messages(coll.matrix, plan, deposits)
 
 
 def uniform_overlapped_round_messages(own: np.ndarray, radix: int, block: int) -> Iterator[MessagePhase]:
@@ -244,27 +247,32 @@ def overlapped_round_messages(m: np.ndarray, radix: int) -> Iterator[MessagePhas
             yield phase(blocks.origin[:0], None, late)
 
 
-def uniform_round_messages(n: int, plan: Plan, block: int) -> Iterator[MessagePhase]:
+def uniform_round_messages(n: int, plan: Plan, block: int, deposits: bool = False) -> Iterator[MessagePhase]:
     """radix_round_messages' rounds of a complete exchange of `block`-byte blocks: the rounds
     commute with a shift of every node (with an XOR where pairwise), so before each round every
     node holds the same blocks relative to itself, one per distance 1 .. P - 1 (Bruck et al.,
-    Sec. 3), and sends those whose digit at the round's place is the round's digit."""
+    Sec. 3), and sends those whose digit at the round's place is the round's digit (packing
+    them, with `deposits` those no earlier round moved)."""
     nodes = np.arange(n, dtype=np.int64)
     distance = np.arange(1, n)
+    moved_before = np.zeros(n - 1, dtype=bool)
     radix = plan.radix
     for place, base, digit, packed in ordered_steps(n, plan):
-        count = int((distance // place % base == digit).sum())
+        moving = distance // place % base == digit
+        count = int(moving.sum())
+        packs = int((moving & ~moved_before).sum()) if deposits else count
+        moved_before |= moving
         if count:
-            sums = np.full(n, count * block, dtype=np.int64)
-            if packed:
-                yield MessagePhase(nodes, nodes, sums)
-            yield MessagePhase(nodes, partners(nodes, digit * place, n, radix), sums)
+            if packed and packs:
+                yield MessagePhase(nodes, nodes, np.full(n, packs * block, dtype=np.int64))
+            yield MessagePhase(nodes, partners(nodes, digit * place, n, radix),
+                               np.full(n, count * block, dtype=np.int64))
 
 
-def followed_round_messages(m: np.ndarray, plan: Plan) -> Iterator[MessagePhase]:
+def followed_round_messages(m: np.ndarray, plan: Plan, deposits: bool = False) -> Iterator[MessagePhase]:
     """radix_round_messages' rounds for any matrix, its blocks followed round by round."""
     n, radix = len(m), plan.radix
-    blocks = ForwardedBlocks(m)
+    blocks = ForwardedBlocks(m, deposits)
     distance = distances(blocks.origin, blocks.final, n, radix)
     for place, base, digit, packed in ordered_steps(n, plan):
         yield from blocks.round_messages(np.flatnonzero(distance // place % base == digit),
@@ -325,7 +333,7 @@ def node_rounds_s(coll: Collective, plan: Plan, port: PortModel) -> float:
     ready_s = np.zeros(n)
     send_s_per_byte = port.s_per_byte / port.streams
     packs_s = np.zeros(n)
-    for phase in round_messages(coll, plan):
+    for phase in round_messages(coll, plan, port.deposits):
         copies = phase.src == phase.dst
         if copies.all():  # a round's pack, done by its senders before they send
             packs_s = np.bincount(phase.src, minlength=n, weights=port.copy_s_per_byte * phase.nbytes)
@@ -354,11 +362,13 @@ def best_plan(coll: Collective, port: PortModel) -> Plan:
 
 
 def radix_bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:
-    return radix_rounds(coll, best_plan(coll, machine.port), machine.port.shared_engine)
+    port = machine.port
+    return radix_rounds(coll, best_plan(coll, port), port.shared_engine, port.deposits)
 
 
 def radix_bruck_messages(coll: Collective, machine: Machine) -> Iterator[MessagePhase]:
-    return radix_round_messages(coll, best_plan(coll, machine.port), machine.port.shared_engine)
+    port = machine.port
+    return radix_round_messages(coll, best_plan(coll, port), port.shared_engine, port.deposits)
 
 
 def radix_bruck_phases(coll: Collective, machine: Machine) -> list[Phase]:
@@ -369,10 +379,14 @@ def radix_bruck_s(nprocs: int, block_bytes: int, plan: Plan, port: PortModel) ->
     """The closed form on one port per node (not a shared engine), a complete exchange of
     `block_bytes` blocks: the own block's copy, then per round (place k^i, digit m) a start-up
     and the n blocks whose distance has digit m at place k^i, packed (copy, where
-    ordered_steps packs) and sent (beta): copy b + sum over rounds of (alpha + (copy? + beta) n b)."""
+    ordered_steps packs; where the port deposits, only the n' of them no earlier round moved)
+    and sent (beta): copy b + sum over rounds of (alpha + copy? n' b + beta n b)."""
     total_s = port.copy_s_per_byte * block_bytes
+    moved_before: set[int] = set()
     for place, base, digit, packed in ordered_steps(nprocs, plan):
-        blocks = sum(j // place % base == digit for j in range(1, nprocs))
-        per_byte_s = (port.copy_s_per_byte + port.s_per_byte) if packed else port.s_per_byte
-        total_s += port.startup_s + per_byte_s * blocks * block_bytes
+        moving = {j for j in range(1, nprocs) if j // place % base == digit}
+        packs = len(moving - moved_before) if port.deposits else len(moving)
+        moved_before |= moving
+        total_s += port.startup_s + (port.copy_s_per_byte * packs * packed
+                                     + port.s_per_byte * len(moving)) * block_bytes
     return total_s

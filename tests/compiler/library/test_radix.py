@@ -99,14 +99,16 @@ def test_radix_bruck_carries_a_sparse_pattern_and_verifies():
 @pytest.mark.parametrize("n, plan", [(8, Plan(2, 0)), (8, Plan(4, 0)), (16, Plan(8, 0)),
                                      (12, Plan(3, 0)), (12, Plan(5, 0)), (7, Plan(4, 0)),
                                      (8, Plan(2, 1)), (16, Plan(4, 2)), (32, Plan(8, 3))])
-def test_a_complete_exchange_counts_its_rounds_as_following_its_blocks_does(n, plan):
+@pytest.mark.parametrize("deposits", [False, True])
+def test_a_complete_exchange_counts_its_rounds_as_following_its_blocks_does(n, plan, deposits):
     """uniform_round_messages (a count per round, O(P)) gives the phases that following every
-    block gives (followed_round_messages), node for node."""
+    block gives (followed_round_messages), node for node; where the port deposits
+    (PortModel.deposits) a round packs only the blocks no earlier round moved."""
     block = 24
     m = np.full((n, n), block, dtype=np.int64)
     np.fill_diagonal(m, 0)
-    uniform = list(uniform_round_messages(n, plan, block))
-    followed = list(followed_round_messages(m, plan))
+    uniform = list(uniform_round_messages(n, plan, block, deposits))
+    followed = list(followed_round_messages(m, plan, deposits))
     assert len(uniform) == len(followed) > 0
     for u, f in zip(uniform, followed):
         assert (u.src == f.src).all() and (u.dst == f.dst).all() and (u.nbytes == f.nbytes).all()
