@@ -34,8 +34,10 @@ Where a communication processor runs the messages (PortModel.shared_engine: the 
 second i860, seed 003 Sec. 3.1; the SP2's and CS-2's, Sec. 1) the compute processor packs a
 round while the previous round is sent: the blocks held before that round are packed in its
 send phase, those it brought after it (radix_rounds' `overlap`; docs/targets.md). There the
-plans are the radices alone (no top bits apart: branch pgshort's overlap and branch hcshort's
-unpacked top rounds are not combined).
+radix is chosen overlapped (overlapped_rounds_s), and a plan with top bits apart, which runs
+without the overlap (branch pgshort's overlap and branch hcshort's unpacked top rounds are
+not combined), replaces it where engine_rounds_s, node by node, ranks it faster: a sparse
+pattern's top bits last (paragon:8x8, every node to the first 8 at 128 B: 0.644 -> 0.415 ms).
 """
 
 from __future__ import annotations
@@ -346,29 +348,65 @@ def node_rounds_s(coll: Collective, plan: Plan, port: PortModel) -> float:
     return float(ready_s.max(initial=0.0))
 
 
+def engine_rounds_s(coll: Collective, plan: Plan, port: PortModel) -> float:
+    """What best_plan ranks a shared engine's plans by (PortModel.shared_engine: the Paragon,
+    SP2 and CS-2), node by node as node_rounds_s, each node's engine carrying its sends (a
+    start-up and the bytes) and its receives (the bytes) in turn: in a phase a node is done
+    when its copies (its compute processor, beside the engine), its engine's work and the
+    messages it receives are. Plans without top bits run overlapped (radix_rounds'
+    `overlap`: a round packed beside the previous round's send). It follows a sparse
+    pattern's nodes, most of which sit out most rounds: paragon:8x8 every node to the first
+    8 at 128 B, radix 2 under the top four bits last, 0.430 ms against 0.415 simulated
+    (radix 2 alone 0.644; issue 27, branch radix). Links shared by a round's messages are not
+    counted."""
+    n = coll.nprocs
+    ready_s = np.zeros(n)
+    send_s_per_byte = port.s_per_byte / port.streams
+    for phase in radix_round_messages(coll, plan, plan.top_bits == 0):
+        copies = phase.src == phase.dst
+        copied_s = ready_s + np.bincount(phase.src[copies], minlength=n,
+                                         weights=port.copy_s_per_byte * phase.nbytes[copies])
+        if copies.all():  # a round's pack before its send
+            ready_s = copied_s
+            continue
+        src, dst, wire_s = phase.src[~copies], phase.dst[~copies], send_s_per_byte * phase.nbytes[~copies]
+        engine_s = np.bincount(src, weights=port.startup_s + wire_s, minlength=n) \
+            + np.bincount(dst, weights=wire_s, minlength=n)
+        done_s = np.maximum(copied_s, ready_s + engine_s)
+        np.maximum.at(done_s, dst, ready_s[src] + port.startup_s + wire_s)
+        ready_s = done_s
+    return float(ready_s.max(initial=0.0))
+
+
 def best_plan(coll: Collective, port: PortModel) -> Plan:
     """The plan of least node_rounds_s (the first of the least; radix 3 in shifts where there
-    is no choice); on a communication processor (shared_engine) the radix of least
-    overlapped_rounds_s, no top bits apart."""
-    if port.shared_engine:
-        choices = [Plan(radix, 0) for radix in radices(coll.nprocs)]
-        if len(choices) <= 1:
-            return choices[0] if choices else Plan(3, 0)
-        return choices[int(np.argmin([overlapped_rounds_s(coll, plan.radix, port) for plan in choices]))]
+    is no choice). On a communication processor (shared_engine) the radix of least
+    overlapped_rounds_s, run overlapped, unless a plan with top bits apart has a smaller
+    engine_rounds_s than it (a sparse pattern's top bits last: issue 27, branch radix)."""
     choices = plans(coll.nprocs, port.copy_s_per_byte > 0)
     if len(choices) <= 1:
         return choices[0] if choices else Plan(3, 0)
-    return choices[int(np.argmin([node_rounds_s(coll, plan, port) for plan in choices]))]
+    if not port.shared_engine:
+        return choices[int(np.argmin([node_rounds_s(coll, plan, port) for plan in choices]))]
+    whole = [plan for plan in choices if plan.top_bits == 0]
+    radix = whole[int(np.argmin([overlapped_rounds_s(coll, plan.radix, port) for plan in whole]))]
+    apart = [plan for plan in choices if plan.top_bits]
+    if not apart:
+        return radix
+    times_s = [engine_rounds_s(coll, plan, port) for plan in apart]
+    return apart[int(np.argmin(times_s))] if min(times_s) < engine_rounds_s(coll, radix, port) else radix
 
 
 def radix_bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:
     port = machine.port
-    return radix_rounds(coll, best_plan(coll, port), port.shared_engine, port.deposits)
+    plan = best_plan(coll, port)
+    return radix_rounds(coll, plan, port.shared_engine and plan.top_bits == 0, port.deposits)
 
 
 def radix_bruck_messages(coll: Collective, machine: Machine) -> Iterator[MessagePhase]:
     port = machine.port
-    return radix_round_messages(coll, best_plan(coll, port), port.shared_engine, port.deposits)
+    plan = best_plan(coll, port)
+    return radix_round_messages(coll, plan, port.shared_engine and plan.top_bits == 0, port.deposits)
 
 
 def radix_bruck_phases(coll: Collective, machine: Machine) -> list[Phase]:
