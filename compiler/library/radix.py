@@ -131,7 +131,7 @@ def radix_rounds(coll: Collective, plan: Plan, overlap: bool = False, deposits: 
     copies), a round's pack is split: the blocks the node held before the previous round are
     packed in that round's send phase, beside its send; only those the previous round brought
     are packed after it (an unpacked round, ordered_steps' top bits first, packs nothing)."""
-    m, n = coll.matrix, coll.nprocs
+    m = coll.matrix
     blocks = ForwardedBlocks(m, deposits)
     rounds = plan_rounds(blocks, plan)
     if not overlap:
