@@ -140,11 +140,15 @@ def bruck_alltoall_s(nprocs: int, block_bytes: int, port: PortModel) -> float:
     blocks in ceil(log2 P) rounds; round k's message carries the n_k blocks whose distance j
     in 1..P-1 has bit k set (P/2 of them where P is a power of two), packed first at the copy
     rate. Plus the copy of each node's own block. On one port per node the rounds follow each
-    other: sum over k of (alpha + (copy + beta) n_k b)."""
+    other: sum over k of (alpha + (copy + beta) n_k b). Where the port deposits
+    (PortModel.deposits) a round packs only the n'_k blocks no earlier round moved (bit k the
+    lowest set): copy n'_k b + beta n_k b."""
     total_s = port.copy_s_per_byte * block_bytes
     for k in range((nprocs - 1).bit_length()):
         blocks = sum(j >> k & 1 for j in range(1, nprocs))
-        total_s += port.startup_s + (port.copy_s_per_byte + port.s_per_byte) * blocks * block_bytes
+        packs = sum(j >> k & 1 and not j & ((1 << k) - 1) for j in range(1, nprocs)) \
+            if port.deposits else blocks
+        total_s += port.startup_s + (port.copy_s_per_byte * packs + port.s_per_byte * blocks) * block_bytes
     return total_s
 # Closed forms of the pipelined trees (trees.py) on a one-port machine whose message of m bytes
 # takes alpha + beta m: predictions the simulator is checked against (tests), not what `auto`

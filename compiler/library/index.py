@@ -13,7 +13,12 @@ intermediate node keeps what it receives and forwards it (runtime/data.py's Bloc
 a block wherever it has arrived until it is sent on), so every block reaches its destination
 exactly once and is checked there. Before each send the sender packs the blocks it sends into
 one buffer, a local copy of their bytes (the rotation and packing of Bruck's phases 1 and 2;
-the inverse rotation is the receiver's unpacking), charged at the machine's copy rate.
+the inverse rotation is the receiver's unpacking), charged at the machine's copy rate. Where
+the message layer deposits incoming data where it is used (PortModel.deposits: iWarp's deposit
+library, seed 001 Sec. 3.1) a relay's received blocks already lie in the buffer of the round
+that forwards them, so a round packs only the blocks still at their origin, as
+checkerboard.py's rounds do; elsewhere (the Paragon's, SP2's, CS-2's libraries, seed 003
+Sec. 4) a relay packs them again.
 
 A sparse pattern (every node to a few: the first eighth of the nodes) takes the same rounds
 with its blocks only: ceil(log2 P) start-ups per node at most, where `direct` starts one per
@@ -51,26 +56,30 @@ class ForwardedBlocks:
     algorithms (here and radix.py): numpy columns in the order of o, then f, `at` the node
     holding each block now."""
 
-    def __init__(self, m: np.ndarray) -> None:
+    def __init__(self, m: np.ndarray, deposits: bool = False) -> None:
         self.nprocs = len(m)
         self.origin, self.final = np.nonzero((m > 0) & ~np.eye(self.nprocs, dtype=bool))
         self.nbytes, self.at = m[self.origin, self.final], self.origin.copy()
+        self.deposits = deposits  # PortModel.deposits: a relay forwards what it got uncopied
+
+    def to_pack(self, moved: np.ndarray) -> np.ndarray:
+        """Those of the blocks `moved` that their holder copies into the round's buffer: all of
+        them, or where the message layer deposits (PortModel.deposits) those still at their
+        origin (a received block already lies where the round that forwards it sends it)."""
+        return moved[self.at[moved] == self.origin[moved]] if self.deposits else moved
 
     def round_tables(self, moved: np.ndarray, step: Step, packed: bool = True) -> list[np.ndarray]:
         """A round's pack phase and send phase of the blocks `moved` (their Transfers, by
         (sender, o, f)), each sent to `step` of its holder, which then holds it; the send
         phase alone where not `packed` (the blocks lie side by side in the sender's buffer)."""
-        moved = moved[np.lexsort((self.final[moved], self.origin[moved], self.at[moved]))]
-        here = self.at[moved]
-        ahead = step(here)
-        o, f, b = self.origin[moved], self.final[moved], self.nbytes[moved]
-        self.at[moved] = ahead
-        sent = rows(here, ahead, b, o, f, COMBINED)
-        return [rows(here, here, b, o, f, COMBINED), sent] if packed else [sent]  # packed per node
+        packs = self.pack_rows(moved) if packed else None
+        sent = self.send_rows(moved, step)
+        return [packs, sent] if packs is not None else [sent]  # packed per node
 
     def pack_rows(self, moved: np.ndarray) -> np.ndarray:
-        """The blocks `moved` packed where they are (one local copy per holder), in
-        round_tables' order."""
+        """The blocks `moved` that their holders pack (to_pack), packed where they are (one
+        local copy per holder), in round_tables' order."""
+        moved = self.to_pack(moved)
         moved = moved[np.lexsort((self.final[moved], self.origin[moved], self.at[moved]))]
         here = self.at[moved]
         return rows(here, here, self.nbytes[moved], self.origin[moved], self.final[moved], COMBINED)
@@ -90,13 +99,16 @@ class ForwardedBlocks:
         summed, holders in ascending order."""
         if not len(moved):
             return
+        if packed:
+            packs = self.to_pack(moved)
+            totals = np.bincount(self.at[packs], weights=self.nbytes[packs], minlength=self.nprocs)
+            packers = np.flatnonzero(np.bincount(self.at[packs], minlength=self.nprocs))
+            if len(packers):
+                yield MessagePhase(packers, packers, np.rint(totals[packers]).astype(np.int64))
         at = self.at[moved]
         totals = np.bincount(at, weights=self.nbytes[moved], minlength=self.nprocs)
         holders = np.flatnonzero(np.bincount(at, minlength=self.nprocs))
-        sums = np.rint(totals[holders]).astype(np.int64)
-        if packed:
-            yield MessagePhase(holders, holders, sums)
-        yield MessagePhase(holders, step(holders), sums)
+        yield MessagePhase(holders, step(holders), np.rint(totals[holders]).astype(np.int64))
         self.at[moved] = step(at)
 
 
@@ -112,14 +124,15 @@ def joined(tables: list[np.ndarray]) -> PhaseColumns:
     return PhaseColumns.of(kept or [tables[0][:0]])
 
 
-def bruck_rounds(coll: Collective, dims: tuple[int, ...]) -> PhaseColumns:
+def bruck_rounds(coll: Collective, dims: tuple[int, ...], deposits: bool = False) -> PhaseColumns:
     """Bruck along each dimension of `dims` (mixed radix over node ids, last fastest), from
     the last: a pack phase and a send phase per round, the local copies first. Every block
     (o, f) that crosses the network is followed at once (numpy columns, in the order of o,
-    then f): `at` is the node holding it."""
+    then f): `at` is the node holding it. With `deposits` (PortModel.deposits) a round packs
+    only the blocks still at their origin."""
     m = coll.matrix
     strides = [prod(dims[i + 1:]) for i in range(len(dims))]
-    blocks = ForwardedBlocks(m)
+    blocks = ForwardedBlocks(m, deposits)
     tables = [local_copy_rows(m)]
     for axis in reversed(range(len(dims))):
         size, stride = dims[axis], strides[axis]
@@ -138,10 +151,12 @@ def _ahead(size: int, stride: int, step: int) -> Step:
     return partner
 
 
-def bruck_round_messages(coll: Collective, dims: tuple[int, ...]) -> Iterator[MessagePhase]:
+def bruck_round_messages(coll: Collective, dims: tuple[int, ...],
+                         deposits: bool = False) -> Iterator[MessagePhase]:
     """The messages of bruck_rounds' phases from counts, without its transfers: each node that
-    holds blocks to move in a round packs them into one local copy and sends them as one
-    message, the bytes summed (as cost.messages groups them), nodes in ascending order."""
+    holds blocks to move in a round packs them (with `deposits` those at their origin) into
+    one local copy and sends them as one message, the bytes summed (as cost.messages groups
+    them), nodes in ascending order."""
     m, n = coll.matrix, coll.nprocs
     strides = [prod(dims[i + 1:]) for i in range(len(dims))]
     own = np.flatnonzero(np.diagonal(m) > 0)
@@ -149,11 +164,13 @@ def bruck_round_messages(coll: Collective, dims: tuple[int, ...]) -> Iterator[Me
         yield MessagePhase(own, own, m[own, own])
     block = coll.complete_block_bytes
     if block is None:  # the blocks followed one by one (16.8M on 4096 nodes: not when uniform)
-        blocks = ForwardedBlocks(m)
+        blocks = ForwardedBlocks(m, deposits)
+    else:  # each distance 1 .. P - 1 (mixed radix over dims) moved by some earlier round yet
+        moved_before = np.zeros(n - 1, dtype=bool)
     for axis in reversed(range(len(dims))):
         size, stride = dims[axis], strides[axis]
         if block is not None:  # complete and uniform: every node moves the same blocks
-            yield from _uniform_round_messages(n, size, stride, block)
+            yield from _uniform_round_messages(n, size, stride, block, moved_before, deposits)
             continue
         distance = (blocks.final // stride - blocks.origin // stride) % size
         for k in range(rounds(size)):
@@ -161,37 +178,42 @@ def bruck_round_messages(coll: Collective, dims: tuple[int, ...]) -> Iterator[Me
                                              _ahead(size, stride, 1 << k))
 
 
-def _uniform_round_messages(n: int, size: int, stride: int, block: int) -> Iterator[MessagePhase]:
+def _uniform_round_messages(n: int, size: int, stride: int, block: int, moved_before: np.ndarray,
+                            deposits: bool) -> Iterator[MessagePhase]:
     """bruck_round_messages along one dimension of a complete exchange of `block`-byte blocks:
-    before each round every node holds one block per distance vector (Bruck's invariant, Sec.
-    3), so in round k each node packs and sends the blocks whose distance along the dimension
-    has bit k set, n / size of them per such distance."""
+    before each round every node holds one block per distance vector 1 .. P - 1 (Bruck's
+    invariant, Sec. 3), so in round k each node sends the blocks whose distance along the
+    dimension has bit k set and packs them (with `deposits` those not moved before: their
+    flags in `moved_before`, updated here)."""
     nodes = np.arange(n, dtype=np.int64)
-    distances = np.arange(1, size)
+    along = np.arange(1, n) // stride % size
     for k in range(rounds(size)):
-        count = int((distances >> k & 1).sum()) * (n // size)
-        sums = np.full(n, count * block, dtype=np.int64)
+        moving = (along >> k & 1) > 0
+        packed = int((moving & ~moved_before).sum()) if deposits else int(moving.sum())
+        moved_before |= moving
         coord = nodes // stride % size
-        yield MessagePhase(nodes, nodes, sums)
-        yield MessagePhase(nodes, nodes + ((coord + (1 << k)) % size - coord) * stride, sums)
+        if packed:
+            yield MessagePhase(nodes, nodes, np.full(n, packed * block, dtype=np.int64))
+        yield MessagePhase(nodes, nodes + ((coord + (1 << k)) % size - coord) * stride,
+                           np.full(n, int(moving.sum()) * block, dtype=np.int64))
 
 
 def bruck_messages(coll: Collective, machine: Machine) -> Iterator[MessagePhase]:
-    return bruck_round_messages(coll, (coll.nprocs,))
+    return bruck_round_messages(coll, (coll.nprocs,), machine.port.deposits)
 
 
 def dim_bruck_messages(coll: Collective, machine: Machine) -> Iterator[MessagePhase]:
-    return bruck_round_messages(coll, machine.dimensions)
+    return bruck_round_messages(coll, machine.dimensions, machine.port.deposits)
 
 
 def bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:
     """Bruck's index algorithm over the collective's P processors, one line of P."""
-    return bruck_rounds(coll, (coll.nprocs,))
+    return bruck_rounds(coll, (coll.nprocs,), machine.port.deposits)
 
 
 def dim_bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:
     """Bruck along each of the machine's dimensions in turn (requirements.on_dimensions)."""
-    return bruck_rounds(coll, machine.dimensions)
+    return bruck_rounds(coll, machine.dimensions, machine.port.deposits)
 
 
 def bruck_phases(coll: Collective, machine: Machine) -> list[Phase]:

@@ -27,14 +27,18 @@ buffer (the finals of another 2^(d - t)-node part), as they lie, unpacked (issue
 hcshort: hypercube:6 at 128 B 1.066 -> 1.004 ms, two top bits first, then radix 2).
 `auto` ranks the chosen plan against the other algorithms as it ranks them all. Every block is
 a Transfer per hop with its own origin and final, forwarded by the nodes it passes (as in
-index.py), packed before each send at the machine's copy rate where its round packs.
+index.py), packed before each send at the machine's copy rate where its round packs (where
+the port deposits, PortModel.deposits, only the blocks still at their origin: index.py).
 
 Where a communication processor runs the messages (PortModel.shared_engine: the Paragon's
 second i860, seed 003 Sec. 3.1; the SP2's and CS-2's, Sec. 1) the compute processor packs a
 round while the previous round is sent: the blocks held before that round are packed in its
-send phase, those it brought after it (radix_rounds' `overlap`; docs/targets.md). There the
-plans are the radices alone (no top bits apart: branch pgshort's overlap and branch hcshort's
-unpacked top rounds are not combined).
+send phase, those it brought after it (radix_rounds' `overlap`; docs/targets.md), in every
+plan (the top bits first send their runs unpacked, so the overlap starts with the lower
+digits). There the plan is the least of overlapped_rounds_s (rounds in step: paragon:8x8
+alltoall 128 B, two top bits first then radix 4, 1.304 -> 1.277 ms), unless a plan with its
+top bits last ranks faster by engine_rounds_s, node by node: a sparse pattern's (paragon:8x8,
+every node to the first 8 at 128 B: 0.644 -> 0.450 ms; issue 27, branch radix).
 """
 
 from __future__ import annotations
@@ -117,30 +121,29 @@ def ordered_steps(nprocs: int, plan: Plan) -> list[Round]:
     return [(below, 1 << plan.top_bits, digit, False) for digit in top_digits] + lower
 
 
-def radix_rounds(coll: Collective, plan: Plan, overlap: bool = False) -> PhaseColumns:
+def radix_rounds(coll: Collective, plan: Plan, overlap: bool = False, deposits: bool = False) -> PhaseColumns:
     """The rounds of `plan`: the local copies first, then per round a pack phase (where
     ordered_steps packs) and a send phase. Every block (o, f) that crosses the network is
     followed at once (numpy columns, in the order of o, then f): `at` is the node holding it.
+    With `deposits` (PortModel.deposits) a round packs only the blocks still at their origin.
 
     With `overlap` (a node whose communication processor sends while its compute processor
-    copies; plans without top bits), a round's pack is split: the blocks the node held before
-    the previous round are packed in that round's send phase, beside its send; only those the
-    previous round brought are packed after it."""
-    m, n, radix = coll.matrix, coll.nprocs, plan.radix
-    blocks = ForwardedBlocks(m)
-    distance = distances(blocks.origin, blocks.final, n, radix)
+    copies), a round's pack is split: the blocks the node held before the previous round are
+    packed in that round's send phase, beside its send; only those the previous round brought
+    are packed after it (an unpacked round, ordered_steps' top bits first, packs nothing)."""
+    m = coll.matrix
+    blocks = ForwardedBlocks(m, deposits)
+    rounds = plan_rounds(blocks, plan)
     if not overlap:
         tables = [local_copy_rows(m)]
-        for place, base, digit, packed in ordered_steps(n, plan):
-            tables += blocks.round_tables(np.flatnonzero(distance // place % base == digit),
-                                          _to(digit * place, n, radix), packed)
+        for moved, step, packed in rounds:
+            tables += blocks.round_tables(moved, step, packed)
         return joined(tables)
-    assert plan.top_bits == 0, "overlapped rounds take plans without top bits"
-    moves = [(np.flatnonzero(distance // place % radix == digit), _to(digit * place, n, radix))
-             for place, digit in steps(n, radix)]
-    tables = [np.concatenate([local_copy_rows(m)] + ([blocks.pack_rows(moves[0][0])] if moves else []))]
-    for r, (moved, step) in enumerate(moves):
-        later = moves[r + 1][0] if r + 1 < len(moves) else moved[:0]
+    assert not deposits, "overlapped rounds pack every block (no machine both deposits and overlaps)"
+    first = [blocks.pack_rows(rounds[0][0])] if rounds and rounds[0][2] else []
+    tables = [np.concatenate([local_copy_rows(m)] + first)]
+    for r, (moved, step, _) in enumerate(rounds):
+        later = _next_packed(rounds, r, moved)
         brought = np.isin(later, moved)
         early = blocks.pack_rows(later[~brought])  # held before this round: packed beside its send
         tables += [np.concatenate([blocks.send_rows(moved, step), early]),
@@ -148,12 +151,31 @@ def radix_rounds(coll: Collective, plan: Plan, overlap: bool = False) -> PhaseCo
     return joined(tables)
 
 
+PlanRound = tuple[np.ndarray, Step, bool]  # the blocks a round moves, where to, whether packed
+
+
+def plan_rounds(blocks: ForwardedBlocks, plan: Plan) -> list[PlanRound]:
+    """ordered_steps' rounds over `blocks`: the blocks each moves (by their distance's digit),
+    its partners' rule, and whether it packs."""
+    n, radix = blocks.nprocs, plan.radix
+    distance = distances(blocks.origin, blocks.final, n, radix)
+    return [(np.flatnonzero(distance // place % base == digit), _to(digit * place, n, radix), packed)
+            for place, base, digit, packed in ordered_steps(n, plan)]
+
+
+def _next_packed(rounds: list[PlanRound], r: int, moved: np.ndarray) -> np.ndarray:
+    """The blocks the round after round r packs (none after the last, or where it sends its
+    blocks as they lie)."""
+    return rounds[r + 1][0] if r + 1 < len(rounds) and rounds[r + 1][2] else moved[:0]
+
+
 def _to(step: int, nprocs: int, radix: int) -> Step:
     """partners' rule for a round of `step`, as a function of the nodes."""
     return lambda nodes: partners(nodes, step, nprocs, radix)
 
 
-def radix_round_messages(coll: Collective, plan: Plan, overlap: bool = False) -> Iterator[MessagePhase]:
+def radix_round_messages(coll: Collective, plan: Plan, overlap: bool = False,
+                         deposits: bool = False) -> Iterator[MessagePhase]:
     """The messages of radix_rounds' phases from counts, without its transfers: each node that
     holds blocks to move in a round packs them into one local copy (where ordered_steps packs)
     and sends them as one message, the bytes summed (as cost.messages groups them), nodes in
@@ -161,63 +183,62 @@ def radix_round_messages(coll: Collective, plan: Plan, overlap: bool = False) ->
     m = coll.matrix
     if overlap:
         block = coll.complete_block_bytes  # 16.8M blocks on 4096 nodes: not followed
-        yield from (uniform_overlapped_round_messages(np.diagonal(m), plan.radix, block)
-                    if block is not None else overlapped_round_messages(m, plan.radix))
+        yield from (uniform_overlapped_round_messages(np.diagonal(m), plan, block)
+                    if block is not None else overlapped_round_messages(m, plan))
         return
     own = np.flatnonzero(np.diagonal(m) > 0)
     if len(own):
         yield MessagePhase(own, own, m[own, own])
-    yield from round_messages(coll, plan)
+    yield from round_messages(coll, plan, deposits)
 
 
-def round_messages(coll: Collective, plan: Plan) -> Iterator[MessagePhase]:
+def round_messages(coll: Collective, plan: Plan, deposits: bool = False) -> Iterator[MessagePhase]:
     """radix_round_messages' rounds, without the own blocks' copies before them."""
     block = coll.complete_block_bytes
     if block is not None:  # 16.8M blocks on 4096 nodes: not followed
-        yield from uniform_round_messages(coll.nprocs, plan, block)
+        yield from uniform_round_messages(coll.nprocs, plan, block, deposits)
     else:
-        yield from followed_round_messages(coll.matrix, plan)
+        yield from followed_round_messages(coll.matrix, plan, deposits)
 
 
-def uniform_overlapped_round_messages(own: np.ndarray, radix: int, block: int) -> Iterator[MessagePhase]:
+def uniform_overlapped_round_messages(own: np.ndarray, plan: Plan, block: int) -> Iterator[MessagePhase]:
     """overlapped_round_messages of a complete exchange of `block`-byte blocks (`own`: the
     bytes each node keeps), from counts as uniform_round_messages: every node holds the same
-    blocks relative to itself, so a round's early pack is the distances of the next round's
-    digit that this round does not move, its late pack those it moves."""
+    blocks relative to itself, so a round's early pack is the distances of the next packed
+    round that this round does not move, its late pack those it moves."""
     n = len(own)
     nodes = np.arange(n, dtype=np.int64)
     distance = np.arange(1, n)
-    rounds = [(place * digit, distance // place % radix == digit) for place, digit in steps(n, radix)]
+    rounds = [(place * digit, distance // place % base == digit, packed)
+              for place, base, digit, packed in ordered_steps(n, plan)]
 
     def phase(step: int | None, sent: int, packed: int) -> MessagePhase:
         senders = nodes if step is not None and sent else nodes[:0]
         copiers = nodes if packed else nodes[:0]
-        to = partners(senders, step, n, radix) if step is not None else senders
+        to = partners(senders, step, n, plan.radix) if step is not None else senders
         return MessagePhase(np.concatenate([senders, copiers]), np.concatenate([to, copiers]),
                             np.concatenate([np.full(len(senders), sent * block, dtype=np.int64),
                                             np.full(len(copiers), packed * block, dtype=np.int64)]))
 
-    first = int(rounds[0][1].sum()) if rounds else 0
+    first = int(rounds[0][1].sum()) if rounds and rounds[0][2] else 0
     keep = own.astype(np.int64) + first * block
     copiers = np.flatnonzero(keep > 0)
     yield MessagePhase(copiers, copiers, keep[copiers])
-    for r, (step, moved) in enumerate(rounds):
-        later = rounds[r + 1][1] if r + 1 < len(rounds) else np.zeros_like(moved)
+    for r, (step, moved, _) in enumerate(rounds):
+        later = rounds[r + 1][1] if r + 1 < len(rounds) and rounds[r + 1][2] else np.zeros_like(moved)
         yield phase(step, int(moved.sum()), int((later & ~moved).sum()))
         late = int((later & moved).sum())
         if late:
             yield phase(None, 0, late)
 
 
-def overlapped_round_messages(m: np.ndarray, radix: int) -> Iterator[MessagePhase]:
+def overlapped_round_messages(m: np.ndarray, plan: Plan) -> Iterator[MessagePhase]:
     """radix_rounds' phases with `overlap`, its blocks followed: the own blocks' and the first
     round's pack, then per round its sends with the next round's pack of the blocks held before
     it, then the pack of those it brought (each phase's sends, then its copies, nodes ascending)."""
     n = len(m)
     blocks = ForwardedBlocks(m)
-    distance = distances(blocks.origin, blocks.final, n, radix)
-    moves = [(np.flatnonzero(distance // place % radix == digit), _to(digit * place, n, radix))
-             for place, digit in steps(n, radix)]
+    rounds = plan_rounds(blocks, plan)
 
     def held(moved: np.ndarray) -> np.ndarray:
         return np.bincount(blocks.at[moved], weights=blocks.nbytes[moved], minlength=n)
@@ -230,10 +251,10 @@ def overlapped_round_messages(m: np.ndarray, radix: int) -> Iterator[MessagePhas
         return MessagePhase(np.concatenate([send_nodes, copy_nodes]), np.concatenate([to, copy_nodes]),
                             np.concatenate([send_bytes, np.rint(packed[copy_nodes]).astype(np.int64)]))
 
-    own = np.diagonal(m).astype(np.float64) + (held(moves[0][0]) if moves else 0.0)
+    own = np.diagonal(m).astype(np.float64) + (held(rounds[0][0]) if rounds and rounds[0][2] else 0.0)
     yield phase(blocks.origin[:0], None, own)
-    for r, (moved, step) in enumerate(moves):
-        later = moves[r + 1][0] if r + 1 < len(moves) else moved[:0]
+    for r, (moved, step, _) in enumerate(rounds):
+        later = _next_packed(rounds, r, moved)
         brought = np.isin(later, moved)
         early = held(later[~brought])
         sending = phase(moved, step, early)
@@ -244,27 +265,32 @@ def overlapped_round_messages(m: np.ndarray, radix: int) -> Iterator[MessagePhas
             yield phase(blocks.origin[:0], None, late)
 
 
-def uniform_round_messages(n: int, plan: Plan, block: int) -> Iterator[MessagePhase]:
+def uniform_round_messages(n: int, plan: Plan, block: int, deposits: bool = False) -> Iterator[MessagePhase]:
     """radix_round_messages' rounds of a complete exchange of `block`-byte blocks: the rounds
     commute with a shift of every node (with an XOR where pairwise), so before each round every
     node holds the same blocks relative to itself, one per distance 1 .. P - 1 (Bruck et al.,
-    Sec. 3), and sends those whose digit at the round's place is the round's digit."""
+    Sec. 3), and sends those whose digit at the round's place is the round's digit (packing
+    them, with `deposits` those no earlier round moved)."""
     nodes = np.arange(n, dtype=np.int64)
     distance = np.arange(1, n)
+    moved_before = np.zeros(n - 1, dtype=bool)
     radix = plan.radix
     for place, base, digit, packed in ordered_steps(n, plan):
-        count = int((distance // place % base == digit).sum())
+        moving = distance // place % base == digit
+        count = int(moving.sum())
+        packs = int((moving & ~moved_before).sum()) if deposits else count
+        moved_before |= moving
         if count:
-            sums = np.full(n, count * block, dtype=np.int64)
-            if packed:
-                yield MessagePhase(nodes, nodes, sums)
-            yield MessagePhase(nodes, partners(nodes, digit * place, n, radix), sums)
+            if packed and packs:
+                yield MessagePhase(nodes, nodes, np.full(n, packs * block, dtype=np.int64))
+            yield MessagePhase(nodes, partners(nodes, digit * place, n, radix),
+                               np.full(n, count * block, dtype=np.int64))
 
 
-def followed_round_messages(m: np.ndarray, plan: Plan) -> Iterator[MessagePhase]:
+def followed_round_messages(m: np.ndarray, plan: Plan, deposits: bool = False) -> Iterator[MessagePhase]:
     """radix_round_messages' rounds for any matrix, its blocks followed round by round."""
     n, radix = len(m), plan.radix
-    blocks = ForwardedBlocks(m)
+    blocks = ForwardedBlocks(m, deposits)
     distance = distances(blocks.origin, blocks.final, n, radix)
     for place, base, digit, packed in ordered_steps(n, plan):
         yield from blocks.round_messages(np.flatnonzero(distance // place % base == digit),
@@ -279,13 +305,13 @@ def radices(nprocs: int) -> list[int]:
     return list(range(3, min(nprocs - 1, MAX_RADIX) + 1))
 
 
-def overlapped_rounds_s(coll: Collective, radix: int, port: PortModel) -> float:
+def overlapped_rounds_s(coll: Collective, plan: Plan, port: PortModel) -> float:
     """A rounds-in-step estimate where a node copies beside its sends (radix_rounds' `overlap`): per phase the
     longer of its busiest sender's start-up and bytes (twice through the shared engine) and
     its busiest node's copy."""
     engine = 2.0 if port.shared_engine else 1.0
     total_s = 0.0
-    for phase in radix_round_messages(coll, Plan(radix, 0), overlap=True):
+    for phase in radix_round_messages(coll, plan, overlap=True):
         copies = phase.src == phase.dst
         send_s = (port.startup_s + engine * port.s_per_byte / port.streams
                   * float(phase.nbytes[~copies].max(initial=0))) if (~copies).any() else 0.0
@@ -325,7 +351,7 @@ def node_rounds_s(coll: Collective, plan: Plan, port: PortModel) -> float:
     ready_s = np.zeros(n)
     send_s_per_byte = port.s_per_byte / port.streams
     packs_s = np.zeros(n)
-    for phase in round_messages(coll, plan):
+    for phase in round_messages(coll, plan, port.deposits):
         copies = phase.src == phase.dst
         if copies.all():  # a round's pack, done by its senders before they send
             packs_s = np.bincount(phase.src, minlength=n, weights=port.copy_s_per_byte * phase.nbytes)
@@ -338,27 +364,60 @@ def node_rounds_s(coll: Collective, plan: Plan, port: PortModel) -> float:
     return float(ready_s.max(initial=0.0))
 
 
+def engine_rounds_s(coll: Collective, plan: Plan, port: PortModel) -> float:
+    """What best_plan ranks a shared engine's plans by (PortModel.shared_engine: the Paragon,
+    SP2 and CS-2), node by node as node_rounds_s, the rounds overlapped (radix_rounds'
+    `overlap`), each node's engine carrying its sends (a start-up and the bytes) and its
+    receives (the bytes) in turn: in a phase a node is done when its copies (its compute
+    processor, beside the engine), its engine's work and the messages it receives are. It
+    follows a sparse pattern's nodes, most of which sit out most rounds: paragon:8x8 every
+    node to the first 8 at 128 B, radix 2 under the top four bits last (issue 27, branch
+    radix). Links shared by a round's messages are not counted."""
+    n = coll.nprocs
+    ready_s = np.zeros(n)
+    send_s_per_byte = port.s_per_byte / port.streams
+    for phase in radix_round_messages(coll, plan, overlap=True):
+        copies = phase.src == phase.dst
+        copied_s = ready_s + np.bincount(phase.src[copies], minlength=n,
+                                         weights=port.copy_s_per_byte * phase.nbytes[copies])
+        if copies.all():  # a pack of what the previous round brought
+            ready_s = copied_s
+            continue
+        src, dst, wire_s = phase.src[~copies], phase.dst[~copies], send_s_per_byte * phase.nbytes[~copies]
+        engine_s = np.bincount(src, weights=port.startup_s + wire_s, minlength=n) \
+            + np.bincount(dst, weights=wire_s, minlength=n)
+        done_s = np.maximum(copied_s, ready_s + engine_s)
+        np.maximum.at(done_s, dst, ready_s[src] + port.startup_s + wire_s)
+        ready_s = done_s
+    return float(ready_s.max(initial=0.0))
+
+
 def best_plan(coll: Collective, port: PortModel) -> Plan:
     """The plan of least node_rounds_s (the first of the least; radix 3 in shifts where there
-    is no choice); on a communication processor (shared_engine) the radix of least
-    overlapped_rounds_s, no top bits apart."""
-    if port.shared_engine:
-        choices = [Plan(radix, 0) for radix in radices(coll.nprocs)]
-        if len(choices) <= 1:
-            return choices[0] if choices else Plan(3, 0)
-        return choices[int(np.argmin([overlapped_rounds_s(coll, plan.radix, port) for plan in choices]))]
+    is no choice). On a communication processor (shared_engine) the plan of least
+    overlapped_rounds_s (rounds in step, overlapped), unless one with top bits last ranks
+    faster by engine_rounds_s (node by node: a sparse pattern's, issue 27, branch radix)."""
     choices = plans(coll.nprocs, port.copy_s_per_byte > 0)
     if len(choices) <= 1:
         return choices[0] if choices else Plan(3, 0)
-    return choices[int(np.argmin([node_rounds_s(coll, plan, port) for plan in choices]))]
+    if not port.shared_engine:
+        return choices[int(np.argmin([node_rounds_s(coll, plan, port) for plan in choices]))]
+    in_step = choices[int(np.argmin([overlapped_rounds_s(coll, plan, port) for plan in choices]))]
+    last = [plan for plan in choices if plan.top_last]
+    if not last:
+        return in_step
+    times_s = [engine_rounds_s(coll, plan, port) for plan in last]
+    return last[int(np.argmin(times_s))] if min(times_s) < engine_rounds_s(coll, in_step, port) else in_step
 
 
 def radix_bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:
-    return radix_rounds(coll, best_plan(coll, machine.port), machine.port.shared_engine)
+    port = machine.port
+    return radix_rounds(coll, best_plan(coll, port), port.shared_engine, port.deposits)
 
 
 def radix_bruck_messages(coll: Collective, machine: Machine) -> Iterator[MessagePhase]:
-    return radix_round_messages(coll, best_plan(coll, machine.port), machine.port.shared_engine)
+    port = machine.port
+    return radix_round_messages(coll, best_plan(coll, port), port.shared_engine, port.deposits)
 
 
 def radix_bruck_phases(coll: Collective, machine: Machine) -> list[Phase]:
@@ -369,10 +428,14 @@ def radix_bruck_s(nprocs: int, block_bytes: int, plan: Plan, port: PortModel) ->
     """The closed form on one port per node (not a shared engine), a complete exchange of
     `block_bytes` blocks: the own block's copy, then per round (place k^i, digit m) a start-up
     and the n blocks whose distance has digit m at place k^i, packed (copy, where
-    ordered_steps packs) and sent (beta): copy b + sum over rounds of (alpha + (copy? + beta) n b)."""
+    ordered_steps packs; where the port deposits, only the n' of them no earlier round moved)
+    and sent (beta): copy b + sum over rounds of (alpha + copy? n' b + beta n b)."""
     total_s = port.copy_s_per_byte * block_bytes
+    moved_before: set[int] = set()
     for place, base, digit, packed in ordered_steps(nprocs, plan):
-        blocks = sum(j // place % base == digit for j in range(1, nprocs))
-        per_byte_s = (port.copy_s_per_byte + port.s_per_byte) if packed else port.s_per_byte
-        total_s += port.startup_s + per_byte_s * blocks * block_bytes
+        moving = {j for j in range(1, nprocs) if j // place % base == digit}
+        packs = len(moving - moved_before) if port.deposits else len(moving)
+        moved_before |= moving
+        total_s += port.startup_s + (port.copy_s_per_byte * packs * packed
+                                     + port.s_per_byte * len(moving)) * block_bytes
     return total_s

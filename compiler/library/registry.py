@@ -48,6 +48,15 @@ class PortModel:
     # both ends, 001_569dde0e56ec3e6f.txt Sec. 1 and 4.1); 0: none beyond `streams` each way.
     # Only the bounds read it (bounds.py, "shared engines").
     shared_streams: int = 0
+    # Whether the message layer deposits incoming data where it is used, so a relay forwards
+    # a block it received without copying it (iWarp's deposit library: "direct deposit of
+    # incoming data to its final destination", 001_569dde0e56ec3e6f.txt Sec. 3.1). False: a
+    # message is received into one posted buffer and a relay packs what it forwards again (the
+    # nx, MPI and mpsc libraries of the Paragon, SP2 and CS-2: "all multiphase algorithms
+    # require some amount of data permutation within a single processor",
+    # 003_f18cb429ce0a4177.txt Sec. 4, memory copy time). Either way a node packs the blocks of
+    # its own array that it sends (docs/targets.md, "Where a relay copies").
+    deposits: bool = False
 
     @property
     def engine_streams(self) -> int:

@@ -88,7 +88,8 @@ class IWarpTarget(Target):
                          1 / (params.arith_MFLOPS * 1e6),
                          streams=int(min(params.inject_channels, params.memory_streams)),
                          copy_s_per_byte=params.copy_s(1.0), link_s_per_byte=1 / params.link_Bps,
-                         latency_s=params.hop_s, shared_streams=shared_streams(params))
+                         latency_s=params.hop_s, shared_streams=shared_streams(params),
+                         deposits=True)  # Sec. 3.1: the deposit library
         self.library = Library.of(Machine(self.nnodes, port, (torus.rows, torus.cols),
                                           route=torus.links),
                                   bisection_cuts(torus.rows, torus.cols, wrap=True),

@@ -59,20 +59,23 @@ def test_phases_with_one_message_each_way_arefollowed_at_once():
     assert not followed_at_once(np.array([0]), np.array([1]), PORTS["shared engine"])
 
 
+@pytest.mark.parametrize("deposits", [False, True])
 @pytest.mark.parametrize("dims", [(8,), (12,), (4, 4), (2, 2, 2, 2), (3, 5), (1, 6)])
-def test_bruck_messages_from_counts_are_its_columns_messages(dims):
+def test_bruck_messages_from_counts_are_its_columns_messages(dims, deposits):
+    """Counted (complete exchanges from the distances, other patterns block by block) as the
+    columns hold them, a relay's packs too (PortModel.deposits: none of received blocks)."""
     n = int(np.prod(dims))
     for m in patterns(n):
         coll = recognize(0, m, "A", "B", 1)
-        counted = list(index.bruck_round_messages(coll, dims))
-        grouped = list(column_messages(index.bruck_rounds(coll, dims)))
+        counted = list(index.bruck_round_messages(coll, dims, deposits))
+        grouped = list(column_messages(index.bruck_rounds(coll, dims, deposits)))
         assert len(counted) == len(grouped)
         for a, b in zip(counted, grouped):
             assert a.src.tolist() == b.src.tolist() and a.dst.tolist() == b.dst.tolist()
             assert a.nbytes.tolist() == b.nbytes.tolist() and a.sync == b.sync
         port = PORTS["copies and barriers"]
         assert messages_estimate_s(counted, n, port) == columns_estimate_s(
-            index.bruck_rounds(coll, dims), n, "alltoall", port)
+            index.bruck_rounds(coll, dims, deposits), n, "alltoall", port)
 
 
 @pytest.mark.parametrize("spec", ["ideal:16", "torus:4x4", "iwarp:8x8", "hypercube:4"])

@@ -69,6 +69,25 @@ def test_bruck_verifies_on_routed_and_ring_machines(spec):
     assert result.verified and result.algorithm == "bruck"
 
 
+@pytest.mark.parametrize("spec, relays_copy", [("torus:4x4", False), ("iwarp:8x8", False),
+                                               ("paragon:4x4", True), ("cs2:16", True),
+                                               ("hypercube:4", True), ("ideal:16", True)])
+@pytest.mark.parametrize("algorithm", ["bruck", "radix-bruck"])
+def test_a_relay_copies_what_it_forwards_unless_the_message_layer_deposits_it(spec, relays_copy,
+                                                                            algorithm):
+    """iWarp's deposit library puts a received block where the round that forwards it sends it
+    (seed 001 Sec. 3.1: PortModel.deposits), so there a node packs only blocks of its own
+    array; the Paragon's, SP2's and CS-2's libraries receive into one buffer (seed 003 Sec. 4:
+    the multiphase exchanges' data permutation), so a relay packs again what it forwards.
+    Either way every block verifies at its final."""
+    machine = resolve(spec)
+    compiled, result = run(spec, 8, f"alltoall={algorithm}")
+    assert result.verified and machine.library.machine.port.deposits is not relays_copy
+    copies = [t for p in compiled.schedules[0].phases for t in p.sends
+              if t.src == t.dst and t.origin != t.final]
+    assert copies and any(t.src != t.origin for t in copies) is relays_copy
+
+
 def test_dim_bruck_is_refused_with_its_reason():
     with pytest.raises(PhalanxError) as err:
         run("ideal:8", 8, "alltoall=dim-bruck")
