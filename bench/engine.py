@@ -311,7 +311,8 @@ def write_doc(rows: list[dict[str, Any]], host: str) -> None:
             "`run` is the plan's run, compile excluded: `timing` without payloads (the engine alone, as "
             "`--cost simulate` runs candidates), `checked` with its payloads moved and checked; peak is the "
             "process's (compile and run), in parentheses where measured (peak - the interpreter's) / "
-            "(the program's arrays + the plan), issue 30's memory figure; speed-up is Python run / native run.\n\n"
+            "(the program's arrays + the plan), issue 30's memory figure; speed-up is Python run / "
+            "native run.\n\n"
             + table(rows) + f"\n{END}")
     start, end = text.index(BEGIN), text.index(END) + len(END)
     DOC.write_text(text[:start] + body + text[end:])

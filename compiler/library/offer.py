@@ -222,8 +222,9 @@ class Library:
            links: Links | None = None, exchange_family: bool = False) -> Library:
         """Every generic algorithm, the grid ones on a torus or mesh, the dimensional ones on a
         torus, mesh or hypercube, the one-engine ones where a node's one engine sends and
-        receives one message at a time, less `leave_out` names; `cuts` and `links` of the
-        network for the bounds."""
+        receives one message at a time, the generic direct exchange under its own name where
+        the target's exchange family takes the name `direct` (`exchange_family`), less
+        `leave_out` names; `cuts` and `links` of the network for the bounds."""
         one_engine = machine.port.shared_engine and machine.port.streams == 1
         chosen = GENERIC + (GRID if machine.grid else ()) + (DIMENSIONAL if machine.dimensions else ()) \
             + (ONE_ENGINE if one_engine else ()) + (BESIDE_EXCHANGE_FAMILY if exchange_family else ())

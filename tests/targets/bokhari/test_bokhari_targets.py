@@ -7,6 +7,7 @@ import pytest
 
 from phalanx.compiler import hypercube
 from phalanx.compiler.driver import compile_program
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.recognize import recognize
 from phalanx.compiler.schedule import Transfer
 from phalanx.compiler.target import resolve
@@ -274,3 +275,17 @@ def test_a_transpose_past_the_receive_buffers_runs_in_pieces_and_verifies():
         run = simulate(compiled)
         assert run.verified, run.collectives[0].problems
     assert (schedule.algorithm, len(schedule.phases)) == ("direct", 4 * 16)
+
+
+def test_direct_copy_beside_only_where_the_family_takes_the_name_direct():
+    """The generic direct exchange under its own name on 2^d processors, where `direct` is
+    Bokhari's (an opening barrier after every node's own copy); elsewhere `direct` is it."""
+    sp2 = resolve("sp2:32")
+    family, generic = sp2.schedule_for(alltoall(32, 64), "direct"), \
+        sp2.schedule_for(alltoall(32, 64), "direct-copy-beside")
+    assert family.phases[0].sync == "barrier" and len(family.phases) == 32
+    assert generic.phases[0].sync == "local" and len(generic.phases) == 31
+    assert generic.phases[0].sends[:2] == (Transfer(0, 0, 64, 0, 0), Transfer(0, 1, 64, 0, 1))
+    assert resolve("sp2:24").unmet(alltoall(24, 64), "direct-copy-beside") == (
+        "on 24 processors (not a power of two) `direct` is this schedule itself")
+    assert "direct-copy-beside" not in resolve("ideal:32").algorithms(Kind.ALLTOALL)
