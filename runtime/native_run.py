@@ -429,7 +429,7 @@ class NativeRun:
             nbytes = np.array([data.wire_bytes(g) for g in groups], np.int64)
             operations = np.array([data.combine_operations(g) for g in groups], np.int64)
         program = self._add_programs(cols, src, dst, nbytes, operations, data)
-        slot = cols.phase[first] * nprocs + src
+        slot = cols.phase[first].astype(np.int64) * nprocs + src
         # the slots' arrays made in the core's types at once: a phased schedule has a slot per
         # phase and node (134M at torus:64x64), 1 GB an int64 array
         slot_msg_off = _offsets_u32(np.bincount(slot, minlength=slots))
