@@ -106,6 +106,13 @@ def _u32(values: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(values, np.uint32)
 
 
+def _i32(values: np.ndarray) -> np.ndarray:
+    """A slot or barrier index, -1 for none, as the core's int32, refused where one does not fit."""
+    if len(values) and (values.min() < -1 or values.max() > np.iinfo(np.int32).max):
+        raise ValueError("an index of the core's arrays lies outside int32")
+    return np.ascontiguousarray(values, np.int32)
+
+
 def _offsets_u32(counts: np.ndarray) -> np.ndarray:
     """Where each slot's entries start, one more than slots, from their counts: the core's
     uint32, summed in it (no int64 array beside it), refused where the total does not fit."""
@@ -422,14 +429,16 @@ class NativeRun:
             nbytes = np.array([data.wire_bytes(g) for g in groups], np.int64)
             operations = np.array([data.combine_operations(g) for g in groups], np.int64)
         program = self._add_programs(cols, src, dst, nbytes, operations, data)
-        slot = cols.phase[first] * nprocs + src
+        slot = cols.phase[first].astype(np.int64) * nprocs + src
         # the slots' arrays made in the core's types at once: a phased schedule has a slot per
         # phase and node (134M at torus:64x64), 1 GB an int64 array
         slot_msg_off = _offsets_u32(np.bincount(slot, minlength=slots))
         inbox_count = np.bincount(cols.recv_slot, minlength=slots)
         has_inbox, inbox_off = (inbox_count > 0).astype(np.uint8), _offsets_u32(inbox_count)
         del inbox_count
-        slot_barrier = np.full(slots, -1, np.int64)
+        if slots > np.iinfo(np.int32).max:
+            raise ValueError("an index of the core's arrays lies outside int32")
+        slot_barrier = np.full(slots, -1, np.int32)
         barrier_size: list[int] = []
         barrier_delay_s: list[float] = []
         for k, phase in enumerate(schedule.phases):
@@ -445,7 +454,7 @@ class NativeRun:
             nprocs, nphases, u32(src), u32(dst), u32(program),
             u32(labels), (src == dst).astype(np.uint8), u32(cols.msg_start), u32(cols.key),
             slot_msg_off, u32(np.arange(nmsg)), has_inbox, inbox_off,
-            u32(cols.recv_key), cols.key_due.astype(np.int64), slot_barrier,
+            u32(cols.recv_key), _i32(cols.key_due), slot_barrier,
             u32(np.array(barrier_size, np.int64)), np.array(barrier_delay_s, np.float64))
 
     def _add_programs(self, cols: ScheduleColumns, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,

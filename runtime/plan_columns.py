@@ -107,11 +107,19 @@ def _message_order(table: np.ndarray, phase: np.ndarray) -> np.ndarray:
     return by_sender[np.argsort(group, kind="stable")]
 
 
+def _index_type(largest: int) -> type:
+    """The index columns' type: int32 where every index (transfer, key, slot; -1 for none) fits,
+    half of int64's bytes (a million transfers' eight index columns: 32 MB saved), else int64.
+    Arithmetic on them that can pass 2**31 (a slot's phase x nprocs) is done in int64."""
+    return np.int32 if largest < np.iinfo(np.int32).max else np.int64
+
+
 @dataclass(frozen=True)
 class ScheduleColumns:
     """A schedule's sends, in walk order, and its receives, as columns."""
 
     schedule: Schedule
+    # the index columns are int32 where every index fits (_index_type), else int64
     sent: np.ndarray  # per send in walk order, its position among the schedule's sends (phase by phase)
     phase_start: np.ndarray  # where each phase's sends start among them (one more than phases)
     table: np.ndarray  # (transfers, 7) int64: their fields
@@ -181,8 +189,12 @@ class ScheduleColumns:
         key_due[recv_key[last]] = np.where(mine[last], recv_slot[last], -1)
         # Each node's inbox per phase: the keys it receives, once each, slots in order.
         pairs = distinct(recv_slot[mine] * max(nkeys, 1) + recv_key[mine])
-        return ScheduleColumns(schedule, rows, phase_start, table, phase, msg_start, key,
-                               pairs // max(nkeys, 1), pairs % max(nkeys, 1), key_due, key_table, key_row)
+        del recv_slot, recv_key
+        index = _index_type(max(len(table), nkeys, len(phases) * nprocs))
+        return ScheduleColumns(schedule, rows.astype(index), phase_start, table, phase.astype(index),
+                               msg_start.astype(index), key.astype(index),
+                               (pairs // max(nkeys, 1)).astype(index), (pairs % max(nkeys, 1)).astype(index),
+                               key_due.astype(index), key_table, key_row.astype(index))
 
     def send(self, i: int) -> Transfer:
         """The i-th send in walk order."""

@@ -60,6 +60,7 @@ from phalanx.compiler.library.requirements import (
     one_sender_or_receiver,
     partial_blocks,
     power_of_two_members,
+    power_of_two_nodes,
     quarters,
     splittable,
     uniform_parts,
@@ -536,4 +537,16 @@ ONE_ENGINE: tuple[Algorithm, ...] = (
               "the ring allreduce over ranks 1, 0, 3, 2, ... (v XOR 1), one phase a step; even "
               "member counts", pairedring.zigzag_ring_allreduce_phases,
               GROUP_OK + (pairedring.even_members,)),
+)
+
+# Beside Bokhari's exchange family (targets/bokhari), whose `direct` on 2^d nodes takes the name
+# of GENERIC's and opens with a barrier after every node's copy of its own block (seed 003
+# Sec. 2, Sec. 4): the generic direct exchange under its own name (offer.Library.of).
+BESIDE_EXCHANGE_FAMILY: tuple[Algorithm, ...] = (
+    Algorithm("direct-copy-beside", (Kind.ALLTOALL,),
+              "the generic direct exchange where the exchange family's `direct` takes its name "
+              "(2^d nodes): the same XOR steps without the family's opening barrier, each node's "
+              "copy of its own block beside its first message",
+              lambda coll, machine: list(direct_phases(coll)), (power_of_two_nodes,),
+              columns=lambda coll, machine: direct_columns(coll)),
 )

@@ -15,7 +15,7 @@ import numpy as np
 from phalanx.compiler.columns import PhaseColumns
 from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.bounds import Cut, Links, Weighting, lower_bound
-from phalanx.compiler.library.catalog import DIMENSIONAL, GENERIC, GRID, ONE_ENGINE
+from phalanx.compiler.library.catalog import BESIDE_EXCHANGE_FAMILY, DIMENSIONAL, GENERIC, GRID, ONE_ENGINE
 from phalanx.compiler.library.cost import estimate_s
 from phalanx.compiler.library.estimate import columns_estimate_s, messages_estimate_s
 from phalanx.compiler.library.members import REDUCTIONS
@@ -219,14 +219,15 @@ class Library:
 
     @staticmethod
     def of(machine: Machine, cuts: tuple[Cut, ...] = (), leave_out: tuple[str, ...] = (),
-           links: Links | None = None) -> Library:
+           links: Links | None = None, exchange_family: bool = False) -> Library:
         """Every generic algorithm, the grid ones on a torus or mesh, the dimensional ones on a
         torus, mesh or hypercube, the one-engine ones where a node's one engine sends and
-        receives one message at a time, less `leave_out` names; `cuts` and `links` of the
-        network for the bounds."""
+        receives one message at a time, the generic direct exchange under its own name where
+        the target's exchange family takes the name `direct` (`exchange_family`), less
+        `leave_out` names; `cuts` and `links` of the network for the bounds."""
         one_engine = machine.port.shared_engine and machine.port.streams == 1
         chosen = GENERIC + (GRID if machine.grid else ()) + (DIMENSIONAL if machine.dimensions else ()) \
-            + (ONE_ENGINE if one_engine else ())
+            + (ONE_ENGINE if one_engine else ()) + (BESIDE_EXCHANGE_FAMILY if exchange_family else ())
         return Library(machine, tuple(a for a in chosen if a.name not in leave_out), cuts, links)
 
     def names(self, kind: Kind) -> tuple[str, ...]:

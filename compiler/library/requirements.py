@@ -115,6 +115,15 @@ def power_of_two_members(coll: Collective, machine: Machine) -> str | None:
     return None
 
 
+def power_of_two_nodes(coll: Collective, machine: Machine) -> str | None:
+    """Where the collective spans 2^d processors the exchange family's `direct` takes the name
+    `direct` (targets/bokhari); elsewhere `direct` is the generic exchange itself."""
+    if coll.nprocs & (coll.nprocs - 1):
+        return (f"on {coll.nprocs} processors (not a power of two) `direct` is this schedule "
+                "itself")
+    return None
+
+
 def partial_blocks(coll: Collective, machine: Machine) -> str | None:
     """Splitting partials needs blocks of several elements (a reduction along dimensions), at
     least one element per member, all of one size."""

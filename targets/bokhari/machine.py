@@ -89,7 +89,7 @@ class BokhariTarget(Target):
             # the SP2's adapter: packets round robin over a pair's routes (network.RoutedNetwork)
             adapter = Adapter(route.all, int(params.packet_bytes))
         self.library = Library.of(Machine(nnodes, port, mesh, cube, route, adapter), cuts,
-                                  links=links)
+                                  links=links, exchange_family=True)
 
     @property
     def spec(self) -> str:

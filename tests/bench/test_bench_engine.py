@@ -26,7 +26,13 @@ def test_a_row_runs_both_engines_in_child_processes_and_agrees(bench, tmp_path):
         assert native["events"] == python["events"] and native["messages"] == 12
         assert result[f"{mode}_same_simulated_time"] and result[f"{mode}_speedup"] > 0
         assert native["maxrss_MB"] > 0
+    # issue 30's memory figure, for the checked runs (the program's two 4 x 256-byte arrays)
+    checked = result["native_checked"]
+    assert checked["arrays_MB"] == round(2 * 4 * 256 / 2**20, 3) and checked["imported_MB"] > 0
+    over = checked["over_arrays_and_plan"] * (checked["arrays_MB"] + checked["plan_MB"])
+    assert over == pytest.approx(checked["maxrss_MB"] - checked["imported_MB"], abs=0.5)  # whole MB
+    assert "over_arrays_and_plan" not in result["native_timing"]
     lines = bench.table([result]).splitlines()
     assert lines[2].startswith("| ideal:4 all-to-all | 12, ") and "| timing |" in lines[2]
-    assert "| checked |" in lines[3]
+    assert "| checked |" in lines[3] and "x arrays + plan)" in lines[3]
 

@@ -31,14 +31,16 @@ def matrices(n: int) -> list[np.ndarray]:
 
 
 def direct_reference(m: np.ndarray) -> list[list[Transfer]]:
-    """The per-transfer loop direct_phases replaced."""
+    """The per-transfer loop direct_phases replaced (its first phase in the runtime's walk order)."""
     n = len(m)
     local = [Transfer(p, p, int(m[p, p]), p, p) for p in range(n) if m[p, p] > 0]
     phases = []
     for step in range(1, n):
         sends = [Transfer(r, q, int(m[r, q]), r, q)
                  for r in range(n) if m[r, q := direct_partner(r, step, n)] > 0]
-        phases.append(local + sends if step == 1 else sends)
+        # step 1 with the local copies, each node's copy just before its send (the walk order)
+        phases.append(sorted(local + sends, key=lambda t: (t.src, t.src != t.dst)) if step == 1
+                      else sends)
     return phases if n > 1 else [local]
 
 

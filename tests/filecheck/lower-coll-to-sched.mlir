@@ -28,9 +28,10 @@
 
 // CHECK:      "dist.array"() {sym_name = "R"
 // CHECK-NEXT: "sched.compute"() {label = "rows", first = 0 : i64, nprocs = 4 : i64, cost_s = 1.000000e-03 : f64, line = 10 : i64, stage = -1 : i64}
-// direct on 4 = 2^2 processors: phase 0 the local blocks, then phase k pairs p with p XOR k.
+// direct on 4 = 2^2 processors: phase k pairs p with p XOR k, phase 1 with each node's local
+// block just before its send (the order the runtime walks a phase in).
 // CHECK-NEXT: "sched.schedule"() {collective = 0 : i64, kind = "alltoall", algorithm = "direct", src = "A", dst = "B", nprocs = 4 : i64, line = 11 : i64, stage = -1 : i64, phase_sync = ["local", "local", "local"], send_offsets = array<i64: 0, 8, 12, 16>,
-// CHECK-SAME: sends = array<i64: 0, 0, 32, 0, 0, 0, -1, 1, 1, 32, 1, 1, 0, -1, 2, 2, 32, 2, 2, 0, -1, 3, 3, 32, 3, 3, 0, -1, 0, 1, 32, 0, 1, 0, -1, 1, 0, 32, 1, 0, 0, -1, 2, 3, 32, 2, 3, 0, -1, 3, 2, 32, 3, 2, 0, -1, 0, 2, 32, 0, 2, 0, -1, 1, 3, 32, 1, 3, 0, -1, 2, 0, 32, 2, 0, 0, -1, 3, 1, 32, 3, 1, 0, -1, 0, 3, 32, 0, 3, 0, -1,
+// CHECK-SAME: sends = array<i64: 0, 0, 32, 0, 0, 0, -1, 0, 1, 32, 0, 1, 0, -1, 1, 1, 32, 1, 1, 0, -1, 1, 0, 32, 1, 0, 0, -1, 2, 2, 32, 2, 2, 0, -1, 2, 3, 32, 2, 3, 0, -1, 3, 3, 32, 3, 3, 0, -1, 3, 2, 32, 3, 2, 0, -1, 0, 2, 32, 0, 2, 0, -1, 1, 3, 32, 1, 3, 0, -1, 2, 0, 32, 2, 0, 0, -1, 3, 1, 32, 3, 1, 0, -1, 0, 3, 32, 0, 3, 0, -1,
 // CHECK-SAME: recv_offsets = array<i64: 0, 8, 12, 16>
 // The root's 32 bytes to each of the others, one per phase.
 // CHECK-NEXT: "sched.schedule"() {collective = 1 : i64, kind = "broadcast", algorithm = "direct", src = "S", dst = "R", {{.*}} stage = -1 : i64, phase_sync = ["local", "local", "local"], send_offsets = array<i64: 0, 2, 3, 4>, sends = array<i64: 0, 0, 32, 0, 0, 0, -1, 0, 1, 32, 0, 1, 0, -1, 0, 2, 32, 0, 2, 0, -1, 0, 3, 32, 0, 3, 0, -1>

@@ -248,14 +248,15 @@ impl Core {
     }
 
     /// One schedule's arrays (runtime/native_run.py `_add_schedule`): numpy uint32 but for the
-    /// flags (uint8), key_due and slot_barrier (int64) and barrier_delay_s (float64).
+    /// flags (uint8), key_due and slot_barrier (int32, -1: none; half an int64's bytes at a slot per
+    /// phase and node) and barrier_delay_s (float64).
     #[allow(clippy::too_many_arguments)]
     fn add_schedule(&mut self, py: Python<'_>, nprocs: usize, nphases: usize, msg_src: PyBuffer<u32>,
                     msg_dst: PyBuffer<u32>, msg_program: PyBuffer<u32>, msg_label: PyBuffer<u32>,
                     msg_copy: PyBuffer<u8>, msg_key_off: PyBuffer<u32>, msg_keys: PyBuffer<u32>,
                     slot_msg_off: PyBuffer<u32>, slot_msgs: PyBuffer<u32>, slot_has_inbox: PyBuffer<u8>,
-                    slot_inbox_off: PyBuffer<u32>, slot_inbox_keys: PyBuffer<u32>, key_due: PyBuffer<i64>,
-                    slot_barrier: PyBuffer<i64>, barrier_size: PyBuffer<u32>,
+                    slot_inbox_off: PyBuffer<u32>, slot_inbox_keys: PyBuffer<u32>, key_due: PyBuffer<i32>,
+                    slot_barrier: PyBuffer<i32>, barrier_size: PyBuffer<u32>,
                     barrier_delay_s: PyBuffer<f64>) -> PyResult<u32> {
         let (msg_src, msg_dst, msg_program, msg_label) =
             (array(py, msg_src)?, array(py, msg_dst)?, array(py, msg_program)?, array(py, msg_label)?);
@@ -290,9 +291,9 @@ impl Core {
         }
         let nkeys = key_due.len();
         if msg_keys.iter().chain(slot_inbox_keys.iter()).any(|&k| k as usize >= nkeys)
-            || key_due.iter().any(|&d| d >= slots as i64)
+            || key_due.iter().any(|&d| d as i64 >= slots as i64)
             || slot_msgs.iter().any(|&m| m as usize >= msg_src.len())
-            || slot_barrier.iter().any(|&b| b >= barrier_size.len() as i64)
+            || slot_barrier.iter().any(|&b| b as i64 >= barrier_size.len() as i64)
         {
             return Err(PyValueError::new_err("schedule arrays name keys, slots, messages or barriers they lack"));
         }
@@ -454,7 +455,7 @@ impl Core {
                 let nprocs = self.scheds[flight.sched].nprocs;
                 let group = self.scheds[flight.sched].slot_barrier[node.phase * nprocs + p.node as usize];
                 let arrived = self.barriers[node.barrier as usize].arrived.iter().map(|&n| (0, n as i64, 0)).collect();
-                out.push((who, "barrier".to_string(), vec![run, node.phase as i64, group], arrived));
+                out.push((who, "barrier".to_string(), vec![run, node.phase as i64, group as i64], arrived));
             }
         }
         out

@@ -52,8 +52,15 @@ def gap(reason: str):
 def test_contention_free_hypercube_matches_the_theory():
     target = resolve("hypercube:5")
     for algorithm in target.algorithms("alltoall"):
+        if algorithm == "direct-copy-beside":
+            continue  # below
         assert simulated_s("hypercube:5", algorithm, 512) == pytest.approx(
             predicted_s("hypercube:5", algorithm, 512), rel=1e-9)
+    # The library's port model (its declared gap on these machines, closed_form_gap) makes a
+    # node's copy of its own block before its first send; the simulator copies it beside.
+    copy_s = 512 * target.params.copy_us_per_byte * 1e-6
+    assert simulated_s("hypercube:5", "direct-copy-beside", 512) == pytest.approx(
+        predicted_s("hypercube:5", "direct-copy-beside", 512) - copy_s, rel=1e-9)
 
 
 CARDINALITY_TWO = {32: "multiphase:2,3", 64: "multiphase:3,3"}

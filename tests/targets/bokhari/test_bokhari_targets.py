@@ -7,6 +7,7 @@ import pytest
 
 from phalanx.compiler import hypercube
 from phalanx.compiler.driver import compile_program
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.recognize import recognize
 from phalanx.compiler.schedule import Transfer
 from phalanx.compiler.target import resolve
@@ -187,10 +188,13 @@ def test_only_where_not_even_one_byte_pieces_fit_is_an_exchange_refused():
                          "post receives for more bytes at once than its receive-buffer limit of 10 "
                          "bytes even with one-byte pieces (seed 003 Sec. 5)")
     assert d.hint == "use standard, which fit in pieces, or algorithm auto"  # the one that fits
-    # 7 bytes: no member of the family fits, but grid-direct's direct messages do in 3 pieces
-    # (a round of two phases, 3 + 3 bytes; buffers.in_fewest_pieces)
+    # 7 bytes: no member of the family fits, but the library's direct messages do in 3 pieces
+    # (a round of two phases, 3 + 3 bytes; buffers.in_fewest_pieces): grid-direct's 16 phases
+    # and direct-copy-beside's 15 a piece, which auto takes (predicted 11.20 ms against 11.82)
     seven = resolve("paragon:4x4,recv_buffer_bytes=7")
-    assert seven.choose(coll) == "grid-direct" and len(seven.schedule_for(coll, "grid-direct").phases) == 48
+    assert seven.choose(coll) == "direct-copy-beside"
+    assert len(seven.schedule_for(coll, "grid-direct").phases) == 48
+    assert len(seven.schedule_for(coll, "direct-copy-beside").phases) == 45
     with pytest.raises(UsageError) as info:
         resolve("paragon:4x4,recv_buffer_bytes=1").choose(coll)
     assert "no exchange fits the receive buffers of paragon:4x4 (1 bytes), even in one-byte " \
@@ -201,10 +205,11 @@ def test_auto_picks_equipartitions_by_message_size():
     """Among the exchange family the equipartition {3, 3} for short blocks, `direct` for long
     ones; Bruck's all-to-all (simulated, issue 27) beats the family for short blocks:
     radix-bruck, its top bit's round first and unpacked (radix 2 at 1 B), radix 4 at 256 B
-    (radix.py)."""
+    (radix.py); for long ones the family's `direct` without its opening barrier and with each
+    node's own copy beside its first message, the library's direct-copy-beside."""
     target = resolve("hypercube:6")
     picks = [target.choose(alltoall(64, m)) for m in (1, 256, 4000)]
-    assert picks == ["radix-bruck", "radix-bruck", "direct"]
+    assert picks == ["radix-bruck", "radix-bruck", "direct-copy-beside"]
     family = ("standard", "direct", "multiphase:3,3", "multiphase:2,4", "multiphase:2,2,2")
     for m in (1, 256):
         assert min(family, key=lambda a: target.predict(alltoall(64, m), a)) == "multiphase:3,3"
@@ -270,3 +275,17 @@ def test_a_transpose_past_the_receive_buffers_runs_in_pieces_and_verifies():
         run = simulate(compiled)
         assert run.verified, run.collectives[0].problems
     assert (schedule.algorithm, len(schedule.phases)) == ("direct", 4 * 16)
+
+
+def test_direct_copy_beside_only_where_the_family_takes_the_name_direct():
+    """The generic direct exchange under its own name on 2^d processors, where `direct` is
+    Bokhari's (an opening barrier after every node's own copy); elsewhere `direct` is it."""
+    sp2 = resolve("sp2:32")
+    family, generic = sp2.schedule_for(alltoall(32, 64), "direct"), \
+        sp2.schedule_for(alltoall(32, 64), "direct-copy-beside")
+    assert family.phases[0].sync == "barrier" and len(family.phases) == 32
+    assert generic.phases[0].sync == "local" and len(generic.phases) == 31
+    assert generic.phases[0].sends[:2] == (Transfer(0, 0, 64, 0, 0), Transfer(0, 1, 64, 0, 1))
+    assert resolve("sp2:24").unmet(alltoall(24, 64), "direct-copy-beside") == (
+        "on 24 processors (not a power of two) `direct` is this schedule itself")
+    assert "direct-copy-beside" not in resolve("ideal:32").algorithms(Kind.ALLTOALL)
