@@ -110,6 +110,7 @@ from phalanx.compiler.library.reducerelays import relay_startups_bound_s
 from phalanx.compiler.library.registry import PortModel, Route
 from phalanx.compiler.library.relaybound import relay_ports_bound_s
 from phalanx.compiler.library.scatterroot import scatter_relays_bound_s
+from phalanx.compiler.library.relaybound import relay_or_direct_bound_s, relay_ports_bound_s
 from phalanx.compiler.recognize import Collective, connected_groups
 
 DISTINCT_KINDS = (Kind.BROADCAST, Kind.SCATTER, Kind.GATHER, Kind.REDUCE, Kind.ALLGATHER, Kind.ALLREDUCE)
@@ -685,6 +686,9 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
     relays_s = relay_ports_bound_s(coll, port, route)
     if relays_s > 0:
         out["relay ports"] = relays_s
+    relay_late_s = relay_or_direct_bound_s(coll, port, route)
+    if relay_late_s > 0:
+        out["relay's two start-ups"] = relay_late_s
     return out
 
 

@@ -17,6 +17,7 @@ from phalanx.compiler.library import (
     dimpipeline,
     eager,
     enginerounds,
+    exchangesteps,
     fanscatter,
     farthest,
     farthestfirst,
@@ -485,6 +486,11 @@ GRID: tuple[Algorithm, ...] = (
               "(159 on paragon:8x8) in which a node sends or receives one and no link carries two, "
               "a barrier after every second round so that they do not drift",
               enginerounds.engine_rounds_phases, (on_grid, enginerounds.shared_engine_mesh)),
+    Algorithm("exchange-steps", (Kind.ALLTOALL, Kind.ALLTOALLV),
+              "on a mesh of one-engine nodes, the direct messages as pairwise exchanges in steps "
+              "a greedy search finds, each pair one way then back, no link carrying two first "
+              "messages or two replies of a step: each pair keeps itself in step, no barriers",
+              exchangesteps.exchange_steps_phases, (on_grid, enginerounds.shared_engine_mesh)),
     Algorithm("bidirectional-rings", (Kind.ALLGATHER,),
               "half of each part round the rows then the columns, the other half round the "
               "columns then the rows, each ring both ways at once: all four links of a node busy",

@@ -85,3 +85,24 @@ def relay_ports_bound_s(coll: Collective, port: PortModel, route: Route | None) 
         else:
             high = middle
     return low  # a time the ports cannot meet: every schedule takes longer
+
+
+def relay_or_direct_bound_s(coll: Collective, port: PortModel, route: Route | None) -> float:
+    """A schedule that relays no byte sends direct messages only, which the fixed routes bound
+    (the busiest link's bytes, none before hold_s); one that relays a byte delivers it no sooner
+    than two start-ups in: the message that brings it to the relay reaches it startup_s after it
+    started, and the relay's message, started once the relay holds the byte, startup_s after
+    that (docs/bounds.md, "A relay's two start-ups"). So T >= min(fixed routes, 2 startup_s).
+    0 where relay_ports_bound_s does not apply."""
+    if coll.kind not in RELAY_KINDS or route is None or port.port_of or port.link_s_per_byte <= 0:
+        return 0.0
+    m = coll.network_matrix
+    link_bytes: dict[Hashable, float] = {}
+    for s, d in zip(*np.nonzero(m)):
+        if s != d:
+            for link in route(int(s), int(d)):
+                link_bytes[link] = link_bytes.get(link, 0.0) + float(m[s, d])
+    if not link_bytes:
+        return 0.0
+    direct_s = port.hold_s + max(link_bytes.values()) * port.link_s_per_byte
+    return min(direct_s, 2 * port.startup_s)

@@ -198,9 +198,9 @@ def test_timing_runs_pack_strided_blocks_as_real_runs_do(examples):
     assert all(bits == GATHERED | SCATTERED for row in coll.strided for bits in row)
     real = {}
     refused = {algorithm for algorithm, reason in machine.candidates(coll) if reason is not None}
-    # grid-direct: its Latin squares are for the lines of a mesh, not rings; engine-rounds: for
-    # one engine a node, where iWarp streams four messages
-    assert refused == {"grid-direct", "engine-rounds"}
+    # grid-direct: its Latin squares are for the lines of a mesh, not rings; engine-rounds and
+    # exchange-steps: for one engine a node, where iWarp streams four messages
+    assert refused == {"grid-direct", "engine-rounds", "exchange-steps"}
     for algorithm, reason in machine.candidates(coll):
         if reason is not None:
             continue

@@ -8,7 +8,11 @@ import pytest
 
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.library.bounds import bounds
-from phalanx.compiler.library.relaybound import disjoint_links, relay_ports_bound_s
+from phalanx.compiler.library.relaybound import (
+    disjoint_links,
+    relay_or_direct_bound_s,
+    relay_ports_bound_s,
+)
 from phalanx.compiler.recognize import recognize
 from phalanx.compiler.schedule import Phase, Schedule, Transfer
 from phalanx.compiler.target import resolve
@@ -73,6 +77,36 @@ def test_the_transpose_on_fixed_routes_needs_more_than_its_ports(spec, least, bi
     assert found["relay ports"] >= least * without
     bound_s, name = machine.binding_bound(coll)
     assert name == binds
+    for algorithm, unmet in machine.candidates(coll):
+        if unmet is None:
+            assert simulated_time_s(machine, coll, algorithm) >= bound_s * (1 - ROUNDING), algorithm
+
+
+def test_a_relayed_byte_comes_two_start_ups_in_or_the_busiest_link_binds():
+    """Two blocks on one link of hypercube:3 (alpha = h = 75 us): direct, the link carries both,
+    h + 2 b beta_link; relayed, a byte arrives no sooner than 2 alpha. The bound is the smaller:
+    2 alpha at 64 KB (1.5 ms of link), the link at 8 B."""
+    machine = resolve("hypercube:3")
+    port, route = machine.library.machine.port, machine.library.machine.route
+    assert relay_or_direct_bound_s(two_on_one_link(65536), port, route) == \
+        pytest.approx(2 * port.startup_s, rel=1e-12)
+    small = two_on_one_link(8)
+    assert relay_or_direct_bound_s(small, port, route) == \
+        pytest.approx(port.hold_s + 16 * port.link_s_per_byte, rel=1e-12)
+    assert relay_or_direct_bound_s(small, port, None) == 0.0  # no fixed routes named: none
+
+
+@pytest.mark.parametrize("spec", ["paragon:8x8", "hypercube:6"])
+def test_the_transpose_of_2_kb_blocks_binds_at_two_start_ups_and_no_schedule_beats_it(spec):
+    """A transpose of 2 KB blocks: direct puts 7 (Paragon) or 4 (hypercube) blocks on a link,
+    more than 2 alpha = 150 us of it, so the bound is 2 alpha (was 124.7 us of relay ports and
+    97.5 us of start-up); every schedule offered takes longer."""
+    machine = resolve(spec)
+    coll = compile_program(kind_program("permutation", machine.nnodes, 2048), target=spec,
+                           algorithm="direct").collectives[0]
+    bound_s, name = machine.binding_bound(coll)
+    assert name == "relay's two start-ups"
+    assert bound_s == pytest.approx(2 * machine.library.machine.port.startup_s, rel=1e-12)
     for algorithm, unmet in machine.candidates(coll):
         if unmet is None:
             assert simulated_time_s(machine, coll, algorithm) >= bound_s * (1 - ROUNDING), algorithm

@@ -1,0 +1,85 @@
+"""`exchange-steps` all-to-all (compiler/library/exchangesteps.py): pairwise exchanges in steps
+that keep a node to one partner and a link to one first message and one reply, every block
+once, within its closed form, data delivered (issue 27)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from phalanx.compiler.driver import compile_program
+from phalanx.compiler.library.exchangesteps import SEED, exchange_steps
+from phalanx.compiler.target import resolve
+from phalanx.grammar.diagnostics import PhalanxError
+from phalanx.runtime.simulate import simulate
+from phalanx.runtime.sweep import alltoall_program
+from phalanx.runtime.timing import simulated_time_s
+
+
+def test_steps_keep_a_node_to_one_partner_and_a_link_to_one_message_a_phase():
+    machine = resolve("paragon:8x8").library.machine
+    blocks = tuple(((p, q), 16384, 16384) for p in range(64) for q in range(p + 1, 64))
+    steps = exchange_steps(blocks, 64, machine.route, machine.port.startup_s, machine.port.s_per_byte)
+    firsts = [pair for f, _ in steps for pair in f]
+    assert sorted(tuple(sorted(pair)) for pair in firsts) == sorted(pair for pair, _, _ in blocks)
+    for f, replies in steps:
+        assert replies == tuple((d, s) for s, d in f)
+        assert len({n for pair in f for n in pair}) == 2 * len(f)
+        for half in (f, replies):
+            assert max(Counter(x for s, d in half for x in machine.route(s, d)).values()) == 1
+    # 128 messages cross each middle link each way, at most 2 a step: at least 64 steps; the
+    # greedy search (seed SEED) finds 94
+    assert SEED == 27 and len(steps) == 94
+
+
+def test_a_node_that_was_idle_does_not_send_first_to_one_that_was_busy():
+    """The rule that keeps the steps from drifting (module docstring): for equal blocks a node
+    without a partner in a step replies in the next unless its partner was idle too, and no
+    pair of two such nodes goes before the last step."""
+    machine = resolve("paragon:4x4").library.machine
+    blocks = tuple(((p, q), 1000, 1000) for p in range(16) for q in range(p + 1, 16))
+    steps = exchange_steps(blocks, 16, machine.route, machine.port.startup_s, machine.port.s_per_byte)
+    busy_before: set[int] = set(range(16))
+    for firsts, _ in steps:
+        for s, d in firsts:
+            assert s in busy_before or d not in busy_before, (s, d)
+        busy_before = {n for pair in firsts for n in pair}
+
+
+def test_the_simulator_stays_within_the_closed_form_of_steps():
+    """paragon:8x8 (alpha 75 us, beta 0.011 us/B, a barrier 126 x 6 - 113 = 643 us) at 16 KB:
+    94 steps of two start-ups and two blocks and the two barriers the receive buffers need,
+    T <= S (2 alpha + 2 beta b) + 2 barriers = 49.27 ms; simulated 47.98 (a tail pair whose
+    nodes were free starts before its step). engine-rounds takes 91.4 ms, grid-direct 58.7."""
+    target = resolve("paragon:8x8")
+    size = 16384
+    coll = compile_program(alltoall_program(64, size), target="paragon:8x8",
+                           algorithm="alltoall=grid-direct").collectives[0]
+    closed_form_s = (94 * 2 * (75 + 0.011 * size) + 2 * (126 * 6 - 113)) * 1e-6
+    time_s = simulated_time_s(target, coll, "exchange-steps")
+    assert time_s <= closed_form_s * (1 + 1e-9)
+    assert time_s == pytest.approx(47.977440e-3, rel=1e-6)
+
+
+@pytest.mark.parametrize("spec, size", [("paragon:4x4", 64), ("paragon:2x3", 200_000)])
+def test_the_data_arrive_within_the_receive_buffers(spec, size):
+    target = resolve(spec)
+    compiled = compile_program(alltoall_program(target.nnodes, size), target=spec,
+                               algorithm="alltoall=exchange-steps")
+    schedule = compiled.schedules[0]
+    target.check_receive_buffers(schedule)  # raises where a node's receives overflow
+    for phase in schedule.phases:
+        messages = [(t.src, t.dst) for t in phase.sends if t.src != t.dst]
+        assert len({x for pair in messages for x in pair}) == 2 * len(messages)
+    result = simulate(compiled).collectives[0]
+    assert result.verified, result.problems
+    assert result.time_s >= result.lower_bound_s
+
+
+def test_it_is_refused_where_a_node_has_separate_engines():
+    with pytest.raises(PhalanxError) as err:
+        compile_program(alltoall_program(16, 64), target="torus:4x4", algorithm="alltoall=exchange-steps")
+    assert ("algorithm 'exchange-steps' cannot lower the alltoall of line 4 on torus:4x4: its rounds "
+            "keep a node to one message sent or received, for machines whose nodes have one engine "
+            "for both directions") in str(err.value)
