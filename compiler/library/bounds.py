@@ -108,9 +108,8 @@ from phalanx.compiler.library.reducedrain import drain_bound_s
 from phalanx.compiler.library.reducepipeline import contributor_pipeline_bound_s
 from phalanx.compiler.library.reducerelays import relay_startups_bound_s
 from phalanx.compiler.library.registry import PortModel, Route
-from phalanx.compiler.library.relaybound import relay_ports_bound_s
-from phalanx.compiler.library.scatterroot import scatter_relays_bound_s
 from phalanx.compiler.library.relaybound import relay_or_direct_bound_s, relay_ports_bound_s
+from phalanx.compiler.library.scatterroot import scatter_relays_bound_s
 from phalanx.compiler.recognize import Collective, connected_groups
 
 DISTINCT_KINDS = (Kind.BROADCAST, Kind.SCATTER, Kind.GATHER, Kind.REDUCE, Kind.ALLGATHER, Kind.ALLREDUCE)
