@@ -246,6 +246,20 @@ def assert_forced_run_verifies(spec: str, kind: str, algorithm: str, size: int) 
     assert result.time_s >= result.lower_bound_s
 
 
+def assert_run_at_inner_root_verifies(spec: str, kind: Kind, algorithm: str) -> None:
+    """A scatter from (gather to) node 5 of 16, inside a 4x4 grid, 100 bytes a node, forced to
+    `algorithm`: it runs and delivers every block."""
+    from phalanx.runtime.simulate import simulate
+
+    rooted, spread = "of byte on P(5)", "of byte distribute BLOCK onto P"
+    source, dest = (rooted, spread) if kind is Kind.SCATTER else (spread, rooted)
+    program = (f"processors P(16)\narray S(1600) {source}\narray D(1600) {dest}\nD = S\n")
+    result = simulate(compile_program(program, target=spec,
+                                      algorithm=f"{kind}={algorithm}")).collectives[0]
+    assert result.algorithm == algorithm
+    assert result.verified, result.problems
+
+
 def whole_machine_collective(machine, size: int, kind: Kind = Kind.REDUCE):
     """The sweep's collective of `kind` with `size`-byte blocks (partials) on the whole machine,
     compiled with the first algorithm that lowers it."""

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import assert_forced_run_verifies
+from conftest import assert_forced_run_verifies, assert_run_at_inner_root_verifies
 from phalanx.compiler.driver import compile_program
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.fanscatter import fan_out
 from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import PhalanxError
-from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import kind_program
 from phalanx.runtime.timing import simulated_time_s
 
@@ -35,12 +35,7 @@ def test_fan_scatter_delivers_every_byte(spec, size):
 
 
 def test_fan_scatter_delivers_every_byte_from_a_root_inside_the_grid():
-    program = ("processors P(16)\narray S(1600) of byte on P(5)\n"
-               "array D(1600) of byte distribute BLOCK onto P\nD = S\n")
-    result = simulate(compile_program(program, target="torus:4x4",
-                                      algorithm="scatter=fan-scatter")).collectives[0]
-    assert result.algorithm == "fan-scatter"
-    assert result.verified, result.problems
+    assert_run_at_inner_root_verifies("torus:4x4", Kind.SCATTER, "fan-scatter")
 
 
 def test_the_closed_form_meets_the_simulator_on_torus_4x4():

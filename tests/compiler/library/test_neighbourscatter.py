@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import assert_forced_run_verifies, whole_machine_collective
+from conftest import assert_forced_run_verifies, assert_run_at_inner_root_verifies, whole_machine_collective
 from phalanx.compiler.driver import compile_program
+from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.neighbourscatter import chunk_count, gather_chunk_count, regions
 from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import PhalanxError
-from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import kind_program
 from phalanx.runtime.timing import simulated_time_s
 
@@ -50,12 +50,7 @@ def test_neighbour_scatter_delivers_every_byte(spec, size):
 
 
 def test_neighbour_scatter_delivers_every_byte_from_a_root_inside_the_grid():
-    program = ("processors P(16)\narray S(1600) of byte on P(5)\n"
-               "array D(1600) of byte distribute BLOCK onto P\nD = S\n")
-    result = simulate(compile_program(program, target="torus:4x4",
-                                      algorithm="scatter=neighbour-scatter")).collectives[0]
-    assert result.algorithm == "neighbour-scatter"
-    assert result.verified, result.problems
+    assert_run_at_inner_root_verifies("torus:4x4", Kind.SCATTER, "neighbour-scatter")
 
 
 def test_what_cannot_run_as_a_neighbour_scatter_is_refused_with_the_reason():
@@ -95,12 +90,7 @@ def test_neighbour_gather_delivers_every_byte(spec, size):
 
 
 def test_neighbour_gather_delivers_every_byte_to_a_root_inside_the_grid():
-    program = ("processors P(16)\narray S(1600) of byte distribute BLOCK onto P\n"
-               "array D(1600) of byte on P(5)\nD = S\n")
-    result = simulate(compile_program(program, target="torus:4x4",
-                                      algorithm="gather=neighbour-gather")).collectives[0]
-    assert result.algorithm == "neighbour-gather"
-    assert result.verified, result.problems
+    assert_run_at_inner_root_verifies("torus:4x4", Kind.GATHER, "neighbour-gather")
 
 
 def test_on_torus_8x8_the_gather_beats_turned_dim_ordered_at_2_kb():
