@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import assert_forced_run_verifies
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.library.halvingfanin import fan_in_halved_rounds, halving_fan_in_s
 from phalanx.compiler.target import resolve
@@ -49,11 +50,7 @@ def test_ideal_64_at_2_kb_halves_over_four_bits():
 @pytest.mark.parametrize("spec, size", [("hypercube:3", 2048), ("torus:4x4", 2048), ("sp2:16", 512),
                                         ("paragon:4x4", 4096)])
 def test_every_partial_arrives(spec, size):
-    machine, compiled = _reduce(spec, size)
-    result = simulate(compiled).collectives[0]
-    assert result.algorithm == "halving-fan-in"
-    assert result.verified, result.problems
-    assert result.time_s >= result.lower_bound_s
+    assert_forced_run_verifies(spec, "reduce", "halving-fan-in", size)
 
 
 def test_refused_on_members_not_a_power_of_two():

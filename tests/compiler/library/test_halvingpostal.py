@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import assert_forced_run_verifies
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.library.halvingfanin import halving_fan_in_s
 from phalanx.compiler.library.halvingpostal import halving_postal_s, postal_halved_rounds
@@ -54,11 +55,7 @@ def test_paragon_8x8_at_16_kb_beats_both_fan_ins():
 @pytest.mark.parametrize("spec, size", [("hypercube:3", 2048), ("torus:4x4", 2048), ("sp2:16", 4096),
                                         ("cs2:16", 16384), ("iwarp:4x4", 512)])
 def test_every_partial_arrives(spec, size):
-    machine, compiled = _reduce(spec, size)
-    result = simulate(compiled).collectives[0]
-    assert result.algorithm == "halving-postal"
-    assert result.verified, result.problems
-    assert result.time_s >= result.lower_bound_s
+    assert_forced_run_verifies(spec, "reduce", "halving-postal", size)
 
 
 def test_refused_on_members_not_a_power_of_two():
