@@ -5,7 +5,8 @@ docs/efficiency.md, branch pgdim): `dimension-pipeline` on the Paragon would nee
 Variables x[n][l] (node n has label l, a bijection) and p[t][a][b] (a and b are partners in
 dimension t: implied by x[a][l] and x[b][l ^ 2^t]); per dimension and directed link, at most one
 pair whose routes use the link (sequential counters). Node 0 takes label 0 (any labelling XORed
-with a constant keeps its pairs). The routes are those of targets/bokhari/routing.py MeshRoute
+with a constant keeps its pairs) and the nodes labelled 1, 2, 4, ... come in node order (so does
+any labelling with its dimensions permuted). The routes are those of targets/bokhari/routing.py MeshRoute
 (along the row first). Needs python-sat (`pip install python-sat`), not a project dependency:
 
     python bench/mesh_cube_sat.py 8 8        # prints SAT and a labelling, or UNSAT
@@ -29,6 +30,8 @@ def clauses(rows: int, cols: int, pool: IDPool) -> list[list[int]]:
     assert nodes == 1 << dims, "the mesh must have 2^d nodes"
     x = [[pool.id(("x", n, label)) for label in range(nodes)] for n in range(nodes)]
     out: list[list[int]] = [[x[0][0]]]
+    for t in range(1, dims):  # permuting the dimensions keeps the pairs: node(2^(t-1)) < node(2^t)
+        out += [[-x[n][1 << t], *(x[m][1 << (t - 1)] for m in range(n))] for n in range(nodes)]
     for n in range(nodes):
         out += CardEnc.equals(x[n], 1, vpool=pool, encoding=EncType.seqcounter).clauses
     for label in range(nodes):
