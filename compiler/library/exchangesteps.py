@@ -78,8 +78,10 @@ def exchange_steps(blocks: tuple[tuple[Pair, int, int], ...], nprocs: int, route
         load.update(links[p, q])
         load.update(links[q, p])
 
+    both_ways = {pair: links[pair] | links[pair[1], pair[0]] for pair in pairs}
+
     def busiest(pair: Pair) -> int:
-        return max(load[x] for x in links[pair] | links[pair[1], pair[0]])
+        return max(load[x] for x in both_ways[min(pair), max(pair)])
 
     # when each node is expected to end its exchanges so far: the later of a pair sends first
     # (its partner is free), and a pair both of whose nodes end half an exchange or more before
@@ -90,10 +92,12 @@ def exchange_steps(blocks: tuple[tuple[Pair, int, int], ...], nprocs: int, route
         early = max(ready) - mean / 2
         best: list[Pair] = []
         best_score = -1
+        # the order's key is the step's (the loads change between steps): once, not per try
+        urgency = {p: -(SIZE_WEIGHT * duration[p] / mean + exchanges[p[0]] + exchanges[p[1]]
+                        + LINK_WEIGHT * busiest(p)) for p in left}
         for _ in range(TRIES):
             rng.shuffle(left)
-            left.sort(key=lambda p: -(SIZE_WEIGHT * duration[p] / mean + exchanges[p[0]]
-                                      + exchanges[p[1]] + LINK_WEIGHT * busiest(p)))
+            left.sort(key=urgency.__getitem__)
             firsts = _step(left, ready, early, links)
             score = sum(1 + busiest(f) for f in firsts)
             if score > best_score:
