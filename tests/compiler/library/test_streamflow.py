@@ -60,12 +60,13 @@ def test_a_timeline_fills_the_gaps_it_left():
 
 @pytest.mark.parametrize("spec,kind,algorithm,size", [
     (spec, kind, algorithm, size)
-    for spec in ("torus:8x8", "iwarp:8x8")
+    # iwarp:8x8 gives torus:8x8's times (the same wormhole model): one size there
+    for spec, sizes in (("torus:8x8", (16384, 131072, 1048576)), ("iwarp:8x8", (16384,)))
     for kind, algorithms in ((Kind.ALLREDUCE, ("bidirectional-rings", "turned-reduce-scatter-allgather")),
                              (Kind.REDUCE, ("bidirectional-rings", "spanning-trees",
                                             "turned-reduce-scatter-gather")))
     for algorithm in algorithms
-    for size in (16384, 131072, 1048576)])
+    for size in sizes])
 def test_the_prediction_follows_the_simulator_on_the_library_s_multi_stream_schedules(
         spec, kind, algorithm, size):
     target, coll = collective(spec, kind, size)
