@@ -21,12 +21,16 @@ from collections import Counter
 
 from phalanx.compiler.library.members import local_copies
 from phalanx.compiler.library.registry import Machine
+from phalanx.compiler.library.requirements import whole_grid
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Transfer
 
 
 def named_routes(coll: Collective, machine: Machine) -> str | None:
-    """The order is by the hops of the machine's fixed routes, so it needs them."""
+    """The order is by the hops of the machine's fixed routes, so it needs them, and the
+    collective on every node of the grid (its processors are then the routes' nodes)."""
+    if (why := whole_grid(coll, machine)) is not None:
+        return why
     if machine.route is None:
         return "the machine names no fixed routes to order a node's messages by their length"
     return None

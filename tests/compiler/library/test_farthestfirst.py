@@ -71,3 +71,12 @@ def test_farthest_first_is_offered_for_sparse_patterns_on_grids_only():
     assert "farthest-first" in resolve("iwarp:4x4").algorithms("sparse")
     assert "farthest-first" not in resolve("torus:4x4").algorithms("alltoall")
     assert "farthest-first" not in resolve("hypercube:3").algorithms("sparse")
+
+
+def test_farthest_first_needs_the_whole_grid_so_that_processors_are_the_routes_nodes():
+    source = ("processors P(8)\nprocessors Q(1)\narray A(8, 8) of byte distribute (*, BLOCK) onto P\n"
+              "array B(8, 8) of byte distribute (*, BLOCK) onto Q\nB = A\n")
+    with pytest.raises(PhalanxError) as err:
+        compile_program(source, target="torus:4x4", algorithm="farthest-first")
+    assert ("algorithm 'farthest-first' cannot lower the sparse of line 5 on torus:4x4: it needs "
+            "all 16 nodes of the 4x4 grid, but the collective has 8 processors") in str(err.value)
