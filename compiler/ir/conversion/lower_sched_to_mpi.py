@@ -75,6 +75,28 @@ def _handle_globals(mpi: str) -> str:
                    for sym in OPENMPI_SYMBOLS.values())
 
 
+def _point_to_point(name: str, mpi_call: str, peer: str) -> str:
+    """MLIR of phx_isend / phx_irecv: the same arguments (a heap offset and length, the peer,
+    the tag, the request slot), one non-blocking MPI call apart."""
+    return f"""\
+  func.func @{name}(%heap: memref<?xi8>, %reqs: memref<?xi64>, %peer: i64, %off: i64, %len: i64, %tag: i64, %slot: i64) {{
+    %buf = func.call @phx_at(%heap, %off) : (memref<?xi8>, i64) -> !llvm.ptr
+    %req = func.call @phx_request(%reqs, %slot) : (memref<?xi64>, i64) -> !llvm.ptr
+    %n = arith.trunci %len : i64 to i32
+    %{peer} = arith.trunci %peer : i64 to i32
+    %t = arith.trunci %tag : i64 to i32
+    $world
+    $byte
+    %rc = llvm.call @{mpi_call}(%buf, %n, %type, %{peer}, %t, %w, %req) : (!llvm.ptr, i32, $comm_type, i32, i32, $comm_type, !llvm.ptr) -> i32
+    return
+  }}
+"""  # noqa: E501  (MLIR lines)
+
+
+POINT_TO_POINT = (_point_to_point("phx_isend", "MPI_Isend", "to")
+                  + _point_to_point("phx_irecv", "MPI_Irecv", "from"))
+
+
 _PROGRAM = Template("""\
 module attributes {dlti.map = #dlti.map<"MPI:Implementation" = "$mpi">} {
 $handle_globals  llvm.func @MPI_Allreduce(!llvm.ptr, !llvm.ptr, i32, $comm_type, $comm_type, $comm_type) -> i32
@@ -219,28 +241,7 @@ $handle_globals  llvm.func @MPI_Allreduce(!llvm.ptr, !llvm.ptr, i32, $comm_type,
     }
     return
   }
-  func.func @phx_isend(%heap: memref<?xi8>, %reqs: memref<?xi64>, %peer: i64, %off: i64, %len: i64, %tag: i64, %slot: i64) {
-    %buf = func.call @phx_at(%heap, %off) : (memref<?xi8>, i64) -> !llvm.ptr
-    %req = func.call @phx_request(%reqs, %slot) : (memref<?xi64>, i64) -> !llvm.ptr
-    %n = arith.trunci %len : i64 to i32
-    %to = arith.trunci %peer : i64 to i32
-    %t = arith.trunci %tag : i64 to i32
-    $world
-    $byte
-    %rc = llvm.call @MPI_Isend(%buf, %n, %type, %to, %t, %w, %req) : (!llvm.ptr, i32, $comm_type, i32, i32, $comm_type, !llvm.ptr) -> i32
-    return
-  }
-  func.func @phx_irecv(%heap: memref<?xi8>, %reqs: memref<?xi64>, %peer: i64, %off: i64, %len: i64, %tag: i64, %slot: i64) {
-    %buf = func.call @phx_at(%heap, %off) : (memref<?xi8>, i64) -> !llvm.ptr
-    %req = func.call @phx_request(%reqs, %slot) : (memref<?xi64>, i64) -> !llvm.ptr
-    %n = arith.trunci %len : i64 to i32
-    %from = arith.trunci %peer : i64 to i32
-    %t = arith.trunci %tag : i64 to i32
-    $world
-    $byte
-    %rc = llvm.call @MPI_Irecv(%buf, %n, %type, %from, %t, %w, %req) : (!llvm.ptr, i32, $comm_type, i32, i32, $comm_type, !llvm.ptr) -> i32
-    return
-  }
+$point_to_point
   func.func @phx_waitall(%reqs: memref<?xi64>, %first: i64, %count: i64) {
     %req = func.call @phx_request(%reqs, %first) : (memref<?xi64>, i64) -> !llvm.ptr
     %n = arith.trunci %count : i64 to i32
@@ -443,7 +444,7 @@ $handle_globals  llvm.func @MPI_Allreduce(!llvm.ptr, !llvm.ptr, i32, $comm_type,
     return %code : i32
   }
 }
-""")  # noqa: E501  (MLIR lines)
+""".replace("$point_to_point\n", POINT_TO_POINT))  # noqa: E501  (MLIR lines)
 
 
 def _ints(values) -> str:
