@@ -17,10 +17,11 @@ from phalanx.runtime.sweep import kind_program
 from phalanx.runtime.timing import simulated_time_s
 
 
+@pytest.mark.parametrize("algorithm", ["paired-ring", "zigzag-ring"])
 @pytest.mark.parametrize("spec", ["cs2:16", "paragon:4x4", "sp2:8"])
 @pytest.mark.parametrize("kind, size", [("allgather", 96), ("allreduce", 1024), ("allreduce", 8)])
-def test_paired_ring_delivers_every_part(spec, kind, size):
-    assert_forced_run_verifies(spec, kind, "paired-ring", size)
+def test_the_ring_delivers_every_part(spec, kind, size, algorithm):
+    assert_forced_run_verifies(spec, kind, algorithm, size)
 
 
 def test_each_half_step_is_a_matching_even_ranks_first():
@@ -58,12 +59,6 @@ def test_it_is_not_offered_on_separate_engines_and_refused_on_odd_member_counts(
                         algorithm="allreduce=paired-ring")
     assert "algorithm 'paired-ring' cannot lower the allreduce of line 4 on paragon:3x3: " in str(err.value)
     assert "an even number of members, but 9 take part" in str(err.value)
-
-
-@pytest.mark.parametrize("spec", ["cs2:16", "paragon:4x4", "sp2:8"])
-@pytest.mark.parametrize("kind, size", [("allgather", 96), ("allreduce", 1024), ("allreduce", 8)])
-def test_zigzag_ring_delivers_every_part(spec, kind, size):
-    assert_forced_run_verifies(spec, kind, "zigzag-ring", size)
 
 
 def test_the_zigzag_ring_passes_along_ranks_1_0_3_2():
