@@ -18,18 +18,23 @@ import itertools
 import sys
 import time
 
-try:
-    from pysat.card import CardEnc, EncType  # type: ignore[import-not-found]
-    from pysat.formula import IDPool  # type: ignore[import-not-found]
-    from pysat.solvers import Cadical153  # type: ignore[import-not-found]
-except ImportError:
-    sys.exit("bench/mesh_cube_sat.py needs python-sat, the project's optional `sat` extra: "
-             "pip install '.[sat]' (or pip install python-sat)")
-
 from phalanx.targets.bokhari.routing import MeshRoute
 
 
-def clauses(rows: int, cols: int, pool: IDPool) -> list[list[int]]:
+def pysat():
+    """python-sat's card, formula and solvers modules, or an exit that says how to install it
+    (an optional extra: imported here, not at the top, so the arguments are checked first)."""
+    try:
+        from pysat import card, formula, solvers  # type: ignore[import-not-found]
+    except ImportError:
+        sys.exit("bench/mesh_cube_sat.py needs python-sat, the project's optional `sat` extra: "
+                 "pip install '.[sat]' (or pip install python-sat)")
+    return card, formula, solvers
+
+
+def clauses(rows: int, cols: int, pool) -> list[list[int]]:
+    card, _, _ = pysat()
+    CardEnc, EncType = card.CardEnc, card.EncType
     nodes, dims = rows * cols, (rows * cols).bit_length() - 1
     assert nodes == 1 << dims, "the mesh must have 2^d nodes"
     x = [[pool.id(("x", n, label)) for label in range(nodes)] for n in range(nodes)]
@@ -57,10 +62,11 @@ def clauses(rows: int, cols: int, pool: IDPool) -> list[list[int]]:
 
 
 def main(rows: int, cols: int) -> None:
-    pool = IDPool()
+    _, formula_module, solvers = pysat()
+    pool = formula_module.IDPool()
     formula = clauses(rows, cols, pool)
     print(f"{pool.top} variables, {len(formula)} clauses", flush=True)
-    solver, start = Cadical153(bootstrap_with=formula), time.process_time()
+    solver, start = solvers.Cadical153(bootstrap_with=formula), time.process_time()
     found = solver.solve()
     print(("SAT" if found else "UNSAT"), f"after {time.process_time() - start:.0f} CPU-s")
     if found:
@@ -70,5 +76,16 @@ def main(rows: int, cols: int) -> None:
                                   for n in range(rows * cols)])
 
 
+def mesh_shape(args: list[str]) -> tuple[int, int]:
+    """ROWS COLS from the command line, both positive, their product a power of two."""
+    usage = "usage: python bench/mesh_cube_sat.py ROWS COLS (e.g. 8 8: a mesh of 2^d nodes)"
+    if len(args) != 2 or not all(a.isdigit() and int(a) > 0 for a in args):
+        sys.exit(f"{usage}; got {' '.join(args) or 'no arguments'}")
+    rows, cols = int(args[0]), int(args[1])
+    if (rows * cols) & (rows * cols - 1):
+        sys.exit(f"{usage}; {rows}x{cols} has {rows * cols} nodes, not a power of two")
+    return rows, cols
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]), int(sys.argv[2]))
+    main(*mesh_shape(sys.argv[1:]))
