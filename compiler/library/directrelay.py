@@ -21,7 +21,7 @@ leave the least on the link after every slot. A link e carries at most (T - (i +
 the bytes released from (i + 1) h on, so T is ruled out where no choice of patterns of the
 sources whose routes cross e meets every such limit. The bound is the largest, over the links,
 of the least time not ruled out (bisection). A trial time with more than SLOT_LIMIT slots, or
-more than FRONTIER_LIMIT partial sums, is not ruled out: that keeps the search short and the
+too many partial sums, is not ruled out: that keeps the search short and the
 bound a bound (a weaker one).
 """
 
@@ -38,7 +38,7 @@ from phalanx.compiler.recognize import Collective
 
 BISECTIONS = 50  # halvings of [0, the all-direct time]: far below a nanosecond here
 SLOT_LIMIT = 8  # a source's slots tried at a time: 2^8 patterns
-FRONTIER_LIMIT = 4000  # Pareto-least partial sums of a link's sources kept at a time
+FRONTIER_LIMIT = 256  # Pareto-least partial sums of a link's sources kept at a time
 SLACK = 1e-9  # relative: a limit met within rounding counts as met (keeps the bound a bound)
 
 
@@ -98,12 +98,13 @@ def _ruled_out(time_s: float, blocks: tuple[float, ...], port: PortModel) -> boo
     menus = {b: _menu(b, direct, legs) for b in set(blocks)}
     frontier = [tuple(0.0 for _ in range(slots))]
     for block in sorted(blocks, reverse=True):
-        sums = (tuple(a + b for a, b in zip(v, u)) for v in frontier for u in menus[block])
-        frontier = _pareto(s for s in sums if all(x <= lim for x, lim in zip(s, limits)))
-        if not frontier:
+        sums = [s for s in (tuple(a + b for a, b in zip(v, u)) for v in frontier for u in menus[block])
+                if all(x <= lim for x, lim in zip(s, limits))]
+        if not sums:
             return True
-        if len(frontier) > FRONTIER_LIMIT:
-            return False
+        if len(sums) > FRONTIER_LIMIT * len(menus[block]):
+            return False  # a long search: not ruled out
+        frontier = _pareto(sums)
     return False
 
 
