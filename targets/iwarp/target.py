@@ -26,6 +26,7 @@ from phalanx.compiler.library.bounds import (
     memory_rounds_bound_s,
     startup_bound_s,
 )
+from phalanx.compiler.library.directrelay import direct_or_relayed_bound_s
 from phalanx.compiler.library.members import GROUP, ROOTED
 from phalanx.compiler.library.offer import PORT_MODEL_GAP, Library, bisection_cuts, grid_links
 from phalanx.compiler.library.registry import Machine, PortModel
@@ -228,6 +229,9 @@ class IWarpTarget(Target):
         memory_rounds_s = memory_rounds_bound_s(coll, self.library.machine.port)
         if memory_rounds_s > 0:  # the all-to-alls (MEMORY_ROUNDS_KINDS)
             bounds["memory rounds"] = memory_rounds_s
+        direct_or_relayed_s = direct_or_relayed_bound_s(coll, self.library.machine.port, self.torus.links)
+        if direct_or_relayed_s > 0:  # a permutation or shift: its blocks on the e-cube routes' links
+            bounds["direct or relayed"] = direct_or_relayed_s
         name = max(bounds, key=lambda k: bounds[k])
         return bounds[name], name
 
