@@ -97,6 +97,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -131,14 +132,27 @@ class Cut:
     into: bool = False
 
 
+class LinkWeighting(Protocol):
+    """Weights on a network's link directions, as the weighted link-load bound uses them."""
+
+    def load(self, m: np.ndarray) -> float:
+        """The bytes `m` (between the first len(m) nodes) put on the links, each byte from s to
+        d weighed by the least weight of any path from s to d, over the weights' sum over all
+        link directions: a busiest link direction carries at least that many bytes."""
+        ...
+
+
 @dataclass(frozen=True)
 class Weighting:
-    """Weights on a network's link directions, as the weighted link-load bound uses them: the
-    least weight of any path between every two nodes (`distances`, nodes x nodes) and the
-    weights' sum over all link directions (`total`)."""
+    """A weighting given by the least weight of any path between every two nodes
+    (`distances`, nodes x nodes) and the weights' sum over all link directions (`total`)."""
 
     distances: np.ndarray
     total: float
+
+    def load(self, m: np.ndarray) -> float:
+        n = len(m)
+        return float((m * self.distances[:n, :n]).sum()) / self.total
 
 
 @dataclass(frozen=True)
@@ -151,7 +165,7 @@ class Links:
 
     hops: Callable[[np.ndarray, np.ndarray], np.ndarray]
     directions: int
-    weighted: tuple[Weighting, ...] = ()
+    weighted: tuple[LinkWeighting, ...] = ()
 
 
 def needs(coll: Collective, port: PortModel) -> tuple[np.ndarray, np.ndarray]:
@@ -249,8 +263,7 @@ def weighted_links_bound_s(coll: Collective, port: PortModel, links: Links) -> f
     if coll.kind not in ONE_DESTINATION_KINDS or port.link_s_per_byte <= 0 or not links.weighted:
         return 0.0
     m = coll.network_matrix.astype(np.float64)
-    n = len(m)
-    best = max(float((m * w.distances[:n, :n]).sum()) / w.total for w in links.weighted)
+    best = max(w.load(m) for w in links.weighted)
     return port.hold_s + best * port.link_s_per_byte if best > 0 else 0.0
 
 

@@ -467,20 +467,23 @@ GRID: tuple[Algorithm, ...] = (
               "the other along the columns, in the second the other way, so no two worms of a "
               "round share a wire (rings of up to 8) and both dimensions' links carry at once",
               checkerboard.checkerboard_bruck_phases, (checkerboard.torus_rings,),
-              checkerboard.checkerboard_bruck_columns),
+              checkerboard.checkerboard_bruck_columns,
+              messages=checkerboard.checkerboard_bruck_messages),
     Algorithm("signed-checkerboard-bruck", (Kind.ALLTOALL, Kind.ALLTOALLV, Kind.SPARSE),
               "checkerboard-bruck with every block moved the shorter way round each ring (-3 .. 4 "
               "on a ring of 8), a round's blocks in a message each way: every block crosses its "
               "fewest hops, two messages a node in most rounds",
               checkerboard.signed_checkerboard_bruck_phases, (checkerboard.torus_rings,),
-              checkerboard.signed_checkerboard_bruck_columns),
+              checkerboard.signed_checkerboard_bruck_columns,
+              messages=checkerboard.signed_checkerboard_bruck_messages),
     Algorithm("rows-bruck-columns-direct", (Kind.ALLTOALL, Kind.ALLTOALLV, Kind.SPARSE),
               "Bruck along the rows of a torus of power-of-two rings (each block to its final "
               "column, log2 cols rounds), then a node's blocks for each row straight down its "
               "column, one message a row: one message in that stage where every block goes to one "
               "row (a sparse pattern converging on a few nodes)",
               checkerboard.rows_bruck_columns_direct_phases, (checkerboard.torus_rings,),
-              checkerboard.rows_bruck_columns_direct_columns),
+              checkerboard.rows_bruck_columns_direct_columns,
+              messages=checkerboard.rows_bruck_columns_direct_messages),
     Algorithm("engine-rounds", (Kind.ALLTOALL, Kind.ALLTOALLV),
               "on a mesh of one-engine nodes, the direct messages in rounds a greedy search finds "
               "(159 on paragon:8x8) in which a node sends or receives one and no link carries two, "

@@ -42,9 +42,12 @@ every block reaches its destination once and is checked there.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
 import numpy as np
 
-from phalanx.compiler.columns import PhaseColumns, rows
+from phalanx.compiler.columns import MessagePhase, PhaseColumns, rows
 from phalanx.compiler.library.index import ForwardedBlocks, joined, local_copy_rows
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.library.requirements import whole_grid
@@ -86,16 +89,25 @@ def ring_distances(origin: np.ndarray, final: np.ndarray, size: int, signed: boo
     return np.where(signed & (2 * forward > size), forward - size, forward)
 
 
-def checkerboard_rounds(coll: Collective, machine: Machine, signed: bool) -> PhaseColumns:
-    """The rounds of the module docstring: per shift, largest first, a pack phase and a send
-    phase for each of its two rounds (the local copies first); a signed round's messages
-    forward first, then back."""
-    rows_, cols = machine.grid
-    blocks = ForwardedBlocks(coll.matrix)
+@dataclass
+class Round:
+    """One round's moves: the blocks `moved` (indices into ForwardedBlocks), each by `step`
+    along dimension `dim` (0: the row, 1: the column) of its holder; with `nearest_first` a
+    holder's messages go in order of distance, else its larger message first."""
+
+    moved: np.ndarray
+    dim: np.ndarray
+    step: np.ndarray
+    nearest_first: bool = False
+
+
+def checkerboard_moves(blocks: ForwardedBlocks, grid: tuple[int, int], signed: bool) -> Iterator[Round]:
+    """The rounds of the module docstring: per shift, largest first, two rounds (a
+    checkerboard class along the rows, the other along the columns, then swapped). The
+    consumer moves the blocks (`blocks.at`) before asking for the next round."""
+    rows_, cols = grid
     distance = {0: ring_distances(blocks.origin % cols, blocks.final % cols, cols, signed),
                 1: ring_distances(blocks.origin // cols, blocks.final // cols, rows_, signed)}
-    sizes = {0: cols, 1: rows_}
-    tables = [local_copy_rows(coll.matrix)]
     for bit in reversed(range((max(rows_, cols) - 1).bit_length())):
         shift = 1 << bit
         for second in (0, 1):
@@ -112,32 +124,36 @@ def checkerboard_rounds(coll: Collective, machine: Machine, signed: bool) -> Pha
             step[moving_x] = np.sign(distance[0][moving_x]) * shift
             step[moving_y] = np.sign(distance[1][moving_y]) * shift
             moved = np.flatnonzero(moving_x | moving_y)
-            tables += _round_tables(blocks, moved, dim[moved], step[moved], sizes, cols)
-    return joined(tables)
+            yield Round(moved, dim[moved], step[moved])
 
 
-def _round_tables(blocks: ForwardedBlocks, moved: np.ndarray, dim: np.ndarray, step: np.ndarray,
-                  sizes: dict[int, int], cols: int, nearest_first: bool = False) -> list[np.ndarray]:
+def rows_bruck_columns_direct_moves(blocks: ForwardedBlocks, grid: tuple[int, int]) -> Iterator[Round]:
+    """Bruck along the rows (the distance's bits, half the row first), then each block
+    straight down its column the shorter way, the nearest rows first."""
+    rows_, cols = grid
+    forward = (blocks.final % cols - blocks.origin % cols) % cols
+    for bit in reversed(range((cols - 1).bit_length())):
+        moved = np.flatnonzero(forward >> bit & 1)
+        yield Round(moved, np.zeros(len(moved), dtype=np.int64),
+                    np.full(len(moved), 1 << bit, dtype=np.int64))
+    down = ring_distances(blocks.at // cols, blocks.final // cols, rows_, signed=True)
+    moved = np.flatnonzero(down != 0)
+    yield Round(moved, np.ones(len(moved), dtype=np.int64), down[moved], nearest_first=True)
+
+
+def _round_tables(blocks: ForwardedBlocks, move: Round, grid: tuple[int, int]) -> list[np.ndarray]:
     """A round's pack phase (each holder copies the round's blocks of its own array into the
     round's buffer) and its send phase (a holder's larger message first, forward first where
-    they are alike), and moves the blocks; with `nearest_first` a holder's messages go in
-    order of distance instead.
+    they are alike, or by distance), and moves the blocks.
 
     The larger first: the second message's start-up runs while the first streams, so a round
     of messages of w1 and w2 wire time ends near max(h + w1, 2 h + w2), least with w1 >= w2
     (uneven blocks: alltoallv 128 B on torus:8x8 0.6023 -> 0.5799 ms; equal blocks send as
     many bytes each way, forward first as before)."""
-    here = blocks.at[moved]
-    xs, ys = here % cols, here // cols
-    xs = np.where(dim == 0, (xs + step) % sizes[0], xs)
-    ys = np.where(dim == 1, (ys + step) % sizes[1], ys)
-    ahead = ys * cols + xs
-    if nearest_first:
-        first = np.abs(step)
-    else:  # each block's message's bytes, negated: the larger message first
-        message = here * 2 + (step < 0)
-        first = -np.bincount(message, weights=blocks.nbytes[moved])[message]
-    order = np.lexsort((blocks.final[moved], blocks.origin[moved], step < 0, first, here))
+    moved = move.moved
+    here, ahead = blocks.at[moved], _ahead(blocks.at[moved], move, grid)
+    order = np.lexsort((blocks.final[moved], blocks.origin[moved], move.step < 0,
+                        _first(blocks, move), here))
     moved, here, ahead = moved[order], here[order], ahead[order]
     o, f, b = blocks.origin[moved], blocks.final[moved], blocks.nbytes[moved]
     blocks.at[moved] = ahead
@@ -146,23 +162,99 @@ def _round_tables(blocks: ForwardedBlocks, moved: np.ndarray, dim: np.ndarray, s
             rows(here, ahead, b, o, f, COMBINED)]
 
 
+def _round_messages(blocks: ForwardedBlocks, move: Round, grid: tuple[int, int]) -> Iterator[MessagePhase]:
+    """_round_tables' phases as the cost model groups them (estimate.message_sizes: one
+    message per sender and receiver, in the order of its first row), from sums per holder and
+    step: no row per block is made (each record's tables took 0.6-0.8 GB at 32x32, 16 times
+    that at 64x64, in every compile that lists the candidates)."""
+    moved = move.moved
+    if not len(moved):
+        return
+    here, nbytes = blocks.at[moved], blocks.nbytes[moved]
+    own = here == blocks.origin[moved]
+    packers = np.unique(here[own])
+    if len(packers):
+        packed = np.bincount(here[own], weights=nbytes[own], minlength=blocks.nprocs)
+        yield MessagePhase(packers, packers, np.rint(packed[packers]).astype(np.int64))
+    # a part: a holder's blocks of one step, contiguous among _round_tables' rows
+    span = 2 * int(np.abs(move.step).max()) + 1
+    parts, block_part = np.unique(here * span + move.step + span // 2, return_inverse=True)
+    block_part = block_part.ravel()
+    some_block = np.empty(len(parts), dtype=np.int64)
+    some_block[block_part] = np.arange(len(moved))  # a holder's blocks share its dim
+    part_bytes = np.bincount(block_part, weights=nbytes)
+    part_here, part_step = parts // span, parts % span - span // 2
+    part_ahead = _ahead(part_here, Round(some_block, move.dim[some_block], part_step), grid)
+    first = np.abs(part_step) if move.nearest_first else -part_bytes
+    order = np.lexsort((part_step < 0, first, part_here))
+    # parts from one holder to one receiver (half a ring either way) are one message
+    pairs, at_first, pair_of = np.unique(part_here[order] * blocks.nprocs + part_ahead[order],
+                                         return_index=True, return_inverse=True)
+    message_bytes = np.bincount(pair_of.ravel(), weights=part_bytes[order])
+    in_order = np.argsort(at_first, kind="stable")
+    blocks.at[moved] = _ahead(here, move, grid)
+    yield MessagePhase(pairs[in_order] // blocks.nprocs, pairs[in_order] % blocks.nprocs,
+                       np.rint(message_bytes[in_order]).astype(np.int64))
+
+
+def _ahead(here: np.ndarray, move: Round, grid: tuple[int, int]) -> np.ndarray:
+    """Where each block of `move` held at `here` goes."""
+    rows_, cols = grid
+    xs, ys = here % cols, here // cols
+    xs = np.where(move.dim == 0, (xs + move.step) % cols, xs)
+    ys = np.where(move.dim == 1, (ys + move.step) % rows_, ys)
+    return ys * cols + xs
+
+
+def _first(blocks: ForwardedBlocks, move: Round) -> np.ndarray:
+    """The rank of each block's message among its holder's: its distance, or its bytes negated
+    (the larger message first)."""
+    if move.nearest_first:
+        return np.abs(move.step)
+    message = blocks.at[move.moved] * 2 + (move.step < 0)
+    return -np.bincount(message, weights=blocks.nbytes[move.moved])[message]
+
+
+Moves = Callable[[ForwardedBlocks], Iterator[Round]]  # a record's rounds over its blocks
+
+
+def _tables(coll: Collective, machine: Machine, moves: Moves) -> PhaseColumns:
+    blocks = ForwardedBlocks(coll.matrix)
+    return joined([local_copy_rows(coll.matrix),
+                   *(t for move in moves(blocks) for t in _round_tables(blocks, move, machine.grid))])
+
+
+def _messages(coll: Collective, machine: Machine, moves: Moves) -> Iterator[MessagePhase]:
+    own = np.flatnonzero(np.diagonal(coll.matrix) > 0)
+    if len(own):
+        yield MessagePhase(own, own, coll.matrix[own, own])
+    blocks = ForwardedBlocks(coll.matrix)
+    for move in moves(blocks):
+        yield from _round_messages(blocks, move, machine.grid)
+
+
+def checkerboard_rounds(coll: Collective, machine: Machine, signed: bool) -> PhaseColumns:
+    """The rounds of checkerboard_moves: per round a pack phase and a send phase (the local
+    copies first); a signed round's messages forward first, then back."""
+    return _tables(coll, machine, lambda blocks: checkerboard_moves(blocks, machine.grid, signed))
+
+
 def rows_bruck_columns_direct_columns(coll: Collective, machine: Machine) -> PhaseColumns:
     """`rows-bruck-columns-direct`: Bruck along the rows, then one message a node per final
     row straight along its column (the nearest rows first, forward before back)."""
-    rows_, cols = machine.grid
-    blocks = ForwardedBlocks(coll.matrix)
-    forward = (blocks.final % cols - blocks.origin % cols) % cols
-    sizes = {0: cols, 1: rows_}
-    tables = [local_copy_rows(coll.matrix)]
-    for bit in reversed(range((cols - 1).bit_length())):
-        moved = np.flatnonzero(forward >> bit & 1)
-        tables += _round_tables(blocks, moved, np.zeros(len(moved), dtype=np.int64),
-                                np.full(len(moved), 1 << bit, dtype=np.int64), sizes, cols)
-    down = ring_distances(blocks.at // cols, blocks.final // cols, rows_, signed=True)
-    moved = np.flatnonzero(down != 0)
-    tables += _round_tables(blocks, moved, np.ones(len(moved), dtype=np.int64), down[moved],
-                            sizes, cols, nearest_first=True)
-    return joined(tables)
+    return _tables(coll, machine, lambda blocks: rows_bruck_columns_direct_moves(blocks, machine.grid))
+
+
+def checkerboard_bruck_messages(coll: Collective, machine: Machine) -> Iterator[MessagePhase]:
+    return _messages(coll, machine, lambda blocks: checkerboard_moves(blocks, machine.grid, False))
+
+
+def signed_checkerboard_bruck_messages(coll: Collective, machine: Machine) -> Iterator[MessagePhase]:
+    return _messages(coll, machine, lambda blocks: checkerboard_moves(blocks, machine.grid, True))
+
+
+def rows_bruck_columns_direct_messages(coll: Collective, machine: Machine) -> Iterator[MessagePhase]:
+    return _messages(coll, machine, lambda blocks: rows_bruck_columns_direct_moves(blocks, machine.grid))
 
 
 def checkerboard_bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:

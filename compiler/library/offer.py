@@ -14,7 +14,7 @@ import numpy as np
 
 from phalanx.compiler.columns import PhaseColumns
 from phalanx.compiler.kind import Kind
-from phalanx.compiler.library.bounds import Cut, Links, Weighting, lower_bound
+from phalanx.compiler.library.bounds import Cut, Links, LinkWeighting, Weighting, lower_bound
 from phalanx.compiler.library.catalog import BESIDE_EXCHANGE_FAMILY, DIMENSIONAL, GENERIC, GRID, ONE_ENGINE
 from phalanx.compiler.library.cost import estimate_s
 from phalanx.compiler.library.estimate import columns_estimate_s, messages_estimate_s
@@ -60,14 +60,32 @@ def grid_links(rows: int, cols: int, wrap: bool) -> Links:
                  grid_weightings(rows, cols, wrap))
 
 
-def grid_weightings(rows: int, cols: int, wrap: bool) -> tuple[Weighting, ...]:
+def grid_weightings(rows: int, cols: int, wrap: bool) -> tuple[LinkWeighting, ...]:
     """The weightings the weighted link-load bound tries on a grid: a square grid's diagonals,
     and on a torus each ring's two directions (docs/bounds.md, "Weighted links")."""
-    return diagonal_weightings(rows, cols, wrap) + (ring_weightings(rows, cols) if wrap else ())
+    return diagonal_weightings(rows, cols, wrap) + ((ring_weightings(rows, cols),) if wrap else ())
 
 
-@functools.lru_cache(maxsize=16)
-def ring_weightings(rows: int, cols: int) -> tuple[Weighting, ...]:
+@dataclass(frozen=True)
+class RingWeighting:
+    """Along a ring of `size` nodes, the + direction's links weigh size - d, the - direction's
+    d (every other link 0); `total`: the weights' sum over the torus's link directions."""
+
+    size: int
+    d: int
+    total: float
+
+    @property
+    def by_delta(self) -> np.ndarray:
+        """The least weight of a path between nodes delta apart along the ring (delta =
+        0 .. size - 1): + all the way or - all the way."""
+        delta = np.arange(self.size)
+        return np.minimum((self.size - self.d) * delta,
+                          self.d * ((self.size - delta) % self.size)).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class RingWeightings:
     """On a rows x cols torus (row-major nodes), for each dimension of n > 1 nodes and each
     d in 1..n - 1: the + direction's links weigh n - d, the - direction's d, every other link
     0. A path from s to t moves p steps + and q steps - along the ring with p - q = delta
@@ -75,16 +93,40 @@ def ring_weightings(rows: int, cols: int) -> tuple[Weighting, ...]:
     + all the way or - all the way. Bytes over this least weight, divided by the weights' sum,
     is a lower bound whose largest over all ratios of the two weights is at one of these n - 1
     (between two of them it is monotone): a shift by one needs (n - 1) / n of its block on
-    some link direction, where the half-cut counts 1/2 (docs/bounds.md, "Weighted links")."""
-    nodes = np.arange(rows * cols)
-    out = []
-    for coord, size in ((nodes % cols, cols), (nodes // cols, rows)):
-        delta = (coord[None, :] - coord[:, None]) % size  # [s, t]: t's coordinate less s's
-        for d in range(1, size):
-            plus, minus = size - d, d
-            distances = np.minimum(plus * delta, minus * ((size - delta) % size)).astype(np.float64)
-            out.append(Weighting(distances, float(rows * cols * (plus + minus))))
-    return tuple(out)
+    some link direction, where the half-cut counts 1/2 (docs/bounds.md, "Weighted links").
+    A weight depends only on delta along one dimension, so the bytes are summed by delta
+    once per dimension (no nodes x nodes matrix per weighting: 126 of 134 MB at 64x64)."""
+
+    rows: int
+    cols: int
+
+    @property
+    def x(self) -> tuple[RingWeighting, ...]:
+        return self._along(self.cols)
+
+    @property
+    def y(self) -> tuple[RingWeighting, ...]:
+        return self._along(self.rows)
+
+    def _along(self, size: int) -> tuple[RingWeighting, ...]:
+        return tuple(RingWeighting(size, d, float(self.rows * self.cols * size)) for d in range(1, size))
+
+    def load(self, m: np.ndarray) -> float:
+        nodes = np.arange(len(m))
+        best = 0.0
+        for coord, members in ((nodes % self.cols, self.x), (nodes // self.cols, self.y)):
+            if not members:
+                continue
+            size = members[0].size
+            delta = (coord[None, :] - coord[:, None]) % size  # [s, t]: t's coordinate less s's
+            by_delta = np.bincount(delta.ravel(), weights=m.ravel(), minlength=size)
+            best = max(best, *(float(w.by_delta @ by_delta) / w.total for w in members))
+        return best
+
+
+@functools.lru_cache(maxsize=16)
+def ring_weightings(rows: int, cols: int) -> RingWeightings:
+    return RingWeightings(rows, cols)
 
 
 @functools.lru_cache(maxsize=16)

@@ -34,8 +34,8 @@ def lower_bounds(p: IWarpParams, torus: Torus, matrix: np.ndarray) -> dict[str, 
     node_streams = min(4.0, p.memory_streams)  # four links, or the memory if it is narrower
     injection = max(m.sum(axis=1).max(), m.sum(axis=0).max()) / node_streams
     weightings = grid_weightings(torus.rows, torus.cols, wrap=True)
-    weighted = {"weighted links": p.overhead_s + p.data_s(max(float((m * w.distances).sum()) / w.total
-                                                             for w in weightings))} if weightings else {}
+    weighted = {"weighted links": p.overhead_s + p.data_s(max(w.load(m) for w in weightings))} \
+        if weightings else {}
     return {"link load": p.overhead_s + p.data_s(link_hops), **weighted,
             "port bandwidth": p.overhead_s + p.data_s(injection),
             "cut": p.overhead_s + p.data_s(_bisection_bytes(torus, m))}

@@ -10,6 +10,7 @@ import pytest
 from conftest import runnable_times
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.library.bounds import (
+    Weighting,
     bounds,
     engine_fill_bound_s,
     engine_startups_bound_s,
@@ -516,11 +517,10 @@ def test_a_shift_on_a_torus_ring_needs_seven_eighths_of_its_block_on_a_link():
     messages (b on each - link) stays above it. On a transpose the uniform count stays."""
     machine = resolve("torus:8x8")
     port = machine.library.machine.port
-    x_rings = ring_weightings(8, 8)[:7]  # d = 1..7 along x: + weighs 8 - d, - weighs d
+    x_rings = ring_weightings(8, 8).x  # d = 1..7 along x: + weighs 8 - d, - weighs d
     assert [w.total for w in x_rings] == [64 * 8] * 7
     plus_one_less = x_rings[6]  # d = 7: + weighs 1, - weighs 7
-    assert (plus_one_less.distances[0, 7], plus_one_less.distances[0, 1],
-            plus_one_less.distances[0, 4], plus_one_less.distances[0, 8]) == (7, 1, 4, 0)
+    assert plus_one_less.by_delta[[7, 1, 4, 0]].tolist() == [7, 1, 4, 0]  # nodes 7, 1, 4, 8 from 0
     b = 65536
     m = np.zeros((64, 64), dtype=np.int64)
     nodes = np.arange(64)
@@ -533,7 +533,7 @@ def test_a_shift_on_a_torus_ring_needs_seven_eighths_of_its_block_on_a_link():
     assert library["weighted links"] == pytest.approx(bound_s)
     assert library["cut"] == pytest.approx(port.hold_s + b / 2 * port.link_s_per_byte)
     assert simulated_time_s(machine, coll, "colouring") >= bound_s
-    assert ring_weightings(1, 8)[-1].total == 8 * 8  # a one-row torus: x only
+    assert ring_weightings(1, 8).x[-1].total == 8 * 8 and not ring_weightings(1, 8).y  # x only
 
 
 def floyd_warshall_weightings(n: int, wrap: bool) -> list[tuple[np.ndarray, float]]:
@@ -668,3 +668,21 @@ def test_a_cs2_leaf_switch_is_entered_by_one_link():
     sp2 = resolve("sp2:16")
     assert sp2.library.cuts == ()
     assert entry_cuts(4, resolve("paragon:2x2").route) == ()  # row-column: no single way in
+
+
+@pytest.mark.parametrize("rows, cols", [(8, 8), (4, 8), (1, 8), (2, 4)])
+def test_ring_weightings_load_is_the_nodes_x_nodes_weights(rows, cols):
+    """RingWeightings sums the bytes by their distance along each ring once; the load is what
+    every weighting's nodes x nodes distances give (the matrices offer.py built before: 126
+    of 134 MB each at 64x64), for fewer processors than nodes too."""
+    rng = np.random.default_rng(rows * cols)
+    nodes = np.arange(rows * cols)
+    family = ring_weightings(rows, cols)
+    for n in (rows * cols, rows * cols - 3):
+        m = rng.integers(0, 5, (n, n)).astype(np.float64) * 64
+        dense = []
+        for coord, members in ((nodes % cols, family.x), (nodes // cols, family.y)):
+            for w in members:
+                delta = (coord[None, :] - coord[:, None]) % w.size
+                dense.append(Weighting(w.by_delta[delta], w.total))
+        assert family.load(m) == max(w.load(m) for w in dense)
