@@ -397,6 +397,13 @@ GRID: tuple[Algorithm, ...] = (
               scatterrings.scatter_rings_phases,
               ROOTED_OK + (on_grid, neighbourscatter.four_neighbours, fanscatter.several_streams,
                            scatterrings.four_units_a_node)),
+    Algorithm("fan-scatter-rings", (Kind.BROADCAST,),
+              "scatter-rings with the units scattered down fan-scatter's tree (a holder's "
+              "messages largest subtree first, along a Hilbert curve) and the columns by "
+              "recursive doubling, farthest first: fewer start-ups where a unit is short",
+              scatterrings.fan_scatter_rings_phases,
+              ROOTED_OK + (on_grid, hilbert.square_power_of_two_grid, fanscatter.several_streams,
+                           scatterrings.four_units_a_node)),
     Algorithm("eager-turned-cut-scatter-doubling", (Kind.BROADCAST,),
               "turned-cut-scatter-doubling in eager phases: a node starts its next phase's "
               "messages while its previous phase's still stream",

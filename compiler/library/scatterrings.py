@@ -16,19 +16,41 @@ direction (ringreduce.split_by_direction), so a chain waits only for its own sid
 takes nothing from the rings (it holds the block) and copies its own block into its result a
 piece a phase (`root_copy_beside`).
 
-torus:8x8 (iwarp:8x8 the same), ms: 16 KB 0.861, 64 KB 1.619, 128 KB 2.984, 1 MB 21.88;
-eager-turned-cut-scatter-doubling 0.754 and 1.953 at 16 and 64 KB, eager-spanning-trees 3.097
-and 20.82 at 128 KB and 1 MB. Standalone, at 64 KB the scatter takes 0.576 ms (the root's
-links carry 63/64 of the block, 0.40 ms of it), the columns 0.190, the rows 0.817 (4 steps of
-8 KB a way); at 16 KB 0.418, 0.163 and 0.280: the scatter's 15 messages a neighbour and the
-rings' 2 start-ups a step (20 us each) weigh more than their bytes.
+`fan-scatter-rings` scatters the units down fan-scatter's tree instead (fanscatter.py: a
+holder starts its messages largest subtree first, the subtrees runs of a Hilbert curve; its
+closed form picks the fan-outs for a node's share of 4 units) and passes the columns' units by
+recursive doubling, farthest first (lg R start-ups a node where the ring takes R / 2 steps of
+two): where a unit is short the start-ups, not the bytes, bind both stages. On 2^k x 2^k tori.
+
+torus:8x8 (iwarp:8x8 the same), ms:
+
+| block | scatter-rings | fan-scatter-rings | the grid's best before |
+|---|---|---|---|
+| 2 KB | 0.691 | 0.381 | eager-interleaved-cut-scatter-doubling 0.291 |
+| 16 KB | 0.861 | 0.686 | eager-turned-cut-scatter-doubling 0.754 |
+| 64 KB | 1.619 | 2.017 | eager-turned-cut-scatter-doubling 1.953 |
+| 128 KB | 2.984 | 4.996 | eager-spanning-trees 3.097 |
+| 1 MB | 21.88 | 37.83 | eager-spanning-trees 20.82 |
+
+Standalone (each stage alone from its start), at 64 KB neighbour-scatter's scatter takes 0.576
+ms (the root's links carry 63/64 of the block, 0.40 ms of it; the fan tree's 0.870, its
+largest subtrees' messages sharing a root link), the column rings 0.190, the row rings 0.817
+(4 steps of 8 KB a way). At 16 KB: the scatters 0.418 (a neighbour starts 15 messages) and
+0.293 (the fan tree), the column rings 0.163 (doubling, in the whole schedule, 0.11), the row
+rings 0.280: 4 steps of a start-up (20 us) and 2 KB on the wire (51 us), one after the other,
+since a node passes on what the step before brought.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
+from phalanx.compiler.kind import Kind
+from phalanx.compiler.library.fanscatter import fan_scatter_phases
+
 from phalanx.compiler.library.members import rooted_order
 from phalanx.compiler.library.neighbourscatter import chunk_count, regions
-from phalanx.compiler.library.registry import Machine
+from phalanx.compiler.library.registry import Generator, Machine
 from phalanx.compiler.library.ringreduce import gather_steps, split_by_direction
 from phalanx.compiler.library.rooted import segments
 from phalanx.compiler.recognize import Collective
@@ -86,18 +108,82 @@ def scatter(u: Units, coll: Collective, machine: Machine) -> list[list[Transfer]
     return phases
 
 
+def scatter_as_units(u: Units, coll: Collective, machine: Machine, scatter_phases: Generator) -> list[list[Transfer]]:
+    """A scatter algorithm's phases for the scatter of each node's units from the root: the
+    scatter of a node's share (4 units) a node, each of its blocks (root, v) as v's units, each
+    of its messages one message."""
+    n = coll.nprocs
+    share = 4 * (u.pieces[0][1] if u.pieces else 0)
+    matrix = tuple(tuple(share if p == u.root and q != u.root else 0 for q in range(n)) for p in range(n))
+    scatter_coll = dataclasses.replace(coll, kind=Kind.SCATTER, byte_matrix=matrix, root=u.root)
+    out = []
+    for phase in scatter_phases(scatter_coll, machine):
+        ids: dict[tuple[int, int, int], int] = {}
+        sends = []
+        for i, t in enumerate(phase.sends):
+            key = (t.src, t.dst, t.message or -1 - i)  # a transfer of message 0 goes alone
+            ids.setdefault(key, COMBINED + len(ids))
+            sends += [x._replace(message=ids[key])
+                      for x in u.message(t.src, t.dst, u.owned(t.final), t.final)]
+        out.append(sends)
+    return out
+
+
+def column_rings(u: Units) -> list[Phase]:
+    """Every column's ring both ways: node (r, c) passes on the units of the node it took from
+    in the step before, so it ends with units (c, *, *, *)."""
+    steps = [[t for c in range(u.cols) for i, j, p, half in sends
+              for t in u.message(u.node(i, c), u.node(j, c), u.of([c], [p], b=half))]
+             for sends in gather_steps(u.rows)]
+    return split_by_direction(steps, 0, u.rows, u.cols)
+
+
+def column_doubling(u: Units) -> list[Phase]:
+    """Every column by recursive doubling over the row bits, farthest first (masks R / 2, ...,
+    1: the smallest messages the farthest): with mask m node (r, c) sends (r XOR m, c) the units
+    of the rows it holds, so it ends with units (c, *, *, *) (R a power of two)."""
+    have = {u.node(r, c): [r] for r in range(u.rows) for c in range(u.cols)}
+    phases = []
+    mask = u.rows // 2
+    while mask:
+        step, grown = [], {}
+        for v, rows in have.items():
+            r, c = divmod(v, u.cols)
+            partner = u.node(r ^ mask, c)
+            step += u.message(v, partner, u.of([c], rows))
+            grown[partner] = sorted(have[partner] + rows)
+        have = grown
+        phases.append(Phase.of(step, SyncMode.EAGER))
+        mask //= 2
+    return phases
+
+
+def row_rings(u: Units) -> list[Phase]:
+    """Every row's ring both ways, passing a column's units: every node ends with the block."""
+    steps = [[t for r in range(u.rows) for i, j, p, half in sends
+              for t in u.message(u.node(r, i), u.node(r, j), u.of([p], list(range(u.rows)), a=half))]
+             for sends in gather_steps(u.cols)]
+    return split_by_direction(steps, 1, u.rows, u.cols)
+
+
+def eager_phases(phases: list[list[Transfer]]) -> list[Phase]:
+    return [Phase.of(p, SyncMode.EAGER) for p in phases if p]
+
+
 def scatter_rings_phases(coll: Collective, machine: Machine) -> list[Phase]:
-    """The scatter, the columns' rings, the rows' rings (module docstring), every phase eager."""
+    """neighbour-scatter's regions and chunks, the columns' rings, the rows' rings (module
+    docstring), every phase eager."""
     u = Units(coll, machine)
-    R, C = u.rows, u.cols
-    columns = [[t for c in range(C) for i, j, p, half in sends
-                for t in u.message(u.node(i, c), u.node(j, c), u.of([c], [p], b=half))]
-               for sends in gather_steps(R)]
-    rows = [[t for r in range(R) for i, j, p, half in sends
-             for t in u.message(u.node(r, i), u.node(r, j), u.of([p], list(range(R)), a=half))]
-            for sends in gather_steps(C)]
-    phases = [Phase.of(p, SyncMode.EAGER) for p in scatter(u, coll, machine) if p]
-    phases += split_by_direction(columns, 0, R, C) + split_by_direction(rows, 1, R, C)
+    phases = eager_phases(scatter(u, coll, machine)) + column_rings(u) + row_rings(u)
+    return root_copy_beside(coll, u.root, phases)
+
+
+def fan_scatter_rings_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """fan-scatter's tree, the columns by recursive doubling, the rows' rings (module
+    docstring), every phase eager."""
+    u = Units(coll, machine)
+    phases = eager_phases(scatter_as_units(u, coll, machine, fan_scatter_phases))
+    phases += column_doubling(u) + row_rings(u)
     return root_copy_beside(coll, u.root, phases)
 
 
