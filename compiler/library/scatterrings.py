@@ -47,7 +47,6 @@ import dataclasses
 
 from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.fanscatter import fan_scatter_phases
-
 from phalanx.compiler.library.members import rooted_order
 from phalanx.compiler.library.neighbourscatter import chunk_count, regions
 from phalanx.compiler.library.registry import Generator, Machine
@@ -108,14 +107,16 @@ def scatter(u: Units, coll: Collective, machine: Machine) -> list[list[Transfer]
     return phases
 
 
-def scatter_as_units(u: Units, coll: Collective, machine: Machine, scatter_phases: Generator) -> list[list[Transfer]]:
+def scatter_as_units(u: Units, coll: Collective, machine: Machine,
+                     scatter_phases: Generator) -> list[list[Transfer]]:
     """A scatter algorithm's phases for the scatter of each node's units from the root: the
     scatter of a node's share (4 units) a node, each of its blocks (root, v) as v's units, each
     of its messages one message."""
     n = coll.nprocs
     share = 4 * (u.pieces[0][1] if u.pieces else 0)
     matrix = tuple(tuple(share if p == u.root and q != u.root else 0 for q in range(n)) for p in range(n))
-    scatter_coll = dataclasses.replace(coll, kind=Kind.SCATTER, byte_matrix=matrix, root=u.root)
+    scatter_coll = dataclasses.replace(coll, kind=Kind.SCATTER, byte_matrix=matrix, root=u.root,
+                                       strided=())
     out = []
     for phase in scatter_phases(scatter_coll, machine):
         ids: dict[tuple[int, int, int], int] = {}

@@ -49,7 +49,8 @@ def test_the_broadcast_delivers_every_byte_from_another_root(algorithm, root):
      "the root needs four distinct neighbours, but a 2x4 grid's rings are shorter than 3"),
     ("scatter-rings", "paragon:4x4", 4096, "a node of this machine streams one message at a time"),
     ("scatter-rings", "torus:4x4", 63, "the 63-byte block is smaller than its 64 units (four per node)"),
-    ("fan-scatter-rings", "torus:3x4", 4096, "a Hilbert curve needs a square grid of 2^k x 2^k nodes, not 3x4"),
+    ("fan-scatter-rings", "torus:3x4", 4096,
+     "a Hilbert curve needs a square grid of 2^k x 2^k nodes, not 3x4"),
     ("fan-scatter-rings", "paragon:4x4", 4096, "a node of this machine streams one message at a time"),
     ("fan-scatter-rings", "torus:4x4", 63, "the 63-byte block is smaller than its 64 units (four per node)"),
 ])
