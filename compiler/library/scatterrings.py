@@ -22,6 +22,15 @@ closed form picks the fan-outs for a node's share of 4 units) and passes the col
 recursive doubling, farthest first (lg R start-ups a node where the ring takes R / 2 steps of
 two): where a unit is short the start-ups, not the bytes, bind both stages. On 2^k x 2^k tori.
 
+Closed forms (`scatter_rings_s`, `fan_scatter_rings_s`): the scatter's own (neighbour-scatter's
+T(c), fan-scatter's f(P), for a node's share of B / P bytes), then the column stage (rings:
+floor(R / 2) steps of a start-up and a share, the last on an even R half of one; doubling:
+lg R start-ups and R - 1 shares on one link), then the row rings (floor(C / 2) steps of a
+start-up and R shares), one after another. Declared gap: the simulator takes 0.98-1.27 T for
+scatter-rings (torus:8x8, 4x4, 3x4, 2 KB-1 MB; 1.06 at 64 KB on 8x8) and 1.12-1.2 T for
+fan-scatter-rings up to 16 KB; from 64 KB 1.4-2.4 T, the fan's largest subtrees' messages
+sharing a root link and the root's memory, which f does not count.
+
 torus:8x8 (iwarp:8x8 the same), ms:
 
 | block | scatter-rings | fan-scatter-rings | the grid's best before |
@@ -44,12 +53,13 @@ since a node passes on what the step before brought.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from phalanx.compiler.kind import Kind
-from phalanx.compiler.library.fanscatter import fan_scatter_phases
+from phalanx.compiler.library.fanscatter import fan_out, fan_scatter_phases
 from phalanx.compiler.library.members import rooted_order
 from phalanx.compiler.library.neighbourscatter import chunk_count, regions
-from phalanx.compiler.library.registry import Generator, Machine
+from phalanx.compiler.library.registry import Generator, Machine, PortModel
 from phalanx.compiler.library.ringreduce import gather_steps, split_by_direction
 from phalanx.compiler.library.rooted import segments
 from phalanx.compiler.recognize import Collective
@@ -202,6 +212,40 @@ def root_copy_beside(coll: Collective, root: int, phases: list[Phase]) -> list[P
         copy = (Transfer(root, root, size, root, root, 0, offset),) if size else ()
         out.append(Phase(phase.sends + copy, phase.recvs + copy, phase.sync))
     return out
+
+
+def ring_stage_s(port: PortModel, length: int, bundle_bytes: float) -> float:
+    """A ring stage's chain (ringreduce.gather_steps, split by direction): floor(L / 2) steps,
+    each a start-up and the bundle a node passes on, the last on an even L half of one."""
+    step_s = port.startup_s + bundle_bytes * port.s_per_byte
+    steps = length // 2
+    if length % 2 or not steps:
+        return steps * step_s
+    return (steps - 1) * step_s + port.startup_s + bundle_bytes / 2 * port.s_per_byte
+
+
+def scatter_rings_s(machine: Machine, nbytes: int) -> float:
+    """T of scatter-rings (module docstring): neighbour-scatter's T(c) for a node's share, then
+    the column rings (a node's share a step) and the row rings (a column's), one after another."""
+    assert machine.grid is not None
+    rows, cols = machine.grid
+    port, share = machine.port, nbytes / (rows * cols)
+    blocks = math.ceil((rows * cols - 1) / 4)
+    chunk = math.ceil(blocks / chunk_count(blocks, share, port))
+    count = math.ceil(blocks / chunk)
+    scatter_s = 2 * port.startup_s + count * max(4 * port.hold_s, chunk * share * port.s_per_byte) + \
+        chunk * port.hold_s + share * port.s_per_byte
+    return scatter_s + ring_stage_s(port, rows, share) + ring_stage_s(port, cols, rows * share)
+
+
+def fan_scatter_rings_s(machine: Machine, nbytes: int) -> float:
+    """T of fan-scatter-rings: fan-scatter's f(P) for a node's share, the columns' lg R doubling
+    steps (a start-up each, then R - 1 shares on one link), then the row rings."""
+    assert machine.grid is not None
+    rows, cols = machine.grid
+    port, share = machine.port, nbytes / (rows * cols)
+    doubling_s = (rows.bit_length() - 1) * port.startup_s + (rows - 1) * share * port.s_per_byte
+    return fan_out(rows * cols, share, port)[0] + doubling_s + ring_stage_s(port, cols, rows * share)
 
 
 def four_units_a_node(coll: Collective, machine: Machine) -> str | None:
