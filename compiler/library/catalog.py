@@ -40,6 +40,7 @@ from phalanx.compiler.library import (
     rings,
     rootcopy,
     rooted,
+    scatterrings,
     spanning,
     splitties,
     stagger,
@@ -389,6 +390,20 @@ GRID: tuple[Algorithm, ...] = (
               "previous segment's still stream; segments from the pipeline's closed form",
               eager.eager_spanning_trees_phases,
               ROOTED_OK + (on_grid, spanning.square_grid, quarters, several_streams)),
+    Algorithm("scatter-rings", (Kind.BROADCAST,),
+              "the block scattered in 4 R C units by neighbour-scatter's regions (the root's four "
+              "links at once), then round every column and every row by rings both ways at once "
+              "(the bidirectional-rings reduce backwards), every phase eager",
+              scatterrings.scatter_rings_phases,
+              ROOTED_OK + (on_grid, neighbourscatter.four_neighbours, fanscatter.several_streams,
+                           scatterrings.four_units_a_node)),
+    Algorithm("fan-scatter-rings", (Kind.BROADCAST,),
+              "scatter-rings with the units scattered down fan-scatter's tree (a holder's "
+              "messages largest subtree first, along a Hilbert curve) and the columns by "
+              "recursive doubling, farthest first: fewer start-ups where a unit is short",
+              scatterrings.fan_scatter_rings_phases,
+              ROOTED_OK + (on_grid, hilbert.square_power_of_two_grid, fanscatter.several_streams,
+                           scatterrings.four_units_a_node)),
     Algorithm("eager-turned-cut-scatter-doubling", (Kind.BROADCAST,),
               "turned-cut-scatter-doubling in eager phases: a node starts its next phase's "
               "messages while its previous phase's still stream",

@@ -352,9 +352,14 @@ def split_step_phases(g: Grid, steps: list[list[Transfer]], axis: int) -> list[P
     once the last one from the west is in and merged, while its message west still streams: a
     step costs a chain one start-up, the piece's wire and its merge, where in one phase it
     waited for both directions' (torus:8x8, reduce of 16 KB: the rows 384.6 -> 356.6 us)."""
+    return split_by_direction(steps, axis, g.rows, g.cols)
+
+
+def split_by_direction(steps: list[list[Transfer]], axis: int, rows: int, cols: int) -> list[Phase]:
+    """split_step_phases on a rows x cols grid (axis 1: rings along the rows, 0: the columns)."""
     def forward(t: Transfer) -> bool:
-        here, there = divmod(t.src, g.cols), divmod(t.dst, g.cols)
-        size = g.cols if axis else g.rows
+        here, there = divmod(t.src, cols), divmod(t.dst, cols)
+        size = cols if axis else rows
         return t.src == t.dst or (there[axis] - here[axis]) % size == 1
 
     out: list[Phase] = []
