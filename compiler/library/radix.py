@@ -38,7 +38,9 @@ plan (the top bits first send their runs unpacked, so the overlap starts with th
 digits). There the plan is the least of overlapped_rounds_s (rounds in step: paragon:8x8
 alltoall 128 B, two top bits first then radix 4, 1.304 -> 1.277 ms), unless a plan with its
 top bits last ranks faster by engine_rounds_s, node by node: a sparse pattern's (paragon:8x8,
-every node to the first 8 at 128 B: 0.644 -> 0.450 ms; issue 27, branch radix).
+every node to the first 8 at 128 B: 0.644 -> 0.450 ms; issue 27, branch radix), with the busiest
+link where each pair has one fixed route (cs2:64, the same pattern: 1.419 -> 1.159 ms, radix 2
+under the top five bits last; issue 27, branch pgv2).
 """
 
 from __future__ import annotations
