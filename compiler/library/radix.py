@@ -366,7 +366,7 @@ def node_rounds_s(coll: Collective, plan: Plan, port: PortModel) -> float:
     return float(ready_s.max(initial=0.0))
 
 
-def engine_rounds_s(coll: Collective, plan: Plan, port: PortModel, route: Route | None = None) -> float:
+def engine_rounds_s(coll: Collective, plan: Plan, port: PortModel, routes: Routes | None = None) -> float:
     """What best_plan ranks a shared engine's plans by (PortModel.shared_engine: the Paragon,
     SP2 and CS-2), node by node as node_rounds_s, the rounds overlapped (radix_rounds'
     `overlap`), each node's engine carrying its sends (a start-up and the bytes) and its
@@ -376,10 +376,10 @@ def engine_rounds_s(coll: Collective, plan: Plan, port: PortModel, route: Route 
     node to the first 8 at 128 B, radix 2 under the top four bits last (issue 27, branch
     radix).
 
-    Where the machine names each pair's one fixed route (`route`), the plan also lasts as
+    Where the machine names each pair's one fixed route (`routes`), the plan also lasts as
     long as its busiest link: a link passes its worms one at a time, none before the first
     of their senders is ready and has paid a start-up, so it is done no sooner than that plus
-    all its rounds' bytes at link_s_per_byte (links_done_s). Nodes that sit out rounds run
+    all its rounds' bytes at link_s_per_byte (LinkFloor). Nodes that sit out rounds run
     ahead, and their rounds' worms meet on the links: cs2:64, every node to the first 8 at
     128 B, where the fat tree brings every worm into a leaf of receivers down one link, ranks
     radix 2 under the top five bits last first, as the simulator does (issue 27, branch
@@ -387,7 +387,7 @@ def engine_rounds_s(coll: Collective, plan: Plan, port: PortModel, route: Route 
     n = coll.nprocs
     ready_s = np.zeros(n)
     send_s_per_byte = port.s_per_byte / port.streams
-    links = LinkFloor(route, port) if route is not None and port.link_s_per_byte > 0 else None
+    links = LinkFloor(routes, port) if routes is not None and port.link_s_per_byte > 0 else None
     for phase in radix_round_messages(coll, plan, overlap=True):
         copies = phase.src == phase.dst
         copied_s = ready_s + np.bincount(phase.src[copies], minlength=n,
@@ -407,25 +407,53 @@ def engine_rounds_s(coll: Collective, plan: Plan, port: PortModel, route: Route 
     return max(nodes_s, links.done_s()) if links is not None else nodes_s
 
 
+class Routes:
+    """The machine's fixed routes as link numbers, each pair's found once (best_plan ranks many
+    plans over the same pairs)."""
+
+    def __init__(self, route: Route):
+        self.route = route
+        self.number: dict[Hashable, int] = {}
+        self.paths: dict[tuple[int, int], np.ndarray] = {}
+
+    def links(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The link numbers of every message's route, one after another, and each route's length."""
+        paths = []
+        for pair in zip(src.tolist(), dst.tolist()):
+            path = self.paths.get(pair)
+            if path is None:
+                path = self.paths[pair] = np.array(
+                    [self.number.setdefault(link, len(self.number)) for link in self.route(*pair)], dtype=np.int64)
+            paths.append(path)
+        lengths = np.array([len(path) for path in paths], dtype=np.int64)
+        return (np.concatenate(paths) if paths else np.zeros(0, dtype=np.int64)), lengths
+
+
 class LinkFloor:
     """Each link's bytes over a plan's rounds and the earliest its first worm can start (its
     sender ready, as engine_rounds_s follows it), for engine_rounds_s's busiest link."""
 
-    def __init__(self, route: Route, port: PortModel):
-        self.route, self.port = route, port
-        self.bytes: dict[Hashable, float] = {}
-        self.first_s: dict[Hashable, float] = {}
+    def __init__(self, routes: Routes, port: PortModel):
+        self.routes, self.port = routes, port
+        self.bytes = np.zeros(0)
+        self.first_s = np.zeros(0)
 
     def add(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray, ready_s: np.ndarray) -> None:
-        for s, d, b, r in zip(src.tolist(), dst.tolist(), nbytes.tolist(), ready_s.tolist()):
-            for link in self.route(s, d):
-                self.bytes[link] = self.bytes.get(link, 0.0) + b
-                self.first_s[link] = min(self.first_s.get(link, r), r)
+        links, lengths = self.routes.links(src, dst)
+        grow = len(self.routes.number) - len(self.bytes)
+        if grow > 0:
+            self.bytes = np.concatenate([self.bytes, np.zeros(grow)])
+            self.first_s = np.concatenate([self.first_s, np.full(grow, np.inf)])
+        np.add.at(self.bytes, links, np.repeat(nbytes.astype(np.float64), lengths))
+        np.minimum.at(self.first_s, links, np.repeat(ready_s, lengths))
 
     def done_s(self) -> float:
         """The latest a link can be done: its first worm's start, a start-up, all its bytes."""
-        return max((self.first_s[link] + self.port.startup_s + nbytes * self.port.link_s_per_byte
-                    for link, nbytes in self.bytes.items()), default=0.0)
+        used = self.bytes > 0
+        if not used.any():
+            return 0.0
+        return float((self.first_s[used] + self.port.startup_s
+                      + self.bytes[used] * self.port.link_s_per_byte).max())
 
 
 def best_plan(coll: Collective, machine: Machine) -> Plan:
@@ -445,9 +473,9 @@ def best_plan(coll: Collective, machine: Machine) -> Plan:
     last = [plan for plan in choices if plan.top_last]
     if not last:
         return in_step
-    route = machine.route if machine.adapter is None else None
-    times_s = [engine_rounds_s(coll, plan, port, route) for plan in last]
-    return last[int(np.argmin(times_s))] if min(times_s) < engine_rounds_s(coll, in_step, port, route) else in_step
+    routes = Routes(machine.route) if machine.route is not None and machine.adapter is None else None
+    times_s = [engine_rounds_s(coll, plan, port, routes) for plan in last]
+    return last[int(np.argmin(times_s))] if min(times_s) < engine_rounds_s(coll, in_step, port, routes) else in_step
 
 
 def radix_bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:

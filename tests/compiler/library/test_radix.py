@@ -11,6 +11,7 @@ import pytest
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.library.radix import (
     Plan,
+    Routes,
     best_plan,
     engine_rounds_s,
     followed_round_messages,
@@ -330,7 +331,8 @@ def test_the_fat_trees_busiest_link_ranks_a_sparse_patterns_plans_on_the_cs2(mon
     port = library_machine.port
     coll = sparse_to_the_first_eighth("cs2:64", 64, 128)
     assert engine_rounds_s(coll, Plan(2, 4, True), port) < engine_rounds_s(coll, Plan(2, 5, True), port)
-    with_links = {plan: engine_rounds_s(coll, plan, port, library_machine.route) for plan in plans(64, True)}
+    routes = Routes(library_machine.route)
+    with_links = {plan: engine_rounds_s(coll, plan, port, routes) for plan in plans(64, True)}
     assert all(with_links[plan] >= engine_rounds_s(coll, plan, port) for plan in with_links)
     assert best_plan(coll, library_machine) == Plan(2, 5, True)
     chosen = simulated_plan_s(machine, coll, Plan(2, 5, True), monkeypatch)
