@@ -39,8 +39,8 @@ digits). There the plan is the least of overlapped_rounds_s (rounds in step: par
 alltoall 128 B, two top bits first then radix 4, 1.304 -> 1.277 ms), unless a plan with its
 top bits last ranks faster by engine_rounds_s, node by node: a sparse pattern's (paragon:8x8,
 every node to the first 8 at 128 B: 0.644 -> 0.450 ms; issue 27, branch radix), with the busiest
-link where each pair has one fixed route (cs2:64, the same pattern: 1.419 -> 1.159 ms, radix 2
-under the top five bits last; issue 27, branch pgv2).
+link on the CS-2's fat tree (cs2:64, the same pattern: 1.419 -> 1.159 ms, radix 2 under the
+top five bits last; issue 27, branch pgv2).
 """
 
 from __future__ import annotations
@@ -376,7 +376,7 @@ def engine_rounds_s(coll: Collective, plan: Plan, port: PortModel, routes: Route
     node to the first 8 at 128 B, radix 2 under the top four bits last (issue 27, branch
     radix).
 
-    Where the machine names each pair's one fixed route (`routes`), the plan also lasts as
+    Given the fixed routes (`routes`: best_plan passes the CS-2's fat tree), the plan also lasts as
     long as its busiest link: a link passes its worms one at a time, none before the first
     of their senders is ready and has paid a start-up, so it is done no sooner than that plus
     all its rounds' bytes at link_s_per_byte (LinkFloor). Nodes that sit out rounds run
@@ -461,8 +461,8 @@ def best_plan(coll: Collective, machine: Machine) -> Plan:
     is no choice). On a communication processor (shared_engine) the plan of least
     overlapped_rounds_s (rounds in step, overlapped), unless one with top bits last ranks
     faster by engine_rounds_s (node by node: a sparse pattern's, issue 27, branch radix; with
-    the busiest link where each pair has one fixed route: not the SP2's adapter, which
-    spreads a message over several)."""
+    the busiest link on a fat tree of one route a pair, the CS-2's: not the SP2's, whose
+    adapter spreads a message over several, nor the Paragon's mesh, measured)."""
     port = machine.port
     choices = plans(coll.nprocs, port.copy_s_per_byte > 0)
     if len(choices) <= 1:
@@ -473,7 +473,10 @@ def best_plan(coll: Collective, machine: Machine) -> Plan:
     last = [plan for plan in choices if plan.top_last]
     if not last:
         return in_step
-    routes = Routes(machine.route) if machine.route is not None and machine.adapter is None else None
+    # the fat tree's links (one route a pair, no grid): not a mesh's, where the floor misranked
+    # paragon:16x16 sparse 128 B (1.475 -> 1.615 ms) and 4x8 alltoallv 2 KB (4.19 -> 4.40 ms)
+    fat_tree = machine.route is not None and machine.adapter is None and machine.grid is None
+    routes = Routes(machine.route) if fat_tree else None
     times_s = [engine_rounds_s(coll, plan, port, routes) for plan in last]
     return last[int(np.argmin(times_s))] if min(times_s) < engine_rounds_s(coll, in_step, port, routes) else in_step
 
