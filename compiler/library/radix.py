@@ -38,19 +38,21 @@ plan (the top bits first send their runs unpacked, so the overlap starts with th
 digits). There the plan is the least of overlapped_rounds_s (rounds in step: paragon:8x8
 alltoall 128 B, two top bits first then radix 4, 1.304 -> 1.277 ms), unless a plan with its
 top bits last ranks faster by engine_rounds_s, node by node: a sparse pattern's (paragon:8x8,
-every node to the first 8 at 128 B: 0.644 -> 0.450 ms; issue 27, branch radix).
+every node to the first 8 at 128 B: 0.644 -> 0.450 ms; issue 27, branch radix), with the busiest
+link on the CS-2's fat tree (cs2:64, the same pattern: 1.419 -> 1.159 ms, radix 2 under the
+top five bits last; issue 27, branch pgv2).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from typing import NamedTuple
 
 import numpy as np
 
 from phalanx.compiler.columns import MessagePhase, PhaseColumns
 from phalanx.compiler.library.index import ForwardedBlocks, Step, joined, local_copy_rows
-from phalanx.compiler.library.registry import Machine, PortModel
+from phalanx.compiler.library.registry import Machine, PortModel, Route
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase
 
@@ -364,7 +366,7 @@ def node_rounds_s(coll: Collective, plan: Plan, port: PortModel) -> float:
     return float(ready_s.max(initial=0.0))
 
 
-def engine_rounds_s(coll: Collective, plan: Plan, port: PortModel) -> float:
+def engine_rounds_s(coll: Collective, plan: Plan, port: PortModel, routes: Routes | None = None) -> float:
     """What best_plan ranks a shared engine's plans by (PortModel.shared_engine: the Paragon,
     SP2 and CS-2), node by node as node_rounds_s, the rounds overlapped (radix_rounds'
     `overlap`), each node's engine carrying its sends (a start-up and the bytes) and its
@@ -372,10 +374,20 @@ def engine_rounds_s(coll: Collective, plan: Plan, port: PortModel) -> float:
     processor, beside the engine), its engine's work and the messages it receives are. It
     follows a sparse pattern's nodes, most of which sit out most rounds: paragon:8x8 every
     node to the first 8 at 128 B, radix 2 under the top four bits last (issue 27, branch
-    radix). Links shared by a round's messages are not counted."""
+    radix).
+
+    Given the fixed routes (`routes`: best_plan passes the CS-2's fat tree), the plan also lasts as
+    long as its busiest link: a link passes its worms one at a time, none before the first
+    of their senders is ready and has paid a start-up, so it is done no sooner than that plus
+    all its rounds' bytes at link_s_per_byte (LinkFloor). Nodes that sit out rounds run
+    ahead, and their rounds' worms meet on the links: cs2:64, every node to the first 8 at
+    128 B, where the fat tree brings every worm into a leaf of receivers down one link, ranks
+    radix 2 under the top five bits last first, as the simulator does (issue 27, branch
+    pgv2)."""
     n = coll.nprocs
     ready_s = np.zeros(n)
     send_s_per_byte = port.s_per_byte / port.streams
+    links = LinkFloor(routes, port) if routes is not None and port.link_s_per_byte > 0 else None
     for phase in radix_round_messages(coll, plan, overlap=True):
         copies = phase.src == phase.dst
         copied_s = ready_s + np.bincount(phase.src[copies], minlength=n,
@@ -384,19 +396,74 @@ def engine_rounds_s(coll: Collective, plan: Plan, port: PortModel) -> float:
             ready_s = copied_s
             continue
         src, dst, wire_s = phase.src[~copies], phase.dst[~copies], send_s_per_byte * phase.nbytes[~copies]
+        if links is not None:
+            links.add(src, dst, phase.nbytes[~copies], ready_s[src])
         engine_s = np.bincount(src, weights=port.startup_s + wire_s, minlength=n) \
             + np.bincount(dst, weights=wire_s, minlength=n)
         done_s = np.maximum(copied_s, ready_s + engine_s)
         np.maximum.at(done_s, dst, ready_s[src] + port.startup_s + wire_s)
         ready_s = done_s
-    return float(ready_s.max(initial=0.0))
+    nodes_s = float(ready_s.max(initial=0.0))
+    return max(nodes_s, links.done_s()) if links is not None else nodes_s
 
 
-def best_plan(coll: Collective, port: PortModel) -> Plan:
+class Routes:
+    """The machine's fixed routes as link numbers, each pair's found once (best_plan ranks many
+    plans over the same pairs)."""
+
+    def __init__(self, route: Route):
+        self.route = route
+        self.number: dict[Hashable, int] = {}
+        self.paths: dict[tuple[int, int], np.ndarray] = {}
+
+    def links(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The link numbers of every message's route, one after another, and each route's length."""
+        paths = []
+        for pair in zip(src.tolist(), dst.tolist()):
+            path = self.paths.get(pair)
+            if path is None:
+                path = self.paths[pair] = np.array(
+                    [self.number.setdefault(link, len(self.number)) for link in self.route(*pair)], dtype=np.int64)
+            paths.append(path)
+        lengths = np.array([len(path) for path in paths], dtype=np.int64)
+        return (np.concatenate(paths) if paths else np.zeros(0, dtype=np.int64)), lengths
+
+
+class LinkFloor:
+    """Each link's bytes over a plan's rounds and the earliest its first worm can start (its
+    sender ready, as engine_rounds_s follows it), for engine_rounds_s's busiest link."""
+
+    def __init__(self, routes: Routes, port: PortModel):
+        self.routes, self.port = routes, port
+        self.bytes = np.zeros(0)
+        self.first_s = np.zeros(0)
+
+    def add(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray, ready_s: np.ndarray) -> None:
+        links, lengths = self.routes.links(src, dst)
+        grow = len(self.routes.number) - len(self.bytes)
+        if grow > 0:
+            self.bytes = np.concatenate([self.bytes, np.zeros(grow)])
+            self.first_s = np.concatenate([self.first_s, np.full(grow, np.inf)])
+        np.add.at(self.bytes, links, np.repeat(nbytes.astype(np.float64), lengths))
+        np.minimum.at(self.first_s, links, np.repeat(ready_s, lengths))
+
+    def done_s(self) -> float:
+        """The latest a link can be done: its first worm's start, a start-up, all its bytes."""
+        used = self.bytes > 0
+        if not used.any():
+            return 0.0
+        return float((self.first_s[used] + self.port.startup_s
+                      + self.bytes[used] * self.port.link_s_per_byte).max())
+
+
+def best_plan(coll: Collective, machine: Machine) -> Plan:
     """The plan of least node_rounds_s (the first of the least; radix 3 in shifts where there
     is no choice). On a communication processor (shared_engine) the plan of least
     overlapped_rounds_s (rounds in step, overlapped), unless one with top bits last ranks
-    faster by engine_rounds_s (node by node: a sparse pattern's, issue 27, branch radix)."""
+    faster by engine_rounds_s (node by node: a sparse pattern's, issue 27, branch radix; with
+    the busiest link on a fat tree of one route a pair, the CS-2's: not the SP2's, whose
+    adapter spreads a message over several, nor the Paragon's mesh, measured)."""
+    port = machine.port
     choices = plans(coll.nprocs, port.copy_s_per_byte > 0)
     if len(choices) <= 1:
         return choices[0] if choices else Plan(3, 0)
@@ -406,18 +473,22 @@ def best_plan(coll: Collective, port: PortModel) -> Plan:
     last = [plan for plan in choices if plan.top_last]
     if not last:
         return in_step
-    times_s = [engine_rounds_s(coll, plan, port) for plan in last]
-    return last[int(np.argmin(times_s))] if min(times_s) < engine_rounds_s(coll, in_step, port) else in_step
+    # the fat tree's links (one route a pair, no grid): not a mesh's, where the floor misranked
+    # paragon:16x16 sparse 128 B (1.475 -> 1.615 ms) and 4x8 alltoallv 2 KB (4.19 -> 4.40 ms)
+    fat_tree = machine.route is not None and machine.adapter is None and machine.grid is None
+    routes = Routes(machine.route) if fat_tree else None
+    times_s = [engine_rounds_s(coll, plan, port, routes) for plan in last]
+    return last[int(np.argmin(times_s))] if min(times_s) < engine_rounds_s(coll, in_step, port, routes) else in_step
 
 
 def radix_bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:
     port = machine.port
-    return radix_rounds(coll, best_plan(coll, port), port.shared_engine, port.deposits)
+    return radix_rounds(coll, best_plan(coll, machine), port.shared_engine, port.deposits)
 
 
 def radix_bruck_messages(coll: Collective, machine: Machine) -> Iterator[MessagePhase]:
     port = machine.port
-    return radix_round_messages(coll, best_plan(coll, port), port.shared_engine, port.deposits)
+    return radix_round_messages(coll, best_plan(coll, machine), port.shared_engine, port.deposits)
 
 
 def radix_bruck_phases(coll: Collective, machine: Machine) -> list[Phase]:
