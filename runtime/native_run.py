@@ -45,6 +45,7 @@ from phalanx.compiler.schedule import (
     RepeatStep,
     Schedule,
     Step,
+    SyncMode,
     Transfer,
 )
 from phalanx.runtime import interpreter
@@ -185,11 +186,8 @@ def native_plan(plan: Plan, network: Network, fast: bool) -> NativePlan | None:
         return None
     out = NativePlan(plan, {})
     for schedule in plan.schedules():
-        # The core ends a node's phase when its sends are delivered (runtime/engine_core): an
-        # eager phase's (compiler/schedule.py SyncMode.EAGER) runs on the Python engine.
-        if schedule.eager:
-            return None
-        if fast and network.fast_plan(schedule) is not None:
+        # the interpreter runs an eager schedule without the fast path (Interpreter._enter)
+        if fast and not schedule.eager and network.fast_plan(schedule) is not None:
             return None
         index = out.indexes.setdefault(schedule.collective, ScheduleIndex(schedule))
         cols = index.columns()
@@ -450,8 +448,9 @@ class NativeRun:
         labels = np.arange(self.next_label, self.next_label + nmsg)
         self.next_label += nmsg
         u32 = _u32
+        eager = np.array([phase.sync == SyncMode.EAGER for phase in schedule.phases], np.uint8)
         return self.core.add_schedule(
-            nprocs, nphases, u32(src), u32(dst), u32(program),
+            nprocs, nphases, eager, u32(src), u32(dst), u32(program),
             u32(labels), (src == dst).astype(np.uint8), u32(cols.msg_start), u32(cols.key),
             slot_msg_off, u32(np.arange(nmsg)), has_inbox, inbox_off,
             u32(cols.recv_key), _i32(cols.key_due), slot_barrier,
