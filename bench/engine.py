@@ -128,7 +128,7 @@ def point(target: str, algorithm: str, block_bytes: int, engine: str, checked: b
     from phalanx.runtime.data import Payloads, build_data
     from phalanx.runtime.simulate import run_plan
     from phalanx.runtime.sweep import kind_program
-    from phalanx.runtime.timing import TimingData
+    from phalanx.runtime.timing import REDUCTIONS, TimingData
 
     phalanx.register_all()
     started, started_cpu = time.perf_counter(), time.process_time()
@@ -141,10 +141,10 @@ def point(target: str, algorithm: str, block_bytes: int, engine: str, checked: b
     arrays_MB = sum(a.size * a.itemsize for a in compiled.program.arrays.values()) / 2**20
     rng = np.random.default_rng(0)
     stmt, kind = compiled.communications[0], compiled.collectives[0].kind
-    nprocs = compiled.plan.nprocs
     commset = compiled.commsets[0]  # (the compile's communication set, as checked_run takes it)
+    # without payloads a reduction's partials still combine (runtime/timing.py schedule_time_s)
     data = Payloads(lambda _: build_data(stmt, rng, {}, kind, commset=commset) if checked
-                    else TimingData(False, nprocs),
+                    else TimingData(kind in REDUCTIONS, compiled.collectives[0].element_bytes),
                     range(compiled.plan.run_count))
     execution, _ = run_plan(compiled.target, compiled.plan, data, engine_choice=engine, fast=fast)
     problems = data.checked()

@@ -1,7 +1,8 @@
 """Eager phases (compiler/schedule.py SyncMode.EAGER): a node goes on once its receives are in
 and its sends posted, its previous phase's sends streaming meanwhile; its sends are delivered
 before it leaves the schedule (the data check at the run's end would fail otherwise); the
-native core runs them as the Python engine does (tests/runtime/test_native_eager.py); SimGrid's and MPI's workers run them too."""
+native core runs them as the Python engine does (tests/runtime/test_native_eager.py);
+SimGrid's and MPI's workers run them too."""
 
 from __future__ import annotations
 

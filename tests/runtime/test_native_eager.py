@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from test_native_run import assert_same_run, both
 
 from conftest import HEADER, compile_text, crossed, two_node_compiled, with_schedule
 from phalanx.compiler.kind import Kind
@@ -21,7 +22,6 @@ from phalanx.runtime.engine import Engine
 from phalanx.runtime.native_run import native_plan
 from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import kind_program
-from test_native_run import assert_same_run, both
 
 # The catalog's algorithms whose schedules have eager phases: all on the tori (GRID algorithms
 # that need several streams a node, compiler/library/turned.py several_streams).

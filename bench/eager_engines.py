@@ -1,0 +1,83 @@
+"""The catalog's eager algorithms (compiler/schedule.py SyncMode.EAGER) on the Python engine, then
+on the native core, side by side in one process: the same compiled plan run twice without
+payloads (runtime/timing.py TimingData, as `--cost simulate`, the efficiency grid and regret
+time candidates). Prints a markdown table: events, simulated time (the two engines' must be
+identical), each engine's run in wall and CPU seconds, and the speed-up in CPU time (the machine
+is shared: CPU time is the steadier figure). docs/engine.md "Measurements" quotes it.
+
+Run: .venv/bin/python bench/eager_engines.py [--targets torus:8x8,torus:16x16] [--sizes 2K,16K]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import phalanx
+from phalanx.compiler.driver import compile_program
+from phalanx.compiler.kind import Kind
+from phalanx.compiler.target import resolve
+from phalanx.grammar.diagnostics import PhalanxError
+from phalanx.runtime.data import Payloads
+from phalanx.runtime.simulate import run_plan
+from phalanx.runtime.sweep import kind_program, parse_sizes
+from phalanx.runtime.timing import REDUCTIONS, TimingData
+
+phalanx.register_all()
+
+# tests/runtime/test_native_eager.py EAGER: the catalog's algorithms with eager phases
+EAGER = [(Kind.BROADCAST, "eager-interleaved-cut-scatter-doubling"), (Kind.BROADCAST, "eager-spanning-trees"),
+         (Kind.BROADCAST, "eager-turned-cut-scatter-doubling"), (Kind.SCATTER, "neighbour-scatter"),
+         (Kind.GATHER, "neighbour-gather"), (Kind.REDUCE, "eager-halving-fan-in"),
+         (Kind.REDUCE, "bidirectional-rings"), (Kind.ALLREDUCE, "eager-cut-halving"),
+         (Kind.ALLREDUCE, "eager-interleaved-cut-halving"), (Kind.ALLREDUCE, "bidirectional-rings")]
+
+
+def timed_run(compiled, engine: str):
+    """(execution, wall s, CPU s) of the plan's run without payloads on `engine`, its data as
+    runtime/timing.py schedule_time_s makes it (a reduction's partials combined)."""
+    coll = compiled.collectives[0]
+    data = Payloads(lambda _: TimingData(coll.kind in REDUCTIONS, coll.element_bytes, coll.strided),
+                    range(compiled.plan.run_count))
+    wall, cpu = time.perf_counter(), time.process_time()
+    execution, _ = run_plan(compiled.target, compiled.plan, data, engine_choice=engine)
+    return execution, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--targets", default="torus:8x8,torus:16x16")
+    parser.add_argument("--sizes", default="2K,16K")
+    args = parser.parse_args()
+    print("| target | kind | algorithm | bytes | events | simulated | Python: wall, CPU | native: wall, CPU "
+          "| speed-up (CPU) |\n|---|---|---|---|---|---|---|---|---|", flush=True)
+    total = {"python": 0.0, "native": 0.0}
+    for target in args.targets.split(","):
+        nnodes = resolve(target).nnodes
+        for size in parse_sizes(args.sizes):
+            for kind, algorithm in EAGER:
+                try:
+                    compiled = compile_program(kind_program(kind, nnodes, size), target=target,
+                                               algorithm=f"{kind}={algorithm}", cost="closed-form")
+                except PhalanxError as exc:  # a precondition that fails at this size
+                    print(f"| {target} | {kind} | {algorithm} | {size} | refused: "
+                          f"{exc.diagnostic.message.splitlines()[0][:80]} | | | | |", flush=True)
+                    continue
+                python, py_wall, py_cpu = timed_run(compiled, "python")
+                native, na_wall, na_cpu = timed_run(compiled, "native")
+                if (python.events, python.total_time_s) != (native.events, native.total_time_s):
+                    raise SystemExit(f"{target} {kind} {algorithm} {size}: the engines differ: "
+                                     f"{python.events} / {native.events} events, "
+                                     f"{python.total_time_s!r} / {native.total_time_s!r} s")
+                total["python"] += py_cpu
+                total["native"] += na_cpu
+                print(f"| {target} | {kind} | {algorithm} | {size} | {python.events:,} | "
+                      f"{python.total_time_s * 1e6:.2f} us | {py_wall:.3f} s, {py_cpu:.3f} s | "
+                      f"{na_wall:.3f} s, {na_cpu:.3f} s | {py_cpu / na_cpu:.1f}x |", flush=True)
+    print(f"\nCPU seconds in all: Python engine {total['python']:.2f}, native core {total['native']:.2f} "
+          f"({total['python'] / max(total['native'], 1e-9):.1f}x)")
+
+
+if __name__ == "__main__":
+    main()
