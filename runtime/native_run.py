@@ -418,14 +418,7 @@ class NativeRun:
         slots = nphases * nprocs
         first = cols.first
         src, dst = cols.table[first, SRC], cols.table[first, DST]
-        if data.sums_blocks():
-            nbytes, operations = cols.summed_bytes(), np.zeros(nmsg, np.int64)
-        else:
-            # per message, from its transfers (not ScheduleIndex.send_facts: it remembers a group
-            # by its tuple's id, and these tuples are made here and dropped at once)
-            groups = [cols.group(m) for m in range(nmsg)]
-            nbytes = np.array([data.wire_bytes(g) for g in groups], np.int64)
-            operations = np.array([data.combine_operations(g) for g in groups], np.int64)
+        nbytes, operations = data.message_bytes(cols)  # every message's at once
         program = self._add_programs(cols, src, dst, nbytes, operations, data)
         slot = cols.phase[first].astype(np.int64) * nprocs + src
         # the slots' arrays made in the core's types at once: a phased schedule has a slot per
