@@ -684,7 +684,7 @@ class NativeRun:
 
     def _label_texts(self, ids: np.ndarray) -> dict[int, str]:
         """The texts of these label ids: compute steps' labels and messages' (message_label),
-        a single whole block's made straight from the columns."""
+        a single whole block's and a message of several blocks' made straight from the columns."""
         ids = np.unique(ids)
         out = {i: self.labels[i] for i in ids[ids < len(self.labels)].tolist()}
         for first, cols, nbytes in self.message_labels:
@@ -698,7 +698,13 @@ class NativeRun:
                 f"{o}->{f} to {d}, {b} B" for o, f, d, b in zip(
                     cols.table[one, ORIGIN].tolist(), cols.table[one, FINAL].tolist(),
                     cols.table[one, DST].tolist(), nbytes[mine[single]].tolist())]))
-            for m in mine[~single].tolist():
+            count = cols.msg_start[mine + 1] - rows
+            several = mine[count > 1]  # "{n} blocks to {dst}, {bytes} B", no Transfer made
+            out.update(zip((first + several).tolist(), [
+                f"{n} blocks to {d}, {b} B" for n, d, b in zip(
+                    count[count > 1].tolist(), cols.table[cols.msg_start[several], DST].tolist(),
+                    nbytes[several].tolist())]))
+            for m in mine[~single & (count == 1)].tolist():  # a piece of a block
                 out[first + m] = message_label(cols.group(m), int(nbytes[m]))
         return out
 
