@@ -109,10 +109,10 @@ ROWS = (
     # the default SP2 adapter spreads a pair's packets over its 4 routes: the Python engine's
     Row("sp2:512 all-to-all, 1 KB blocks", "sp2:512", "direct", 1024, native=False, smpi="pair"),
     # eager phases (a node's sends stream on into its next phase): issue 27's best reductions on the tori
-    Row("torus:16x16 eager-cut-halving allreduce, 16 KB partials", "torus:16x16", "eager-cut-halving", 16384,
+    Row("torus:8x8 eager-cut-halving allreduce, 16 KB partials", "torus:8x8", "eager-cut-halving", 16384,
         kind="allreduce"),
-    Row("torus:16x16 bidirectional-rings allreduce, 16 KB partials", "torus:16x16", "bidirectional-rings",
-        16384, kind="allreduce"),
+    Row("torus:16x16 bidirectional-rings reduce, 16 KB partials", "torus:16x16", "bidirectional-rings",
+        16384, kind="reduce"),
 )
 
 
