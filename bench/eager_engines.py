@@ -1,5 +1,5 @@
 """The catalog's eager algorithms (compiler/schedule.py SyncMode.EAGER) on the Python engine, then
-on the native core, side by side in one process: the same compiled plan run twice without
+on the native core, side by side in one process per case: the same compiled plan run twice without
 payloads (runtime/timing.py TimingData, as `--cost simulate`, the efficiency grid and regret
 time candidates). Prints a markdown table: events, simulated time (the two engines' must be
 identical), each engine's run in wall and CPU seconds, and the speed-up in CPU time (the machine
@@ -11,7 +11,11 @@ Run: .venv/bin/python bench/eager_engines.py [--targets torus:8x8,torus:16x16] [
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
+import sys
 import time
+from typing import Any
 
 import phalanx
 from phalanx.compiler.driver import compile_program
@@ -49,40 +53,56 @@ def timed_run(compiled, engine: str):
     return execution, time.perf_counter() - wall, time.process_time() - cpu
 
 
+def case(target: str, kind: Kind, algorithm: str, size: int) -> dict[str, Any]:
+    """One case (the child of `--case`): compile, run on each engine, compare."""
+    try:
+        compiled = compile_program(kind_program(kind, resolve(target).nnodes, size), target=target,
+                                   algorithm=f"{kind}={algorithm}", cost="closed-form")
+    except PhalanxError as exc:  # a precondition that fails at this size
+        return {"refused": exc.diagnostic.message.splitlines()[0][:80]}
+    python, py_wall, py_cpu = timed_run(compiled, "python")
+    native, na_wall, na_cpu = timed_run(compiled, "native")
+    return {"events": [python.events, native.events],
+            "simulated_s": [python.total_time_s, native.total_time_s],
+            "wall_s": [py_wall, na_wall], "cpu_s": [py_cpu, na_cpu]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--targets", default="torus:8x8,torus:16x16")
     parser.add_argument("--sizes", default="2K,16K")
+    parser.add_argument("--case", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.case:
+        target, kind, algorithm, size = json.loads(args.case)
+        print(json.dumps(case(target, Kind(kind), algorithm, size)))
+        return
     print("| target | kind | algorithm | bytes | events | simulated | Python: wall, CPU | native: wall, CPU "
           "| speed-up (CPU) |\n|---|---|---|---|---|---|---|---|---|", flush=True)
     total = {"python": 0.0, "native": 0.0}
     for target in args.targets.split(","):
-        nnodes = resolve(target).nnodes
         for size in parse_sizes(args.sizes):
             for kind, algorithm in EAGER:
+                row = f"| {target} | {kind} | {algorithm} | {size} |"
                 if (target, size, algorithm) in TOO_BIG:
-                    print(f"| {target} | {kind} | {algorithm} | {size} | not run: the compile's "
-                          "memory (TOO_BIG) | | | | |", flush=True)
+                    print(f"{row} not run: the compile's memory (TOO_BIG) | | | | |", flush=True)
                     continue
-                try:
-                    compiled = compile_program(kind_program(kind, nnodes, size), target=target,
-                                               algorithm=f"{kind}={algorithm}", cost="closed-form")
-                except PhalanxError as exc:  # a precondition that fails at this size
-                    print(f"| {target} | {kind} | {algorithm} | {size} | refused: "
-                          f"{exc.diagnostic.message.splitlines()[0][:80]} | | | | |", flush=True)
+                # a fresh process a case: a target's schedules stay cached in the process
+                child = [sys.executable, __file__, "--case", json.dumps([target, kind, algorithm, size])]
+                out = subprocess.run(child, capture_output=True, text=True, check=True).stdout
+                result = json.loads(out.strip().splitlines()[-1])
+                if "refused" in result:
+                    print(f"{row} refused: {result['refused']} | | | | |", flush=True)
                     continue
-                python, py_wall, py_cpu = timed_run(compiled, "python")
-                native, na_wall, na_cpu = timed_run(compiled, "native")
-                if (python.events, python.total_time_s) != (native.events, native.total_time_s):
-                    raise SystemExit(f"{target} {kind} {algorithm} {size}: the engines differ: "
-                                     f"{python.events} / {native.events} events, "
-                                     f"{python.total_time_s!r} / {native.total_time_s!r} s")
+                (py_events, na_events), (py_s, na_s) = result["events"], result["simulated_s"]
+                if (py_events, py_s) != (na_events, na_s):
+                    raise SystemExit(f"{row} the engines differ: {py_events} / {na_events} events, "
+                                     f"{py_s!r} / {na_s!r} s")
+                (py_wall, na_wall), (py_cpu, na_cpu) = result["wall_s"], result["cpu_s"]
                 total["python"] += py_cpu
                 total["native"] += na_cpu
-                print(f"| {target} | {kind} | {algorithm} | {size} | {python.events:,} | "
-                      f"{python.total_time_s * 1e6:.2f} us | {py_wall:.3f} s, {py_cpu:.3f} s | "
+                print(f"{row} {py_events:,} | {py_s * 1e6:.2f} us | {py_wall:.3f} s, {py_cpu:.3f} s | "
                       f"{na_wall:.3f} s, {na_cpu:.3f} s | {py_cpu / na_cpu:.1f}x |", flush=True)
     print(f"\nCPU seconds in all: Python engine {total['python']:.2f}, native core {total['native']:.2f} "
           f"({total['python'] / max(total['native'], 1e-9):.1f}x)")
