@@ -90,8 +90,12 @@ def main() -> None:
                     continue
                 # a fresh process a case: a target's schedules stay cached in the process
                 child = [sys.executable, __file__, "--case", json.dumps([target, kind, algorithm, size])]
-                out = subprocess.run(child, capture_output=True, text=True, check=True).stdout
-                result = json.loads(out.strip().splitlines()[-1])
+                done = subprocess.run(child, capture_output=True, text=True)
+                if done.returncode != 0:  # e.g. a MemoryError under the caller's `ulimit -v`
+                    why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1][:80]
+                    print(f"{row} failed: {why} | | | | |", flush=True)
+                    continue
+                result = json.loads(done.stdout.strip().splitlines()[-1])
                 if "refused" in result:
                     print(f"{row} refused: {result['refused']} | | | | |", flush=True)
                     continue
