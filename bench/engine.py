@@ -1,7 +1,8 @@
 """The simulation engine: the Python engine and the native event core side by side, and SMPI (issue 30).
 
 Writes bench/results_engine.json and the measured table of docs/engine.md. For each row (a
-target, an all-to-all algorithm and a block size), each engine runs in a fresh child process
+target, a collective kind, all-to-all unless the row says otherwise, an algorithm and a block
+size), each engine runs in a fresh child process
 (`--point`): the program is compiled (`compile_s`), then its plan is run with real payloads,
 drawn, moved and checked as `phalanx run` does (`checked`), and once more without payloads, as
 `--cost simulate` and the regret benchmark time candidates (`timing`: runtime/timing.py's
@@ -73,6 +74,7 @@ class Row:
     # the network's vectorized fast path allowed (runtime/fastpath.py; a phased all-to-all on an
     # n x n torus, n a multiple of 8, has one): off, the engines run the plan event by event
     fast: bool = True
+    kind: str = "alltoall"  # the one statement's collective (runtime/sweep.py kind_program)
 
 
 ROWS = (
@@ -106,13 +108,18 @@ ROWS = (
         python=False),
     # the default SP2 adapter spreads a pair's packets over its 4 routes: the Python engine's
     Row("sp2:512 all-to-all, 1 KB blocks", "sp2:512", "direct", 1024, native=False, smpi="pair"),
+    # eager phases (a node's sends stream on into its next phase): issue 27's best reductions on the tori
+    Row("torus:8x8 eager-cut-halving allreduce, 16 KB partials", "torus:8x8", "eager-cut-halving", 16384,
+        kind="allreduce"),
+    Row("torus:16x16 bidirectional-rings reduce, 16 KB partials", "torus:16x16", "bidirectional-rings",
+        16384, kind="reduce"),
 )
 
 
 def point(target: str, algorithm: str, block_bytes: int, engine: str, checked: bool,
-          fast: bool = True) -> dict[str, Any]:
+          fast: bool = True, kind: str = "alltoall") -> dict[str, Any]:
     """One run in this process (the child of `--point`); `checked`: with real payloads, else
-    without (TimingData); `fast`: the network's fast path allowed (Row.fast)."""
+    without (TimingData); `fast`: the network's fast path allowed (Row.fast); `kind`: Row.kind."""
     import numpy as np
 
     import phalanx
@@ -121,12 +128,12 @@ def point(target: str, algorithm: str, block_bytes: int, engine: str, checked: b
     from phalanx.runtime.data import Payloads, build_data
     from phalanx.runtime.simulate import run_plan
     from phalanx.runtime.sweep import kind_program
-    from phalanx.runtime.timing import TimingData
+    from phalanx.runtime.timing import REDUCTIONS, TimingData
 
     phalanx.register_all()
     started, started_cpu = time.perf_counter(), time.process_time()
     imported_MB = resident_MB()  # the interpreter and the modules
-    source = kind_program("alltoall", resolve(target).nnodes, block_bytes)
+    source = kind_program(kind, resolve(target).nnodes, block_bytes)
     compiled = compile_program(source, target=target, algorithm=algorithm, cost="closed-form")
     compiled_at, compiled_cpu = time.perf_counter(), time.process_time()
     compile_maxrss_MB = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kB
@@ -134,10 +141,10 @@ def point(target: str, algorithm: str, block_bytes: int, engine: str, checked: b
     arrays_MB = sum(a.size * a.itemsize for a in compiled.program.arrays.values()) / 2**20
     rng = np.random.default_rng(0)
     stmt, kind = compiled.communications[0], compiled.collectives[0].kind
-    nprocs = compiled.plan.nprocs
     commset = compiled.commsets[0]  # (the compile's communication set, as checked_run takes it)
+    # without payloads a reduction's partials still combine (runtime/timing.py schedule_time_s)
     data = Payloads(lambda _: build_data(stmt, rng, {}, kind, commset=commset) if checked
-                    else TimingData(False, nprocs),
+                    else TimingData(kind in REDUCTIONS, compiled.collectives[0].element_bytes),
                     range(compiled.plan.run_count))
     execution, _ = run_plan(compiled.target, compiled.plan, data, engine_choice=engine, fast=fast)
     problems = data.checked()
@@ -192,7 +199,7 @@ def measured(cmd: list[str], timeout_s: float) -> tuple[str, float | None, float
 
 def phalanx_point(row: Row, engine: str, checked: bool, timeout_s: float) -> dict[str, Any]:
     args = json.dumps({"target": row.target, "algorithm": row.algorithm, "block_bytes": row.block_bytes,
-                       "engine": engine, "checked": checked, "fast": row.fast})
+                       "engine": engine, "checked": checked, "fast": row.fast, "kind": row.kind})
     out, maxrss_MB, _ = measured([sys.executable, __file__, "--point", args], timeout_s)
     if maxrss_MB is None:
         return {"engine": engine, "checked": checked, "timeout_s": timeout_s}
@@ -356,7 +363,7 @@ def main() -> None:
     if args.point:
         p = json.loads(args.point)
         print(json.dumps(point(p["target"], p["algorithm"], p["block_bytes"], p["engine"], p["checked"],
-                               p["fast"])))
+                               p["fast"], p["kind"])))
         return
     rows = [r for r in ROWS if args.only is None or args.only in r.name]
     results = []

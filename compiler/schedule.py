@@ -141,8 +141,9 @@ class Schedule:
 
     @cached_property
     def eager(self) -> bool:
-        """Some phase lets its nodes go on while their sends stream (SyncMode.EAGER): the
-        runtimes that time a phase as a whole (the fast path, the native core) cannot run it."""
+        """Some phase lets its nodes go on while their sends stream (SyncMode.EAGER): the fast
+        path, which times a phase as a whole, cannot run it (the engines, Python's and the
+        native core, run it event by event)."""
         return any(phase.sync == SyncMode.EAGER for phase in self.phases)
 
     def direct_messages(self) -> bool:

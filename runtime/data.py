@@ -31,6 +31,7 @@ from phalanx.compiler.schedule import Transfer
 from phalanx.compiler.semantics import AssignStmt, ReduceStmt
 from phalanx.runtime.data_assign import AssignmentData
 from phalanx.runtime.data_reduce import ReductionData
+from phalanx.runtime.plan_columns import ScheduleColumns
 
 
 def move(data: CollectiveData, t: Transfer) -> None:
@@ -62,8 +63,9 @@ class CollectiveData(Protocol):
     runs the schedule: AssignmentData and ReductionData here, runtime/synthetic.py's
     SyntheticData and runtime/timing.py's payload-free TimingData. A send of a group of
     transfers asks `wire_bytes`, `strided_bytes` and `combine_operations` to time it (the
-    native core asks `sums_blocks` first: then it sums the blocks' bytes itself, and
-    `strided_bits` where the network packs: then it works out the strided bytes itself), then
+    native core asks `message_bytes`, the first and last of every message of a schedule's
+    columns at once, and `strided_bits` where the network packs: then it works out the strided
+    bytes itself), then
     moves the payloads (`movable`/`take`/`put`, or `move_direct` when no network looks at the
     bytes; the native core's replay moves a batch of transfers at once where `can_move_in_bulk`
     says that `move_in_bulk` does what those calls would, runtime/native_replay.py);
@@ -77,7 +79,7 @@ class CollectiveData(Protocol):
 
     def put(self, t: Transfer, payload: object) -> None: ...
 
-    def sums_blocks(self) -> bool: ...
+    def message_bytes(self, cols: ScheduleColumns) -> tuple[np.ndarray, np.ndarray]: ...
 
     def can_move_in_bulk(self, transfers: np.ndarray) -> bool: ...
 

@@ -25,7 +25,7 @@ from phalanx.runtime.data_values import (
     to_destination_layout,
 )
 from phalanx.runtime.direct_moves import DirectMoves
-from phalanx.runtime.plan_columns import DST, FINAL, NBYTES, OFFSET, ORIGIN, SRC
+from phalanx.runtime.plan_columns import DST, FINAL, NBYTES, OFFSET, ORIGIN, SRC, ScheduleColumns
 
 BULK_CHECK_ROWS = 1 << 16  # transfer rows checked and moved in bulk at a time (3.5 MB of table)
 
@@ -326,10 +326,12 @@ class AssignmentData:
         self.dst_local[final][index] = block
         self.block_count[origin, final] = min(int(self.block_count[origin, final]) + 1, 2)
 
-    def sums_blocks(self) -> bool:
-        """A message's wire bytes are its blocks' bytes summed and its receiver combines nothing
-        (not a reduce: wire_bytes and combine_operations below)."""
-        return not self.combines
+    def message_bytes(self, cols: ScheduleColumns) -> tuple[np.ndarray, np.ndarray]:
+        """wire_bytes and combine_operations below of every message of the columns at once."""
+        if not self.combines:
+            return cols.summed_bytes(), np.zeros(cols.nmessages, np.int64)
+        nbytes, finals = cols.combined_bytes()
+        return nbytes, combine_operations(nbytes, finals, self.stmt.dst.itemsize)
 
     def wire_bytes(self, group: tuple[Transfer, ...]) -> int:
         """Bytes one message of these blocks puts on the wire: summed, or for a reduce the

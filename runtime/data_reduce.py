@@ -12,6 +12,7 @@ from phalanx.compiler.schedule import WHOLE, Transfer
 from phalanx.compiler.semantics import ReduceStmt
 from phalanx.runtime.data_store import BlockStore, MovesOneByOne, ScheduleError
 from phalanx.runtime.data_values import REDUCE_FUNCTIONS, random_global
+from phalanx.runtime.plan_columns import ScheduleColumns
 
 
 @dataclass
@@ -49,9 +50,10 @@ class ReductionData(MovesOneByOne):
                                 f"({t.block_name}); a partial is one element and moves whole")
         return self.store.take(t, lambda origin, final: self.partials[origin].copy())
 
-    def sums_blocks(self) -> bool:
-        """Partials combine on the way and at the receiver (wire_bytes, combine_operations)."""
-        return False
+    def message_bytes(self, cols: ScheduleColumns) -> tuple[np.ndarray, np.ndarray]:
+        """wire_bytes and combine_operations below of every message of the columns at once."""
+        _, finals = cols.combined_bytes()
+        return self.stmt.dst.itemsize * finals, finals
 
     def combine_operations(self, group: tuple[Transfer, ...]) -> int:
         """The receiver merges what a message carries into its own partial: one operation per

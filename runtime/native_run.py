@@ -45,6 +45,7 @@ from phalanx.compiler.schedule import (
     RepeatStep,
     Schedule,
     Step,
+    SyncMode,
     Transfer,
 )
 from phalanx.runtime import interpreter
@@ -185,11 +186,8 @@ def native_plan(plan: Plan, network: Network, fast: bool) -> NativePlan | None:
         return None
     out = NativePlan(plan, {})
     for schedule in plan.schedules():
-        # The core ends a node's phase when its sends are delivered (runtime/engine_core): an
-        # eager phase's (compiler/schedule.py SyncMode.EAGER) runs on the Python engine.
-        if schedule.eager:
-            return None
-        if fast and network.fast_plan(schedule) is not None:
+        # the interpreter runs an eager schedule without the fast path (Interpreter._enter)
+        if fast and not schedule.eager and network.fast_plan(schedule) is not None:
             return None
         index = out.indexes.setdefault(schedule.collective, ScheduleIndex(schedule))
         cols = index.columns()
@@ -420,14 +418,7 @@ class NativeRun:
         slots = nphases * nprocs
         first = cols.first
         src, dst = cols.table[first, SRC], cols.table[first, DST]
-        if data.sums_blocks():
-            nbytes, operations = cols.summed_bytes(), np.zeros(nmsg, np.int64)
-        else:
-            # per message, from its transfers (not ScheduleIndex.send_facts: it remembers a group
-            # by its tuple's id, and these tuples are made here and dropped at once)
-            groups = [cols.group(m) for m in range(nmsg)]
-            nbytes = np.array([data.wire_bytes(g) for g in groups], np.int64)
-            operations = np.array([data.combine_operations(g) for g in groups], np.int64)
+        nbytes, operations = data.message_bytes(cols)  # every message's at once
         program = self._add_programs(cols, src, dst, nbytes, operations, data)
         slot = cols.phase[first].astype(np.int64) * nprocs + src
         # the slots' arrays made in the core's types at once: a phased schedule has a slot per
@@ -450,8 +441,9 @@ class NativeRun:
         labels = np.arange(self.next_label, self.next_label + nmsg)
         self.next_label += nmsg
         u32 = _u32
+        eager = np.array([phase.sync == SyncMode.EAGER for phase in schedule.phases], np.uint8)
         return self.core.add_schedule(
-            nprocs, nphases, u32(src), u32(dst), u32(program),
+            nprocs, nphases, eager, u32(src), u32(dst), u32(program),
             u32(labels), (src == dst).astype(np.uint8), u32(cols.msg_start), u32(cols.key),
             slot_msg_off, u32(np.arange(nmsg)), has_inbox, inbox_off,
             u32(cols.recv_key), _i32(cols.key_due), slot_barrier,
@@ -692,7 +684,7 @@ class NativeRun:
 
     def _label_texts(self, ids: np.ndarray) -> dict[int, str]:
         """The texts of these label ids: compute steps' labels and messages' (message_label),
-        a single whole block's made straight from the columns."""
+        a single whole block's and a message of several blocks' made straight from the columns."""
         ids = np.unique(ids)
         out = {i: self.labels[i] for i in ids[ids < len(self.labels)].tolist()}
         for first, cols, nbytes in self.message_labels:
@@ -706,7 +698,13 @@ class NativeRun:
                 f"{o}->{f} to {d}, {b} B" for o, f, d, b in zip(
                     cols.table[one, ORIGIN].tolist(), cols.table[one, FINAL].tolist(),
                     cols.table[one, DST].tolist(), nbytes[mine[single]].tolist())]))
-            for m in mine[~single].tolist():
+            count = cols.msg_start[mine + 1] - rows
+            several = mine[count > 1]  # "{n} blocks to {dst}, {bytes} B", no Transfer made
+            out.update(zip((first + several).tolist(), [
+                f"{n} blocks to {d}, {b} B" for n, d, b in zip(
+                    count[count > 1].tolist(), cols.table[cols.msg_start[several], DST].tolist(),
+                    nbytes[several].tolist())]))
+            for m in mine[~single & (count == 1)].tolist():  # a piece of a block
                 out[first + m] = message_label(cols.group(m), int(nbytes[m]))
         return out
 

@@ -245,6 +245,26 @@ class ScheduleColumns:
             return np.zeros(0, np.int64)
         return np.add.reduceat(self.table[:, NBYTES], self.first)
 
+    def combined_bytes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each message's wire bytes where reduction partials bound for one destination combine
+        (compiler/library/cost.py combined_bytes: per final and piece its largest transfer's
+        bytes, summed), and its distinct finals, for all messages at once."""
+        if not len(self.table):
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        t, message = self.table, self.msg_of
+        order = np.lexsort((t[:, OFFSET], t[:, FINAL], message))
+        message, final, offset = message[order], t[order, FINAL], t[order, OFFSET]
+        new_final = np.ones(len(order), bool)  # a message's first transfer of a final
+        new_final[1:] = (message[1:] != message[:-1]) | (final[1:] != final[:-1])
+        new_piece = new_final.copy()  # ... or of a piece of it
+        new_piece[1:] |= offset[1:] != offset[:-1]
+        pieces = np.flatnonzero(new_piece)
+        largest = np.maximum.reduceat(t[order, NBYTES], pieces)
+        # every message has a transfer, so the sorted messages' first pieces are its starts
+        starts = np.flatnonzero(np.diff(message[pieces], prepend=-1))
+        finals = np.add.reduceat(new_final.astype(np.int64), self.first)  # in message order
+        return np.add.reduceat(largest, starts), finals
+
     @cached_property
     def direct(self) -> np.ndarray:
         """Per transfer: a whole block going from its origin straight to its destination."""

@@ -25,6 +25,7 @@ from phalanx.runtime.data import Payloads
 from phalanx.runtime.data_store import BlockStore, MovesOneByOne
 from phalanx.runtime.interpreter import Execution
 from phalanx.runtime.network import Network
+from phalanx.runtime.plan_columns import ScheduleColumns
 from phalanx.runtime.simulate import run_plan
 
 
@@ -82,8 +83,9 @@ class SyntheticData(MovesOneByOne):
     def take(self, t: Transfer) -> np.ndarray:
         return self.store.take(t, self._pack)
 
-    def sums_blocks(self) -> bool:
-        return True  # wire_bytes below; combine_operations: none
+    def message_bytes(self, cols: ScheduleColumns) -> tuple[np.ndarray, np.ndarray]:
+        """wire_bytes and combine_operations below of every message of the columns at once."""
+        return cols.summed_bytes(), np.zeros(cols.nmessages, np.int64)
 
     def wire_bytes(self, group: tuple[Transfer, ...]) -> int:
         return sum(t.nbytes for t in group)

@@ -25,6 +25,7 @@ from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Plan, Schedule, Transfer
 from phalanx.compiler.target import Target
 from phalanx.runtime.data import Payloads
+from phalanx.runtime.plan_columns import ScheduleColumns
 
 
 @dataclass
@@ -54,9 +55,12 @@ class TimingData:
     def put(self, t: Transfer, payload: object) -> None:
         raise AssertionError("timing runs have no payloads")
 
-    def sums_blocks(self) -> bool:
-        """As runtime/data.py: an assignment's blocks are summed, a reduction's combined."""
-        return not self.reduction
+    def message_bytes(self, cols: ScheduleColumns) -> tuple[np.ndarray, np.ndarray]:
+        """wire_bytes and combine_operations below of every message of the columns at once."""
+        if not self.reduction:
+            return cols.summed_bytes(), np.zeros(cols.nmessages, np.int64)
+        nbytes, finals = cols.combined_bytes()
+        return nbytes, combine_operations(nbytes, finals, self.element_bytes)
 
     def wire_bytes(self, group: tuple[Transfer, ...]) -> int:
         """As runtime/data.py: blocks summed, or a reduction's partials bound for one

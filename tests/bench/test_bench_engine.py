@@ -36,3 +36,13 @@ def test_a_row_runs_both_engines_in_child_processes_and_agrees(bench, tmp_path):
     assert lines[2].startswith("| ideal:4 all-to-all | 12, ") and "| timing |" in lines[2]
     assert "| checked |" in lines[3] and "x arrays + plan)" in lines[3]
 
+
+def test_a_row_of_another_kind_runs_its_statement(bench, tmp_path):
+    """Row.kind: an eager allreduce (eager phases run on the native core too), both engines."""
+    row = bench.Row("torus:4x4 eager allreduce", "torus:4x4", "eager-cut-halving", 4096, kind="allreduce")
+    args = bench.arguments(["--timeout", "120", "--no-smpi", "--mode", "timing"])
+    result = bench.measure(row, args, tmp_path)
+    native, python = result["native_timing"], result["python_timing"]
+    assert native["verified"] and python["verified"] and result["timing_same_simulated_time"]
+    assert native["events"] == python["events"] > 0 and native["messages"] > 0
+

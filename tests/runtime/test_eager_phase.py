@@ -1,8 +1,8 @@
 """Eager phases (compiler/schedule.py SyncMode.EAGER): a node goes on once its receives are in
 and its sends posted, its previous phase's sends streaming meanwhile; its sends are delivered
 before it leaves the schedule (the data check at the run's end would fail otherwise); the
-native core and the fast path leave such schedules to the Python engine; SimGrid's and MPI's
-workers run them too."""
+native core runs them as the Python engine does (tests/runtime/test_native_eager.py);
+SimGrid's and MPI's workers run them too."""
 
 from __future__ import annotations
 
@@ -57,13 +57,15 @@ def test_a_torus_root_starts_its_next_message_while_the_last_streams():
     assert early.time_s <= local.time_s / 2 + message_s
 
 
-def test_the_core_and_the_fast_path_leave_eager_schedules_to_the_python_engine():
+def test_the_native_core_takes_eager_schedules():
+    """The core runs eager phases (tests/runtime/test_native_eager.py holds it to the Python
+    engine), so native_plan no longer leaves them to the Python engine."""
     compiled = linear_broadcast("ideal:16")
     schedule = eager(compiled.schedules[0])
     assert schedule.eager and not compiled.schedules[0].eager
     plan = with_schedule(compiled, schedule).plan
     network = compiled.target.build_network(Engine())
-    assert native_plan(plan, network, fast=True) is None
+    assert native_plan(plan, network, fast=True) is not None
 
 
 def test_sync_is_a_typed_mode_and_bad_text_is_refused():

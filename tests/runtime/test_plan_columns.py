@@ -8,6 +8,7 @@ import numpy as np
 
 from phalanx.compiler.columns import PhaseColumns, known_columns, table
 from phalanx.compiler.kind import Kind
+from phalanx.compiler.library.cost import combined_bytes
 from phalanx.compiler.schedule import Phase, Schedule, Transfer
 from phalanx.runtime.plan_columns import ScheduleColumns, _dense_ids
 from phalanx.runtime.schedule_index import ScheduleIndex, transfer_key
@@ -38,6 +39,25 @@ def test_the_columns_walk_the_messages_of_the_interpreter_in_order():
     assert [cols.group(m) for m in range(cols.nmessages)] == walked
     assert [len(g) for g in walked] == [2, 1, 1, 2, 1, 1]  # the sender outside is not walked
     assert cols.summed_bytes().tolist() == [sum(t.nbytes for t in g) for g in walked]
+    nbytes, finals = cols.combined_bytes()
+    assert nbytes.tolist() == [combined_bytes(g) for g in walked] == [16, 8, 8, 16, 4, 8]
+    assert finals.tolist() == [len({t.final for t in g}) for g in walked] == [2, 1, 1, 2, 1, 1]
+
+
+def test_combined_bytes_take_each_final_and_piece_s_largest_transfer():
+    """Partials of one final combine (the largest counts once), pieces of it count each,
+    finals each: as compiler/library/cost.py combined_bytes, message by message."""
+    group = (Transfer(0, 1, 8, 0, 3, 1), Transfer(0, 1, 24, 2, 3, 1), Transfer(0, 1, 16, 0, 2, 1),
+             Transfer(0, 1, 4, 0, 3, 1, 0), Transfer(0, 1, 6, 2, 3, 1, 0), Transfer(0, 1, 4, 0, 3, 1, 4))
+    other = (Transfer(1, 0, 5, 1, 0, 1), Transfer(1, 0, 7, 2, 0, 1))
+    s = Schedule(0, Kind.ALLREDUCE, "test", 4, (Phase.of(group + other),))
+    cols = ScheduleColumns.of(s)
+    walked = [cols.group(m) for m in range(cols.nmessages)]
+    nbytes, finals = cols.combined_bytes()
+    assert nbytes.tolist() == [combined_bytes(g) for g in walked] == [24 + 16 + 6 + 4, 7]
+    assert finals.tolist() == [2, 1]
+    empty = ScheduleColumns.of(Schedule(0, Kind.ALLREDUCE, "test", 2, ()))
+    assert [a.tolist() for a in empty.combined_bytes()] == [[], []]
 
 
 def test_equal_transfer_keys_share_one_id_and_each_inbox_waits_once_per_key():

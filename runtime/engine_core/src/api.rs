@@ -31,7 +31,7 @@ impl Core {
            time_limit_s: Option<f64>) -> Self {
         let nodes = (0..nprocs)
             .map(|_| Node { item: 0, phase: 0, state: AT_ITEM, start_s: 0.0, children: Vec::new(),
-                            inbox: false, remaining: 0, barrier: NONE, finish_s: 0.0 })
+                            streaming: Vec::new(), inbox: false, remaining: 0, barrier: NONE, finish_s: 0.0 })
             .collect();
         Core {
             nprocs, now: 0.0, seq: 0, events_due: EventQueue::default(),
@@ -248,10 +248,11 @@ impl Core {
     }
 
     /// One schedule's arrays (runtime/native_run.py `_add_schedule`): numpy uint32 but for the
-    /// flags (uint8), key_due and slot_barrier (int32, -1: none; half an int64's bytes at a slot per
+    /// flags (uint8: phase_eager, a phase's sync is SyncMode.EAGER; msg_copy; slot_has_inbox), key_due and slot_barrier (int32, -1: none; half an int64's bytes at a slot per
     /// phase and node) and barrier_delay_s (float64).
     #[allow(clippy::too_many_arguments)]
-    fn add_schedule(&mut self, py: Python<'_>, nprocs: usize, nphases: usize, msg_src: PyBuffer<u32>,
+    fn add_schedule(&mut self, py: Python<'_>, nprocs: usize, nphases: usize, phase_eager: PyBuffer<u8>,
+                    msg_src: PyBuffer<u32>,
                     msg_dst: PyBuffer<u32>, msg_program: PyBuffer<u32>, msg_label: PyBuffer<u32>,
                     msg_copy: PyBuffer<u8>, msg_key_off: PyBuffer<u32>, msg_keys: PyBuffer<u32>,
                     slot_msg_off: PyBuffer<u32>, slot_msgs: PyBuffer<u32>, slot_has_inbox: PyBuffer<u8>,
@@ -267,8 +268,9 @@ impl Core {
             (array(py, slot_inbox_off)?, array(py, slot_inbox_keys)?, array(py, key_due)?);
         let (slot_barrier, barrier_size, barrier_delay_s) =
             (array(py, slot_barrier)?, array(py, barrier_size)?, array(py, barrier_delay_s)?);
+        let phase_eager = flags(py, phase_eager)?;
         let slots = nphases * nprocs;
-        if slot_msg_off.len() != slots + 1 || slot_inbox_off.len() != slots + 1
+        if phase_eager.len() != nphases || slot_msg_off.len() != slots + 1 || slot_inbox_off.len() != slots + 1
             || slot_has_inbox.len() != slots || slot_barrier.len() != slots
             || msg_key_off.len() != msg_src.len() + 1 || nprocs > self.nprocs
         {
@@ -297,7 +299,7 @@ impl Core {
         {
             return Err(PyValueError::new_err("schedule arrays name keys, slots, messages or barriers they lack"));
         }
-        self.scheds.push(Sched { nprocs, nphases, msg_src, msg_dst, msg_program, msg_label, msg_copy,
+        self.scheds.push(Sched { nprocs, nphases, phase_eager, msg_src, msg_dst, msg_program, msg_label, msg_copy,
                                  msg_key_off, msg_keys, slot_msg_off, slot_msgs, slot_has_inbox,
                                  slot_inbox_off, slot_inbox_keys, key_due, slot_barrier, barrier_size,
                                  barrier_delay_s, nkeys });
@@ -427,7 +429,7 @@ impl Core {
         let mut out = Vec::new();
         let at_gates = self.gate_waiters();
         for (pid, p) in self.procs.iter().enumerate() {
-            if p.done {
+            if p.has(DONE) {
                 continue;
             }
             let who = self.who(pid as u32);
@@ -442,12 +444,16 @@ impl Core {
             }
             let node = &self.nodes[p.node as usize];
             let run = self.items.get(node.item).map_or(0, |it| it.run) as i64;
-            if node.state == PHASE_WAIT {
+            if node.state == PHASE_WAIT || node.state == STREAM_WAIT {
+                // what the node's wait counts: the sends of its last eager phase, this phase's
+                // unless it is eager, its inbox (walk_phases's order)
                 let flight = self.flights[run as usize].as_ref().unwrap();
-                let nprocs = self.scheds[flight.sched].nprocs;
-                let slot = node.phase * nprocs + p.node as usize;
-                let pending = node.inbox && flight.inbox_pending[slot] != 0;
-                let children = node.children.iter().filter(|&&c| !self.procs[c as usize].done)
+                let sched = &self.scheds[flight.sched];
+                let slot = node.phase * sched.nprocs + p.node as usize;
+                let pending = node.state == PHASE_WAIT && node.inbox && flight.inbox_pending[slot] != 0;
+                let own = node.state == PHASE_WAIT && !sched.phase_eager[node.phase];
+                let children = node.streaming.iter().chain(node.children.iter().filter(|_| own))
+                    .filter(|&&c| !self.procs[c as usize].has(DONE))
                     .map(|&c| self.who(c)).collect();
                 out.push((who, "allof".to_string(), vec![run, node.phase as i64, pending as i64], children));
             } else if node.state == BARRIER_WAIT {

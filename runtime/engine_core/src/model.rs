@@ -23,6 +23,7 @@ pub(crate) const ENTER_PHASE: u8 = 2;
 pub(crate) const PHASE_WAIT: u8 = 3;
 pub(crate) const BARRIER_WAIT: u8 = 4;
 pub(crate) const NODE_DONE: u8 = 5;
+pub(crate) const STREAM_WAIT: u8 = 6; // after its last phase, for the last eager phase's sends
 
 // Span kinds (runtime/interpreter.py Span.kind).
 pub(crate) const SPAN_COMPUTE: u8 = 0;
@@ -59,6 +60,7 @@ pub(crate) enum Op {
 pub(crate) struct Sched {
     pub(crate) nprocs: usize,
     pub(crate) nphases: usize,
+    pub(crate) phase_eager: Vec<bool>, // by phase: SyncMode.EAGER, its sends waited for a phase on
     pub(crate) msg_src: Vec<u32>,
     pub(crate) msg_dst: Vec<u32>,
     pub(crate) msg_program: Vec<u32>,
@@ -106,7 +108,9 @@ pub(crate) struct Node {
     pub(crate) phase: usize,
     pub(crate) state: u8,
     pub(crate) start_s: f64,
-    pub(crate) children: Vec<u32>,
+    pub(crate) children: Vec<u32>, // the message processes the phase started
+    // the previous phase's, if it was eager: still streaming, this phase's wait counts them
+    pub(crate) streaming: Vec<u32>,
     pub(crate) inbox: bool,
     pub(crate) remaining: u32,
     pub(crate) barrier: u32,
@@ -128,18 +132,30 @@ pub(crate) struct Proc {
     pub(crate) next_waiter: u32, // the process after it in the queue it waits in (resources.rs)
     pub(crate) start_s: f64,
     pub(crate) pc: u16, // below MAX_PROGRAM_OPS
-    pub(crate) started: bool,
-    pub(crate) done: bool,
+    pub(crate) flags: u8, // STARTED, DONE, WAITED, PROCESSED: one byte, so that a record stays 48
 }
+
+// Proc::flags.
+pub(crate) const STARTED: u8 = 1; // it ran its first op (a message logs its start then)
+pub(crate) const DONE: u8 = 2; // it ended (its end event is due)
+// Its end counts in its node's wait (the Python engine's all_of appended its callback): at once
+// for a phase's sends, a phase on for an eager phase's (the next phase's or the last wait).
+pub(crate) const WAITED: u8 = 4;
+pub(crate) const PROCESSED: u8 = 8; // its end event was processed: a wait made later skips it
 
 /// The most ops a program may have (`Proc::pc` counts them in 16 bits: 48-byte records).
 pub(crate) const MAX_PROGRAM_OPS: usize = u16::MAX as usize;
+const _: () = assert!(std::mem::size_of::<Proc>() == 48);
 
 impl Proc {
     /// A node walker's process (node n).
     pub(crate) fn walker(n: u32) -> Proc {
         Proc { node: n, run: NONE, msg: NONE, src: NONE, dst: NONE, program: NONE, waits_for: NONE, route: NONE,
-               next_waiter: NONE, start_s: 0.0, pc: 0, started: true, done: false }
+               next_waiter: NONE, start_s: 0.0, pc: 0, flags: STARTED }
+    }
+
+    pub(crate) fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
     }
 }
 

@@ -9,8 +9,9 @@ impl Core {
         match act {
             ACT_RESUME => self.pending.push_back((ACT_RESUME, id)),
             ACT_PROC_DONE => {
-                let p = &self.procs[id as usize];
-                if p.msg != NONE {
+                let p = &mut self.procs[id as usize];
+                p.flags |= PROCESSED;
+                if p.has(WAITED) {
                     self.pending.push_back((PENDING_ONE_DONE, p.node));
                 }
             }
@@ -49,7 +50,7 @@ impl Core {
                     if i == self.items.len() {
                         self.nodes[n].finish_s = self.now;
                         self.nodes[n].state = NODE_DONE;
-                        self.procs[n].done = true;
+                        self.procs[n].flags |= DONE;
                         self.live -= 1;
                         self.schedule(0.0, ACT_PROC_DONE, n as u32);
                         return Ok(());
@@ -128,6 +129,10 @@ impl Core {
                     self.end_phase(n);
                 }
                 BARRIER_WAIT => self.end_phase(n),
+                STREAM_WAIT => {
+                    self.nodes[n].streaming.clear();
+                    self.leave_schedule(n);
+                }
                 _ => return Ok(()),
             }
         }
@@ -140,28 +145,67 @@ impl Core {
         self.nodes[n].state = ENTER_PHASE;
     }
 
-    /// Start node n's phase (or leave the schedule after its last); false: the node now waits.
+    /// Node n leaves its schedule's run (the last node out closes it).
+    fn leave_schedule(&mut self, n: usize) {
+        let run = self.items[self.nodes[n].item].run as usize;
+        self.timing_end[run] = self.timing_end[run].max(self.now);
+        let flight = self.flights[run].as_mut().unwrap();
+        flight.inside -= 1;
+        if flight.inside == 0 {
+            self.flights[run] = None;
+            self.log.extend_from_slice(&[LOG_LEAVE, run as u32, 0]);
+        }
+        self.nodes[n].item += 1;
+        self.nodes[n].state = AT_ITEM;
+    }
+
+    /// Count these processes' ends in node n's wait (WAITED), but those already processed, as
+    /// the Python engine's all_of does; returns how many it counts.
+    fn wait_for(&mut self, procs: &[u32]) -> u32 {
+        let mut counted = 0;
+        for &pid in procs {
+            let p = &mut self.procs[pid as usize];
+            if !p.has(PROCESSED) {
+                p.flags |= WAITED;
+                counted += 1;
+            }
+        }
+        counted
+    }
+
+    /// Start node n's phase (or leave the schedule after its last, once the sends of its last
+    /// eager phase are delivered); false: the node now waits.
     pub(crate) fn enter_phase(&mut self, n: usize) -> bool {
         let run = self.items[self.nodes[n].item].run as usize;
         let s = self.flights[run].as_ref().unwrap().sched;
         let (nphases, nprocs) = (self.scheds[s].nphases, self.scheds[s].nprocs);
         let k = self.nodes[n].phase;
+        // an eager phase's sends stream on while the node runs the next phase, whose wait
+        // counts them instead of its own (compiler/plan_walk.py walk_phases)
+        let mut children = std::mem::take(&mut self.nodes[n].children);
+        let mut streaming = std::mem::take(&mut self.nodes[n].streaming);
+        streaming.clear();
+        if k > 0 && self.scheds[s].phase_eager[k - 1] {
+            std::mem::swap(&mut streaming, &mut children);
+        }
+        children.clear();
         if k == nphases {
-            self.timing_end[run] = self.timing_end[run].max(self.now);
-            let flight = self.flights[run].as_mut().unwrap();
-            flight.inside -= 1;
-            if flight.inside == 0 {
-                self.flights[run] = None;
-                self.log.extend_from_slice(&[LOG_LEAVE, run as u32, 0]);
+            let waits = !streaming.is_empty();
+            let remaining = self.wait_for(&streaming);
+            let node = &mut self.nodes[n];
+            (node.children, node.streaming) = (children, streaming);
+            if !waits {
+                self.leave_schedule(n);
+                return true;
             }
-            self.nodes[n].item += 1;
-            self.nodes[n].state = AT_ITEM;
-            return true;
+            (node.inbox, node.remaining, node.state) = (false, remaining, STREAM_WAIT);
+            if remaining == 0 {
+                self.schedule(0.0, ACT_ALLOF_DONE, n as u32);
+            }
+            return false;
         }
         self.nodes[n].start_s = self.now;
         let slot = k * nprocs + n;
-        let mut children = std::mem::take(&mut self.nodes[n].children);
-        children.clear();
         let (lo, hi) = (self.scheds[s].slot_msg_off[slot] as usize, self.scheds[s].slot_msg_off[slot + 1] as usize);
         for j in lo..hi {
             let sched = &self.scheds[s];
@@ -170,8 +214,7 @@ impl Core {
                 (sched.msg_src[msg as usize], sched.msg_dst[msg as usize], sched.msg_program[msg as usize]);
             let pid = self.procs.len() as u32;
             self.procs.push(Proc { node: n as u32, run: run as u32, msg, src, dst, program, waits_for: NONE,
-                                   route: NONE, next_waiter: NONE, start_s: 0.0, pc: 0, started: false,
-                                   done: false });
+                                   route: NONE, next_waiter: NONE, start_s: 0.0, pc: 0, flags: 0 });
             self.live += 1;
             self.schedule(0.0, ACT_RESUME, pid);
             children.push(pid);
@@ -190,9 +233,12 @@ impl Core {
                 self.schedule(0.0, ACT_INBOX_DONE, n as u32);
             }
         }
-        let remaining = children.len() as u32 + inbox as u32;
+        let mut remaining = self.wait_for(&streaming) + inbox as u32;
+        if !self.scheds[s].phase_eager[k] {
+            remaining += self.wait_for(&children);
+        }
         let node = &mut self.nodes[n];
-        node.children = children;
+        (node.children, node.streaming) = (children, streaming);
         node.inbox = inbox;
         node.remaining = remaining;
         node.state = PHASE_WAIT;
@@ -205,8 +251,8 @@ impl Core {
     pub(crate) fn resume_send(&mut self, pid: u32) -> Result<(), Halt> {
         let p = pid as usize;
         let (run, msg) = (self.procs[p].run as usize, self.procs[p].msg as usize);
-        if !self.procs[p].started {
-            self.procs[p].started = true;
+        if !self.procs[p].has(STARTED) {
+            self.procs[p].flags |= STARTED;
             self.procs[p].start_s = self.now;
             self.log.extend_from_slice(&[LOG_START, run as u32, msg as u32]);
         }
@@ -267,7 +313,7 @@ impl Core {
         }
         let start_s = self.procs[p].start_s;
         self.span(src, kind, start_s, label, dst as i64);
-        self.procs[p].done = true;
+        self.procs[p].flags |= DONE;
         self.live -= 1;
         self.schedule(0.0, ACT_PROC_DONE, pid);
         Ok(())
