@@ -26,6 +26,7 @@ from phalanx.runtime.sweep import kind_program
 # The catalog's algorithms whose schedules have eager phases: all on the tori (GRID algorithms
 # that need several streams a node, compiler/library/turned.py several_streams).
 EAGER = [(Kind.BROADCAST, "eager-interleaved-cut-scatter-doubling"), (Kind.BROADCAST, "eager-spanning-trees"),
+         (Kind.BROADCAST, "scatter-rings"), (Kind.BROADCAST, "fan-scatter-rings"),
          (Kind.BROADCAST, "eager-turned-cut-scatter-doubling"), (Kind.SCATTER, "neighbour-scatter"),
          (Kind.GATHER, "neighbour-gather"), (Kind.REDUCE, "eager-halving-fan-in"),
          (Kind.REDUCE, "bidirectional-rings"), (Kind.ALLREDUCE, "eager-cut-halving"),
