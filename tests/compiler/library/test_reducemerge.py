@@ -53,10 +53,11 @@ def test_it_is_left_out_for_other_kinds_and_one_stream_ports():
         assert relay_merges_bound_s(coll, machine.library.machine.port) == 0
 
 
-@pytest.mark.parametrize("spec, sizes", [("torus:4x4", (128, 2048, 16384)), ("iwarp:4x4", (128, 2048, 16384)),
-                                         ("torus:2x4", (128, 2048, 16384)), ("torus:2x2", (128, 2048)),
+@pytest.mark.parametrize("spec, sizes", [("torus:4x4", (100, 128, 2048, 16384)), ("iwarp:4x4", (128, 2048, 16384)),
+                                         ("torus:2x4", (100, 128, 2048, 16384)), ("torus:2x2", (128, 2048)),
                                          ("torus:8x8", (2048,))])
 def test_no_reduce_beats_the_relay_merges_bound(spec, sizes):
+    """100 B: byte elements, one merge operation a byte (50 ns, more than a byte's wire)."""
     machine = resolve(spec)
     port = machine.library.machine.port
     for size in sizes:
