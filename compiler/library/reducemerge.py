@@ -23,6 +23,8 @@ own messages that carry them on pay their wire and the next receiver's merge aga
 
 from __future__ import annotations
 
+import math
+
 from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.reducedepth import contributors_per_root
 from phalanx.compiler.library.registry import PortModel
@@ -46,20 +48,22 @@ def relay_merges_bound_s(coll: Collective, port: PortModel) -> float:
         lo, hi = port.startup_s, port.startup_s + d * n * per_byte  # all straight to q fits
         for _ in range(BISECTIONS):
             mid = (lo + hi) / 2
-            straight = d * max(0.0, n - relayed_bytes(mid, port, merge))
+            straight = d * max(0.0, n - relayed_bytes(mid, port, merge, n))
             lo, hi = (lo, mid) if straight * per_byte <= mid - port.startup_s else (mid, hi)
         best = max(best, hi)
     return best
 
 
-def relayed_bytes(t_s: float, port: PortModel, merge_s_per_byte: float) -> float:
+def relayed_bytes(t_s: float, port: PortModel, merge_s_per_byte: float,
+                  enough: float = math.inf) -> float:
     """R(T): the most bytes of one contributor that relays can have merged into the root by t_s
     (module docstring), the sum over its start-ups j h of the largest x with
-    x <= F(t_s - j h - alpha - x c)."""
+    x <= F(t_s - j h - alpha - x c); the sum so far once it reaches `enough` (a partial's bytes:
+    more cannot be relayed)."""
     alpha, hold = port.startup_s, port.hold_s
     per_byte = port.s_per_byte + merge_s_per_byte
     total, j = 0.0, 0
-    while t_s - j * hold - 2 * alpha > 0:
+    while t_s - j * hold - 2 * alpha > 0 and total < enough:
         window = t_s - j * hold - alpha  # after the start-up's alpha, before T
         lo, hi = 0.0, window / per_byte
         for _ in range(BISECTIONS):
@@ -74,8 +78,7 @@ def relayed_bytes(t_s: float, port: PortModel, merge_s_per_byte: float) -> float
 def forwarded_bytes(tau_s: float, alpha: float, hold: float, per_byte: float) -> float:
     """F(tau): the most bytes a node holding them tau_s before the end can have merged into the
     root by then, its messages `hold` apart, each `alpha` plus its bytes' `per_byte`."""
-    total, i = 0.0, 0
-    while tau_s - alpha - i * hold > 0:
-        total += (tau_s - alpha - i * hold) / per_byte
-        i += 1
-    return total
+    if tau_s <= alpha:
+        return 0.0
+    messages = math.ceil((tau_s - alpha) / hold)  # those with tau - alpha - i h > 0
+    return (messages * (tau_s - alpha) - hold * messages * (messages - 1) / 2) / per_byte
