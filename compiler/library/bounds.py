@@ -58,6 +58,10 @@
   chain to the root) hold a stream or engine at both ends; none streams before alpha, few in
   the first start-ups, and in the last alpha only those into the root, whose streams take few
   at once (reducedrain.py);
+- relays' merges: on nodes that stream several messages, a relay merges what a contributor
+  sends it (after the last byte) before it can forward it, and its forwards pay their wire and
+  the root's merge again, so what a contributor can relay by T shrinks and more goes straight
+  to the root (reducemerge.py);
 - relay start-ups: on one engine per node, a reduce's contributors that relay, or that start a
   second message, run a start-up between the drain's windows; those that do not send their
   partial in one early message to the root or to such a relay (reducerelays.py);
@@ -106,6 +110,7 @@ from phalanx.compiler.library.chainbound import complete_exchange_block, rounds_
 from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.library.reducedepth import contributors_per_root, deadline_bound_s, three_level_bound_s
 from phalanx.compiler.library.reducedrain import drain_bound_s
+from phalanx.compiler.library.reducemerge import relay_merges_bound_s
 from phalanx.compiler.library.reducepipeline import contributor_pipeline_bound_s
 from phalanx.compiler.library.reducerelays import relay_startups_bound_s
 from phalanx.compiler.library.registry import PortModel, Route
@@ -673,6 +678,7 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
                           ("contributor pipeline", contributor_pipeline_bound_s),
                           ("relay deadlines", deadline_bound_s),
                           ("root drain", drain_bound_s),
+                          ("relays' merges", relay_merges_bound_s),
                           ("relay start-ups", relay_startups_bound_s),
                           ("engine start-ups", engine_startups_bound_s),
                           ("scatter relays", scatter_relays_bound_s)):
