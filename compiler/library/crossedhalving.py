@@ -1,0 +1,209 @@
+"""Allreduce and reduce on a 2^a x 2^b torus by recursive halving of two halves at once, one
+across the rows first, the other down the columns first (issue 27, branch tallred).
+
+The partials are cut into ringreduce.Grid's 4 R C units, unit (c, r, x, y) reduced at node
+(r, c). Half 0 (x = 0) is reduced by recursive halving over the column bits (partners in the
+node's row, nearest first: masks 1, 2, 4, ...), then over the row bits (partners in its
+column); half 1 the other way round. In every step a node sends one message across its row and
+one down its column and takes one from each: its memory's four streams (two out, two in), where
+rings in one dimension at a time take four messages a stage per direction and halving one
+dimension at a time uses two streams. Each step's message carries half of what the node holds
+of its half: 16 KB partials on 8x8, 4 KB, 2 KB, 1 KB, 512 B, 256 B and 128 B, six start-ups a
+half where the rings and the columns' halving take 4 + 3 a direction.
+
+Each step is two eager phases, half 0's messages then half 1's, each received in the phase after
+the one that sends it (as ringreduce.split_step_phases): a node starts half 0's next message once
+half 0's last one is in and merged, while half 1's still streams, so that each half's chain costs
+a start-up, a message's wire and its merge a step and the other half's start-up falls in it.
+The allreduce's allgather is recursive doubling back, each half the reverse of its halving
+(the smallest messages first); the reduce sends every node's reduced units to the root as
+ringreduce.bidirectional_reduce_phases does after its rings.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from phalanx.compiler.library.registry import Machine
+from phalanx.compiler.library.ringreduce import Grid, Unit, gather_to_root_phases, grid_units
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import Phase, SyncMode, Transfer
+
+# A halving step: the half it reduces, the dimension its partners differ in (1: the column,
+# partners across the row; 0: the row, partners down the column) and its index among that
+# dimension's steps (dimension_steps).
+Step = tuple[int, int, int]
+
+
+def power_of_two_grid(coll: Collective, machine: Machine) -> str | None:
+    """Both sides of the grid powers of two, at least 2 (the halving's partners), and the
+    partials in Grid's units (ringreduce.grid_units)."""
+    rows, cols = machine.grid or (1, machine.nnodes)
+    if rows < 2 or cols < 2 or rows & (rows - 1) or cols & (cols - 1):
+        return f"the grid's sides must be powers of two of at least 2, not {rows} x {cols}"
+    return grid_units(coll, machine)
+
+
+def ring_halving(positions: list[int], segments: list[int]) -> list[tuple[dict[int, int], dict[int, frozenset[int]]]]:
+    """A reduce-scatter by halving round a ring of 2^k `positions` (in ring order) of the
+    `segments` (as many): each step's partners and the segments each position keeps after it.
+    The first two steps pair neighbours, (0, 1), (2, 3), ... then (1, 2), (3, 4), ...: after
+    them the two nodes of window i = (2i + 1, 2i + 2) hold the two quarters of half i mod 2,
+    reduced over the four positions 2i .. 2i + 3, and the holders of one quarter (every other
+    window's first or second node, alternately, so that they lie 3 and 5 apart rather than 4 and
+    4) cover the ring: each such class goes on by the same construction over its quarter."""
+    n = len(positions)
+    if n == 1:
+        return []
+    if n == 2:
+        a, b = positions
+        return [({a: b, b: a}, {a: frozenset(segments[:1]), b: frozenset(segments[1:])})]
+    halves = [segments[:n // 2], segments[n // 2:]]
+    first: dict[int, int] = {}
+    second: dict[int, int] = {}
+    kept_first: dict[int, frozenset[int]] = {}
+    kept_second: dict[int, frozenset[int]] = {}
+    classes: dict[tuple[int, int], list[int]] = {}
+    for i in range(n // 2):
+        first[positions[2 * i]], first[positions[2 * i + 1]] = positions[2 * i + 1], positions[2 * i]
+        a, b = positions[2 * i + 1], positions[(2 * i + 2) % n]
+        half = halves[i % 2]
+        kept_first[a] = kept_first[b] = frozenset(half)
+        second[a], second[b] = b, a
+        for j, v in enumerate((a, b) if (i // 2) % 2 == 0 else (b, a)):
+            kept_second[v] = frozenset(half[j * len(half) // 2:(j + 1) * len(half) // 2])
+            classes.setdefault((i % 2, j), []).append(v)
+    steps = [(first, kept_first), (second, kept_second)]
+    subs = [ring_halving(members, sorted(kept_second[members[0]]))
+            for _, members in sorted(classes.items())]
+    for k in range(len(subs[0])):
+        steps.append(({v: w for sub in subs for v, w in sub[k][0].items()},
+                      {v: kept for sub in subs for v, kept in sub[k][1].items()}))
+    return steps
+
+
+@functools.cache
+def dimension_steps(length: int) -> list[tuple[dict[int, int], dict[int, frozenset[int]]]]:
+    """ring_halving round a dimension of `length`, its segments named by the position each ends
+    at (so that a unit's segment is its owner's coordinate)."""
+    steps = ring_halving(list(range(length)), list(range(length)))
+    if not steps:
+        return []
+    ends = {v: next(iter(kept)) for v, kept in steps[-1][1].items()}  # segment -> ... by position
+    name = {segment: v for v, segment in ends.items()}
+    return [(partners, {v: frozenset(name[s] for s in kept) for v, kept in keeps.items()})
+            for partners, keeps in steps]
+
+
+def halving_steps(g: Grid) -> list[tuple[Step, Step]]:
+    """Each step's two halvings: half 0 across a row, then down a column, in turn, half 1 the
+    other way round (where one side has more steps, its last ones follow)."""
+    across, down = dimension_steps(g.cols), dimension_steps(g.rows)
+
+    def turns(a: list, b: list, dims: tuple[int, int]) -> list[tuple[int, int]]:
+        out = []
+        for k in range(max(len(a), len(b))):
+            out += [(dim, k) for dim, steps in zip(dims, (a, b)) if k < len(steps)]
+        return out
+
+    first = [(0, dim, k) for dim, k in turns(across, down, (1, 0))]
+    second = [(1, dim, k) for dim, k in turns(down, across, (0, 1))]
+    return list(zip(first, second))
+
+
+def partner(g: Grid, v: int, step: Step) -> int:
+    r, c = divmod(v, g.cols)
+    _, dim, k = step
+    if dim == 1:
+        return g.node(r, dimension_steps(g.cols)[k][0][c])
+    return g.node(dimension_steps(g.rows)[k][0][r], c)
+
+
+def keeps(g: Grid, u: Unit, v: int, step: Step) -> bool:
+    """Whether unit u stays with node v after `step`: its half's, its owner's coordinate among
+    those v's position keeps."""
+    half, dim, k = step
+    r, c = divmod(v, g.cols)
+    if dim == 1:
+        return u[2] == half and u[0] in dimension_steps(g.cols)[k][1][c]
+    return u[2] == half and u[1] in dimension_steps(g.rows)[k][1][r]
+
+
+def halving(g: Grid, step: Step) -> list[Transfer]:
+    """One halving step of one half: every node sends its partner the units of the half the
+    partner keeps, with every origin it holds of them (what reaches a reduce's root stays)."""
+    held, moves = g.held, []
+    for v in range(g.rows * g.cols):
+        p = partner(g, v, step)
+        units = sorted(u for u in held[v] if u[2] == step[0] and keeps(g, u, p, step))
+        moves.append((v, p, [(u, sorted(held[v].pop(u))) for u in units]))
+    sends = [t for v, p, carried in moves for t in g.message(v, p, carried)]
+    for _, p, carried in moves:
+        if p != g.root:
+            for u, origins in carried:
+                held[p].setdefault(u, set()).update(origins)
+    return sends
+
+
+def reduce_scatter(g: Grid) -> list[tuple[list[Transfer], list[Transfer]]]:
+    """Every step's two halvings' transfers (halving_steps); node (r, c) ends with units
+    (c, r, *, *) reduced over every member. Every member's own partial of the units it ends
+    with is copied into its result in the first step."""
+    for o in g.origins:
+        for u in g.units(list(range(g.cols)), list(range(g.rows))):
+            if o != g.final(u) and g.coll.byte_matrix[o][g.final(u)]:
+                g.held[o][u] = {o}
+    steps = [(halving(g, a), halving(g, b)) for a, b in halving_steps(g)]
+    if g.root is None:
+        own = [t for v in range(g.rows * g.cols)
+               for t in g.own(v, g.units([v % g.cols], [v // g.cols]))]
+        steps[0] = (own + steps[0][0], steps[0][1])
+    return steps
+
+
+def doubling(g: Grid) -> list[tuple[list[Transfer], list[Transfer]]]:
+    """The allgather back by recursive doubling, each half its halving's steps in reverse:
+    a node sends its partner every reduced unit of the half it has so far."""
+    have = {v: {h: g.units([v % g.cols], [v // g.cols], a=h) for h in (0, 1)}
+            for v in range(g.rows * g.cols)}
+    out = []
+    for pair in reversed(halving_steps(g)):
+        sends = []
+        for step in pair:
+            half = step[0]
+            grown = {}
+            transfers = []
+            for v in range(g.rows * g.cols):
+                p = partner(g, v, step)
+                transfers += g.reduced(v, p, sorted(have[v][half]))
+                grown[p] = have[p][half] + have[v][half]
+            for v, units in grown.items():
+                have[v][half] = units
+            sends.append(transfers)
+        out.append((sends[0], sends[1]))
+    return out
+
+
+def crossed_phases(steps: list[tuple[list[Transfer], list[Transfer]]]) -> list[Phase]:
+    """Each step in two eager phases, half 0's messages then half 1's, each received in the
+    phase after the one that sends it (the last step's both in its second phase)."""
+    out: list[Phase] = []
+    late: list[Transfer] = []
+    for k, (first, second) in enumerate(steps):
+        last = k == len(steps) - 1
+        out.append(Phase(tuple(first), tuple(late), SyncMode.EAGER))
+        out.append(Phase(tuple(second), tuple(first + second if last else first), SyncMode.EAGER))
+        late = second
+    return out
+
+
+def crossed_allreduce_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """The two halves' halving, then their doubling back (module docstring)."""
+    g = Grid(coll, machine)
+    return crossed_phases(reduce_scatter(g) + doubling(g))
+
+
+def crossed_reduce_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """The two halves' halving, then every node's reduced units to the root."""
+    g = Grid(coll, machine)
+    return crossed_phases(reduce_scatter(g)) + gather_to_root_phases(g)
