@@ -23,6 +23,7 @@ ringreduce.bidirectional_reduce_phases does after its rings.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.library.ringreduce import Grid, Unit, gather_to_root_phases, grid_units
@@ -33,6 +34,25 @@ from phalanx.compiler.schedule import Phase, SyncMode, Transfer
 # partners across the row; 0: the row, partners down the column) and its index among that
 # dimension's steps (dimension_steps).
 Step = tuple[int, int, int]
+
+
+class CrossedGrid(Grid):
+    """ringreduce's units, each message in at most two parts (part_shares)."""
+
+    def part_shares(self, nbytes: int) -> list[float]:
+        """Two parts, the second r times the first (r as ringreduce's: two merges of a byte over
+        its wire, 0.5 on iWarp), where the step's four start-ups (two parts of each half's
+        message) take less than a chain's step in one part, a start-up, the wire and the merge:
+        the receiver merges the first part while the second streams. Else one. (torus:8x8,
+        allreduce of 16 KB: 816.3 us in one part, 798.6 with the 4 KB and 2 KB messages in two,
+        829.3 with the 4 KB ones in three.)"""
+        port = self.machine.port
+        element_bytes = self.coll.element_bytes or nbytes or 1
+        merge_s = nbytes / element_bytes * port.combine_s_per_op
+        if port.s_per_byte <= 0 or 3 * port.hold_s >= nbytes * port.s_per_byte + merge_s:
+            return [1.0]
+        r = min(1.0, 2 * port.combine_s_per_op / element_bytes / port.s_per_byte)
+        return [1 / (1 + r), r / (1 + r)]
 
 
 def power_of_two_grid(coll: Collective, machine: Machine) -> str | None:
@@ -129,45 +149,104 @@ def keeps(g: Grid, u: Unit, v: int, step: Step) -> bool:
     return u[2] == half and u[1] in dimension_steps(g.rows)[k][1][r]
 
 
-def halving(g: Grid, step: Step) -> list[Transfer]:
+def holder(g: Grid, u: Unit, v: int, steps: list[Step]) -> int:
+    """The node that holds unit u after `steps` of halving, from node v (who holds it now)."""
+    for step in steps:
+        if u[2] == step[0] and not keeps(g, u, v, step):
+            v = partner(g, v, step)
+    return v
+
+
+def carried(g: Grid, src: int, dst: int, units: list[tuple[Unit, list[int]]],
+            final: Callable[[Unit], int]) -> list[Transfer]:
+    """A message: each unit with the origins whose partials of it it carries, bound for
+    final(u) (where they are delivered; elsewhere kept to be forwarded); in parts (Grid.split)."""
+    m, out = g.coll.byte_matrix, []
+    units = [(u, o) for u, o in units if o]
+    for (u, origins), part in zip(units, g.split([u for u, _ in units])):
+        (offset, nbytes), to = g.pieces[g.index(u)], final(u)
+        out += [Transfer(src, dst, nbytes, o, to, part, offset) for o in origins if o != to and m[o][to]]
+    return out
+
+
+def halving(g: Grid, step: Step, later: list[Step]) -> list[Transfer]:
     """One halving step of one half: every node sends its partner the units of the half the
-    partner keeps, with every origin it holds of them (what reaches a reduce's root stays)."""
-    held, moves = g.held, []
+    partner keeps, with every origin it holds of them, bound for the node that holds them
+    after the `later` halving steps (a reduce's root; what reaches it stays there). Each node
+    copies its own partial of the units it gives away into its result beside the message."""
+    held, moves, out = g.held, [], []
     for v in range(g.rows * g.cols):
         p = partner(g, v, step)
         units = sorted(u for u in held[v] if u[2] == step[0] and keeps(g, u, p, step))
         moves.append((v, p, [(u, sorted(held[v].pop(u))) for u in units]))
-    sends = [t for v, p, carried in moves for t in g.message(v, p, carried)]
-    for _, p, carried in moves:
+        out += g.own(v, [u for u in g.units(list(range(g.cols)), list(range(g.rows)), a=step[0])
+                         if u not in held[v] and keeps(g, u, p, step) and kept_before(g, u, v, step)])
+    for v, p, units in moves:
+        out += carried(g, v, p, units, lambda u: g.root if g.root is not None else holder(g, u, p, later))
         if p != g.root:
-            for u, origins in carried:
+            for u, origins in units:
                 held[p].setdefault(u, set()).update(origins)
-    return sends
+    return out
 
 
-def reduce_scatter(g: Grid) -> list[tuple[list[Transfer], list[Transfer]]]:
-    """Every step's two halvings' transfers (halving_steps); node (r, c) ends with units
-    (c, r, *, *) reduced over every member. Every member's own partial of the units it ends
-    with is copied into its result in the first step."""
+def kept_before(g: Grid, u: Unit, v: int, step: Step) -> bool:
+    """Whether node v holds unit u of step's half when `step` starts (before its halving)."""
+    half, dim, k = step
+    steps = [s for pair in halving_steps(g) for s in pair if s[0] == half]
+    done = steps[:steps.index(step)]
+    return all(keeps(g, u, v, s) for s in done)
+
+
+def exchange(g: Grid, step: Step) -> list[Transfer]:
+    """One recursive doubling step of one half after the halving: every node sends its partner
+    every origin it holds of the units it holds, for the partner itself."""
+    held = g.held
+    moves = [(v, partner(g, v, step), sorted((u, sorted(o)) for u, o in held[v].items() if u[2] == step[0]))
+             for v in range(g.rows * g.cols)]
+    out = []
+    for v, p, units in moves:
+        out += carried(g, v, p, units, lambda u, p=p: p)
+        for u, origins in units:
+            held[p][u] = held[p].get(u, set()) | set(origins)
+    return out
+
+
+def reduce_scatter(g: Grid, halved: int) -> list[tuple[list[Transfer], list[Transfer]]]:
+    """The first `halved` of halving_steps' pairs, then recursive doubling over the others
+    (exchange), both halves at once: with every pair halved (a reduce's), node (r, c) ends with
+    units (c, r, *, *) reduced over every member. Each member copies its own partial of the
+    units it keeps into its result in the first step."""
     for o in g.origins:
         for u in g.units(list(range(g.cols)), list(range(g.rows))):
-            if o != g.final(u) and g.coll.byte_matrix[o][g.final(u)]:
+            if o != g.root and g.coll.byte_matrix[o][g.final(u)]:
                 g.held[o][u] = {o}
-    steps = [(halving(g, a), halving(g, b)) for a, b in halving_steps(g)]
-    if g.root is None:
-        own = [t for v in range(g.rows * g.cols)
-               for t in g.own(v, g.units([v % g.cols], [v // g.cols]))]
-        steps[0] = (own + steps[0][0], steps[0][1])
+    pairs = halving_steps(g)
+    halves = [[s for pair in pairs[:halved] for s in pair if s[0] == h] for h in (0, 1)]
+    steps = []
+    for k, (a, b) in enumerate(pairs[:halved]):
+        later = [[s for s in halves[h] if s not in pairs[:k + 1]] for h in (0, 1)]
+        steps.append((halving(g, a, later[0]), halving(g, b, later[1])))
+    steps += [(exchange(g, a), exchange(g, b)) for a, b in pairs[halved:]]
+    kept = [t for v in range(g.rows * g.cols) for t in g.own(v, kept_units(g, v, halves[0] + halves[1]))]
+    steps[0] = (kept + steps[0][0], steps[0][1])
     return steps
 
 
-def doubling(g: Grid) -> list[tuple[list[Transfer], list[Transfer]]]:
-    """The allgather back by recursive doubling, each half its halving's steps in reverse:
-    a node sends its partner every reduced unit of the half it has so far."""
-    have = {v: {h: g.units([v % g.cols], [v // g.cols], a=h) for h in (0, 1)}
+def kept_units(g: Grid, v: int, steps: list[Step]) -> list[Unit]:
+    """The units node v holds after the halving `steps` (of either half)."""
+    return [u for u in g.units(list(range(g.cols)), list(range(g.rows)))
+            if all(keeps(g, u, v, s) for s in steps if s[0] == u[2])]
+
+
+def doubling(g: Grid, halved: int) -> list[tuple[list[Transfer], list[Transfer]]]:
+    """The allgather back by recursive doubling over the first `halved` pairs of halving
+    steps in reverse: a node sends its partner every reduced unit of the half it has so far."""
+    pairs = halving_steps(g)[:halved]
+    done = [s for pair in pairs for s in pair]
+    have = {v: {h: [u for u in kept_units(g, v, done) if u[2] == h] for h in (0, 1)}
             for v in range(g.rows * g.cols)}
     out = []
-    for pair in reversed(halving_steps(g)):
+    for pair in reversed(pairs):
         sends = []
         for step in pair:
             half = step[0]
@@ -197,13 +276,27 @@ def crossed_phases(steps: list[tuple[list[Transfer], list[Transfer]]]) -> list[P
     return out
 
 
-def crossed_allreduce_phases(coll: Collective, machine: Machine) -> list[Phase]:
-    """The two halves' halving, then their doubling back (module docstring)."""
-    g = Grid(coll, machine)
-    return crossed_phases(reduce_scatter(g) + doubling(g))
+def halved_pairs(g: Grid) -> int:
+    """The pairs of halving steps before the exchange: all but the last where a member's
+    exchange message then (twice the last halving's, 1 / P of the partial) streams in less
+    than a start-up, so that one exchange step replaces a halving and a doubling step of a
+    start-up each (torus:8x8, allreduce of 16 KB, 4, 5 and 6 pairs halved: 843.1, 816.3 and
+    856.3 us; the exchanges of 512 B of 4 pairs go between nodes 3 apart, two a link); else all."""
+    pairs = len(halving_steps(g))
+    port = g.machine.port
+    last = (g.coll.block_bytes or 0) / (g.rows * g.cols)
+    return pairs - 1 if last * port.s_per_byte < port.hold_s else pairs
+
+
+def crossed_allreduce_phases(coll: Collective, machine: Machine, halved: int | None = None) -> list[Phase]:
+    """The two halves' halving (the first `halved` pairs of steps, halved_pairs by default),
+    recursive doubling over the rest, then the doubling back (module docstring)."""
+    g = CrossedGrid(coll, machine)
+    halved = halved_pairs(g) if halved is None else halved
+    return crossed_phases(reduce_scatter(g, halved) + doubling(g, halved))
 
 
 def crossed_reduce_phases(coll: Collective, machine: Machine) -> list[Phase]:
     """The two halves' halving, then every node's reduced units to the root."""
-    g = Grid(coll, machine)
-    return crossed_phases(reduce_scatter(g)) + gather_to_root_phases(g)
+    g = CrossedGrid(coll, machine)
+    return crossed_phases(reduce_scatter(g, len(halving_steps(g)))) + gather_to_root_phases(g)
