@@ -2,22 +2,25 @@
 across the rows first, the other down the columns first (issue 27, branch tallred).
 
 The partials are cut into ringreduce.Grid's 4 R C units, unit (c, r, x, y) reduced at node
-(r, c). Half 0 (x = 0) is reduced by recursive halving over the column bits (partners in the
-node's row, nearest first: masks 1, 2, 4, ...), then over the row bits (partners in its
-column); half 1 the other way round. In every step a node sends one message across its row and
-one down its column and takes one from each: its memory's four streams (two out, two in), where
-rings in one dimension at a time take four messages a stage per direction and halving one
-dimension at a time uses two streams. Each step's message carries half of what the node holds
-of its half: 16 KB partials on 8x8, 4 KB, 2 KB, 1 KB, 512 B, 256 B and 128 B, six start-ups a
-half where the rings and the columns' halving take 4 + 3 a direction.
+(r, c). Half 0 (x = 0) is halved over a row's steps and a column's in turn (across, down,
+across, ...), half 1 the other way round, so that in every step a node sends one message across
+its row and one down its column and takes one from each: its memory's four streams, where
+halving one dimension at a time uses two. A ring's steps (ring_halving) pair neighbours in the
+first two (0-1, 2-3, ... then 1-2, 3-4, ...) and nodes 3 and 5 apart after that, where bit
+masks pair them 2 and then 4 apart and put two or four messages on a link (torus:8x8, allreduce
+of 16 KB, every step halved, one part a message: 1089.9 us with masks 1, 2, 4 over a row's bits
+and then a column's, 856.3 with these steps, the dimensions in turn). Each step's
+message carries half of what the node holds of its half: 16 KB partials on 8x8, 4 KB, 2 KB,
+1 KB, 512 B, 256 B and 128 B, six start-ups a half where bidirectional-rings takes 4 + 3 a
+direction.
 
 Each step is two eager phases, half 0's messages then half 1's, each received in the phase after
 the one that sends it (as ringreduce.split_step_phases): a node starts half 0's next message once
-half 0's last one is in and merged, while half 1's still streams, so that each half's chain costs
-a start-up, a message's wire and its merge a step and the other half's start-up falls in it.
-The allreduce's allgather is recursive doubling back, each half the reverse of its halving
-(the smallest messages first); the reduce sends every node's reduced units to the root as
-ringreduce.bidirectional_reduce_phases does after its rings.
+half 0's last one is in and merged, while half 1's still streams. The allreduce's last pair of
+steps goes by recursive doubling where its pieces are short (halved_pairs), then recursive
+doubling back over the halving steps, each half the reverse of its halving; the reduce sends
+every node's reduced units to the root as ringreduce.bidirectional_reduce_phases does after its
+rings. The long messages go in two parts (CrossedGrid.part_shares).
 """
 
 from __future__ import annotations
