@@ -66,6 +66,14 @@ def test_the_data_arrives(spec: str, n: int, kind: str):
     assert result.time_s >= result.lower_bound_s
 
 
+@pytest.mark.parametrize("spec, n, root", [("torus:4x4", 16, 6), ("torus:2x4", 8, 5)])
+def test_the_reduce_arrives_at_a_root_off_the_corner(spec: str, n: int, root: int):
+    source = kind_program("reduce", n, 4 * n * ELEMENT * 2).replace("on P(0)", f"on P({root})")
+    compiled = compile_program(source, target=spec, algorithm="reduce=crossed-halving")
+    result = simulate(compiled).collectives[0]
+    assert result.verified, result.problems
+
+
 def test_the_allreduce_with_its_last_step_by_recursive_doubling_arrives():
     """torus:4x4 at 2 KB: a member's piece after the halving (128 B) streams in less than a
     start-up, so the last of the four pairs of steps exchanges instead."""
