@@ -178,26 +178,20 @@ def halving(g: Grid, step: Step, later: list[Step]) -> list[Transfer]:
     after the `later` halving steps (a reduce's root; what reaches it stays there). Each node
     copies its own partial of the units it gives away into its result beside the message."""
     held, moves, out = g.held, [], []
+    steps = [s for pair in halving_steps(g) for s in pair if s[0] == step[0]]
+    done = steps[:steps.index(step)]  # the half's steps before this one
+    half = g.units(list(range(g.cols)), list(range(g.rows)), a=step[0])
     for v in range(g.rows * g.cols):
         p = partner(g, v, step)
         units = sorted(u for u in held[v] if u[2] == step[0] and keeps(g, u, p, step))
         moves.append((v, p, [(u, sorted(held[v].pop(u))) for u in units]))
-        out += g.own(v, [u for u in g.units(list(range(g.cols)), list(range(g.rows)), a=step[0])
-                         if u not in held[v] and keeps(g, u, p, step) and kept_before(g, u, v, step)])
+        out += g.own(v, [u for u in half if keeps(g, u, p, step) and all(keeps(g, u, v, s) for s in done)])
     for v, p, units in moves:
         out += carried(g, v, p, units, lambda u: g.root if g.root is not None else holder(g, u, p, later))
         if p != g.root:
             for u, origins in units:
                 held[p].setdefault(u, set()).update(origins)
     return out
-
-
-def kept_before(g: Grid, u: Unit, v: int, step: Step) -> bool:
-    """Whether node v holds unit u of step's half when `step` starts (before its halving)."""
-    half, dim, k = step
-    steps = [s for pair in halving_steps(g) for s in pair if s[0] == half]
-    done = steps[:steps.index(step)]
-    return all(keeps(g, u, v, s) for s in done)
 
 
 def exchange(g: Grid, step: Step) -> list[Transfer]:
