@@ -48,7 +48,7 @@ class CrossedGrid(Grid):
         message) take less than a chain's step in one part, a start-up, the wire and the merge:
         the receiver merges the first part while the second streams. Else one. (torus:8x8,
         allreduce of 16 KB: 816.3 us in one part, 798.6 with the 4 KB and 2 KB messages in two,
-        829.3 with the 4 KB ones in three.)"""
+        829.3 with the 4 KB ones in three and the 2 KB ones in two.)"""
         port = self.machine.port
         element_bytes = self.coll.element_bytes or nbytes or 1
         merge_s = nbytes / element_bytes * port.combine_s_per_op
