@@ -14,6 +14,7 @@ from phalanx.compiler.library import (
     checkerboard,
     colouring,
     corner,
+    crossedhalving,
     dimpipeline,
     eager,
     enginerounds,
@@ -519,6 +520,20 @@ GRID: tuple[Algorithm, ...] = (
               "node drives two links out and two in, its memory's four streams",
               ringreduce.bidirectional_allreduce_phases,
               GROUP_OK + (on_grid, ringreduce.grid_units)),
+    Algorithm("crossed-halving", (Kind.ALLREDUCE,),
+              "recursive halving of two halves of the partial at once, one across the rows "
+              "first, the other down the columns first, each dimension's partners neighbours "
+              "in the first two steps; the last step by recursive doubling where its pieces "
+              "are short; the doubling back: a node sends two messages a step and takes two, "
+              "its memory's four streams (2^a x 2^b tori whose nodes stream several)",
+              crossedhalving.crossed_allreduce_phases,
+              GROUP_OK + (on_grid, several_streams, crossedhalving.power_of_two_grid)),
+    Algorithm("crossed-halving", (Kind.REDUCE,),
+              "crossed-halving's reduce-scatter (two halves of the partial halved at once, one "
+              "across the rows first, the other down the columns first), then every node's "
+              "reduced units to the root by its four links (2^a x 2^b tori whose nodes stream "
+              "several)", crossedhalving.crossed_reduce_phases,
+              ROOTED_OK + (on_grid, several_streams, crossedhalving.power_of_two_grid)),
     Algorithm("bidirectional-rings", (Kind.REDUCE,),
               "the bidirectional-rings allreduce's reduce-scatter (round every row, then every "
               "column, each ring both ways at once), then every node's reduced piece straight "

@@ -430,12 +430,18 @@ def bidirectional_reduce_phases(coll: Collective, machine: Machine) -> list[Phas
     and these two phases eager_where_streams)."""
     g = Grid(coll, machine)
     rows, columns = reduce_scatter(g)
-    after_rings = eager_where_streams(g)
     phases = stage_phases(g, rows, g.cols, 1) + (
-        posted_part_by_part(columns, after_rings) if halves_columns(g)
+        posted_part_by_part(columns, eager_where_streams(g)) if halves_columns(g)
         else stage_phases(g, columns, g.rows, 0))
+    return phases + gather_to_root_phases(g)
+
+
+def gather_to_root_phases(g: Grid) -> list[Phase]:
+    """Every node's reduced units (g.held, after a reduce-scatter) to the root in two phases:
+    in the first the root's row's own and the others' straight, the relayed nodes' to the
+    root's row (relayed_nodes), which passes them on in the second (eager_where_streams)."""
     held, r0 = g.held, g.root // g.cols
-    relayed = relayed_nodes(g, machine.route)
+    relayed = relayed_nodes(g, g.machine.route)
     first = [t for v in range(g.rows * g.cols) if v // g.cols == r0 and v != g.root
              for t in g.message(v, g.root, [(u, sorted(o)) for u, o in sorted(held[v].items())])]
     for v in range(g.rows * g.cols):
@@ -453,4 +459,4 @@ def bidirectional_reduce_phases(coll: Collective, machine: Machine) -> list[Phas
             held[v] = {}
     last = [t for v in range(g.rows * g.cols) if v != g.root and v // g.cols == r0
             for t in g.message(v, g.root, [(u, sorted(o)) for u, o in sorted(held[v].items())])]
-    return phases + posted_part_by_part([first, last], after_rings)
+    return posted_part_by_part([first, last], eager_where_streams(g))
