@@ -30,6 +30,7 @@ from phalanx.runtime.engine import Engine, Event, Resource
 from phalanx.runtime.network import (
     DIRECTIONS,
     Acquire,
+    ColumnOp,
     FailedLink,
     Hold,
     Layout,
@@ -218,22 +219,32 @@ class RoutedNetwork(Network):
         link_index = len(ends) + links[1][np.searchsorted(links[0], routes.keys)]
         resources = (*ends, *links[2])
         each = ProgramColumns.each
+
+        def once(kind: type[ColumnOp], values: np.ndarray, where: np.ndarray) -> ProgramColumns:
+            """One op per message (values[i]: message i's) on its piece `where` marks, none on
+            the others: the message's head on its first piece, its tail on its last."""
+            ops = np.zeros(len(where) + 1, np.int64)
+            np.cumsum(where, out=ops[1:])
+            return ProgramColumns.run(kind, ops, values)
+
+        first, last = np.zeros(len(owner), bool), np.zeros(len(owner), bool)
+        first[offsets[:-1]], last[offsets[1:] - 1] = True, True
         wire = each(Hold, self.wire_s_per_byte * piece_bytes)
-        startup = each(Hold, np.full(len(src), self.startup_s))
+        startup = once(Hold, np.full(len(src), self.startup_s), first)
         if self.shared:  # as _parts: the sender's start-up, each piece's ends lower first
             low, high = np.minimum(src[owner], dst[owner]), np.maximum(src[owner], dst[owner])
-            head, tail = [each(Acquire, src), startup, each(Release, src)], []
-            before, middle, after = [each(Acquire, low), each(Acquire, high)], [wire], \
-                [each(Release, high), each(Release, low)]
+            before = [once(Acquire, src, first), startup, once(Release, src, first), each(Acquire, low),
+                      each(Acquire, high)]
+            middle, after = [wire], [each(Release, high), each(Release, low)]
         else:
             recv = len(self.send_ports) + dst[owner]
-            head, tail = [each(Acquire, src), startup], [each(Release, src)]
-            before, middle, after = [], [each(Acquire, recv), wire, each(Release, recv)], []
+            before = [once(Acquire, src, first), startup]
+            middle, after = [each(Acquire, recv), wire, each(Release, recv)], [once(Release, src, last)]
         pieces = route_columns.route_programs(routes, link_index, before, middle, after, resources)
-        # a message's pieces one after another: the pieces' ops, offsets at the messages' first pieces
-        grouped = ProgramColumns(pieces.offsets[offsets], pieces.kinds, pieces.resource, pieces.hold_s,
-                                 resources)
-        return ProgramColumns.joined([*head, grouped, *tail], resources)
+        # a message's pieces one after another (its head on the first, its tail on the last):
+        # the pieces' ops, offsets at the messages' first pieces
+        return ProgramColumns(pieces.offsets[offsets], pieces.kinds, pieces.resource, pieces.hold_s,
+                              resources)
 
     def _pair_links(self, src: np.ndarray, dst: np.ndarray,
                     nroutes: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[Resource]]:
