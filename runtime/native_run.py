@@ -23,8 +23,9 @@ entered: they never started.
 no payloads (no fault injection), models no pack / unpack time for the plan's messages unless
 its program shape carries it (the torus's WormholeShape), offers no fast path for the plan's
 schedules, the plan has no pipelines, and every message has
-a program. Otherwise
-runtime/simulate.py runs the Python interpreter, as before.
+a program (where the network's programs depend on its round-robin counters per pair, the SP2's
+adapter, each message's turn is worked out from the plan's order: runtime/round_robin.py).
+Otherwise runtime/simulate.py runs the Python interpreter, as before.
 """
 
 from __future__ import annotations
