@@ -99,6 +99,10 @@ LOG_CHUNK = 1 << 22
 PREOPEN_RUNS = 512  # runs opened ahead of the core at most (NativeRun._open)
 PREOPEN_BYTES = 1 << 22  # and the bytes their schedules move at most
 PROGRAM_CHUNK = 1 << 20  # programs built from a network's columns at once (NativeRun._add_program_chunk)
+# and about this many ops at most: chunks after the first are sized by the ops per program so
+# far (the SP2's programs by turn, some 100 ops each, took 440 MB at once on sp2:256; 300 so)
+PROGRAM_OPS = 1 << 20
+FIRST_PROGRAMS = 1 << 12  # the first chunk's programs, before the ops per program are known
 
 
 def _u32(values: np.ndarray) -> np.ndarray:
@@ -592,7 +596,7 @@ class NativeRun:
         if len(copies):
             kept, program_of = _distinct([nbytes[copies], operations[copies], dst[copies]])
             at = copies[kept]
-            first = self._add_program_chunk(dst[at], dst[at], nbytes[at], operations[at],
+            first, _ = self._add_program_chunk(dst[at], dst[at], nbytes[at], operations[at],
                                             np.zeros(len(at), np.int64))
             program[copies] = first + program_of
 
@@ -608,21 +612,24 @@ class NativeRun:
         kept, program_of = _distinct([src, dst, nbytes, operations] + ([] if turn is None else [turn]))
         message = cols.table[cols.first[kept], MESSAGE]
         first = None  # the first program's id: each chunk's follow on in the core
-        for lo in range(0, max(len(kept), 1), PROGRAM_CHUNK):
-            part = slice(lo, lo + PROGRAM_CHUNK)
+        lo, size, ops = 0, min(FIRST_PROGRAMS, PROGRAM_CHUNK), 0
+        while lo < max(len(kept), 1):
+            part = slice(lo, lo + size)
             at = kept[part]
-            added = self._add_program_chunk(src[at], dst[at], nbytes[at], operations[at], message[part],
-                                            None if turn is None else turn[at])
+            added, chunk_ops = self._add_program_chunk(src[at], dst[at], nbytes[at], operations[at],
+                                                       message[part], None if turn is None else turn[at])
             first = added if first is None else first
+            lo, ops = lo + size, ops + chunk_ops
+            size = min(PROGRAM_CHUNK, max(1, PROGRAM_OPS * lo // max(ops, 1)))
         return first + program_of
 
     def _add_program_chunk(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
                            operations: np.ndarray, message: np.ndarray,
-                           turn: np.ndarray | None = None) -> int:
+                           turn: np.ndarray | None = None) -> tuple[int, int]:
         """The programs of these messages (the network's as columns) in the core, in order;
-        returns the first one's id. A chunk at a time (PROGRAM_CHUNK programs), so that what
-        is messages x ops (a torus route's hops, the flat ops before the core copies them) is
-        built for that many messages at once."""
+        returns the first one's id and their ops. A chunk at a time (at most PROGRAM_CHUNK
+        programs and about PROGRAM_OPS ops), so that what is messages x ops (a route's hops,
+        the flat ops before the core copies them) is built for that many messages at once."""
         sent = np.flatnonzero(src != dst)
         robin = self.network.round_robin() if turn is not None else None
         if not len(sent):
@@ -660,7 +667,7 @@ class NativeRun:
             codes[at + 1] = HOLD
             holds[at + 1] = self._times(operations[merges], self.network.combine_time_s)
             codes[at + 2], args[at + 2] = OP_CODES[Release], arithmetic
-        return self.core.add_programs(_u32(offsets), codes, args, holds)
+        return self.core.add_programs(_u32(offsets), codes, args, holds), len(codes)
 
     @staticmethod
     def _times(values: np.ndarray, time_s) -> np.ndarray:

@@ -186,10 +186,12 @@ class FatTreeRoutes(Routing):
         """len(all(src[i], dst[i])) of every pair: routes_per_pair, at most the arity, and one
         for a pair under one leaf switch."""
         top = route_columns.fat_tree_top(self.levels, self.arity, src, dst)
-        return np.where(top > 0, self.most_routes(), 1).astype(np.int64)
+        return np.where(top > 0, self.most_routes(), 1).astype(np.int64)  # as `all`
 
     def most_routes(self) -> int:
-        return min(self.routes_per_pair, self.arity) if self.levels > 1 else 1
+        """routes_per_pair, at most the arity (a tree of one level, whose pairs all have one
+        route, still counts as offering several: the adapter's model, as it was)."""
+        return min(self.routes_per_pair, self.arity)
 
     def up_port(self, s: Any, t: Any, level: int) -> Any:
         """The up-port route 0 takes from a level-`level` switch (of digits as lists of ints,
