@@ -16,7 +16,7 @@ from phalanx.runtime.data import Payloads, build_data
 from phalanx.runtime.engine import Engine
 from phalanx.runtime.interpreter import Interpreter
 from phalanx.runtime.native_run import NativeRun, native_plan
-from phalanx.runtime.simulate import simulate
+from phalanx.runtime.simulate import RunLimits, simulate
 from phalanx.runtime.sweep import kind_program
 
 # All-to-all direct and by other schedules (pieces of blocks: `standard`; forwarding: `bruck`;
@@ -25,6 +25,11 @@ from phalanx.runtime.sweep import kind_program
 CASES = [("alltoall", "direct", 8), ("alltoall", "direct", 600), ("alltoall", "standard", 1000),
          ("alltoall", "bruck", 100), ("alltoall", "multiphase:1,1,2", 300), ("broadcast", "auto", 2000),
          ("broadcast", "chain", 5000), ("allreduce", "ring", 700), ("reduce", "binomial", 100)]
+
+
+# A transpose of 600-byte blocks (3 packets each) and back, three times.
+TRANSPOSES = ("processors P(16)\narray A(320, 480) of byte distribute (BLOCK, *) onto P\n"
+              "array B(320, 480) of byte distribute (*, BLOCK) onto P\nrepeat 3 {\n  B = A\n  A = B\n}\n")
 
 
 @pytest.mark.parametrize("nodes", [8, 16, 32])
@@ -44,9 +49,7 @@ def test_a_repeat_of_two_statements_carries_the_counters_from_run_to_run():
     """A transpose of 600-byte blocks (3 packets) and back: each run leaves every pair's
     counter 3 further on (mod 4), so the six runs start their messages at turns 0, 3, 2, 1,
     0, 3, and runs of a statement with the same turns share one schedule in the core (4)."""
-    source = ("processors P(16)\narray A(320, 480) of byte distribute (BLOCK, *) onto P\n"
-              "array B(320, 480) of byte distribute (*, BLOCK) onto P\nrepeat 3 {\n  B = A\n  A = B\n}\n")
-    compiled = compile_text(source, target="sp2:16", algorithm="direct", cost="closed-form")
+    compiled = compile_text(TRANSPOSES, target="sp2:16", algorithm="direct", cost="closed-form")
     python, native = both(compiled)
     assert native.verified and len(native.collectives) == 6
     assert_same_run(python, native)
@@ -107,3 +110,14 @@ def test_every_pairs_turn_follows_the_plan_order():
         assert steps.modulus[mine].tolist() == [len(routes.all(src, dst))] * int(mine.sum())
         assert steps.before[mine][0] == 0 and (np.diff(steps.before[mine]) > 0).all()
     assert robin.counters == simulate(compiled, engine_choice="python").network.next_route
+
+
+def test_a_run_stopped_at_the_event_limit_stops_alike():
+    """Stopped in its second run: the same events, spans and busy times up to the limit, the
+    later runs unchecked on both engines."""
+    compiled = compile_text(TRANSPOSES, target="sp2:16", algorithm="direct", cost="closed-form")
+    python, native = both(compiled, limits=RunLimits(max_events=3000))
+    assert native.execution.stopped == python.execution.stopped
+    assert native.execution.stopped.startswith("stopped at the limit of 3000 events")
+    assert [c.verified for c in native.collectives] == [True, False, False, False, False, False]
+    assert_same_run(python, native)
