@@ -47,10 +47,6 @@ from phalanx.targets.bokhari.params import barrier_us
 from phalanx.targets.bokhari.route_columns import Hop
 from phalanx.targets.bokhari.routing import MeshRoute, Routing
 
-# A pair's programs around their pieces (RoutedNetwork._parts): the head, per route the ops
-# before and after a piece's wire time, the tail.
-PairParts = tuple[TransferProgram, list[tuple[TransferProgram, TransferProgram]], TransferProgram]
-
 
 class RoutedNetwork(Network):
     """Send and receive engines per node plus one Resource per directed link of a route.
@@ -89,8 +85,9 @@ class RoutedNetwork(Network):
         self.wire_s_per_byte = max(params.us_per_byte, link_us_per_byte) * 1e-6
         self.startup_s = params.startup_us * 1e-6
         self.startup = Hold(self.startup_s)
-        # the programs' parts per pair (_parts) and wire holds per size
-        self.program_parts: dict[tuple[int, int], PairParts] = {}
+        # the programs' ops, one of each: acquire and release per resource, wire hold per size
+        self.acquires: dict[Resource, Acquire] = {}
+        self.releases: dict[Resource, Release] = {}
         self.wire_holds: dict[int, Hold] = {}
 
     def path(self, src: int, dst: int) -> list[Resource]:
@@ -123,17 +120,17 @@ class RoutedNetwork(Network):
         if routes == 1:
             return 0
         turn = self.next_route.get((t.src, t.dst), 0)
-        step = int(self.packet_steps(np.array([t.nbytes], np.int64))[0])
-        self.next_route[(t.src, t.dst)] = (turn + step) % routes
+        size = int(self.packet_bytes)  # as packet_steps, for one message
+        self.next_route[(t.src, t.dst)] = (turn + (max(1, -(-t.nbytes // size)) if size > 0 else 1)) % routes
         return turn
 
     def packet_steps(self, nbytes: np.ndarray) -> np.ndarray:
         """How far each message advances its pair's counter: its packets, one for a message of
-        at most one packet (or where packets are not modelled)."""
+        at most one packet (or none: an empty message; or where packets are not modelled)."""
         size = int(self.packet_bytes)
         if size <= 0:
             return np.ones(len(nbytes), np.int64)
-        return np.where(nbytes <= self.packet_bytes, 1, -(-nbytes // size)).astype(np.int64)
+        return np.maximum(1, -(-nbytes // size)).astype(np.int64)
 
     def packet_pieces(self, nbytes: int, turn: int, routes: int) -> list[tuple[int, int]]:
         """(route, bytes) per route a message's packets take, in the order the adapter sends
@@ -161,13 +158,50 @@ class RoutedNetwork(Network):
 
     def program(self, t: Transfer, turn: int) -> TransferProgram:
         """t's transfer as a program, its packets from route `turn` of the pair's on
-        (`packet_pieces`): the head, each piece's route and wire time, the tail (`_parts`)."""
-        head, routes, tail = self._parts(t.src, t.dst)
-        ops = list(head)
+        (`packet_pieces`), each piece holding its route for its wire time.
+
+        With one engine per node for both directions the sender's engine runs the start-up,
+        then both end engines (lower node first) and the route carry the wire time. The
+        sender lets its engine go between the two (an incoming message may take it): two nodes
+        sending to each other would otherwise each hold their own engine and wait for the
+        other's. Taking end engines in node order before any link keeps the waits acyclic. A
+        message spread over several routes takes and lets go of the end engines and the route
+        once per piece, so nothing is held between pieces. With separate engines the sender's
+        send engine is held throughout, and each piece holds its route and the receiver's
+        receive engine. (Made message by message from one op per resource: a pair's ops kept
+        took 800 MB more on sp2:512.)
+        """
+        acquire, release = self._acquire, self._release
+        routes = self.paths(t.src, t.dst)
+        if self.shared:
+            sender = self.send_ports[t.src]
+            ends = [self.send_ports[n] for n in sorted({t.src, t.dst})]
+            ops = [acquire(sender), self.startup, release(sender)]
+            for route, nbytes in self.packet_pieces(t.nbytes, turn, len(routes)):
+                path = routes[route]
+                ops += [*map(acquire, ends), *map(acquire, path), self._wire(nbytes),
+                        *map(release, reversed(path)), *map(release, reversed(ends))]
+            return tuple(ops)
+        send, recv = self.send_ports[t.src], self.recv_ports[t.dst]
+        ops = [acquire(send), self.startup]
         for route, nbytes in self.packet_pieces(t.nbytes, turn, len(routes)):
-            before, after = routes[route]
-            ops += [*before, self._wire(nbytes), *after]
-        return (*ops, *tail)
+            path = routes[route]
+            ops += [*map(acquire, path), acquire(recv), self._wire(nbytes), release(recv),
+                    *map(release, reversed(path))]
+        ops.append(release(send))
+        return tuple(ops)
+
+    def _acquire(self, resource: Resource) -> Acquire:
+        op = self.acquires.get(resource)
+        if op is None:
+            op = self.acquires[resource] = Acquire(resource)
+        return op
+
+    def _release(self, resource: Resource) -> Release:
+        op = self.releases.get(resource)
+        if op is None:
+            op = self.releases[resource] = Release(resource)
+        return op
 
     def _wire(self, nbytes: int) -> Hold:
         wire = self.wire_holds.get(nbytes)
@@ -179,7 +213,7 @@ class RoutedNetwork(Network):
         """The transfer as a program where the pair has one route; None where the adapter
         spreads packets over several routes round robin (the program depends on the pair's
         counter: `round_robin`)."""
-        if len(self._parts(t.src, t.dst)[1]) > 1:
+        if len(self.paths(t.src, t.dst)) > 1:
             return None
         return self.program(t, 0)
 
@@ -231,7 +265,7 @@ class RoutedNetwork(Network):
         first[offsets[:-1]], last[offsets[1:] - 1] = True, True
         wire = each(Hold, self.wire_s_per_byte * piece_bytes)
         startup = once(Hold, np.full(len(src), self.startup_s), first)
-        if self.shared:  # as _parts: the sender's start-up, each piece's ends lower first
+        if self.shared:  # as `program`: the sender's start-up, each piece's ends lower first
             low, high = np.minimum(src[owner], dst[owner]), np.maximum(src[owner], dst[owner])
             before = [once(Acquire, src, first), startup, once(Release, src, first), each(Acquire, low),
                       each(Acquire, high)]
@@ -283,41 +317,6 @@ class RoutedNetwork(Network):
         short = np.where((packets - 1) % routes == i, packets * size - whole, 0)
         piece_bytes = np.where(one[owner], whole, count * size - short)
         return owner, (turn[owner] + i) % routes, piece_bytes, offsets
-
-    def _parts(self, src: int, dst: int) -> PairParts:
-        """A pair's programs around their pieces (made once per pair): the head, per route of
-        the pair the ops before and after a piece's wire time, the tail.
-
-        With one engine per node for both directions the sender's engine runs the start-up,
-        then both end engines (lower node first) and the route carry the wire time. The
-        sender lets its engine go between the two (an incoming message may take it): two nodes
-        sending to each other would otherwise each hold their own engine and wait for the
-        other's. Taking end engines in node order before any link keeps the waits acyclic. A
-        message spread over several routes takes and lets go of the end engines and the route
-        once per piece, so nothing is held between pieces. With separate engines the sender's
-        send engine is held throughout, and each piece holds its route and the receiver's
-        receive engine.
-        """
-        key = (src, dst)
-        if key not in self.program_parts:
-            routes = self.paths(src, dst)
-            if self.shared:
-                engines = self.send_ports
-                ends = [engines[n] for n in sorted({src, dst})]
-                head: TransferProgram = (Acquire(engines[src]), self.startup, Release(engines[src]))
-                pieces = [((*[Acquire(e) for e in ends], *[Acquire(link) for link in path]),
-                           (*[Release(link) for link in reversed(path)],
-                            *[Release(e) for e in reversed(ends)]))
-                          for path in routes]
-                tail: TransferProgram = ()
-            else:
-                send, recv = self.send_ports[src], self.recv_ports[dst]
-                head, tail = (Acquire(send), self.startup), (Release(send),)
-                pieces = [((*[Acquire(link) for link in path], Acquire(recv)),
-                           (Release(recv), *[Release(link) for link in reversed(path)]))
-                          for path in routes]
-            self.program_parts[key] = (head, pieces, tail)
-        return self.program_parts[key]
 
     def transfer(self, t: Transfer) -> Generator[Event, Any, None]:
         yield from play(self.engine, self.program(t, self.take_turn(t)))
