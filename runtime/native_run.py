@@ -100,7 +100,8 @@ PREOPEN_RUNS = 512  # runs opened ahead of the core at most (NativeRun._open)
 PREOPEN_BYTES = 1 << 22  # and the bytes their schedules move at most
 PROGRAM_CHUNK = 1 << 20  # programs built from a network's columns at once (NativeRun._add_program_chunk)
 # and about this many ops at most: chunks after the first are sized by the ops per program so
-# far (the SP2's programs by turn, some 100 ops each, took 440 MB at once on sp2:256; 300 so)
+# far (the SP2's programs by turn, some 80-100 ops each: sp2:256's run peaked at 444 MB with
+# all of them at once, 369 MB so)
 PROGRAM_OPS = 1 << 20
 FIRST_PROGRAMS = 1 << 12  # the first chunk's programs, before the ops per program are known
 
@@ -597,7 +598,7 @@ class NativeRun:
             kept, program_of = _distinct([nbytes[copies], operations[copies], dst[copies]])
             at = copies[kept]
             first, _ = self._add_program_chunk(dst[at], dst[at], nbytes[at], operations[at],
-                                            np.zeros(len(at), np.int64))
+                                               np.zeros(len(at), np.int64))
             program[copies] = first + program_of
 
     def _shape(self, shape: ProgramShape) -> int:
