@@ -22,8 +22,9 @@ bench/collectives.py does, under /usr/bin/time for its wall time and peak memory
 
 Rows whose Python run takes minutes (the issue's ideal:1024 job: 109 s, 2.3 GB) run on the
 Python engine only with --all; every point has a timeout and a point past it is recorded as such.
-A row whose plan the native core cannot run (`native=False`: the default SP2's adapter) runs on
-the Python engine alone, so only with --all where that takes hours. (The torus's `phased` and
+(The default SP2, whose adapter spreads a pair's packets over its routes round robin, runs
+natively since the native run works out each message's turn from the plan's order,
+runtime/round_robin.py.) (The torus's `phased` and
 `message-passing` run natively since the core holds the switch's gates and the library's slots
 and packing, runtime/engine_core wormhole.rs and gates.rs; the phased rows turn the network's
 fast path off, `fast=False`, so that both engines run them event by event.) (torus:64x64's
@@ -70,7 +71,6 @@ class Row:
     block_bytes: int
     python: bool = True  # run the Python engine without --all
     smpi: str | None = None  # SMPI's MPI_Alltoall algorithm on the same platform
-    native: bool = True  # the plan runs on the native core (else the Python engine only)
     # the network's vectorized fast path allowed (runtime/fastpath.py; a phased all-to-all on an
     # n x n torus, n a multiple of 8, has one): off, the engines run the plan event by event
     fast: bool = True
@@ -106,8 +106,8 @@ ROWS = (
         python=False),
     Row("paragon:32x32 multiphase all-to-all, 1 KB blocks", "paragon:32x32", "multiphase:5,5", 1024,
         python=False),
-    # the default SP2 adapter spreads a pair's packets over its 4 routes: the Python engine's
-    Row("sp2:512 all-to-all, 1 KB blocks", "sp2:512", "direct", 1024, native=False, smpi="pair"),
+    # the default SP2 adapter spreads a pair's packets over its 4 routes round robin
+    Row("sp2:512 all-to-all, 1 KB blocks", "sp2:512", "direct", 1024, smpi="pair"),
     # eager phases (a node's sends stream on into its next phase): issue 27's best reductions on the tori
     Row("torus:8x8 eager-cut-halving allreduce, 16 KB partials", "torus:8x8", "eager-cut-halving", 16384,
         kind="allreduce"),
@@ -240,20 +240,18 @@ def measure(row: Row, args: argparse.Namespace, work: Path) -> dict[str, Any]:
         if args.mode not in (None, mode):
             out[f"native_{mode}"] = out[f"python_{mode}"] = {"skipped": f"--mode {args.mode}: not measured"}
             continue
-        nat = out[f"native_{mode}"] = phalanx_point(row, "native", checked, args.timeout) if row.native \
-            else {"engine": "native", "skipped": "no transfer programs: the Python engine runs it"}
+        nat = out[f"native_{mode}"] = phalanx_point(row, "native", checked, args.timeout)
         if (row.python or args.all) and not args.no_python:
             py = out[f"python_{mode}"] = phalanx_point(row, "python", checked, args.timeout)
         elif args.no_python:
             py = out[f"python_{mode}"] = {"engine": "python", "skipped": "--no-python"}
         else:
-            py = out[f"python_{mode}"] = {"engine": "python", "skipped": "minutes in Python: --all"
-                                          if row.native else "hours in Python at this size: --all"}
+            py = out[f"python_{mode}"] = {"engine": "python", "skipped": "minutes in Python: --all"}
         if "run_s" in py and "run_s" in nat:
             out[f"{mode}_speedup"] = round(py["run_s"] / nat["run_s"], 2)
             out[f"{mode}_same_simulated_time"] = \
                 abs(py["simulated_s"] - nat["simulated_s"]) <= 1e-9 * py["simulated_s"]
-    nat = out["native_checked"] if row.native else out["python_checked"]
+    nat = out["native_checked"]
     if row.smpi and not args.no_smpi:
         from phalanx.runtime.backends.simgrid import simgrid_missing
 

@@ -23,8 +23,9 @@ entered: they never started.
 no payloads (no fault injection), models no pack / unpack time for the plan's messages unless
 its program shape carries it (the torus's WormholeShape), offers no fast path for the plan's
 schedules, the plan has no pipelines, and every message has
-a program. Otherwise
-runtime/simulate.py runs the Python interpreter, as before.
+a program (where the network's programs depend on its round-robin counters per pair, the SP2's
+adapter, each message's turn is worked out from the plan's order: runtime/round_robin.py).
+Otherwise runtime/simulate.py runs the Python interpreter, as before.
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ from phalanx.runtime.plan_columns import (
     all_distinct,
     distinct,
 )
+from phalanx.runtime.round_robin import RunTurns
 from phalanx.runtime.schedule_index import ScheduleIndex, message_label, send_name
 
 try:  # built by `make setup` (pip install runtime/engine_core); without it runs stay in Python
@@ -98,6 +100,11 @@ LOG_CHUNK = 1 << 22
 PREOPEN_RUNS = 512  # runs opened ahead of the core at most (NativeRun._open)
 PREOPEN_BYTES = 1 << 22  # and the bytes their schedules move at most
 PROGRAM_CHUNK = 1 << 20  # programs built from a network's columns at once (NativeRun._add_program_chunk)
+# and about this many ops at most: chunks after the first are sized by the ops per program so
+# far (the SP2's programs by turn, some 80-100 ops each: sp2:256's run peaked at 444 MB with
+# all of them at once, 369 MB so)
+PROGRAM_OPS = 1 << 20
+FIRST_PROGRAMS = 1 << 12  # the first chunk's programs, before the ops per program are known
 
 
 def _u32(values: np.ndarray) -> np.ndarray:
@@ -207,7 +214,8 @@ def _has_programs(cols: ScheduleColumns, network: Network) -> bool:
     with the bytes of its first transfer (whether there is one does not depend on the byte
     count)."""
     message = _sent_ids(cols)
-    if network.program_shape(message) is not None or network.programs_as_columns(message):
+    if network.program_shape(message) is not None or network.programs_as_columns(message) or \
+            network.round_robin() is not None:
         return True
     sent = np.flatnonzero(cols.table[cols.first, SRC] != cols.table[cols.first, DST])
     return all(network.transfer_program(cols.send(int(cols.msg_start[m]))) is not None for m in sent.tolist())
@@ -294,7 +302,10 @@ class NativeRun:
         self.arithmetic: dict[int, Resource] = {}  # node -> its arithmetic resource
         self.labels: list[str] = []
         self.label_ids: dict[str, int] = {}
-        self.schedule_ids: dict[int, int] = {}  # collective -> core schedule id
+        # (collective, its messages' round-robin turns as bytes, b"" without) -> core schedule id
+        self.schedule_ids: dict[tuple[int, bytes], int] = {}
+        robin = network.round_robin()
+        self.turns = None if robin is None else RunTurns(robin, self.plan.nprocs)
         # Message labels, made when a span needs one: (first label id, columns, wire bytes) per schedule
         self.message_labels: list[tuple[int, ScheduleColumns, np.ndarray]] = []
         self.next_label = 0  # the next message label id (after the compute steps' labels)
@@ -330,6 +341,9 @@ class NativeRun:
             resource.busy_s = busy_s
         if status == core_module.DEADLOCK:
             raise self._deadlock()
+        complete = status not in (core_module.STOPPED_EVENTS, core_module.STOPPED_TIME)
+        if self.turns is not None and complete and self.turns.runs == self.plan.run_count:
+            self.turns.write_back()
         if status == core_module.SENT_TWICE:  # the replay above raised it
             raise AssertionError("the core found a block sent twice that the data replay did not")
         starts, ends = core.timings()
@@ -392,14 +406,27 @@ class NativeRun:
             ahead += 1
 
     def _open_one(self, run: int) -> None:
-        """Draw the run's payloads, give the core its schedule."""
+        """Draw the run's payloads, give the core its schedule. Where the network's programs
+        depend on its round-robin counters, the runs before are opened first (the turns are
+        taken in run order, runtime/round_robin.py) and runs of a schedule share the core's
+        schedule where their messages' turns are the same."""
+        if self.turns is not None:
+            for earlier in range(self.turns.runs, run):
+                self._open_one(earlier)
         self.opened[run] = True
         self.data.open(run)
         self.replay.open(run)
         schedule = self.run_schedules[run]
-        if schedule.collective not in self.schedule_ids:
-            self.schedule_ids[schedule.collective] = self._add_schedule(schedule, run)
-        self.core.open_run(run, self.schedule_ids[schedule.collective])
+        turn = None
+        if self.turns is not None:
+            cols = self._columns(run)
+            nbytes, _ = self.data[run].message_bytes(cols)
+            turn = self.turns.take(run, schedule.collective, cols.table[cols.first, SRC],
+                                   cols.table[cols.first, DST], nbytes)
+        key = (schedule.collective, b"" if turn is None else turn.tobytes())
+        if key not in self.schedule_ids:
+            self.schedule_ids[key] = self._add_schedule(schedule, run, turn)
+        self.core.open_run(run, self.schedule_ids[key])
 
     def _bytes(self, schedule: Schedule) -> int:
         """The bytes the schedule's transfers move (what a run of it holds, roughly)."""
@@ -408,7 +435,7 @@ class NativeRun:
             self.schedule_bytes[schedule.collective] = int(cols.table[:, NBYTES].sum())
         return self.schedule_bytes[schedule.collective]
 
-    def _add_schedule(self, schedule: Schedule, run: int) -> int:
+    def _add_schedule(self, schedule: Schedule, run: int, turn: np.ndarray | None) -> int:
         """The schedule as the core's arrays, from its columns (runtime/plan_columns.py): its
         messages (ends, program, keys), per phase and node the messages sent and the blocks due,
         the barrier sets."""
@@ -419,7 +446,7 @@ class NativeRun:
         first = cols.first
         src, dst = cols.table[first, SRC], cols.table[first, DST]
         nbytes, operations = data.message_bytes(cols)  # every message's at once
-        program = self._add_programs(cols, src, dst, nbytes, operations, data)
+        program = self._add_programs(cols, src, dst, nbytes, operations, data, turn)
         slot = cols.phase[first].astype(np.int64) * nprocs + src
         # the slots' arrays made in the core's types at once: a phased schedule has a slot per
         # phase and node (134M at torus:64x64), 1 GB an int64 array
@@ -450,7 +477,7 @@ class NativeRun:
             u32(np.array(barrier_size, np.int64)), np.array(barrier_delay_s, np.float64))
 
     def _add_programs(self, cols: ScheduleColumns, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
-                      operations: np.ndarray, data) -> np.ndarray:
+                      operations: np.ndarray, data, turn: np.ndarray | None) -> np.ndarray:
         """Every message's program (as Interpreter._send times it): a local copy's copy time or
         the network's transfer, then the receiver combining reduction partials. Where the
         network gives its programs' shape (Network.program_shape) the core makes each sent
@@ -466,6 +493,8 @@ class NativeRun:
             return self._add_switched_programs(shape, cols, sent, dst, nbytes, operations, data)
         if shape is not None:
             return self._add_shaped_programs(shape, sent, dst, nbytes, operations)
+        if turn is not None:  # the network's round robin: programs by turn, as columns
+            return self._add_programs_as_columns(cols, src, dst, nbytes, operations, turn)
         if not self.network.programs_as_columns(sent_ids):
             first = self._add_programs_one_by_one(cols, nbytes, operations)
             return np.arange(first, first + len(src))
@@ -550,8 +579,8 @@ class NativeRun:
         if len(copies):
             kept, program_of = _distinct([nbytes[copies], operations[copies], dst[copies]])
             at = copies[kept]
-            first = self._add_program_chunk(dst[at], dst[at], nbytes[at], operations[at],
-                                            np.zeros(len(at), np.int64))
+            first, _ = self._add_program_chunk(dst[at], dst[at], nbytes[at], operations[at],
+                                               np.zeros(len(at), np.int64))
             program[copies] = first + program_of
 
     def _shape(self, shape: ProgramShape) -> int:
@@ -559,27 +588,39 @@ class NativeRun:
         return add_shape(self.core, shape, self._resource)
 
     def _add_programs_as_columns(self, cols: ScheduleColumns, src: np.ndarray, dst: np.ndarray,
-                                 nbytes: np.ndarray, operations: np.ndarray) -> np.ndarray:
-        """The network's programs as columns (one per distinct ends, bytes and merges)."""
-        kept, program_of = _distinct([src, dst, nbytes, operations])
+                                 nbytes: np.ndarray, operations: np.ndarray,
+                                 turn: np.ndarray | None = None) -> np.ndarray:
+        """The network's programs as columns (one per distinct ends, bytes and merges, and
+        round-robin turn where the network has one)."""
+        kept, program_of = _distinct([src, dst, nbytes, operations] + ([] if turn is None else [turn]))
         message = cols.table[cols.first[kept], MESSAGE]
         first = None  # the first program's id: each chunk's follow on in the core
-        for lo in range(0, max(len(kept), 1), PROGRAM_CHUNK):
-            part = slice(lo, lo + PROGRAM_CHUNK)
+        lo, size, ops = 0, min(FIRST_PROGRAMS, PROGRAM_CHUNK), 0
+        while lo < max(len(kept), 1):
+            part = slice(lo, lo + size)
             at = kept[part]
-            added = self._add_program_chunk(src[at], dst[at], nbytes[at], operations[at], message[part])
+            added, chunk_ops = self._add_program_chunk(src[at], dst[at], nbytes[at], operations[at],
+                                                       message[part], None if turn is None else turn[at])
             first = added if first is None else first
+            lo, ops = lo + size, ops + chunk_ops
+            size = min(PROGRAM_CHUNK, max(1, PROGRAM_OPS * lo // max(ops, 1)))
         return first + program_of
 
     def _add_program_chunk(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
-                           operations: np.ndarray, message: np.ndarray) -> int:
+                           operations: np.ndarray, message: np.ndarray,
+                           turn: np.ndarray | None = None) -> tuple[int, int]:
         """The programs of these messages (the network's as columns) in the core, in order;
-        returns the first one's id. A chunk at a time (PROGRAM_CHUNK programs), so that what
-        is messages x ops (a torus route's hops, the flat ops before the core copies them) is
-        built for that many messages at once."""
+        returns the first one's id and their ops. A chunk at a time (at most PROGRAM_CHUNK
+        programs and about PROGRAM_OPS ops), so that what is messages x ops (a route's hops,
+        the flat ops before the core copies them) is built for that many messages at once."""
         sent = np.flatnonzero(src != dst)
-        columns = self.network.transfer_programs(src[sent], dst[sent], nbytes[sent], message[sent]) \
-            if len(sent) else ProgramColumns.run(Hold, np.zeros(1, np.int64), np.zeros(0))  # none
+        robin = self.network.round_robin() if turn is not None else None
+        if not len(sent):
+            columns = ProgramColumns.run(Hold, np.zeros(1, np.int64), np.zeros(0))  # none
+        elif robin is not None:
+            columns = robin.programs(src[sent], dst[sent], nbytes[sent], turn[sent])
+        else:
+            columns = self.network.transfer_programs(src[sent], dst[sent], nbytes[sent], message[sent])
         if columns is None:  # programs_as_columns said it gives them
             raise AssertionError(f"{type(self.network).__name__} gave no program columns for messages "
                                  "it said it gives them for")
@@ -609,7 +650,7 @@ class NativeRun:
             codes[at + 1] = HOLD
             holds[at + 1] = self._times(operations[merges], self.network.combine_time_s)
             codes[at + 2], args[at + 2] = OP_CODES[Release], arithmetic
-        return self.core.add_programs(_u32(offsets), codes, args, holds)
+        return self.core.add_programs(_u32(offsets), codes, args, holds), len(codes)
 
     @staticmethod
     def _times(values: np.ndarray, time_s) -> np.ndarray:

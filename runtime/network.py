@@ -183,6 +183,25 @@ class ProgramColumns:
 
 
 @dataclass(frozen=True)
+class PairRoundRobin:
+    """Programs that depend on a counter per (src, dst) pair besides the message's ends and
+    bytes: the SP2 adapter's round robin over a pair's routes (targets/bokhari/network.py).
+    A message reads its pair's counter when its process starts and advances it by
+    `steps(nbytes)`, modulo `modulus(src, dst)`; its program is `programs(src, dst, nbytes,
+    turn)` with the count it read as its turn. A pair's messages all start at its sender,
+    which walks the plan in order (a node's messages of a phase in the schedule's order,
+    phases and runs one after the other), so the native run works out every message's turn
+    from the plan's order (runtime/round_robin.py) and the programs stay plain ops. The
+    counters live as long as the network: the runs of a plan carry them on."""
+
+    counters: dict[tuple[int, int], int]  # the network's counters (transfer reads and advances them)
+    modulus: Callable[[np.ndarray, np.ndarray], np.ndarray]  # per pair (src, dst): the counter's modulus
+    steps: Callable[[np.ndarray], np.ndarray]  # per message's bytes: how far it advances its counter
+    # the programs of messages (src, dst, bytes, turn) as columns
+    programs: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], ProgramColumns]
+
+
+@dataclass(frozen=True)
 class PortsShape:
     """Programs (Acquire(send_ports[src]), Hold(startup_s), Acquire(recv_ports[dst]), Hold(data),
     Release(recv_ports[dst]), Release(send_ports[src])): targets/ideal.py."""
@@ -367,6 +386,11 @@ class Network(ABC):
         (the runtime asks once per distinct message, with one of their ids). None: the runtime
         asks message by message (and some message may have no program); never None where
         `programs_as_columns(message)` says so."""
+        return None
+
+    def round_robin(self) -> PairRoundRobin | None:
+        """The counters per pair that this network's programs depend on (PairRoundRobin); None
+        (the default): a program depends on the message alone."""
         return None
 
     def program_shape(self, message: np.ndarray) -> ProgramShape | None:

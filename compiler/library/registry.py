@@ -83,7 +83,7 @@ class Adapter:
     packet k of a pair's stream (its messages' packets, one after another) goes on route k mod
     the pair's routes, round robin from where the pair's previous message stopped, and the
     simulator moves the packets of one route as one piece, the routes in that order (the SP2:
-    targets/bokhari/network.py `RoutedNetwork.pieces`). `routes(src, dst)` is every route of the
+    targets/bokhari/network.py `RoutedNetwork.packet_pieces`). `routes(src, dst)` is every route of the
     pair, route 0 first, each the links it holds in path order."""
 
     routes: Callable[[int, int], Sequence[Sequence[Hashable]]]

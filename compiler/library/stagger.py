@@ -3,7 +3,7 @@
 The SP2's adapter spreads a message's packets over the pair's routes round robin (packet k
 of the pair's stream on route k mod R, R = 4 between switch boards), and the simulator moves
 the packets of one route as one piece, route after route (registry.Adapter,
-targets/bokhari/network.py `RoutedNetwork.pieces`). Every pair's stream starts on route 0,
+targets/bokhari/network.py `RoutedNetwork.packet_pieces`). Every pair's stream starts on route 0,
 so in a permutation where each node sends one message at once all messages go through their
 routes in the same order at the same time: in slot i (the i-th quarter of the wire time)
 every message is on its route i. Under the SP2's D-mod-k routes the four nodes of a leaf

@@ -316,7 +316,7 @@ class BokhariTarget(Target):
         message crosses) when message i of `nbytes[i]` bytes takes the pair's route in phase
         `phase[i]`: the routes as columns (route_columns.py), summed by link key in one pass;
         None where a pair has several routes (the SP2's adapter spreads its packets)."""
-        routes = self.route.columns(src, dst)
+        routes = self.route.columns(src, dst) if self.route.most_routes() == 1 else None
         if routes is None:
             return None
         hops = np.diff(routes.offsets)
@@ -332,7 +332,8 @@ class BokhariTarget(Target):
         long as its busiest engine or link under the fixed routes (compiler/library/lockstep.py);
         None elsewhere (the closed form then stands in)."""
         if (coll.groups or not self._by_family(coll, algorithm)
-                or self.closed_form_gap(coll, algorithm) is None or not self.route.gives_columns()):
+                or self.closed_form_gap(coll, algorithm) is None or not self.route.gives_columns()
+                or self.route.most_routes() > 1):
             return None
         memo = self.__dict__.setdefault("_contention_estimates", {})  # asked for time and source
         if (coll, algorithm) not in memo:

@@ -30,11 +30,13 @@ from phalanx.runtime.engine import Engine, Event, Resource
 from phalanx.runtime.network import (
     DIRECTIONS,
     Acquire,
+    ColumnOp,
     FailedLink,
     Hold,
     Layout,
     Network,
     NoRoute,
+    PairRoundRobin,
     ProgramColumns,
     Release,
     TransferProgram,
@@ -77,14 +79,15 @@ class RoutedNetwork(Network):
         self.links: dict[Hop, Resource] = {}
         self.routes: dict[tuple[int, int], list[Resource]] = {}
         self.route_sets: dict[tuple[int, int], list[list[Resource]]] = {}
-        self.next_route: dict[tuple[int, int], int] = {}  # the adapter's round-robin pointer
+        self.next_route: dict[tuple[int, int], int] = {}  # the adapter's round-robin counters (take_turn)
         # A worm moves at the slower of the end-to-end rate (Table 1 tau) and the link rate.
         link_us_per_byte = 1.0 / link_MBps if link_MBps else 0.0
         self.wire_s_per_byte = max(params.us_per_byte, link_us_per_byte) * 1e-6
         self.startup_s = params.startup_us * 1e-6
         self.startup = Hold(self.startup_s)
-        # transfer_program's parts per pair (None: several routes) and wire holds per size
-        self.program_parts: dict[tuple[int, int], tuple[TransferProgram, TransferProgram] | None] = {}
+        # the programs' ops, one of each: acquire and release per resource, wire hold per size
+        self.acquires: dict[Resource, Acquire] = {}
+        self.releases: dict[Resource, Release] = {}
         self.wire_holds: dict[int, Hold] = {}
 
     def path(self, src: int, dst: int) -> list[Resource]:
@@ -109,140 +112,214 @@ class RoutedNetwork(Network):
         multi-route adapter also spreads messages over `paths(src, dst)`."""
         return [link.name for link in self.path(src, dst)]
 
-    def pieces(self, t: Transfer) -> list[tuple[list[Resource], int]]:
-        """(route, bytes) per route a message's packets take, in the order the adapter
-        sends them: packet k of the pair's stream on route k mod (number of routes)."""
-        routes = self.paths(t.src, t.dst)
-        if len(routes) == 1 or self.packet_bytes <= 0 or t.nbytes <= self.packet_bytes:
-            start = self.next_route.get((t.src, t.dst), 0) % len(routes)
-            self.next_route[(t.src, t.dst)] = start + 1
-            return [(routes[start], t.nbytes)]
-        npackets = -(-t.nbytes // int(self.packet_bytes))
-        start = self.next_route.get((t.src, t.dst), 0)
-        self.next_route[(t.src, t.dst)] = (start + npackets) % len(routes)
-        sizes = [0] * len(routes)
+    def take_turn(self, t: Transfer) -> int:
+        """The pair's round-robin counter as t's process starts, then advanced past t's packets
+        (`packet_steps`; modulo the pair's routes). The pair's messages take the sender's engine
+        first, in the order they start (FIFO), so this is the count the adapter reaches them at."""
+        routes = len(self.paths(t.src, t.dst))
+        if routes == 1:
+            return 0
+        turn = self.next_route.get((t.src, t.dst), 0)
+        size = int(self.packet_bytes)  # as packet_steps, for one message
+        self.next_route[(t.src, t.dst)] = (turn + (max(1, -(-t.nbytes // size)) if size > 0 else 1)) % routes
+        return turn
+
+    def packet_steps(self, nbytes: np.ndarray) -> np.ndarray:
+        """How far each message advances its pair's counter: its packets, one for a message of
+        at most one packet (or none: an empty message; or where packets are not modelled)."""
+        size = int(self.packet_bytes)
+        if size <= 0:
+            return np.ones(len(nbytes), np.int64)
+        return np.maximum(1, -(-nbytes // size)).astype(np.int64)
+
+    def packet_pieces(self, nbytes: int, turn: int, routes: int) -> list[tuple[int, int]]:
+        """(route, bytes) per route a message's packets take, in the order the adapter sends
+        them: packet k of the message on route (turn + k) mod `routes`."""
+        if routes == 1 or self.packet_bytes <= 0 or nbytes <= self.packet_bytes:
+            return [(turn % routes, nbytes)]
+        npackets = -(-nbytes // int(self.packet_bytes))
+        sizes = [0] * routes
         for k in range(npackets):
             last = k == npackets - 1
-            size = t.nbytes - k * int(self.packet_bytes) if last else int(self.packet_bytes)
-            sizes[(start + k) % len(routes)] += size
-        order = [(start + i) % len(routes) for i in range(len(routes))]
-        return [(routes[r], sizes[r]) for r in order if sizes[r] > 0]
+            size = nbytes - k * int(self.packet_bytes) if last else int(self.packet_bytes)
+            sizes[(turn + k) % routes] += size
+        order = [(turn + i) % routes for i in range(routes)]
+        return [(r, sizes[r]) for r in order if sizes[r] > 0]
+
+    def pieces(self, t: Transfer) -> list[tuple[list[Resource], int]]:
+        """(route, bytes) per route t's packets take, its turn taken (`take_turn`)."""
+        routes = self.paths(t.src, t.dst)
+        return [(routes[r], size) for r, size in self.packet_pieces(t.nbytes, self.take_turn(t), len(routes))]
 
     def _link(self, hop: Hop) -> Resource:
         if hop not in self.links:
             self.links[hop] = Resource(self.engine, link_name(hop))
         return self.links[hop]
 
-    def transfer_program(self, t: Transfer) -> TransferProgram | None:
-        """The transfer as a program where the pair has one route (`transfer` below, or with a
-        shared engine `_shared_transfer`); None where the adapter spreads packets over several
-        routes round robin (state carried from message to message)."""
-        key = (t.src, t.dst)
-        if key not in self.program_parts:
-            self.program_parts[key] = self._program_parts(t.src, t.dst)
-        parts = self.program_parts[key]
-        if parts is None:
-            return None
-        wire = self.wire_holds.get(t.nbytes)
+    def program(self, t: Transfer, turn: int) -> TransferProgram:
+        """t's transfer as a program, its packets from route `turn` of the pair's on
+        (`packet_pieces`), each piece holding its route for its wire time.
+
+        With one engine per node for both directions the sender's engine runs the start-up,
+        then both end engines (lower node first) and the route carry the wire time. The
+        sender lets its engine go between the two (an incoming message may take it): two nodes
+        sending to each other would otherwise each hold their own engine and wait for the
+        other's. Taking end engines in node order before any link keeps the waits acyclic. A
+        message spread over several routes takes and lets go of the end engines and the route
+        once per piece, so nothing is held between pieces. With separate engines the sender's
+        send engine is held throughout, and each piece holds its route and the receiver's
+        receive engine. (Made message by message from one op per resource: a pair's ops kept
+        took 800 MB more on sp2:512.)
+        """
+        acquire, release = self._acquire, self._release
+        routes = self.paths(t.src, t.dst)
+        if self.shared:
+            sender = self.send_ports[t.src]
+            ends = [self.send_ports[n] for n in sorted({t.src, t.dst})]
+            ops = [acquire(sender), self.startup, release(sender)]
+            for route, nbytes in self.packet_pieces(t.nbytes, turn, len(routes)):
+                path = routes[route]
+                ops += [*map(acquire, ends), *map(acquire, path), self._wire(nbytes),
+                        *map(release, reversed(path)), *map(release, reversed(ends))]
+            return tuple(ops)
+        send, recv = self.send_ports[t.src], self.recv_ports[t.dst]
+        ops = [acquire(send), self.startup]
+        for route, nbytes in self.packet_pieces(t.nbytes, turn, len(routes)):
+            path = routes[route]
+            ops += [*map(acquire, path), acquire(recv), self._wire(nbytes), release(recv),
+                    *map(release, reversed(path))]
+        ops.append(release(send))
+        return tuple(ops)
+
+    def _acquire(self, resource: Resource) -> Acquire:
+        op = self.acquires.get(resource)
+        if op is None:
+            op = self.acquires[resource] = Acquire(resource)
+        return op
+
+    def _release(self, resource: Resource) -> Release:
+        op = self.releases.get(resource)
+        if op is None:
+            op = self.releases[resource] = Release(resource)
+        return op
+
+    def _wire(self, nbytes: int) -> Hold:
+        wire = self.wire_holds.get(nbytes)
         if wire is None:
-            wire = self.wire_holds[t.nbytes] = Hold(self.wire_s_per_byte * t.nbytes)
-        return (*parts[0], wire, *parts[1])
+            wire = self.wire_holds[nbytes] = Hold(self.wire_s_per_byte * nbytes)
+        return wire
+
+    def transfer_program(self, t: Transfer) -> TransferProgram | None:
+        """The transfer as a program where the pair has one route; None where the adapter
+        spreads packets over several routes round robin (the program depends on the pair's
+        counter: `round_robin`)."""
+        if len(self.paths(t.src, t.dst)) > 1:
+            return None
+        return self.program(t, 0)
+
+    def round_robin(self) -> PairRoundRobin | None:
+        """The adapter's counters where the routing offers pairs several routes (the default SP2)."""
+        if self.routing.most_routes() == 1:
+            return None
+        return PairRoundRobin(self.next_route, self.routing.route_counts, self.packet_steps,
+                              self._program_columns)
 
     def programs_as_columns(self, message: np.ndarray) -> bool:
-        """Where the routing gives its routes as columns."""
-        return self.routing.gives_columns()
+        """Where the routing gives its routes as columns and a program depends on the message
+        alone (no round robin)."""
+        return self.routing.gives_columns() and self.round_robin() is None
 
     def transfer_programs(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
                           message: np.ndarray) -> ProgramColumns | None:
         """transfer_program of many messages at once, from the routes as columns; None where
-        the routing gives none (pairs with several routes). The route's links are made in the
-        order messages first take them, as transfer_program message by message makes them."""
-        routes = self.routing.columns(src, dst)
-        if routes is None:
+        the routing gives none or pairs have several routes (their programs depend on the
+        round robin's counters: `round_robin`)."""
+        if not self.programs_as_columns(message):
             return None
-        keys, first_at, which = np.unique(routes.keys, return_index=True, return_inverse=True)
+        return self._program_columns(src, dst, nbytes, np.zeros(len(src), np.int64))
+
+    def _program_columns(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
+                         turn: np.ndarray) -> ProgramColumns:
+        """`program` of many messages at once (message i from route turn[i] of its pair's
+        on), from the routes as columns. The links of every route of each pair are made in
+        the order pairs first come, a pair's routes in order, as `paths` makes them message
+        by message."""
+        nroutes = self.routing.route_counts(src, dst)
+        links = self._pair_links(src, dst, nroutes)
+        owner, route, piece_bytes, offsets = self._piece_columns(nbytes, turn, nroutes)
+        routes = self.routing.columns(src[owner], dst[owner], route)
+        assert routes is not None, "programs_as_columns and round_robin need the routes as columns"
+        ends = tuple(self.send_ports) if self.shared else (*self.send_ports, *self.recv_ports)
+        link_index = len(ends) + links[1][np.searchsorted(links[0], routes.keys)]
+        resources = (*ends, *links[2])
+        each = ProgramColumns.each
+
+        def once(kind: type[ColumnOp], values: np.ndarray, where: np.ndarray) -> ProgramColumns:
+            """One op per message (values[i]: message i's) on its piece `where` marks, none on
+            the others: the message's head on its first piece, its tail on its last."""
+            ops = np.zeros(len(where) + 1, np.int64)
+            np.cumsum(where, out=ops[1:])
+            return ProgramColumns.run(kind, ops, values)
+
+        first, last = np.zeros(len(owner), bool), np.zeros(len(owner), bool)
+        first[offsets[:-1]], last[offsets[1:] - 1] = True, True
+        wire = each(Hold, self.wire_s_per_byte * piece_bytes)
+        startup = once(Hold, np.full(len(src), self.startup_s), first)
+        if self.shared:  # as `program`: the sender's start-up, each piece's ends lower first
+            low, high = np.minimum(src[owner], dst[owner]), np.maximum(src[owner], dst[owner])
+            before = [once(Acquire, src, first), startup, once(Release, src, first), each(Acquire, low),
+                      each(Acquire, high)]
+            middle, after = [wire], [each(Release, high), each(Release, low)]
+        else:
+            recv = len(self.send_ports) + dst[owner]
+            before = [once(Acquire, src, first), startup]
+            middle, after = [each(Acquire, recv), wire, each(Release, recv)], [once(Release, src, last)]
+        pieces = route_columns.route_programs(routes, link_index, before, middle, after, resources)
+        # a message's pieces one after another (its head on the first, its tail on the last):
+        # the pieces' ops, offsets at the messages' first pieces
+        return ProgramColumns(pieces.offsets[offsets], pieces.kinds, pieces.resource, pieces.hold_s,
+                              resources)
+
+    def _pair_links(self, src: np.ndarray, dst: np.ndarray,
+                    nroutes: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[Resource]]:
+        """The links of every route of the messages' pairs, made in the order `paths` makes
+        them (pairs as they first come, their routes in order, hops in path order): their
+        keys sorted, each key's index in the links, the links."""
+        pair = src * (int(max(src.max(initial=0), dst.max(initial=0))) + 1) + dst
+        first = np.sort(np.unique(pair, return_index=True)[1])
+        count = nroutes[first]
+        which = np.repeat(np.arange(len(first)), count)
+        alternative = np.arange(len(which)) - np.repeat(np.cumsum(count) - count, count)
+        every = self.routing.columns(src[first][which], dst[first][which], alternative)
+        assert every is not None
+        keys, first_at = np.unique(every.keys, return_index=True)
         order = np.argsort(first_at, kind="stable")
-        links = [self._link(routes.hop(int(key))) for key in keys[order].tolist()]
         rank = np.empty(len(order), np.int64)
         rank[order] = np.arange(len(order))
-        ends = tuple(self.send_ports) if self.shared else (*self.send_ports, *self.recv_ports)
-        link_index = len(ends) + rank[which.reshape(-1)]
-        each = ProgramColumns.each
-        startup = each(Hold, np.full(len(src), self.startup_s))
-        wire = each(Hold, self.wire_s_per_byte * nbytes)
-        if self.shared:  # as _program_parts: the sender's start-up, both ends lower first
-            low, high = np.minimum(src, dst), np.maximum(src, dst)
-            head = [each(Acquire, src), startup, each(Release, src), each(Acquire, low), each(Acquire, high)]
-            middle, tail = [wire], [each(Release, high), each(Release, low)]
-        else:
-            recv = len(self.send_ports) + dst
-            head = [each(Acquire, src), startup]
-            middle, tail = [each(Acquire, recv), wire, each(Release, recv)], [each(Release, src)]
-        return route_columns.route_programs(routes, link_index, head, middle, tail, (*ends, *links))
+        return keys, rank, [self._link(every.hop(int(key))) for key in keys[order].tolist()]
 
-    def _program_parts(self, src: int, dst: int) -> tuple[TransferProgram, TransferProgram] | None:
-        """A pair's program before and after its wire time (made once per pair)."""
-        routes = self.paths(src, dst)
-        if len(routes) > 1:
-            return None
-        path = routes[0]
-        take_links, free_links = [Acquire(link) for link in path], [Release(link) for link in reversed(path)]
-        if self.shared:
-            engines = self.send_ports
-            ends = [engines[n] for n in sorted({src, dst})]
-            return ((Acquire(engines[src]), self.startup, Release(engines[src]),
-                     *[Acquire(e) for e in ends], *take_links),
-                    (*free_links, *[Release(e) for e in reversed(ends)]))
-        send, recv = self.send_ports[src], self.recv_ports[dst]
-        return ((Acquire(send), self.startup, *take_links, Acquire(recv)),
-                (Release(recv), *free_links, Release(send)))
+    def _piece_columns(self, nbytes: np.ndarray, turn: np.ndarray,
+                       nroutes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """`packet_pieces` of many messages at once: per piece its message, its route and its
+        bytes, a message's pieces in order, and where each message's pieces start (one more
+        than messages). Piece i of a message of n packets takes route (turn + i) mod R and
+        packets i, i + R, ... below n, the last one shorter."""
+        size = max(int(self.packet_bytes), 1)
+        one = (nroutes == 1) | (self.packet_bytes <= 0) | (nbytes <= self.packet_bytes)
+        npackets = np.where(one, 1, -(-nbytes // size))
+        npieces = np.minimum(npackets, nroutes)
+        offsets = np.zeros(len(nbytes) + 1, np.int64)
+        np.cumsum(npieces, out=offsets[1:])
+        owner = np.repeat(np.arange(len(nbytes)), npieces)
+        i = np.arange(offsets[-1]) - offsets[owner]
+        routes, packets, whole = nroutes[owner], npackets[owner], nbytes[owner]
+        count = (packets - i + routes - 1) // routes
+        short = np.where((packets - 1) % routes == i, packets * size - whole, 0)
+        piece_bytes = np.where(one[owner], whole, count * size - short)
+        return owner, (turn[owner] + i) % routes, piece_bytes, offsets
 
     def transfer(self, t: Transfer) -> Generator[Event, Any, None]:
-        program = self.transfer_program(t)
-        if program is not None:
-            yield from play(self.engine, program)
-            return
-        if self.shared:
-            yield from self._shared_transfer(t)
-            return
-        send, recv = self.send_ports[t.src], self.recv_ports[t.dst]
-        yield send.request()
-        yield self.engine.timeout(self.startup_s, "start-up")
-        for path, nbytes in self.pieces(t):
-            for link in path:
-                yield link.request()
-            yield recv.request()
-            yield self.engine.timeout(self.wire_s_per_byte * nbytes, "wire")
-            recv.release()
-            for link in reversed(path):
-                link.release()
-        send.release()
-
-    def _shared_transfer(self, t: Transfer) -> Generator[Event, Any, None]:
-        """One engine per node for both directions: the sender's engine runs the start-up,
-        then both end engines (lower node first) and the route carry the wire time.
-
-        The sender lets its engine go between the two (an incoming message may take it):
-        two nodes sending to each other would otherwise each hold their own engine and
-        wait for the other's. Taking end engines in node order before any link keeps the
-        waits acyclic. A message spread over several routes takes and lets go of the end
-        engines and the route once per piece, so nothing is held between pieces.
-        """
-        engines = self.send_ports
-        yield engines[t.src].request()
-        yield self.engine.timeout(self.startup_s, "start-up")
-        engines[t.src].release()
-        ends = [engines[n] for n in sorted({t.src, t.dst})]
-        for path, nbytes in self.pieces(t):
-            for res in ends:
-                yield res.request()
-            for link in path:
-                yield link.request()
-            yield self.engine.timeout(self.wire_s_per_byte * nbytes, "wire")
-            for link in reversed(path):
-                link.release()
-            for res in reversed(ends):
-                res.release()
+        yield from play(self.engine, self.program(t, self.take_turn(t)))
 
     def copy_time_s(self, nbytes: int) -> float:
         return self.params.copy_us_per_byte * 1e-6 * nbytes

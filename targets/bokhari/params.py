@@ -49,7 +49,7 @@ class MultistageParams:
     # node, for both directions (1); 0 = separate send and receive engines (a what-if).
     shared_engine: float = 1.0
     # Alternative up/down routes per (source, destination) pair the adapter spreads a
-    # message's packets over, in turn (network.RoutedNetwork.pieces); 1 = one fixed route.
+    # message's packets over, in turn (network.RoutedNetwork.packet_pieces); 1 = one fixed route.
     # A structural figure of the machine, not fitted: see SP2 below.
     routes_per_pair: float = 1.0
     # Bytes per switch packet (the unit the adapter puts on one route); only used when

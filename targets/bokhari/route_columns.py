@@ -81,17 +81,26 @@ def ecube_columns(src: np.ndarray, dst: np.ndarray) -> RouteColumns:
     return RouteColumns(_offsets(flips.sum(axis=1)), (at * CUBE_BITS + bits)[flips], hop)
 
 
+def fat_tree_top(levels: int, arity: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """The highest level where each message's source and destination digits differ (0 where
+    none does): its route climbs that far (routing.FatTreeRoutes.all's `top`)."""
+    weights = arity ** np.arange(levels, dtype=np.int64)
+    differ = src // weights[:, None] % arity != dst // weights[:, None] % arity  # (levels, n)
+    return np.where(differ.any(axis=0), levels - 1 - np.argmax(differ[::-1], axis=0), 0)
+
+
 def fat_tree_columns(levels: int, arity: int, up_port: Callable[[np.ndarray, np.ndarray, int], Any],
-                     src: np.ndarray, dst: np.ndarray) -> RouteColumns:
-    """Route 0 of routing.FatTreeRoutes for every message: node to leaf switch, up to the
-    lowest level where source and destination digits agree above, down, switch to node.
+                     src: np.ndarray, dst: np.ndarray, alternative: np.ndarray | None = None) -> RouteColumns:
+    """Route `alternative[i]` (0 where None) of routing.FatTreeRoutes for every message: node to
+    leaf switch, up to the lowest level where source and destination digits agree above, down,
+    switch to node; alternative r adds r to the up-port at every level (FatTreeRoutes.one).
     `up_port(s, t, level)` is FatTreeRoutes.up_port on digit arrays (s[i]: every source's
     digit i). A routing point is a number: node p is p, switch (level, label) comes after
     the arity ** levels node numbers, the label's digits read in base `arity`."""
     weights = arity ** np.arange(levels, dtype=np.int64)
     s, t = src // weights[:, None] % arity, dst // weights[:, None] % arity  # (levels, n)
-    differ = s != t
-    top = np.where(differ.any(axis=0), levels - 1 - np.argmax(differ[::-1], axis=0), 0)
+    top = fat_tree_top(levels, arity, src, dst)
+    shift = 0 if alternative is None else alternative
     nodes, per_level = arity ** levels, arity ** (levels - 1)
     points = nodes + levels * per_level
     rows = np.arange(len(src))
@@ -102,7 +111,7 @@ def fat_tree_columns(levels: int, arity: int, up_port: Callable[[np.ndarray, np.
     for level in range(levels - 1):  # up from `level` to `level + 1` where level < top
         going = level < top
         weight = weights[level]
-        label_up = label + (up_port(s, t, level) - label // weight % arity) * weight
+        label_up = label + ((up_port(s, t, level) + shift) % arity - label // weight % arity) * weight
         up = nodes + (level + 1) * per_level + label_up
         keys[going, 1 + level] = (at * points + up)[going]
         at, label = np.where(going, up, at), np.where(going, label_up, label)

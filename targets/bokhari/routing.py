@@ -29,9 +29,20 @@ class Routing(ABC):
         """Whether `columns` gives the routes of any messages (never None)."""
         return False
 
-    def columns(self, src: np.ndarray, dst: np.ndarray) -> RouteColumns | None:
-        """The routes of the messages (src[i], dst[i]) as columns; None: one pair at a time."""
+    def columns(self, src: np.ndarray, dst: np.ndarray,
+                alternative: np.ndarray | None = None) -> RouteColumns | None:
+        """The routes of the messages (src[i], dst[i]) as columns, route alternative[i] of
+        each pair's (`route_counts`; the first where None); None: one pair at a time."""
         return None
+
+    def route_counts(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        """How many alternative routes each pair (src[i], dst[i]) has: one, unless the routing
+        offers several (FatTreeRoutes)."""
+        return np.ones(len(src), np.int64)
+
+    def most_routes(self) -> int:
+        """The most alternative routes any pair has."""
+        return 1
 
 
 class MeshRoute(Routing):
@@ -56,8 +67,9 @@ class MeshRoute(Routing):
     def gives_columns(self) -> bool:
         return True
 
-    def columns(self, src: np.ndarray, dst: np.ndarray) -> RouteColumns:
-        return route_columns.mesh_columns(self.cols, src, dst)
+    def columns(self, src: np.ndarray, dst: np.ndarray,
+                alternative: np.ndarray | None = None) -> RouteColumns:
+        return route_columns.mesh_columns(self.cols, src, dst)  # one route per pair
 
 
 def ecube_route(src: int, dst: int) -> list[Hop]:
@@ -80,8 +92,9 @@ class ECubeRoute(Routing):
     def gives_columns(self) -> bool:
         return True
 
-    def columns(self, src: np.ndarray, dst: np.ndarray) -> RouteColumns:
-        return route_columns.ecube_columns(src, dst)
+    def columns(self, src: np.ndarray, dst: np.ndarray,
+                alternative: np.ndarray | None = None) -> RouteColumns:
+        return route_columns.ecube_columns(src, dst)  # one route per pair
 
 
 def fat_tree_levels(nnodes: int, arity: int = 4) -> int:
@@ -162,16 +175,23 @@ class FatTreeRoutes(Routing):
         return [self.one(src, dst, r) for r in range(count)]
 
     def gives_columns(self) -> bool:
-        """Where a pair has one route; the adapter's round robin over several is message by
-        message."""
-        return self.routes_per_pair <= 1
+        return True
 
-    def columns(self, src: np.ndarray, dst: np.ndarray) -> RouteColumns | None:
-        """Route 0 of every message where a pair has one route; None where pairs have several
-        (the adapter's round robin is message by message)."""
-        if not self.gives_columns():
-            return None
-        return route_columns.fat_tree_columns(self.levels, self.arity, self.up_port, src, dst)
+    def columns(self, src: np.ndarray, dst: np.ndarray,
+                alternative: np.ndarray | None = None) -> RouteColumns:
+        """Route alternative[i] (route 0 where None) of every message (`one`)."""
+        return route_columns.fat_tree_columns(self.levels, self.arity, self.up_port, src, dst, alternative)
+
+    def route_counts(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        """len(all(src[i], dst[i])) of every pair: routes_per_pair, at most the arity, and one
+        for a pair under one leaf switch."""
+        top = route_columns.fat_tree_top(self.levels, self.arity, src, dst)
+        return np.where(top > 0, self.most_routes(), 1).astype(np.int64)  # as `all`
+
+    def most_routes(self) -> int:
+        """routes_per_pair, at most the arity (a tree of one level, whose pairs all have one
+        route, still counts as offering several: the adapter's model, as it was)."""
+        return min(self.routes_per_pair, self.arity)
 
     def up_port(self, s: Any, t: Any, level: int) -> Any:
         """The up-port route 0 takes from a level-`level` switch (of digits as lists of ints,

@@ -127,9 +127,9 @@ def test_timeouts_of_many_delays_run_alike():
 
 
 def test_a_network_without_programs_for_every_message_runs_in_python():
-    """The SP2's adapter spreads packets over 4 routes round robin: no program, so the plan
-    stays on the Python engine, and `auto` still runs it."""
-    compiled = compile_text(kind_program("alltoall", 16, 64), target="sp2:16", cost="closed-form")
+    """The KSR-1's ring runs its coherence protocol in Python: no program, so the plan stays
+    on the Python engine, and `auto` still runs it."""
+    compiled = compile_text(kind_program("alltoall", 16, 64), target="ksr1:16", cost="closed-form")
     network = compiled.target.build_network(Engine())
     assert native_plan(compiled.plan, network, fast=True) is None
     with pytest.raises(ValueError, match="cannot run on the native core"):
