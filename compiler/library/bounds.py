@@ -114,9 +114,9 @@ from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.library.reducedepth import contributors_per_root, deadline_bound_s, three_level_bound_s
 from phalanx.compiler.library.reducedrain import drain_bound_s
 from phalanx.compiler.library.reducemerge import relay_merges_bound_s
-from phalanx.compiler.library.reducestraight import straight_startups_bound_s
 from phalanx.compiler.library.reducepipeline import contributor_pipeline_bound_s
 from phalanx.compiler.library.reducerelays import relay_startups_bound_s
+from phalanx.compiler.library.reducestraight import straight_startups_bound_s
 from phalanx.compiler.library.registry import PortModel, Route
 from phalanx.compiler.library.relaybound import relay_or_direct_bound_s, relay_ports_bound_s
 from phalanx.compiler.library.scatterroot import scatter_relays_bound_s

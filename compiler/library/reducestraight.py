@@ -40,9 +40,8 @@ def straight_startups_bound_s(coll: Collective, port: PortModel) -> float:
     merge = port.combine_s_per_op / coll.element_bytes if coll.element_bytes else 0.0
     best = 0.0
     for d, n in contributors_per_root(coll):
-        per_byte = max(port.s_per_byte / port.streams, merge)
         lo, hi = port.startup_s, 2 * port.startup_s + d * n * (port.s_per_byte + merge)
-        while not fits(hi, d, n, port, merge):
+        while not fits(hi, d, n, port, merge):  # a top that fits (fits grows with T)
             hi *= 2
         for _ in range(BISECTIONS):
             mid = (lo + hi) / 2
@@ -102,7 +101,7 @@ def max_contributors(t_s: float, n: float, relays: list[float], port: PortModel,
     for k in reversed(range(len(relays))):
         capacity = (t_s - k * hold - alpha) / q_per_byte
         cost = n - total + relays[k]
-        carried = before[k] + straight[k] + after
+        carried = before[k] + straight[k] + after  # the most its start-ups can move
         after += max(relays[k], straight[k])
         if capacity <= load or straight[k] <= 0 or carried < n:
             continue

@@ -36,7 +36,8 @@ def test_torus_8x8_2k_by_hand():
     assert [round(r, 1) for r in relays] == [1048.9, 626.6, 306.6, 0.0]
     short = 2048 - sum(relays)
     capacity = [(bound_s - k * hold - alpha) / merge for k in range(4)]
-    by_hand = capacity[3] / short + sum((capacity[k] - capacity[k + 1]) / (short + relays[k]) for k in range(3))
+    by_hand = capacity[3] / short + sum((capacity[k] - capacity[k + 1]) / (short + relays[k])
+                                        for k in range(3))
     assert by_hand == pytest.approx(63, rel=1e-9)
     assert max_contributors(bound_s, 2048, relays, port, merge) == pytest.approx(63, rel=1e-9)
     assert bound_s == pytest.approx(99.465e-6, rel=1e-5)
@@ -68,7 +69,8 @@ def test_it_is_left_out_where_relays_merges_is():
         assert straight_startups_bound_s(coll, machine.library.machine.port) == 0
 
 
-@pytest.mark.parametrize("spec, size", [(spec, size) for spec in ("torus:4x4", "iwarp:4x4", "torus:2x4", "torus:8x8")
+@pytest.mark.parametrize("spec, size", [(spec, size)
+                                        for spec in ("torus:4x4", "iwarp:4x4", "torus:2x4", "torus:8x8")
                                         for size in (8, 128, 2048, 16384, 131072)])
 def test_never_below_relays_merges(spec, size):
     machine = resolve(spec)
@@ -77,7 +79,8 @@ def test_never_below_relays_merges(spec, size):
     assert straight_startups_bound_s(coll, port) >= relay_merges_bound_s(coll, port) * (1 - ROUNDING)
 
 
-@pytest.mark.parametrize("spec, sizes", [("torus:4x4", (100, 128, 2048, 16384)), ("iwarp:4x4", (128, 2048, 16384)),
+@pytest.mark.parametrize("spec, sizes", [("torus:4x4", (100, 128, 2048, 16384)),
+                                         ("iwarp:4x4", (128, 2048, 16384)),
                                          ("torus:2x4", (100, 128, 2048, 16384)), ("torus:2x2", (128, 2048)),
                                          ("torus:8x8", (128, 2048, 16384))])
 def test_no_reduce_beats_the_straight_startups_bound(spec, sizes):
