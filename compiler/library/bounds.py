@@ -62,6 +62,9 @@
   sends it (after the last byte) before it can forward it, and its forwards pay their wire and
   the root's merge again, so what a contributor can relay by T shrinks and more goes straight
   to the root (reducemerge.py);
+- straight start-ups: the same, where a contributor's start-ups that go to the root bring
+  relays nothing, and the root takes the bytes of messages started from a contributor's k-th
+  start-up on only from k h + alpha (reducestraight.py);
 - relay start-ups: on one engine per node, a reduce's contributors that relay, or that start a
   second message, run a start-up between the drain's windows; those that do not send their
   partial in one early message to the root or to such a relay (reducerelays.py);
@@ -113,6 +116,7 @@ from phalanx.compiler.library.reducedrain import drain_bound_s
 from phalanx.compiler.library.reducemerge import relay_merges_bound_s
 from phalanx.compiler.library.reducepipeline import contributor_pipeline_bound_s
 from phalanx.compiler.library.reducerelays import relay_startups_bound_s
+from phalanx.compiler.library.reducestraight import straight_startups_bound_s
 from phalanx.compiler.library.registry import PortModel, Route
 from phalanx.compiler.library.relaybound import relay_or_direct_bound_s, relay_ports_bound_s
 from phalanx.compiler.library.scatterroot import scatter_relays_bound_s
@@ -679,6 +683,7 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
                           ("relay deadlines", deadline_bound_s),
                           ("root drain", drain_bound_s),
                           ("relays' merges", relay_merges_bound_s),
+                          ("straight start-ups", straight_startups_bound_s),
                           ("relay start-ups", relay_startups_bound_s),
                           ("engine start-ups", engine_startups_bound_s),
                           ("scatter relays", scatter_relays_bound_s)):

@@ -111,8 +111,9 @@ def test_relays_deadlines_on_torus_8x8_at_2_kb():
     (T - 2 alpha) + (T - 2 alpha - h) = 33.88 + 13.88 us of bytes, 1910 B at 40 MB/s; the other
     138 B of each of the 63 partials, 8669 B, must go straight to the root, whose four links take
     4 x (T - alpha) = 4 x 54.03 us of bytes, 8645 B: just short, so 74.18 us is the bound (the
-    three levels': 66.79; the root drain's 74.87 is above it, and the relays' merges, 97.04,
-    bind: test_reducemerge.py). Not applied where a node streams one message (ideal)."""
+    three levels': 66.79; the root drain's 74.87 is above it, the relays' merges' 97.04 above
+    that, and the straight start-ups, 99.46, bind: test_reducestraight.py). Not applied where a
+    node streams one message (ideal)."""
     machine, coll = _reduce("torus:8x8", 2048)
     port = machine.library.machine.port
     bound_s = deadline_bound_s(coll, port)
