@@ -68,13 +68,27 @@ from phalanx.compiler.schedule import COMBINED, Phase, SyncMode, Transfer
 Unit = tuple[int, int, int, int]  # (column, row, row half, column half)
 
 
+def owner_rows(rows: int, root_row: int) -> set[int]:
+    """fan-scatter-rings' half of the rows that own the block (rows a power of two): row r
+    with offset o = r XOR root_row owns if o's bits R / 2 and R / 4 agree (on 8 rows the
+    offsets 0, 1, 6, 7: the root's row and the three nearest it, one of each pair the
+    doubling's first step, mask R / 2, joins; on 2 rows the root's)."""
+    top = rows // 2
+    return {r for r in range(rows) if bool((r ^ root_row) & top) == bool((r ^ root_row) & (top // 2))}
+
+
 class Units:
     """The broadcast's block in 4 R C units, unit (c, r, a, b) owned by node (r, c)."""
 
-    def __init__(self, coll: Collective, machine: Machine):
+    def __init__(self, coll: Collective, machine: Machine, half_rows: bool = False):
+        """Every node owns four units of the block, or with `half_rows` only the nodes of
+        `owner_rows` (four units of twice the bytes), the others' units empty."""
         self.rows, self.cols = machine.grid or (1, machine.nnodes)
         self.root = rooted_order(coll)[0]
-        self.pieces = segments(coll.block_bytes or 0, 4 * self.rows * self.cols)
+        owners = owner_rows(self.rows, self.root // self.cols) if half_rows else set(range(self.rows))
+        owned = [r in owners for c in range(self.cols) for r in range(self.rows) for _ in range(4)]
+        shares = iter(segments(coll.block_bytes or 0, sum(owned)))
+        self.pieces = [next(shares) if mine else (0, 0) for mine in owned]
 
     def node(self, r: int, c: int) -> int:
         return r * self.cols + c
@@ -87,6 +101,10 @@ class Units:
     def owned(self, v: int) -> list[Unit]:
         r, c = divmod(v, self.cols)
         return self.of([c], [r])
+
+    def share(self, v: int) -> int:
+        """The bytes of v's units."""
+        return sum(self.pieces[((c * self.rows + r) * 2 + a) * 2 + b][1] for c, r, a, b in self.owned(v))
 
     def message(self, src: int, dst: int, units: list[Unit], final: int | None = None) -> list[Transfer]:
         """`units` from src to dst as one message, bound for `final` (dst by default); none
@@ -123,8 +141,8 @@ def scatter_as_units(u: Units, coll: Collective, machine: Machine,
     scatter of a node's share (4 units) a node, each of its blocks (root, v) as v's units, each
     of its messages one message."""
     n = coll.nprocs
-    share = 4 * (u.pieces[0][1] if u.pieces else 0)
-    matrix = tuple(tuple(share if p == u.root and q != u.root else 0 for q in range(n)) for p in range(n))
+    matrix = tuple(tuple(u.share(q) if p == u.root and q != u.root else 0 for q in range(n))
+                   for p in range(n))
     scatter_coll = dataclasses.replace(coll, kind=Kind.SCATTER, byte_matrix=matrix, root=u.root,
                                        strided=())
     out = []
@@ -192,7 +210,7 @@ def scatter_rings_phases(coll: Collective, machine: Machine) -> list[Phase]:
 def fan_scatter_rings_phases(coll: Collective, machine: Machine) -> list[Phase]:
     """fan-scatter's tree, the columns by recursive doubling, the rows' rings (module
     docstring), every phase eager."""
-    u = Units(coll, machine)
+    u = Units(coll, machine, half_rows=True)
     phases = eager_phases(scatter_as_units(u, coll, machine, fan_scatter_phases))
     phases += column_doubling(u) + row_rings(u)
     return root_copy_beside(coll, u.root, phases)
@@ -239,13 +257,17 @@ def scatter_rings_s(machine: Machine, nbytes: int) -> float:
 
 
 def fan_scatter_rings_s(machine: Machine, nbytes: int) -> float:
-    """T of fan-scatter-rings: fan-scatter's f(P) for a node's share, the columns' lg R doubling
-    steps (a start-up each, then R - 1 shares on one link), then the row rings."""
+    """T of fan-scatter-rings: fan-scatter's f(P / 2) for an owner's share (two nodes' worth;
+    f(P) on one row), the columns' lg R doubling steps (a start-up each, then 2 + 2 + 4 + ...
+    + R / 2 = R shares on one link: the first step an owner's two), then the row rings."""
     assert machine.grid is not None
     rows, cols = machine.grid
     port, share = machine.port, nbytes / (rows * cols)
-    doubling_s = (rows.bit_length() - 1) * port.startup_s + (rows - 1) * share * port.s_per_byte
-    return fan_out(rows * cols, share, port)[0] + doubling_s + ring_stage_s(port, cols, rows * share)
+    owners = len(owner_rows(rows, 0))
+    scatter_s = fan_out(owners * cols, share * rows / owners, port)[0]
+    doubling_s = (rows.bit_length() - 1) * port.startup_s + \
+        (rows if owners < rows else rows - 1) * share * port.s_per_byte
+    return scatter_s + doubling_s + ring_stage_s(port, cols, rows * share)
 
 
 def four_units_a_node(coll: Collective, machine: Machine) -> str | None:
