@@ -20,26 +20,33 @@ piece a phase (`root_copy_beside`).
 holder starts its messages largest subtree first, the subtrees runs of a Hilbert curve; its
 closed form picks the fan-outs for a node's share of 4 units) and passes the columns' units by
 recursive doubling, farthest first (lg R start-ups a node where the ring takes R / 2 steps of
-two): where a unit is short the start-ups, not the bytes, bind both stages. On 2^k x 2^k tori.
+two): where a unit is short the start-ups, not the bytes, bind both stages. Only half the rows
+own units (`owner_rows`, issue 27, branch r2bc): four units of twice the bytes on the root's
+row and the nearest ones, one of each pair that the doubling's first step (mask R / 2) joins,
+so that step carries an owner's units one way and the tree scatters to P / 2 nodes, each
+message one of two shares: torus:8x8 16 KB 0.686 -> 0.640 ms (the scatter's last node 293 ->
+230 us, the columns' last 407 -> 371). On 2^k x 2^k tori.
 
 Closed forms (`scatter_rings_s`, `fan_scatter_rings_s`): the scatter's own (neighbour-scatter's
-T(c), fan-scatter's f(P), for a node's share of B / P bytes), then the column stage (rings:
-floor(R / 2) steps of a start-up and a share, the last on an even R half of one; doubling:
-lg R start-ups and R - 1 shares on one link), then the row rings (floor(C / 2) steps of a
-start-up and R shares), one after another. Declared gap: the simulator takes 0.98-1.27 T for
-scatter-rings (torus:8x8, 4x4, 3x4, 2 KB-1 MB; 1.06 at 64 KB on 8x8) and 1.12-1.2 T for
-fan-scatter-rings up to 16 KB; from 64 KB 1.4-2.4 T, the fan's largest subtrees' messages
-sharing a root link and the root's memory, which f does not count.
+T(c) for a node's share of B / P bytes; fan-scatter's f(P / 2) for an owner's two), then the
+column stage (rings: floor(R / 2) steps of a start-up and a share, the last on an even R half
+of one; doubling: lg R start-ups and R shares on one link, the owners' two, then 2, 4, ...,
+R / 2), then the row rings (floor(C / 2) steps of a start-up and R shares), one after
+another. Declared gap: the simulator takes 0.98-1.27 T for scatter-rings (torus:8x8, 4x4, 3x4,
+2 KB-1 MB; 1.06 at 64 KB on 8x8) and 1.05-1.25 T for fan-scatter-rings up to 16 KB (1.10 at 16
+KB, 1.21 at 2 KB on 8x8, 1.14 on 4x4, 1.07 on 2x2); from 64 KB 1.3-2.4 T (1.41 at 64 KB), the
+fan's largest subtrees' messages sharing a root link and the root's memory, which f does not
+count.
 
 torus:8x8 (iwarp:8x8 the same), ms:
 
-| block | scatter-rings | fan-scatter-rings | the grid's best before |
+| block | scatter-rings | fan-scatter-rings (every row owning, branch tbcast3) | the grid's best before |
 |---|---|---|---|
-| 2 KB | 0.691 | 0.381 | eager-interleaved-cut-scatter-doubling 0.291 |
-| 16 KB | 0.861 | 0.686 | eager-turned-cut-scatter-doubling 0.754 |
-| 64 KB | 1.619 | 2.017 | eager-turned-cut-scatter-doubling 1.953 |
-| 128 KB | 2.984 | 4.996 | eager-spanning-trees 3.097 |
-| 1 MB | 21.88 | 37.83 | eager-spanning-trees 20.82 |
+| 2 KB | 0.691 | 0.361 (0.381) | eager-interleaved-cut-scatter-doubling 0.291 |
+| 16 KB | 0.861 | 0.640 (0.686) | eager-turned-cut-scatter-doubling 0.754 |
+| 64 KB | 1.619 | 1.998 (2.017) | eager-turned-cut-scatter-doubling 1.953 |
+| 128 KB | 2.984 | 5.159 (4.996) | eager-spanning-trees 3.097 |
+| 1 MB | 21.88 | (37.83) | eager-spanning-trees 20.82 |
 
 Standalone (each stage alone from its start), at 64 KB neighbour-scatter's scatter takes 0.576
 ms (the root's links carry 63/64 of the block, 0.40 ms of it; the fan tree's 0.870, its
