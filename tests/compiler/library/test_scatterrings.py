@@ -51,6 +51,16 @@ def test_the_broadcast_delivers_every_byte_from_another_root(algorithm, root):
     assert result.verified, result.problems
 
 
+def test_fan_scatter_rings_delivers_from_a_root_off_row_0_of_torus_8x8():
+    """The owner rows follow the root's row (4: rows 4, 5, 2, 3)."""
+    program = ("processors P(64)\narray S(2048) of byte on P(37)\n"
+               "array R(2048) of byte replicated onto P\nR = S\n")
+    compiled = compile_program(program, target="torus:8x8", algorithm="broadcast=fan-scatter-rings")
+    result = simulate(compiled).collectives[0]
+    assert result.algorithm == "fan-scatter-rings"
+    assert result.verified, result.problems
+
+
 @pytest.mark.parametrize("algorithm, spec, size, reason", [
     ("scatter-rings", "torus:2x4", 4096,
      "the root needs four distinct neighbours, but a 2x4 grid's rings are shorter than 3"),
