@@ -400,8 +400,9 @@ GRID: tuple[Algorithm, ...] = (
                            scatterrings.four_units_a_node)),
     Algorithm("fan-scatter-rings", (Kind.BROADCAST,),
               "scatter-rings with the units scattered down fan-scatter's tree (a holder's "
-              "messages largest subtree first, along a Hilbert curve) and the columns by "
-              "recursive doubling, farthest first: fewer start-ups where a unit is short",
+              "messages largest subtree first, along a Hilbert curve) to half the rows, which "
+              "own units of twice the bytes, and the columns by recursive doubling, farthest "
+              "first, its first step joining the other rows: fewer start-ups where a unit is short",
               scatterrings.fan_scatter_rings_phases,
               ROOTED_OK + (on_grid, hilbert.square_power_of_two_grid, fanscatter.several_streams,
                            scatterrings.four_units_a_node)),

@@ -20,26 +20,33 @@ piece a phase (`root_copy_beside`).
 holder starts its messages largest subtree first, the subtrees runs of a Hilbert curve; its
 closed form picks the fan-outs for a node's share of 4 units) and passes the columns' units by
 recursive doubling, farthest first (lg R start-ups a node where the ring takes R / 2 steps of
-two): where a unit is short the start-ups, not the bytes, bind both stages. On 2^k x 2^k tori.
+two): where a unit is short the start-ups, not the bytes, bind both stages. Only half the rows
+own units (`owner_rows`, issue 27, branch r2bc): four units of twice the bytes on the root's
+row and the nearest ones, one of each pair that the doubling's first step (mask R / 2) joins,
+so that step carries an owner's units one way and the tree scatters to P / 2 nodes, each
+message one of two shares: torus:8x8 16 KB 0.686 -> 0.640 ms (the scatter's last node 293 ->
+230 us, the columns' last 407 -> 371). On 2^k x 2^k tori.
 
 Closed forms (`scatter_rings_s`, `fan_scatter_rings_s`): the scatter's own (neighbour-scatter's
-T(c), fan-scatter's f(P), for a node's share of B / P bytes), then the column stage (rings:
-floor(R / 2) steps of a start-up and a share, the last on an even R half of one; doubling:
-lg R start-ups and R - 1 shares on one link), then the row rings (floor(C / 2) steps of a
-start-up and R shares), one after another. Declared gap: the simulator takes 0.98-1.27 T for
-scatter-rings (torus:8x8, 4x4, 3x4, 2 KB-1 MB; 1.06 at 64 KB on 8x8) and 1.12-1.2 T for
-fan-scatter-rings up to 16 KB; from 64 KB 1.4-2.4 T, the fan's largest subtrees' messages
-sharing a root link and the root's memory, which f does not count.
+T(c) for a node's share of B / P bytes; fan-scatter's f(P / 2) for an owner's two), then the
+column stage (rings: floor(R / 2) steps of a start-up and a share, the last on an even R half
+of one; doubling: lg R start-ups and R shares on one link, the owners' two, then 2, 4, ...,
+R / 2), then the row rings (floor(C / 2) steps of a start-up and R shares), one after
+another. Declared gap: the simulator takes 0.98-1.27 T for scatter-rings (torus:8x8, 4x4, 3x4,
+2 KB-1 MB; 1.06 at 64 KB on 8x8) and 1.05-1.25 T for fan-scatter-rings up to 16 KB (1.10 at 16
+KB, 1.21 at 2 KB on 8x8, 1.14 on 4x4, 1.07 on 2x2); from 64 KB 1.3-2.4 T (1.41 at 64 KB), the
+fan's largest subtrees' messages sharing a root link and the root's memory, which f does not
+count.
 
 torus:8x8 (iwarp:8x8 the same), ms:
 
-| block | scatter-rings | fan-scatter-rings | the grid's best before |
+| block | scatter-rings | fan-scatter-rings (every row owning, branch tbcast3) | the grid's best before |
 |---|---|---|---|
-| 2 KB | 0.691 | 0.381 | eager-interleaved-cut-scatter-doubling 0.291 |
-| 16 KB | 0.861 | 0.686 | eager-turned-cut-scatter-doubling 0.754 |
-| 64 KB | 1.619 | 2.017 | eager-turned-cut-scatter-doubling 1.953 |
-| 128 KB | 2.984 | 4.996 | eager-spanning-trees 3.097 |
-| 1 MB | 21.88 | 37.83 | eager-spanning-trees 20.82 |
+| 2 KB | 0.691 | 0.361 (0.381) | eager-interleaved-cut-scatter-doubling 0.291 |
+| 16 KB | 0.861 | 0.640 (0.686) | eager-turned-cut-scatter-doubling 0.754 |
+| 64 KB | 1.619 | 1.998 (2.017) | eager-turned-cut-scatter-doubling 1.953 |
+| 128 KB | 2.984 | 5.159 (4.996) | eager-spanning-trees 3.097 |
+| 1 MB | 21.88 | (37.83) | eager-spanning-trees 20.82 |
 
 Standalone (each stage alone from its start), at 64 KB neighbour-scatter's scatter takes 0.576
 ms (the root's links carry 63/64 of the block, 0.40 ms of it; the fan tree's 0.870, its
@@ -68,13 +75,27 @@ from phalanx.compiler.schedule import COMBINED, Phase, SyncMode, Transfer
 Unit = tuple[int, int, int, int]  # (column, row, row half, column half)
 
 
+def owner_rows(rows: int, root_row: int) -> set[int]:
+    """fan-scatter-rings' half of the rows that own the block (rows a power of two): row r
+    with offset o = r XOR root_row owns if o's bits R / 2 and R / 4 agree (on 8 rows the
+    offsets 0, 1, 6, 7: the root's row and the three nearest it, one of each pair the
+    doubling's first step, mask R / 2, joins; on 2 rows the root's)."""
+    top = rows // 2
+    return {r for r in range(rows) if bool((r ^ root_row) & top) == bool((r ^ root_row) & (top // 2))}
+
+
 class Units:
     """The broadcast's block in 4 R C units, unit (c, r, a, b) owned by node (r, c)."""
 
-    def __init__(self, coll: Collective, machine: Machine):
+    def __init__(self, coll: Collective, machine: Machine, half_rows: bool = False):
+        """Every node owns four units of the block, or with `half_rows` only the nodes of
+        `owner_rows` (four units of twice the bytes), the others' units empty."""
         self.rows, self.cols = machine.grid or (1, machine.nnodes)
         self.root = rooted_order(coll)[0]
-        self.pieces = segments(coll.block_bytes or 0, 4 * self.rows * self.cols)
+        owners = owner_rows(self.rows, self.root // self.cols) if half_rows else set(range(self.rows))
+        owned = [r in owners for c in range(self.cols) for r in range(self.rows) for _ in range(4)]
+        shares = iter(segments(coll.block_bytes or 0, sum(owned)))
+        self.pieces = [next(shares) if mine else (0, 0) for mine in owned]
 
     def node(self, r: int, c: int) -> int:
         return r * self.cols + c
@@ -87,6 +108,10 @@ class Units:
     def owned(self, v: int) -> list[Unit]:
         r, c = divmod(v, self.cols)
         return self.of([c], [r])
+
+    def share(self, v: int) -> int:
+        """The bytes of v's units."""
+        return sum(self.pieces[((c * self.rows + r) * 2 + a) * 2 + b][1] for c, r, a, b in self.owned(v))
 
     def message(self, src: int, dst: int, units: list[Unit], final: int | None = None) -> list[Transfer]:
         """`units` from src to dst as one message, bound for `final` (dst by default); none
@@ -123,8 +148,8 @@ def scatter_as_units(u: Units, coll: Collective, machine: Machine,
     scatter of a node's share (4 units) a node, each of its blocks (root, v) as v's units, each
     of its messages one message."""
     n = coll.nprocs
-    share = 4 * (u.pieces[0][1] if u.pieces else 0)
-    matrix = tuple(tuple(share if p == u.root and q != u.root else 0 for q in range(n)) for p in range(n))
+    matrix = tuple(tuple(u.share(q) if p == u.root and q != u.root else 0 for q in range(n))
+                   for p in range(n))
     scatter_coll = dataclasses.replace(coll, kind=Kind.SCATTER, byte_matrix=matrix, root=u.root,
                                        strided=())
     out = []
@@ -192,7 +217,7 @@ def scatter_rings_phases(coll: Collective, machine: Machine) -> list[Phase]:
 def fan_scatter_rings_phases(coll: Collective, machine: Machine) -> list[Phase]:
     """fan-scatter's tree, the columns by recursive doubling, the rows' rings (module
     docstring), every phase eager."""
-    u = Units(coll, machine)
+    u = Units(coll, machine, half_rows=True)
     phases = eager_phases(scatter_as_units(u, coll, machine, fan_scatter_phases))
     phases += column_doubling(u) + row_rings(u)
     return root_copy_beside(coll, u.root, phases)
@@ -239,13 +264,17 @@ def scatter_rings_s(machine: Machine, nbytes: int) -> float:
 
 
 def fan_scatter_rings_s(machine: Machine, nbytes: int) -> float:
-    """T of fan-scatter-rings: fan-scatter's f(P) for a node's share, the columns' lg R doubling
-    steps (a start-up each, then R - 1 shares on one link), then the row rings."""
+    """T of fan-scatter-rings: fan-scatter's f(P / 2) for an owner's share (two nodes' worth;
+    f(P) on one row), the columns' lg R doubling steps (a start-up each, then 2 + 2 + 4 + ...
+    + R / 2 = R shares on one link: the first step an owner's two), then the row rings."""
     assert machine.grid is not None
     rows, cols = machine.grid
     port, share = machine.port, nbytes / (rows * cols)
-    doubling_s = (rows.bit_length() - 1) * port.startup_s + (rows - 1) * share * port.s_per_byte
-    return fan_out(rows * cols, share, port)[0] + doubling_s + ring_stage_s(port, cols, rows * share)
+    owners = len(owner_rows(rows, 0))
+    scatter_s = fan_out(owners * cols, share * rows / owners, port)[0]
+    doubling_s = (rows.bit_length() - 1) * port.startup_s + \
+        (rows if owners < rows else rows - 1) * share * port.s_per_byte
+    return scatter_s + doubling_s + ring_stage_s(port, cols, rows * share)
 
 
 def four_units_a_node(coll: Collective, machine: Machine) -> str | None:
