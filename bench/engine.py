@@ -57,6 +57,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from phalanx.compiler.kind import Kind
+
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results_engine.json"
 DOC = HERE.parent / "docs" / "engine.md"
@@ -74,7 +76,7 @@ class Row:
     # the network's vectorized fast path allowed (runtime/fastpath.py; a phased all-to-all on an
     # n x n torus, n a multiple of 8, has one): off, the engines run the plan event by event
     fast: bool = True
-    kind: str = "alltoall"  # the one statement's collective (runtime/sweep.py kind_program)
+    kind: Kind = Kind.ALLTOALL  # the one statement's collective (runtime/sweep.py kind_program)
 
 
 ROWS = (
@@ -110,14 +112,14 @@ ROWS = (
     Row("sp2:512 all-to-all, 1 KB blocks", "sp2:512", "direct", 1024, smpi="pair"),
     # eager phases (a node's sends stream on into its next phase): issue 27's best reductions on the tori
     Row("torus:8x8 eager-cut-halving allreduce, 16 KB partials", "torus:8x8", "eager-cut-halving", 16384,
-        kind="allreduce"),
+        kind=Kind.ALLREDUCE),
     Row("torus:16x16 bidirectional-rings reduce, 16 KB partials", "torus:16x16", "bidirectional-rings",
-        16384, kind="reduce"),
+        16384, kind=Kind.REDUCE),
 )
 
 
 def point(target: str, algorithm: str, block_bytes: int, engine: str, checked: bool,
-          fast: bool = True, kind: str = "alltoall") -> dict[str, Any]:
+          fast: bool = True, kind: Kind = Kind.ALLTOALL) -> dict[str, Any]:
     """One run in this process (the child of `--point`); `checked`: with real payloads, else
     without (TimingData); `fast`: the network's fast path allowed (Row.fast); `kind`: Row.kind."""
     import numpy as np
@@ -199,7 +201,7 @@ def measured(cmd: list[str], timeout_s: float) -> tuple[str, float | None, float
 
 def phalanx_point(row: Row, engine: str, checked: bool, timeout_s: float) -> dict[str, Any]:
     args = json.dumps({"target": row.target, "algorithm": row.algorithm, "block_bytes": row.block_bytes,
-                       "engine": engine, "checked": checked, "fast": row.fast, "kind": row.kind})
+                       "engine": engine, "checked": checked, "fast": row.fast, "kind": row.kind.value})
     out, maxrss_MB, _ = measured([sys.executable, __file__, "--point", args], timeout_s)
     if maxrss_MB is None:
         return {"engine": engine, "checked": checked, "timeout_s": timeout_s}
@@ -361,7 +363,7 @@ def main() -> None:
     if args.point:
         p = json.loads(args.point)
         print(json.dumps(point(p["target"], p["algorithm"], p["block_bytes"], p["engine"], p["checked"],
-                               p["fast"], p["kind"])))
+                               p["fast"], Kind(p["kind"]))))
         return
     rows = [r for r in ROWS if args.only is None or args.only in r.name]
     results = []

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from conftest import load_bench_script
+from phalanx.compiler.kind import Kind
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,7 +40,7 @@ def test_a_row_runs_both_engines_in_child_processes_and_agrees(bench, tmp_path):
 
 def test_a_row_of_another_kind_runs_its_statement(bench, tmp_path):
     """Row.kind: an eager allreduce (eager phases run on the native core too), both engines."""
-    row = bench.Row("torus:4x4 eager allreduce", "torus:4x4", "eager-cut-halving", 4096, kind="allreduce")
+    row = bench.Row("torus:4x4 eager allreduce", "torus:4x4", "eager-cut-halving", 4096, kind=Kind.ALLREDUCE)
     args = bench.arguments(["--timeout", "120", "--no-smpi", "--mode", "timing"])
     result = bench.measure(row, args, tmp_path)
     native, python = result["native_timing"], result["python_timing"]
