@@ -22,6 +22,9 @@ cost.py) overlaps that phase's message rather than holding up the first.
 - `cut_halving_phases`: 2^d members; Rabenseifner's cut short: the halving over the lowest k
   rank bits only (2^k pieces), recursive doubling of each member's piece over the other bits,
   doubling back over the k bits; k from cost.halving_doubling_s (0: recursive doubling).
+- `radix_halving_doubling`: the same with steps of several masks, a member exchanging with
+  every other member of the masks' subcube in one step (radix 2^d; interleaved.py's
+  quad_cut_halving_phases takes the first two masks so on the tori).
 """
 
 from __future__ import annotations
