@@ -83,13 +83,11 @@ def test_subcube_and_parts_of_a_radix_step():
 @pytest.mark.parametrize("spec", ["ideal:16", "torus:4x4"])
 def test_radix_steps_deliver_the_allreduce(spec: str):
     """Radix-4 steps at both ends, radix 2 between, and a radix-4 middle step: the data
-    arrives, and one mask a step is halving_doubling's schedule exactly."""
-    from phalanx.compiler.library.allreduce import halving_doubling, radix_halving_doubling
+    arrives. (One mask a step is halving_doubling, whose times test_eager.py pins.)"""
+    from phalanx.compiler.library.allreduce import radix_halving_doubling
     compiled = compile_program(kind_program("allreduce", 16, 2048), target=spec,
                                algorithm="allreduce=cut-halving", cost="closed-form")
     coll = compiled.collectives[0]
-    assert radix_halving_doubling(coll, [(1,), (2,), (4,), (8,)], 2) == \
-        halving_doubling(coll, [1, 2, 4, 8], 2)
     for steps, halved in (([(1, 4), (2,), (8,)], 2), ([(1,), (2, 8), (4,)], 1)):
         phases = radix_halving_doubling(coll, steps, halved)
         schedule = dataclasses.replace(compiled.schedules[0], phases=tuple(phases))
