@@ -22,6 +22,9 @@ cost.py) overlaps that phase's message rather than holding up the first.
 - `cut_halving_phases`: 2^d members; Rabenseifner's cut short: the halving over the lowest k
   rank bits only (2^k pieces), recursive doubling of each member's piece over the other bits,
   doubling back over the k bits; k from cost.halving_doubling_s (0: recursive doubling).
+- `radix_halving_doubling`: the same with steps of several masks, a member exchanging with
+  every other member of the masks' subcube in one step (radix 2^d; interleaved.py's
+  quad_cut_halving_phases takes the first two masks so on the tori).
 """
 
 from __future__ import annotations
@@ -135,54 +138,92 @@ def halving_doubling(coll: Collective, masks: list[int], halved: int | None = No
     hold it) has it reduced over all; then recursive doubling with the halving masks in
     reverse, partners swapping every reduced piece they hold. Each block's member that ends with
     piece j (`owner`) is the final of the halving's transfers of piece j."""
-    halved = len(masks) if halved is None else halved
-    count = 1 << halved
+    return radix_halving_doubling(coll, [(mask,) for mask in masks], halved)
+
+
+def subcube(step: tuple[int, ...]) -> list[int]:
+    """The offsets v XOR u of a step's partners u (every XOR of its masks but 0), in the order
+    the member sends to them: the last mask's first, its sums with the others' last."""
+    offsets = [0]
+    for mask in step:
+        offsets += [o | mask for o in offsets]
+    return sorted(offsets[1:], key=lambda o: (bin(o).count("1"), -o))
+
+
+def part_of(v: int, step: tuple[int, ...]) -> int:
+    """The part of a step's range that member v keeps: its bits of the step's masks, the first
+    mask's the highest (so that masks one at a time keep the same part)."""
+    part = 0
+    for mask in step:
+        part = part << 1 | (1 if v & mask else 0)
+    return part
+
+
+def radix_halving_doubling(coll: Collective, steps: list[tuple[int, ...]],
+                           halved: int | None = None) -> list[Phase]:
+    """halving_doubling with steps of several masks: in a step of d masks each member sends one
+    message to each of the 2^d - 1 other members of its subcube (the XORs of the masks: a radix
+    2^d exchange), cutting its range in 2^d parts in the halving and sending every reduced piece
+    it holds in the doubling back. A node that streams several messages starts the messages of
+    a step one start-up apart and their wires run together, where one mask a step pays a
+    start-up, a wire and a merge per mask."""
+    halved = len(steps) if halved is None else halved
+    bits = sum(len(step) for step in steps[:halved])
+    count = 1 << bits
     cut = Pieces(coll, count)
     n, order = len(cut.order), cut.order
     lo, hi = [0] * n, [count] * n
-    ranges = []  # per halving mask: each member's (kept, given) range of pieces
-    for mask in masks[:halved]:
-        step = []
+    ranges = []  # per halving step: each member's given pieces, by partner offset
+    for step in steps[:halved]:
+        given = []
         for v in range(n):
-            mid = (lo[v] + hi[v]) // 2
-            keep, give = ((lo[v], mid), (mid, hi[v])) if not v & mask else ((mid, hi[v]), (lo[v], mid))
-            step.append(give)
-            lo[v], hi[v] = keep
-        ranges.append(step)
-    halving_bits = sum(masks[:halved])
+            size = (hi[v] - lo[v]) >> len(step)
+            parts = {o: range(lo[v] + part_of(v ^ o, step) * size, lo[v] + (part_of(v ^ o, step) + 1) * size)
+                     for o in subcube(step)}
+            given.append(parts)
+            lo[v] += part_of(v, step) * size
+            hi[v] = lo[v] + size
+        ranges.append(given)
+    halving_bits = sum(mask for step in steps[:halved] for mask in step)
     owner = {(v & ~halving_bits, lo[v]): v for v in range(n)}  # (block, piece) -> its member
     own = set(cut.origins)
     held = [{(order[v], j) for j in range(count)} if order[v] in own else set() for v in range(n)]
     phases = []
-    # The first half of the pieces a member gives away with a halving mask: its own partial's
+    # The first half of the pieces a member gives away in a halving step: its own partial's
     # copy of them into its result runs beside that halving message, the rest beside the
     # doubling message that brings them back reduced, so that no copy outlasts its message
     # where copying is slower than the wire (003 Table 1: 14 ns/B against 11 on the Paragon).
-    early = [{j for a, b in (step[v] for step in ranges) for j in range(a, a + (b - a) // 2)}
-             for v in range(n)]
-    for mask, step in zip(masks, ranges):
+    def first_half(parts: dict[int, range]) -> list[int]:
+        pieces = sorted(j for part in parts.values() for j in part)
+        return pieces[:len(pieces) // 2]
+    early = [{j for given in ranges for j in first_half(given[v])} for v in range(n)]
+    for step, given in zip(steps, ranges):
         moves = []  # (member, partner, the pieces it gives), all decided before any moves
         for v in range(n):
-            give = range(*step[v])
-            moves.append((v, v ^ mask, {(o, j) for o, j in held[v] if j in give}))
+            for o, part in given[v].items():
+                moves.append((v, v ^ o, {(w, j) for w, j in held[v] if j in part}))
         phases.append([t for v, w, tokens in moves for j in sorted({j for _, j in tokens})
                        for t in cut.toward(v, w, j, sorted(o for o, k in tokens if k == j),
                                            owner[(v & ~halving_bits, j)])]
                       + [t for v in range(n)
-                         for t in cut.own(v, [j for j in range(*step[v]) if j in early[v]])])
+                         for t in cut.own(v, [j for part in given[v].values() for j in part
+                                              if j in early[v]])])
         for v, w, tokens in moves:
             held[v] -= tokens
             held[w] |= tokens
-    for mask in masks[halved:]:
-        phases.append([t for v in range(n)
-                       for t in cut.exchanged(v, v ^ mask, lo[v], sorted(o for o, _ in held[v]))])
-        held = [held[v] | held[v ^ mask] for v in range(n)]
+    for step in steps[halved:]:
+        phases.append([t for v in range(n) for o in subcube(step)
+                       for t in cut.exchanged(v, v ^ o, lo[v], sorted(w for w, _ in held[v]))])
+        held = [set().union(held[v], *(held[v ^ o] for o in subcube(step))) for v in range(n)]
     phases = phases or [[]]
     phases[0] += [t for v in range(n) for t in cut.own(v, [lo[v]])]
     span = [[lo[v]] for v in range(n)]  # the reduced pieces each member holds
-    for mask in masks[:halved][::-1]:
-        phases.append([t for v in range(n) for j in span[v] for t in cut.reduced(v, v ^ mask, j)]
+    for step in steps[:halved][::-1]:
+        offsets = subcube(step)
+        phases.append([t for v in range(n) for o in offsets for j in span[v]
+                       for t in cut.reduced(v, v ^ o, j)]
                       + [t for v in range(n)
-                         for t in cut.own(v, [j for j in span[v ^ mask] if j not in early[v]])])
-        span = [sorted(span[v] + span[v ^ mask]) for v in range(n)]
+                         for t in cut.own(v, [j for o in offsets for j in span[v ^ o]
+                                              if j not in early[v]])])
+        span = [sorted(j for o in [0] + offsets for j in span[v ^ o]) for v in range(n)]
     return cut.phases(phases)

@@ -313,6 +313,13 @@ GRID: tuple[Algorithm, ...] = (
               "messages go between neighbours (2^a x 2^b tori whose nodes stream several)",
               eager.eager(interleaved.interleaved_cut_halving_phases),
               GROUP_OK + (on_grid, several_streams, power_of_two_members, partial_blocks)),
+    Algorithm("eager-quad-cut-halving", (Kind.ALLREDUCE,),
+              "eager-interleaved-cut-halving with its first halving step and last doubling "
+              "step in radix 4: a member sends its row neighbour, its column neighbour and the "
+              "diagonal one a quarter each, their wires together (2^a x 2^b tori whose nodes "
+              "stream several)",
+              eager.eager(interleaved.quad_cut_halving_phases),
+              GROUP_OK + (on_grid, several_streams, power_of_two_members, partial_blocks)),
     Algorithm("eager-halving-fan-in", (Kind.REDUCE,),
               "halving-fan-in in eager phases: a member starts its next round's message once "
               "its pieces of the round are in and merged, while its previous message may still "

@@ -5,11 +5,14 @@ wins (issue 27: 2 KB allreduces on 64 nodes were below half their bound)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.library import cost
-from phalanx.compiler.library.allreduce import halved_rounds
+from phalanx.compiler.library.allreduce import halved_rounds, part_of, subcube
+from phalanx.compiler.schedule import Plan
 from phalanx.compiler.target import resolve
 from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import kind_program
@@ -66,3 +69,27 @@ def test_auto_takes_the_cut_where_it_wins():
     reduce-scatter-allgather takes 8 and 1.9 and recursive doubling 4 and 4 partials."""
     compiled = compile_program(kind_program("allreduce", 16, 2048), target="ideal:16")
     assert compiled.schedules[0].algorithm == "cut-halving"
+
+
+def test_subcube_and_parts_of_a_radix_step():
+    """A step of masks (1, 8): the partners' offsets neighbours first (8, 1), the diagonal
+    last; a member keeps the part of its bits, the first mask's the highest, so that one mask
+    a step keeps the same part as halving_doubling."""
+    assert subcube((1, 8)) == [8, 1, 9]
+    assert subcube((4,)) == [4]
+    assert [part_of(v, (1, 8)) for v in (0, 8, 1, 9)] == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("spec", ["ideal:16", "torus:4x4"])
+def test_radix_steps_deliver_the_allreduce(spec: str):
+    """Radix-4 steps at both ends, radix 2 between, and a radix-4 middle step: the data
+    arrives. (One mask a step is halving_doubling, whose times test_eager.py pins.)"""
+    from phalanx.compiler.library.allreduce import radix_halving_doubling
+    compiled = compile_program(kind_program("allreduce", 16, 2048), target=spec,
+                               algorithm="allreduce=cut-halving", cost="closed-form")
+    coll = compiled.collectives[0]
+    for steps, halved in (([(1, 4), (2,), (8,)], 2), ([(1,), (2, 8), (4,)], 1)):
+        phases = radix_halving_doubling(coll, steps, halved)
+        schedule = dataclasses.replace(compiled.schedules[0], phases=tuple(phases))
+        run = simulate(dataclasses.replace(compiled, plan=Plan(schedule.nprocs, (schedule,)))).collectives[0]
+        assert run.verified, run.problems
