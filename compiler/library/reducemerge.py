@@ -33,15 +33,26 @@ from phalanx.compiler.recognize import Collective
 BISECTIONS = 60
 
 
+def relays_merge(coll: Collective, port: PortModel) -> bool:
+    """Where the relays' merges count (module docstring): a reduce on ports that stream several
+    messages, one node each, whose start-ups hold the sender."""
+    return not (coll.kind is not Kind.REDUCE or port.streams == 1 or port.port_of
+                or port.s_per_byte <= 0 or port.hold_s <= 0)
+
+
+def merge_s_per_byte(coll: Collective, port: PortModel) -> float:
+    """A receiver's merge time a byte of the partial: one operation an element."""
+    return port.combine_s_per_op / coll.element_bytes if coll.element_bytes else 0.0
+
+
 def relay_merges_bound_s(coll: Collective, port: PortModel) -> float:
     """The least T at which the bytes d contributors cannot bring to relays in time (module
     docstring) fit through the root; the largest over roots. 0 for other kinds, one-stream
     ports (a port held for the bytes: the contributor pipeline charges the store-and-forward
     there), shared ports (Proteus) and start-ups that do not hold the sender."""
-    if (coll.kind is not Kind.REDUCE or port.streams == 1 or port.port_of
-            or port.s_per_byte <= 0 or port.hold_s <= 0):
+    if not relays_merge(coll, port):
         return 0.0
-    merge = port.combine_s_per_op / coll.element_bytes if coll.element_bytes else 0.0
+    merge = merge_s_per_byte(coll, port)
     best = 0.0
     for d, n in contributors_per_root(coll):
         per_byte = max(port.s_per_byte / port.streams, merge)

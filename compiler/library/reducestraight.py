@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import math
 
-from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.reducedepth import contributors_per_root
-from phalanx.compiler.library.reducemerge import BISECTIONS, forwarded_bytes
+from phalanx.compiler.library.reducemerge import BISECTIONS, forwarded_bytes, merge_s_per_byte, relays_merge
 from phalanx.compiler.library.registry import PortModel
 from phalanx.compiler.recognize import Collective
 
@@ -34,10 +33,9 @@ def straight_startups_bound_s(coll: Collective, port: PortModel) -> float:
     """The least T at which the d contributors' straight messages fit through the root (module
     docstring); the largest over roots. 0 where "relays' merges" does not apply (other kinds,
     one-stream ports, shared ports, start-ups that do not hold the sender)."""
-    if (coll.kind is not Kind.REDUCE or port.streams == 1 or port.port_of
-            or port.s_per_byte <= 0 or port.hold_s <= 0):
+    if not relays_merge(coll, port):
         return 0.0
-    merge = port.combine_s_per_op / coll.element_bytes if coll.element_bytes else 0.0
+    merge = merge_s_per_byte(coll, port)
     best = 0.0
     for d, n in contributors_per_root(coll):
         lo, hi = port.startup_s, 2 * port.startup_s + d * n * (port.s_per_byte + merge)
