@@ -75,15 +75,20 @@ def relayed_bytes(t_s: float, port: PortModel, merge_s_per_byte: float,
     per_byte = port.s_per_byte + merge_s_per_byte
     total, j = 0.0, 0
     while t_s - j * hold - 2 * alpha > 0 and total < enough:
-        window = t_s - j * hold - alpha  # after the start-up's alpha, before T
-        lo, hi = 0.0, window / per_byte
-        for _ in range(BISECTIONS):
-            mid = (lo + hi) / 2
-            fits = mid <= forwarded_bytes(window - mid * per_byte, alpha, hold, per_byte)
-            lo, hi = (mid, hi) if fits else (lo, mid)
-        total += lo
+        total += relay_share(t_s - j * hold - alpha, alpha, hold, per_byte)
         j += 1
     return total
+
+
+def relay_share(window_s: float, alpha: float, hold: float, per_byte: float) -> float:
+    """r_j: the largest x with x <= F(window_s - x c), a start-up's message to a relay that has
+    window_s after its alpha (bisection)."""
+    lo, hi = 0.0, window_s / per_byte
+    for _ in range(BISECTIONS):
+        mid = (lo + hi) / 2
+        fits = mid <= forwarded_bytes(window_s - mid * per_byte, alpha, hold, per_byte)
+        lo, hi = (mid, hi) if fits else (lo, mid)
+    return lo
 
 
 def forwarded_bytes(tau_s: float, alpha: float, hold: float, per_byte: float) -> float:

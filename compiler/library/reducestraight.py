@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 
 from phalanx.compiler.library.reducedepth import contributors_per_root
-from phalanx.compiler.library.reducemerge import BISECTIONS, forwarded_bytes, merge_s_per_byte, relays_merge
+from phalanx.compiler.library.reducemerge import BISECTIONS, merge_s_per_byte, relay_share, relays_merge
 from phalanx.compiler.library.registry import PortModel
 from phalanx.compiler.recognize import Collective
 
@@ -66,14 +66,9 @@ def relay_shares(t_s: float, port: PortModel, merge_s_per_byte: float, n: float)
     out: list[float] = []
     j, total = 0, 0.0
     while t_s - j * hold - alpha > 0:
-        window = t_s - j * hold - alpha
-        lo, hi = 0.0, window / per_byte
-        for _ in range(BISECTIONS):
-            mid = (lo + hi) / 2
-            fits_relay = mid <= forwarded_bytes(window - mid * per_byte, alpha, hold, per_byte)
-            lo, hi = (mid, hi) if fits_relay else (lo, mid)
-        out.append(lo)
-        total += lo
+        share = relay_share(t_s - j * hold - alpha, alpha, hold, per_byte)
+        out.append(share)
+        total += share
         if total >= n + out[0]:
             break
         j += 1
