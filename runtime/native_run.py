@@ -417,15 +417,17 @@ class NativeRun:
         self.data.open(run)
         self.replay.open(run)
         schedule = self.run_schedules[run]
-        turn = None
+        cols = self._columns(run)
+        sizes, turn = None, None  # every message's (wire bytes, merges), asked for once
         if self.turns is not None:
-            cols = self._columns(run)
-            nbytes, _ = self.data[run].message_bytes(cols)
+            sizes = self.data[run].message_bytes(cols)
             turn = self.turns.take(run, schedule.collective, cols.table[cols.first, SRC],
-                                   cols.table[cols.first, DST], nbytes)
+                                   cols.table[cols.first, DST], sizes[0])
         key = (schedule.collective, b"" if turn is None else turn.tobytes())
         if key not in self.schedule_ids:
-            self.schedule_ids[key] = self._add_schedule(schedule, run, turn)
+            if sizes is None:
+                sizes = self.data[run].message_bytes(cols)
+            self.schedule_ids[key] = self._add_schedule(schedule, run, turn, sizes)
         self.core.open_run(run, self.schedule_ids[key])
 
     def _bytes(self, schedule: Schedule) -> int:
@@ -435,17 +437,18 @@ class NativeRun:
             self.schedule_bytes[schedule.collective] = int(cols.table[:, NBYTES].sum())
         return self.schedule_bytes[schedule.collective]
 
-    def _add_schedule(self, schedule: Schedule, run: int, turn: np.ndarray | None) -> int:
+    def _add_schedule(self, schedule: Schedule, run: int, turn: np.ndarray | None,
+                      sizes: tuple[np.ndarray, np.ndarray]) -> int:
         """The schedule as the core's arrays, from its columns (runtime/plan_columns.py): its
-        messages (ends, program, keys), per phase and node the messages sent and the blocks due,
-        the barrier sets."""
+        messages (ends, program, keys; `sizes`: their wire bytes and merges), per phase and node
+        the messages sent and the blocks due, the barrier sets."""
         index, data = self.prepared.indexes[schedule.collective], self.data[run]
         cols = index.columns()
         nprocs, nphases, nmsg = schedule.nprocs, len(schedule.phases), cols.nmessages
         slots = nphases * nprocs
         first = cols.first
         src, dst = cols.table[first, SRC], cols.table[first, DST]
-        nbytes, operations = data.message_bytes(cols)  # every message's at once
+        nbytes, operations = sizes
         program = self._add_programs(cols, src, dst, nbytes, operations, data, turn)
         slot = cols.phase[first].astype(np.int64) * nprocs + src
         # the slots' arrays made in the core's types at once: a phased schedule has a slot per
