@@ -6,8 +6,9 @@ The Python engine reads a pair's counter when a message's process starts and adv
 the message's packets (targets/bokhari/network.py `take_turn`). A pair's messages all start at
 their sender, whose walk starts them in the plan's order: runs one after the other, a
 schedule's phases in order, the node's messages of a phase in the schedule's order (the order
-of runtime/plan_columns.py's messages; no other process of the node sends: plans with
-pipelines or eager phases stay on the Python engine). So a message's turn is its pair's counter
+of runtime/plan_columns.py's messages; an eager phase lets the walk go on before its sends
+end, not start them out of order; no other process of the node sends: plans with pipelines
+stay on the Python engine). So a message's turn is its pair's counter
 at its run's start plus the steps of the pair's earlier messages in the run, and a run's
 counters are the network's plus the steps of every earlier run's messages. The counters are the
 network's own: a complete run writes them back, as the Python engine leaves them.
