@@ -74,6 +74,8 @@
 - memory fill: the same on the memory streams a node's sends and receives share (iWarp, the
   torus), whose processor runs the start-ups: the average over the memories of the idle start
   plus twice the receivers' bytes over their streams (memory_fill_bound_s);
+- memory ramp: the same, where the streams a broadcast can use at a time are also at most twice
+  the messages then streaming, few while the nodes have started few (memory_ramp_bound_s);
 - late nodes: a broadcast's (or an allreduce's, for any one member's input) nodes first sent
   some of the block in the last start-up round must each take the whole block, in messages that
   each stream on one link, from nodes that can start few messages before the end: where a node
@@ -513,6 +515,45 @@ def memory_fill_bound_s(coll: Collective, port: PortModel) -> float:
     return port.startup_s + (waits_s + wire_s) / n
 
 
+def memory_ramp_bound_s(coll: Collective, port: PortModel) -> float:
+    """The memory fill's broadcast with the messages counted too (iWarp, the torus;
+    docs/bounds.md, "Memories filling a broadcast as its messages start"). A byte a receiver
+    needs holds a stream at both ends of a message for s_per_byte, so at any time t the
+    memories carry the broadcast on at most twice the messages then streaming. A message streams
+    no sooner than alpha after its start and holds one of its sender's s streams; node v starts
+    one message per h, the root from 0 and a receiver from u_v + alpha (it holds nothing before),
+    so at most min(s, floor((t - alpha - f_v) / h) + 1) of v's messages stream at t, f_v its
+    first start. And v's streams carry nothing before u_v + alpha (the memory fill). With the
+    k-th receiver's u at its least, floor(log2 k) h (the start-up rounds; both counts only grow
+    as any u shrinks), the streams the broadcast can use at t are at most
+        c(t) = min(s A(t), 2 sum over v of min(s, O_v(t))),
+    A(t) the nodes with u_v + alpha <= t, O_v(t) v's messages started by t - alpha, and the
+    least T with the integral of c from 0 to T at least 2 W beta is a bound, W the bytes the
+    receivers need. c is a step function, so the integral is summed over its steps.
+    0 where memory_fill_bound_s is 0."""
+    streams = port.shared_streams
+    if port.shared_engine or not streams or port.port_of:
+        return 0.0
+    needed = _one_root_to_all_bytes(coll)
+    if needed is None:
+        return 0.0
+    alpha, hold = port.startup_s, port.hold_s
+    waits = [0.0] + [math.floor(math.log2(k)) * hold for k in range(1, coll.nprocs)]  # u, root first
+    firsts = [0.0] + [u + alpha for u in waits[1:]]
+    steps = [(u + alpha, streams, 0) for u in waits]  # (time, memory streams opened, messages)
+    steps += [(first + alpha + j * hold, 0, 1) for first in firsts for j in range(streams)]
+    steps.sort()
+    left_s = 2 * needed * port.s_per_byte  # stream-seconds the memories must carry
+    now_s, open_streams, messages = 0.0, 0, 0
+    for at_s, opened, started in steps:
+        usable = min(open_streams, 2 * messages)
+        if usable and usable * (at_s - now_s) >= left_s:
+            return now_s + left_s / usable
+        left_s -= usable * (at_s - now_s)
+        now_s, open_streams, messages = at_s, open_streams + opened, messages + started
+    return now_s + left_s / min(open_streams, 2 * messages)
+
+
 def _late_capacity_s(window_s: float, hold_s: float) -> float:
     """C(y) of late_nodes_bound_s: the byte-time that messages a node starts one per hold_s
     from the start of a window of `window_s` can bring by its end, sum over i of (y - i h)+."""
@@ -675,6 +716,7 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
         out["fan-in"] = fan_in_bound_s(coll, port)
     for name, bound_s in (("pipeline", pipeline_bound_s), ("start-ups or relays", relay_bound_s),
                           ("engine fill", engine_fill_bound_s), ("memory fill", memory_fill_bound_s),
+                          ("memory ramp", memory_ramp_bound_s),
                           ("late nodes", late_nodes_bound_s),
                           ("memory start", memory_start_bound_s),
                           ("memory rounds", memory_rounds_bound_s),

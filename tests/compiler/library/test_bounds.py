@@ -18,6 +18,7 @@ from phalanx.compiler.library.bounds import (
     gossip_messages,
     late_nodes_bound_s,
     memory_fill_bound_s,
+    memory_ramp_bound_s,
     memory_rounds_bound_s,
     memory_start_bound_s,
     pipeline_bound_s,
@@ -270,7 +271,9 @@ def test_a_broadcast_s_memories_wait_for_the_rounds_then_carry_every_byte_twice(
                            cost="closed-form").collectives[0]
     fill_s = port.startup_s + 34 * port.hold_s / 16 + 30 * 65536 * port.s_per_byte / 64
     assert memory_fill_bound_s(coll, port) == pytest.approx(fill_s)
-    assert machine.binding_bound(coll) == (pytest.approx(fill_s), "memory fill")
+    # the memory ramp (below) adds the messages' count to the same argument and binds here
+    assert machine.binding_bound(coll) == (pytest.approx(memory_ramp_bound_s(coll, port)), "memory ramp")
+    assert memory_ramp_bound_s(coll, port) > fill_s
     for algorithm in ("spanning-trees", "turned-scatter-doubling", "binomial"):
         assert simulated_time_s(machine, coll, algorithm) >= fill_s, algorithm
     wide = resolve("torus:4x4,memory_streams=8")
@@ -281,6 +284,43 @@ def test_a_broadcast_s_memories_wait_for_the_rounds_then_carry_every_byte_twice(
                                cost="closed-form").collectives[0]
         assert memory_fill_bound_s(coll, other.library.machine.port) == 0.0, (spec, kind)
 
+
+
+def test_a_broadcast_s_memories_carry_it_on_no_more_streams_than_its_messages_hold():
+    """torus:2x2: a message holds one memory stream at each end and streams alpha after its
+    start; a node starts one per hold, a receiver from alpha after it is first sent some (u = 0,
+    0, h, h). The streams the broadcast can use, min(4 A(t), 2 x messages streaming), are 2, 4,
+    6, 8, 14 from alpha, alpha + h, 2 alpha, alpha + 2 h, 2 alpha + h and 16 from alpha + 3 h
+    (area 30 h - 8 alpha before), and must carry the 3 receivers' blocks twice:
+    T >= alpha + 3 h + (6 B beta - 30 h + 8 alpha) / 16 (docs/bounds.md, "Memories filling a
+    broadcast as its messages start"), 0.625 h + 0.5 alpha above the memory fill. Every
+    broadcast takes at least it at 64 KB, and on torus:8x8 at 16 KB (325.0 us); none on a
+    machine whose memories have streams for both directions, nor for another kind."""
+    machine = resolve("torus:2x2")
+    port = machine.library.machine.port
+    hold, alpha = port.hold_s, port.startup_s
+    coll = compile_program(kind_program("broadcast", 4, 65536), target="torus:2x2",
+                           cost="closed-form").collectives[0]
+    ramp_s = alpha + 3 * hold + (6 * 65536 * port.s_per_byte - 30 * hold + 8 * alpha) / 16
+    assert memory_ramp_bound_s(coll, port) == pytest.approx(ramp_s)
+    assert ramp_s == pytest.approx(memory_fill_bound_s(coll, port) + 0.625 * hold + 0.5 * alpha)
+    assert machine.binding_bound(coll) == (pytest.approx(ramp_s), "memory ramp")
+    for spec, size in (("torus:2x2", 65536), ("torus:8x8", 16384)):
+        other = resolve(spec)
+        other_coll = compile_program(kind_program("broadcast", other.nnodes, size), target=spec,
+                                     cost="closed-form").collectives[0]
+        bound_s = memory_ramp_bound_s(other_coll, other.library.machine.port)
+        assert bound_s > memory_fill_bound_s(other_coll, other.library.machine.port)
+        for algorithm, unmet in other.candidates(other_coll):
+            if unmet is None:
+                assert simulated_time_s(other, other_coll, algorithm) >= bound_s * (1 - ROUNDING), algorithm
+    wide = resolve("torus:2x2,memory_streams=8")
+    assert memory_ramp_bound_s(coll, wide.library.machine.port) == 0.0
+    for spec, kind in (("iwarp:4x4", "reduce"), ("paragon:2x4", "broadcast")):
+        other = resolve(spec)
+        other_coll = compile_program(kind_program(kind, other.nnodes, 65536), target=spec,
+                                     cost="closed-form").collectives[0]
+        assert memory_ramp_bound_s(other_coll, other.library.machine.port) == 0.0, (spec, kind)
 
 
 @pytest.mark.parametrize("spec, size", [("iwarp:4x4", 2048), ("iwarp:4x4", 512), ("torus:3x4", 2048),
