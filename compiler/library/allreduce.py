@@ -189,6 +189,8 @@ def member_halving_doubling(coll: Collective, steps: list[list[tuple[int, ...]]]
     n, order = len(cut.order), cut.order
     assert len(steps) == n and all(
         sum(len(step) for step in own[:halved]) == bits for own in steps)
+    assert all(steps[v ^ o][i] == step for v in range(n) for i, step in enumerate(steps[v])
+               for o in subcube(step)), "partners in a step take the same masks in it"
     lo, hi = [0] * n, [count] * n
     ranges = []  # per halving step: each member's given pieces, by partner offset
     for i in range(halved):
