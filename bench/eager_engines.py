@@ -35,7 +35,7 @@ EAGER = [(Kind.BROADCAST, "eager-interleaved-cut-scatter-doubling"), (Kind.BROAD
          (Kind.GATHER, "neighbour-gather"), (Kind.REDUCE, "eager-halving-fan-in"),
          (Kind.REDUCE, "bidirectional-rings"), (Kind.ALLREDUCE, "eager-cut-halving"),
          (Kind.ALLREDUCE, "eager-interleaved-cut-halving"), (Kind.ALLREDUCE, "eager-quad-cut-halving"),
-         (Kind.ALLREDUCE, "bidirectional-rings")]
+         (Kind.ALLREDUCE, "eager-classed-quad-cut-halving"), (Kind.ALLREDUCE, "bidirectional-rings")]
 
 # The compile alone is out of reach (issue 30 item 4, the compile side): torus:16x16's cut-halving
 # allreduce builds 525,568 transfers at 2 KB in 5.4 GB and 112 s; at 16 KB 8 times as many.

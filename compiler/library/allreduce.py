@@ -167,16 +167,36 @@ def radix_halving_doubling(coll: Collective, steps: list[tuple[int, ...]],
     it holds in the doubling back. A node that streams several messages starts the messages of
     a step one start-up apart and their wires run together, where one mask a step pays a
     start-up, a wire and a merge per mask."""
-    halved = len(steps) if halved is None else halved
-    bits = sum(len(step) for step in steps[:halved])
+    members = len(group_order(coll))
+    return member_halving_doubling(coll, [steps] * members, halved)
+
+
+def member_halving_doubling(coll: Collective, steps: list[list[tuple[int, ...]]],
+                            halved: int | None = None, order: list[int] | None = None
+                            ) -> list[Phase]:
+    """radix_halving_doubling with each member's own steps (`steps[v]`, v by virtual rank in
+    `order`, group_order by default): partners in a step must take the same masks in it, so
+    members whose masks differ only meet in the steps they share (interleaved.py's
+    classed_quad_cut_halving_phases: after a radix-4 first step the four quarters' members
+    halve and double over the other masks in orders of their own). Each member halves over its
+    first `halved` steps; a piece's block is the members that differ from its owner in the
+    owner's halving masks only."""
+    cut_steps = steps[0][:len(steps[0]) if halved is None else halved]
+    halved = len(cut_steps)
+    bits = sum(len(step) for step in cut_steps)
     count = 1 << bits
-    cut = Pieces(coll, count)
+    cut = Pieces(coll, count, order)
     n, order = len(cut.order), cut.order
+    assert len(steps) == n and all(
+        sum(len(step) for step in own[:halved]) == bits for own in steps)
+    assert all(steps[v ^ o][i] == step for v in range(n) for i, step in enumerate(steps[v])
+               for o in subcube(step)), "partners in a step take the same masks in it"
     lo, hi = [0] * n, [count] * n
     ranges = []  # per halving step: each member's given pieces, by partner offset
-    for step in steps[:halved]:
+    for i in range(halved):
         given = []
         for v in range(n):
+            step = steps[v][i]
             size = (hi[v] - lo[v]) >> len(step)
             parts = {o: range(lo[v] + part_of(v ^ o, step) * size, lo[v] + (part_of(v ^ o, step) + 1) * size)
                      for o in subcube(step)}
@@ -184,8 +204,9 @@ def radix_halving_doubling(coll: Collective, steps: list[tuple[int, ...]],
             lo[v] += part_of(v, step) * size
             hi[v] = lo[v] + size
         ranges.append(given)
-    halving_bits = sum(mask for step in steps[:halved] for mask in step)
-    owner = {(v & ~halving_bits, lo[v]): v for v in range(n)}  # (block, piece) -> its member
+    halving_bits = [sum(mask for step in steps[v][:halved] for mask in step) for v in range(n)]
+    owner = {(v & ~halving_bits[v], lo[v]): v for v in range(n)}  # (block, piece) -> its member
+    piece_bits = {lo[v]: halving_bits[v] for v in range(n)}  # a piece's owner's halving masks
     own = set(cut.origins)
     held = [{(order[v], j) for j in range(count)} if order[v] in own else set() for v in range(n)]
     phases = []
@@ -197,33 +218,34 @@ def radix_halving_doubling(coll: Collective, steps: list[tuple[int, ...]],
         pieces = sorted(j for part in parts.values() for j in part)
         return pieces[:len(pieces) // 2]
     early = [{j for given in ranges for j in first_half(given[v])} for v in range(n)]
-    for step, given in zip(steps, ranges):
+    for given in ranges:
         moves = []  # (member, partner, the pieces it gives), all decided before any moves
         for v in range(n):
             for o, part in given[v].items():
                 moves.append((v, v ^ o, {(w, j) for w, j in held[v] if j in part}))
         phases.append([t for v, w, tokens in moves for j in sorted({j for _, j in tokens})
                        for t in cut.toward(v, w, j, sorted(o for o, k in tokens if k == j),
-                                           owner[(v & ~halving_bits, j)])]
+                                           owner[(v & ~piece_bits[j], j)])]
                       + [t for v in range(n)
                          for t in cut.own(v, [j for part in given[v].values() for j in part
                                               if j in early[v]])])
         for v, w, tokens in moves:
             held[v] -= tokens
             held[w] |= tokens
-    for step in steps[halved:]:
-        phases.append([t for v in range(n) for o in subcube(step)
+    for i in range(halved, len(steps[0])):
+        phases.append([t for v in range(n) for o in subcube(steps[v][i])
                        for t in cut.exchanged(v, v ^ o, lo[v], sorted(w for w, _ in held[v]))])
-        held = [set().union(held[v], *(held[v ^ o] for o in subcube(step))) for v in range(n)]
+        held = [set().union(held[v], *(held[v ^ o] for o in subcube(steps[v][i])))
+                for v in range(n)]
     phases = phases or [[]]
     phases[0] += [t for v in range(n) for t in cut.own(v, [lo[v]])]
     span = [[lo[v]] for v in range(n)]  # the reduced pieces each member holds
-    for step in steps[:halved][::-1]:
-        offsets = subcube(step)
-        phases.append([t for v in range(n) for o in offsets for j in span[v]
+    for i in reversed(range(halved)):
+        offsets = [subcube(steps[v][i]) for v in range(n)]
+        phases.append([t for v in range(n) for o in offsets[v] for j in span[v]
                        for t in cut.reduced(v, v ^ o, j)]
                       + [t for v in range(n)
-                         for t in cut.own(v, [j for o in offsets for j in span[v ^ o]
+                         for t in cut.own(v, [j for o in offsets[v] for j in span[v ^ o]
                                               if j not in early[v]])])
-        span = [sorted(j for o in [0] + offsets for j in span[v ^ o]) for v in range(n)]
+        span = [sorted(j for o in [0] + offsets[v] for j in span[v ^ o]) for v in range(n)]
     return cut.phases(phases)

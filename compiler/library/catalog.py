@@ -320,6 +320,14 @@ GRID: tuple[Algorithm, ...] = (
               "stream several)",
               eager.eager(interleaved.quad_cut_halving_phases),
               GROUP_OK + (on_grid, several_streams, power_of_two_members, partial_blocks)),
+    Algorithm("eager-classed-quad-cut-halving", (Kind.ALLREDUCE,),
+              "eager-quad-cut-halving on labels whose bits above the first pair nodes 2 apart, "
+              "the quarters of even class (x + y) halving and doubling over a column bit then a "
+              "row bit in turn, the others a row bit then a column bit, so that a row carries "
+              "one class's pairs and a column the other's (2^a x 2^b tori whose nodes stream "
+              "several)",
+              eager.eager(interleaved.classed_quad_cut_halving_phases),
+              GROUP_OK + (on_grid, several_streams, power_of_two_members, partial_blocks)),
     Algorithm("eager-halving-fan-in", (Kind.REDUCE,),
               "halving-fan-in in eager phases: a member starts its next round's message once "
               "its pieces of the round are in and merged, while its previous message may still "

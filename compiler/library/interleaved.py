@@ -29,7 +29,8 @@ as for the four turned copies of it (`turned-cut-scatter-doubling`, catalog.py).
 
 from __future__ import annotations
 
-from phalanx.compiler.library.allreduce import halved_rounds, halving_doubling, radix_halving_doubling
+from phalanx.compiler.library.allreduce import (halved_rounds, halving_doubling, member_halving_doubling,
+                                                radix_halving_doubling)
 from phalanx.compiler.library.group import recursive_doubling_over, reversed_bits
 from phalanx.compiler.library.knomial import cut_bits, cut_scatter_doubling_over
 from phalanx.compiler.library.members import group_order, root_of
@@ -142,3 +143,49 @@ def quad_cut_halving_phases(coll: Collective, machine: Machine) -> list[Phase]:
         return halving_doubling(coll, masks, halved)
     return radix_halving_doubling(coll, [(masks[0], masks[1])] + [(m,) for m in masks[2:]],
                                   halved - 1)
+
+
+def ring_labels(size: int) -> list[int]:
+    """The position on a ring of `size` (2^b) nodes of each label: bit 0 the position's parity,
+    the bits above a Gray code of the position's index among the nodes of its parity, so that
+    a label's bit 0 pairs neighbours and every other bit pairs nodes 2 apart that, among the
+    nodes of one parity, take routes that share no link where the parity's ring has four
+    nodes (8 on a ring of 8: positions 0, 1, 2, 3, 6, 7, 4, 5)."""
+    def gray_index(label: int) -> int:
+        index = 0
+        while label:
+            index ^= label
+            label >>= 1
+        return index
+    return [2 * gray_index(label >> 1) + (label & 1) for label in range(size)]
+
+
+def classed_quad_cut_halving_phases(coll: Collective, machine: Machine) -> list[Phase]:
+    """quad_cut_halving_phases on the labels of ring_labels in each dimension, the masks after
+    the radix-4 step in an order of each quarter's own: the members that keep the quarters of
+    even class (the label's column bit 0 XOR its row bit 0: the node's x + y even) take a
+    column bit, then a row bit, in turn; the others a row bit, then a column bit. So in each
+    step a row carries the pairs of one class, a column those of the other, each 2 apart among
+    the nodes of one parity, whose routes share no link on rings of 8 (where the one order for
+    all pairs nodes 2 and 4 apart, two routes a link). Where the closed form halves over fewer
+    than two bits, it is interleaved_cut_halving_phases."""
+    assert machine.grid is not None
+    rows, cols = machine.grid
+    halved = halved_rounds(coll, machine, rows * cols)
+    if halved < 2 or rows < 2 or cols < 2:
+        return interleaved_cut_halving_phases(coll, machine)
+    row_at, col_at = ring_labels(rows), ring_labels(cols)
+    order = [row_at[v // cols] * cols + col_at[v % cols] for v in range(rows * cols)]
+    col_masks = [1 << i for i in range(1, cols.bit_length() - 1)]
+    row_masks = [cols << i for i in range(1, rows.bit_length() - 1)]
+
+    def turns(first: list[int], second: list[int]) -> list[tuple[int, ...]]:
+        masks = [m for pair in zip(first, second) for m in pair]
+        longer = first if len(first) > len(second) else second
+        return [(m,) for m in masks + longer[min(len(first), len(second)):]]
+
+    quad = (1, cols)
+    even = [quad] + turns(col_masks, row_masks)
+    odd = [quad] + turns(row_masks, col_masks)
+    steps = [odd if (v ^ v // cols) & 1 else even for v in range(rows * cols)]
+    return member_halving_doubling(coll, steps, halved - 1, order)

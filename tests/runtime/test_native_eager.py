@@ -31,7 +31,7 @@ EAGER = [(Kind.BROADCAST, "eager-interleaved-cut-scatter-doubling"), (Kind.BROAD
          (Kind.GATHER, "neighbour-gather"), (Kind.REDUCE, "eager-halving-fan-in"),
          (Kind.REDUCE, "crossed-halving"), (Kind.REDUCE, "bidirectional-rings"),
          (Kind.ALLREDUCE, "eager-cut-halving"), (Kind.ALLREDUCE, "eager-interleaved-cut-halving"),
-         (Kind.ALLREDUCE, "eager-quad-cut-halving"),
+         (Kind.ALLREDUCE, "eager-quad-cut-halving"), (Kind.ALLREDUCE, "eager-classed-quad-cut-halving"),
          (Kind.ALLREDUCE, "bidirectional-rings"), (Kind.ALLREDUCE, "crossed-halving")]
 OTHER_TARGETS = ["ideal:16", "paragon:4x4", "sp2:8,routes_per_pair=1", "cs2:8"]
 SIZE = 4096  # bytes a block: every precondition of EAGER holds on a 4x4 torus

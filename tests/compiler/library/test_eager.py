@@ -182,3 +182,55 @@ def test_eager_quad_cut_halving_sends_three_quarters_first_and_beats_one_mask_a_
     run = simulate(compiled).collectives[0]
     assert run.verified, run.problems
     assert run.time_s == pytest.approx(308.7e-6, rel=1e-6)
+
+
+@pytest.mark.parametrize("target, size", [(target, size) for target in ("torus:2x4", "torus:4x4", "iwarp:4x4")
+                                           for size in (128, 2048, 16384)]
+                         + [("torus:4x8", 2048), ("torus:4x8", 16384)])
+def test_eager_classed_quad_cut_halving_verifies_on_tori(target, size):
+    nodes = resolve(target).nnodes
+    compiled = compile_program(kind_program("allreduce", nodes, size), target=target,
+                               algorithm="allreduce=eager-classed-quad-cut-halving", cost="closed-form")
+    assert all(p.sync == SyncMode.EAGER for p in compiled.schedules[0].phases)
+    result = simulate(compiled).collectives[0]
+    assert result.verified, result.problems
+    assert result.time_s >= result.lower_bound_s
+
+
+def test_ring_labels_pair_neighbours_then_nodes_two_apart():
+    """Bit 0 of a label pairs neighbours; on a ring of 8 every higher bit pairs nodes 2 apart,
+    and the pairs among the nodes of one parity take disjoint arcs (no link shared)."""
+    from phalanx.compiler.library.interleaved import ring_labels
+    at = ring_labels(8)
+    assert at == [0, 1, 2, 3, 6, 7, 4, 5]
+    assert sorted(at) == list(range(8))
+    for bit in (1, 2, 4):
+        pairs = {tuple(sorted((at[label], at[label ^ bit]))) for label in range(8)}
+        gaps = {min(b - a, 8 - (b - a)) for a, b in pairs}
+        assert gaps == ({1} if bit == 1 else {2})
+        for parity in (0, 1) if bit > 1 else ():
+            arcs = [frozenset(range(a, b)) if b - a == 2 else frozenset({b, (b + 1) % 8})
+                    for a, b in pairs if a % 2 == parity]
+            assert len(arcs) == 2 and not arcs[0] & arcs[1]
+    assert ring_labels(4) == [0, 1, 2, 3] and ring_labels(2) == [0, 1]
+
+
+def test_eager_classed_quad_cut_halving_pairs_one_class_a_row_and_beats_the_quad():
+    """torus:8x8, 2 KB (k = 3 bits): after the radix-4 step the nodes of even x + y send along
+    their row (2 apart) and the others down their column, so no two routes of a step share a
+    link, and the whole takes 294.1 us against eager-quad-cut-halving's 308.7 (issue 27,
+    branch tar3)."""
+    compiled = compile_program(kind_program("allreduce", 64, 2048), target="torus:8x8",
+                               algorithm="allreduce=eager-classed-quad-cut-halving", cost="closed-form")
+    phases = compiled.schedules[0].phases
+    first = {t.dst for t in phases[0].sends if t.src == 0 and t.dst != 0}
+    assert first == {1, 8, 9}
+    second = {(t.src, t.dst) for t in phases[1].sends if t.src != t.dst}
+    for src, dst in second:
+        same_row = src // 8 == dst // 8
+        assert same_row == ((src // 8 + src % 8) % 2 == 0)
+        gap = abs(src % 8 - dst % 8) if same_row else abs(src // 8 - dst // 8)
+        assert min(gap, 8 - gap) == 2
+    run = simulate(compiled).collectives[0]
+    assert run.verified, run.problems
+    assert run.time_s == pytest.approx(294.1e-6, rel=1e-6)
