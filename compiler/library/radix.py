@@ -40,7 +40,11 @@ alltoall 128 B, two top bits first then radix 4, 1.304 -> 1.277 ms), unless a pl
 top bits last ranks faster by engine_rounds_s, node by node: a sparse pattern's (paragon:8x8,
 every node to the first 8 at 128 B: 0.644 -> 0.450 ms; issue 27, branch radix), with the busiest
 link on the CS-2's fat tree (cs2:64, the same pattern: 1.419 -> 1.159 ms, radix 2 under the
-top five bits last; issue 27, branch pgv2).
+top five bits last; issue 27, branch pgv2). On that fat tree, where the plan is in radix 4
+(the lowest digit a leaf's four nodes), the leaf digit's rounds may go in halves beside the
+first three higher rounds (Plan.split_leaf, split_steps), so that only two of a leaf's worms
+come down its one link in those rounds; best_plan takes that form where worm_rounds_s ranks it
+faster (cs2:64 alltoallv 128 B 2.541 -> 2.361 ms; issue 27, branch pgv3).
 """
 
 from __future__ import annotations
@@ -468,8 +472,9 @@ def worm_rounds_s(coll: Collective, plan: Plan, port: PortModel, routes: Routes)
     of the phase's messages on the busiest link of its route. best_plan ranks a plan against
     its split_leaf form by it on the CS-2's fat tree, where engine_rounds_s, which counts a
     link's bytes over all rounds, gives the same links' load to both and misses the four
-    worms of a leaf in one round (cs2:64 alltoallv 128 B: 1.937 against 2.060 ms, simulated
-    2.541 against 2.361; this one 2.52 against 2.32)."""
+    worms of a leaf in one round (cs2:64, the grid's alltoallv of 128 B, radix 4 under the
+    top two bits, whole against split: engine_rounds_s 1.937 against 2.060 ms, this one 2.576
+    against 2.336, simulated 2.541 against 2.361). Copies as engine_rounds_s counts them."""
     n = coll.nprocs
     ready_s = np.zeros(n)
     send_s_per_byte = port.s_per_byte / port.streams
@@ -551,7 +556,8 @@ def best_plan(coll: Collective, machine: Machine) -> Plan:
     overlapped_rounds_s (rounds in step, overlapped), unless one with top bits last ranks
     faster by engine_rounds_s (node by node: a sparse pattern's, issue 27, branch radix; with
     the busiest link on a fat tree of one route a pair, the CS-2's: not the SP2's, whose
-    adapter spreads a message over several, nor the Paragon's mesh, measured)."""
+    adapter spreads a message over several, nor the Paragon's mesh, measured). On that fat
+    tree a radix-4 plan's split_leaf form where worm_rounds_s ranks it faster."""
     port = machine.port
     choices = plans(coll.nprocs, port.copy_s_per_byte > 0)
     if len(choices) <= 1:
