@@ -98,6 +98,7 @@ class Plan(NamedTuple):
     top_bits: int
     top_last: bool = False
     split_leaf: bool = False  # the lowest digit's rounds in halves beside the others (split_steps)
+    pairs: tuple[tuple[int, int, int], ...] = ()  # a grid's far rounds two by two (grid_pairs)
 
 
 Round = tuple[int, int, int, bool]  # place value, the digit's base, the digit, packed
@@ -178,6 +179,94 @@ def _split_rounds(blocks: ForwardedBlocks, plan: Plan) -> list[PlanRound]:
     return out
 
 
+def grid_pairs(nprocs: int, plan: Plan, grid: tuple[int, int]) -> tuple[tuple[int, int, int], ...]:
+    """The rounds a plan on a grid of 2^a x 2^b nodes (row-major: the column in the low bits)
+    runs two by two (Plan.pairs): in ordered_steps' order, the steps that flip the column's top
+    bit and not the row's (their worms all cross the middle of every row) with those that flip
+    the row's top bit and not the column's (the middle of every column), first with first, as
+    (row step, column step, mask), where the two are of different digits of one base (their
+    rounds carry like shares of the blocks: paired unlike, paragon:8x8 alltoall 4-16 KB in radix
+    32 under the top bit, and two values of one digit, paragon:4x8 alltoall 2 KB, ran 7-11%
+    slower). The mask picks the lowest column bit and the lowest row bit
+    that neither step flips: in a pair's two rounds the nodes whose masked bits have even
+    parity (a checkerboard where both are there) run the row step, the others the column step,
+    then the other way round, so half of a row's nodes send across its middle in each, and of a
+    column's where a row bit is free (issue 27, branch pgv3). None where the plan is not in pairs
+    of nodes or has other rounds apart."""
+    rows, cols = grid
+    if (plan.top_last or plan.split_leaf or not pairwise(nprocs, plan.radix)
+            or rows & (rows - 1) or cols & (cols - 1) or rows < 2 or cols < 2):
+        return ()
+    col_bits = cols.bit_length() - 1
+    col_mask, row_top = cols - 1, nprocs >> 1
+    col_top = 1 << (col_bits - 1)
+    digit_of = {place * digit: (place, base) for place, base, digit, _packed in ordered_steps(nprocs, plan)}
+    along_rows = [step for step in digit_of if step & col_top and not step & row_top]
+    along_cols = [step for step in digit_of if step & row_top and not step & col_top]
+    pairs = []
+    for across_row, across_col in zip(along_rows, along_cols):
+        (row_place, row_base), (col_place, col_base) = digit_of[across_row], digit_of[across_col]
+        if row_place == col_place or row_base != col_base:
+            continue  # two values of one digit, or rounds that carry unlike shares of the blocks
+        flipped = across_row | across_col
+        free_col = [1 << i for i in range(col_bits) if not flipped & 1 << i]
+        free_row = [1 << i for i in range(col_bits, nprocs.bit_length() - 1) if not flipped & 1 << i]
+        mask = (free_col[0] if free_col else 0) | (free_row[0] if free_row else 0)
+        if mask & col_mask:  # a column bit splits each row's senders across its middle
+            pairs.append((across_row, across_col, mask))
+    return tuple(pairs)
+
+
+def _parity(nodes: np.ndarray, mask: int) -> np.ndarray:
+    """Each node's parity of its bits in `mask` (0 or 1)."""
+    bits = nodes & mask
+    out = np.zeros_like(bits)
+    while bits.any():
+        out ^= bits & 1
+        bits >>= 1
+    return out
+
+
+def _paired_rounds(blocks: ForwardedBlocks, plan: Plan) -> list[PlanRound]:
+    """ordered_steps' rounds with Plan.pairs two by two (grid_pairs), each pair where its
+    earlier step was: in its first round the even class of its mask runs the row step and the
+    odd class the column step, in its second the other way round. A block needs each step at
+    most once, its class stays through the pair's rounds (the mask's bits are flipped by
+    neither), so every block meets each of its digits' rounds. Whole rounds keep their packing
+    until the first pair (after it no block lies where an unpacked round expects it)."""
+    n = blocks.nprocs
+    fields = {place * digit: (place, base, digit) for place, base, digit, _packed in ordered_steps(n, plan)}
+    paired = {step: pair for pair in plan.pairs for step in pair[:2]}
+    at = blocks.origin.copy()
+    out: list[PlanRound] = []
+    done: set[int] = set()
+    for place, _base, digit, packed in ordered_steps(n, plan):
+        step = place * digit
+        if step not in paired:
+            moved = np.flatnonzero((at ^ blocks.final) // place % fields[step][1] == digit)
+            at[moved] ^= step
+            out.append((moved, _to(step, n, plan.radix), packed and not done))
+            continue
+        if step in done:
+            continue
+        across_row, across_col, mask = paired[step]
+        done |= {across_row, across_col}
+        for first, second in ((across_row, across_col), (across_col, across_row)):
+            odd = _parity(at, mask)
+            chosen = np.where(odd == 0, first, second)
+            place_of, base_of, digit_of = (np.array([fields[s][i] for s in (first, second)])
+                                           for i in range(3))
+            moved = np.flatnonzero((at ^ blocks.final) // place_of[odd] % base_of[odd] == digit_of[odd])
+            at[moved] ^= chosen[moved]
+            out.append((moved, _paired_to(first, second, mask), True))
+    return out
+
+
+def _paired_to(even: int, odd: int, mask: int) -> Step:
+    """partners' rule of a paired round: the even class XOR `even`, the odd XOR `odd`."""
+    return lambda nodes: nodes ^ np.where(_parity(nodes, mask) == 0, even, odd)
+
+
 def _split_to(step: np.ndarray) -> Step:
     """partners' rule of a split round: each node XOR its leaf position's step."""
     return lambda nodes: nodes ^ step[nodes % LEAF]
@@ -221,6 +310,8 @@ def plan_rounds(blocks: ForwardedBlocks, plan: Plan) -> list[PlanRound]:
     its partners' rule, and whether it packs."""
     if plan.split_leaf:
         return _split_rounds(blocks, plan)
+    if plan.pairs:
+        return _paired_rounds(blocks, plan)
     n, radix = blocks.nprocs, plan.radix
     distance = distances(blocks.origin, blocks.final, n, radix)
     return [(np.flatnonzero(distance // place % base == digit), _to(digit * place, n, radix), packed)
@@ -246,7 +337,7 @@ def radix_round_messages(coll: Collective, plan: Plan, overlap: bool = False,
     ascending order. With `overlap`, radix_rounds' overlapped phases."""
     m = coll.matrix
     if overlap:
-        block = None if plan.split_leaf else coll.complete_block_bytes  # 16.8M blocks on 4096 nodes: not followed
+        block = None if plan.split_leaf or plan.pairs else coll.complete_block_bytes  # 16.8M blocks on 4096 nodes: not followed
         yield from (uniform_overlapped_round_messages(np.diagonal(m), plan, block)
                     if block is not None else overlapped_round_messages(m, plan))
         return
@@ -258,7 +349,7 @@ def radix_round_messages(coll: Collective, plan: Plan, overlap: bool = False,
 
 def round_messages(coll: Collective, plan: Plan, deposits: bool = False) -> Iterator[MessagePhase]:
     """radix_round_messages' rounds, without the own blocks' copies before them."""
-    block = None if plan.split_leaf else coll.complete_block_bytes
+    block = None if plan.split_leaf or plan.pairs else coll.complete_block_bytes
     if block is not None:  # 16.8M blocks on 4096 nodes: not followed
         yield from uniform_round_messages(coll.nprocs, plan, block, deposits)
     else:
@@ -574,10 +665,23 @@ def best_plan(coll: Collective, machine: Machine) -> Plan:
     routes = Routes(machine.route) if fat_tree else None
     times_s = [engine_rounds_s(coll, plan, port, routes) for plan in last]
     chosen = last[int(np.argmin(times_s))] if min(times_s) < engine_rounds_s(coll, in_step, port, routes) else in_step
+    if machine.grid is not None and machine.route is not None and machine.adapter is None:
+        return _paired_if_faster(coll, chosen, machine)
     if routes is None or not splittable(coll.nprocs, chosen):
         return chosen
     split = chosen._replace(split_leaf=True)
     return split if worm_rounds_s(coll, split, port, routes) < worm_rounds_s(coll, chosen, port, routes) else chosen
+
+
+def _paired_if_faster(coll: Collective, chosen: Plan, machine: Machine) -> Plan:
+    """On a mesh of fixed routes (the Paragon's) `chosen` with its far rounds two by two
+    (grid_pairs) where worm_rounds_s over the mesh's routes ranks that faster."""
+    pairs = grid_pairs(coll.nprocs, chosen, machine.grid)
+    if not pairs:
+        return chosen
+    routes, paired = Routes(machine.route), chosen._replace(pairs=pairs)
+    port = machine.port
+    return paired if worm_rounds_s(coll, paired, port, routes) < worm_rounds_s(coll, chosen, port, routes) else chosen
 
 
 def radix_bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:
