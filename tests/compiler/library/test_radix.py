@@ -15,6 +15,7 @@ from phalanx.compiler.library.radix import (
     best_plan,
     engine_rounds_s,
     followed_round_messages,
+    grid_pairs,
     node_rounds_s,
     ordered_steps,
     overlapped_round_messages,
@@ -168,12 +169,13 @@ def test_the_paragon_packs_beside_its_sends_at_128_bytes(monkeypatch):
     send buffer each, unpacked), then radix 4 (6 rounds; within a digit a round's blocks are
     all held before the previous round, so its pack goes beside that round's send), 1.2769 ms
     (radix 4 alone overlapped 1.3037 ms, branch pgshort; packing before every send: 1.607 ms,
-    radix 2)."""
+    radix 2). The mesh's far rounds two by two (grid_pairs) take it to 1.2543 ms."""
     machine = resolve("paragon:8x8")
     coll = compile_program(alltoall_program(64, 128), target="paragon:8x8",
                            algorithm="alltoall=radix-bruck").collectives[0]
-    assert best_plan(coll, machine.library.machine) == Plan(4, 2)
-    assert simulated_time_s(machine, coll, "radix-bruck") == pytest.approx(1.276856e-3, rel=1e-6)
+    assert best_plan(coll, machine.library.machine) == Plan(4, 2, pairs=((4, 32, 9), (12, 48, 1)))
+    assert simulated_time_s(machine, coll, "radix-bruck") == pytest.approx(1.2543e-3, rel=1e-4)
+    assert simulated_plan_s(machine, coll, Plan(4, 2), monkeypatch) == pytest.approx(1.276856e-3, rel=1e-6)
     assert simulated_plan_s(machine, coll, Plan(4, 0), monkeypatch) == pytest.approx(1.303736e-3, rel=1e-6)
 
 
@@ -309,14 +311,16 @@ def test_a_communication_processor_sends_a_sparse_patterns_top_bits_last(spec, r
     assert engine_rounds_s(coll, Plan(2, 4, True), port) < engine_rounds_s(coll, Plan(2, 0), port)
 
 
-@pytest.mark.parametrize("spec, plan", [("paragon:8x8", Plan(4, 2)), ("sp2:64", Plan(8, 3)),
+@pytest.mark.parametrize("spec, plan", [("paragon:8x8", Plan(4, 2, pairs=((4, 32, 9), (12, 48, 1)))),
+                                        ("sp2:64", Plan(8, 3)),
                                         ("cs2:64", Plan(4, 2, split_leaf=True))])
 def test_a_communication_processor_takes_the_fastest_overlapped_plan_of_a_complete_exchange(
         spec, plan, monkeypatch):
     """A complete exchange at 128 B: the plan of least overlapped_rounds_s (rounds in step,
     packed beside the sends) is the simulator's fastest of the plans with no top bits or the
     top bits first (no plan with top bits last ranks faster by engine_rounds_s); on the CS-2's
-    fat tree in its split_leaf form, faster still (2.2469 against 2.2730 ms)."""
+    fat tree in its split_leaf form, faster still (2.2469 against 2.2730 ms), and on the
+    Paragon's mesh with its far rounds two by two (1.2543 against 1.2769)."""
     machine = resolve(spec)
     coll = compile_program(alltoall_program(64, 128), target=spec,
                            algorithm="alltoall=radix-bruck").collectives[0]
@@ -381,8 +385,8 @@ def test_the_cs2_splits_its_leaf_digit_beside_the_higher_rounds(monkeypatch):
     leaf's link in those rounds: 2.3607 ms (0.519 of the `rounds and relays` bound). The
     engines and each link's bytes over all rounds (engine_rounds_s) rank the split form
     slower; a phase's worms on a link one after another (worm_rounds_s) rank it faster and lie
-    within 3% of the simulator. The Paragon's mesh keeps its plan (no fat tree: the split
-    rounds' worms cross those of the leaf digit in a row there, 1.3038 -> 1.3816 ms). The split
+    within 3% of the simulator. The Paragon's mesh is not split (the split rounds' worms cross
+    those of the leaf digit in a row there, 1.3038 -> 1.3816 ms; it pairs its far rounds). The split
     rounds verify their data on cs2:16 at 2 KB, where they take 3.82 ms against 4.86."""
     small = resolve("cs2:16")  # before simulated_plan_s forces a plan
     run = run_matrix(small, np.full((16, 16), 2048), "radix-bruck")
@@ -404,4 +408,36 @@ def test_the_cs2_splits_its_leaf_digit_beside_the_higher_rounds(monkeypatch):
     for plan, simulated_s in ((split, 2.3607e-3), (Plan(4, 2), whole_s)):
         assert worm_rounds_s(coll, plan, port, routes) == pytest.approx(simulated_s, rel=0.03)
     paragon = resolve("paragon:8x8")
-    assert best_plan(coll, paragon.library.machine) == Plan(4, 2)
+    assert not best_plan(coll, paragon.library.machine).split_leaf
+
+
+def test_the_paragon_pairs_the_rounds_that_cross_its_rows_and_columns(monkeypatch):
+    """paragon:8x8, the grid's uneven all-to-all of 128 B: radix 4 under the top two bits, where
+    the rounds of steps 4 and 12 send every row's four left nodes across its middle and those of
+    32 and 48 every column's four upper nodes across its middle (4 worms a middle link each
+    way, 1.3038 ms). Paired (grid_pairs: 4 with 32 on the checkerboard of the lowest row and
+    column bits, 12 with 48 on the lowest column bit) each pair's two rounds send half of a
+    row's (and for 4 with 32 of a column's) nodes across at a time: 1.2429 ms, 0.513 of the
+    `rounds and relays` bound (0.6375 ms); worm_rounds_s ranks it faster. Pairs need two
+    digits of one base: radix 32 under the top bit (a 2-block round against a 32-block one) and
+    a 4 x 8 mesh's top digit of three bits are left as they are. The paired rounds verify their
+    data (an uneven exchange on paragon:4x8) and bring every block to its final once."""
+    machine = resolve("paragon:8x8")
+    library_machine = machine.library.machine
+    coll = recognize(0, varied_matrix(64, 128, variance=0.5), "A", "B", 1)
+    paired = Plan(4, 2, pairs=((4, 32, 9), (12, 48, 1)))
+    assert grid_pairs(64, Plan(4, 2), (8, 8)) == paired.pairs
+    assert grid_pairs(64, Plan(32, 1), (8, 8)) == () and grid_pairs(32, Plan(4, 3), (4, 8)) == ()
+    assert grid_pairs(64, Plan(8, 3), (8, 8)) == ((4, 32, 9), (5, 40, 18), (6, 48, 9))
+    small = resolve("paragon:4x8")  # before simulated_plan_s forces a plan
+    run = run_matrix(small, varied_matrix(32, 128, variance=0.5), "radix-bruck")
+    assert run.verified and best_plan(run.collective, small.library.machine).pairs == ((4, 16, 9),)
+    assert best_plan(coll, library_machine) == paired
+    assert simulated_time_s(machine, coll, "radix-bruck") == pytest.approx(1.2429e-3, rel=1e-4)
+    assert simulated_plan_s(machine, coll, Plan(4, 2), monkeypatch) == pytest.approx(1.3038e-3, rel=1e-4)
+    routes = Routes(library_machine.route)
+    port = library_machine.port
+    assert worm_rounds_s(coll, paired, port, routes) < worm_rounds_s(coll, Plan(4, 2), port, routes)
+    phases = list(radix_rounds(coll, paired).phases())
+    arrived = sorted((t.origin, t.final, t.nbytes) for p in phases for t in p.sends if t.dst == t.final)
+    assert arrived == sorted((o, f, int(coll.matrix[o, f])) for o, f in zip(*np.nonzero(coll.matrix)))
