@@ -44,7 +44,11 @@ top five bits last; issue 27, branch pgv2). On that fat tree, where the plan is 
 (the lowest digit a leaf's four nodes), the leaf digit's rounds may go in halves beside the
 first three higher rounds (Plan.split_leaf, split_steps), so that only two of a leaf's worms
 come down its one link in those rounds; best_plan takes that form where worm_rounds_s ranks it
-faster (cs2:64 alltoallv 128 B 2.541 -> 2.361 ms; issue 27, branch pgv3).
+faster (cs2:64 alltoallv 128 B 2.541 -> 2.361 ms; issue 27, branch pgv3). On a mesh of
+fixed routes (the Paragon's) the rounds whose worms all cross the middle of every row run two
+by two with those that cross the middle of every column, a checkerboard class of the nodes on
+each in turn (Plan.pairs, grid_pairs), where worm_rounds_s ranks that faster (paragon:8x8
+alltoallv 128 B 1.3038 -> 1.2429 ms, 2 KB 10.45 -> 8.81; branch pgv3).
 """
 
 from __future__ import annotations
@@ -561,7 +565,9 @@ def worm_rounds_s(coll: Collective, plan: Plan, port: PortModel, routes: Routes)
     """engine_rounds_s with the worms of a phase that share a link passing it one after
     another: a message arrives no sooner than its sender is ready, a start-up, and the bytes
     of the phase's messages on the busiest link of its route. best_plan ranks a plan against
-    its split_leaf form by it on the CS-2's fat tree, where engine_rounds_s, which counts a
+    its paired form by it on the Paragon's mesh (1.200 against 1.307 ms, simulated 1.243
+    against 1.304, paragon:8x8 alltoallv 128 B), and against its split_leaf form on the CS-2's
+    fat tree, where engine_rounds_s, which counts a
     link's bytes over all rounds, gives the same links' load to both and misses the four
     worms of a leaf in one round (cs2:64, the grid's alltoallv of 128 B, radix 4 under the
     top two bits, whole against split: engine_rounds_s 1.937 against 2.060 ms, this one 2.576
@@ -648,7 +654,8 @@ def best_plan(coll: Collective, machine: Machine) -> Plan:
     faster by engine_rounds_s (node by node: a sparse pattern's, issue 27, branch radix; with
     the busiest link on a fat tree of one route a pair, the CS-2's: not the SP2's, whose
     adapter spreads a message over several, nor the Paragon's mesh, measured). On that fat
-    tree a radix-4 plan's split_leaf form where worm_rounds_s ranks it faster."""
+    tree a radix-4 plan's split_leaf form, on a mesh its far rounds two by two (grid_pairs),
+    where worm_rounds_s ranks that faster."""
     port = machine.port
     choices = plans(coll.nprocs, port.copy_s_per_byte > 0)
     if len(choices) <= 1:
