@@ -65,6 +65,10 @@ from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase
 
 MAX_RADIX = 32  # radices tried; above it a round carries under P/32 blocks, near `direct`
+# Blocks above which best_plan does not rank the split or paired forms, whose estimate follows
+# every block (a complete exchange's whole rounds are counted, not followed): paragon:32x32's
+# 1M blocks take 0.7 CPU-s, a 4096-node exchange's 16.8M would take gigabytes.
+FOLLOWED_BLOCKS_MAX = 1 << 22
 
 
 def pairwise(nprocs: int, radix: int) -> bool:
@@ -655,7 +659,7 @@ def best_plan(coll: Collective, machine: Machine) -> Plan:
     the busiest link on a fat tree of one route a pair, the CS-2's: not the SP2's, whose
     adapter spreads a message over several, nor the Paragon's mesh, measured). On that fat
     tree a radix-4 plan's split_leaf form, on a mesh its far rounds two by two (grid_pairs),
-    where worm_rounds_s ranks that faster."""
+    where worm_rounds_s ranks that faster (up to FOLLOWED_BLOCKS_MAX blocks)."""
     port = machine.port
     choices = plans(coll.nprocs, port.copy_s_per_byte > 0)
     if len(choices) <= 1:
@@ -672,6 +676,8 @@ def best_plan(coll: Collective, machine: Machine) -> Plan:
     routes = Routes(machine.route) if fat_tree else None
     times_s = [engine_rounds_s(coll, plan, port, routes) for plan in last]
     chosen = last[int(np.argmin(times_s))] if min(times_s) < engine_rounds_s(coll, in_step, port, routes) else in_step
+    if np.count_nonzero(coll.matrix) > FOLLOWED_BLOCKS_MAX:
+        return chosen
     if machine.grid is not None and machine.route is not None and machine.adapter is None:
         return _paired_if_faster(coll, chosen, machine)
     if routes is None or not splittable(coll.nprocs, chosen):
