@@ -144,7 +144,7 @@ def splittable(nprocs: int, plan: Plan) -> bool:
     """Whether split_steps can run `plan`'s rounds: pairs in radix 4 (the lowest digit a leaf's
     four nodes), at least three rounds of the higher digits to go beside its halves."""
     return (plan.radix == LEAF and not plan.top_last and pairwise(nprocs, plan.radix)
-            and sum(place > 1 for place, *_ in ordered_steps(nprocs, plan._replace(split_leaf=False))) >= LEAF - 1)
+            and sum(place > 1 for place, *_ in ordered_steps(nprocs, plan)) >= LEAF - 1)
 
 
 def split_steps(nprocs: int, plan: Plan) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -345,7 +345,8 @@ def radix_round_messages(coll: Collective, plan: Plan, overlap: bool = False,
     ascending order. With `overlap`, radix_rounds' overlapped phases."""
     m = coll.matrix
     if overlap:
-        block = None if plan.split_leaf or plan.pairs else coll.complete_block_bytes  # 16.8M blocks on 4096 nodes: not followed
+        # 16.8M blocks on 4096 nodes: not followed (the split and paired forms are)
+        block = None if plan.split_leaf or plan.pairs else coll.complete_block_bytes
         yield from (uniform_overlapped_round_messages(np.diagonal(m), plan, block)
                     if block is not None else overlapped_round_messages(m, plan))
         return
@@ -675,7 +676,8 @@ def best_plan(coll: Collective, machine: Machine) -> Plan:
     fat_tree = machine.route is not None and machine.adapter is None and machine.grid is None
     routes = Routes(machine.route) if fat_tree else None
     times_s = [engine_rounds_s(coll, plan, port, routes) for plan in last]
-    chosen = last[int(np.argmin(times_s))] if min(times_s) < engine_rounds_s(coll, in_step, port, routes) else in_step
+    chosen = (last[int(np.argmin(times_s))] if min(times_s) < engine_rounds_s(coll, in_step, port, routes)
+              else in_step)
     if np.count_nonzero(coll.matrix) > FOLLOWED_BLOCKS_MAX:
         return chosen
     if machine.grid is not None and machine.route is not None and machine.adapter is None:
@@ -683,7 +685,8 @@ def best_plan(coll: Collective, machine: Machine) -> Plan:
     if routes is None or not splittable(coll.nprocs, chosen):
         return chosen
     split = chosen._replace(split_leaf=True)
-    return split if worm_rounds_s(coll, split, port, routes) < worm_rounds_s(coll, chosen, port, routes) else chosen
+    faster = worm_rounds_s(coll, split, port, routes) < worm_rounds_s(coll, chosen, port, routes)
+    return split if faster else chosen
 
 
 def _paired_if_faster(coll: Collective, chosen: Plan, machine: Machine) -> Plan:
@@ -694,7 +697,8 @@ def _paired_if_faster(coll: Collective, chosen: Plan, machine: Machine) -> Plan:
         return chosen
     routes, paired = Routes(machine.route), chosen._replace(pairs=pairs)
     port = machine.port
-    return paired if worm_rounds_s(coll, paired, port, routes) < worm_rounds_s(coll, chosen, port, routes) else chosen
+    faster = worm_rounds_s(coll, paired, port, routes) < worm_rounds_s(coll, chosen, port, routes)
+    return paired if faster else chosen
 
 
 def radix_bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:

@@ -374,7 +374,8 @@ def test_split_rounds_pair_the_nodes_and_bring_every_block_to_its_final_once():
         coll = recognize(0, varied_matrix(n, 24, variance=0.5), "A", "B", 1)
         phases = list(radix_rounds(coll, plan._replace(split_leaf=True)).phases())
         arrived = [(t.origin, t.final, t.nbytes) for p in phases for t in p.sends if t.dst == t.final]
-        assert sorted(arrived) == sorted((o, f, int(coll.matrix[o, f])) for o, f in zip(*np.nonzero(coll.matrix)))
+        expected = [(o, f, int(coll.matrix[o, f])) for o, f in zip(*np.nonzero(coll.matrix))]
+        assert sorted(arrived) == sorted(expected)
 
 
 def test_the_cs2_splits_its_leaf_digit_beside_the_higher_rounds(monkeypatch):
