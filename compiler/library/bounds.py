@@ -95,7 +95,11 @@
 - rounds and relays: in a one-destination kind the chains of messages that carry a source's
   bytes are fixed by their start-up slots, so few slots force long chains: the least over the
   slots of the larger of the last slot's start and the ports' average busy time for the
-  chains' bytes and start-ups (chainbound.py).
+  chains' bytes and start-ups (chainbound.py);
+- engines and relays: start-ups or relays with each shared engine held to the schedule's time
+  on its own: its start-ups, its own blocks' and its receives' bytes, and the relays that the
+  others' blocks beyond their messages need poured into the engines' room left
+  (enginerelays.py).
 
 `fixed_routes_bound_s`, the busiest link under the machine's fixed routing, is not among them:
 it holds only for schedules of direct messages (docs/bounds.md, "Fixed routes").
@@ -112,6 +116,7 @@ import numpy as np
 
 from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.chainbound import complete_exchange_block, rounds_relays_bound_s
+from phalanx.compiler.library.enginerelays import engine_relays_bound_s
 from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.library.reducedepth import contributors_per_root, deadline_bound_s, three_level_bound_s
 from phalanx.compiler.library.reducedrain import drain_bound_s
@@ -734,6 +739,9 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
             out[name] = value_s
     if "start-ups or relays" in out:  # a one-destination kind on single-stream ports
         out["rounds and relays"] = rounds_relays_bound_s(coll, port, out["start-ups or relays"])
+        engines_s = engine_relays_bound_s(coll, port)
+        if engines_s > 0:  # one shared engine per node, uneven blocks
+            out["engines and relays"] = engines_s
     if port.engine_streams and not port.port_of:
         out["shared engines"] = port.startup_s + port.s_per_byte * engines_load(coll, send, recv) \
             / port.engine_streams

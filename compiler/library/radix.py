@@ -40,7 +40,15 @@ alltoall 128 B, two top bits first then radix 4, 1.304 -> 1.277 ms), unless a pl
 top bits last ranks faster by engine_rounds_s, node by node: a sparse pattern's (paragon:8x8,
 every node to the first 8 at 128 B: 0.644 -> 0.450 ms; issue 27, branch radix), with the busiest
 link on the CS-2's fat tree (cs2:64, the same pattern: 1.419 -> 1.159 ms, radix 2 under the
-top five bits last; issue 27, branch pgv2).
+top five bits last; issue 27, branch pgv2). On that fat tree, where the plan is in radix 4
+(the lowest digit a leaf's four nodes), the leaf digit's rounds may go in halves beside the
+first three higher rounds (Plan.split_leaf, split_steps), so that only two of a leaf's worms
+come down its one link in those rounds; best_plan takes that form where worm_rounds_s ranks it
+faster (cs2:64 alltoallv 128 B 2.541 -> 2.361 ms; issue 27, branch pgv3). On a mesh of
+fixed routes (the Paragon's) the rounds whose worms all cross the middle of every row run two
+by two with those that cross the middle of every column, a checkerboard class of the nodes on
+each in turn (Plan.pairs, grid_pairs), where worm_rounds_s ranks that faster (paragon:8x8
+alltoallv 128 B 1.3038 -> 1.2429 ms, 2 KB 10.45 -> 8.81; branch pgv3).
 """
 
 from __future__ import annotations
@@ -57,6 +65,10 @@ from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase
 
 MAX_RADIX = 32  # radices tried; above it a round carries under P/32 blocks, near `direct`
+# Blocks above which best_plan does not rank the split or paired forms, whose estimate follows
+# every block (a complete exchange's whole rounds are counted, not followed): paragon:32x32's
+# 1M blocks take 0.7 CPU-s, a 4096-node exchange's 16.8M would take gigabytes.
+FOLLOWED_BLOCKS_MAX = 1 << 22
 
 
 def pairwise(nprocs: int, radix: int) -> bool:
@@ -93,6 +105,8 @@ class Plan(NamedTuple):
     radix: int
     top_bits: int
     top_last: bool = False
+    split_leaf: bool = False  # the lowest digit's rounds in halves beside the others (split_steps)
+    pairs: tuple[tuple[int, int, int], ...] = ()  # a grid's far rounds two by two (grid_pairs)
 
 
 Round = tuple[int, int, int, bool]  # place value, the digit's base, the digit, packed
@@ -121,6 +135,149 @@ def ordered_steps(nprocs: int, plan: Plan) -> list[Round]:
     if plan.top_bits:
         lower.sort(key=lambda r: (-r[0], r[2]))
     return [(below, 1 << plan.top_bits, digit, False) for digit in top_digits] + lower
+
+
+LEAF = 4  # nodes under one leaf switch of the CS-2's fat tree: the lowest radix-4 digit
+
+
+def splittable(nprocs: int, plan: Plan) -> bool:
+    """Whether split_steps can run `plan`'s rounds: pairs in radix 4 (the lowest digit a leaf's
+    four nodes), at least three rounds of the higher digits to go beside its halves."""
+    return (plan.radix == LEAF and not plan.top_last and pairwise(nprocs, plan.radix)
+            and sum(place > 1 for place, *_ in ordered_steps(nprocs, plan)) >= LEAF - 1)
+
+
+def split_steps(nprocs: int, plan: Plan) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The rounds of a plan with `split_leaf`, each as (place, base, digit) of every leaf
+    position (node mod 4), the position's partner the node XOR digit x place: the higher
+    digits' rounds in ordered_steps' order, and each value m of the lowest digit (partners in
+    the node's leaf) in two halves beside the first three of them: in round 2m - 1 the pair of
+    positions {q, q XOR m} without position 0 swaps its blocks of digit m while the other pair
+    runs higher round m, in round 2m the other way round. On the CS-2 every route into a leaf
+    comes down one link (the `entry link` bound), so a round of the higher digits puts all
+    four of a leaf's worms on it one after another while their engines wait; in the split
+    rounds two (issue 27, branch pgv3). Both nodes of a pair of positions have run the same
+    higher rounds when they swap, so every block still meets each of its digits' rounds at
+    the nodes it passes (the rounds commute; the simulator checks the data)."""
+    higher = [(place, base, digit) for place, base, digit, _packed
+              in ordered_steps(nprocs, plan._replace(split_leaf=False)) if place > 1]
+    positions = np.arange(LEAF)
+    rounds = []
+
+    def each(first: np.ndarray, leaf: tuple[int, int, int], other: tuple[int, int, int]):
+        return tuple(np.where(first, a, b) for a, b in zip(leaf, other))
+
+    for m in range(1, LEAF):
+        first = (positions != 0) & ((positions ^ m) != 0)  # the pair without position 0 swaps first
+        rounds += [each(first, (1, LEAF, m), higher[m - 1]), each(~first, (1, LEAF, m), higher[m - 1])]
+    return rounds + [tuple(np.full(LEAF, v) for v in step) for step in higher[LEAF - 1:]]
+
+
+def _split_rounds(blocks: ForwardedBlocks, plan: Plan) -> list[PlanRound]:
+    """split_steps' rounds over `blocks`, followed from their origins: in a round the blocks at
+    a node whose distance has its position's digit, sent to the node XOR digit x place."""
+    at = blocks.origin.copy()
+    out = []
+    for place, base, digit in split_steps(blocks.nprocs, plan):
+        step = place * digit
+        here = at % LEAF
+        moved = np.flatnonzero((at ^ blocks.final) // place[here] % base[here] == digit[here])
+        at[moved] ^= step[here[moved]]
+        out.append((moved, _split_to(step), True))
+    return out
+
+
+def grid_pairs(nprocs: int, plan: Plan, grid: tuple[int, int]) -> tuple[tuple[int, int, int], ...]:
+    """The rounds a plan on a grid of 2^a x 2^b nodes (row-major: the column in the low bits)
+    runs two by two (Plan.pairs): in ordered_steps' order, the steps that flip the column's top
+    bit and not the row's (their worms all cross the middle of every row) with those that flip
+    the row's top bit and not the column's (the middle of every column), first with first, as
+    (row step, column step, mask), where the two are of different digits of one base (their
+    rounds carry like shares of the blocks: paired unlike, paragon:8x8 alltoall 4-16 KB in radix
+    32 under the top bit, and two values of one digit, paragon:4x8 alltoall 2 KB, ran 7-11%
+    slower). The mask picks the lowest column bit and the lowest row bit
+    that neither step flips: in a pair's two rounds the nodes whose masked bits have even
+    parity (a checkerboard where both are there) run the row step, the others the column step,
+    then the other way round, so half of a row's nodes send across its middle in each, and of a
+    column's where a row bit is free (issue 27, branch pgv3). None where the plan is not in pairs
+    of nodes or has other rounds apart."""
+    rows, cols = grid
+    if (plan.top_last or plan.split_leaf or not pairwise(nprocs, plan.radix)
+            or rows & (rows - 1) or cols & (cols - 1) or rows < 2 or cols < 2):
+        return ()
+    col_bits = cols.bit_length() - 1
+    col_mask, row_top = cols - 1, nprocs >> 1
+    col_top = 1 << (col_bits - 1)
+    digit_of = {place * digit: (place, base) for place, base, digit, _packed in ordered_steps(nprocs, plan)}
+    along_rows = [step for step in digit_of if step & col_top and not step & row_top]
+    along_cols = [step for step in digit_of if step & row_top and not step & col_top]
+    pairs = []
+    for across_row, across_col in zip(along_rows, along_cols):
+        (row_place, row_base), (col_place, col_base) = digit_of[across_row], digit_of[across_col]
+        if row_place == col_place or row_base != col_base:
+            continue  # two values of one digit, or rounds that carry unlike shares of the blocks
+        flipped = across_row | across_col
+        free_col = [1 << i for i in range(col_bits) if not flipped & 1 << i]
+        free_row = [1 << i for i in range(col_bits, nprocs.bit_length() - 1) if not flipped & 1 << i]
+        mask = (free_col[0] if free_col else 0) | (free_row[0] if free_row else 0)
+        if mask & col_mask:  # a column bit splits each row's senders across its middle
+            pairs.append((across_row, across_col, mask))
+    return tuple(pairs)
+
+
+def _parity(nodes: np.ndarray, mask: int) -> np.ndarray:
+    """Each node's parity of its bits in `mask` (0 or 1)."""
+    bits = nodes & mask
+    out = np.zeros_like(bits)
+    while bits.any():
+        out ^= bits & 1
+        bits >>= 1
+    return out
+
+
+def _paired_rounds(blocks: ForwardedBlocks, plan: Plan) -> list[PlanRound]:
+    """ordered_steps' rounds with Plan.pairs two by two (grid_pairs), each pair where its
+    earlier step was: in its first round the even class of its mask runs the row step and the
+    odd class the column step, in its second the other way round. A block needs each step at
+    most once, its class stays through the pair's rounds (the mask's bits are flipped by
+    neither), so every block meets each of its digits' rounds. Whole rounds keep their packing
+    until the first pair (after it no block lies where an unpacked round expects it)."""
+    n = blocks.nprocs
+    fields = {place * digit: (place, base, digit) for place, base, digit, _packed in ordered_steps(n, plan)}
+    paired = {step: pair for pair in plan.pairs for step in pair[:2]}
+    at = blocks.origin.copy()
+    out: list[PlanRound] = []
+    done: set[int] = set()
+    for place, _base, digit, packed in ordered_steps(n, plan):
+        step = place * digit
+        if step not in paired:
+            moved = np.flatnonzero((at ^ blocks.final) // place % fields[step][1] == digit)
+            at[moved] ^= step
+            out.append((moved, _to(step, n, plan.radix), packed and not done))
+            continue
+        if step in done:
+            continue
+        across_row, across_col, mask = paired[step]
+        done |= {across_row, across_col}
+        for first, second in ((across_row, across_col), (across_col, across_row)):
+            odd = _parity(at, mask)
+            chosen = np.where(odd == 0, first, second)
+            place_of, base_of, digit_of = (np.array([fields[s][i] for s in (first, second)])
+                                           for i in range(3))
+            moved = np.flatnonzero((at ^ blocks.final) // place_of[odd] % base_of[odd] == digit_of[odd])
+            at[moved] ^= chosen[moved]
+            out.append((moved, _paired_to(first, second, mask), True))
+    return out
+
+
+def _paired_to(even: int, odd: int, mask: int) -> Step:
+    """partners' rule of a paired round: the even class XOR `even`, the odd XOR `odd`."""
+    return lambda nodes: nodes ^ np.where(_parity(nodes, mask) == 0, even, odd)
+
+
+def _split_to(step: np.ndarray) -> Step:
+    """partners' rule of a split round: each node XOR its leaf position's step."""
+    return lambda nodes: nodes ^ step[nodes % LEAF]
 
 
 def radix_rounds(coll: Collective, plan: Plan, overlap: bool = False, deposits: bool = False) -> PhaseColumns:
@@ -159,6 +316,10 @@ PlanRound = tuple[np.ndarray, Step, bool]  # the blocks a round moves, where to,
 def plan_rounds(blocks: ForwardedBlocks, plan: Plan) -> list[PlanRound]:
     """ordered_steps' rounds over `blocks`: the blocks each moves (by their distance's digit),
     its partners' rule, and whether it packs."""
+    if plan.split_leaf:
+        return _split_rounds(blocks, plan)
+    if plan.pairs:
+        return _paired_rounds(blocks, plan)
     n, radix = blocks.nprocs, plan.radix
     distance = distances(blocks.origin, blocks.final, n, radix)
     return [(np.flatnonzero(distance // place % base == digit), _to(digit * place, n, radix), packed)
@@ -184,7 +345,8 @@ def radix_round_messages(coll: Collective, plan: Plan, overlap: bool = False,
     ascending order. With `overlap`, radix_rounds' overlapped phases."""
     m = coll.matrix
     if overlap:
-        block = coll.complete_block_bytes  # 16.8M blocks on 4096 nodes: not followed
+        # 16.8M blocks on 4096 nodes: not followed (the split and paired forms are)
+        block = None if plan.split_leaf or plan.pairs else coll.complete_block_bytes
         yield from (uniform_overlapped_round_messages(np.diagonal(m), plan, block)
                     if block is not None else overlapped_round_messages(m, plan))
         return
@@ -196,7 +358,7 @@ def radix_round_messages(coll: Collective, plan: Plan, overlap: bool = False,
 
 def round_messages(coll: Collective, plan: Plan, deposits: bool = False) -> Iterator[MessagePhase]:
     """radix_round_messages' rounds, without the own blocks' copies before them."""
-    block = coll.complete_block_bytes
+    block = None if plan.split_leaf or plan.pairs else coll.complete_block_bytes
     if block is not None:  # 16.8M blocks on 4096 nodes: not followed
         yield from uniform_round_messages(coll.nprocs, plan, block, deposits)
     else:
@@ -291,12 +453,9 @@ def uniform_round_messages(n: int, plan: Plan, block: int, deposits: bool = Fals
 
 def followed_round_messages(m: np.ndarray, plan: Plan, deposits: bool = False) -> Iterator[MessagePhase]:
     """radix_round_messages' rounds for any matrix, its blocks followed round by round."""
-    n, radix = len(m), plan.radix
     blocks = ForwardedBlocks(m, deposits)
-    distance = distances(blocks.origin, blocks.final, n, radix)
-    for place, base, digit, packed in ordered_steps(n, plan):
-        yield from blocks.round_messages(np.flatnonzero(distance // place % base == digit),
-                                         _to(digit * place, n, radix), packed)
+    for moved, step, packed in plan_rounds(blocks, plan):
+        yield from blocks.round_messages(moved, step, packed)
 
 
 def radices(nprocs: int) -> list[int]:
@@ -407,6 +566,43 @@ def engine_rounds_s(coll: Collective, plan: Plan, port: PortModel, routes: Route
     return max(nodes_s, links.done_s()) if links is not None else nodes_s
 
 
+def worm_rounds_s(coll: Collective, plan: Plan, port: PortModel, routes: Routes) -> float:
+    """engine_rounds_s with the worms of a phase that share a link passing it one after
+    another: a message arrives no sooner than its sender is ready, a start-up, and the bytes
+    of the phase's messages on the busiest link of its route. best_plan ranks a plan against
+    its paired form by it on the Paragon's mesh (1.200 against 1.307 ms, simulated 1.243
+    against 1.304, paragon:8x8 alltoallv 128 B), and against its split_leaf form on the CS-2's
+    fat tree, where engine_rounds_s, which counts a
+    link's bytes over all rounds, gives the same links' load to both and misses the four
+    worms of a leaf in one round (cs2:64, the grid's alltoallv of 128 B, radix 4 under the
+    top two bits, whole against split: engine_rounds_s 1.937 against 2.060 ms, this one 2.576
+    against 2.336, simulated 2.541 against 2.361). Copies as engine_rounds_s counts them."""
+    n = coll.nprocs
+    ready_s = np.zeros(n)
+    send_s_per_byte = port.s_per_byte / port.streams
+    for phase in radix_round_messages(coll, plan, overlap=True):
+        copies = phase.src == phase.dst
+        copied_s = ready_s + np.bincount(phase.src[copies], minlength=n,
+                                         weights=port.copy_s_per_byte * phase.nbytes[copies])
+        if copies.all():
+            ready_s = copied_s
+            continue
+        src, dst, nbytes = phase.src[~copies], phase.dst[~copies], phase.nbytes[~copies]
+        wire_s = send_s_per_byte * nbytes
+        links, lengths = routes.links(src, dst)
+        load = np.zeros(len(routes.number))
+        np.add.at(load, links, np.repeat(nbytes.astype(np.float64), lengths))
+        busiest = np.maximum.reduceat(load[links], np.concatenate([[0], np.cumsum(lengths)[:-1]]))
+        arrive_s = ready_s[src] + port.startup_s + np.maximum(wire_s, busiest * port.link_s_per_byte)
+        engine_s = np.bincount(src, weights=port.startup_s + wire_s, minlength=n) \
+            + np.bincount(dst, weights=wire_s, minlength=n)
+        done_s = np.maximum(copied_s, ready_s + engine_s)
+        np.maximum.at(done_s, src, arrive_s)
+        np.maximum.at(done_s, dst, arrive_s)
+        ready_s = done_s
+    return float(ready_s.max(initial=0.0))
+
+
 class Routes:
     """The machine's fixed routes as link numbers, each pair's found once (best_plan ranks many
     plans over the same pairs)."""
@@ -462,7 +658,9 @@ def best_plan(coll: Collective, machine: Machine) -> Plan:
     overlapped_rounds_s (rounds in step, overlapped), unless one with top bits last ranks
     faster by engine_rounds_s (node by node: a sparse pattern's, issue 27, branch radix; with
     the busiest link on a fat tree of one route a pair, the CS-2's: not the SP2's, whose
-    adapter spreads a message over several, nor the Paragon's mesh, measured)."""
+    adapter spreads a message over several, nor the Paragon's mesh, measured). On that fat
+    tree a radix-4 plan's split_leaf form, on a mesh its far rounds two by two (grid_pairs),
+    where worm_rounds_s ranks that faster (up to FOLLOWED_BLOCKS_MAX blocks)."""
     port = machine.port
     choices = plans(coll.nprocs, port.copy_s_per_byte > 0)
     if len(choices) <= 1:
@@ -478,7 +676,29 @@ def best_plan(coll: Collective, machine: Machine) -> Plan:
     fat_tree = machine.route is not None and machine.adapter is None and machine.grid is None
     routes = Routes(machine.route) if fat_tree else None
     times_s = [engine_rounds_s(coll, plan, port, routes) for plan in last]
-    return last[int(np.argmin(times_s))] if min(times_s) < engine_rounds_s(coll, in_step, port, routes) else in_step
+    chosen = (last[int(np.argmin(times_s))] if min(times_s) < engine_rounds_s(coll, in_step, port, routes)
+              else in_step)
+    if np.count_nonzero(coll.matrix) > FOLLOWED_BLOCKS_MAX:
+        return chosen
+    if machine.grid is not None and machine.route is not None and machine.adapter is None:
+        return _paired_if_faster(coll, chosen, machine)
+    if routes is None or not splittable(coll.nprocs, chosen):
+        return chosen
+    split = chosen._replace(split_leaf=True)
+    faster = worm_rounds_s(coll, split, port, routes) < worm_rounds_s(coll, chosen, port, routes)
+    return split if faster else chosen
+
+
+def _paired_if_faster(coll: Collective, chosen: Plan, machine: Machine) -> Plan:
+    """On a mesh of fixed routes (the Paragon's) `chosen` with its far rounds two by two
+    (grid_pairs) where worm_rounds_s over the mesh's routes ranks that faster."""
+    pairs = grid_pairs(coll.nprocs, chosen, machine.grid)
+    if not pairs:
+        return chosen
+    routes, paired = Routes(machine.route), chosen._replace(pairs=pairs)
+    port = machine.port
+    faster = worm_rounds_s(coll, paired, port, routes) < worm_rounds_s(coll, chosen, port, routes)
+    return paired if faster else chosen
 
 
 def radix_bruck_columns(coll: Collective, machine: Machine) -> PhaseColumns:

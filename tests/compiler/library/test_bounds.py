@@ -25,7 +25,9 @@ from phalanx.compiler.library.bounds import (
     relay_bound_s,
     startup_bound_s,
 )
+from phalanx.compiler.library.enginerelays import engine_relays_bound_s
 from phalanx.compiler.library.offer import diagonal_weightings, entry_cuts, grid_links, ring_weightings
+from phalanx.compiler.library.registry import PortModel
 from phalanx.compiler.recognize import Collective, recognize
 from phalanx.compiler.target import Target, resolve
 from phalanx.grammar.diagnostics import PhalanxError
@@ -726,3 +728,37 @@ def test_ring_weightings_load_is_the_nodes_x_nodes_weights(rows, cols):
                 delta = (coord[None, :] - coord[:, None]) % w.size
                 dense.append(Weighting(w.by_delta[delta], w.total))
         assert family.load(m) == max(w.load(m) for w in dense)
+
+
+def test_a_busy_engine_relays_what_its_start_ups_cannot_send():
+    """One shared engine per node (h = alpha = 10 us, beta 0.01 us/B): node 0 exchanges 10 KB
+    with each of three others, which exchange 7 KB among themselves. On average the engines
+    need 540 us (`start-ups or relays`: 630 for node 0, 510 for the others), and node 0's
+    sends and receives alone 600 us. With k messages node 0's engine is busy 600 + 10 k us and
+    its other 3 - k blocks go through relays at 0.02 us a byte, into the others' room of
+    (T - 510 us) each: T >= 682.5 - 47.5 k and T >= 600 + 10 k, least at k = 2: 620 us, which
+    binds (`engines and relays`; the busiest port's 610 us counts one start-up)."""
+    m = np.full((4, 4), 7000, dtype=np.int64)
+    m[0, :] = m[:, 0] = 10000
+    np.fill_diagonal(m, 0)
+    coll = recognize(0, m, "A", "B", 1)
+    port = PortModel(startup_s=10e-6, s_per_byte=1e-8, combine_s_per_op=0.0, shared_engine=True)
+    found = bounds(coll, port)
+    assert found["start-ups or relays"] == pytest.approx(540e-6)
+    assert found["port bandwidth"] == pytest.approx(610e-6)
+    assert found["engines and relays"] == pytest.approx(620e-6)
+    assert max(found, key=found.get) == "engines and relays"
+    assert engine_relays_bound_s(coll, PortModel(10e-6, 1e-8, 0.0)) == 0.0  # a port per direction
+    even = recognize(0, np.where(np.eye(4, dtype=bool), 0, 8000), "A", "B", 1)
+    assert engine_relays_bound_s(even, port) == 0.0  # every node alike: start-ups or relays
+
+
+def test_the_paragons_uneven_exchange_binds_its_busiest_engines():
+    """paragon:8x8, the grid's alltoallv of 16 KB: 27.78 ms where the average over the engines
+    gives 27.52 (docs/bounds.md, "Engines and relays")."""
+    machine = resolve("paragon:8x8")
+    coll = recognize(0, varied_matrix(64, 16384, variance=0.5), "A", "B", 1)
+    found = bounds(coll, machine.library.machine.port)
+    assert found["start-ups or relays"] == pytest.approx(27.519e-3, rel=1e-4)
+    assert found["engines and relays"] == pytest.approx(27.7847e-3, rel=1e-4)
+    assert machine.binding_bound(coll)[1] == "engines and relays"

@@ -15,6 +15,7 @@ from phalanx.compiler.library.radix import (
     best_plan,
     engine_rounds_s,
     followed_round_messages,
+    grid_pairs,
     node_rounds_s,
     ordered_steps,
     overlapped_round_messages,
@@ -23,15 +24,18 @@ from phalanx.compiler.library.radix import (
     radices,
     radix_bruck_s,
     radix_rounds,
+    split_steps,
+    splittable,
     steps,
     uniform_overlapped_round_messages,
     uniform_round_messages,
+    worm_rounds_s,
 )
 from phalanx.compiler.recognize import recognize
 from phalanx.compiler.target import resolve
 from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import alltoall_program
-from phalanx.runtime.synthetic import varied_matrix
+from phalanx.runtime.synthetic import run_matrix, varied_matrix
 from phalanx.runtime.timing import simulated_time_s
 
 
@@ -139,7 +143,9 @@ def test_a_communication_processor_sends_while_the_next_round_is_packed(spec):
 
 @pytest.mark.parametrize("n, plan", [(8, Plan(2, 0)), (8, Plan(4, 0)), (16, Plan(4, 0)), (12, Plan(3, 0)),
                                      (7, Plan(4, 0)), (16, Plan(4, 2)), (16, Plan(2, 1)),
-                                     (16, Plan(2, 2, True)), (32, Plan(4, 3, True))])
+                                     (16, Plan(2, 2, True)), (32, Plan(4, 3, True)),
+                                     (16, Plan(4, 2, split_leaf=True)), (32, Plan(4, 1, split_leaf=True)),
+                                     (64, Plan(4, 2, split_leaf=True)), (128, Plan(4, 3, split_leaf=True))])
 def test_overlapped_rounds_count_the_messages_their_columns_hold(n, plan):
     """overlapped_round_messages (from counts) gives, phase by phase, the messages and copies
     that radix_rounds' overlapped columns group (per sender and receiver, bytes summed), top
@@ -163,12 +169,13 @@ def test_the_paragon_packs_beside_its_sends_at_128_bytes(monkeypatch):
     send buffer each, unpacked), then radix 4 (6 rounds; within a digit a round's blocks are
     all held before the previous round, so its pack goes beside that round's send), 1.2769 ms
     (radix 4 alone overlapped 1.3037 ms, branch pgshort; packing before every send: 1.607 ms,
-    radix 2)."""
+    radix 2). The mesh's far rounds two by two (grid_pairs) take it to 1.2543 ms."""
     machine = resolve("paragon:8x8")
     coll = compile_program(alltoall_program(64, 128), target="paragon:8x8",
                            algorithm="alltoall=radix-bruck").collectives[0]
-    assert best_plan(coll, machine.library.machine) == Plan(4, 2)
-    assert simulated_time_s(machine, coll, "radix-bruck") == pytest.approx(1.276856e-3, rel=1e-6)
+    assert best_plan(coll, machine.library.machine) == Plan(4, 2, pairs=((4, 32, 9), (12, 48, 1)))
+    assert simulated_time_s(machine, coll, "radix-bruck") == pytest.approx(1.2543e-3, rel=1e-4)
+    assert simulated_plan_s(machine, coll, Plan(4, 2), monkeypatch) == pytest.approx(1.276856e-3, rel=1e-6)
     assert simulated_plan_s(machine, coll, Plan(4, 0), monkeypatch) == pytest.approx(1.303736e-3, rel=1e-6)
 
 
@@ -304,13 +311,16 @@ def test_a_communication_processor_sends_a_sparse_patterns_top_bits_last(spec, r
     assert engine_rounds_s(coll, Plan(2, 4, True), port) < engine_rounds_s(coll, Plan(2, 0), port)
 
 
-@pytest.mark.parametrize("spec, plan", [("paragon:8x8", Plan(4, 2)), ("sp2:64", Plan(8, 3)),
-                                        ("cs2:64", Plan(4, 2))])
+@pytest.mark.parametrize("spec, plan", [("paragon:8x8", Plan(4, 2, pairs=((4, 32, 9), (12, 48, 1)))),
+                                        ("sp2:64", Plan(8, 3)),
+                                        ("cs2:64", Plan(4, 2, split_leaf=True))])
 def test_a_communication_processor_takes_the_fastest_overlapped_plan_of_a_complete_exchange(
         spec, plan, monkeypatch):
     """A complete exchange at 128 B: the plan of least overlapped_rounds_s (rounds in step,
     packed beside the sends) is the simulator's fastest of the plans with no top bits or the
-    top bits first (no plan with top bits last ranks faster by engine_rounds_s)."""
+    top bits first (no plan with top bits last ranks faster by engine_rounds_s); on the CS-2's
+    fat tree in its split_leaf form, faster still (2.2469 against 2.2730 ms), and on the
+    Paragon's mesh with its far rounds two by two (1.2543 against 1.2769)."""
     machine = resolve(spec)
     coll = compile_program(alltoall_program(64, 128), target=spec,
                            algorithm="alltoall=radix-bruck").collectives[0]
@@ -340,3 +350,95 @@ def test_the_fat_trees_busiest_link_ranks_a_sparse_patterns_plans_on_the_cs2(mon
     others = [Plan(2, 0), Plan(4, 0), Plan(2, 3, True), Plan(2, 4, True)]
     assert all(chosen < simulated_plan_s(machine, coll, other, monkeypatch) for other in others)
     assert 0.8 * chosen <= with_links[Plan(2, 5, True)] <= chosen
+
+
+def test_split_rounds_pair_the_nodes_and_bring_every_block_to_its_final_once():
+    """split_steps on 64 nodes, radix 4 under the top two bits: nine rounds; in the first six
+    each value m of the leaf digit goes in two halves (the pair of leaf positions without
+    position 0 first) while the other pair runs the m-th higher round (16, 32, 48: the top
+    bits first, as ordered_steps runs them), then the place-4 digit's three rounds whole.
+    Every round pairs the nodes (a node's partner runs the same step), and an uneven exchange's
+    blocks each reach their final once, on 16 to 128 nodes."""
+    rounds = split_steps(64, Plan(4, 2, split_leaf=True))
+    steps_of = [(place * digit).tolist() for place, _base, digit in rounds]
+    assert steps_of == [[16, 16, 1, 1], [1, 1, 16, 16], [32, 2, 32, 2], [2, 32, 2, 32],
+                        [48, 3, 3, 48], [3, 48, 48, 3], [4] * 4, [8] * 4, [12] * 4]
+    nodes = np.arange(64)
+    for step in steps_of:
+        partner = nodes ^ np.array(step)[nodes % 4]
+        assert (partner[partner] == nodes).all()
+    assert splittable(64, Plan(4, 2)) and splittable(16, Plan(4, 2)) and splittable(32, Plan(4, 1))
+    assert not splittable(64, Plan(2, 2)) and not splittable(64, Plan(4, 3, True))
+    assert not splittable(8, Plan(4, 1)) and not splittable(12, Plan(4, 0))
+    for n, plan in ((16, Plan(4, 2)), (32, Plan(4, 1)), (64, Plan(4, 0)), (128, Plan(4, 3))):
+        coll = recognize(0, varied_matrix(n, 24, variance=0.5), "A", "B", 1)
+        phases = list(radix_rounds(coll, plan._replace(split_leaf=True)).phases())
+        arrived = [(t.origin, t.final, t.nbytes) for p in phases for t in p.sends if t.dst == t.final]
+        expected = [(o, f, int(coll.matrix[o, f])) for o, f in zip(*np.nonzero(coll.matrix))]
+        assert sorted(arrived) == sorted(expected)
+
+
+def test_the_cs2_splits_its_leaf_digit_beside_the_higher_rounds(monkeypatch):
+    """cs2:64, the grid's uneven all-to-all of 128 B (bench/efficiency.py): in radix 4 under
+    the top two bits every round of a higher digit puts the four worms of a leaf on its one
+    link from above, one after another, while their engines wait (2.5408 ms simulated). With
+    the leaf digit's rounds in halves beside the first three of them two worms go down each
+    leaf's link in those rounds: 2.3607 ms (0.519 of the `rounds and relays` bound). The
+    engines and each link's bytes over all rounds (engine_rounds_s) rank the split form
+    slower; a phase's worms on a link one after another (worm_rounds_s) rank it faster and lie
+    within 3% of the simulator. The Paragon's mesh is not split (the split rounds' worms cross
+    those of the leaf digit in a row there, 1.3038 -> 1.3816 ms; it pairs its far rounds). The split
+    rounds verify their data on cs2:16 at 2 KB, where they take 3.82 ms against 4.86."""
+    small = resolve("cs2:16")  # before simulated_plan_s forces a plan
+    run = run_matrix(small, np.full((16, 16), 2048), "radix-bruck")
+    assert run.verified and run.schedule.algorithm == "radix-bruck"
+    assert best_plan(run.collective, small.library.machine) == Plan(4, 2, split_leaf=True)
+    assert run.time_s == pytest.approx(3.8163e-3, rel=1e-4)
+    machine = resolve("cs2:64")
+    library_machine = machine.library.machine
+    port = library_machine.port
+    coll = recognize(0, varied_matrix(64, 128, variance=0.5), "A", "B", 1)
+    split = Plan(4, 2, split_leaf=True)
+    assert best_plan(coll, library_machine) == split
+    assert simulated_time_s(machine, coll, "radix-bruck") == pytest.approx(2.3607e-3, rel=1e-4)
+    whole_s = simulated_plan_s(machine, coll, Plan(4, 2), monkeypatch)
+    assert whole_s == pytest.approx(2.5408e-3, rel=1e-4)
+    routes = Routes(library_machine.route)
+    assert engine_rounds_s(coll, split, port, routes) > engine_rounds_s(coll, Plan(4, 2), port, routes)
+    assert worm_rounds_s(coll, split, port, routes) < worm_rounds_s(coll, Plan(4, 2), port, routes)
+    for plan, simulated_s in ((split, 2.3607e-3), (Plan(4, 2), whole_s)):
+        assert worm_rounds_s(coll, plan, port, routes) == pytest.approx(simulated_s, rel=0.03)
+    paragon = resolve("paragon:8x8")
+    assert not best_plan(coll, paragon.library.machine).split_leaf
+
+
+def test_the_paragon_pairs_the_rounds_that_cross_its_rows_and_columns(monkeypatch):
+    """paragon:8x8, the grid's uneven all-to-all of 128 B: radix 4 under the top two bits, where
+    the rounds of steps 4 and 12 send every row's four left nodes across its middle and those of
+    32 and 48 every column's four upper nodes across its middle (4 worms a middle link each
+    way, 1.3038 ms). Paired (grid_pairs: 4 with 32 on the checkerboard of the lowest row and
+    column bits, 12 with 48 on the lowest column bit) each pair's two rounds send half of a
+    row's (and for 4 with 32 of a column's) nodes across at a time: 1.2429 ms, 0.513 of the
+    `rounds and relays` bound (0.6375 ms); worm_rounds_s ranks it faster. Pairs need two
+    digits of one base: radix 32 under the top bit (a 2-block round against a 32-block one) and
+    a 4 x 8 mesh's top digit of three bits are left as they are. The paired rounds verify their
+    data (an uneven exchange on paragon:4x8) and bring every block to its final once."""
+    machine = resolve("paragon:8x8")
+    library_machine = machine.library.machine
+    coll = recognize(0, varied_matrix(64, 128, variance=0.5), "A", "B", 1)
+    paired = Plan(4, 2, pairs=((4, 32, 9), (12, 48, 1)))
+    assert grid_pairs(64, Plan(4, 2), (8, 8)) == paired.pairs
+    assert grid_pairs(64, Plan(32, 1), (8, 8)) == () and grid_pairs(32, Plan(4, 3), (4, 8)) == ()
+    assert grid_pairs(64, Plan(8, 3), (8, 8)) == ((4, 32, 9), (5, 40, 18), (6, 48, 9))
+    small = resolve("paragon:4x8")  # before simulated_plan_s forces a plan
+    run = run_matrix(small, varied_matrix(32, 128, variance=0.5), "radix-bruck")
+    assert run.verified and best_plan(run.collective, small.library.machine).pairs == ((4, 16, 9),)
+    assert best_plan(coll, library_machine) == paired
+    assert simulated_time_s(machine, coll, "radix-bruck") == pytest.approx(1.2429e-3, rel=1e-4)
+    assert simulated_plan_s(machine, coll, Plan(4, 2), monkeypatch) == pytest.approx(1.3038e-3, rel=1e-4)
+    routes = Routes(library_machine.route)
+    port = library_machine.port
+    assert worm_rounds_s(coll, paired, port, routes) < worm_rounds_s(coll, Plan(4, 2), port, routes)
+    phases = list(radix_rounds(coll, paired).phases())
+    arrived = sorted((t.origin, t.final, t.nbytes) for p in phases for t in p.sends if t.dst == t.final)
+    assert arrived == sorted((o, f, int(coll.matrix[o, f])) for o, f in zip(*np.nonzero(coll.matrix)))
