@@ -16,6 +16,8 @@ root (knomial with k = P).
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 from phalanx.compiler.library.eager import eager_of
 from phalanx.compiler.library.members import rooted_order
 from phalanx.compiler.library.registry import Machine, PortModel, Route
@@ -71,9 +73,10 @@ def halving_fan_in_phases(coll: Collective, machine: Machine) -> list[Phase]:
 def eager_halving_fan_in_phases(coll: Collective, machine: Machine) -> list[Phase]:
     """halving_fan_in_over in eager phases (eager.py) on a grid whose nodes stream several
     messages, k of least halving_fan_in_s with each fan-in over two links: in rank order (node
-    order) the members that send a collector their pieces lie in its column, and the root's
-    collectors in its row (for k up to the column bits), so their pieces come in by the line's
-    two links at once (torus:8x8, 2 KB: k = 3, 214.55 us; the one-port form's k = 4, 219.95)."""
+    order) the members that send a collector their pieces lie in its column, so their pieces
+    come in by the column's two links at once, and the collectors are spread_collectors' where
+    the machine names its routes (torus:8x8, 2 KB: k = 3, 209.6 us; 214.55 with the collectors
+    in the root's row; the one-port form's k = 4, 219.95)."""
     links = min(machine.port.streams, 2)
     order = rooted_order(coll)
     halved = fan_in_halved_rounds(coll, machine, len(order), links)
@@ -96,7 +99,7 @@ def spread_collectors(order: list[int], count: int, route: Route) -> list[int]:
     def hops(v: int) -> int:
         return len(route(order[v], root))
 
-    load: dict[object, int] = {}
+    load: dict[Hashable, int] = {}
     chosen = [0] * count
     for j in sorted(range(1, count), key=lambda j: (min(hops(v) for v in members[j]), j)):
         best = min(members[j], key=lambda v: (load.get(route(order[v], root)[-1], 0), hops(v), v))
