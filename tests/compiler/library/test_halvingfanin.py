@@ -91,3 +91,20 @@ def test_eager_halving_fan_in_verifies_at_an_inner_root():
     assert result.algorithm == "eager-halving-fan-in"
     assert result.verified, result.problems
     assert result.time_s >= result.lower_bound_s
+
+
+def test_the_first_round_goes_in_two_parts_the_part_passed_on_first():
+    """torus:8x8, 2 KB, k = 3: the first round's messages go as two messages a pair; the second
+    (the pieces its receiver keeps after round 2) is received in round 2's phase, the first
+    carries only pieces the receiver sends on in round 2 (the root, node 0, keeps what it
+    receives and sends its partner nothing of its own)."""
+    _, compiled = _reduce("torus:8x8", 2048, "eager-halving-fan-in")
+    first, second = compiled.schedules[0].phases[:2]
+    sent = [t for t in first.sends if t.src != t.dst]
+    late = [t for t in sent if t.message == 2]
+    assert late and len(late) < len(sent)
+    assert not set(late) & set(first.recvs) and set(late) <= set(second.recvs)
+    for node in range(1, 64):
+        passed_on = {t.offset for t in second.sends if t.src == node and t.src != t.dst}
+        assert {t.offset for t in sent if t.dst == node and t.message == 1} <= passed_on, node
+        assert not {t.offset for t in late if t.dst == node} & passed_on, node
