@@ -332,7 +332,9 @@ GRID: tuple[Algorithm, ...] = (
               "halving-fan-in in eager phases: a member starts its next round's message once "
               "its pieces of the round are in and merged, while its previous message may still "
               "stream (where a node streams several); k counts each fan-in's pieces coming in "
-              "over the two links of the collector's row or column (2^a x 2^b tori)",
+              "over the two links of the collector's row or column; the first round's message "
+              "in two parts, the pieces its receiver passes on first; the collectors spread "
+              "over the root's links (2^a x 2^b tori)",
               halvingfanin.eager_halving_fan_in_phases,
               ROOTED_OK + (on_grid, several_streams, power_of_two_members, partial_blocks)),
     Algorithm("eager-interleaved-cut-scatter-doubling", (Kind.BROADCAST,),
