@@ -96,6 +96,8 @@ SPAN_KINDS = ("compute", "send", "copy", "phase")  # the core's SPAN_* codes, in
 # Log entries replayed at a time: a run whose every entry is in one chunk moves in bulk at once,
 # its transfers checked once per schedule (ideal:1024's 2M entries took 32 chunks, each
 # checked again); 48 MB of log. The entries replayed one by one go LOG_ONE_BY_ONE at a time.
+# The core stops when it has logged this many (LOG_FULL), so that the log of a 4096-node
+# all-to-all (33.5M entries, 400 MB) is never kept whole.
 LOG_CHUNK = 1 << 22
 PREOPEN_RUNS = 512  # runs opened ahead of the core at most (NativeRun._open)
 PREOPEN_BYTES = 1 << 22  # and the bytes their schedules move at most
@@ -107,18 +109,30 @@ PROGRAM_OPS = 1 << 20
 FIRST_PROGRAMS = 1 << 12  # the first chunk's programs, before the ops per program are known
 
 
+def _as_core(values: np.ndarray, dtype: type) -> np.ndarray:
+    """`values` as the core's int type, read-only (the core holds a schedule's arrays in place,
+    Core.add_schedule): a view where they are 4-byte ints already (the columns' int32 indices,
+    none negative where read as uint32), else a copy."""
+    if values.dtype.itemsize == 4 and values.dtype.kind in "iu" and values.flags.c_contiguous:
+        out = values.view(dtype)
+    else:
+        out = np.ascontiguousarray(values, dtype)
+    out.flags.writeable = False
+    return out
+
+
 def _u32(values: np.ndarray) -> np.ndarray:
     """An index array as the core's uint32, refused where a value does not fit."""
     if len(values) and (values.min() < 0 or values.max() > np.iinfo(np.uint32).max):
         raise ValueError("an index of the core's arrays lies outside uint32")
-    return np.ascontiguousarray(values, np.uint32)
+    return _as_core(values, np.uint32)
 
 
 def _i32(values: np.ndarray) -> np.ndarray:
     """A slot or barrier index, -1 for none, as the core's int32, refused where one does not fit."""
     if len(values) and (values.min() < -1 or values.max() > np.iinfo(np.int32).max):
         raise ValueError("an index of the core's arrays lies outside int32")
-    return np.ascontiguousarray(values, np.int32)
+    return _as_core(values, np.int32)
 
 
 def _offsets_u32(counts: np.ndarray) -> np.ndarray:
@@ -128,6 +142,7 @@ def _offsets_u32(counts: np.ndarray) -> np.ndarray:
         raise ValueError("an index of the core's arrays lies outside uint32")
     out = np.zeros(len(counts) + 1, np.uint32)
     np.cumsum(counts, out=out[1:], dtype=np.uint32)
+    out.flags.writeable = False  # the core holds it in place (Core.add_schedule)
     return out
 
 
@@ -296,7 +311,7 @@ class NativeRun:
         self.prepared, self.plan, self.network, self.engine = prepared, prepared.plan, network, engine
         self.data = data
         self.core = core_module.Core(self.plan.nprocs, self.plan.run_count, interpreter.MAX_SPANS,
-                                     engine.max_events, engine.time_limit_s)
+                                     engine.max_events, engine.time_limit_s, LOG_CHUNK)
         self.resource_ids: dict[int, int] = {}  # id(Resource or Pool) -> core id
         self.resources: list[Resource | Pool] = []  # by core id
         self.arithmetic: dict[int, Resource] = {}  # node -> its arithmetic resource
@@ -333,6 +348,8 @@ class NativeRun:
             status, run = core.run()
             while log := core.take_log(LOG_CHUNK):
                 self.replay.replay(np.frombuffer(log, "<u4").reshape(-1, 3))
+            if status == core_module.LOG_FULL:  # replayed as it grows, not kept whole
+                continue
             if status != core_module.NEED_RUN:
                 break
             self._open(run)
@@ -454,29 +471,28 @@ class NativeRun:
         # the slots' arrays made in the core's types at once: a phased schedule has a slot per
         # phase and node (134M at torus:64x64), 1 GB an int64 array
         slot_msg_off = _offsets_u32(np.bincount(slot, minlength=slots))
-        inbox_count = np.bincount(cols.recv_slot, minlength=slots)
-        has_inbox, inbox_off = (inbox_count > 0).astype(np.uint8), _offsets_u32(inbox_count)
-        del inbox_count
+        inbox_off = _offsets_u32(np.bincount(cols.recv_slot, minlength=slots))
         if slots > np.iinfo(np.int32).max:
             raise ValueError("an index of the core's arrays lies outside int32")
-        slot_barrier = np.full(slots, -1, np.int32)
         barrier_size: list[int] = []
         barrier_delay_s: list[float] = []
+        slot_barrier = np.zeros(0, np.int32)  # none: empty (a slot per phase and node where some phase has)
         for k, phase in enumerate(schedule.phases):
             for nodes in phase.barriers(nprocs):
+                if not len(slot_barrier):
+                    slot_barrier = np.full(slots, -1, np.int32)
                 slot_barrier[k * nprocs + np.array(nodes, np.int64)] = len(barrier_size)
                 barrier_size.append(len(nodes))
                 barrier_delay_s.append(self.network.barrier_time_s(len(nodes)))
+        slot_barrier.flags.writeable = False
         self.message_labels.append((self.next_label, cols, nbytes))
-        labels = np.arange(self.next_label, self.next_label + nmsg)
+        label_base = self.next_label  # message m's span label: label_base + m
         self.next_label += nmsg
         u32 = _u32
         eager = np.array([phase.sync == SyncMode.EAGER for phase in schedule.phases], np.uint8)
         return self.core.add_schedule(
-            nprocs, nphases, eager, u32(src), u32(dst), u32(program),
-            u32(labels), (src == dst).astype(np.uint8), u32(cols.msg_start), u32(cols.key),
-            slot_msg_off, u32(np.arange(nmsg)), has_inbox, inbox_off,
-            u32(cols.recv_key), _i32(cols.key_due), slot_barrier,
+            nprocs, nphases, eager, u32(dst), u32(program), label_base, u32(cols.msg_start), u32(cols.key),
+            slot_msg_off, inbox_off, u32(cols.recv_key), _i32(cols.key_due), slot_barrier,
             u32(np.array(barrier_size, np.int64)), np.array(barrier_delay_s, np.float64))
 
     def _add_programs(self, cols: ScheduleColumns, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
