@@ -146,6 +146,22 @@ def _offsets_u32(counts: np.ndarray) -> np.ndarray:
     return out
 
 
+def _slot_offsets(phase: np.ndarray, src: np.ndarray, nprocs: int, slots: int) -> np.ndarray:
+    """Where each slot's messages start (one more than slots), as the core's read-only uint32,
+    from the messages' phases and senders, which come in slot order (the walk's: by phase and
+    sender), counted a chunk of messages at a time (no int64 slot per message: 134 MB at 4096
+    nodes)."""
+    counts = np.zeros(slots, np.uint32)
+    last = 0  # the slot of the chunk before's last message
+    for lo in range(0, len(src), PROGRAM_CHUNK):
+        slot = phase[lo:lo + PROGRAM_CHUNK].astype(np.int64) * nprocs + src[lo:lo + PROGRAM_CHUNK]
+        if slot[0] < last or (slot[1:] < slot[:-1]).any():
+            raise AssertionError("the schedule's messages are not in slot order (by phase and sender)")
+        first, last = int(slot[0]), int(slot[-1])
+        counts[first:last + 1] += np.bincount(slot - first).astype(np.uint32)
+    return _offsets_u32(counts)
+
+
 def _distinct(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """The distinct rows of a table of non-negative ints given as its columns, in the order
     they first come (as indices of their first rows), and which of them each row is. Where
@@ -467,13 +483,10 @@ class NativeRun:
         src, dst = cols.table[first, SRC], cols.table[first, DST]
         nbytes, operations = sizes
         program = self._add_programs(cols, src, dst, nbytes, operations, data, turn)
-        slot = cols.phase[first].astype(np.int64) * nprocs + src
-        # the slots' arrays made in the core's types at once: a phased schedule has a slot per
-        # phase and node (134M at torus:64x64), 1 GB an int64 array
-        slot_msg_off = _offsets_u32(np.bincount(slot, minlength=slots))
-        inbox_off = _offsets_u32(np.bincount(cols.recv_slot, minlength=slots))
         if slots > np.iinfo(np.int32).max:
             raise ValueError("an index of the core's arrays lies outside int32")
+        slot_msg_off = _slot_offsets(cols.phase[first], src, nprocs, slots)
+        inbox_off = _u32(cols.recv_off)  # (a view of the columns', held by the core)
         barrier_size: list[int] = []
         barrier_delay_s: list[float] = []
         slot_barrier = np.zeros(0, np.int32)  # none: empty (a slot per phase and node where some phase has)
@@ -485,7 +498,9 @@ class NativeRun:
                 barrier_size.append(len(nodes))
                 barrier_delay_s.append(self.network.barrier_time_s(len(nodes)))
         slot_barrier.flags.writeable = False
-        self.message_labels.append((self.next_label, cols, nbytes))
+        # the wire bytes for the labels of the spans kept, in the least type they fit (8-byte
+        # blocks: one byte a message, not 8)
+        self.message_labels.append((self.next_label, cols, nbytes.astype(np.min_scalar_type(nbytes.max(initial=0)))))
         label_base = self.next_label  # message m's span label: label_base + m
         self.next_label += nmsg
         u32 = _u32
@@ -796,7 +811,8 @@ class NativeRun:
     def _inbox_blockers(self, run: int, k: int, node: int) -> list[tuple[str, str]]:
         cols = self._columns(run)
         arrived = self.replay.arrived(run)
-        due = cols.recv_key[cols.recv_slot == k * self.run_schedules[run].nprocs + node]
+        slot = k * self.run_schedules[run].nprocs + node
+        due = cols.recv_key[cols.recv_off[slot]:cols.recv_off[slot + 1]]
         pending = {tuple(key) for key in cols.fields_of(due[~arrived[due]]).tolist()}
         missing = interpreter.first_missing(pending, k)
         return [] if missing is None else [missing]
