@@ -302,7 +302,15 @@ class ScheduleColumns:
         """Each message's wire bytes where they are its blocks' bytes summed."""
         if not len(self.table):
             return np.zeros(0, np.int64)
+        if self.nmessages == len(self.table):  # a transfer each: the column itself, read-only
+            column = self.table[:, NBYTES]
+            column.flags.writeable = False
+            return column
         return np.add.reduceat(self.table[:, NBYTES], self.first)
+
+    def no_operations(self) -> np.ndarray:
+        """A zero per message (no message combines partials), read-only, of no memory."""
+        return np.broadcast_to(np.int64(0), (self.nmessages,))
 
     def combined_bytes(self) -> tuple[np.ndarray, np.ndarray]:
         """Each message's wire bytes where reduction partials bound for one destination combine
