@@ -166,7 +166,7 @@ def _message_ends(cols: ScheduleColumns, nprocs: int) -> tuple[np.ndarray, np.nd
     return src, dst
 
 
-def _slot_offsets(phase: np.ndarray, src: np.ndarray, nprocs: int, slots: int) -> np.ndarray:
+def _slot_offsets(cols: ScheduleColumns, src: np.ndarray, nprocs: int, slots: int) -> np.ndarray:
     """Where each slot's messages start (one more than slots), as the core's read-only uint32,
     from the messages' phases and senders, which come in slot order (the walk's: by phase and
     sender), counted a chunk of messages at a time (no int64 slot per message: 134 MB at 4096
@@ -174,7 +174,7 @@ def _slot_offsets(phase: np.ndarray, src: np.ndarray, nprocs: int, slots: int) -
     counts = np.zeros(slots, np.uint32)
     last = 0  # the slot of the chunk before's last message
     for lo in range(0, len(src), PROGRAM_CHUNK):
-        slot = phase[lo:lo + PROGRAM_CHUNK].astype(np.int64) * nprocs + src[lo:lo + PROGRAM_CHUNK]
+        slot = cols.phases(cols.first[lo:lo + PROGRAM_CHUNK]) * nprocs + src[lo:lo + PROGRAM_CHUNK]
         if slot[0] < last or (slot[1:] < slot[:-1]).any():
             raise AssertionError("the schedule's messages are not in slot order (by phase and sender)")
         first, last = int(slot[0]), int(slot[-1])
@@ -517,7 +517,7 @@ class NativeRun:
         program = self._add_programs(cols, src, dst, nbytes, operations, data, turn)
         if slots > np.iinfo(np.int32).max:
             raise ValueError("an index of the core's arrays lies outside int32")
-        slot_msg_off = _slot_offsets(cols.phase[cols.first], src, nprocs, slots)
+        slot_msg_off = _slot_offsets(cols, src, nprocs, slots)
         inbox_off = _u32(cols.recv_off)  # (a view of the columns', held by the core)
         barrier_size: list[int] = []
         barrier_delay_s: list[float] = []

@@ -145,15 +145,16 @@ class ScheduleColumns:
     rows: np.ndarray | None  # per send in walk order, its position among the schedule's sends
     # (phase by phase); None: the sends are in walk order as they are (`sent`)
     phase_start: np.ndarray  # where each phase's sends start among them (one more than phases)
-    table: np.ndarray  # (transfers, 7) int64: their fields
-    phase: np.ndarray  # phase of each
+    table: np.ndarray  # (transfers, 7) int64: their fields (a send's phase: `phases`)
     msg_start: np.ndarray  # message m carries transfers msg_start[m]..msg_start[m + 1]
     key: np.ndarray  # each transfer's key id
     recv_off: np.ndarray  # the inbox entries of slot (phase * nprocs + node) s: recv_off[s]..[s + 1]
     recv_key: np.ndarray  # the key id each inbox entry waits for (once per slot), by slot and key
     key_due: np.ndarray  # per key id, the slot whose inbox receives it, -1: none
     key_table: np.ndarray  # (rows, 7) int64 transfers whose keys the ids number
-    key_row: np.ndarray  # per key id, a row of key_table with that key
+    # per key id, a row of key_table with that key; None where key_table is `table` and every
+    # key is a send's: then worked out from `key` when asked (`key_row`: deadlock reports)
+    rows_of_keys: np.ndarray | None
 
     @staticmethod
     def of(schedule: Schedule) -> ScheduleColumns:
@@ -200,13 +201,16 @@ class ScheduleColumns:
             recv_key, key_row = _dense_ids([all_sends[:, f] for f in fields], index)
             key_table = all_sends
             key = recv_key if rows is None else recv_key[rows]
+            nkeys = len(key_row)
+            if rows is None:  # key_row is the inverse of `key` (ScheduleColumns.key_row)
+                key_row = None
         else:
             recv_table = _table([t for p in phases for t in p.recvs])
             recv_phase = np.repeat(np.arange(len(phases), dtype=index), [len(p.recvs) for p in phases])
             key_table = np.concatenate((table, recv_table))
             ids, key_row = _dense_ids([key_table[:, f] for f in fields], index)
             key, recv_key = ids[:len(table)], ids[len(table):]
-        nkeys = len(key_row)
+            nkeys = len(key_row)
         # The inbox a key is due in: its last receive (ScheduleIndex.due); none at a node
         # outside the schedule (the interpreter finds no inbox there).
         key_due = np.full(nkeys, -1, index)
@@ -237,9 +241,10 @@ class ScheduleColumns:
             recv_off = _offsets(np.bincount(pairs // max(nkeys, 1), minlength=nslots), index)
             inbox_key = (pairs % max(nkeys, 1)).astype(index)
         del recv_key
+        del phase
         columns = ScheduleColumns(schedule, None if rows is None else rows.astype(index), phase_start, table,
-                                  phase, msg_start, key, recv_off, inbox_key, key_due, key_table, key_row)
-        for array in (columns.rows, columns.phase, msg_start, key, recv_off, inbox_key, key_due, key_row):
+                                  msg_start, key, recv_off, inbox_key, key_due, key_table, key_row)
+        for array in (columns.rows, msg_start, key, recv_off, inbox_key, key_due, key_row):
             if array is not None:
                 array.flags.writeable = False
         return columns
@@ -249,6 +254,25 @@ class ScheduleColumns:
         """Per send in walk order, its position among the schedule's sends (phase by phase)."""
         return np.arange(len(self.table)) if self.rows is None else self.rows
 
+    def phases(self, at: np.ndarray) -> np.ndarray:
+        """The phase of the sends at these walk positions, from where each phase's sends start
+        (no phase column kept: 67 MB at 4096 nodes)."""
+        return np.searchsorted(self.phase_start, at if self.rows is None else self.rows[at], side="right") - 1
+
+    @property
+    def phase(self) -> np.ndarray:
+        """The phase of each send in walk order."""
+        return self.phases(np.arange(len(self.table)))
+
+    @property
+    def key_row(self) -> np.ndarray:
+        """Per key id, a row of key_table with that key."""
+        if self.rows_of_keys is not None:
+            return self.rows_of_keys
+        out = np.empty(self.nkeys, np.int64)
+        out[self.key] = np.arange(len(self.key))
+        return out
+
     @property
     def recv_slot(self) -> np.ndarray:
         """The slot of each inbox entry (recv_key's)."""
@@ -256,8 +280,8 @@ class ScheduleColumns:
 
     def send(self, i: int) -> Transfer:
         """The i-th send in walk order."""
-        k = int(self.phase[i])
         row = i if self.rows is None else int(self.rows[i])
+        k = int(np.searchsorted(self.phase_start, row, side="right")) - 1
         return self.schedule.phases[k].sends[row - int(self.phase_start[k])]
 
     @cached_property
@@ -278,7 +302,7 @@ class ScheduleColumns:
 
     @property
     def nkeys(self) -> int:
-        return len(self.key_row)
+        return len(self.key_due)
 
     @property
     def nmessages(self) -> int:

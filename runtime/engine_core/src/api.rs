@@ -469,7 +469,8 @@ impl Core {
                 let flight = self.flights[run as usize].as_ref().unwrap();
                 let sched = &self.scheds[flight.sched];
                 let slot = node.phase * sched.nprocs + p.node as usize;
-                let pending = node.state == PHASE_WAIT && node.inbox && flight.inbox_pending[slot] != 0;
+                let pending = node.state == PHASE_WAIT && node.inbox && flight.inbox_slot[p.node as usize] == slot as u32
+                    && flight.inbox_pending[p.node as usize] != 0;
                 let own = node.state == PHASE_WAIT && !sched.phase_eager[node.phase];
                 let children = node.streaming.iter().chain(node.children.iter().filter(|_| own))
                     .filter(|&&c| !self.procs[c as usize].has(DONE))

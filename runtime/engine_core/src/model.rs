@@ -130,7 +130,12 @@ pub(crate) struct Item {
 pub(crate) struct Flight {
     pub(crate) sched: usize,
     pub(crate) inside: usize,
-    pub(crate) inbox_pending: Vec<i64>, // per slot: -1 no inbox yet, else blocks still due
+    // per node: the slot of the inbox it is in (NONE: none yet) and the blocks still due there;
+    // a node waits for one inbox at a time, so a slot per node, not per phase and node (134 MB
+    // of slots at a 4096-node all-to-all); a block due in a slot its node has not come to is
+    // counted when it comes (the arrived bits)
+    pub(crate) inbox_slot: Vec<u32>,
+    pub(crate) inbox_pending: Vec<u32>,
     pub(crate) arrived: Vec<u64>,       // bit per key
     pub(crate) barriers: HashMap<u32, u32>,
 }

@@ -78,7 +78,8 @@ impl Core {
                         self.flights[run] = Some(Flight {
                             sched: s,
                             inside: sched.nprocs,
-                            inbox_pending: vec![-1; sched.nphases * sched.nprocs],
+                            inbox_slot: vec![NONE; sched.nprocs],
+                            inbox_pending: vec![0; sched.nprocs],
                             arrived: vec![0; sched.nkeys.div_ceil(64)],
                             barriers: HashMap::new(),
                         });
@@ -249,7 +250,7 @@ impl Core {
                 .iter()
                 .filter(|&&key| flight.arrived[key as usize / 64] >> (key % 64) & 1 == 0)
                 .count() as i64;
-            flight.inbox_pending[slot] = due;
+            (flight.inbox_slot[n], flight.inbox_pending[n]) = (slot as u32, due as u32);
             if due == 0 {
                 self.schedule(0.0, ACT_INBOX_DONE, n as u32);
             }
@@ -319,10 +320,14 @@ impl Core {
                 }
                 flight.arrived[key / 64] |= 1 << (key % 64);
                 let due = sched.key_due[key];
-                if due >= 0 && flight.inbox_pending[due as usize] > 0 {
-                    flight.inbox_pending[due as usize] -= 1;
-                    if flight.inbox_pending[due as usize] == 0 {
-                        complete.push((due as usize % nprocs) as u32);
+                if due < 0 {
+                    continue; // due at no node's inbox
+                }
+                let node = due as usize % nprocs; // its slot's node, if in that inbox now
+                if flight.inbox_slot[node] == due as u32 && flight.inbox_pending[node] > 0 {
+                    flight.inbox_pending[node] -= 1;
+                    if flight.inbox_pending[node] == 0 {
+                        complete.push(node as u32);
                     }
                 }
             }
