@@ -417,6 +417,13 @@ impl Core {
         self.events
     }
 
+    /// The process records the core holds (node walkers and message processes, reused once a
+    /// message's node is past it: Core.free_procs), for tests.
+    #[getter]
+    fn proc_records(&self) -> usize {
+        self.procs.len()
+    }
+
     #[getter]
     fn spans_left_out(&self) -> u64 {
         self.spans_left_out
