@@ -158,8 +158,8 @@ def _message_ends(cols: ScheduleColumns, nprocs: int) -> tuple[np.ndarray, np.nd
     src, dst = np.empty(cols.nmessages, np.int32), np.empty(cols.nmessages, np.int32)
     for lo in range(0, cols.nmessages, PROGRAM_CHUNK):
         rows = cols.first[lo:lo + PROGRAM_CHUNK]
-        for out, field in ((src, SRC), (dst, DST)):
-            ends = cols.table[rows, field]
+        for out, column in ((src, SRC), (dst, DST)):
+            ends = cols.table[rows, column]
             if ends.min() < 0 or ends.max() > np.iinfo(np.int32).max:
                 raise ValueError("an index of the core's arrays lies outside int32")
             out[lo:lo + len(rows)] = ends
@@ -532,7 +532,8 @@ class NativeRun:
         slot_barrier.flags.writeable = False
         # the wire bytes for the labels of the spans kept, in the least type they fit (8-byte
         # blocks: one byte a message, not 8)
-        self.message_labels.append((self.next_label, cols, nbytes.astype(np.min_scalar_type(nbytes.max(initial=0)))))
+        label_bytes = nbytes.astype(np.min_scalar_type(nbytes.max(initial=0)))
+        self.message_labels.append((self.next_label, cols, label_bytes))
         label_base = self.next_label  # message m's span label: label_base + m
         self.next_label += nmsg
         u32 = _u32
