@@ -259,9 +259,10 @@ class ScheduleColumns:
         (no phase column kept: 67 MB at 4096 nodes)."""
         return np.searchsorted(self.phase_start, at if self.rows is None else self.rows[at], side="right") - 1
 
-    @property
+    @cached_property
     def phase(self) -> np.ndarray:
-        """The phase of each send in walk order."""
+        """The phase of each send in walk order, made when first asked (a send looked up one
+        by one, `send`: the replay of messages one by one, deadlock reports, span labels)."""
         return self.phases(np.arange(len(self.table)))
 
     @property
@@ -281,7 +282,7 @@ class ScheduleColumns:
     def send(self, i: int) -> Transfer:
         """The i-th send in walk order."""
         row = i if self.rows is None else int(self.rows[i])
-        k = int(np.searchsorted(self.phase_start, row, side="right")) - 1
+        k = int(self.phase[i])
         return self.schedule.phases[k].sends[row - int(self.phase_start[k])]
 
     @cached_property
