@@ -96,7 +96,12 @@ SPAN_KINDS = ("compute", "send", "copy", "phase")  # the core's SPAN_* codes, in
 # Log entries replayed at a time: a run whose every entry is in one chunk moves in bulk at once,
 # its transfers checked once per schedule (ideal:1024's 2M entries took 32 chunks, each
 # checked again); 48 MB of log. The entries replayed one by one go LOG_ONE_BY_ONE at a time.
+# The core stops when it has logged this many (LOG_FULL), so that the log of a 4096-node
+# all-to-all (33.5M entries, 400 MB) is never kept whole; where a run has more entries than a
+# chunk holds, it is replayed in parts anyway, and the core stops every LOG_PART entries, which
+# keeps the replay's temporaries (the chunk's transfer rows, 56 bytes each) small.
 LOG_CHUNK = 1 << 22
+LOG_PART = 1 << 20
 PREOPEN_RUNS = 512  # runs opened ahead of the core at most (NativeRun._open)
 PREOPEN_BYTES = 1 << 22  # and the bytes their schedules move at most
 PROGRAM_CHUNK = 1 << 20  # programs built from a network's columns at once (NativeRun._add_program_chunk)
@@ -107,18 +112,30 @@ PROGRAM_OPS = 1 << 20
 FIRST_PROGRAMS = 1 << 12  # the first chunk's programs, before the ops per program are known
 
 
+def _as_core(values: np.ndarray, dtype: type) -> np.ndarray:
+    """`values` as the core's int type, read-only (the core holds a schedule's arrays in place,
+    Core.add_schedule): a view where they are 4-byte ints already (the columns' int32 indices,
+    none negative where read as uint32), else a copy."""
+    if values.dtype.itemsize == 4 and values.dtype.kind in "iu" and values.flags.c_contiguous:
+        out = values.view(dtype)
+    else:
+        out = np.ascontiguousarray(values, dtype)
+    out.flags.writeable = False
+    return out
+
+
 def _u32(values: np.ndarray) -> np.ndarray:
     """An index array as the core's uint32, refused where a value does not fit."""
     if len(values) and (values.min() < 0 or values.max() > np.iinfo(np.uint32).max):
         raise ValueError("an index of the core's arrays lies outside uint32")
-    return np.ascontiguousarray(values, np.uint32)
+    return _as_core(values, np.uint32)
 
 
 def _i32(values: np.ndarray) -> np.ndarray:
     """A slot or barrier index, -1 for none, as the core's int32, refused where one does not fit."""
     if len(values) and (values.min() < -1 or values.max() > np.iinfo(np.int32).max):
         raise ValueError("an index of the core's arrays lies outside int32")
-    return np.ascontiguousarray(values, np.int32)
+    return _as_core(values, np.int32)
 
 
 def _offsets_u32(counts: np.ndarray) -> np.ndarray:
@@ -128,7 +145,47 @@ def _offsets_u32(counts: np.ndarray) -> np.ndarray:
         raise ValueError("an index of the core's arrays lies outside uint32")
     out = np.zeros(len(counts) + 1, np.uint32)
     np.cumsum(counts, out=out[1:], dtype=np.uint32)
+    out.flags.writeable = False  # the core holds it in place (Core.add_schedule)
     return out
+
+
+def _message_ends(cols: ScheduleColumns, nprocs: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each message's sender and receiver as int32 (a node of the schedule; the core refuses
+    others), filled a chunk of messages at a time: no int64 column of them (134 MB each at
+    4096 nodes)."""
+    if nprocs > np.iinfo(np.int32).max:
+        raise ValueError("a node of the core's arrays lies outside int32")
+    src, dst = np.empty(cols.nmessages, np.int32), np.empty(cols.nmessages, np.int32)
+    for lo in range(0, cols.nmessages, PROGRAM_CHUNK):
+        rows = cols.first[lo:lo + PROGRAM_CHUNK]
+        for out, column in ((src, SRC), (dst, DST)):
+            ends = cols.table[rows, column]
+            if ends.min() < 0 or ends.max() > np.iinfo(np.int32).max:
+                raise ValueError("an index of the core's arrays lies outside int32")
+            out[lo:lo + len(rows)] = ends
+    return src, dst
+
+
+def _slot_offsets(cols: ScheduleColumns, src: np.ndarray, nprocs: int, slots: int) -> np.ndarray:
+    """Where each slot's messages start (one more than slots), as the core's read-only uint32,
+    from the messages' phases and senders, which come in slot order (the walk's: by phase and
+    sender), counted a chunk of messages at a time (no int64 slot per message: 134 MB at 4096
+    nodes)."""
+    counts = np.zeros(slots, np.uint32)
+    last = 0  # the slot of the chunk before's last message
+    for lo in range(0, len(src), PROGRAM_CHUNK):
+        slot = cols.phases(cols.first[lo:lo + PROGRAM_CHUNK]) * nprocs + src[lo:lo + PROGRAM_CHUNK]
+        if slot[0] < last or (slot[1:] < slot[:-1]).any():
+            raise AssertionError("the schedule's messages are not in slot order (by phase and sender)")
+        first, last = int(slot[0]), int(slot[-1])
+        counts[first:last + 1] += np.bincount(slot - first).astype(np.uint32)
+    return _offsets_u32(counts)
+
+
+def _one_value(values: np.ndarray, where: np.ndarray) -> bool:
+    """`values` are one value where `where` is true (or nowhere true), read in place."""
+    return values.min(where=where, initial=np.iinfo(np.int64).max) >= \
+        values.max(where=where, initial=np.iinfo(np.int64).min)
 
 
 def _distinct(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -222,10 +279,15 @@ def _has_programs(cols: ScheduleColumns, network: Network) -> bool:
 
 
 def _sent_ids(cols: ScheduleColumns) -> np.ndarray:
-    """The message ids of the schedule's messages that cross the network (not local copies)."""
-    first = cols.first
-    sent = np.flatnonzero(cols.table[first, SRC] != cols.table[first, DST])  # columns, not a copy of the rows
-    return cols.table[first[sent], MESSAGE]
+    """The distinct message ids of the schedule's messages that cross the network (not local
+    copies): what a network's program_shape and programs_as_columns ask about (which ids
+    there are), worked out a chunk of messages at a time (16.8M at 4096 nodes)."""
+    found = [np.zeros(0, np.int64)]
+    for lo in range(0, cols.nmessages, PROGRAM_CHUNK):
+        first = cols.first[lo:lo + PROGRAM_CHUNK]
+        sent = cols.table[first, SRC] != cols.table[first, DST]
+        found.append(distinct(cols.table[first[sent], MESSAGE]))
+    return distinct(np.concatenate(found))
 
 
 def _strided_bytes(cols: ScheduleColumns, bits: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -295,8 +357,10 @@ class NativeRun:
     def __init__(self, prepared: NativePlan, network: Network, engine: Engine, data: Payloads):
         self.prepared, self.plan, self.network, self.engine = prepared, prepared.plan, network, engine
         self.data = data
+        whole = max((2 * index.columns().nmessages + 1 for index in prepared.indexes.values()), default=0)
         self.core = core_module.Core(self.plan.nprocs, self.plan.run_count, interpreter.MAX_SPANS,
-                                     engine.max_events, engine.time_limit_s)
+                                     engine.max_events, engine.time_limit_s,
+                                     LOG_CHUNK if whole <= LOG_CHUNK else LOG_PART)
         self.resource_ids: dict[int, int] = {}  # id(Resource or Pool) -> core id
         self.resources: list[Resource | Pool] = []  # by core id
         self.arithmetic: dict[int, Resource] = {}  # node -> its arithmetic resource
@@ -333,6 +397,8 @@ class NativeRun:
             status, run = core.run()
             while log := core.take_log(LOG_CHUNK):
                 self.replay.replay(np.frombuffer(log, "<u4").reshape(-1, 3))
+            if status == core_module.LOG_FULL:  # replayed as it grows, not kept whole
+                continue
             if status != core_module.NEED_RUN:
                 break
             self._open(run)
@@ -446,37 +512,35 @@ class NativeRun:
         cols = index.columns()
         nprocs, nphases, nmsg = schedule.nprocs, len(schedule.phases), cols.nmessages
         slots = nphases * nprocs
-        first = cols.first
-        src, dst = cols.table[first, SRC], cols.table[first, DST]
+        src, dst = _message_ends(cols, nprocs)
         nbytes, operations = sizes
         program = self._add_programs(cols, src, dst, nbytes, operations, data, turn)
-        slot = cols.phase[first].astype(np.int64) * nprocs + src
-        # the slots' arrays made in the core's types at once: a phased schedule has a slot per
-        # phase and node (134M at torus:64x64), 1 GB an int64 array
-        slot_msg_off = _offsets_u32(np.bincount(slot, minlength=slots))
-        inbox_count = np.bincount(cols.recv_slot, minlength=slots)
-        has_inbox, inbox_off = (inbox_count > 0).astype(np.uint8), _offsets_u32(inbox_count)
-        del inbox_count
         if slots > np.iinfo(np.int32).max:
             raise ValueError("an index of the core's arrays lies outside int32")
-        slot_barrier = np.full(slots, -1, np.int32)
+        slot_msg_off = _slot_offsets(cols, src, nprocs, slots)
+        inbox_off = _u32(cols.recv_off)  # (a view of the columns', held by the core)
         barrier_size: list[int] = []
         barrier_delay_s: list[float] = []
+        slot_barrier = np.zeros(0, np.int32)  # none: empty (a slot per phase and node where some phase has)
         for k, phase in enumerate(schedule.phases):
             for nodes in phase.barriers(nprocs):
+                if not len(slot_barrier):
+                    slot_barrier = np.full(slots, -1, np.int32)
                 slot_barrier[k * nprocs + np.array(nodes, np.int64)] = len(barrier_size)
                 barrier_size.append(len(nodes))
                 barrier_delay_s.append(self.network.barrier_time_s(len(nodes)))
-        self.message_labels.append((self.next_label, cols, nbytes))
-        labels = np.arange(self.next_label, self.next_label + nmsg)
+        slot_barrier.flags.writeable = False
+        # the wire bytes for the labels of the spans kept, in the least type they fit (8-byte
+        # blocks: one byte a message, not 8)
+        label_bytes = nbytes.astype(np.min_scalar_type(nbytes.max(initial=0)))
+        self.message_labels.append((self.next_label, cols, label_bytes))
+        label_base = self.next_label  # message m's span label: label_base + m
         self.next_label += nmsg
         u32 = _u32
         eager = np.array([phase.sync == SyncMode.EAGER for phase in schedule.phases], np.uint8)
         return self.core.add_schedule(
-            nprocs, nphases, eager, u32(src), u32(dst), u32(program),
-            u32(labels), (src == dst).astype(np.uint8), u32(cols.msg_start), u32(cols.key),
-            slot_msg_off, u32(np.arange(nmsg)), has_inbox, inbox_off,
-            u32(cols.recv_key), _i32(cols.key_due), slot_barrier,
+            nprocs, nphases, eager, u32(dst), u32(program), label_base, u32(cols.msg_start), u32(cols.key),
+            slot_msg_off, inbox_off, u32(cols.recv_key), _i32(cols.key_due), slot_barrier,
             u32(np.array(barrier_size, np.int64)), np.array(barrier_delay_s, np.float64))
 
     def _add_programs(self, cols: ScheduleColumns, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
@@ -490,12 +554,13 @@ class NativeRun:
         they first come): a shaped one depends on bytes and merges only, one as columns also
         on the ends."""
         sent = src != dst
-        sent_ids = cols.table[cols.first[sent], MESSAGE]
+        sent_ids = _sent_ids(cols)
         shape = self.network.program_shape(sent_ids)
         if isinstance(shape, WormholeShape):
             return self._add_switched_programs(shape, cols, sent, dst, nbytes, operations, data)
         if shape is not None:
             return self._add_shaped_programs(shape, sent, dst, nbytes, operations)
+        src, dst = src.astype(np.int64), dst.astype(np.int64)  # the networks' own columns' type
         if turn is not None:  # the network's round robin: programs by turn, as columns
             return self._add_programs_as_columns(cols, src, dst, nbytes, operations, turn)
         if not self.network.programs_as_columns(sent_ids):
@@ -506,15 +571,24 @@ class NativeRun:
     def _add_shaped_programs(self, shape: ProgramShape, sent: np.ndarray, dst: np.ndarray,
                              nbytes: np.ndarray, operations: np.ndarray) -> np.ndarray:
         """The sent messages' programs by shape (one per distinct bytes and merges), the local
-        copies' as ops; returns each message's program id."""
-        program = np.empty(len(sent), np.int64)
-        sent_at = np.flatnonzero(sent)
-        kept, program_of = _distinct([nbytes[sent_at], operations[sent_at]])
-        data_s = np.ascontiguousarray(shape.data_s(nbytes[sent_at[kept]]), np.float64)
-        combines, combine_s = self._combining(sent_at, kept, dst, operations)
+        copies' as ops; returns each message's program id (uint32). Where every sent message
+        has the same bytes and merges (an all-to-all of one block size), one program and no
+        key per message."""
+        program = np.empty(len(sent), np.uint32)
+        if _one_value(nbytes, sent) and _one_value(operations, sent):
+            first_sent = int(np.argmax(sent)) if len(sent) else 0
+            at = np.array([first_sent] if len(sent) and sent[first_sent] else [], np.int64)
+            program_of: np.ndarray | int = 0
+        else:
+            sent_at = np.flatnonzero(sent)
+            kept, program_of = _distinct([nbytes[sent_at], operations[sent_at]])
+            at = sent_at[kept]
+            del sent_at
+        data_s = np.ascontiguousarray(shape.data_s(nbytes[at]), np.float64)
+        combines, combine_s = self._combining(at, sent, dst, operations)
         first = self.core.add_shaped_programs(self._shape(shape), data_s, combines.astype(np.uint8),
                                               combine_s)
-        program[sent_at] = first + program_of
+        program[sent] = first + program_of
         self._add_copy_programs(program, sent, dst, nbytes, operations)
         return program
 
@@ -539,7 +613,7 @@ class NativeRun:
         kept, program_of = _distinct([column[sent_at] for column in alike])
         at = sent_at[kept]
         data_s = np.ascontiguousarray(shape.route.data_s(nbytes[at]), np.float64)
-        combines, combine_s = self._combining(sent_at, kept, dst, operations)
+        combines, combine_s = self._combining(at, sent, dst, operations)
         first = self.core.add_switched_programs(
             self._shape(shape), data_s, combines.astype(np.uint8), combine_s,
             np.ascontiguousarray(kind[at], np.uint8), pack_s[at], unpack_s[at], _u32(collective[at]),
@@ -561,15 +635,16 @@ class NativeRun:
             program[copies] = first + program_of
         return program
 
-    def _combining(self, sent_at: np.ndarray, kept: np.ndarray, dst: np.ndarray,
+    def _combining(self, at: np.ndarray, sent: np.ndarray, dst: np.ndarray,
                    operations: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Which of the distinct sent programs (`kept` of `sent_at`) combine reduction partials and
-        their combine times; the receivers' arithmetic resources told to the core."""
-        merges = operations[sent_at[kept]]
+        """Which of the distinct sent programs (those of messages `at`) combine reduction
+        partials and their combine times; the arithmetic resources of the receivers of sent
+        messages that combine told to the core."""
+        merges = operations[at]
         combines = merges > 0
-        combine_s = np.zeros(len(kept), np.float64)
+        combine_s = np.zeros(len(at), np.float64)
         if combines.any():
-            nodes = distinct(dst[sent_at[operations[sent_at] > 0]])
+            nodes = distinct(dst[sent & (operations > 0)])
             ids = [self._resource(self._arithmetic(int(n))) for n in nodes.tolist()]
             self.core.set_arithmetic(nodes.astype(np.uint32).tolist(), ids)
             combine_s[combines] = self._times(merges[combines], self.network.combine_time_s)
@@ -780,7 +855,8 @@ class NativeRun:
     def _inbox_blockers(self, run: int, k: int, node: int) -> list[tuple[str, str]]:
         cols = self._columns(run)
         arrived = self.replay.arrived(run)
-        due = cols.recv_key[cols.recv_slot == k * self.run_schedules[run].nprocs + node]
+        slot = k * self.run_schedules[run].nprocs + node
+        due = cols.recv_key[cols.recv_off[slot]:cols.recv_off[slot + 1]]
         pending = {tuple(key) for key in cols.fields_of(due[~arrived[due]]).tolist()}
         missing = interpreter.first_missing(pending, k)
         return [] if missing is None else [missing]

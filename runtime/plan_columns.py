@@ -26,6 +26,9 @@ from phalanx.compiler.schedule import WHOLE, Schedule, Transfer
 NFIELDS = len(Transfer._fields)  # src, dst, nbytes, origin, final, message, offset
 SRC, DST, NBYTES, ORIGIN, FINAL, MESSAGE, OFFSET = range(NFIELDS)
 KEY_FIELDS = [ORIGIN, FINAL, SRC, DST, OFFSET]  # schedule_index.transfer_key's fields
+# Rows worked on at a time where a whole column's temporary would be large (ScheduleColumns.of
+# at 4096 nodes: 16.8M transfers, 134 MB an int64 column)
+CHUNK = 1 << 20
 
 
 def distinct(values: np.ndarray) -> np.ndarray:
@@ -50,30 +53,30 @@ def _table(transfers: list[Transfer]) -> np.ndarray:
     return flat.reshape(len(transfers), NFIELDS)
 
 
-def _dense_ids(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def _dense_ids(columns: list[np.ndarray], index: type = np.int64) -> tuple[np.ndarray, np.ndarray]:
     """An id per row of the table whose columns these are (ints, one array each), equal for
     equal rows, ids in the rows' lexicographic order; and a row of each id (the index of one
-    row that has it). Where the columns' spans multiply to less than 2**62, each row is one
-    int (mixed radix, so in the same order), built column by column, and one sort of those
-    ints does it; else a lexsort of the columns."""
+    row that has it); both of type `index`. Where the columns' spans multiply to less than
+    2**62, each row is one int (mixed radix, so in the same order), built column by column,
+    and one sort of those ints does it; else a lexsort of the columns."""
     n = len(columns[0])
     if n == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.zeros(0, index), np.zeros(0, index)
     low = [int(c.min()) for c in columns]
     spans = [int(c.max()) - lo + 1 for c, lo in zip(columns, low)]
     new = np.empty(n, bool)
     new[0] = True
     if np.prod(np.array(spans, dtype=object)) < 1 << 62:
-        packed = columns[0] - low[0]
+        packed = np.subtract(columns[0], low[0], dtype=np.int64)  # (a column may be int32)
         for column, lo, span in zip(columns[1:], low[1:], spans[1:]):
             packed *= span
             packed += column
             packed -= lo
         order = np.argsort(packed)
-        ordered = packed[order]
+        for lo in range(0, n - 1, CHUNK):  # the sorted keys a chunk at a time, not a sorted copy
+            ordered = packed[order[lo:lo + CHUNK + 1]]
+            np.not_equal(ordered[1:], ordered[:-1], out=new[lo + 1:lo + len(ordered)])
         del packed
-        np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
-        del ordered
     else:
         order = np.lexsort(columns[::-1])
         new[1:] = False
@@ -81,23 +84,34 @@ def _dense_ids(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
             ordered = column[order]
             new[1:] |= ordered[1:] != ordered[:-1]
         del ordered
-    ids = np.empty(n, np.int64)
-    ids[order] = np.cumsum(new) - 1
-    return ids, order[new]
+    ids = np.empty(n, index)
+    if new.all():  # every row its own key
+        ids[order] = np.arange(n, dtype=index)
+        return ids, order.astype(index)
+    ids[order] = np.cumsum(new, dtype=index) - 1
+    return ids, order[new].astype(index)
 
 
-def _message_order(table: np.ndarray, phase: np.ndarray) -> np.ndarray:
+def _message_order(table: np.ndarray, phase: np.ndarray) -> np.ndarray | None:
     """The rows in walk order: by phase and sender (stable), then each sender's messages in
-    order of their first transfer, a message's transfers in order. A transfer with message id
-    0 travels alone; others travel with those of the same phase, sender, receiver and id."""
+    order of their first transfer, a message's transfers in order; None where the rows are in
+    that order already (a generator's order: no index array of them made). A transfer with
+    message id 0 travels alone; others travel with those of the same phase, sender, receiver
+    and id."""
     src = table[:, SRC]
-    if len(src) < 2 or ((phase[1:] > phase[:-1]) | ((phase[1:] == phase[:-1]) & (src[1:] >= src[:-1]))).all():
-        by_sender = np.arange(len(src))  # already by phase and sender (a generator's order)
-    else:
-        by_sender = np.lexsort((src, phase))
-    shared = np.flatnonzero(table[by_sender, MESSAGE] != 0)
+    if len(src) < 2:
+        return None
+    later = phase[1:] > phase[:-1]
+    later |= (phase[1:] == phase[:-1]) & (src[1:] >= src[:-1])
+    by_sender = None if later.all() else np.lexsort((src, phase))  # None: as they come
+    del later
+    message = table[:, MESSAGE] if by_sender is None else table[by_sender, MESSAGE]
+    shared = np.flatnonzero(message != 0)
+    del message
     if not len(shared):  # every transfer travels alone
         return by_sender
+    if by_sender is None:
+        by_sender = np.arange(len(src))
     group = np.arange(len(by_sender))  # the position of the message's first transfer
     rows = by_sender[shared]
     ids, distinct = _dense_ids([phase[rows], table[rows, SRC], table[rows, DST], table[rows, MESSAGE]])
@@ -114,33 +128,49 @@ def _index_type(largest: int) -> type:
     return np.int32 if largest < np.iinfo(np.int32).max else np.int64
 
 
+def _offsets(counts: np.ndarray, index: type) -> np.ndarray:
+    """Where each slot's entries start, one more than slots, from their counts."""
+    out = np.zeros(len(counts) + 1, index)
+    np.cumsum(counts, out=out[1:], dtype=index)
+    return out
+
+
 @dataclass(frozen=True)
 class ScheduleColumns:
     """A schedule's sends, in walk order, and its receives, as columns."""
 
     schedule: Schedule
-    # the index columns are int32 where every index fits (_index_type), else int64
-    sent: np.ndarray  # per send in walk order, its position among the schedule's sends (phase by phase)
+    # the index columns are int32 where every index fits (_index_type), else int64; read-only
+    # (the core holds some of them in place, runtime/native_run.py)
+    rows: np.ndarray | None  # per send in walk order, its position among the schedule's sends
+    # (phase by phase); None: the sends are in walk order as they are (`sent`)
     phase_start: np.ndarray  # where each phase's sends start among them (one more than phases)
-    table: np.ndarray  # (transfers, 7) int64: their fields
-    phase: np.ndarray  # phase of each
+    table: np.ndarray  # (transfers, 7) int64: their fields (a send's phase: `phases`)
     msg_start: np.ndarray  # message m carries transfers msg_start[m]..msg_start[m + 1]
     key: np.ndarray  # each transfer's key id
-    recv_slot: np.ndarray  # the inbox entries, by slot (phase * nprocs + node): the slot
-    recv_key: np.ndarray  # and the key id it waits for (once per slot)
+    recv_off: np.ndarray  # the inbox entries of slot (phase * nprocs + node) s: recv_off[s]..[s + 1]
+    recv_key: np.ndarray  # the key id each inbox entry waits for (once per slot), by slot and key
     key_due: np.ndarray  # per key id, the slot whose inbox receives it, -1: none
     key_table: np.ndarray  # (rows, 7) int64 transfers whose keys the ids number
-    key_row: np.ndarray  # per key id, a row of key_table with that key
+    # per key id, a row of key_table with that key; None where key_table is `table` and every
+    # key is a send's: then worked out from `key` when asked (`key_row`: deadlock reports)
+    rows_of_keys: np.ndarray | None
 
     @staticmethod
     def of(schedule: Schedule) -> ScheduleColumns:
         """The columns, from the schedule's own int64 table where the compiler built its phases
         from one (compiler/columns.py known_columns: no pass over the Transfer tuples), and
-        with the key ids worked out once where every phase receives what it sends."""
+        with the key ids worked out once where every phase receives what it sends. Built in
+        the index type, with no whole-column int64 temporaries where they can be avoided (at
+        4096 nodes each is 134 MB; the build's peak was three times what it keeps)."""
         nprocs, phases = schedule.nprocs, schedule.phases
         phase_start = np.zeros(len(phases) + 1, np.int64)
         np.cumsum([len(p.sends) for p in phases], out=phase_start[1:])
-        send_phase = np.repeat(np.arange(len(phases)), np.diff(phase_start))
+        recv_is_sends = all(p.recvs is p.sends for p in phases)  # Phase.of: the receives are the sends
+        nrecvs = 0 if recv_is_sends else sum(len(p.recvs) for p in phases)
+        nslots = len(phases) * nprocs
+        index = _index_type(max(int(phase_start[-1]) + nrecvs, nslots))
+        send_phase = np.repeat(np.arange(len(phases), dtype=index), np.diff(phase_start))
         known = known_columns(phases)
         if known is not None:  # read-only, shares the IR's bytes
             all_sends = np.frombuffer(known[0], "<i8").reshape(-1, NFIELDS)
@@ -150,56 +180,110 @@ class ScheduleColumns:
         if walked.all():
             rows = _message_order(all_sends, send_phase)
         else:
-            rows = np.flatnonzero(walked)[_message_order(all_sends[walked], send_phase[walked])]
-        in_order = len(rows) == len(all_sends) and bool((rows == np.arange(len(rows))).all())
-        table, phase = (all_sends, send_phase) if in_order else (all_sends[rows], send_phase[rows])
+            order = _message_order(all_sends[walked], send_phase[walked])
+            rows = np.flatnonzero(walked) if order is None else np.flatnonzero(walked)[order]
+        del walked
+        table, phase = (all_sends, send_phase) if rows is None else (all_sends[rows], send_phase[rows])
         starts = np.ones(len(table), bool)  # a message starts where its (phase, src, dst, id) changes
         if len(table):
-            same = (phase[1:] == phase[:-1]) & (table[1:, SRC] == table[:-1, SRC]) & \
-                (table[1:, DST] == table[:-1, DST]) & (table[1:, MESSAGE] == table[:-1, MESSAGE]) & \
-                (table[1:, MESSAGE] != 0)
-            starts[1:] = ~same
-        msg_start = np.append(np.flatnonzero(starts), len(table))
+            same = phase[1:] == phase[:-1]
+            for field in (SRC, DST, MESSAGE):
+                same &= table[1:, field] == table[:-1, field]
+            same &= table[1:, MESSAGE] != 0
+            np.logical_not(same, out=starts[1:])
+            del same
+        msg_start = np.arange(len(table) + 1, dtype=index) if starts.all() else \
+            np.append(np.flatnonzero(starts), len(table)).astype(index)
+        del starts
         fields = KEY_FIELDS
-        recv_once = False  # each key received once
-        if all(p.recvs is p.sends for p in phases):  # Phase.of: the receives are the sends
+        if recv_is_sends:
             recv_table, recv_phase = all_sends, send_phase
-            recv_key, key_row = _dense_ids([all_sends[:, f] for f in fields])
+            recv_key, key_row = _dense_ids([all_sends[:, f] for f in fields], index)
             key_table = all_sends
-            key = recv_key if in_order else recv_key[rows]
-            recv_once = len(key_row) == len(recv_key)
+            key = recv_key if rows is None else recv_key[rows]
+            nkeys = len(key_row)
+            if rows is None:  # key_row is the inverse of `key` (ScheduleColumns.key_row)
+                key_row = None
         else:
             recv_table = _table([t for p in phases for t in p.recvs])
-            recv_phase = np.repeat(np.arange(len(phases)), [len(p.recvs) for p in phases])
+            recv_phase = np.repeat(np.arange(len(phases), dtype=index), [len(p.recvs) for p in phases])
             key_table = np.concatenate((table, recv_table))
-            ids, key_row = _dense_ids([key_table[:, f] for f in fields])
+            ids, key_row = _dense_ids([key_table[:, f] for f in fields], index)
             key, recv_key = ids[:len(table)], ids[len(table):]
-        nkeys = len(key_row)
+            nkeys = len(key_row)
         # The inbox a key is due in: its last receive (ScheduleIndex.due); none at a node
         # outside the schedule (the interpreter finds no inbox there).
-        key_due = np.full(nkeys, -1, np.int64)
-        recv_slot = recv_phase * nprocs + recv_table[:, DST]
-        mine = (recv_table[:, DST] >= 0) & (recv_table[:, DST] < nprocs)
-        if recv_once:
-            last = np.arange(len(recv_key))
+        key_due = np.full(nkeys, -1, index)
+        if recv_is_sends and len(recv_key) == nkeys:  # each key received once: due where it is received
+            last = None
         else:
             by_key = np.argsort(recv_key, kind="stable")
             ordered = recv_key[by_key]
             last = by_key[np.concatenate((ordered[1:] != ordered[:-1], [True]))] if len(ordered) else by_key
-        key_due[recv_key[last]] = np.where(mine[last], recv_slot[last], -1)
+            del by_key, ordered
+        for lo in range(0, len(recv_key) if last is None else len(last), CHUNK):
+            at = slice(lo, lo + CHUNK) if last is None else last[lo:lo + CHUNK]
+            dst = recv_table[at, DST]
+            mine = (dst >= 0) & (dst < nprocs)
+            key_due[recv_key[at][mine]] = recv_phase[at][mine].astype(np.int64) * nprocs + dst[mine]
         # Each node's inbox per phase: the keys it receives, once each, slots in order.
-        pairs = distinct(recv_slot[mine] * max(nkeys, 1) + recv_key[mine])
-        del recv_slot, recv_key
-        index = _index_type(max(len(table), nkeys, len(phases) * nprocs))
-        return ScheduleColumns(schedule, rows.astype(index), phase_start, table, phase.astype(index),
-                               msg_start.astype(index), key.astype(index),
-                               (pairs // max(nkeys, 1)).astype(index), (pairs % max(nkeys, 1)).astype(index),
-                               key_due.astype(index), key_table, key_row.astype(index))
+        if last is None:  # the keys due, by (slot, key): a stable sort of the keys by their slot
+            due_slot = key_due[key_due >= 0]
+            recv_off = _offsets(np.bincount(due_slot, minlength=nslots), index)
+            del due_slot
+            inbox_key = np.argsort(key_due, kind="stable")[nkeys - int(recv_off[-1]):].astype(index)
+        else:
+            dst = recv_table[:, DST]
+            mine = (dst >= 0) & (dst < nprocs)
+            recv_slot = recv_phase[mine].astype(np.int64) * nprocs + dst[mine]
+            pairs = distinct(recv_slot * max(nkeys, 1) + recv_key[mine])
+            del recv_slot, mine
+            recv_off = _offsets(np.bincount(pairs // max(nkeys, 1), minlength=nslots), index)
+            inbox_key = (pairs % max(nkeys, 1)).astype(index)
+        del recv_key
+        del phase
+        columns = ScheduleColumns(schedule, None if rows is None else rows.astype(index), phase_start, table,
+                                  msg_start, key, recv_off, inbox_key, key_due, key_table, key_row)
+        for array in (columns.rows, msg_start, key, recv_off, inbox_key, key_due, key_row):
+            if array is not None:
+                array.flags.writeable = False
+        return columns
+
+    @property
+    def sent(self) -> np.ndarray:
+        """Per send in walk order, its position among the schedule's sends (phase by phase)."""
+        return np.arange(len(self.table)) if self.rows is None else self.rows
+
+    def phases(self, at: np.ndarray) -> np.ndarray:
+        """The phase of the sends at these walk positions, from where each phase's sends start
+        (no phase column kept: 67 MB at 4096 nodes)."""
+        return np.searchsorted(self.phase_start, at if self.rows is None else self.rows[at], side="right") - 1
+
+    @cached_property
+    def phase(self) -> np.ndarray:
+        """The phase of each send in walk order, made when first asked (a send looked up one
+        by one, `send`: the replay of messages one by one, deadlock reports, span labels)."""
+        return self.phases(np.arange(len(self.table)))
+
+    @property
+    def key_row(self) -> np.ndarray:
+        """Per key id, a row of key_table with that key."""
+        if self.rows_of_keys is not None:
+            return self.rows_of_keys
+        out = np.empty(self.nkeys, np.int64)
+        out[self.key] = np.arange(len(self.key))
+        return out
+
+    @property
+    def recv_slot(self) -> np.ndarray:
+        """The slot of each inbox entry (recv_key's)."""
+        return np.repeat(np.arange(len(self.recv_off) - 1), np.diff(self.recv_off))
 
     def send(self, i: int) -> Transfer:
         """The i-th send in walk order."""
+        row = i if self.rows is None else int(self.rows[i])
         k = int(self.phase[i])
-        return self.schedule.phases[k].sends[int(self.sent[i]) - int(self.phase_start[k])]
+        return self.schedule.phases[k].sends[row - int(self.phase_start[k])]
 
     @cached_property
     def sends(self) -> list[Transfer]:
@@ -219,7 +303,7 @@ class ScheduleColumns:
 
     @property
     def nkeys(self) -> int:
-        return len(self.key_row)
+        return len(self.key_due)
 
     @property
     def nmessages(self) -> int:
@@ -243,7 +327,15 @@ class ScheduleColumns:
         """Each message's wire bytes where they are its blocks' bytes summed."""
         if not len(self.table):
             return np.zeros(0, np.int64)
+        if self.nmessages == len(self.table):  # a transfer each: the column itself, read-only
+            column = self.table[:, NBYTES]
+            column.flags.writeable = False
+            return column
         return np.add.reduceat(self.table[:, NBYTES], self.first)
+
+    def no_operations(self) -> np.ndarray:
+        """A zero per message (no message combines partials), read-only, of no memory."""
+        return np.broadcast_to(np.int64(0), (self.nmessages,))
 
     def combined_bytes(self) -> tuple[np.ndarray, np.ndarray]:
         """Each message's wire bytes where reduction partials bound for one destination combine

@@ -58,7 +58,7 @@ class TimingData:
     def message_bytes(self, cols: ScheduleColumns) -> tuple[np.ndarray, np.ndarray]:
         """wire_bytes and combine_operations below of every message of the columns at once."""
         if not self.reduction:
-            return cols.summed_bytes(), np.zeros(cols.nmessages, np.int64)
+            return cols.summed_bytes(), cols.no_operations()
         nbytes, finals = cols.combined_bytes()
         return nbytes, combine_operations(nbytes, finals, self.element_bytes)
 

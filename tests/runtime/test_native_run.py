@@ -402,3 +402,66 @@ def test_a_wrong_piece_replays_one_by_one_with_the_python_engines_error(spoil, e
     waits for it once; tests/runtime/test_data_pieces.py refuses it at the data layer.)"""
     python, native = errors(_respoiled(pieces_alltoall(), spoil))
     assert native == python and error in native
+
+
+def test_a_log_replayed_in_parts_gives_the_run_of_the_whole(monkeypatch):
+    """The core stops every few log entries (LOG_FULL) and the replay takes them in parts: the
+    same run, data verified, as with the log taken whole, and as the Python engine's."""
+    compiled = compile_text(kind_program("alltoall", 16, 64), target="ideal:16", algorithm="direct",
+                            cost="closed-form")
+    whole = simulate(compiled, engine_choice="native")
+    monkeypatch.setattr("phalanx.runtime.native_run.LOG_CHUNK", 16)
+    monkeypatch.setattr("phalanx.runtime.native_run.LOG_PART", 5)
+    python, parts = both(compiled)
+    assert parts.verified
+    assert_same_run(whole, parts)
+    assert_same_run(python, parts)
+
+
+def test_a_block_sent_twice_is_caught_in_a_log_replayed_in_parts(monkeypatch):
+    compiled = compile_text(HEADER + "B = A\n")
+    s = compiled.schedules[0]
+    extra = s.phases[1].sends[-1]
+    schedule = dataclasses.replace(s, phases=(Phase.of(s.phases[0].sends + (extra,)),) + s.phases[1:])
+    monkeypatch.setattr("phalanx.runtime.native_run.LOG_CHUNK", 4)
+    monkeypatch.setattr("phalanx.runtime.native_run.LOG_PART", 3)
+    data = Payloads(lambda _: TimingData(False, 16), [0])
+    with pytest.raises(PhalanxError) as info:
+        run_plan(compiled.target, Plan(16, (schedule,)), data, engine_choice="native")
+    assert info.value.diagnostic.message == f"the schedule is invalid: transfer {extra.src}->{extra.dst} " \
+        f"of block {extra.origin}->{extra.final} is sent twice"
+
+
+def test_message_records_are_reused_once_their_node_is_past_them(monkeypatch):
+    """ideal:16's direct all-to-all sends 256 messages over 15 phases; the core holds records
+    for the node walkers and the messages of a node's phase and the one before, not one per
+    message (16.8M records of 48 bytes at 4096 nodes)."""
+    compiled = compile_text(kind_program("alltoall", 16, 64), target="ideal:16", algorithm="direct",
+                            cost="closed-form")
+    held = []
+    spans = NativeRun._spans
+
+    def counted(self):
+        held.append(self.core.proc_records)
+        return spans(self)
+
+    monkeypatch.setattr(NativeRun, "_spans", counted)
+    assert simulate(compiled, engine_choice="native").verified
+    assert 16 < held[0] <= 16 + 2 * 16
+
+
+def test_the_core_holds_a_schedule_s_arrays_only_read_only():
+    """Core.add_schedule holds the arrays in place: a writable one is refused by name."""
+    import phalanx_engine_core
+
+    core = phalanx_engine_core.Core(2, 1, 10)
+    def held(values, dtype=np.uint32):
+        out = np.array(values, dtype)
+        out.flags.writeable = False
+        return out
+
+    with pytest.raises(ValueError, match="schedule array msg_dst: the core holds it in place, so it must be "
+                                         "C-contiguous and read-only"):
+        core.add_schedule(2, 1, np.zeros(1, np.uint8), np.array([1], np.uint32), held([0]), 0, held([0, 1]),
+                          held([0]), held([0, 1, 1]), held([0, 0, 1]), held([0]), held([1], np.int32),
+                          held([], np.int32), held([]), np.zeros(0))

@@ -26,9 +26,11 @@ fn flags(py: Python<'_>, buffer: PyBuffer<u8>) -> PyResult<Vec<bool>> {
 #[pymethods]
 impl Core {
     #[new]
-    #[pyo3(signature = (nprocs, run_count, max_spans, max_events=None, time_limit_s=None))]
+    /// `log_limit`: `run` returns LOG_FULL when this many log entries wait to be taken (None:
+    /// never), so that the log is replayed as it grows rather than kept whole.
+    #[pyo3(signature = (nprocs, run_count, max_spans, max_events=None, time_limit_s=None, log_limit=None))]
     fn new(nprocs: usize, run_count: usize, max_spans: usize, max_events: Option<u64>,
-           time_limit_s: Option<f64>) -> Self {
+           time_limit_s: Option<f64>, log_limit: Option<usize>) -> Self {
         let nodes = (0..nprocs)
             .map(|_| Node { item: 0, phase: 0, state: AT_ITEM, start_s: 0.0, children: Vec::new(),
                             streaming: Vec::new(), inbox: false, remaining: 0, barrier: NONE, finish_s: 0.0 })
@@ -41,11 +43,13 @@ impl Core {
             free_routes: Vec::new(),
             hops: Vec::new(), switch: Default::default(), gates: Default::default(),
             scheds: Vec::new(), items: Vec::new(), run_sched: vec![-1; run_count],
-            flights: (0..run_count).map(|_| None).collect(), nodes, procs: Vec::new(), live: 0,
+            flights: (0..run_count).map(|_| None).collect(), nodes, procs: Vec::new(), free_procs: Vec::new(),
+            live: 0,
             barriers: Vec::new(), timing_start: vec![f64::INFINITY; run_count],
             timing_end: vec![0.0; run_count], span_node: Vec::new(), span_kind: Vec::new(),
             span_start: Vec::new(), span_end: Vec::new(), span_label: Vec::new(),
-            span_peer: Vec::new(), max_spans, spans_left_out: 0, log: Vec::new(), log_taken: 0, events: 0,
+            span_peer: Vec::new(), max_spans, spans_left_out: 0, log: Vec::new(), log_taken: 0,
+            log_limit: log_limit.map_or(usize::MAX, |l| l.max(1).saturating_mul(3)), events: 0,
             max_events, time_limit_s, deadline: None,
         }
     }
@@ -247,62 +251,70 @@ impl Core {
         Ok(first)
     }
 
-    /// One schedule's arrays (runtime/native_run.py `_add_schedule`): numpy uint32 but for the
-    /// flags (uint8: phase_eager, a phase's sync is SyncMode.EAGER; msg_copy; slot_has_inbox), key_due and slot_barrier (int32, -1: none; half an int64's bytes at a slot per
-    /// phase and node) and barrier_delay_s (float64).
+    /// One schedule's arrays (runtime/native_run.py `_add_schedule`), held in place, not copied
+    /// (model.rs Held: C-contiguous and read-only numpy arrays): uint32 but key_due and
+    /// slot_barrier (int32, -1: none; slot_barrier empty where no phase has barriers); the
+    /// flags phase_eager (uint8, a phase's sync is SyncMode.EAGER) and barrier_delay_s (float64)
+    /// are copied. Messages come in slot order (slot_msg_off), each sent by its slot's node;
+    /// message m's span label is label_base + m.
     #[allow(clippy::too_many_arguments)]
     fn add_schedule(&mut self, py: Python<'_>, nprocs: usize, nphases: usize, phase_eager: PyBuffer<u8>,
-                    msg_src: PyBuffer<u32>,
-                    msg_dst: PyBuffer<u32>, msg_program: PyBuffer<u32>, msg_label: PyBuffer<u32>,
-                    msg_copy: PyBuffer<u8>, msg_key_off: PyBuffer<u32>, msg_keys: PyBuffer<u32>,
-                    slot_msg_off: PyBuffer<u32>, slot_msgs: PyBuffer<u32>, slot_has_inbox: PyBuffer<u8>,
+                    msg_dst: PyBuffer<u32>, msg_program: PyBuffer<u32>, label_base: u32,
+                    msg_key_off: PyBuffer<u32>, msg_keys: PyBuffer<u32>, slot_msg_off: PyBuffer<u32>,
                     slot_inbox_off: PyBuffer<u32>, slot_inbox_keys: PyBuffer<u32>, key_due: PyBuffer<i32>,
                     slot_barrier: PyBuffer<i32>, barrier_size: PyBuffer<u32>,
                     barrier_delay_s: PyBuffer<f64>) -> PyResult<u32> {
-        let (msg_src, msg_dst, msg_program, msg_label) =
-            (array(py, msg_src)?, array(py, msg_dst)?, array(py, msg_program)?, array(py, msg_label)?);
-        let (msg_copy, msg_key_off, msg_keys) = (flags(py, msg_copy)?, array(py, msg_key_off)?, array(py, msg_keys)?);
-        let (slot_msg_off, slot_msgs, slot_has_inbox) =
-            (array(py, slot_msg_off)?, array(py, slot_msgs)?, flags(py, slot_has_inbox)?);
-        let (slot_inbox_off, slot_inbox_keys, key_due) =
-            (array(py, slot_inbox_off)?, array(py, slot_inbox_keys)?, array(py, key_due)?);
-        let (slot_barrier, barrier_size, barrier_delay_s) =
-            (array(py, slot_barrier)?, array(py, barrier_size)?, array(py, barrier_delay_s)?);
+        let (msg_dst, msg_program) = (Held::new(msg_dst, "msg_dst")?, Held::new(msg_program, "msg_program")?);
+        let (msg_key_off, msg_keys) = (Held::new(msg_key_off, "msg_key_off")?, Held::new(msg_keys, "msg_keys")?);
+        let slot_msg_off = Held::new(slot_msg_off, "slot_msg_off")?;
+        let (slot_inbox_off, slot_inbox_keys) =
+            (Held::new(slot_inbox_off, "slot_inbox_off")?, Held::new(slot_inbox_keys, "slot_inbox_keys")?);
+        let (key_due, slot_barrier) = (Held::new(key_due, "key_due")?, Held::new(slot_barrier, "slot_barrier")?);
+        let (barrier_size, barrier_delay_s) = (array(py, barrier_size)?, array(py, barrier_delay_s)?);
         let phase_eager = flags(py, phase_eager)?;
         let slots = nphases * nprocs;
+        let nmsg = msg_dst.len();
         if phase_eager.len() != nphases || slot_msg_off.len() != slots + 1 || slot_inbox_off.len() != slots + 1
-            || slot_has_inbox.len() != slots || slot_barrier.len() != slots
-            || msg_key_off.len() != msg_src.len() + 1 || nprocs > self.nprocs
+            || !(slot_barrier.is_empty() || slot_barrier.len() == slots) || msg_program.len() != nmsg
+            || msg_key_off.len() != nmsg + 1 || nprocs > self.nprocs
+            || slot_msg_off.first() != Some(&0) || *slot_msg_off.last().unwrap() as usize != nmsg
+            || slot_msg_off.windows(2).any(|w| w[1] < w[0])
+            || slot_inbox_off.first() != Some(&0) || *slot_inbox_off.last().unwrap() as usize != slot_inbox_keys.len()
+            || slot_inbox_off.windows(2).any(|w| w[1] < w[0])
+            || msg_key_off.first() != Some(&0) || *msg_key_off.last().unwrap() as usize != msg_keys.len()
+            || msg_key_off.windows(2).any(|w| w[1] < w[0])
         {
-            return Err(PyValueError::new_err("schedule arrays of inconsistent lengths"));
+            return Err(PyValueError::new_err("schedule arrays of inconsistent lengths or offsets"));
         }
         if msg_program.iter().any(|&p| p as usize >= self.programs.len()) {
             return Err(PyValueError::new_err("a message names an unknown program"));
         }
-        let combines_without_arithmetic = msg_program.iter().zip(&msg_dst).any(|(&p, &d)| {
+        if label_base.checked_add(nmsg as u32).is_none() || nmsg > u32::MAX as usize {
+            return Err(PyValueError::new_err("the messages' span labels lie outside uint32"));
+        }
+        let combines_without_arithmetic = msg_program.iter().zip(msg_dst.iter()).any(|(&p, &d)| {
             let combines = match self.programs[p as usize] {
                 Program::Shaped { combine_s, .. } => combine_s.is_some(),
                 Program::Switched(i) => self.switch.programs[i as usize].combine_s.is_some(),
                 Program::Ops { .. } => false,
             };
-            combines && self.arithmetic[d as usize] == NONE
+            combines && (d as usize) < nprocs && self.arithmetic[d as usize] == NONE
         });
-        if combines_without_arithmetic || msg_dst.iter().chain(&msg_src).any(|&n| n as usize >= nprocs) {
+        if combines_without_arithmetic || msg_dst.iter().any(|&n| n as usize >= nprocs) {
             return Err(PyValueError::new_err("a message's node lies outside the schedule, or it combines \
                                               partials on a node without an arithmetic resource"));
         }
         let nkeys = key_due.len();
         if msg_keys.iter().chain(slot_inbox_keys.iter()).any(|&k| k as usize >= nkeys)
             || key_due.iter().any(|&d| d as i64 >= slots as i64)
-            || slot_msgs.iter().any(|&m| m as usize >= msg_src.len())
             || slot_barrier.iter().any(|&b| b as i64 >= barrier_size.len() as i64)
+            || barrier_delay_s.len() != barrier_size.len()
         {
             return Err(PyValueError::new_err("schedule arrays name keys, slots, messages or barriers they lack"));
         }
-        self.scheds.push(Sched { nprocs, nphases, phase_eager, msg_src, msg_dst, msg_program, msg_label, msg_copy,
-                                 msg_key_off, msg_keys, slot_msg_off, slot_msgs, slot_has_inbox,
-                                 slot_inbox_off, slot_inbox_keys, key_due, slot_barrier, barrier_size,
-                                 barrier_delay_s, nkeys });
+        self.scheds.push(Sched { nprocs, nphases, phase_eager, msg_dst, msg_program, label_base, msg_key_off,
+                                 msg_keys, slot_msg_off, slot_inbox_off, slot_inbox_keys, key_due, slot_barrier,
+                                 barrier_size, barrier_delay_s, nkeys });
         Ok(self.scheds.len() as u32 - 1)
     }
 
@@ -322,7 +334,8 @@ impl Core {
     }
 
     /// Process events until the model finishes or halts. Returns (status, argument): FINISHED,
-    /// NEED_RUN (run: open it and call again), DEADLOCK, STOPPED_EVENTS, STOPPED_TIME, SENT_TWICE.
+    /// NEED_RUN (run: open it and call again), LOG_FULL (take the log and call again), DEADLOCK,
+    /// STOPPED_EVENTS, STOPPED_TIME, SENT_TWICE.
     fn run(&mut self) -> (u8, u32) {
         if !self.started {
             self.started = true;
@@ -335,6 +348,9 @@ impl Core {
         }
         loop {
             while let Some(&(act, id)) = self.pending.front() {
+                if self.log.len() - self.log_taken >= self.log_limit {
+                    return (LOG_FULL, 0);
+                }
                 match self.exec(act, id) {
                     Ok(()) => {
                         self.pending.pop_front();
@@ -384,6 +400,9 @@ impl Core {
         if self.log_taken == self.log.len() {
             self.log.clear();
             self.log_taken = 0;
+        } else if self.log_taken >= self.log.len() / 2 {  // keep the log to what is not taken
+            self.log.drain(..self.log_taken);
+            self.log_taken = 0;
         }
         PyBytes::new(py, &out)
     }
@@ -396,6 +415,13 @@ impl Core {
     #[getter]
     fn events(&self) -> u64 {
         self.events
+    }
+
+    /// The process records the core holds (node walkers and message processes, reused once a
+    /// message's node is past it: Core.free_procs), for tests.
+    #[getter]
+    fn proc_records(&self) -> usize {
+        self.procs.len()
     }
 
     #[getter]
@@ -450,7 +476,8 @@ impl Core {
                 let flight = self.flights[run as usize].as_ref().unwrap();
                 let sched = &self.scheds[flight.sched];
                 let slot = node.phase * sched.nprocs + p.node as usize;
-                let pending = node.state == PHASE_WAIT && node.inbox && flight.inbox_pending[slot] != 0;
+                let pending = node.state == PHASE_WAIT && node.inbox && flight.inbox_slot[p.node as usize] == slot as u32
+                    && flight.inbox_pending[p.node as usize] != 0;
                 let own = node.state == PHASE_WAIT && !sched.phase_eager[node.phase];
                 let children = node.streaming.iter().chain(node.children.iter().filter(|_| own))
                     .filter(|&&c| !self.procs[c as usize].has(DONE))
@@ -459,7 +486,7 @@ impl Core {
             } else if node.state == BARRIER_WAIT {
                 let flight = self.flights[run as usize].as_ref().unwrap();
                 let nprocs = self.scheds[flight.sched].nprocs;
-                let group = self.scheds[flight.sched].slot_barrier[node.phase * nprocs + p.node as usize];
+                let group = self.scheds[flight.sched].barrier_of(node.phase * nprocs + p.node as usize);
                 let arrived = self.barriers[node.barrier as usize].arrived.iter().map(|&n| (0, n as i64, 0)).collect();
                 out.push((who, "barrier".to_string(), vec![run, node.phase as i64, group as i64], arrived));
             }

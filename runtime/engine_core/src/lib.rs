@@ -40,6 +40,7 @@ fn phalanx_engine_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("STOPPED_EVENTS", STOPPED_EVENTS)?;
     m.add("STOPPED_TIME", STOPPED_TIME)?;
     m.add("SENT_TWICE", SENT_TWICE)?;
+    m.add("LOG_FULL", LOG_FULL)?;
     m.add("LOG_START", LOG_START)?;
     m.add("LOG_END", LOG_END)?;
     m.add("LOG_LEAVE", LOG_LEAVE)?;

@@ -43,6 +43,7 @@ pub(crate) const DEADLOCK: u8 = 2;
 pub(crate) const STOPPED_EVENTS: u8 = 3;
 pub(crate) const STOPPED_TIME: u8 = 4;
 pub(crate) const SENT_TWICE: u8 = 5;
+pub(crate) const LOG_FULL: u8 = 6; // the log holds log_limit entries: take them, then run again
 
 pub(crate) const WALL_CLOCK_EVERY: u64 = 4096; // runtime/engine.py WALL_CLOCK_EVERY
 pub(crate) const NONE: u32 = u32::MAX;
@@ -56,28 +57,64 @@ pub(crate) enum Op {
     PassTail { collective: u32, link: u32 },
 }
 
+/// A read-only numpy array of one schedule that the core reads in place: held (its buffer
+/// keeps the array alive), not copied, so that a 4096-node schedule's 16.8M-entry columns
+/// exist once, in Python's columns (runtime/plan_columns.py), not again in the core.
+pub(crate) struct Held<T: pyo3::buffer::Element> {
+    _buffer: pyo3::buffer::PyBuffer<T>,
+    at: usize, // the first element's address (a usize, so that the core stays Send)
+    len: usize,
+}
+
+impl<T: pyo3::buffer::Element> Held<T> {
+    /// The array held in place; refused unless C-contiguous and read-only (no one writes it
+    /// while the core reads it: its indices were checked when the schedule came).
+    pub(crate) fn new(buffer: pyo3::buffer::PyBuffer<T>, name: &str) -> PyResult<Self> {
+        if !buffer.is_c_contiguous() || !buffer.readonly() {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "schedule array {name}: the core holds it in place, so it must be C-contiguous and read-only")));
+        }
+        let (at, len) = (buffer.buf_ptr() as usize, buffer.item_count());
+        Ok(Held { _buffer: buffer, at, len })
+    }
+}
+
+impl<T: pyo3::buffer::Element> std::ops::Deref for Held<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: the held buffer keeps the array's memory alive and C-contiguous, `len`
+        // elements of T (PyBuffer<T> checked the element type); it is read-only
+        unsafe { std::slice::from_raw_parts(self.at as *const T, self.len) }
+    }
+}
+
 /// One schedule as plain arrays (runtime/native_run.py builds them); `slot` = phase * nprocs + node.
+/// Messages are numbered in slot order, so a slot's messages are slot_msg_off[slot]..[slot + 1]
+/// and a message's sender is its slot's node; message m's span label is label_base + m.
 pub(crate) struct Sched {
     pub(crate) nprocs: usize,
     pub(crate) nphases: usize,
     pub(crate) phase_eager: Vec<bool>, // by phase: SyncMode.EAGER, its sends waited for a phase on
-    pub(crate) msg_src: Vec<u32>,
-    pub(crate) msg_dst: Vec<u32>,
-    pub(crate) msg_program: Vec<u32>,
-    pub(crate) msg_label: Vec<u32>,
-    pub(crate) msg_copy: Vec<bool>,
-    pub(crate) msg_key_off: Vec<u32>,
-    pub(crate) msg_keys: Vec<u32>,
-    pub(crate) slot_msg_off: Vec<u32>,
-    pub(crate) slot_msgs: Vec<u32>,
-    pub(crate) slot_has_inbox: Vec<bool>,
-    pub(crate) slot_inbox_off: Vec<u32>,
-    pub(crate) slot_inbox_keys: Vec<u32>,
-    pub(crate) key_due: Vec<i32>,
-    pub(crate) slot_barrier: Vec<i32>,
+    pub(crate) msg_dst: Held<u32>,
+    pub(crate) msg_program: Held<u32>,
+    pub(crate) label_base: u32,
+    pub(crate) msg_key_off: Held<u32>,
+    pub(crate) msg_keys: Held<u32>,
+    pub(crate) slot_msg_off: Held<u32>,
+    pub(crate) slot_inbox_off: Held<u32>, // a slot has an inbox where it has keys due
+    pub(crate) slot_inbox_keys: Held<u32>,
+    pub(crate) key_due: Held<i32>,
+    pub(crate) slot_barrier: Held<i32>, // empty: no barriers
     pub(crate) barrier_size: Vec<u32>,
     pub(crate) barrier_delay_s: Vec<f64>,
     pub(crate) nkeys: usize,
+}
+
+impl Sched {
+    /// The barrier group of a slot, -1: none.
+    pub(crate) fn barrier_of(&self, slot: usize) -> i32 {
+        if self.slot_barrier.is_empty() { -1 } else { self.slot_barrier[slot] }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -93,7 +130,12 @@ pub(crate) struct Item {
 pub(crate) struct Flight {
     pub(crate) sched: usize,
     pub(crate) inside: usize,
-    pub(crate) inbox_pending: Vec<i64>, // per slot: -1 no inbox yet, else blocks still due
+    // per node: the slot of the inbox it is in (NONE: none yet) and the blocks still due there;
+    // a node waits for one inbox at a time, so a slot per node, not per phase and node (134 MB
+    // of slots at a 4096-node all-to-all); a block due in a slot its node has not come to is
+    // counted when it comes (the arrived bits)
+    pub(crate) inbox_slot: Vec<u32>,
+    pub(crate) inbox_pending: Vec<u32>,
     pub(crate) arrived: Vec<u64>,       // bit per key
     pub(crate) barriers: HashMap<u32, u32>,
 }
@@ -118,13 +160,13 @@ pub(crate) struct Node {
 }
 
 /// A node walker or a message process. A message's ends and program are copied here from its
-/// schedule when it starts (`src`, `dst`, `program`), so that each of its ops reads this one
+/// schedule when it starts (`src`, its slot's node, `dst`, `program`), so that each of its ops reads this one
 /// record, not three arrays of 16.8M entries (a cache miss each) besides it.
 pub(crate) struct Proc {
     pub(crate) node: u32,
     pub(crate) run: u32,
     pub(crate) msg: u32, // NONE for a node walker
-    pub(crate) src: u32, // a message's ends and program (Sched::msg_src, msg_dst, msg_program)
+    pub(crate) src: u32, // a message's ends and program (its node, Sched::msg_dst, msg_program)
     pub(crate) dst: u32,
     pub(crate) program: u32,
     pub(crate) waits_for: u32, // the resource it queues for, NONE otherwise
@@ -193,6 +235,9 @@ pub(crate) struct Core {
     pub(crate) flights: Vec<Option<Flight>>,
     pub(crate) nodes: Vec<Node>,
     pub(crate) procs: Vec<Proc>,
+    // message processes ended, processed and out of their node's waits: their records are
+    // reused (walkers.rs free_procs), so that `procs` holds the messages in flight, not all
+    pub(crate) free_procs: Vec<u32>,
     pub(crate) live: usize,
     pub(crate) barriers: Vec<Barrier>,
     pub(crate) timing_start: Vec<f64>,
@@ -207,6 +252,7 @@ pub(crate) struct Core {
     pub(crate) spans_left_out: u64,
     pub(crate) log: Vec<u32>,
     pub(crate) log_taken: usize, // entries of `log` already handed to Python
+    pub(crate) log_limit: usize, // `run` returns LOG_FULL when this many entries wait untaken
     pub(crate) events: u64,
     pub(crate) max_events: Option<u64>,
     pub(crate) time_limit_s: Option<f64>,

@@ -78,7 +78,8 @@ impl Core {
                         self.flights[run] = Some(Flight {
                             sched: s,
                             inside: sched.nprocs,
-                            inbox_pending: vec![-1; sched.nphases * sched.nprocs],
+                            inbox_slot: vec![NONE; sched.nprocs],
+                            inbox_pending: vec![0; sched.nprocs],
                             arrived: vec![0; sched.nkeys.div_ceil(64)],
                             barriers: HashMap::new(),
                         });
@@ -103,7 +104,7 @@ impl Core {
                     let flight = self.flights[run].as_ref().unwrap();
                     let sched = &self.scheds[flight.sched];
                     let slot = self.nodes[n].phase * sched.nprocs + n;
-                    let group = sched.slot_barrier[slot];
+                    let group = sched.barrier_of(slot);
                     if group >= 0 {
                         let (size, delay_s) =
                             (sched.barrier_size[group as usize], sched.barrier_delay_s[group as usize]);
@@ -130,7 +131,8 @@ impl Core {
                 }
                 BARRIER_WAIT => self.end_phase(n),
                 STREAM_WAIT => {
-                    self.nodes[n].streaming.clear();
+                    let streaming = std::mem::take(&mut self.nodes[n].streaming);
+                    self.nodes[n].streaming = self.free_procs(streaming);
                     self.leave_schedule(n);
                 }
                 _ => return Ok(()),
@@ -159,6 +161,19 @@ impl Core {
         self.nodes[n].state = AT_ITEM;
     }
 
+    /// These message processes are out of their node's waits: those whose end was processed
+    /// (all of them, once the node's wait for them is over) are free for reuse; returns the
+    /// list emptied.
+    fn free_procs(&mut self, mut procs: Vec<u32>) -> Vec<u32> {
+        for &pid in &procs {
+            if self.procs[pid as usize].has(PROCESSED) {
+                self.free_procs.push(pid);
+            }
+        }
+        procs.clear();
+        procs
+    }
+
     /// Count these processes' ends in node n's wait (WAITED), but those already processed, as
     /// the Python engine's all_of does; returns how many it counts.
     fn wait_for(&mut self, procs: &[u32]) -> u32 {
@@ -183,12 +198,12 @@ impl Core {
         // an eager phase's sends stream on while the node runs the next phase, whose wait
         // counts them instead of its own (compiler/plan_walk.py walk_phases)
         let mut children = std::mem::take(&mut self.nodes[n].children);
-        let mut streaming = std::mem::take(&mut self.nodes[n].streaming);
-        streaming.clear();
+        let streaming = std::mem::take(&mut self.nodes[n].streaming);
+        let mut streaming = self.free_procs(streaming);
         if k > 0 && self.scheds[s].phase_eager[k - 1] {
             std::mem::swap(&mut streaming, &mut children);
         }
-        children.clear();
+        children = self.free_procs(children);
         if k == nphases {
             let waits = !streaming.is_empty();
             let remaining = self.wait_for(&streaming);
@@ -207,19 +222,26 @@ impl Core {
         self.nodes[n].start_s = self.now;
         let slot = k * nprocs + n;
         let (lo, hi) = (self.scheds[s].slot_msg_off[slot] as usize, self.scheds[s].slot_msg_off[slot + 1] as usize);
-        for j in lo..hi {
+        for msg in lo..hi {
             let sched = &self.scheds[s];
-            let msg = sched.slot_msgs[j];
-            let (src, dst, program) =
-                (sched.msg_src[msg as usize], sched.msg_dst[msg as usize], sched.msg_program[msg as usize]);
-            let pid = self.procs.len() as u32;
-            self.procs.push(Proc { node: n as u32, run: run as u32, msg, src, dst, program, waits_for: NONE,
-                                   route: NONE, next_waiter: NONE, start_s: 0.0, pc: 0, flags: 0 });
+            let (dst, program) = (sched.msg_dst[msg], sched.msg_program[msg]);
+            let proc = Proc { node: n as u32, run: run as u32, msg: msg as u32, src: n as u32, dst, program,
+                              waits_for: NONE, route: NONE, next_waiter: NONE, start_s: 0.0, pc: 0, flags: 0 };
+            let pid = match self.free_procs.pop() {
+                Some(pid) => {
+                    self.procs[pid as usize] = proc;
+                    pid
+                }
+                None => {
+                    self.procs.push(proc);
+                    self.procs.len() as u32 - 1
+                }
+            };
             self.live += 1;
             self.schedule(0.0, ACT_RESUME, pid);
             children.push(pid);
         }
-        let inbox = self.scheds[s].slot_has_inbox[slot];
+        let inbox = self.scheds[s].slot_inbox_off[slot + 1] > self.scheds[s].slot_inbox_off[slot];
         if inbox {
             let sched = &self.scheds[s];
             let flight = self.flights[run].as_mut().unwrap();
@@ -228,7 +250,7 @@ impl Core {
                 .iter()
                 .filter(|&&key| flight.arrived[key as usize / 64] >> (key % 64) & 1 == 0)
                 .count() as i64;
-            flight.inbox_pending[slot] = due;
+            (flight.inbox_slot[n], flight.inbox_pending[n]) = (slot as u32, due as u32);
             if due == 0 {
                 self.schedule(0.0, ACT_INBOX_DONE, n as u32);
             }
@@ -298,16 +320,20 @@ impl Core {
                 }
                 flight.arrived[key / 64] |= 1 << (key % 64);
                 let due = sched.key_due[key];
-                if due >= 0 && flight.inbox_pending[due as usize] > 0 {
-                    flight.inbox_pending[due as usize] -= 1;
-                    if flight.inbox_pending[due as usize] == 0 {
-                        complete.push((due as usize % nprocs) as u32);
+                if due < 0 {
+                    continue; // due at no node's inbox
+                }
+                let node = due as usize % nprocs; // its slot's node, if in that inbox now
+                if flight.inbox_slot[node] == due as u32 && flight.inbox_pending[node] > 0 {
+                    flight.inbox_pending[node] -= 1;
+                    if flight.inbox_pending[node] == 0 {
+                        complete.push(node as u32);
                     }
                 }
             }
         }
-        let kind = if sched.msg_copy[msg] { SPAN_COPY } else { SPAN_SEND };
-        let (src, dst, label) = (sched.msg_src[msg], sched.msg_dst[msg], sched.msg_label[msg]);
+        let (src, dst, label) = (self.procs[p].src, self.procs[p].dst, sched.label_base + msg as u32);
+        let kind = if src == dst { SPAN_COPY } else { SPAN_SEND };
         for node in complete {
             self.schedule(0.0, ACT_INBOX_DONE, node);
         }
