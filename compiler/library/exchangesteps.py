@@ -49,12 +49,16 @@ from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Transfer
 
 SEED = 27
-SIZE_WEIGHT = 300.0  # as engine-rounds: pairs of alike durations go together
-# The middle links bind (64 steps at least, the engines 63), so a pair's busiest link weighs
-# twice its nodes' remaining exchanges, and of TRIES orders of the pairs a step keeps the one
-# whose pairs' busiest links carry most. paragon:8x8 alltoall 16 KB: 100 steps (51.07 ms) with
-# weight 1 and one order, 94 (47.98 ms) with these; 16 or 32 orders gave 100 and 99.
-LINK_WEIGHT = 2.0
+# A pair's order key weighs its exchange's time over the mean (size weight: pairs of alike
+# durations go together, as engine-rounds), its nodes' remaining exchanges and its busiest
+# link's remaining messages (link weight: the middle links bind, 64 steps at least, the engines
+# 63), and of TRIES orders of the pairs a step keeps the one whose pairs' busiest links carry
+# most. paragon:8x8 alltoall 16 KB: 100 steps (51.07 ms) with (300, 1) and one order, 94
+# (47.98 ms) with (300, 2); 16 or 32 orders gave 100 and 99. Where the blocks are uneven the
+# steps' times swing with the weights (paragon:8x8 alltoallv 16 KB: 55.4-63.5 ms simulated
+# over sizes 30-200 and links 0.5-2), so the search tries a grid about (300, 2) and keeps the
+# steps that `estimated_s` ends first.
+WEIGHTS = tuple((size, link) for size in (300.0, 200.0, 100.0) for link in (2.0, 1.5, 1.0))
 TRIES = 8
 TIE_S = 1e-9  # ends closer than this are together
 Pair = tuple[int, int]
@@ -64,8 +68,41 @@ Step = tuple[tuple[Pair, ...], tuple[Pair, ...]]  # (first messages, replies), a
 @functools.lru_cache(maxsize=16)
 def exchange_steps(blocks: tuple[tuple[Pair, int, int], ...], nprocs: int, route: Route,
                    startup_s: float, s_per_byte: float) -> tuple[Step, ...]:
-    """The unordered pairs (p, q, bytes p -> q, bytes q -> p) in steps by the greedy search of
-    the module docstring."""
+    """The unordered pairs (p, q, bytes p -> q, bytes q -> p) in steps: of the greedy search's
+    steps under each of WEIGHTS (module docstring; the link weights alone where every exchange
+    takes one time), those that `estimated_s` ends first (the first of WEIGHTS among equals)."""
+    sizes = {(p, q): pq for (p, q), pq, _ in blocks} | {(q, p): qp for (p, q), _, qp in blocks}
+    weights = WEIGHTS
+    if len({pq + qp for _, pq, qp in blocks}) <= 1:  # exchanges of one time: the size weighs alike
+        weights = tuple(dict.fromkeys((WEIGHTS[0][0], link) for _, link in WEIGHTS))
+    return min((_greedy_steps(blocks, nprocs, route, startup_s, s_per_byte, size_weight, link_weight)
+                for size_weight, link_weight in weights),
+               key=lambda steps: estimated_s(steps, sizes, nprocs, route, startup_s, s_per_byte))
+
+
+def estimated_s(steps: tuple[Step, ...], sizes: dict[Pair, int], nprocs: int, route: Route,
+                startup_s: float, s_per_byte: float) -> float:
+    """When the steps end, their messages taken in order (first messages, then replies, step by
+    step) on the Paragon's model (targets/bokhari/network.py): a message's start-up holds its
+    sender's engine, then its bytes hold both end engines and every link of its route, from
+    when the last of them is free. Barriers aside (the target adds them)."""
+    engine = [0.0] * nprocs
+    link_free: dict[Hashable, float] = {}
+    for half in (h for step in steps for h in step):
+        for s, d in half:
+            if not sizes[s, d]:
+                continue
+            links = route(s, d)
+            start = max(engine[s] + startup_s, engine[d], *(link_free.get(x, 0.0) for x in links))
+            engine[s] = engine[d] = end = start + sizes[s, d] * s_per_byte
+            link_free.update((x, end) for x in links)
+    return max(engine)
+
+
+def _greedy_steps(blocks: tuple[tuple[Pair, int, int], ...], nprocs: int, route: Route,
+                  startup_s: float, s_per_byte: float, size_weight: float,
+                  link_weight: float) -> tuple[Step, ...]:
+    """The greedy search of the module docstring, pairs ordered under the weights given."""
     rng = random.Random(SEED)
     pairs = [pair for pair, _, _ in blocks]
     duration = {pair: 2 * startup_s + (pq + qp) * s_per_byte for pair, pq, qp in blocks}
@@ -93,8 +130,8 @@ def exchange_steps(blocks: tuple[tuple[Pair, int, int], ...], nprocs: int, route
         best: list[Pair] = []
         best_score = -1
         # the order's key is the step's (the loads change between steps): once, not per try
-        urgency = {p: -(SIZE_WEIGHT * duration[p] / mean + exchanges[p[0]] + exchanges[p[1]]
-                        + LINK_WEIGHT * busiest(p)) for p in left}
+        urgency = {p: -(size_weight * duration[p] / mean + exchanges[p[0]] + exchanges[p[1]]
+                        + link_weight * busiest(p)) for p in left}
         for _ in range(TRIES):
             rng.shuffle(left)
             left.sort(key=urgency.__getitem__)
