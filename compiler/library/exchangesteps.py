@@ -23,14 +23,18 @@ pairs stay in step a step of equal blocks takes two start-ups and two blocks:
 (paragon:8x8, 16 KB blocks: S = 94, 47.98 ms, with two barriers that the receive buffers need,
 under the 49.27 of the form: a tail pair whose nodes were free starts before its step; a test).
 Without the rule on who sends first, the same search's steps took 68.6 ms. An all-to-allv's
-pairs end at different times, so its steps drift more: paragon:8x8 16 KB (Fig. 9's sizes)
-110 steps planned at 55.7 ms, simulated 57.5 with three barriers.
+pairs end at different times, so its steps drift more, and how far swings with the search's
+weights: paragon:8x8 16 KB (Fig. 9's sizes) 106-114 steps simulated at 55.4-63.5 ms.
 
 The steps are found greedily, as engine-rounds' rounds: pairs in order of their exchange's time
-(alike times together), their nodes' remaining exchanges and twice their busiest link's
-remaining messages, each taken where its nodes and its two routes' links are still free in the
-step, in an orientation allowed; of TRIES orders (ties shuffled, a fixed seed, so compiles
-repeat) the step keeps the one whose pairs' busiest links carry most. The mesh's middle links
+(alike times together), their nodes' remaining exchanges and their busiest link's remaining
+messages, under weights of the first and the last, each taken where its nodes and its two
+routes' links are still free in the step, in an orientation allowed; of TRIES orders (ties
+shuffled, a fixed seed, so compiles repeat) the step keeps the one whose pairs' busiest links
+carry most. The search runs under each of a grid of weights and keeps the steps that end first
+by `estimated_s` (the messages in the steps' order on the engines and links, barriers aside;
+paragon:8x8 alltoallv 16 KB: the weights (100, 1), 106 steps, estimated 54.63 ms, simulated
+55.53 with two barriers, where (300, 2) gave 110 steps, 55.75 and 57.47). The mesh's middle links
 bound the steps from below: a step carries at most one message each way over each of them in
 each of its two phases, and 128 messages cross each, so at least 64 steps on paragon:8x8.
 Offered where engine-rounds is (a mesh of one-engine nodes, at most 64).
