@@ -23,14 +23,18 @@ pairs stay in step a step of equal blocks takes two start-ups and two blocks:
 (paragon:8x8, 16 KB blocks: S = 94, 47.98 ms, with two barriers that the receive buffers need,
 under the 49.27 of the form: a tail pair whose nodes were free starts before its step; a test).
 Without the rule on who sends first, the same search's steps took 68.6 ms. An all-to-allv's
-pairs end at different times, so its steps drift more: paragon:8x8 16 KB (Fig. 9's sizes)
-110 steps planned at 55.7 ms, simulated 57.5 with three barriers.
+pairs end at different times, so its steps drift more, and how far swings with the search's
+weights: paragon:8x8 16 KB (Fig. 9's sizes) 106-114 steps simulated at 55.4-63.5 ms.
 
 The steps are found greedily, as engine-rounds' rounds: pairs in order of their exchange's time
-(alike times together), their nodes' remaining exchanges and twice their busiest link's
-remaining messages, each taken where its nodes and its two routes' links are still free in the
-step, in an orientation allowed; of TRIES orders (ties shuffled, a fixed seed, so compiles
-repeat) the step keeps the one whose pairs' busiest links carry most. The mesh's middle links
+(alike times together), their nodes' remaining exchanges and their busiest link's remaining
+messages, under weights of the first and the last, each taken where its nodes and its two
+routes' links are still free in the step, in an orientation allowed; of TRIES orders (ties
+shuffled, a fixed seed, so compiles repeat) the step keeps the one whose pairs' busiest links
+carry most. The search runs under each of a grid of weights and keeps the steps that end first
+by `estimated_s` (the messages in the steps' order on the engines and links, barriers aside;
+paragon:8x8 alltoallv 16 KB: the weights (100, 1), 106 steps, estimated 54.63 ms, simulated
+55.53 with two barriers, where (300, 2) gave 110 steps, 55.75 and 57.47). The mesh's middle links
 bound the steps from below: a step carries at most one message each way over each of them in
 each of its two phases, and 128 messages cross each, so at least 64 steps on paragon:8x8.
 Offered where engine-rounds is (a mesh of one-engine nodes, at most 64).
@@ -49,12 +53,16 @@ from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Transfer
 
 SEED = 27
-SIZE_WEIGHT = 300.0  # as engine-rounds: pairs of alike durations go together
-# The middle links bind (64 steps at least, the engines 63), so a pair's busiest link weighs
-# twice its nodes' remaining exchanges, and of TRIES orders of the pairs a step keeps the one
-# whose pairs' busiest links carry most. paragon:8x8 alltoall 16 KB: 100 steps (51.07 ms) with
-# weight 1 and one order, 94 (47.98 ms) with these; 16 or 32 orders gave 100 and 99.
-LINK_WEIGHT = 2.0
+# A pair's order key weighs its exchange's time over the mean (size weight: pairs of alike
+# durations go together, as engine-rounds), its nodes' remaining exchanges and its busiest
+# link's remaining messages (link weight: the middle links bind, 64 steps at least, the engines
+# 63), and of TRIES orders of the pairs a step keeps the one whose pairs' busiest links carry
+# most. paragon:8x8 alltoall 16 KB: 100 steps (51.07 ms) with (300, 1) and one order, 94
+# (47.98 ms) with (300, 2); 16 or 32 orders gave 100 and 99. Where the blocks are uneven the
+# steps' times swing with the weights (paragon:8x8 alltoallv 16 KB: 55.4-63.5 ms simulated
+# over sizes 30-200 and links 0.5-2), so the search tries a grid about (300, 2) and keeps the
+# steps that `estimated_s` ends first.
+WEIGHTS = tuple((size, link) for size in (300.0, 200.0, 100.0) for link in (2.0, 1.5, 1.0))
 TRIES = 8
 TIE_S = 1e-9  # ends closer than this are together
 Pair = tuple[int, int]
@@ -64,8 +72,41 @@ Step = tuple[tuple[Pair, ...], tuple[Pair, ...]]  # (first messages, replies), a
 @functools.lru_cache(maxsize=16)
 def exchange_steps(blocks: tuple[tuple[Pair, int, int], ...], nprocs: int, route: Route,
                    startup_s: float, s_per_byte: float) -> tuple[Step, ...]:
-    """The unordered pairs (p, q, bytes p -> q, bytes q -> p) in steps by the greedy search of
-    the module docstring."""
+    """The unordered pairs (p, q, bytes p -> q, bytes q -> p) in steps: of the greedy search's
+    steps under each of WEIGHTS (module docstring; the link weights alone where every exchange
+    takes one time), those that `estimated_s` ends first (the first of WEIGHTS among equals)."""
+    sizes = {(p, q): pq for (p, q), pq, _ in blocks} | {(q, p): qp for (p, q), _, qp in blocks}
+    weights = WEIGHTS
+    if len({pq + qp for _, pq, qp in blocks}) <= 1:  # exchanges of one time: the size weighs alike
+        weights = tuple(dict.fromkeys((WEIGHTS[0][0], link) for _, link in WEIGHTS))
+    return min((_greedy_steps(blocks, nprocs, route, startup_s, s_per_byte, size_weight, link_weight)
+                for size_weight, link_weight in weights),
+               key=lambda steps: estimated_s(steps, sizes, nprocs, route, startup_s, s_per_byte))
+
+
+def estimated_s(steps: tuple[Step, ...], sizes: dict[Pair, int], nprocs: int, route: Route,
+                startup_s: float, s_per_byte: float) -> float:
+    """When the steps end, their messages taken in order (first messages, then replies, step by
+    step) on the Paragon's model (targets/bokhari/network.py): a message's start-up holds its
+    sender's engine, then its bytes hold both end engines and every link of its route, from
+    when the last of them is free. Barriers aside (the target adds them)."""
+    engine = [0.0] * nprocs
+    link_free: dict[Hashable, float] = {}
+    for half in (h for step in steps for h in step):
+        for s, d in half:
+            if not sizes[s, d]:
+                continue
+            links = route(s, d)
+            start = max(engine[s] + startup_s, engine[d], *(link_free.get(x, 0.0) for x in links))
+            engine[s] = engine[d] = end = start + sizes[s, d] * s_per_byte
+            link_free.update((x, end) for x in links)
+    return max(engine)
+
+
+def _greedy_steps(blocks: tuple[tuple[Pair, int, int], ...], nprocs: int, route: Route,
+                  startup_s: float, s_per_byte: float, size_weight: float,
+                  link_weight: float) -> tuple[Step, ...]:
+    """The greedy search of the module docstring, pairs ordered under the weights given."""
     rng = random.Random(SEED)
     pairs = [pair for pair, _, _ in blocks]
     duration = {pair: 2 * startup_s + (pq + qp) * s_per_byte for pair, pq, qp in blocks}
@@ -93,8 +134,8 @@ def exchange_steps(blocks: tuple[tuple[Pair, int, int], ...], nprocs: int, route
         best: list[Pair] = []
         best_score = -1
         # the order's key is the step's (the loads change between steps): once, not per try
-        urgency = {p: -(SIZE_WEIGHT * duration[p] / mean + exchanges[p[0]] + exchanges[p[1]]
-                        + LINK_WEIGHT * busiest(p)) for p in left}
+        urgency = {p: -(size_weight * duration[p] / mean + exchanges[p[0]] + exchanges[p[1]]
+                        + link_weight * busiest(p)) for p in left}
         for _ in range(TRIES):
             rng.shuffle(left)
             left.sort(key=urgency.__getitem__)
