@@ -207,10 +207,16 @@ class ScheduleColumns:
         else:
             recv_table = _table([t for p in phases for t in p.recvs])
             recv_phase = np.repeat(np.arange(len(phases), dtype=index), [len(p.recvs) for p in phases])
-            key_table = np.concatenate((table, recv_table))
-            ids, key_row = _dense_ids([key_table[:, f] for f in fields], index)
+            ids, key_row = _dense_ids([np.concatenate((table[:, f], recv_table[:, f])) for f in fields], index)
             key, recv_key = ids[:len(table)], ids[len(table):]
             nkeys = len(key_row)
+            sent_key = np.zeros(nkeys, bool)
+            sent_key[key] = True
+            if sent_key.all():  # every key is a send's: its fields are in `table` (key_row from `key`)
+                key_table, key_row = table, None
+            else:  # (the sends' and receives' rows, which key_row indexes, kept: twice the table)
+                key_table = np.concatenate((table, recv_table))
+            del sent_key
         # The inbox a key is due in: its last receive (ScheduleIndex.due); none at a node
         # outside the schedule (the interpreter finds no inbox there).
         key_due = np.full(nkeys, -1, index)
