@@ -141,8 +141,8 @@ class BlockStore:
                     del self.copies[origin][content], self.cut[content]
             return flat[offset:offset + t.nbytes]
         # without classes a forwarded piece is the one copy that moves on (as a whole block's)
-        held = self.pieces[t.src]
-        piece = held.get((content, offset, t.nbytes)) if self.shared else held.pop((content, offset, t.nbytes), None)
+        held, key = self.pieces[t.src], (content, offset, t.nbytes)
+        piece = held.get(key) if self.shared else held.pop(key, None)
         if piece is None:
             raise ScheduleError(f"node {t.src} sends {label}, which it does not hold")
         return piece
