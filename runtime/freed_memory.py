@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 
-_GLIBC = "CS_GNU_LIBC_VERSION" in os.confstr_names and bool(os.confstr("CS_GNU_LIBC_VERSION"))
+_GLIBC = sys.platform == "linux" and "CS_GNU_LIBC_VERSION" in os.confstr_names and \
+    bool(os.confstr("CS_GNU_LIBC_VERSION"))
 _LIBC = ctypes.CDLL(None) if _GLIBC else None
 
 
