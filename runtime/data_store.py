@@ -66,7 +66,9 @@ class BlockStore:
     sends it from its source, a node with a copy of the block's content or of that piece
     forwards it, and the destination assembles the block from its pieces, each byte once.
     Without classes a block's packed copy at its origin goes once every byte of it has been
-    cut into pieces, and its destination keeps no piece (it has nothing to forward).
+    cut into pieces, a piece forwarded leaves the node that forwards it (as a whole block
+    does: it is the one copy that moves), and its destination keeps no piece (it has nothing
+    to forward).
     """
 
     def __init__(self, nprocs: int, blocks: list[tuple[int, int]] | np.ndarray | None, content=None,
@@ -138,7 +140,9 @@ class BlockStore:
                 if cut >= flat.size:
                     del self.copies[origin][content], self.cut[content]
             return flat[offset:offset + t.nbytes]
-        piece = self.pieces[t.src].get((content, offset, t.nbytes))
+        # without classes a forwarded piece is the one copy that moves on (as a whole block's)
+        held, key = self.pieces[t.src], (content, offset, t.nbytes)
+        piece = held.get(key) if self.shared else held.pop(key, None)
         if piece is None:
             raise ScheduleError(f"node {t.src} sends {label}, which it does not hold")
         return piece

@@ -125,6 +125,27 @@ def test_combined_message_and_forwarding():
     assert spans[0].end_s - spans[0].start_s == pytest.approx(ALPHA + BETA * 2 * m)
 
 
+def test_a_forwarded_piece_leaves_its_forwarder():
+    """Without classes a piece, as a whole block, is the one copy that moves: node 1 forwards
+    the piece of block 0->2 it received, then cannot send it again (it kept every piece it
+    forwarded until mem31, a copy per hop: torus:16x16's rings reduce held 1.9M of them)."""
+    from phalanx.compiler.schedule import Transfer
+
+    compiled = compile_text("target ideal:3\nprocessors P(3)\narray A(3, 30) of byte distribute "
+                            "(BLOCK, *) onto P\narray B(3, 30) of byte distribute (*, BLOCK) "
+                            "onto P\nB = A\n")
+    s = compiled.schedules[0]
+    rest = tuple(t for p in s.phases for t in p.sends if (t.origin, t.final) != (0, 2))
+    cut = (Transfer(0, 1, 5, 0, 2, offset=0), Transfer(0, 2, 5, 0, 2, offset=5))
+    once = (Transfer(1, 2, 5, 0, 2, offset=0),)
+    ok = dataclasses.replace(s, phases=(Phase.of(rest + cut, "barrier"), Phase.of(once, "barrier")))
+    assert simulate(with_schedule(compiled, ok)).verified
+    twice = dataclasses.replace(s, phases=(Phase.of(rest + cut, "barrier"),
+                                           Phase.of(once + (Transfer(1, 0, 5, 0, 2, offset=0),), "barrier")))
+    with pytest.raises(PhalanxError, match=r"node 1 sends .*0->2.*which it does not hold"):
+        simulate(with_schedule(compiled, twice))
+
+
 BCAST = ("target ideal:4\nprocessors P(4)\narray S(8) of float64 on P(0)\n"
          "array R(8) of float64 replicated onto P\nR = S\n")
 
