@@ -494,6 +494,17 @@ def engine_startups_bound_s(coll: Collective, port: PortModel) -> float:
     return (messages * port.hold_s + 2 * wire_bytes * port.s_per_byte) / coll.nprocs
 
 
+def _broadcast_memory(coll: Collective, port: PortModel) -> tuple[int, float] | None:
+    """(the memory's streams, the bytes the receivers need) where the memory fill and ramp
+    apply: one root to every node, on ports whose streams both directions share at one node;
+    None elsewhere."""
+    streams = port.shared_streams
+    if port.shared_engine or not streams or port.port_of:
+        return None
+    needed = _one_root_to_all_bytes(coll)
+    return None if needed is None else (streams, needed)
+
+
 def memory_fill_bound_s(coll: Collective, port: PortModel) -> float:
     """A broadcast from one root to every other of the collective's P nodes, where each node's
     sends and receives share `shared_streams` link-rate streams of its memory and a processor
@@ -508,12 +519,10 @@ def memory_fill_bound_s(coll: Collective, port: PortModel) -> float:
         T >= alpha + h sum over k = 1 .. P - 1 of floor(log2 k) / P + 2 W beta / (s P).
     0 for other kinds, several senders, a collective whose nodes are not all receivers, and
     ports without streams shared by both directions (or shared between nodes)."""
-    streams = port.shared_streams
-    if port.shared_engine or not streams or port.port_of:
+    memory = _broadcast_memory(coll, port)
+    if memory is None:
         return 0.0
-    needed = _one_root_to_all_bytes(coll)
-    if needed is None:
-        return 0.0
+    streams, needed = memory
     n = coll.nprocs
     waits_s = sum(math.floor(math.log2(k)) for k in range(1, n)) * port.hold_s
     wire_s = 2 * needed * port.s_per_byte / streams
@@ -536,12 +545,10 @@ def memory_ramp_bound_s(coll: Collective, port: PortModel) -> float:
     least T with the integral of c from 0 to T at least 2 W beta is a bound, W the bytes the
     receivers need. c is a step function, so the integral is summed over its steps.
     0 where memory_fill_bound_s is 0."""
-    streams = port.shared_streams
-    if port.shared_engine or not streams or port.port_of:
+    memory = _broadcast_memory(coll, port)
+    if memory is None:
         return 0.0
-    needed = _one_root_to_all_bytes(coll)
-    if needed is None:
-        return 0.0
+    streams, needed = memory
     alpha, hold = port.startup_s, port.hold_s
     waits = [0.0] + [math.floor(math.log2(k)) * hold for k in range(1, coll.nprocs)]  # u, root first
     firsts = [0.0] + [u + alpha for u in waits[1:]]
