@@ -104,6 +104,7 @@ SPAN_KINDS = ("compute", "send", "copy", "phase")  # the core's SPAN_* codes, in
 # to its peak): a run with fewer entries is still replayed whole at once (ideal:256).
 LOG_CHUNK = 1 << 22
 LOG_PART = 1 << 18
+SMALL_SPAN = 1 << 16  # _distinct: keys of at most this many values go by a table, not a sort
 GIVE_BACK_MESSAGES = 1 << 16  # a schedule of this many messages gives its temporaries back (_add_schedule)
 PREOPEN_RUNS = 512  # runs opened ahead of the core at most (NativeRun._open)
 PREOPEN_BYTES = 1 << 22  # and the bytes their schedules move at most
@@ -191,6 +192,21 @@ def _one_value(values: np.ndarray, where: np.ndarray) -> bool:
         values.max(where=where, initial=np.iinfo(np.int64).min)
 
 
+def _distinct_of_small(key: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """`_distinct` of one int key per row below `span`, by a table of each key's first row:
+    no sort of the rows (np.unique's sorted copies and inverse, 8 bytes a row each, set
+    torus:32x32's phased all-to-all's peak: its messages differ only by their phase)."""
+    n = len(key)
+    first_row = np.full(span, n, np.int64)
+    np.minimum.at(first_row, key, np.arange(n))
+    present = np.flatnonzero(first_row < n)
+    first = first_row[present]
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(span, np.int64)
+    rank[present[order]] = np.arange(len(order))
+    return first[order], rank[key]
+
+
 def _distinct(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """The distinct rows of a table of non-negative ints given as its columns, in the order
     they first come (as indices of their first rows), and which of them each row is. Where
@@ -205,6 +221,9 @@ def _distinct(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
             key += column
         if n and key.min() == key.max():  # one row throughout (shaped programs of one size): no sort
             return np.zeros(1, np.int64), np.zeros(n, np.int64)
+        span = int(np.prod(spans))
+        if span <= SMALL_SPAN:  # few possible rows (a phased schedule's phases): no sort
+            return _distinct_of_small(key, span)
         if all_distinct(key):  # every row its own (ideal's all-to-all): one sort
             return np.arange(n), np.arange(n)
         _, first, which = np.unique(key, return_index=True, return_inverse=True)
