@@ -52,6 +52,7 @@ from phalanx.compiler.schedule import (
 from phalanx.runtime import interpreter
 from phalanx.runtime.data import Payloads
 from phalanx.runtime.engine import Deadlock, Engine, Pool, Resource, Stopped, deadlock_of
+from phalanx.runtime.freed_memory import give_back
 from phalanx.runtime.interpreter import Execution, Span, StepTiming
 from phalanx.runtime.native_replay import END, LEAVE, START, Replay
 from phalanx.runtime.network import (
@@ -96,12 +97,15 @@ SPAN_KINDS = ("compute", "send", "copy", "phase")  # the core's SPAN_* codes, in
 # Log entries replayed at a time: a run whose every entry is in one chunk moves in bulk at once,
 # its transfers checked once per schedule (ideal:1024's 2M entries took 32 chunks, each
 # checked again); 48 MB of log. The entries replayed one by one go LOG_ONE_BY_ONE at a time.
-# The core stops when it has logged this many (LOG_FULL), so that the log of a 4096-node
-# all-to-all (33.5M entries, 400 MB) is never kept whole; where a run has more entries than a
-# chunk holds, it is replayed in parts anyway, and the core stops every LOG_PART entries, which
-# keeps the replay's temporaries (the chunk's transfer rows, 56 bytes each) small.
+# The core stops when it has logged LOG_PART entries (LOG_FULL), so that a log is never kept
+# whole where it is longer (a 4096-node all-to-all's 33.5M entries, 400 MB; torus:32x32's
+# message-passing all-to-all's 2.1M, whose whole log, its copy for Python and the replay's
+# temporaries of the whole chunk, the chunk's transfer rows at 56 bytes each, added 130 MB
+# to its peak): a run with fewer entries is still replayed whole at once (ideal:256).
 LOG_CHUNK = 1 << 22
-LOG_PART = 1 << 20
+LOG_PART = 1 << 18
+SMALL_SPAN = 1 << 16  # _distinct: keys of at most this many values go by a table, not a sort
+GIVE_BACK_MESSAGES = 1 << 16  # a schedule of this many messages gives its temporaries back (_add_schedule)
 PREOPEN_RUNS = 512  # runs opened ahead of the core at most (NativeRun._open)
 PREOPEN_BYTES = 1 << 22  # and the bytes their schedules move at most
 PROGRAM_CHUNK = 1 << 20  # programs built from a network's columns at once (NativeRun._add_program_chunk)
@@ -188,6 +192,21 @@ def _one_value(values: np.ndarray, where: np.ndarray) -> bool:
         values.max(where=where, initial=np.iinfo(np.int64).min)
 
 
+def _distinct_of_small(key: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """`_distinct` of one int key per row below `span`, by a table of each key's first row:
+    no sort of the rows (np.unique's sorted copies and inverse, 8 bytes a row each, set
+    torus:32x32's phased all-to-all's peak: its messages differ only by their phase)."""
+    n = len(key)
+    first_row = np.full(span, n, np.int64)
+    np.minimum.at(first_row, key, np.arange(n))
+    present = np.flatnonzero(first_row < n)
+    first = first_row[present]
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(span, np.int64)
+    rank[present[order]] = np.arange(len(order))
+    return first[order], rank[key]
+
+
 def _distinct(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """The distinct rows of a table of non-negative ints given as its columns, in the order
     they first come (as indices of their first rows), and which of them each row is. Where
@@ -202,6 +221,9 @@ def _distinct(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
             key += column
         if n and key.min() == key.max():  # one row throughout (shaped programs of one size): no sort
             return np.zeros(1, np.int64), np.zeros(n, np.int64)
+        span = int(np.prod(spans))
+        if span <= SMALL_SPAN:  # few possible rows (a phased schedule's phases): no sort
+            return _distinct_of_small(key, span)
         if all_distinct(key):  # every row its own (ideal's all-to-all): one sort
             return np.arange(n), np.arange(n)
         _, first, which = np.unique(key, return_index=True, return_inverse=True)
@@ -357,10 +379,8 @@ class NativeRun:
     def __init__(self, prepared: NativePlan, network: Network, engine: Engine, data: Payloads):
         self.prepared, self.plan, self.network, self.engine = prepared, prepared.plan, network, engine
         self.data = data
-        whole = max((2 * index.columns().nmessages + 1 for index in prepared.indexes.values()), default=0)
         self.core = core_module.Core(self.plan.nprocs, self.plan.run_count, interpreter.MAX_SPANS,
-                                     engine.max_events, engine.time_limit_s,
-                                     LOG_CHUNK if whole <= LOG_CHUNK else LOG_PART)
+                                     engine.max_events, engine.time_limit_s, LOG_PART)
         self.resource_ids: dict[int, int] = {}  # id(Resource or Pool) -> core id
         self.resources: list[Resource | Pool] = []  # by core id
         self.arithmetic: dict[int, Resource] = {}  # node -> its arithmetic resource
@@ -538,10 +558,15 @@ class NativeRun:
         self.next_label += nmsg
         u32 = _u32
         eager = np.array([phase.sync == SyncMode.EAGER for phase in schedule.phases], np.uint8)
-        return self.core.add_schedule(
+        sched = self.core.add_schedule(
             nprocs, nphases, eager, u32(dst), u32(program), label_base, u32(cols.msg_start), u32(cols.key),
             slot_msg_off, inbox_off, u32(cols.recv_key), _i32(cols.key_due), slot_barrier,
             u32(np.array(barrier_size, np.int64)), np.array(barrier_delay_s, np.float64))
+        if nmsg >= GIVE_BACK_MESSAGES:
+            # the programs' per-message temporaries (int64 columns of 8 MB at 1M messages, below
+            # glibc's mmap threshold): freed, but resident under the core's run unless given back
+            give_back()
+        return sched
 
     def _add_programs(self, cols: ScheduleColumns, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
                       operations: np.ndarray, data, turn: np.ndarray | None) -> np.ndarray:

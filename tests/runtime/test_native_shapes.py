@@ -101,6 +101,18 @@ def test_messages_of_one_size_share_one_shaped_program():
     assert distinct(np.full(5, 7)).tolist() == [7] and distinct(np.array([3, 1, 3])).tolist() == [1, 3]
 
 
+def test_distinct_rows_by_a_table_are_those_of_a_sort():
+    """_distinct's table of first rows (few possible keys) gives np.unique's rows, in the order
+    they first come, and each row's index among them."""
+    rng = np.random.default_rng(3)
+    phase, size = rng.integers(0, 40, 5000), rng.choice([8, 16], 5000)
+    kept, which = _distinct([phase, size])
+    _, first, inverse = np.unique(phase * 17 + size, return_index=True, return_inverse=True)
+    assert kept.tolist() == sorted(first.tolist())
+    assert (phase[kept][which] == phase).all() and (size[kept][which] == size).all()
+    assert len(np.unique(which)) == len(first) and which[0] == 0
+
+
 def test_the_core_refuses_programs_longer_than_a_process_counts():
     """A process counts its ops in 16 bits (model.rs Proc::pc): a longer program, explicit or a
     torus's longest route, is refused with its length."""

@@ -393,9 +393,16 @@ impl Core {
     /// The oldest `limit` entries of the log not yet taken, (code, run, message) triples as
     /// little-endian uint32 bytes: 0 a message starts, 1 it ends, 2 a run's last node left it.
     /// Empty: none left.
-    fn take_log<'py>(&mut self, py: Python<'py>, limit: usize) -> Bound<'py, PyBytes> {
+    fn take_log<'py>(&mut self, py: Python<'py>, limit: usize) -> PyResult<Bound<'py, PyBytes>> {
         let end = (self.log_taken + 3 * limit).min(self.log.len());
-        let out: Vec<u8> = self.log[self.log_taken..end].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let taken = &self.log[self.log_taken..end];
+        // written into the bytes object itself: no second copy of the chunk beside it
+        let out = PyBytes::new_with(py, 4 * taken.len(), |bytes| {
+            for (at, v) in bytes.chunks_exact_mut(4).zip(taken) {
+                at.copy_from_slice(&v.to_le_bytes());
+            }
+            Ok(())
+        })?;
         self.log_taken = end;
         if self.log_taken == self.log.len() {
             self.log.clear();
@@ -404,7 +411,7 @@ impl Core {
             self.log.drain(..self.log_taken);
             self.log_taken = 0;
         }
-        PyBytes::new(py, &out)
+        Ok(out)
     }
 
     #[getter]

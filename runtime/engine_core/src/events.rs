@@ -32,6 +32,7 @@ impl Entry {
 const ARITY: usize = 4;
 const DELAY_CLASSES: usize = 8; // FIFO queues of entries of one delay (the first is no delay)
 const EMPTY: (u64, u64) = (u64::MAX, u64::MAX); // the head key of an empty queue
+const SHRINK_ABOVE: usize = 1 << 16; // a class's queue above this many entries shrinks as it drains
 
 pub(crate) struct EventQueue {
     heap: Vec<Entry>, // a 4-ary min-heap by key: node i's children are 4i+1..=4i+4
@@ -100,6 +101,11 @@ impl EventQueue {
                 let queue = &mut self.classes[c];
                 let entry = queue.pop_front();
                 self.heads[c] = queue.front().map_or(EMPTY, Entry::key);
+                // a phase that started a million messages at once left a queue of that many
+                // entries (24 bytes each): given back once mostly drained, not kept for the run
+                if queue.capacity() > SHRINK_ABOVE && queue.len() < queue.capacity() / 4 {
+                    queue.shrink_to(2 * queue.len());
+                }
                 entry
             }
         }
