@@ -31,7 +31,8 @@ The steps are found greedily, as engine-rounds' rounds: pairs in order of their 
 messages, under weights of the first and the last, each taken where its nodes and its two
 routes' links are still free in the step, in an orientation allowed; of TRIES orders (ties
 shuffled, a fixed seed, so compiles repeat) the step keeps the one whose pairs' busiest links
-carry most. The search runs under each of a grid of weights and keeps the steps that end first
+carry most. Where the blocks are uneven the search runs under each of a grid of weights (one
+weight pair where every exchange takes one time) and keeps the steps that end first
 by `estimated_s` (the messages in the steps' order on the engines and links, barriers aside;
 paragon:8x8 alltoallv 16 KB: the weights (100, 1), 106 steps, estimated 54.63 ms, simulated
 55.53 with two barriers, where (300, 2) gave 110 steps, 55.75 and 57.47). The mesh's middle links
@@ -73,12 +74,12 @@ Step = tuple[tuple[Pair, ...], tuple[Pair, ...]]  # (first messages, replies), a
 def exchange_steps(blocks: tuple[tuple[Pair, int, int], ...], nprocs: int, route: Route,
                    startup_s: float, s_per_byte: float) -> tuple[Step, ...]:
     """The unordered pairs (p, q, bytes p -> q, bytes q -> p) in steps: of the greedy search's
-    steps under each of WEIGHTS (module docstring; the link weights alone where every exchange
-    takes one time), those that `estimated_s` ends first (the first of WEIGHTS among equals)."""
+    steps under each of WEIGHTS (module docstring; the first alone where every exchange takes
+    one time), those that `estimated_s` ends first (the first of WEIGHTS among equals)."""
     sizes = {(p, q): pq for (p, q), pq, _ in blocks} | {(q, p): qp for (p, q), _, qp in blocks}
     weights = WEIGHTS
-    if len({pq + qp for _, pq, qp in blocks}) <= 1:  # exchanges of one time: the size weighs alike
-        weights = tuple(dict.fromkeys((WEIGHTS[0][0], link) for _, link in WEIGHTS))
+    if len({pq + qp for _, pq, qp in blocks}) <= 1:  # exchanges of one time: the first weights,
+        weights = WEIGHTS[:1]  # (the link weights did not better it on paragon:8x8, 8 B-1 MB)
     return min((_greedy_steps(blocks, nprocs, route, startup_s, s_per_byte, size_weight, link_weight)
                 for size_weight, link_weight in weights),
                key=lambda steps: estimated_s(steps, sizes, nprocs, route, startup_s, s_per_byte))
