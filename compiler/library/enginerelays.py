@@ -24,11 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from phalanx.compiler.library.bisection import least_time_s
 from phalanx.compiler.library.chainbound import complete_exchange_block
 from phalanx.compiler.library.registry import PortModel
 from phalanx.compiler.recognize import Collective
-
-BISECTIONS = 100  # halvings of the bracket: far below a nanosecond
 
 
 def engine_relays_bound_s(coll: Collective, port: PortModel) -> float:
@@ -66,8 +65,4 @@ def engine_relays_bound_s(coll: Collective, port: PortModel) -> float:
 
     # feasible: each node's own work at its best count, and all the relays on one engine
     high = float((own_s + best * hold).max() + relay_s_per_byte * (out - straight[rows, best]).sum())
-    low = 0.0
-    for _ in range(BISECTIONS):
-        middle = (low + high) / 2
-        low, high = (low, middle) if room(middle) >= 0 else (middle, high)
-    return low
+    return least_time_s(0.0, high, lambda t: room(t) >= 0, halvings=100)[0]

@@ -41,14 +41,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from functools import partial
 
 import numpy as np
 
 from phalanx.compiler.kind import Kind
+from phalanx.compiler.library.bisection import least_time_s
 from phalanx.compiler.library.registry import PortModel
 from phalanx.compiler.recognize import Collective
-
-BISECTIONS = 60
 
 
 def feasible(t_s: float, d: int, n: float, port: PortModel, relays_send: bool = False) -> bool:
@@ -102,10 +102,8 @@ def three_level_bound_s(coll: Collective, port: PortModel) -> float:
         lo, hi = 0.0, 3 * port.startup_s + d * n * port.s_per_byte / port.streams + port.hold_s
         while not feasible(hi, d, n, port, relays_send):  # never more than all partials straight to q
             hi *= 2
-        for _ in range(BISECTIONS):
-            mid = (lo + hi) / 2
-            lo, hi = (lo, mid) if feasible(mid, d, n, port, relays_send) else (mid, hi)
-        best = max(best, lo)
+        holds = partial(feasible, d=d, n=n, port=port, relays_send=relays_send)
+        best = max(best, least_time_s(lo, hi, holds)[0])
     return best
 
 
@@ -134,10 +132,7 @@ def deadline_bound_s(coll: Collective, port: PortModel) -> float:
     best = 0.0
     for d, n in contributors_per_root(coll):
         lo, hi = 0.0, alpha + d * n * beta / streams  # every partial straight to the root fits
-        for _ in range(BISECTIONS):
-            mid = (lo + hi) / 2
-            lo, hi = (lo, mid) if deadlines_met(mid, d, n, port) else (mid, hi)
-        best = max(best, lo)
+        best = max(best, least_time_s(lo, hi, partial(deadlines_met, d=d, n=n, port=port))[0])
     return best
 
 

@@ -24,13 +24,13 @@ own messages that carry them on pay their wire and the next receiver's merge aga
 from __future__ import annotations
 
 import math
+from functools import partial
 
 from phalanx.compiler.kind import Kind
+from phalanx.compiler.library.bisection import HALVINGS, least_time_s
 from phalanx.compiler.library.reducedepth import contributors_per_root
 from phalanx.compiler.library.registry import PortModel
 from phalanx.compiler.recognize import Collective
-
-BISECTIONS = 60
 
 
 def relays_merge(coll: Collective, port: PortModel) -> bool:
@@ -57,12 +57,17 @@ def relay_merges_bound_s(coll: Collective, port: PortModel) -> float:
     for d, n in contributors_per_root(coll):
         per_byte = max(port.s_per_byte / port.streams, merge)
         lo, hi = port.startup_s, port.startup_s + d * n * per_byte  # all straight to q fits
-        for _ in range(BISECTIONS):
-            mid = (lo + hi) / 2
-            straight = d * max(0.0, n - relayed_bytes(mid, port, merge, n))
-            lo, hi = (lo, mid) if straight * per_byte <= mid - port.startup_s else (mid, hi)
-        best = max(best, hi)
+        fits = partial(straight_fits, d=d, n=n, port=port, merge_s_per_byte=merge, per_byte=per_byte)
+        best = max(best, least_time_s(lo, hi, fits)[1])
     return best
+
+
+def straight_fits(t_s: float, d: int, n: float, port: PortModel, merge_s_per_byte: float,
+                  per_byte: float) -> bool:
+    """Whether the bytes the relays cannot merge in by t_s, d contributors' of n each, go straight
+    through the root's streams (per_byte a byte's time there) after its start-up."""
+    straight = d * max(0.0, n - relayed_bytes(t_s, port, merge_s_per_byte, n))
+    return straight * per_byte <= t_s - port.startup_s
 
 
 def relayed_bytes(t_s: float, port: PortModel, merge_s_per_byte: float,
@@ -84,7 +89,7 @@ def relay_share(window_s: float, alpha: float, hold: float, per_byte: float) -> 
     """r_j: the largest x with x <= F(window_s - x c), a start-up's message to a relay that has
     window_s after its alpha (bisection)."""
     lo, hi = 0.0, window_s / per_byte
-    for _ in range(BISECTIONS):
+    for _ in range(HALVINGS):
         mid = (lo + hi) / 2
         fits = mid <= forwarded_bytes(window_s - mid * per_byte, alpha, hold, per_byte)
         lo, hi = (mid, hi) if fits else (lo, mid)

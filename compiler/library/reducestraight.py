@@ -22,9 +22,11 @@ no message to q at all (R >= n). The bound is the least such T (bisection).
 from __future__ import annotations
 
 import math
+from functools import partial
 
+from phalanx.compiler.library.bisection import least_time_s
 from phalanx.compiler.library.reducedepth import contributors_per_root
-from phalanx.compiler.library.reducemerge import BISECTIONS, merge_s_per_byte, relay_share, relays_merge
+from phalanx.compiler.library.reducemerge import merge_s_per_byte, relay_share, relays_merge
 from phalanx.compiler.library.registry import PortModel
 from phalanx.compiler.recognize import Collective
 
@@ -41,10 +43,7 @@ def straight_startups_bound_s(coll: Collective, port: PortModel) -> float:
         lo, hi = port.startup_s, 2 * port.startup_s + d * n * (port.s_per_byte + merge)
         while not fits(hi, d, n, port, merge):  # a top that fits (fits grows with T)
             hi *= 2
-        for _ in range(BISECTIONS):
-            mid = (lo + hi) / 2
-            lo, hi = (lo, mid) if fits(mid, d, n, port, merge) else (mid, hi)
-        best = max(best, hi)
+        best = max(best, least_time_s(lo, hi, partial(fits, d=d, n=n, port=port, merge_s_per_byte=merge))[1])
     return best
 
 
