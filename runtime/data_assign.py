@@ -13,7 +13,7 @@ from phalanx.compiler.layout import BlockLayout, strided_bytes
 from phalanx.compiler.library.cost import combine_operations, combined_bytes
 from phalanx.compiler.schedule import WHOLE, Transfer
 from phalanx.compiler.semantics import AssignStmt
-from phalanx.runtime.data_check import assignment_problems
+from phalanx.runtime.data_check import assignment_problems, covers_exactly
 from phalanx.runtime.data_facts import BULK_CHECKS_KEPT, StatementFacts, as_index
 from phalanx.runtime.data_pieces import PieceArrivals, PieceTiling
 from phalanx.runtime.data_store import BlockStore, check_size
@@ -54,6 +54,8 @@ class AssignmentData:
     expected: list[np.ndarray]  # elements this statement (or stage) must write
     store: BlockStore = field(repr=False)
     layout: BlockLayout = field(repr=False)
+    # a reduction's partials: (origin, final) -> times they came (data_check.reduction_problems;
+    # block_count says it for the others: a dict entry per block held 1M at 32x32)
     arrived: dict[tuple[int, int], int] = field(default_factory=dict, repr=False)
     # A reduction along dims recognized as a reduce or allreduce: partials bound for one
     # destination travel combined (as TimingData and the cost models count them).
@@ -179,7 +181,6 @@ class AssignmentData:
             return False
         self.untouched = False
         self.store.spend(t)
-        self.arrived[(t.origin, t.final)] = self.arrived.get((t.origin, t.final), 0) + 1
         block = self._src_block(t.origin, t.final)
         check_size(t, block)
         self._store(t.origin, t.final, block)
@@ -324,7 +325,13 @@ class AssignmentData:
             block = np.where(seen, COMBINE[self.stmt.op](self.dst_local[final][index], block), block)
             self.writes[final][index] += 1
         self.dst_local[final][index] = block
+        self._count(origin, final)
+
+    def _count(self, origin: int, final: int) -> None:
+        """Block (origin, final) reached its destination once more."""
         self.block_count[origin, final] = min(int(self.block_count[origin, final]) + 1, 2)
+        if self.stmt.reduces:
+            self.arrived[(origin, final)] = self.arrived.get((origin, final), 0) + 1
 
     def message_bytes(self, cols: ScheduleColumns) -> tuple[np.ndarray, np.ndarray]:
         """wire_bytes and combine_operations below of every message of the columns at once."""
@@ -366,7 +373,6 @@ class AssignmentData:
             return
         if t.dst == t.final:
             self._store(t.origin, t.final, payload)
-            self.arrived[(t.origin, t.final)] = self.arrived.get((t.origin, t.final), 0) + 1
             self.store.delivered(t, payload)
         else:
             self.store.keep(t, payload)
@@ -378,12 +384,32 @@ class AssignmentData:
         # where every piece of the schedule can, and then each transfer comes once)
         assert self.arrivals is None or not self.arrivals.started(origin, t.final), \
             f"{t.block_name} moved one by one after pieces of its block moved in bulk"
-        section = self.commset.section_arrays(origin, t.final)
-        shape = tuple(len(ix) for ix in section)
+        _, shape, _ = self._block_index(origin, t.final)
         dtype = self.dst_local[t.final].dtype
-        block = self.store.arrive_piece(t, payload, math.prod(shape) * dtype.itemsize)
-        if block is not None:
+        into = self._in_place(origin, t.final, shape) if t.dst == t.final else None
+        block = self.store.arrive_piece(t, payload, math.prod(shape) * dtype.itemsize, into)
+        if block is None:
+            return
+        if into is None:
             self.put(t._replace(src=t.final, offset=WHOLE), block.view(dtype).reshape(shape))
+        else:  # (written where it lands, piece by piece)
+            self._count(origin, t.final)
+
+    def _in_place(self, origin: int, final: int, shape: tuple[int, ...]) -> np.ndarray | None:
+        """The bytes of block (origin, final) in its destination's array, where its pieces can be
+        written as they come rather than assembled in a buffer and copied there (the buffers of a
+        multiphase exchange in pieces were a second copy of the whole destination array): a
+        plain statement's (no combining, no classes of equal blocks), whose blocks write each
+        due element exactly once (so a block never whole writes no element another block
+        writes: the check counts its elements as never arrived, as before), where the block
+        is a contiguous run of the array. None: a buffer of its own."""
+        if self.stmt.reduces or self.store.shared or not covers_exactly(self):
+            return None
+        array = self.dst_local[final]
+        view = array[self.dst_index(origin, final)]
+        if view.shape != shape or not view.flags.c_contiguous or not np.may_share_memory(view, array):
+            return None  # (an open mesh's gather is a copy)
+        return view.reshape(-1).view(np.uint8)
 
     def problems(self) -> list[str]:
         """Empty when every expected element arrived exactly once with the right value

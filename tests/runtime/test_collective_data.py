@@ -190,7 +190,7 @@ def _pieces(spans: list[tuple[int, int]]) -> AssignmentData:
 @pytest.mark.parametrize("spans", [[(0, 16), (16, 16)], [(16, 8), (0, 16), (24, 8)], [(0, 32)]])
 def test_a_block_whose_pieces_tile_it_once_in_any_order_passes(spans):
     data = _pieces(spans)
-    assert data.store.assembling == {} and data.problems() == []
+    assert data.store.spans.under_way() == [] and data.problems() == []
     # Nothing of the block is kept: its packed copy once every byte was cut from it, its pieces
     # at their destination, which does not forward them
     assert data.store.copies[0] == {} and data.store.cut == {} and data.store.pieces[1] == {}
@@ -209,7 +209,7 @@ def test_a_piece_twice_or_at_a_wrong_offset_is_refused(spans, error):
 def test_a_missing_piece_leaves_its_block_unwritten():
     data = _pieces([(0, 16)])  # bytes [16, 32) never come: the block is never whole
     assert data.problems() == ["node 1: 4 elements never arrived (blocks from [0])"]
-    assert list(data.store.assembling) == [(0, 1)]
+    assert data.store.spans.under_way() == [(0, 1)]
 
 
 def test_a_block_delivered_twice_is_counted_per_block():
