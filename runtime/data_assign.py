@@ -114,7 +114,7 @@ class AssignmentData:
         if stmt.reduces:  # (no boundary: initial_flat is an eoshift's)
             writes_flat = np.zeros(int(facts.dst_offsets[-1]), dtype=facts.count_type)
         n = facts.commset.nprocs
-        store = BlockStore(n, None, facts.content, facts.due_blocks)
+        store = BlockStore(n, None, facts.content, facts.due_blocks, source=a)
         return cls(stmt, facts.commset, src_local, facts.views(dst_flat),
                    facts.views(writes_flat) if writes_flat is not None else [], ref,
                    facts.expected, store,

@@ -102,17 +102,21 @@ class BlockStore:
     sends it from its source, a node with a copy of the block's content or of that piece
     forwards it, and the destination assembles the block from its pieces, each byte once.
     Without classes a block's packed copy at its origin goes once every byte of it has been
-    cut into pieces, a piece forwarded leaves the node that forwards it (as a whole block
+    cut into pieces (a block packed as a view of the source is packed again per piece, not
+    kept), a piece forwarded leaves the node that forwards it (as a whole block
     does: it is the one copy that moves), and its destination keeps no piece (it has nothing
     to forward).
     """
 
     def __init__(self, nprocs: int, blocks: list[tuple[int, int]] | np.ndarray | None, content=None,
-                 fresh: np.ndarray | None = None):
+                 fresh: np.ndarray | None = None, source: np.ndarray | None = None):
         """`blocks`: (origin, final) of every block, as pairs or an (n, 2) array, or None where
         `fresh` is given: the (nprocs, nprocs) matrix they make (StatementFacts.due_blocks),
-        copied (a list of the 16.8M blocks of ideal:4096 would be 268 MB made for nothing)."""
+        copied (a list of the 16.8M blocks of ideal:4096 would be 268 MB made for nothing).
+        `source`: the array the blocks are packed from, where a packed block may be a view of
+        it (then it is packed again for each of its pieces, not kept: take_piece)."""
         self.nprocs = nprocs
+        self.source = source
         self.pieces: list[dict[tuple, np.ndarray]] = [{} for _ in range(nprocs)]
         # which bytes came of the blocks arriving in pieces: a block is whole when they tile
         # it, each byte once; and (origin, final) -> the bytes so far of a block assembled here
@@ -121,7 +125,8 @@ class BlockStore:
         self.assembling: dict[tuple[int, int], np.ndarray] = {}
         self.held: list[dict[tuple[int, int], np.ndarray]] = [{} for _ in range(nprocs)]  # received
         self.copies: list[dict[object, np.ndarray]] = [{} for _ in range(nprocs)]
-        # Without classes, bytes cut into pieces so far from each block packed at its origin
+        # Without classes, bytes cut into pieces so far from each block packed (copied) at its
+        # origin
         self.cut: dict[object, int] = {}
         # Without classes a block's only copy is the one that moves: keeping delivered
         # payloads would just hold every byte of the exchange in memory twice.
@@ -166,14 +171,20 @@ class BlockStore:
                                 f"0..{self.nprocs - 1} and their bytes")
         content = self.content(origin, t.final)
         whole = self.copies[t.src].get(content)
+        viewed = False  # packed as a view of the source: nothing to keep
         if whole is None and t.src == origin:  # packed once, then every piece is cut from it
-            whole = self.copies[origin][content] = pack(origin, t.final)
+            whole = pack(origin, t.final)
+            viewed = not self.shared and self.source is not None and \
+                np.may_share_memory(whole, self.source)
+            if not viewed:
+                self.copies[origin][content] = whole
         if whole is not None:
             flat = _bytes(whole)
             if offset + t.nbytes > flat.size:
                 raise ScheduleError(f"transfer {t.src}->{t.dst} sends {label}, past the "
                                     f"block's {flat.size} bytes")
-            if not self.shared and t.src == origin:  # its only copy: dropped once every byte was cut
+            if not self.shared and t.src == origin and not viewed:
+                # its only copy: dropped once every byte was cut
                 cut = self.cut[content] = self.cut.get(content, 0) + t.nbytes
                 if cut >= flat.size:
                     del self.copies[origin][content], self.cut[content]
