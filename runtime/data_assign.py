@@ -13,6 +13,7 @@ from phalanx.compiler.layout import BlockLayout, strided_bytes
 from phalanx.compiler.library.cost import combine_operations, combined_bytes
 from phalanx.compiler.schedule import WHOLE, Transfer
 from phalanx.compiler.semantics import AssignStmt
+from phalanx.runtime.block_indexes import BlockIndexes
 from phalanx.runtime.data_check import assignment_problems, covers_exactly
 from phalanx.runtime.data_facts import BULK_CHECKS_KEPT, StatementFacts, as_index
 from phalanx.runtime.data_pieces import PieceArrivals, PieceTiling
@@ -60,7 +61,7 @@ class AssignmentData:
     # A reduction along dims recognized as a reduce or allreduce: partials bound for one
     # destination travel combined (as TimingData and the cost models count them).
     combines: bool = False
-    block_indexes: dict = field(default_factory=dict, repr=False)  # shared by a statement's runs
+    block_indexes: BlockIndexes | None = field(default=None, repr=False)  # shared by a statement's runs
     source: np.ndarray | None = field(default=None, repr=False)  # the global source array
     direct: DirectMoves | None = field(default=None, repr=False)  # StatementFacts.direct
     # delivered[origin, final]: moved in bulk, written when the collective closes (write_delivered)
@@ -136,7 +137,8 @@ class AssignmentData:
         """Block (origin, final)'s index into the origin's source array, its shape in
         destination layout and its index into the final's destination array; worked out once
         per statement (StatementFacts.block_indexes): the runs of a repeat share them."""
-        hit = self.block_indexes.get((origin, final))
+        assert self.block_indexes is not None, "AssignmentData.build gives it the statement's"
+        hit = self.block_indexes.get(origin, final)
         if hit is None:
             section = self.commset.section_arrays(origin, final)
             stmt = self.stmt
@@ -146,9 +148,9 @@ class AssignmentData:
                     src_idx[stmt.perm[d]] = self.layout.converted("src", d, ix)
             for c in stmt.collapsed:
                 src_idx[c] = self.layout.collapsed_local(origin, c)
-            hit = self.block_indexes[(origin, final)] = (
-                as_index(src_idx), tuple(len(ix) for ix in section),
-                as_index([self.layout.converted("dst", d, ix) for d, ix in enumerate(section)]))
+            hit = (as_index(src_idx), tuple(len(ix) for ix in section),
+                   as_index([self.layout.converted("dst", d, ix) for d, ix in enumerate(section)]))
+            self.block_indexes.put(origin, final, hit)
         return hit
 
     def _src_block(self, origin: int, final: int) -> np.ndarray:
@@ -384,9 +386,9 @@ class AssignmentData:
         # where every piece of the schedule can, and then each transfer comes once)
         assert self.arrivals is None or not self.arrivals.started(origin, t.final), \
             f"{t.block_name} moved one by one after pieces of its block moved in bulk"
-        _, shape, _ = self._block_index(origin, t.final)
+        _, shape, dst_index = self._block_index(origin, t.final)
         dtype = self.dst_local[t.final].dtype
-        into = self._in_place(origin, t.final, shape) if t.dst == t.final else None
+        into = self._in_place(t.final, shape, dst_index) if t.dst == t.final else None
         block = self.store.arrive_piece(t, payload, math.prod(shape) * dtype.itemsize, into)
         if block is None:
             return
@@ -395,18 +397,18 @@ class AssignmentData:
         else:  # (written where it lands, piece by piece)
             self._count(origin, t.final)
 
-    def _in_place(self, origin: int, final: int, shape: tuple[int, ...]) -> np.ndarray | None:
+    def _in_place(self, final: int, shape: tuple[int, ...], dst_index: tuple) -> np.ndarray | None:
         """The bytes of block (origin, final) in its destination's array, where its pieces can be
         written as they come rather than assembled in a buffer and copied there (the buffers of a
         multiphase exchange in pieces were a second copy of the whole destination array): a
         plain statement's (no combining, no classes of equal blocks), whose blocks write each
         due element exactly once (so a block never whole writes no element another block
         writes: the check counts its elements as never arrived, as before), where the block
-        is a contiguous run of the array. None: a buffer of its own."""
+        is a contiguous run of the array (at `dst_index`, of `shape`). None: a buffer of its own."""
         if self.stmt.reduces or self.store.shared or not covers_exactly(self):
             return None
         array = self.dst_local[final]
-        view = array[self.dst_index(origin, final)]
+        view = array[dst_index]
         if view.shape != shape or not view.flags.c_contiguous or not np.may_share_memory(view, array):
             return None  # (an open mesh's gather is a copy)
         return view.reshape(-1).view(np.uint8)
