@@ -177,7 +177,8 @@ class StatementFacts:
                               dst_owned, expected, initial, content,
                               BlockLayout(stmt, commset),
                               DirectMoves.of(stmt, commset, owned) if content is None else None,
-                              BlockIndexes(n), dst_offsets=offsets, initial_flat=initial_flat, count_type=count,
+                              BlockIndexes(n), dst_offsets=offsets, initial_flat=initial_flat,
+                              count_type=count,
                               due_blocks=due_blocks, all_due=all(_all_due(dims) for dims in due_dims),
                               node_shapes=shapes, receivers=due_blocks.any(axis=0), slots=slots,
                               due_dims=due_dims, due_masks=due)
