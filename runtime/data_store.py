@@ -50,7 +50,8 @@ class PieceSpans:
     arriving at once (a record and a span list per block held 1M of them)."""
 
     def __init__(self, nprocs: int):
-        self.prefix = np.zeros((nprocs, nprocs), np.int64)
+        self.nprocs = nprocs
+        self.prefix: np.ndarray | None = None  # made with the first piece that arrives
         self.later: dict[tuple[int, int], list[tuple[int, int]]] = {}
 
     def add(self, origin: int, final: int, start: int, stop: int, block_nbytes: int,
@@ -60,6 +61,8 @@ class PieceSpans:
         ScheduleError, nothing counted, where they overlap bytes that came or lie past the
         block."""
         key = (origin, final)
+        if self.prefix is None:
+            self.prefix = np.zeros((self.nprocs, self.nprocs), np.int64)
         prefix, spans = int(self.prefix[origin, final]), self.later.get(key, [])
         at = bisect.bisect_left(spans, (start, stop))  # the spans before end by start, the next
         overlaps = stop > start and (start < prefix or (at > 0 and spans[at - 1][1] > start) or
@@ -86,7 +89,9 @@ class PieceSpans:
 
     def under_way(self) -> list[tuple[int, int]]:
         """The blocks (origin, final) some of whose bytes came, not all."""
-        started = {tuple(b) for b in np.argwhere(self.prefix > 0).tolist()} | set(self.later)
+        started = set(self.later)
+        if self.prefix is not None:
+            started |= {(o, f) for o, f in np.argwhere(self.prefix > 0).tolist()}
         return sorted(started)
 
 

@@ -15,7 +15,7 @@ from phalanx.compiler.schedule import Transfer
 from phalanx.runtime.data import CollectiveData, build_data, move
 from phalanx.runtime.data_assign import AssignmentData
 from phalanx.runtime.data_reduce import ReductionData
-from phalanx.runtime.data_store import ScheduleError
+from phalanx.runtime.data_store import PieceSpans, ScheduleError
 from phalanx.runtime.data_values import random_global
 from phalanx.runtime.sweep import kind_program
 from phalanx.runtime.synthetic import SyntheticData
@@ -250,6 +250,20 @@ def test_a_block_packed_as_a_view_of_the_source_is_not_kept_at_its_origin():
     assert data.dst_local[1][0, 0] == data.source[0, 4]
     data = _pieces([(8, 24), (0, 8)], ROW_PER_NODE)
     assert data.store.spans.under_way() == [] and data.problems() == []
+
+
+def test_piece_spans_join_out_of_order_and_a_whole_block_starts_over():
+    """Pieces past the prefix wait in `later` until the prefix reaches them; a whole block
+    leaves no record, so its bytes coming again make it whole a second time (counted twice
+    by the data, as before)."""
+    spans = PieceSpans(4)
+    assert not spans.add(0, 1, 24, 32, 32, "c") and not spans.add(0, 1, 8, 16, 32, "b")
+    assert spans.later == {(0, 1): [(8, 16), (24, 32)]} and spans.under_way() == [(0, 1)]
+    assert not spans.add(0, 1, 0, 8, 32, "a") and spans.later == {(0, 1): [(24, 32)]}
+    with pytest.raises(ScheduleError, match=re.escape("d overlaps bytes that already arrived")):
+        spans.add(0, 1, 12, 20, 32, "d")
+    assert spans.add(0, 1, 16, 24, 32, "e") and spans.later == {} and spans.under_way() == []
+    assert spans.add(0, 1, 0, 32, 32, "f")
 
 
 def test_a_missing_piece_leaves_its_block_unwritten():
