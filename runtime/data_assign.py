@@ -13,7 +13,8 @@ from phalanx.compiler.layout import BlockLayout, strided_bytes
 from phalanx.compiler.library.cost import combine_operations, combined_bytes
 from phalanx.compiler.schedule import WHOLE, Transfer
 from phalanx.compiler.semantics import AssignStmt
-from phalanx.runtime.data_check import assignment_problems
+from phalanx.runtime.block_indexes import BlockIndexes
+from phalanx.runtime.data_check import assignment_problems, covers_exactly
 from phalanx.runtime.data_facts import BULK_CHECKS_KEPT, StatementFacts, as_index
 from phalanx.runtime.data_pieces import PieceArrivals, PieceTiling
 from phalanx.runtime.data_store import BlockStore, check_size
@@ -54,11 +55,13 @@ class AssignmentData:
     expected: list[np.ndarray]  # elements this statement (or stage) must write
     store: BlockStore = field(repr=False)
     layout: BlockLayout = field(repr=False)
+    # a reduction's partials: (origin, final) -> times they came (data_check.reduction_problems;
+    # block_count says it for the others: a dict entry per block held 1M at 32x32)
     arrived: dict[tuple[int, int], int] = field(default_factory=dict, repr=False)
     # A reduction along dims recognized as a reduce or allreduce: partials bound for one
     # destination travel combined (as TimingData and the cost models count them).
     combines: bool = False
-    block_indexes: dict = field(default_factory=dict, repr=False)  # shared by a statement's runs
+    block_indexes: BlockIndexes | None = field(default=None, repr=False)  # shared by a statement's runs
     source: np.ndarray | None = field(default=None, repr=False)  # the global source array
     direct: DirectMoves | None = field(default=None, repr=False)  # StatementFacts.direct
     # delivered[origin, final]: moved in bulk, written when the collective closes (write_delivered)
@@ -112,7 +115,7 @@ class AssignmentData:
         if stmt.reduces:  # (no boundary: initial_flat is an eoshift's)
             writes_flat = np.zeros(int(facts.dst_offsets[-1]), dtype=facts.count_type)
         n = facts.commset.nprocs
-        store = BlockStore(n, None, facts.content, facts.due_blocks)
+        store = BlockStore(n, None, facts.content, facts.due_blocks, source=a)
         return cls(stmt, facts.commset, src_local, facts.views(dst_flat),
                    facts.views(writes_flat) if writes_flat is not None else [], ref,
                    facts.expected, store,
@@ -134,7 +137,8 @@ class AssignmentData:
         """Block (origin, final)'s index into the origin's source array, its shape in
         destination layout and its index into the final's destination array; worked out once
         per statement (StatementFacts.block_indexes): the runs of a repeat share them."""
-        hit = self.block_indexes.get((origin, final))
+        assert self.block_indexes is not None, "AssignmentData.build gives it the statement's"
+        hit = self.block_indexes.get(origin, final)
         if hit is None:
             section = self.commset.section_arrays(origin, final)
             stmt = self.stmt
@@ -144,9 +148,9 @@ class AssignmentData:
                     src_idx[stmt.perm[d]] = self.layout.converted("src", d, ix)
             for c in stmt.collapsed:
                 src_idx[c] = self.layout.collapsed_local(origin, c)
-            hit = self.block_indexes[(origin, final)] = (
-                as_index(src_idx), tuple(len(ix) for ix in section),
-                as_index([self.layout.converted("dst", d, ix) for d, ix in enumerate(section)]))
+            hit = (as_index(src_idx), tuple(len(ix) for ix in section),
+                   as_index([self.layout.converted("dst", d, ix) for d, ix in enumerate(section)]))
+            self.block_indexes.put(origin, final, hit)
         return hit
 
     def _src_block(self, origin: int, final: int) -> np.ndarray:
@@ -179,7 +183,6 @@ class AssignmentData:
             return False
         self.untouched = False
         self.store.spend(t)
-        self.arrived[(t.origin, t.final)] = self.arrived.get((t.origin, t.final), 0) + 1
         block = self._src_block(t.origin, t.final)
         check_size(t, block)
         self._store(t.origin, t.final, block)
@@ -324,7 +327,13 @@ class AssignmentData:
             block = np.where(seen, COMBINE[self.stmt.op](self.dst_local[final][index], block), block)
             self.writes[final][index] += 1
         self.dst_local[final][index] = block
+        self._count(origin, final)
+
+    def _count(self, origin: int, final: int) -> None:
+        """Block (origin, final) reached its destination once more."""
         self.block_count[origin, final] = min(int(self.block_count[origin, final]) + 1, 2)
+        if self.stmt.reduces:
+            self.arrived[(origin, final)] = self.arrived.get((origin, final), 0) + 1
 
     def message_bytes(self, cols: ScheduleColumns) -> tuple[np.ndarray, np.ndarray]:
         """wire_bytes and combine_operations below of every message of the columns at once."""
@@ -366,7 +375,6 @@ class AssignmentData:
             return
         if t.dst == t.final:
             self._store(t.origin, t.final, payload)
-            self.arrived[(t.origin, t.final)] = self.arrived.get((t.origin, t.final), 0) + 1
             self.store.delivered(t, payload)
         else:
             self.store.keep(t, payload)
@@ -378,12 +386,32 @@ class AssignmentData:
         # where every piece of the schedule can, and then each transfer comes once)
         assert self.arrivals is None or not self.arrivals.started(origin, t.final), \
             f"{t.block_name} moved one by one after pieces of its block moved in bulk"
-        section = self.commset.section_arrays(origin, t.final)
-        shape = tuple(len(ix) for ix in section)
+        _, shape, dst_index = self._block_index(origin, t.final)
         dtype = self.dst_local[t.final].dtype
-        block = self.store.arrive_piece(t, payload, math.prod(shape) * dtype.itemsize)
-        if block is not None:
+        into = self._in_place(t.final, shape, dst_index) if t.dst == t.final else None
+        block = self.store.arrive_piece(t, payload, math.prod(shape) * dtype.itemsize, into)
+        if block is None:
+            return
+        if into is None:
             self.put(t._replace(src=t.final, offset=WHOLE), block.view(dtype).reshape(shape))
+        else:  # (written where it lands, piece by piece)
+            self._count(origin, t.final)
+
+    def _in_place(self, final: int, shape: tuple[int, ...], dst_index: tuple) -> np.ndarray | None:
+        """The bytes of block (origin, final) in its destination's array, where its pieces can be
+        written as they come rather than assembled in a buffer and copied there (the buffers of a
+        multiphase exchange in pieces were a second copy of the whole destination array): a
+        plain statement's (no combining, no classes of equal blocks), whose blocks write each
+        due element exactly once (so a block never whole writes no element another block
+        writes: the check counts its elements as never arrived, as before), where the block
+        is a contiguous run of the array (at `dst_index`, of `shape`). None: a buffer of its own."""
+        if self.stmt.reduces or self.store.shared or not covers_exactly(self):
+            return None
+        array = self.dst_local[final]
+        view = array[dst_index]
+        if view.shape != shape or not view.flags.c_contiguous or not np.may_share_memory(view, array):
+            return None  # (an open mesh's gather is a copy)
+        return view.reshape(-1).view(np.uint8)
 
     def problems(self) -> list[str]:
         """Empty when every expected element arrived exactly once with the right value

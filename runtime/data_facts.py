@@ -13,6 +13,7 @@ from phalanx.compiler.commsets import CommSet
 from phalanx.compiler.distribution import local_shapes, owned_sections
 from phalanx.compiler.layout import BlockLayout
 from phalanx.compiler.semantics import SPREAD, AssignStmt, DistArray
+from phalanx.runtime.block_indexes import BlockIndexes
 from phalanx.runtime.data_values import reference_array, reference_due
 from phalanx.runtime.direct_moves import DirectMoves
 
@@ -71,7 +72,7 @@ class StatementFacts:
     content: Callable | None
     layout: BlockLayout
     direct: DirectMoves | None  # the element geometry that writes delivered blocks at once, if plain
-    block_indexes: dict = field(default_factory=dict)  # AssignmentData._block_index, filled as used
+    block_indexes: BlockIndexes  # AssignmentData._block_index, filled as used
     # AssignmentData.can_move_in_bulk's answers for untouched payloads, by the transfers' id
     bulk_checks: dict[int, tuple[np.ndarray, bool]] = field(default_factory=dict)
     # Every node's destination array (and a reduction's write counts) are views of one flat
@@ -176,7 +177,8 @@ class StatementFacts:
                               dst_owned, expected, initial, content,
                               BlockLayout(stmt, commset),
                               DirectMoves.of(stmt, commset, owned) if content is None else None,
-                              dst_offsets=offsets, initial_flat=initial_flat, count_type=count,
+                              BlockIndexes(n), dst_offsets=offsets, initial_flat=initial_flat,
+                              count_type=count,
                               due_blocks=due_blocks, all_due=all(_all_due(dims) for dims in due_dims),
                               node_shapes=shapes, receivers=due_blocks.any(axis=0), slots=slots,
                               due_dims=due_dims, due_masks=due)

@@ -15,7 +15,7 @@ from phalanx.compiler.schedule import Transfer
 from phalanx.runtime.data import CollectiveData, build_data, move
 from phalanx.runtime.data_assign import AssignmentData
 from phalanx.runtime.data_reduce import ReductionData
-from phalanx.runtime.data_store import ScheduleError
+from phalanx.runtime.data_store import PieceSpans, ScheduleError
 from phalanx.runtime.data_values import random_global
 from phalanx.runtime.sweep import kind_program
 from phalanx.runtime.synthetic import SyntheticData
@@ -173,10 +173,19 @@ def test_the_check_where_blocks_land_still_finds_what_is_wrong(leave_out, spoil,
     assert data.problems() == [problem]
 
 
-def _pieces(spans: list[tuple[int, int]]) -> AssignmentData:
-    """ROWS_TO_COLUMNS's data with every block moved whole but block 0->1 (2 x 2 float64, 32
-    bytes), which node 0 sends to node 1 in pieces of (offset, bytes) `spans`, in that order."""
-    (stmt,) = compile_program(ROWS_TO_COLUMNS, file="t.phx").communications
+COLUMNS_TO_ROWS = """target ideal:4
+processors P(4)
+array A(8, 8) of float64 distribute (*, BLOCK) onto P
+array B(8, 8) of float64 distribute (BLOCK, *) onto P
+B = A
+"""
+
+
+def _pieces(spans: list[tuple[int, int]], program: str = ROWS_TO_COLUMNS) -> AssignmentData:
+    """`program`'s data (ROWS_TO_COLUMNS's by default) with every block moved whole but block
+    0->1 (2 x 2 float64, 32 bytes), which node 0 sends to node 1 in pieces of (offset, bytes)
+    `spans`, in that order."""
+    (stmt,) = compile_program(program, file="t.phx").communications
     data = build_data(stmt, np.random.default_rng(0), {})
     assert isinstance(data, AssignmentData)
     for origin, final in np.argwhere(data.commset.byte_matrix > 0).tolist():
@@ -190,7 +199,7 @@ def _pieces(spans: list[tuple[int, int]]) -> AssignmentData:
 @pytest.mark.parametrize("spans", [[(0, 16), (16, 16)], [(16, 8), (0, 16), (24, 8)], [(0, 32)]])
 def test_a_block_whose_pieces_tile_it_once_in_any_order_passes(spans):
     data = _pieces(spans)
-    assert data.store.assembling == {} and data.problems() == []
+    assert data.store.spans.under_way() == [] and data.problems() == []
     # Nothing of the block is kept: its packed copy once every byte was cut from it, its pieces
     # at their destination, which does not forward them
     assert data.store.copies[0] == {} and data.store.cut == {} and data.store.pieces[1] == {}
@@ -206,10 +215,61 @@ def test_a_piece_twice_or_at_a_wrong_offset_is_refused(spans, error):
         _pieces(spans)
 
 
+def test_pieces_are_written_where_their_block_lands():
+    """Block 0->1 is rows 0-1 of node 1's columns 2-3 (a run of its array): its pieces are
+    written there as they come, no buffer of its own; node 0 packed it as a copy (columns 2-3
+    of its rows), kept until every byte is cut."""
+    data = _pieces([(0, 16)])
+    assert data.store.assembling == {} and data.store.spans.under_way() == [(0, 1)]
+    assert data.dst_local[1][0, :].tobytes() == data.pack(0, 1)[0, :].tobytes()
+    assert list(data.store.copies[0]) == [(0, 1)] and data.store.cut == {(0, 1): 16}
+
+
+def test_pieces_are_assembled_apart_where_their_block_is_no_run_of_the_array():
+    """COLUMNS_TO_ROWS's block 0->1 is 2 x 2 of node 1's rows of 8 (no run): its pieces are
+    assembled in a buffer and the block written whole once complete."""
+    data = _pieces([(0, 16)], COLUMNS_TO_ROWS)
+    assert list(data.store.assembling) == [(0, 1)] and not data.dst_local[1][0:2, 0:2].any()
+    data = _pieces([(16, 16), (0, 16)], COLUMNS_TO_ROWS)
+    assert data.store.assembling == {} and data.problems() == []
+
+
+ROW_PER_NODE = """target ideal:4
+processors P(4)
+array A(4, 16) of float64 distribute (BLOCK, *) onto P
+array B(4, 16) of float64 distribute (*, BLOCK) onto P
+B = A
+"""
+
+
+def test_a_block_packed_as_a_view_of_the_source_is_not_kept_at_its_origin():
+    """ROW_PER_NODE's block 0->1 is 4 float64 of A's row 0, a run of the source: each piece is
+    cut from it packed again (a view), no copy kept; its pieces land in place at node 1."""
+    data = _pieces([(0, 8)], ROW_PER_NODE)
+    assert data.store.copies[0] == {} and data.store.cut == {} and data.store.assembling == {}
+    assert data.dst_local[1][0, 0] == data.source[0, 4]
+    data = _pieces([(8, 24), (0, 8)], ROW_PER_NODE)
+    assert data.store.spans.under_way() == [] and data.problems() == []
+
+
+def test_piece_spans_join_out_of_order_and_a_whole_block_starts_over():
+    """Pieces past the prefix wait in `later` until the prefix reaches them; a whole block
+    leaves no record, so its bytes coming again make it whole a second time (counted twice
+    by the data, as before)."""
+    spans = PieceSpans(4)
+    assert not spans.add(0, 1, 24, 32, 32, "c") and not spans.add(0, 1, 8, 16, 32, "b")
+    assert spans.later == {(0, 1): [(8, 16), (24, 32)]} and spans.under_way() == [(0, 1)]
+    assert not spans.add(0, 1, 0, 8, 32, "a") and spans.later == {(0, 1): [(24, 32)]}
+    with pytest.raises(ScheduleError, match=re.escape("d overlaps bytes that already arrived")):
+        spans.add(0, 1, 12, 20, 32, "d")
+    assert spans.add(0, 1, 16, 24, 32, "e") and spans.later == {} and spans.under_way() == []
+    assert spans.add(0, 1, 0, 32, 32, "f")
+
+
 def test_a_missing_piece_leaves_its_block_unwritten():
     data = _pieces([(0, 16)])  # bytes [16, 32) never come: the block is never whole
     assert data.problems() == ["node 1: 4 elements never arrived (blocks from [0])"]
-    assert list(data.store.assembling) == [(0, 1)]
+    assert data.store.spans.under_way() == [(0, 1)]
 
 
 def test_a_block_delivered_twice_is_counted_per_block():
