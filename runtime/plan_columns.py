@@ -119,6 +119,7 @@ def _message_order(table: np.ndarray, phase: np.ndarray) -> np.ndarray | None:
     del message
     if not len(shared):  # every transfer travels alone
         return by_sender
+    as_they_come = by_sender is None
     if by_sender is None:
         by_sender = np.arange(len(src))
     group = np.arange(len(by_sender))  # the position of the message's first transfer
@@ -127,6 +128,8 @@ def _message_order(table: np.ndarray, phase: np.ndarray) -> np.ndarray | None:
     first = np.full(len(distinct), len(by_sender), np.int64)
     np.minimum.at(first, ids, shared)
     group[shared] = first[ids]
+    if (group[1:] >= group[:-1]).all():  # each message's transfers together already (a phased
+        return None if as_they_come else by_sender  # schedule's, one a sender): no reordering
     return by_sender[np.argsort(group, kind="stable")]
 
 
