@@ -79,6 +79,7 @@ from phalanx.runtime.plan_columns import (
     ScheduleColumns,
     all_distinct,
     distinct,
+    sorted_offsets,
 )
 from phalanx.runtime.round_robin import RunTurns
 from phalanx.runtime.schedule_index import ScheduleIndex, message_label, send_name
@@ -109,6 +110,10 @@ GIVE_BACK_MESSAGES = 1 << 16  # a schedule of this many messages gives its tempo
 PREOPEN_RUNS = 512  # runs opened ahead of the core at most (NativeRun._open)
 PREOPEN_BYTES = 1 << 22  # and the bytes their schedules move at most
 PROGRAM_CHUNK = 1 << 20  # programs built from a network's columns at once (NativeRun._add_program_chunk)
+# messages whose per-message int64 temporaries are made at once (_message_ends, _slot_offsets,
+# _sent_ids, the wormhole programs' keys): 2 MB each, where a million messages' were 8 MB each,
+# freed but kept resident by glibc under the core's run
+COLUMN_CHUNK = 1 << 18
 # and about this many ops at most: chunks after the first are sized by the ops per program so
 # far (the SP2's programs by turn, some 80-100 ops each: sp2:256's run peaked at 444 MB with
 # all of them at once, 369 MB so)
@@ -142,17 +147,6 @@ def _i32(values: np.ndarray) -> np.ndarray:
     return _as_core(values, np.int32)
 
 
-def _offsets_u32(counts: np.ndarray) -> np.ndarray:
-    """Where each slot's entries start, one more than slots, from their counts: the core's
-    uint32, summed in it (no int64 array beside it), refused where the total does not fit."""
-    if counts.sum() > np.iinfo(np.uint32).max:
-        raise ValueError("an index of the core's arrays lies outside uint32")
-    out = np.zeros(len(counts) + 1, np.uint32)
-    np.cumsum(counts, out=out[1:], dtype=np.uint32)
-    out.flags.writeable = False  # the core holds it in place (Core.add_schedule)
-    return out
-
-
 def _message_ends(cols: ScheduleColumns, nprocs: int) -> tuple[np.ndarray, np.ndarray]:
     """Each message's sender and receiver as int32 (a node of the schedule; the core refuses
     others), filled a chunk of messages at a time: no int64 column of them (134 MB each at
@@ -160,8 +154,8 @@ def _message_ends(cols: ScheduleColumns, nprocs: int) -> tuple[np.ndarray, np.nd
     if nprocs > np.iinfo(np.int32).max:
         raise ValueError("a node of the core's arrays lies outside int32")
     src, dst = np.empty(cols.nmessages, np.int32), np.empty(cols.nmessages, np.int32)
-    for lo in range(0, cols.nmessages, PROGRAM_CHUNK):
-        rows = cols.first[lo:lo + PROGRAM_CHUNK]
+    for lo in range(0, cols.nmessages, COLUMN_CHUNK):
+        rows = cols.first[lo:lo + COLUMN_CHUNK]
         for out, column in ((src, SRC), (dst, DST)):
             ends = cols.table[rows, column]
             if ends.min() < 0 or ends.max() > np.iinfo(np.int32).max:
@@ -173,17 +167,14 @@ def _message_ends(cols: ScheduleColumns, nprocs: int) -> tuple[np.ndarray, np.nd
 def _slot_offsets(cols: ScheduleColumns, src: np.ndarray, nprocs: int, slots: int) -> np.ndarray:
     """Where each slot's messages start (one more than slots), as the core's read-only uint32,
     from the messages' phases and senders, which come in slot order (the walk's: by phase and
-    sender), counted a chunk of messages at a time (no int64 slot per message: 134 MB at 4096
-    nodes)."""
-    counts = np.zeros(slots, np.uint32)
-    last = 0  # the slot of the chunk before's last message
-    for lo in range(0, len(src), PROGRAM_CHUNK):
-        slot = cols.phases(cols.first[lo:lo + PROGRAM_CHUNK]) * nprocs + src[lo:lo + PROGRAM_CHUNK]
-        if slot[0] < last or (slot[1:] < slot[:-1]).any():
-            raise AssertionError("the schedule's messages are not in slot order (by phase and sender)")
-        first, last = int(slot[0]), int(slot[-1])
-        counts[first:last + 1] += np.bincount(slot - first).astype(np.uint32)
-    return _offsets_u32(counts)
+    sender), a chunk of messages at a time (no int64 slot per message: 134 MB at 4096 nodes)
+    counted into the result (plan_columns.sorted_offsets)."""
+    if cols.nmessages > np.iinfo(np.uint32).max:
+        raise ValueError("an index of the core's arrays lies outside uint32")
+    out = sorted_offsets((cols.phases(cols.first[lo:lo + COLUMN_CHUNK]) * nprocs + src[lo:lo + COLUMN_CHUNK]
+                          for lo in range(0, len(src), COLUMN_CHUNK)), slots, np.uint32)
+    out.flags.writeable = False  # the core holds it in place (Core.add_schedule)
+    return out
 
 
 def _one_value(values: np.ndarray, where: np.ndarray) -> bool:
@@ -305,8 +296,8 @@ def _sent_ids(cols: ScheduleColumns) -> np.ndarray:
     copies): what a network's program_shape and programs_as_columns ask about (which ids
     there are), worked out a chunk of messages at a time (16.8M at 4096 nodes)."""
     found = [np.zeros(0, np.int64)]
-    for lo in range(0, cols.nmessages, PROGRAM_CHUNK):
-        first = cols.first[lo:lo + PROGRAM_CHUNK]
+    for lo in range(0, cols.nmessages, COLUMN_CHUNK):
+        first = cols.first[lo:lo + COLUMN_CHUNK]
         sent = cols.table[first, SRC] != cols.table[first, DST]
         found.append(distinct(cols.table[first[sent], MESSAGE]))
     return distinct(np.concatenate(found))
