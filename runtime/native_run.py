@@ -303,16 +303,83 @@ def _sent_ids(cols: ScheduleColumns) -> np.ndarray:
     return distinct(np.concatenate(found))
 
 
-def _strided_bytes(cols: ScheduleColumns, bits: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """Each message's (gather, scatter) bytes, compiler/layout.py `strided_bytes` of its
+def _strided_bytes(cols: ScheduleColumns, bits: np.ndarray | None,
+                   msgs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Messages `msgs`' (gather, scatter) bytes, compiler/layout.py `strided_bytes` of their
     transfers at once, from every block's GATHERED | SCATTERED bits (`strided_bits`; None: none)."""
-    if bits is None or not len(cols.table):
-        return np.zeros(cols.nmessages, np.int64), np.zeros(cols.nmessages, np.int64)
-    t = cols.table
+    if bits is None or not len(msgs):
+        return np.zeros(len(msgs), np.int64), np.zeros(len(msgs), np.int64)
+    starts, lengths = cols.msg_start[msgs], cols.msg_start[msgs + 1] - cols.msg_start[msgs]
+    firsts = np.cumsum(lengths) - lengths  # where each message's transfers start among `t`'s rows
+    t = cols.table[np.repeat(starts - firsts, lengths) + np.arange(int(lengths.sum()))]
     block = bits[t[:, ORIGIN], t[:, FINAL]]
     gather = np.where((t[:, SRC] == t[:, ORIGIN]) & (block & GATHERED != 0), t[:, NBYTES], 0)
     scatter = np.where((t[:, DST] == t[:, FINAL]) & (block & SCATTERED != 0), t[:, NBYTES], 0)
-    return np.add.reduceat(gather, cols.first), np.add.reduceat(scatter, cols.first)
+    return np.add.reduceat(gather, firsts), np.add.reduceat(scatter, firsts)
+
+
+def _chunks(n: int) -> Iterable[np.ndarray]:
+    """0..n - 1 as index arrays of at most COLUMN_CHUNK."""
+    return (np.arange(lo, min(n, lo + COLUMN_CHUNK)) for lo in range(0, n, COLUMN_CHUNK))
+
+
+def _distinct_in_chunks(columns_of: Callable[[np.ndarray], list[np.ndarray]],
+                        chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`_distinct` of the rows `chosen` (a flag per row) of a table of non-negative ints whose
+    columns `columns_of(rows)` makes for any rows, asked COLUMN_CHUNK rows at a time: no
+    column of every row (134 MB each in int64 at 4096 nodes). Returns the distinct rows' first
+    rows (in the order they first come) and, per row, which of them it is (uint32; meaningless
+    where not chosen). A column of one value among the chosen rows tells none apart: left out.
+    Where the rest take at most SMALL_SPAN values (a phased schedule's phases) a table of each
+    value's first row does it, with a uint16 key per row; else `_distinct` of the columns of the
+    chosen rows."""
+    n = len(chosen)
+    low: list[int] | None = None
+    high: list[int] = []
+    for rows in _chunks(n):
+        picked = rows[chosen[rows]]
+        if not len(picked):
+            continue
+        columns = columns_of(picked)
+        if low is None:
+            low, high = [int(c.min()) for c in columns], [int(c.max()) for c in columns]
+        else:
+            low = [min(lo, int(c.min())) for lo, c in zip(low, columns)]
+            high = [max(hi, int(c.max())) for hi, c in zip(high, columns)]
+    which = np.zeros(n, np.uint32)
+    if low is None:  # no row chosen
+        return np.zeros(0, np.int64), which
+    varying = [c for c, (lo, hi) in enumerate(zip(low, high)) if hi > lo]
+    spans = [high[c] - low[c] + 1 for c in varying]
+    if not varying:  # one row throughout
+        return np.array([int(np.argmax(chosen))], np.int64), which
+    if np.prod(np.array(spans, dtype=object)) > SMALL_SPAN:
+        picked = np.flatnonzero(chosen)
+        first, of = _distinct([columns_of(picked)[c] for c in varying])
+        which[picked] = of
+        return picked[first], which
+    span = int(np.prod(spans))
+    key = np.zeros(n, np.uint16 if span <= 1 << 16 else np.uint32)  # a chosen row's value, mixed radix
+    first_row = np.full(span, n, np.int64)
+    for rows in _chunks(n):
+        picked = rows[chosen[rows]]
+        columns = columns_of(picked) if len(picked) else None
+        if columns is None:
+            continue
+        value = np.zeros(len(picked), np.int64)
+        for c, width in zip(varying, spans):
+            value *= width
+            value += columns[c] - low[c]
+        key[picked] = value
+        np.minimum.at(first_row, value, picked)
+    present = np.flatnonzero(first_row < n)
+    first = first_row[present]
+    order = np.argsort(first, kind="stable")
+    rank = np.zeros(span, np.uint32)
+    rank[present[order]] = np.arange(len(order))
+    for rows in _chunks(n):
+        which[rows] = rank[key[rows]]
+    return first[order], which
 
 
 def _busy(cpu: Resource, time_s: float) -> TransferProgram:
@@ -406,8 +473,12 @@ class NativeRun:
         core = self.core
         while True:
             status, run = core.run()
+            replayed = False
             while log := core.take_log(LOG_CHUNK):
                 self.replay.replay(np.frombuffer(log, "<u4").reshape(-1, 3))
+                replayed = True
+            if replayed:  # the replay's temporaries (a part's transfer rows copied, 30 MB at
+                give_back()  # torus:32x32), not kept resident under the core's run and after
             if status == core_module.LOG_FULL:  # replayed as it grows, not kept whole
                 continue
             if status != core_module.NEED_RUN:
@@ -615,38 +686,45 @@ class NativeRun:
         merges, kind, collective and phase, and the library's strided bytes at each end, which
         the application's code packs and unpacks: the data's `strided_bytes`, as
         Interpreter._send asks), the local copies' as ops (a library copy's packing around its
-        copy time); returns each message's program id."""
-        program = np.empty(len(sent), np.int64)
-        kind, collective, phase = shape.kinds(cols.table[cols.first, MESSAGE])
-        library = kind == MessageKind.LIBRARY
-        gather, scatter = _strided_bytes(cols, data.strided_bits() if library.any() else None)
-        gather[~library], scatter[~library] = 0, 0  # only the library's messages are packed
+        copy time); returns each message's program id (uint32). What a program depends on is
+        made COLUMN_CHUNK messages at a time (_distinct_in_chunks): at 4096 nodes each such
+        column of every message was 134 MB in int64, eight of them at once."""
+        def kinds(msgs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            return shape.kinds(cols.table[cols.first[msgs], MESSAGE])
 
-        def packing(at: np.ndarray, strided: np.ndarray) -> np.ndarray:
-            """The pack (or unpack) time of messages `at` (only the library's are packed)."""
-            out, packed = np.zeros(len(at)), library[at]
-            out[packed] = self._times(strided[at][packed], shape.pack_s)
+        packs = any((kinds(msgs)[0] == MessageKind.LIBRARY).any() for msgs in _chunks(len(sent)))
+        bits = data.strided_bits() if packs else None  # (asked only where a message is the library's)
+
+        def alike(msgs: np.ndarray) -> list[np.ndarray]:
+            """What the programs of messages `msgs` depend on: bytes, merges, kind, collective,
+            phase, gathered and scattered bytes (only the library's messages are packed)."""
+            kind, collective, phase = kinds(msgs)
+            gather, scatter = _strided_bytes(cols, bits, msgs)
+            plain = kind != MessageKind.LIBRARY
+            gather[plain], scatter[plain] = 0, 0
+            return [nbytes[msgs], operations[msgs], kind, collective, phase, gather, scatter]
+
+        def packing(kind: np.ndarray, strided: np.ndarray) -> np.ndarray:
+            """The pack (or unpack) time of these programs (only the library's are packed)."""
+            out, packed = np.zeros(len(kind)), kind == MessageKind.LIBRARY
+            out[packed] = self._times(strided[packed], shape.pack_s)
             return out
 
-        sent_at = np.flatnonzero(sent)
-        alike = (nbytes, operations, kind, collective, phase, gather, scatter)  # what a program depends on
-        # a column of one value among the sent messages tells none apart: left out, and the
-        # columns read in place where every message is sent (16.8M rows each at 4096 nodes)
-        varying = [c for c in alike if not _one_value(c.astype(np.int64, copy=False), sent)] or [nbytes]
-        kept, program_of = _distinct(varying if len(sent_at) == len(sent) else [c[sent_at] for c in varying])
-        del varying
-        at = sent_at[kept]
-        data_s = np.ascontiguousarray(shape.route.data_s(nbytes[at]), np.float64)
+        at, program = _distinct_in_chunks(alike, sent)
+        size, _, kind, collective, phase, gather, scatter = alike(at)
+        data_s = np.ascontiguousarray(shape.route.data_s(size), np.float64)
         combines, combine_s = self._combining(at, sent, dst, operations)
         first = self.core.add_switched_programs(
             self._shape(shape), data_s, combines.astype(np.uint8), combine_s,
-            np.ascontiguousarray(kind[at], np.uint8), packing(at, gather), packing(at, scatter),
-            _u32(collective[at]), _u32(phase[at]))
-        program[sent_at] = first + program_of
+            np.ascontiguousarray(kind, np.uint8), packing(kind, gather), packing(kind, scatter),
+            _u32(collective), _u32(phase))
+        if first + len(at) > np.iinfo(np.uint32).max:
+            raise ValueError("a program id of the core lies outside uint32")
+        np.add(program, np.uint32(first), out=program, where=sent)
         copies = np.flatnonzero(~sent)
         if len(copies):
-            kept, program_of = _distinct([nbytes[copies], operations[copies], dst[copies], gather[copies],
-                                          scatter[copies]])
+            size, merges, kind, _, _, gather, scatter = alike(copies)
+            kept, program_of = _distinct([size, merges, dst[copies], gather, scatter])
             at = copies[kept]
             copy_s = self._times(nbytes[at], self.network.copy_time_s)
             combine_s = self._times(operations[at], self.network.combine_time_s)
@@ -655,8 +733,8 @@ class NativeRun:
                 (*_busy(cpus[node], pack), Hold(copy), *_busy(cpus[node], unpack),
                  *(_combine(self._arithmetic(node), combine) if ops else ()))
                 for pack, unpack, node, copy, ops, combine in zip(
-                    packing(at, gather).tolist(), packing(at, scatter).tolist(), dst[at].tolist(),
-                    copy_s.tolist(), operations[at].tolist(), combine_s.tolist()))
+                    packing(kind[kept], gather[kept]).tolist(), packing(kind[kept], scatter[kept]).tolist(),
+                    dst[at].tolist(), copy_s.tolist(), operations[at].tolist(), combine_s.tolist()))
             program[copies] = first + program_of
         return program
 
