@@ -14,7 +14,6 @@ anything but a direct move, deadlock reports, span labels.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain
@@ -111,8 +110,12 @@ def _message_order(table: np.ndarray, phase: np.ndarray) -> np.ndarray | None:
     src = table[:, SRC]
     if len(src) < 2:
         return None
+    same_phase = phase[1:] == phase[:-1]
+    if ((phase[1:] > phase[:-1]) | same_phase & (src[1:] > src[:-1])).all():
+        return None  # by phase and sender, one transfer a sender per phase (a phased schedule's)
     later = phase[1:] > phase[:-1]
-    later |= (phase[1:] == phase[:-1]) & (src[1:] >= src[:-1])
+    later |= same_phase & (src[1:] >= src[:-1])
+    del same_phase
     by_sender = None if later.all() else np.lexsort((src, phase))  # None: as they come
     del later
     message = table[:, MESSAGE] if by_sender is None else table[by_sender, MESSAGE]
@@ -141,33 +144,6 @@ def _index_type(largest: int) -> type:
     return np.int32 if largest < np.iinfo(np.int32).max else np.int64
 
 
-def _offsets(counts: np.ndarray, index: type) -> np.ndarray:
-    """Where each slot's entries start, one more than slots, from their counts."""
-    out = np.zeros(len(counts) + 1, index)
-    np.cumsum(counts, out=out[1:], dtype=index)
-    return out
-
-
-def sorted_offsets(slots: Iterable[np.ndarray], nslots: int, index: type) -> np.ndarray:
-    """Where each slot's entries start (one more than slots), from the entries' slots given a
-    chunk at a time in ascending order, counted into the result and summed in place: no count
-    of every slot beside it (torus:64x64's phased all-to-all has 134M slots, 8 times its
-    messages: an int64 count of them is 1 GB)."""
-    out = np.zeros(nslots + 1, index)
-    last = 0  # the slot of the chunk before's last entry
-    for part in slots:
-        if not len(part):
-            continue
-        first = int(part[0])
-        if first < last or (part[1:] < part[:-1]).any():
-            raise AssertionError("entries not in slot order")
-        counts = np.bincount(part - first)
-        out[first + 1:first + 1 + len(counts)] += counts.astype(index, copy=False)
-        last = int(part[-1])
-    np.cumsum(out, out=out)  # (in place: no second array of the slots)
-    return out
-
-
 @dataclass(frozen=True)
 class ScheduleColumns:
     """A schedule's sends, in walk order, and its receives, as columns."""
@@ -181,7 +157,9 @@ class ScheduleColumns:
     table: np.ndarray  # (transfers, 7) int64: their fields (a send's phase: `phases`)
     msg_start: np.ndarray  # message m carries transfers msg_start[m]..msg_start[m + 1]
     key: np.ndarray  # each transfer's key id
-    recv_off: np.ndarray  # the inbox entries of slot (phase * nprocs + node) s: recv_off[s]..[s + 1]
+    # the slot (phase * nprocs + node) of each inbox entry, ascending: no offsets per slot (134M
+    # slots at torus:64x64's phased all-to-all, 8 an entry)
+    recv_slot: np.ndarray
     recv_key: np.ndarray  # the key id each inbox entry waits for (once per slot), by slot and key
     key_due: np.ndarray  # per key id, the slot whose inbox receives it, -1: none
     key_table: np.ndarray  # (rows, 7) int64 transfers whose keys the ids number
@@ -276,21 +254,20 @@ class ScheduleColumns:
             by_slot = np.argsort(key_due, kind="stable")
             inbox_key = by_slot[nkeys - int(np.count_nonzero(key_due >= 0)):].astype(index)
             del by_slot
-            recv_off = sorted_offsets((key_due[inbox_key[lo:lo + CHUNK]]
-                                       for lo in range(0, len(inbox_key), CHUNK)), nslots, index)
+            recv_slot = key_due[inbox_key]
         else:
             dst = recv_dst
             mine = (dst >= 0) & (dst < nprocs)
             recv_slot = recv_phase[mine].astype(np.int64) * nprocs + dst[mine]
             pairs = distinct(recv_slot * max(nkeys, 1) + recv_key[mine])
             del recv_slot, mine
-            recv_off = _offsets(np.bincount(pairs // max(nkeys, 1), minlength=nslots), index)
+            recv_slot = (pairs // max(nkeys, 1)).astype(index)
             inbox_key = (pairs % max(nkeys, 1)).astype(index)
         del recv_key
         del phase
         columns = ScheduleColumns(schedule, None if rows is None else rows.astype(index), phase_start, table,
-                                  msg_start, key, recv_off, inbox_key, key_due, key_table, key_row)
-        for array in (columns.rows, msg_start, key, recv_off, inbox_key, key_due, key_row):
+                                  msg_start, key, recv_slot, inbox_key, key_due, key_table, key_row)
+        for array in (columns.rows, msg_start, key, recv_slot, inbox_key, key_due, key_row):
             if array is not None:
                 array.flags.writeable = False
         give_back()  # the key ids' and inboxes' temporaries
@@ -320,11 +297,6 @@ class ScheduleColumns:
         out = np.empty(self.nkeys, np.int64)
         out[self.key] = np.arange(len(self.key))
         return out
-
-    @property
-    def recv_slot(self) -> np.ndarray:
-        """The slot of each inbox entry (recv_key's)."""
-        return np.repeat(np.arange(len(self.recv_off) - 1), np.diff(self.recv_off))
 
     def send(self, i: int) -> Transfer:
         """The i-th send in walk order."""

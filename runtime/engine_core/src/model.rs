@@ -89,8 +89,11 @@ impl<T: pyo3::buffer::Element> std::ops::Deref for Held<T> {
 }
 
 /// One schedule as plain arrays (runtime/native_run.py builds them); `slot` = phase * nprocs + node.
-/// Messages are numbered in slot order, so a slot's messages are slot_msg_off[slot]..[slot + 1]
-/// and a message's sender is its slot's node; message m's span label is label_base + m.
+/// Messages are numbered in slot order (msg_slot: each one's slot, ascending), so a slot's
+/// messages are consecutive (`msgs_of`) and a message's sender is its slot's node; so are a
+/// slot's inbox entries (inbox_key_slot). No array per slot: torus:64x64's phased all-to-all has
+/// 134M slots, 8 a message, and two offsets per slot were 1 GB. Message m's span label is
+/// label_base + m.
 pub(crate) struct Sched {
     pub(crate) nprocs: usize,
     pub(crate) nphases: usize,
@@ -100,8 +103,10 @@ pub(crate) struct Sched {
     pub(crate) label_base: u32,
     pub(crate) msg_key_off: Held<u32>,
     pub(crate) msg_keys: Held<u32>,
-    pub(crate) slot_msg_off: Held<u32>,
-    pub(crate) slot_inbox_off: Held<u32>, // a slot has an inbox where it has keys due
+    pub(crate) msg_slot: Held<u32>,
+    pub(crate) phase_msg_off: Vec<u32>, // where each phase's messages start (one more than phases)
+    pub(crate) inbox_key_slot: Held<u32>, // a slot has an inbox where it has keys due
+    pub(crate) phase_inbox_off: Vec<u32>,
     pub(crate) slot_inbox_keys: Held<u32>,
     pub(crate) key_due: Held<i32>,
     pub(crate) slot_barrier: Held<i32>, // empty: no barriers
@@ -111,6 +116,30 @@ pub(crate) struct Sched {
 }
 
 impl Sched {
+    /// Where each phase's entries start among entries sorted by slot (one more than phases).
+    pub(crate) fn phase_offsets(slots: &[u32], nprocs: usize, nphases: usize) -> Vec<u32> {
+        (0..=nphases).map(|k| slots.partition_point(|&s| (s as usize) < k * nprocs) as u32).collect()
+    }
+
+    /// The entries of `slot` among entries sorted by slot: a search within its phase's.
+    fn entries_of(slots: &[u32], phase_off: &[u32], nprocs: usize, slot: usize) -> (usize, usize) {
+        let k = slot / nprocs;
+        let (first, end) = (phase_off[k] as usize, phase_off[k + 1] as usize);
+        let phase = &slots[first..end];
+        let lo = phase.partition_point(|&s| (s as usize) < slot);
+        (first + lo, first + lo + phase[lo..].iter().take_while(|&&s| s as usize == slot).count())
+    }
+
+    /// The messages a slot's node sends in its phase: msg_slot's entries of `slot`.
+    pub(crate) fn msgs_of(&self, slot: usize) -> (usize, usize) {
+        Self::entries_of(&self.msg_slot, &self.phase_msg_off, self.nprocs, slot)
+    }
+
+    /// A slot's inbox, its entries in slot_inbox_keys.
+    pub(crate) fn inbox_of(&self, slot: usize) -> (usize, usize) {
+        Self::entries_of(&self.inbox_key_slot, &self.phase_inbox_off, self.nprocs, slot)
+    }
+
     /// The barrier group of a slot, -1: none.
     pub(crate) fn barrier_of(&self, slot: usize) -> i32 {
         if self.slot_barrier.is_empty() { -1 } else { self.slot_barrier[slot] }
