@@ -79,6 +79,7 @@ from phalanx.runtime.plan_columns import (
     ScheduleColumns,
     all_distinct,
     distinct,
+    slot_index,
 )
 from phalanx.runtime.round_robin import RunTurns
 from phalanx.runtime.schedule_index import ScheduleIndex, message_label, send_name
@@ -164,11 +165,11 @@ def _message_ends(cols: ScheduleColumns, nprocs: int) -> tuple[np.ndarray, np.nd
 
 
 def _message_slots(cols: ScheduleColumns, src: np.ndarray, nprocs: int) -> np.ndarray:
-    """Each message's slot (phase * nprocs + sender), as the core's read-only uint32, from the
+    """Each message's slot (phase * nprocs + sender), as uint32, from the
     messages' phases and senders, which come in slot order (the walk's: by phase and sender),
-    a chunk of messages at a time (no int64 slot per message: 134 MB at 4096 nodes). The core
-    finds a slot's messages by a search among its phase's (Sched::msgs_of): no offsets per
-    slot (torus:64x64's phased all-to-all has 8 slots a message: 537 MB of them)."""
+    a chunk of messages at a time (no int64 slot per message: 134 MB at 4096 nodes); the core
+    gets the smaller of them and offsets per slot (plan_columns.slot_index: torus:64x64's
+    phased all-to-all has 8 slots a message, 537 MB of offsets)."""
     out = np.empty(len(src), np.uint32)
     last = 0  # the slot of the chunk before's last message
     for lo in range(0, len(src), COLUMN_CHUNK):
@@ -177,7 +178,6 @@ def _message_slots(cols: ScheduleColumns, src: np.ndarray, nprocs: int) -> np.nd
             raise AssertionError("the schedule's messages are not in slot order (by phase and sender)")
         out[lo:lo + len(slot)] = slot
         last = int(slot[-1])
-    out.flags.writeable = False  # the core holds it in place (Core.add_schedule)
     return out
 
 
@@ -603,8 +603,9 @@ class NativeRun:
         program = self._add_programs(cols, src, dst, nbytes, operations, data, turn)
         if slots > np.iinfo(np.int32).max:
             raise ValueError("an index of the core's arrays lies outside int32")
-        msg_slot = _message_slots(cols, src, nprocs)
-        inbox_slot = _u32(cols.recv_slot)  # (a view of the columns', held by the core)
+        msg_slots = slot_index(_message_slots(cols, src, nprocs), slots, np.uint32)
+        msg_slots.flags.writeable = False  # the core holds it in place (Core.add_schedule)
+        inbox_slots = _u32(cols.recv_slots)  # (a view of the columns', held by the core)
         barrier_size: list[int] = []
         barrier_delay_s: list[float] = []
         slot_barrier = np.zeros(0, np.int32)  # none: empty (a slot per phase and node where some phase has)
@@ -626,7 +627,7 @@ class NativeRun:
         eager = np.array([phase.sync == SyncMode.EAGER for phase in schedule.phases], np.uint8)
         sched = self.core.add_schedule(
             nprocs, nphases, eager, u32(dst), u32(program), label_base, u32(cols.msg_start), u32(cols.key),
-            msg_slot, inbox_slot, u32(cols.recv_key), _i32(cols.key_due), slot_barrier,
+            msg_slots, inbox_slots, u32(cols.recv_key), _i32(cols.key_due), slot_barrier,
             u32(np.array(barrier_size, np.int64)), np.array(barrier_delay_s, np.float64))
         if nmsg >= GIVE_BACK_MESSAGES:
             # the programs' per-message temporaries (int64 columns of 8 MB at 1M messages, below
@@ -963,8 +964,7 @@ class NativeRun:
         cols = self._columns(run)
         arrived = self.replay.arrived(run)
         slot = k * self.run_schedules[run].nprocs + node
-        lo, hi = np.searchsorted(cols.recv_slot, [slot, slot + 1]).tolist()
-        due = cols.recv_key[lo:hi]
+        due = cols.inbox(slot)
         pending = {tuple(key) for key in cols.fields_of(due[~arrived[due]]).tolist()}
         missing = interpreter.first_missing(pending, k)
         return [] if missing is None else [missing]

@@ -144,6 +144,25 @@ def _index_type(largest: int) -> type:
     return np.int32 if largest < np.iinfo(np.int32).max else np.int64
 
 
+def slot_index(slots: np.ndarray, nslots: int, index: type) -> np.ndarray:
+    """How entries sorted by slot are found by slot, the smaller of two forms: where there are
+    at least as many entries as slots, where each slot's entries start (nslots + 1 offsets);
+    else each entry's slot, as given (the length tells them apart: `slot_range`, and the
+    core's Sched::entries_of). A 4096-node all-to-all's one phase: 4,097 offsets, not 16.8M
+    slots; torus:64x64's phased one: 16.8M slots, not 134M offsets."""
+    if len(slots) < nslots:
+        return slots.astype(index, copy=False)
+    return np.searchsorted(slots, np.arange(nslots + 1, dtype=slots.dtype)).astype(index)
+
+
+def slot_range(of: np.ndarray, nslots: int, slot: int) -> tuple[int, int]:
+    """The entries of `slot` by a `slot_index` of them."""
+    if len(of) == nslots + 1:
+        return int(of[slot]), int(of[slot + 1])
+    lo, hi = np.searchsorted(of, [slot, slot + 1]).tolist()
+    return lo, hi
+
+
 @dataclass(frozen=True)
 class ScheduleColumns:
     """A schedule's sends, in walk order, and its receives, as columns."""
@@ -157,9 +176,9 @@ class ScheduleColumns:
     table: np.ndarray  # (transfers, 7) int64: their fields (a send's phase: `phases`)
     msg_start: np.ndarray  # message m carries transfers msg_start[m]..msg_start[m + 1]
     key: np.ndarray  # each transfer's key id
-    # the slot (phase * nprocs + node) of each inbox entry, ascending: no offsets per slot (134M
-    # slots at torus:64x64's phased all-to-all, 8 an entry)
-    recv_slot: np.ndarray
+    # the inbox entries by slot (phase * nprocs + node): slot_index, the smaller of offsets per
+    # slot and a slot per entry (torus:64x64's phased all-to-all has 134M slots, 8 an entry)
+    recv_slots: np.ndarray
     recv_key: np.ndarray  # the key id each inbox entry waits for (once per slot), by slot and key
     key_due: np.ndarray  # per key id, the slot whose inbox receives it, -1: none
     key_table: np.ndarray  # (rows, 7) int64 transfers whose keys the ids number
@@ -254,20 +273,20 @@ class ScheduleColumns:
             by_slot = np.argsort(key_due, kind="stable")
             inbox_key = by_slot[nkeys - int(np.count_nonzero(key_due >= 0)):].astype(index)
             del by_slot
-            recv_slot = key_due[inbox_key]
+            recv_slots = slot_index(key_due[inbox_key], nslots, index)
         else:
             dst = recv_dst
             mine = (dst >= 0) & (dst < nprocs)
             recv_slot = recv_phase[mine].astype(np.int64) * nprocs + dst[mine]
             pairs = distinct(recv_slot * max(nkeys, 1) + recv_key[mine])
             del recv_slot, mine
-            recv_slot = (pairs // max(nkeys, 1)).astype(index)
+            recv_slots = slot_index(pairs // max(nkeys, 1), nslots, index)
             inbox_key = (pairs % max(nkeys, 1)).astype(index)
         del recv_key
         del phase
         columns = ScheduleColumns(schedule, None if rows is None else rows.astype(index), phase_start, table,
-                                  msg_start, key, recv_slot, inbox_key, key_due, key_table, key_row)
-        for array in (columns.rows, msg_start, key, recv_slot, inbox_key, key_due, key_row):
+                                  msg_start, key, recv_slots, inbox_key, key_due, key_table, key_row)
+        for array in (columns.rows, msg_start, key, recv_slots, inbox_key, key_due, key_row):
             if array is not None:
                 array.flags.writeable = False
         give_back()  # the key ids' and inboxes' temporaries
@@ -297,6 +316,22 @@ class ScheduleColumns:
         out = np.empty(self.nkeys, np.int64)
         out[self.key] = np.arange(len(self.key))
         return out
+
+    @property
+    def nslots(self) -> int:
+        return len(self.schedule.phases) * self.schedule.nprocs
+
+    @property
+    def recv_slot(self) -> np.ndarray:
+        """The slot of each inbox entry (recv_key's)."""
+        if len(self.recv_slots) < self.nslots + 1:
+            return self.recv_slots
+        return np.repeat(np.arange(self.nslots), np.diff(self.recv_slots))
+
+    def inbox(self, slot: int) -> np.ndarray:
+        """The key ids due in a slot's inbox."""
+        lo, hi = slot_range(self.recv_slots, self.nslots, slot)
+        return self.recv_key[lo:hi]
 
     def send(self, i: int) -> Transfer:
         """The i-th send in walk order."""
