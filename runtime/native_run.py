@@ -110,15 +110,15 @@ GIVE_BACK_MESSAGES = 1 << 16  # a schedule of this many messages gives its tempo
 PREOPEN_RUNS = 512  # runs opened ahead of the core at most (NativeRun._open)
 PREOPEN_BYTES = 1 << 22  # and the bytes their schedules move at most
 PROGRAM_CHUNK = 1 << 20  # programs built from a network's columns at once (NativeRun._add_program_chunk)
-# messages whose per-message int64 temporaries are made at once (_message_ends, _slot_offsets,
-# _sent_ids, the wormhole programs' keys): 2 MB each, where a million messages' were 8 MB each,
-# freed but kept resident by glibc under the core's run
-COLUMN_CHUNK = 1 << 18
 # and about this many ops at most: chunks after the first are sized by the ops per program so
 # far (the SP2's programs by turn, some 80-100 ops each: sp2:256's run peaked at 444 MB with
 # all of them at once, 369 MB so)
 PROGRAM_OPS = 1 << 20
 FIRST_PROGRAMS = 1 << 12  # the first chunk's programs, before the ops per program are known
+# messages whose per-message int64 temporaries are made at once (_message_ends, _message_slots,
+# _sent_ids, the wormhole programs' keys): 2 MB each, where a million messages' were 8 MB each,
+# freed but kept resident by glibc under the core's run
+COLUMN_CHUNK = 1 << 18
 
 
 def _as_core(values: np.ndarray, dtype: type) -> np.ndarray:
@@ -165,11 +165,11 @@ def _message_ends(cols: ScheduleColumns, nprocs: int) -> tuple[np.ndarray, np.nd
 
 
 def _message_slots(cols: ScheduleColumns, src: np.ndarray, nprocs: int) -> np.ndarray:
-    """Each message's slot (phase * nprocs + sender), as uint32, from the
-    messages' phases and senders, which come in slot order (the walk's: by phase and sender),
-    a chunk of messages at a time (no int64 slot per message: 134 MB at 4096 nodes); the core
-    gets the smaller of them and offsets per slot (plan_columns.slot_index: torus:64x64's
-    phased all-to-all has 8 slots a message, 537 MB of offsets)."""
+    """Each message's slot (phase * nprocs + sender) as uint32, from the messages' phases and
+    senders, which come in slot order (the walk's: by phase and sender), a chunk of messages
+    at a time (no int64 slot per message: 134 MB at 4096 nodes); the core gets the smaller of
+    them and offsets per slot (plan_columns.slot_index: torus:64x64's phased all-to-all has 8
+    slots a message, 537 MB of offsets)."""
     out = np.empty(len(src), np.uint32)
     last = 0  # the slot of the chunk before's last message
     for lo in range(0, len(src), COLUMN_CHUNK):
@@ -329,7 +329,7 @@ def _chunks(n: int) -> Iterable[np.ndarray]:
 
 def _distinct_in_chunks(columns_of: Callable[[np.ndarray], list[np.ndarray]],
                         chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`_distinct` of the rows `chosen` (a flag per row) of a table of non-negative ints whose
+    """`_distinct` of the rows `chosen` (a flag per row) of a table of ints whose
     columns `columns_of(rows)` makes for any rows, asked COLUMN_CHUNK rows at a time: no
     column of every row (134 MB each in int64 at 4096 nodes). Returns the distinct rows' first
     rows (in the order they first come) and, per row, which of them it is (uint32; meaningless
@@ -367,9 +367,9 @@ def _distinct_in_chunks(columns_of: Callable[[np.ndarray], list[np.ndarray]],
     first_row = np.full(span, n, np.int64)
     for rows in _chunks(n):
         picked = rows[chosen[rows]]
-        columns = columns_of(picked) if len(picked) else None
-        if columns is None:
+        if not len(picked):
             continue
+        columns = columns_of(picked)
         value = np.zeros(len(picked), np.int64)
         for c, width in zip(varying, spans):
             value *= width
