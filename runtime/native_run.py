@@ -79,6 +79,7 @@ from phalanx.runtime.plan_columns import (
     ScheduleColumns,
     all_distinct,
     distinct,
+    slot_index,
 )
 from phalanx.runtime.round_robin import RunTurns
 from phalanx.runtime.schedule_index import ScheduleIndex, message_label, send_name
@@ -114,6 +115,10 @@ PROGRAM_CHUNK = 1 << 20  # programs built from a network's columns at once (Nati
 # all of them at once, 369 MB so)
 PROGRAM_OPS = 1 << 20
 FIRST_PROGRAMS = 1 << 12  # the first chunk's programs, before the ops per program are known
+# messages whose per-message int64 temporaries are made at once (_message_ends, _message_slots,
+# _sent_ids, the wormhole programs' keys): 2 MB each, where a million messages' were 8 MB each,
+# freed but kept resident by glibc under the core's run
+COLUMN_CHUNK = 1 << 18
 
 
 def _as_core(values: np.ndarray, dtype: type) -> np.ndarray:
@@ -142,17 +147,6 @@ def _i32(values: np.ndarray) -> np.ndarray:
     return _as_core(values, np.int32)
 
 
-def _offsets_u32(counts: np.ndarray) -> np.ndarray:
-    """Where each slot's entries start, one more than slots, from their counts: the core's
-    uint32, summed in it (no int64 array beside it), refused where the total does not fit."""
-    if counts.sum() > np.iinfo(np.uint32).max:
-        raise ValueError("an index of the core's arrays lies outside uint32")
-    out = np.zeros(len(counts) + 1, np.uint32)
-    np.cumsum(counts, out=out[1:], dtype=np.uint32)
-    out.flags.writeable = False  # the core holds it in place (Core.add_schedule)
-    return out
-
-
 def _message_ends(cols: ScheduleColumns, nprocs: int) -> tuple[np.ndarray, np.ndarray]:
     """Each message's sender and receiver as int32 (a node of the schedule; the core refuses
     others), filled a chunk of messages at a time: no int64 column of them (134 MB each at
@@ -160,8 +154,8 @@ def _message_ends(cols: ScheduleColumns, nprocs: int) -> tuple[np.ndarray, np.nd
     if nprocs > np.iinfo(np.int32).max:
         raise ValueError("a node of the core's arrays lies outside int32")
     src, dst = np.empty(cols.nmessages, np.int32), np.empty(cols.nmessages, np.int32)
-    for lo in range(0, cols.nmessages, PROGRAM_CHUNK):
-        rows = cols.first[lo:lo + PROGRAM_CHUNK]
+    for lo in range(0, cols.nmessages, COLUMN_CHUNK):
+        rows = cols.first[lo:lo + COLUMN_CHUNK]
         for out, column in ((src, SRC), (dst, DST)):
             ends = cols.table[rows, column]
             if ends.min() < 0 or ends.max() > np.iinfo(np.int32).max:
@@ -170,20 +164,21 @@ def _message_ends(cols: ScheduleColumns, nprocs: int) -> tuple[np.ndarray, np.nd
     return src, dst
 
 
-def _slot_offsets(cols: ScheduleColumns, src: np.ndarray, nprocs: int, slots: int) -> np.ndarray:
-    """Where each slot's messages start (one more than slots), as the core's read-only uint32,
-    from the messages' phases and senders, which come in slot order (the walk's: by phase and
-    sender), counted a chunk of messages at a time (no int64 slot per message: 134 MB at 4096
-    nodes)."""
-    counts = np.zeros(slots, np.uint32)
+def _message_slots(cols: ScheduleColumns, src: np.ndarray, nprocs: int) -> np.ndarray:
+    """Each message's slot (phase * nprocs + sender) as uint32, from the messages' phases and
+    senders, which come in slot order (the walk's: by phase and sender), a chunk of messages
+    at a time (no int64 slot per message: 134 MB at 4096 nodes); the core gets the smaller of
+    them and offsets per slot (plan_columns.slot_index: torus:64x64's phased all-to-all has 8
+    slots a message, 537 MB of offsets)."""
+    out = np.empty(len(src), np.uint32)
     last = 0  # the slot of the chunk before's last message
-    for lo in range(0, len(src), PROGRAM_CHUNK):
-        slot = cols.phases(cols.first[lo:lo + PROGRAM_CHUNK]) * nprocs + src[lo:lo + PROGRAM_CHUNK]
+    for lo in range(0, len(src), COLUMN_CHUNK):
+        slot = cols.phases(cols.first[lo:lo + COLUMN_CHUNK]) * nprocs + src[lo:lo + COLUMN_CHUNK]
         if slot[0] < last or (slot[1:] < slot[:-1]).any():
             raise AssertionError("the schedule's messages are not in slot order (by phase and sender)")
-        first, last = int(slot[0]), int(slot[-1])
-        counts[first:last + 1] += np.bincount(slot - first).astype(np.uint32)
-    return _offsets_u32(counts)
+        out[lo:lo + len(slot)] = slot
+        last = int(slot[-1])
+    return out
 
 
 def _one_value(values: np.ndarray, where: np.ndarray) -> bool:
@@ -305,23 +300,90 @@ def _sent_ids(cols: ScheduleColumns) -> np.ndarray:
     copies): what a network's program_shape and programs_as_columns ask about (which ids
     there are), worked out a chunk of messages at a time (16.8M at 4096 nodes)."""
     found = [np.zeros(0, np.int64)]
-    for lo in range(0, cols.nmessages, PROGRAM_CHUNK):
-        first = cols.first[lo:lo + PROGRAM_CHUNK]
+    for lo in range(0, cols.nmessages, COLUMN_CHUNK):
+        first = cols.first[lo:lo + COLUMN_CHUNK]
         sent = cols.table[first, SRC] != cols.table[first, DST]
         found.append(distinct(cols.table[first[sent], MESSAGE]))
     return distinct(np.concatenate(found))
 
 
-def _strided_bytes(cols: ScheduleColumns, bits: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """Each message's (gather, scatter) bytes, compiler/layout.py `strided_bytes` of its
+def _strided_bytes(cols: ScheduleColumns, bits: np.ndarray | None,
+                   msgs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Messages `msgs`' (gather, scatter) bytes, compiler/layout.py `strided_bytes` of their
     transfers at once, from every block's GATHERED | SCATTERED bits (`strided_bits`; None: none)."""
-    if bits is None or not len(cols.table):
-        return np.zeros(cols.nmessages, np.int64), np.zeros(cols.nmessages, np.int64)
-    t = cols.table
+    if bits is None or not len(msgs):
+        return np.zeros(len(msgs), np.int64), np.zeros(len(msgs), np.int64)
+    starts, lengths = cols.msg_start[msgs], cols.msg_start[msgs + 1] - cols.msg_start[msgs]
+    firsts = np.cumsum(lengths) - lengths  # where each message's transfers start among `t`'s rows
+    t = cols.table[np.repeat(starts - firsts, lengths) + np.arange(int(lengths.sum()))]
     block = bits[t[:, ORIGIN], t[:, FINAL]]
     gather = np.where((t[:, SRC] == t[:, ORIGIN]) & (block & GATHERED != 0), t[:, NBYTES], 0)
     scatter = np.where((t[:, DST] == t[:, FINAL]) & (block & SCATTERED != 0), t[:, NBYTES], 0)
-    return np.add.reduceat(gather, cols.first), np.add.reduceat(scatter, cols.first)
+    return np.add.reduceat(gather, firsts), np.add.reduceat(scatter, firsts)
+
+
+def _chunks(n: int) -> Iterable[np.ndarray]:
+    """0..n - 1 as index arrays of at most COLUMN_CHUNK."""
+    return (np.arange(lo, min(n, lo + COLUMN_CHUNK)) for lo in range(0, n, COLUMN_CHUNK))
+
+
+def _distinct_in_chunks(columns_of: Callable[[np.ndarray], list[np.ndarray]],
+                        chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`_distinct` of the rows `chosen` (a flag per row) of a table of ints whose
+    columns `columns_of(rows)` makes for any rows, asked COLUMN_CHUNK rows at a time: no
+    column of every row (134 MB each in int64 at 4096 nodes). Returns the distinct rows' first
+    rows (in the order they first come) and, per row, which of them it is (uint32; meaningless
+    where not chosen). A column of one value among the chosen rows tells none apart: left out.
+    Where the rest take at most SMALL_SPAN values (a phased schedule's phases) a table of each
+    value's first row does it, with a uint16 key per row; else `_distinct` of the columns of the
+    chosen rows."""
+    n = len(chosen)
+    low: list[int] | None = None
+    high: list[int] = []
+    for rows in _chunks(n):
+        picked = rows[chosen[rows]]
+        if not len(picked):
+            continue
+        columns = columns_of(picked)
+        if low is None:
+            low, high = [int(c.min()) for c in columns], [int(c.max()) for c in columns]
+        else:
+            low = [min(lo, int(c.min())) for lo, c in zip(low, columns)]
+            high = [max(hi, int(c.max())) for hi, c in zip(high, columns)]
+    which = np.zeros(n, np.uint32)
+    if low is None:  # no row chosen
+        return np.zeros(0, np.int64), which
+    varying = [c for c, (lo, hi) in enumerate(zip(low, high)) if hi > lo]
+    spans = [high[c] - low[c] + 1 for c in varying]
+    if not varying:  # one row throughout
+        return np.array([int(np.argmax(chosen))], np.int64), which
+    if np.prod(np.array(spans, dtype=object)) > SMALL_SPAN:
+        picked = np.flatnonzero(chosen)
+        first, of = _distinct([columns_of(picked)[c] for c in varying])
+        which[picked] = of
+        return picked[first], which
+    span = int(np.prod(spans))
+    key = np.zeros(n, np.uint16 if span <= 1 << 16 else np.uint32)  # a chosen row's value, mixed radix
+    first_row = np.full(span, n, np.int64)
+    for rows in _chunks(n):
+        picked = rows[chosen[rows]]
+        if not len(picked):
+            continue
+        columns = columns_of(picked)
+        value = np.zeros(len(picked), np.int64)
+        for c, width in zip(varying, spans):
+            value *= width
+            value += columns[c] - low[c]
+        key[picked] = value
+        np.minimum.at(first_row, value, picked)
+    present = np.flatnonzero(first_row < n)
+    first = first_row[present]
+    order = np.argsort(first, kind="stable")
+    rank = np.zeros(span, np.uint32)
+    rank[present[order]] = np.arange(len(order))
+    for rows in _chunks(n):
+        which[rows] = rank[key[rows]]
+    return first[order], which
 
 
 def _busy(cpu: Resource, time_s: float) -> TransferProgram:
@@ -415,8 +477,12 @@ class NativeRun:
         core = self.core
         while True:
             status, run = core.run()
+            replayed = False
             while log := core.take_log(LOG_CHUNK):
                 self.replay.replay(np.frombuffer(log, "<u4").reshape(-1, 3))
+                replayed = True
+            if replayed:  # the replay's temporaries (a part's transfer rows copied, 30 MB at
+                give_back()  # torus:32x32), not kept resident under the core's run and after
             if status == core_module.LOG_FULL:  # replayed as it grows, not kept whole
                 continue
             if status != core_module.NEED_RUN:
@@ -537,8 +603,9 @@ class NativeRun:
         program = self._add_programs(cols, src, dst, nbytes, operations, data, turn)
         if slots > np.iinfo(np.int32).max:
             raise ValueError("an index of the core's arrays lies outside int32")
-        slot_msg_off = _slot_offsets(cols, src, nprocs, slots)
-        inbox_off = _u32(cols.recv_off)  # (a view of the columns', held by the core)
+        msg_slots = slot_index(_message_slots(cols, src, nprocs), slots, np.uint32)
+        msg_slots.flags.writeable = False  # the core holds it in place (Core.add_schedule)
+        inbox_slots = _u32(cols.recv_slots)  # (a view of the columns', held by the core)
         barrier_size: list[int] = []
         barrier_delay_s: list[float] = []
         slot_barrier = np.zeros(0, np.int32)  # none: empty (a slot per phase and node where some phase has)
@@ -560,7 +627,7 @@ class NativeRun:
         eager = np.array([phase.sync == SyncMode.EAGER for phase in schedule.phases], np.uint8)
         sched = self.core.add_schedule(
             nprocs, nphases, eager, u32(dst), u32(program), label_base, u32(cols.msg_start), u32(cols.key),
-            slot_msg_off, inbox_off, u32(cols.recv_key), _i32(cols.key_due), slot_barrier,
+            msg_slots, inbox_slots, u32(cols.recv_key), _i32(cols.key_due), slot_barrier,
             u32(np.array(barrier_size, np.int64)), np.array(barrier_delay_s, np.float64))
         if nmsg >= GIVE_BACK_MESSAGES:
             # the programs' per-message temporaries (int64 columns of 8 MB at 1M messages, below
@@ -624,38 +691,45 @@ class NativeRun:
         merges, kind, collective and phase, and the library's strided bytes at each end, which
         the application's code packs and unpacks: the data's `strided_bytes`, as
         Interpreter._send asks), the local copies' as ops (a library copy's packing around its
-        copy time); returns each message's program id."""
-        program = np.empty(len(sent), np.int64)
-        kind, collective, phase = shape.kinds(cols.table[cols.first, MESSAGE])
-        library = kind == MessageKind.LIBRARY
-        gather, scatter = _strided_bytes(cols, data.strided_bits() if library.any() else None)
-        gather[~library], scatter[~library] = 0, 0  # only the library's messages are packed
+        copy time); returns each message's program id (uint32). What a program depends on is
+        made COLUMN_CHUNK messages at a time (_distinct_in_chunks): at 4096 nodes each such
+        column of every message was 134 MB in int64, eight of them at once."""
+        def kinds(msgs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            return shape.kinds(cols.table[cols.first[msgs], MESSAGE])
 
-        def packing(at: np.ndarray, strided: np.ndarray) -> np.ndarray:
-            """The pack (or unpack) time of messages `at` (only the library's are packed)."""
-            out, packed = np.zeros(len(at)), library[at]
-            out[packed] = self._times(strided[at][packed], shape.pack_s)
+        packs = any((kinds(msgs)[0] == MessageKind.LIBRARY).any() for msgs in _chunks(len(sent)))
+        bits = data.strided_bits() if packs else None  # (asked only where a message is the library's)
+
+        def alike(msgs: np.ndarray) -> list[np.ndarray]:
+            """What the programs of messages `msgs` depend on: bytes, merges, kind, collective,
+            phase, gathered and scattered bytes (only the library's messages are packed)."""
+            kind, collective, phase = kinds(msgs)
+            gather, scatter = _strided_bytes(cols, bits, msgs)
+            plain = kind != MessageKind.LIBRARY
+            gather[plain], scatter[plain] = 0, 0
+            return [nbytes[msgs], operations[msgs], kind, collective, phase, gather, scatter]
+
+        def packing(kind: np.ndarray, strided: np.ndarray) -> np.ndarray:
+            """The pack (or unpack) time of these programs (only the library's are packed)."""
+            out, packed = np.zeros(len(kind)), kind == MessageKind.LIBRARY
+            out[packed] = self._times(strided[packed], shape.pack_s)
             return out
 
-        sent_at = np.flatnonzero(sent)
-        alike = (nbytes, operations, kind, collective, phase, gather, scatter)  # what a program depends on
-        # a column of one value among the sent messages tells none apart: left out, and the
-        # columns read in place where every message is sent (16.8M rows each at 4096 nodes)
-        varying = [c for c in alike if not _one_value(c.astype(np.int64, copy=False), sent)] or [nbytes]
-        kept, program_of = _distinct(varying if len(sent_at) == len(sent) else [c[sent_at] for c in varying])
-        del varying
-        at = sent_at[kept]
-        data_s = np.ascontiguousarray(shape.route.data_s(nbytes[at]), np.float64)
+        at, program = _distinct_in_chunks(alike, sent)
+        size, _, kind, collective, phase, gather, scatter = alike(at)
+        data_s = np.ascontiguousarray(shape.route.data_s(size), np.float64)
         combines, combine_s = self._combining(at, sent, dst, operations)
         first = self.core.add_switched_programs(
             self._shape(shape), data_s, combines.astype(np.uint8), combine_s,
-            np.ascontiguousarray(kind[at], np.uint8), packing(at, gather), packing(at, scatter),
-            _u32(collective[at]), _u32(phase[at]))
-        program[sent_at] = first + program_of
+            np.ascontiguousarray(kind, np.uint8), packing(kind, gather), packing(kind, scatter),
+            _u32(collective), _u32(phase))
+        if first + len(at) > np.iinfo(np.uint32).max:
+            raise ValueError("a program id of the core lies outside uint32")
+        np.add(program, np.uint32(first), out=program, where=sent)
         copies = np.flatnonzero(~sent)
         if len(copies):
-            kept, program_of = _distinct([nbytes[copies], operations[copies], dst[copies], gather[copies],
-                                          scatter[copies]])
+            size, merges, kind, _, _, gather, scatter = alike(copies)
+            kept, program_of = _distinct([size, merges, dst[copies], gather, scatter])
             at = copies[kept]
             copy_s = self._times(nbytes[at], self.network.copy_time_s)
             combine_s = self._times(operations[at], self.network.combine_time_s)
@@ -664,8 +738,8 @@ class NativeRun:
                 (*_busy(cpus[node], pack), Hold(copy), *_busy(cpus[node], unpack),
                  *(_combine(self._arithmetic(node), combine) if ops else ()))
                 for pack, unpack, node, copy, ops, combine in zip(
-                    packing(at, gather).tolist(), packing(at, scatter).tolist(), dst[at].tolist(),
-                    copy_s.tolist(), operations[at].tolist(), combine_s.tolist()))
+                    packing(kind[kept], gather[kept]).tolist(), packing(kind[kept], scatter[kept]).tolist(),
+                    dst[at].tolist(), copy_s.tolist(), operations[at].tolist(), combine_s.tolist()))
             program[copies] = first + program_of
         return program
 
@@ -890,7 +964,7 @@ class NativeRun:
         cols = self._columns(run)
         arrived = self.replay.arrived(run)
         slot = k * self.run_schedules[run].nprocs + node
-        due = cols.recv_key[cols.recv_off[slot]:cols.recv_off[slot + 1]]
+        due = cols.inbox(slot)
         pending = {tuple(key) for key in cols.fields_of(due[~arrived[due]]).tolist()}
         missing = interpreter.first_missing(pending, k)
         return [] if missing is None else [missing]

@@ -110,8 +110,12 @@ def _message_order(table: np.ndarray, phase: np.ndarray) -> np.ndarray | None:
     src = table[:, SRC]
     if len(src) < 2:
         return None
+    same_phase = phase[1:] == phase[:-1]
+    if ((phase[1:] > phase[:-1]) | same_phase & (src[1:] > src[:-1])).all():
+        return None  # by phase and sender, one transfer a sender per phase (a phased schedule's)
     later = phase[1:] > phase[:-1]
-    later |= (phase[1:] == phase[:-1]) & (src[1:] >= src[:-1])
+    later |= same_phase & (src[1:] >= src[:-1])
+    del same_phase
     by_sender = None if later.all() else np.lexsort((src, phase))  # None: as they come
     del later
     message = table[:, MESSAGE] if by_sender is None else table[by_sender, MESSAGE]
@@ -119,6 +123,7 @@ def _message_order(table: np.ndarray, phase: np.ndarray) -> np.ndarray | None:
     del message
     if not len(shared):  # every transfer travels alone
         return by_sender
+    as_they_come = by_sender is None
     if by_sender is None:
         by_sender = np.arange(len(src))
     group = np.arange(len(by_sender))  # the position of the message's first transfer
@@ -127,6 +132,8 @@ def _message_order(table: np.ndarray, phase: np.ndarray) -> np.ndarray | None:
     first = np.full(len(distinct), len(by_sender), np.int64)
     np.minimum.at(first, ids, shared)
     group[shared] = first[ids]
+    if (group[1:] >= group[:-1]).all():  # each message's transfers together already (a phased
+        return None if as_they_come else by_sender  # schedule's, one a sender): no reordering
     return by_sender[np.argsort(group, kind="stable")]
 
 
@@ -137,11 +144,23 @@ def _index_type(largest: int) -> type:
     return np.int32 if largest < np.iinfo(np.int32).max else np.int64
 
 
-def _offsets(counts: np.ndarray, index: type) -> np.ndarray:
-    """Where each slot's entries start, one more than slots, from their counts."""
-    out = np.zeros(len(counts) + 1, index)
-    np.cumsum(counts, out=out[1:], dtype=index)
-    return out
+def slot_index(slots: np.ndarray, nslots: int, index: type) -> np.ndarray:
+    """How entries sorted by slot are found by slot, the smaller of two forms: where there are
+    at least as many entries as slots, where each slot's entries start (nslots + 1 offsets);
+    else each entry's slot, as given (the length tells them apart: `slot_range`, and the
+    core's Sched::entries_of). A 4096-node all-to-all's one phase: 4,097 offsets, not 16.8M
+    slots; torus:64x64's phased one: 16.8M slots, not 134M offsets."""
+    if len(slots) < nslots:
+        return slots.astype(index, copy=False)
+    return np.searchsorted(slots, np.arange(nslots + 1, dtype=slots.dtype)).astype(index)
+
+
+def slot_range(of: np.ndarray, nslots: int, slot: int) -> tuple[int, int]:
+    """The entries of `slot` by a `slot_index` of them."""
+    if len(of) == nslots + 1:
+        return int(of[slot]), int(of[slot + 1])
+    lo, hi = np.searchsorted(of, [slot, slot + 1]).tolist()
+    return lo, hi
 
 
 @dataclass(frozen=True)
@@ -157,7 +176,9 @@ class ScheduleColumns:
     table: np.ndarray  # (transfers, 7) int64: their fields (a send's phase: `phases`)
     msg_start: np.ndarray  # message m carries transfers msg_start[m]..msg_start[m + 1]
     key: np.ndarray  # each transfer's key id
-    recv_off: np.ndarray  # the inbox entries of slot (phase * nprocs + node) s: recv_off[s]..[s + 1]
+    # the inbox entries by slot (phase * nprocs + node): slot_index, the smaller of offsets per
+    # slot and a slot per entry (torus:64x64's phased all-to-all has 134M slots, 8 an entry)
+    recv_slots: np.ndarray
     recv_key: np.ndarray  # the key id each inbox entry waits for (once per slot), by slot and key
     key_due: np.ndarray  # per key id, the slot whose inbox receives it, -1: none
     key_table: np.ndarray  # (rows, 7) int64 transfers whose keys the ids number
@@ -249,23 +270,23 @@ class ScheduleColumns:
             key_due[recv_key[at][mine]] = recv_phase[at][mine].astype(np.int64) * nprocs + dst[mine]
         # Each node's inbox per phase: the keys it receives, once each, slots in order.
         if last is None:  # the keys due, by (slot, key): a stable sort of the keys by their slot
-            due_slot = key_due[key_due >= 0]
-            recv_off = _offsets(np.bincount(due_slot, minlength=nslots), index)
-            del due_slot
-            inbox_key = np.argsort(key_due, kind="stable")[nkeys - int(recv_off[-1]):].astype(index)
+            by_slot = np.argsort(key_due, kind="stable")
+            inbox_key = by_slot[nkeys - int(np.count_nonzero(key_due >= 0)):].astype(index)
+            del by_slot
+            recv_slots = slot_index(key_due[inbox_key], nslots, index)
         else:
             dst = recv_dst
             mine = (dst >= 0) & (dst < nprocs)
             recv_slot = recv_phase[mine].astype(np.int64) * nprocs + dst[mine]
             pairs = distinct(recv_slot * max(nkeys, 1) + recv_key[mine])
             del recv_slot, mine
-            recv_off = _offsets(np.bincount(pairs // max(nkeys, 1), minlength=nslots), index)
+            recv_slots = slot_index(pairs // max(nkeys, 1), nslots, index)
             inbox_key = (pairs % max(nkeys, 1)).astype(index)
         del recv_key
         del phase
         columns = ScheduleColumns(schedule, None if rows is None else rows.astype(index), phase_start, table,
-                                  msg_start, key, recv_off, inbox_key, key_due, key_table, key_row)
-        for array in (columns.rows, msg_start, key, recv_off, inbox_key, key_due, key_row):
+                                  msg_start, key, recv_slots, inbox_key, key_due, key_table, key_row)
+        for array in (columns.rows, msg_start, key, recv_slots, inbox_key, key_due, key_row):
             if array is not None:
                 array.flags.writeable = False
         give_back()  # the key ids' and inboxes' temporaries
@@ -297,9 +318,20 @@ class ScheduleColumns:
         return out
 
     @property
+    def nslots(self) -> int:
+        return len(self.schedule.phases) * self.schedule.nprocs
+
+    @property
     def recv_slot(self) -> np.ndarray:
         """The slot of each inbox entry (recv_key's)."""
-        return np.repeat(np.arange(len(self.recv_off) - 1), np.diff(self.recv_off))
+        if len(self.recv_slots) < self.nslots + 1:
+            return self.recv_slots
+        return np.repeat(np.arange(self.nslots), np.diff(self.recv_slots))
+
+    def inbox(self, slot: int) -> np.ndarray:
+        """The key ids due in a slot's inbox."""
+        lo, hi = slot_range(self.recv_slots, self.nslots, slot)
+        return self.recv_key[lo:hi]
 
     def send(self, i: int) -> Transfer:
         """The i-th send in walk order."""

@@ -38,6 +38,10 @@ def phased_columns(coll: Collective, torus: Torus, sync: str = "local",
         """The rows PHASE_BLOCK phases at a time (one Python step per phase was 32,768 at 64x64)."""
         for lo in range(0, len(table), PHASE_BLOCK):
             block = table[lo:lo + PHASE_BLOCK]
+            # each phase's messages by sender (a node sends one per phase), the order the
+            # engines walk them: the native run reads these rows in place, with no copy of
+            # them in walk order (runtime/plan_columns.py: 940 MB at 64x64)
+            block = np.take_along_axis(block, np.argsort(block[:, :, :1], axis=1, kind="stable"), axis=1)
             src, dst = block[:, :, 0], block[:, :, 1]
             keep = np.ones(src.shape, dtype=bool) if empty_messages else m[src, dst] > 0
             counts[lo:lo + len(block)] = keep.sum(axis=1)

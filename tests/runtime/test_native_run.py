@@ -463,5 +463,5 @@ def test_the_core_holds_a_schedule_s_arrays_only_read_only():
     with pytest.raises(ValueError, match="schedule array msg_dst: the core holds it in place, so it must be "
                                          "C-contiguous and read-only"):
         core.add_schedule(2, 1, np.zeros(1, np.uint8), np.array([1], np.uint32), held([0]), 0, held([0, 1]),
-                          held([0]), held([0, 1, 1]), held([0, 0, 1]), held([0]), held([1], np.int32),
+                          held([0]), held([0]), held([1]), held([0]), held([1], np.int32),
                           held([], np.int32), held([]), np.zeros(0))

@@ -17,7 +17,14 @@ from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.data import build_data
 from phalanx.runtime.engine import Engine, Resource
-from phalanx.runtime.native_run import _strided_bytes, add_shape, core_module, native_plan
+from phalanx.runtime.native_run import (
+    _distinct,
+    _distinct_in_chunks,
+    _strided_bytes,
+    add_shape,
+    core_module,
+    native_plan,
+)
 from phalanx.runtime.network import Acquire, Hold, MessageKind, PassTail, Release, WaitGate, WormholeShape
 from phalanx.runtime.schedule_index import ScheduleIndex
 from phalanx.runtime.simulate import simulate
@@ -125,6 +132,37 @@ def test_library_and_phased_runs_are_the_python_engines(target, source, algorith
     assert_same_run(python, native)
 
 
+@pytest.mark.parametrize("target, source, algorithm", [CASES[1], CASES[4], CASES[5]])
+def test_programs_keyed_a_few_messages_at_a_time_run_alike(target, source, algorithm, monkeypatch):
+    """What the wormhole programs depend on made 5 messages at a time (COLUMN_CHUNK) gives
+    the run of the whole at once, and the Python engine's: library messages that pack and
+    unpack, local copies, phased messages."""
+    compiled = compile_text(source, target=target, algorithm=algorithm, cost="closed-form")
+    whole = simulate(compiled, engine_choice="native", fast=False)
+    monkeypatch.setattr("phalanx.runtime.native_run.COLUMN_CHUNK", 5)
+    python, chunked = both(compiled, fast=False)
+    assert chunked.verified
+    assert_same_run(python, chunked)
+    assert_same_run(whole, chunked)
+
+
+@pytest.mark.parametrize("values", [4, 300, 1 << 20])
+def test_distinct_in_chunks_is_distinct_of_the_chosen_rows(values, monkeypatch):
+    """The distinct rows of the chosen rows, made 7 rows at a time, by a table of first rows
+    (few values) or by _distinct (many): the same rows first and the same row of each."""
+    monkeypatch.setattr("phalanx.runtime.native_run.COLUMN_CHUNK", 7)
+    rng = np.random.default_rng(values)
+    table = [rng.integers(0, values, 200), np.full(200, 3), rng.integers(5, 9, 200)]
+    chosen = rng.random(200) < 0.8
+    picked = np.flatnonzero(chosen)
+    first, which = _distinct_in_chunks(lambda rows: [c[rows] for c in table], chosen)
+    expected_first, expected_which = _distinct([c[picked] for c in table])
+    assert first.tolist() == picked[expected_first].tolist()
+    assert which[picked].tolist() == expected_which.tolist()
+    none, _ = _distinct_in_chunks(lambda rows: [c[rows] for c in table], np.zeros(200, bool))
+    assert not len(none)
+
+
 def test_a_repeat_finds_its_gates_open_on_both_engines():
     """The gates' counts live as long as the network: a repeat's second run of a phased
     collective passes them at once, on the core as in Python."""
@@ -144,7 +182,7 @@ def test_strided_bytes_of_a_whole_schedule_are_each_messages(forwarded):
                             cost="closed-form")
     data = build_data(compiled.communications[0], np.random.default_rng(0), {})
     cols = ScheduleIndex(compiled.plan.schedules()[0]).columns()
-    gather, scatter = _strided_bytes(cols, data.strided_bits())
+    gather, scatter = _strided_bytes(cols, data.strided_bits(), np.arange(cols.nmessages))
     expected = [data.strided_bytes(cols.group(m)) for m in range(cols.nmessages)]
     assert list(zip(gather.tolist(), scatter.tolist())) == expected
     assert gather.any() and scatter.any()

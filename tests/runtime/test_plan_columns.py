@@ -10,7 +10,7 @@ from phalanx.compiler.columns import PhaseColumns, known_columns, table
 from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.cost import combined_bytes
 from phalanx.compiler.schedule import Phase, Schedule, Transfer
-from phalanx.runtime.plan_columns import ScheduleColumns, _dense_ids
+from phalanx.runtime.plan_columns import ScheduleColumns, _dense_ids, slot_index, slot_range
 from phalanx.runtime.schedule_index import ScheduleIndex, transfer_key
 
 
@@ -134,3 +134,16 @@ def test_key_fields_come_from_the_sends_unless_a_key_is_only_received():
     assert len(cols.key_table) == 3
     assert sorted(tuple(r) for r in cols.key_fields.tolist()) == sorted([transfer_key(a), transfer_key(only)])
     assert cols.key_due.tolist() == [1, 1]
+
+
+def test_slot_index_is_the_smaller_form_and_finds_every_slot_s_entries():
+    """Offsets per slot where there are as many entries as slots, else each entry's slot; either
+    way each slot's entries (empty slots, a slot of several, the last slot)."""
+    few = np.array([1, 1, 4, 9], np.int32)  # 4 entries in 10 slots: their slots
+    many = np.array([0, 0, 0, 2, 2, 3], np.int32)  # 6 entries in 4 slots: offsets
+    for slots, nslots in ((few, 10), (many, 4)):
+        of = slot_index(slots, nslots, np.int32)
+        assert len(of) == (nslots + 1 if len(slots) >= nslots else len(slots))
+        for slot in range(nslots):
+            lo, hi = slot_range(of, nslots, slot)
+            assert np.flatnonzero(slots == slot).tolist() == list(range(lo, hi)), slot

@@ -255,32 +255,39 @@ impl Core {
     /// (model.rs Held: C-contiguous and read-only numpy arrays): uint32 but key_due and
     /// slot_barrier (int32, -1: none; slot_barrier empty where no phase has barriers); the
     /// flags phase_eager (uint8, a phase's sync is SyncMode.EAGER) and barrier_delay_s (float64)
-    /// are copied. Messages come in slot order (slot_msg_off), each sent by its slot's node;
-    /// message m's span label is label_base + m.
+    /// are copied. Messages come in slot order, each sent by its slot's node, and so do the
+    /// inbox entries (slot_inbox_keys); msg_slots and inbox_slots find them by slot, each as
+    /// nphases x nprocs + 1 offsets (where each slot's entries start) or, any other length, each
+    /// entry's slot, ascending (model.rs Sched); message m's span label is label_base + m.
     #[allow(clippy::too_many_arguments)]
     fn add_schedule(&mut self, py: Python<'_>, nprocs: usize, nphases: usize, phase_eager: PyBuffer<u8>,
                     msg_dst: PyBuffer<u32>, msg_program: PyBuffer<u32>, label_base: u32,
-                    msg_key_off: PyBuffer<u32>, msg_keys: PyBuffer<u32>, slot_msg_off: PyBuffer<u32>,
-                    slot_inbox_off: PyBuffer<u32>, slot_inbox_keys: PyBuffer<u32>, key_due: PyBuffer<i32>,
+                    msg_key_off: PyBuffer<u32>, msg_keys: PyBuffer<u32>, msg_slots: PyBuffer<u32>,
+                    inbox_slots: PyBuffer<u32>, slot_inbox_keys: PyBuffer<u32>, key_due: PyBuffer<i32>,
                     slot_barrier: PyBuffer<i32>, barrier_size: PyBuffer<u32>,
                     barrier_delay_s: PyBuffer<f64>) -> PyResult<u32> {
         let (msg_dst, msg_program) = (Held::new(msg_dst, "msg_dst")?, Held::new(msg_program, "msg_program")?);
         let (msg_key_off, msg_keys) = (Held::new(msg_key_off, "msg_key_off")?, Held::new(msg_keys, "msg_keys")?);
-        let slot_msg_off = Held::new(slot_msg_off, "slot_msg_off")?;
-        let (slot_inbox_off, slot_inbox_keys) =
-            (Held::new(slot_inbox_off, "slot_inbox_off")?, Held::new(slot_inbox_keys, "slot_inbox_keys")?);
+        let msg_slots = Held::new(msg_slots, "msg_slots")?;
+        let (inbox_slots, slot_inbox_keys) =
+            (Held::new(inbox_slots, "inbox_slots")?, Held::new(slot_inbox_keys, "slot_inbox_keys")?);
         let (key_due, slot_barrier) = (Held::new(key_due, "key_due")?, Held::new(slot_barrier, "slot_barrier")?);
         let (barrier_size, barrier_delay_s) = (array(py, barrier_size)?, array(py, barrier_delay_s)?);
         let phase_eager = flags(py, phase_eager)?;
         let slots = nphases * nprocs;
         let nmsg = msg_dst.len();
-        if phase_eager.len() != nphases || slot_msg_off.len() != slots + 1 || slot_inbox_off.len() != slots + 1
+        // `entries` found by slot: offsets per slot from 0 to `entries`, or each entry's slot
+        let by_slot = |of: &[u32], entries: usize| {
+            of.windows(2).all(|w| w[0] <= w[1])
+                && if of.len() == slots + 1 {
+                    of[0] == 0 && of[slots] as usize == entries
+                } else {
+                    of.len() == entries && of.last().is_none_or(|&s| (s as usize) < slots)
+                }
+        };
+        if phase_eager.len() != nphases || !by_slot(&msg_slots, nmsg) || !by_slot(&inbox_slots, slot_inbox_keys.len())
             || !(slot_barrier.is_empty() || slot_barrier.len() == slots) || msg_program.len() != nmsg
-            || msg_key_off.len() != nmsg + 1 || nprocs > self.nprocs
-            || slot_msg_off.first() != Some(&0) || *slot_msg_off.last().unwrap() as usize != nmsg
-            || slot_msg_off.windows(2).any(|w| w[1] < w[0])
-            || slot_inbox_off.first() != Some(&0) || *slot_inbox_off.last().unwrap() as usize != slot_inbox_keys.len()
-            || slot_inbox_off.windows(2).any(|w| w[1] < w[0])
+            || msg_key_off.len() != nmsg + 1 || nprocs > self.nprocs || slot_inbox_keys.len() > u32::MAX as usize
             || msg_key_off.first() != Some(&0) || *msg_key_off.last().unwrap() as usize != msg_keys.len()
             || msg_key_off.windows(2).any(|w| w[1] < w[0])
         {
@@ -312,9 +319,11 @@ impl Core {
         {
             return Err(PyValueError::new_err("schedule arrays name keys, slots, messages or barriers they lack"));
         }
+        let phase_msg_off = Sched::phase_offsets(&msg_slots, nprocs, nphases);
+        let phase_inbox_off = Sched::phase_offsets(&inbox_slots, nprocs, nphases);
         self.scheds.push(Sched { nprocs, nphases, phase_eager, msg_dst, msg_program, label_base, msg_key_off,
-                                 msg_keys, slot_msg_off, slot_inbox_off, slot_inbox_keys, key_due, slot_barrier,
-                                 barrier_size, barrier_delay_s, nkeys });
+                                 msg_keys, msg_slots, phase_msg_off, inbox_slots, phase_inbox_off, slot_inbox_keys,
+                                 key_due, slot_barrier, barrier_size, barrier_delay_s, nkeys });
         Ok(self.scheds.len() as u32 - 1)
     }
 

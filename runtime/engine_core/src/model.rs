@@ -89,8 +89,13 @@ impl<T: pyo3::buffer::Element> std::ops::Deref for Held<T> {
 }
 
 /// One schedule as plain arrays (runtime/native_run.py builds them); `slot` = phase * nprocs + node.
-/// Messages are numbered in slot order, so a slot's messages are slot_msg_off[slot]..[slot + 1]
-/// and a message's sender is its slot's node; message m's span label is label_base + m.
+/// Messages are numbered in slot order, so a slot's messages are consecutive (`msgs_of`) and a
+/// message's sender is its slot's node; so are a slot's inbox entries (`inbox_of`). Each is
+/// found by the smaller of two forms (runtime/plan_columns.py `slot_index`): nslots + 1 offsets
+/// (where each slot's entries start), or each entry's slot, ascending, searched within its
+/// phase's (torus:64x64's phased all-to-all has 134M slots, 8 a message: two offsets per slot
+/// were 1 GB; a 4096-node all-to-all's one phase has 4,096 slots for 16.8M messages). Message
+/// m's span label is label_base + m.
 pub(crate) struct Sched {
     pub(crate) nprocs: usize,
     pub(crate) nphases: usize,
@@ -100,8 +105,10 @@ pub(crate) struct Sched {
     pub(crate) label_base: u32,
     pub(crate) msg_key_off: Held<u32>,
     pub(crate) msg_keys: Held<u32>,
-    pub(crate) slot_msg_off: Held<u32>,
-    pub(crate) slot_inbox_off: Held<u32>, // a slot has an inbox where it has keys due
+    pub(crate) msg_slots: Held<u32>,
+    pub(crate) phase_msg_off: Vec<u32>, // a slot per message: where each phase's start; offsets: empty
+    pub(crate) inbox_slots: Held<u32>, // a slot has an inbox where it has keys due
+    pub(crate) phase_inbox_off: Vec<u32>,
     pub(crate) slot_inbox_keys: Held<u32>,
     pub(crate) key_due: Held<i32>,
     pub(crate) slot_barrier: Held<i32>, // empty: no barriers
@@ -111,6 +118,37 @@ pub(crate) struct Sched {
 }
 
 impl Sched {
+    /// Where each phase's entries start among entries given by their slots, ascending (one more
+    /// than phases); none where the entries are given by offsets per slot (`nslots + 1` of them).
+    pub(crate) fn phase_offsets(of: &[u32], nprocs: usize, nphases: usize) -> Vec<u32> {
+        if of.len() == nprocs * nphases + 1 {
+            return Vec::new();
+        }
+        (0..=nphases).map(|k| of.partition_point(|&s| (s as usize) < k * nprocs) as u32).collect()
+    }
+
+    /// The entries of `slot`: by offsets per slot, or a search within its phase's slots.
+    fn entries_of(of: &[u32], phase_off: &[u32], nprocs: usize, slot: usize) -> (usize, usize) {
+        if phase_off.is_empty() {
+            return (of[slot] as usize, of[slot + 1] as usize);
+        }
+        let k = slot / nprocs;
+        let (first, end) = (phase_off[k] as usize, phase_off[k + 1] as usize);
+        let phase = &of[first..end];
+        let lo = phase.partition_point(|&s| (s as usize) < slot);
+        (first + lo, first + lo + phase[lo..].iter().take_while(|&&s| s as usize == slot).count())
+    }
+
+    /// The messages a slot's node sends in its phase.
+    pub(crate) fn msgs_of(&self, slot: usize) -> (usize, usize) {
+        Self::entries_of(&self.msg_slots, &self.phase_msg_off, self.nprocs, slot)
+    }
+
+    /// A slot's inbox, its entries in slot_inbox_keys.
+    pub(crate) fn inbox_of(&self, slot: usize) -> (usize, usize) {
+        Self::entries_of(&self.inbox_slots, &self.phase_inbox_off, self.nprocs, slot)
+    }
+
     /// The barrier group of a slot, -1: none.
     pub(crate) fn barrier_of(&self, slot: usize) -> i32 {
         if self.slot_barrier.is_empty() { -1 } else { self.slot_barrier[slot] }

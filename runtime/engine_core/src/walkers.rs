@@ -221,7 +221,7 @@ impl Core {
         }
         self.nodes[n].start_s = self.now;
         let slot = k * nprocs + n;
-        let (lo, hi) = (self.scheds[s].slot_msg_off[slot] as usize, self.scheds[s].slot_msg_off[slot + 1] as usize);
+        let (lo, hi) = self.scheds[s].msgs_of(slot);
         for msg in lo..hi {
             let sched = &self.scheds[s];
             let (dst, program) = (sched.msg_dst[msg], sched.msg_program[msg]);
@@ -241,12 +241,12 @@ impl Core {
             self.schedule(0.0, ACT_RESUME, pid);
             children.push(pid);
         }
-        let inbox = self.scheds[s].slot_inbox_off[slot + 1] > self.scheds[s].slot_inbox_off[slot];
+        let (inbox_lo, inbox_hi) = self.scheds[s].inbox_of(slot);
+        let inbox = inbox_hi > inbox_lo;
         if inbox {
             let sched = &self.scheds[s];
             let flight = self.flights[run].as_mut().unwrap();
-            let (lo, hi) = (sched.slot_inbox_off[slot] as usize, sched.slot_inbox_off[slot + 1] as usize);
-            let due = sched.slot_inbox_keys[lo..hi]
+            let due = sched.slot_inbox_keys[inbox_lo..inbox_hi]
                 .iter()
                 .filter(|&&key| flight.arrived[key as usize / 64] >> (key % 64) & 1 == 0)
                 .count() as i64;

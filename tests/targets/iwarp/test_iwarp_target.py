@@ -131,7 +131,8 @@ def test_the_schedule_proof_names_a_repeated_pair_and_a_message_off_the_construc
 
 def test_phased_columns_are_the_construction_phase_by_phase(monkeypatch):
     # The columns are built a block of phases at a time: they must be each phase's messages whose
-    # block is not empty, in the construction's order, each tagged with its phase for the switch.
+    # block is not empty, by sender (the engines' walk order; a node sends one per phase), each
+    # tagged with its phase for the switch.
     from phalanx.compiler.recognize import recognize
     from phalanx.targets.iwarp import schedules
     from phalanx.targets.iwarp.phases import phased_torus_phases
@@ -144,6 +145,8 @@ def test_phased_columns_are_the_construction_phase_by_phase(monkeypatch):
     for empty_messages in (False, True):
         cols = schedules.phased_columns(coll, Torus(n, n), "local", empty_messages=empty_messages)
         for k, phase in enumerate(phased_torus_phases(n)):
+            assert len(np.unique(phase[:, 0])) == len(phase)
+            phase = phase[np.argsort(phase[:, 0])]
             src, dst = phase[:, 0], phase[:, 1]
             keep = np.ones(len(src), bool) if empty_messages else m[src, dst] > 0
             tag = SwitchTag(0, k).message if empty_messages else 0  # switched only when complete
