@@ -25,6 +25,7 @@ from phalanx.compiler.library import (
     grid,
     gridexchange,
     group,
+    groupedhalving,
     halvingfanin,
     halvingpostal,
     hilbert,
@@ -551,6 +552,14 @@ GRID: tuple[Algorithm, ...] = (
               "across the rows first, the other down the columns first), then every node's "
               "reduced units to the root by its four links (2^a x 2^b tori whose nodes stream "
               "several)", crossedhalving.crossed_reduce_phases,
+              ROOTED_OK + (on_grid, several_streams, crossedhalving.power_of_two_grid)),
+    Algorithm("grouped-halving", (Kind.REDUCE,),
+              "crossed-halving's two halves, both across the rows first, the second on rings "
+              "rotated by one position; some pairs of a half's steps at once, each node sending "
+              "the three others of its 2 x 2 block their units (the second half's first two "
+              "steps and next two, the first half's second and third); each half's units to the "
+              "root on their own (2^a x 2^b tori whose nodes stream several)",
+              groupedhalving.grouped_reduce_phases,
               ROOTED_OK + (on_grid, several_streams, crossedhalving.power_of_two_grid)),
     Algorithm("bidirectional-rings", (Kind.REDUCE,),
               "the bidirectional-rings allreduce's reduce-scatter (round every row, then every "
