@@ -15,8 +15,9 @@ memory figure (goal 1.3x): the peak less the interpreter's own resident memory b
 compile (`imported_MB`, read once the modules that the compile and the run import on first use
 are imported: their code is the interpreter's, not the program's data; imports only, no call
 that makes state; `imported_later` lists any module imported after it), over the program's
-arrays (`arrays_MB`, as declared) plus the plan (`plan_MB`, the resident memory the compile adds). Both engines must give the same
-simulated time (rel 1e-9); each row says the speed-up of the run (Python run_s / native run_s) in both modes.
+arrays (`arrays_MB`, as declared) plus the plan (`plan_MB`, the resident memory the compile
+adds). Both engines must give the same simulated time (rel 1e-9); each row says the speed-up
+of the run (Python run_s / native run_s) in both modes.
 
 Where a row names an SMPI algorithm and smpirun is installed, SMPI runs MPI_Alltoall with that
 algorithm on the target's SimGrid platform (runtime/backends/platforms.py), as
