@@ -17,6 +17,7 @@ import ast
 import re
 from bisect import bisect_right
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -84,7 +85,7 @@ def _subtract(interval: tuple[float, float], busy: list[tuple[float, float]],
     return out
 
 
-def timeline_bars(spans: list[Span]) -> list[Bar]:
+def timeline_bars(spans: Sequence[Span]) -> list[Bar]:
     """Spans -> bars per lane: sends and copies, derived receives, waits, compute."""
     bars: list[Bar] = []
     active: dict[int, list[tuple[float, float]]] = defaultdict(list)
@@ -124,7 +125,7 @@ def merged_lane(bars: list[Bar], gap_s: float) -> tuple[np.ndarray, np.ndarray, 
     return node[heads], start[heads], np.maximum.reduceat(end, heads)
 
 
-def gantt_svg(spans: list[Span], nnodes: int, title: str = "timeline", left_out: int = 0) -> str:
+def gantt_svg(spans: Sequence[Span], nnodes: int, title: str = "timeline", left_out: int = 0) -> str:
     """The timeline of every node; time in ms on x, one row per node. `left_out`: spans the
     run did not keep (runtime/interpreter.py MAX_SPANS), said in the title."""
     bars = timeline_bars(spans)

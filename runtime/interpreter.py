@@ -26,6 +26,7 @@ its runs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -78,7 +79,7 @@ class StepTiming:
 class Execution:
     total_time_s: float
     collectives: dict[int, StepTiming]  # by run index (the collective's index without repeats)
-    spans: list[Span] = field(default_factory=list)
+    spans: Sequence[Span] = field(default_factory=list)  # (a native run's: runtime/native_spans.py)
     events: int = 0
     fast_messages: int = 0  # messages run on the fast path (not counted in events)
     stopped: str | None = None  # why the run ended early (an engine limit), None if it finished

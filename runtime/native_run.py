@@ -53,8 +53,9 @@ from phalanx.runtime import interpreter
 from phalanx.runtime.data import Payloads
 from phalanx.runtime.engine import Deadlock, Engine, Pool, Resource, Stopped, deadlock_of
 from phalanx.runtime.freed_memory import give_back
-from phalanx.runtime.interpreter import Execution, Span, StepTiming
+from phalanx.runtime.interpreter import Execution, StepTiming
 from phalanx.runtime.native_replay import END, LEAVE, START, Replay
+from phalanx.runtime.native_spans import PHASE, NativeSpans, SpanLabels
 from phalanx.runtime.network import (
     OP_KINDS,
     Acquire,
@@ -94,7 +95,6 @@ else:
 OP_CODES = {Acquire: 0, Hold: 1, Release: 2}  # the core's op codes (Core.add_programs)
 HOLD = OP_CODES[Hold]
 CORE_CODES = np.array([OP_CODES[kind] for kind in OP_KINDS], np.uint8)  # ProgramColumns.kinds -> core
-SPAN_KINDS = ("compute", "send", "copy", "phase")  # the core's SPAN_* codes, in order
 # Log entries replayed at a time: a run whose every entry is in one chunk moves in bulk at once,
 # its transfers checked once per schedule (ideal:1024's 2M entries took 32 chunks, each
 # checked again); 48 MB of log. The entries replayed one by one go LOG_ONE_BY_ONE at a time.
@@ -899,41 +899,33 @@ class NativeRun:
     def _columns(self, run: int) -> ScheduleColumns:
         return self.prepared.indexes[self.run_schedules[run].collective].columns()
 
-    def _spans(self) -> list[Span]:
-        nodes, kinds, starts, ends, labels, peers = self.core.spans()
-        phase = SPAN_KINDS.index("phase")
-        texts = self._label_texts(np.array([label for label, kind in zip(labels, kinds) if kind != phase],
-                                           np.int64))
-        phases = {k: f"phase {k}" for k in set(label for label, kind in zip(labels, kinds) if kind == phase)}
-        return [Span(n, SPAN_KINDS[kind], s, e, phases[label] if kind == phase else texts[label],
-                     None if peer < 0 else peer)
-                for n, kind, s, e, label, peer in zip(nodes, kinds, starts, ends, labels, peers)]
+    def _spans(self) -> NativeSpans:
+        columns = self.core.spans()
+        kinds = np.frombuffer(columns[1], np.uint8)
+        labels = np.frombuffer(columns[4], "<u4")
+        return NativeSpans(columns, self._span_labels(np.unique(labels[kinds != PHASE]).astype(np.int64)))
 
-    def _label_texts(self, ids: np.ndarray) -> dict[int, str]:
-        """The texts of these label ids: compute steps' labels and messages' (message_label),
-        a single whole block's and a message of several blocks' made straight from the columns."""
-        ids = np.unique(ids)
-        out = {i: self.labels[i] for i in ids[ids < len(self.labels)].tolist()}
+    def _span_labels(self, ids: np.ndarray) -> SpanLabels:
+        """What the labels of these label ids are made of: compute steps' labels and pieces'
+        (message_label) as text, a single whole block's and a message of several blocks'
+        fields from the columns (runtime/native_spans.py makes their texts when read)."""
+        fixed = {i: self.labels[i] for i in ids[ids < len(self.labels)].tolist()}
+        parts: list[tuple[np.ndarray, ...]] = []
         for first, cols, nbytes in self.message_labels:
             mine = ids[(ids >= first) & (ids < first + cols.nmessages)] - first
             if not len(mine):
                 continue
             rows = cols.msg_start[mine]
-            single = (cols.msg_start[mine + 1] - rows == 1) & (cols.table[rows, OFFSET] == WHOLE)
-            one = rows[single]
-            out.update(zip((first + mine[single]).tolist(), [
-                f"{o}->{f} to {d}, {b} B" for o, f, d, b in zip(
-                    cols.table[one, ORIGIN].tolist(), cols.table[one, FINAL].tolist(),
-                    cols.table[one, DST].tolist(), nbytes[mine[single]].tolist())]))
             count = cols.msg_start[mine + 1] - rows
-            several = mine[count > 1]  # "{n} blocks to {dst}, {bytes} B", no Transfer made
-            out.update(zip((first + several).tolist(), [
-                f"{n} blocks to {d}, {b} B" for n, d, b in zip(
-                    count[count > 1].tolist(), cols.table[cols.msg_start[several], DST].tolist(),
-                    nbytes[several].tolist())]))
-            for m in mine[~single & (count == 1)].tolist():  # a piece of a block
-                out[first + m] = message_label(cols.group(m), int(nbytes[m]))
-        return out
+            piece = (count == 1) & (cols.table[rows, OFFSET] != WHOLE)
+            for m in mine[piece].tolist():  # a piece of a block
+                fixed[first + m] = message_label(cols.group(m), int(nbytes[m]))
+            mine, rows, count = mine[~piece], rows[~piece], count[~piece]
+            parts.append((first + mine, count, cols.table[rows, ORIGIN], cols.table[rows, FINAL],
+                          cols.table[rows, DST], nbytes[mine]))
+        if not parts:
+            parts.append(tuple(np.zeros(0, np.int64) for _ in range(6)))
+        return SpanLabels(fixed, *(np.concatenate(column) for column in zip(*parts)))
 
     def _name(self, who: tuple[int, int, int]) -> str:
         kind, a, b = who
