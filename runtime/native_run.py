@@ -413,15 +413,19 @@ class NativeRun:
     def _run(self) -> Execution:
         self._set_items()
         core = self.core
+        parts = 0  # the log's parts replayed
         while True:
             status, run = core.run()
             while log := core.take_log(LOG_CHUNK):
                 self.replay.replay(np.frombuffer(log, "<u4").reshape(-1, 3))
             if status == core_module.LOG_FULL:  # replayed as it grows, not kept whole
+                parts += 1
                 continue
             if status != core_module.NEED_RUN:
                 break
             self._open(run)
+        if parts:  # the parts' replays left their temporaries in the heap (runtime/freed_memory.py):
+            give_back()  # given back before the spans are made (torus:32x32 message-passing: 50 MB)
         self.engine.now, self.engine.events_processed = core.now, core.events
         for resource, busy_s in zip(self.resources, core.busy()):
             resource.busy_s = busy_s
