@@ -50,7 +50,7 @@ pub(crate) const WALL_CLOCK_EVERY: u64 = 4096; // runtime/engine.py WALL_CLOCK_E
 pub(crate) const NONE: u32 = u32::MAX;
 // In a resource's queue, this bit and an index of Core::waiting: a group of a node's sends waiting
 // there without records (Waiting); other entries are process ids, below it.
-pub(crate) const NODE_WAITING: u32 = 1 << 31;
+pub(crate) const WAITING_GROUP: u32 = 1 << 31;
 
 #[derive(Clone, Copy)]
 pub(crate) enum Op {
@@ -169,7 +169,7 @@ pub(crate) struct Node {
 
 /// Sends lo..hi of node `node`'s phase (not eager), started at the phase's start, that wait one
 /// after the other in the queue of `res`, at op `pc`, holding nothing: one entry of that queue
-/// (NODE_WAITING | its index in Core::waiting, followed by `next`) instead of a record each; the
+/// (WAITING_GROUP | its index in Core::waiting, followed by `next`) instead of a record each; the
 /// first gets its record back when it comes to the queue's head (walkers.rs take_waiting).
 #[derive(Clone, Copy)]
 pub(crate) struct Waiting {

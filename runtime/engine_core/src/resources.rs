@@ -67,10 +67,10 @@ impl Core {
     }
 
     /// The entry after `entry` in its queue: a process's `next_waiter`, or, for a group of a
-    /// node's waiting sends (NODE_WAITING | its index), the group's `next`.
+    /// node's waiting sends (WAITING_GROUP | its index), the group's `next`.
     fn next_of(&mut self, entry: u32) -> &mut u32 {
-        if entry & NODE_WAITING != 0 {
-            &mut self.waiting[(entry & !NODE_WAITING) as usize].next
+        if entry & WAITING_GROUP != 0 {
+            &mut self.waiting[(entry & !WAITING_GROUP) as usize].next
         } else {
             &mut self.procs[entry as usize].next_waiter
         }
@@ -98,8 +98,8 @@ impl Core {
         if head == NONE {
             return None;
         }
-        if head & NODE_WAITING != 0 {
-            return Some(self.take_waiting(r, (head & !NODE_WAITING) as usize));
+        if head & WAITING_GROUP != 0 {
+            return Some(self.take_waiting(r, (head & !WAITING_GROUP) as usize));
         }
         let next = self.procs[head as usize].next_waiter;
         let res = &mut self.resources[r];

@@ -298,7 +298,7 @@ impl Core {
                 pid
             }
             None => {
-                assert!(self.procs.len() < NODE_WAITING as usize, "more process records than the core's ids");
+                assert!(self.procs.len() < WAITING_GROUP as usize, "more process records than the core's ids");
                 self.procs.push(proc);
                 self.procs.len() as u32 - 1
             }
@@ -327,7 +327,7 @@ impl Core {
             return false;
         }
         let tail = self.resources[r as usize].queue_tail;
-        let last = (tail != NONE && tail & NODE_WAITING != 0).then_some((tail & !NODE_WAITING) as usize);
+        let last = (tail != NONE && tail & WAITING_GROUP != 0).then_some((tail & !WAITING_GROUP) as usize);
         match last.filter(|&g| {
             let w = &self.waiting[g];
             w.node == proc.node && w.pc == proc.pc && w.hi == proc.msg
@@ -341,12 +341,12 @@ impl Core {
                         at
                     }
                     None => {
-                        assert!(self.waiting.len() < NODE_WAITING as usize, "more waiting groups than the core's ids");
+                        assert!(self.waiting.len() < WAITING_GROUP as usize, "more waiting groups than the core's ids");
                         self.waiting.push(group);
                         self.waiting.len() as u32 - 1
                     }
                 };
-                self.enqueue(r as usize, NODE_WAITING | at);
+                self.enqueue(r as usize, WAITING_GROUP | at);
             }
         }
         self.procs[p].flags |= DONE; // a free record (live_waits skips it)
