@@ -34,7 +34,7 @@ impl Core {
         let nodes = (0..nprocs)
             .map(|_| Node { item: 0, phase: 0, state: AT_ITEM, start_s: 0.0, children: Vec::new(),
                             streaming: Vec::new(), inbox: false, remaining: 0, barrier: NONE, finish_s: 0.0,
-                            next_send: 0, sends_end: 0 })
+                            sends_start: 0, next_send: 0, sends_end: 0 })
             .collect();
         Core {
             nprocs, now: 0.0, seq: 0, events_due: EventQueue::default(),
@@ -491,7 +491,7 @@ impl Core {
                 let mut children: Vec<_> = node.streaming.iter().filter(|&&c| !self.procs[c as usize].has(DONE))
                     .map(|&c| self.who(c)).collect();
                 if own {
-                    children.extend(self.unfinished_sends(p.node as usize, run as usize, slot).map(|m| (1, run, m)));
+                    children.extend(self.unfinished_sends(p.node as usize, run as usize).map(|m| (1, run, m)));
                 }
                 out.push((who, "allof".to_string(), vec![run, node.phase as i64, pending as i64], children));
             } else if node.state == BARRIER_WAIT {
@@ -515,12 +515,11 @@ impl Core {
 }
 
 impl Core {
-    /// The sends of node n's phase (slot `slot` of run `run`, a phase it waits for) not ended,
-    /// in message order: those not started, those waiting without a record (Waiting), those whose record
+    /// The sends of node n's phase in run `run` (a phase it waits for) not ended, in message
+    /// order: those not started, those waiting without a record (Waiting), those whose record
     /// is not DONE (a send's record is freed once its end is processed).
-    fn unfinished_sends(&self, n: usize, run: usize, slot: usize) -> impl Iterator<Item = i64> + '_ {
-        let sched = &self.scheds[self.flights[run].as_ref().unwrap().sched];
-        let (lo, hi) = (sched.slot_msg_off[slot], sched.slot_msg_off[slot + 1]);
+    fn unfinished_sends(&self, n: usize, run: usize) -> impl Iterator<Item = i64> + '_ {
+        let (lo, hi) = (self.nodes[n].sends_start, self.nodes[n].sends_end);
         let next_send = self.nodes[n].next_send;
         let mut unfinished: std::collections::HashSet<u32> = self.procs.iter()
             .filter(|p| p.msg != NONE && !p.has(DONE) && p.node == n as u32 && p.run == run as u32)

@@ -161,8 +161,10 @@ pub(crate) struct Node {
     pub(crate) remaining: u32,
     pub(crate) barrier: u32,
     pub(crate) finish_s: f64,
-    // A phase the node waits for (not eager) starts its sends from a cursor, not as a record and
-    // a queue entry each: those not started yet are next_send..sends_end (walkers.rs send_next).
+    // A phase the node waits for (not eager) starts its sends sends_start..sends_end from a
+    // cursor, not as a record and a queue entry each: those not started yet are
+    // next_send..sends_end (walkers.rs send_next).
+    pub(crate) sends_start: u32,
     pub(crate) next_send: u32,
     pub(crate) sends_end: u32,
 }

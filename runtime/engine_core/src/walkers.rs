@@ -243,7 +243,8 @@ impl Core {
             // the sends start one by one from the node's cursor (send_next), as the resumes of
             // records made here would, from one entry of the no-delay queue per 64K sends
             self.live += hi - lo;
-            (self.nodes[n].next_send, self.nodes[n].sends_end) = (lo as u32, hi as u32);
+            let node = &mut self.nodes[n];
+            (node.sends_start, node.next_send, node.sends_end) = (lo as u32, lo as u32, hi as u32);
             let mut left = hi - lo;
             while left > 0 {
                 let count = left.min(u16::MAX as usize);
