@@ -355,8 +355,9 @@ impl Core {
         true
     }
 
-    /// Process p's ops before its last (the acquire it queues for) hold nothing: as many
-    /// acquires as releases, none past the route's (which a waiting send does not keep).
+    /// Process p's ops before its last (the acquire it queues for) leave it holding nothing: as
+    /// many acquires as releases (a waiting send gives up its record, so no resource may name it
+    /// as a holder); false where an op needs the route.
     fn holds_nothing(&self, p: Proc) -> bool {
         let program = self.programs[p.program as usize];
         let mut held = 0i32;
