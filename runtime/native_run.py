@@ -475,6 +475,7 @@ class NativeRun:
     def _run(self) -> Execution:
         self._set_items()
         core = self.core
+        parts = 0  # the log's parts replayed
         while True:
             status, run = core.run()
             replayed = False
@@ -484,10 +485,13 @@ class NativeRun:
             if replayed:  # the replay's temporaries (a part's transfer rows copied, 30 MB at
                 give_back()  # torus:32x32), not kept resident under the core's run and after
             if status == core_module.LOG_FULL:  # replayed as it grows, not kept whole
+                parts += 1
                 continue
             if status != core_module.NEED_RUN:
                 break
             self._open(run)
+        if parts:  # the parts' replays left their temporaries in the heap (runtime/freed_memory.py):
+            give_back()  # given back before the spans are made (torus:32x32 message-passing: 50 MB)
         self.engine.now, self.engine.events_processed = core.now, core.events
         for resource, busy_s in zip(self.resources, core.busy()):
             resource.busy_s = busy_s

@@ -450,6 +450,25 @@ def test_message_records_are_reused_once_their_node_is_past_them(monkeypatch):
     assert 16 < held[0] <= 16 + 2 * 16
 
 
+def test_a_phase_s_queued_sends_wait_without_records(monkeypatch):
+    """torus:8x8's message-passing all-to-all starts each node's 64 sends at once: they queue at
+    the node's processor, then at its send slot, as groups of consecutive sends without records
+    (engine_core model.rs Waiting), so the core holds records for the sends in flight, not one
+    for each of the 4096 (1M records of 48 bytes at torus:32x32)."""
+    compiled = compile_text(kind_program("alltoall", 64, 8), target="torus:8x8", algorithm="message-passing",
+                            cost="closed-form")
+    held = []
+    spans = NativeRun._spans
+
+    def counted(self):
+        held.append(self.core.proc_records)
+        return spans(self)
+
+    monkeypatch.setattr(NativeRun, "_spans", counted)
+    assert simulate(compiled, engine_choice="native").verified
+    assert 64 < held[0] < 4096 // 8
+
+
 def test_the_core_holds_a_schedule_s_arrays_only_read_only():
     """Core.add_schedule holds the arrays in place: a writable one is refused by name."""
     import phalanx_engine_core

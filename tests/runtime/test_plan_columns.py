@@ -147,3 +147,19 @@ def test_slot_index_is_the_smaller_form_and_finds_every_slot_s_entries():
         for slot in range(nslots):
             lo, hi = slot_range(of, nslots, slot)
             assert np.flatnonzero(slots == slot).tolist() == list(range(lo, hi)), slot
+
+
+def test_combined_messages_in_walk_order_keep_the_compiler_s_table_in_place():
+    """A table whose messages (ids shared by several transfers) come by sender, each message's
+    transfers together (message-passing's one phase), is in walk order already: the columns
+    take it as it is (`rows` None, no copy); the same messages interleaved are sorted. Both walk
+    the interpreter's messages."""
+    s = schedule()
+    sends = [t for t in s.phases[0].sends if t.src < 3]  # drop `outside`
+    walk = sorted(sends, key=lambda t: (t.src, (t.dst, t.message) if t.message else (-1, 0)))
+    for order, in_place in ((walk, True), (sends, False)):
+        built = Schedule(0, Kind.ALLTOALL, "test", 3, PhaseColumns.of([table(order)]).phases())
+        cols, index = ScheduleColumns.of(built), ScheduleIndex(built)
+        assert (cols.rows is None) == in_place
+        assert [cols.group(m) for m in range(cols.nmessages)] == \
+            [group for node in range(3) for group in index.messages(0, node)]

@@ -44,7 +44,8 @@ impl Core {
            time_limit_s: Option<f64>, log_limit: Option<usize>) -> Self {
         let nodes = (0..nprocs)
             .map(|_| Node { item: 0, phase: 0, state: AT_ITEM, start_s: 0.0, children: Vec::new(),
-                            streaming: Vec::new(), inbox: false, remaining: 0, barrier: NONE, finish_s: 0.0 })
+                            streaming: Vec::new(), inbox: false, remaining: 0, barrier: NONE, finish_s: 0.0,
+                            sends_start: 0, next_send: 0, sends_end: 0 })
             .collect();
         Core {
             nprocs, now: 0.0, seq: 0, events_due: EventQueue::default(),
@@ -55,6 +56,7 @@ impl Core {
             hops: Vec::new(), switch: Default::default(), gates: Default::default(),
             scheds: Vec::new(), items: Vec::new(), run_sched: vec![-1; run_count],
             flights: (0..run_count).map(|_| None).collect(), nodes, procs: Vec::new(), free_procs: Vec::new(),
+            waiting: Vec::new(), free_waiting: Vec::new(),
             live: 0,
             barriers: Vec::new(), timing_start: vec![f64::INFINITY; run_count],
             timing_end: vec![0.0; run_count], span_node: Vec::new(), span_kind: Vec::new(),
@@ -513,9 +515,11 @@ impl Core {
                 let pending = node.state == PHASE_WAIT && node.inbox && flight.inbox_slot[p.node as usize] == slot as u32
                     && flight.inbox_pending[p.node as usize] != 0;
                 let own = node.state == PHASE_WAIT && !sched.phase_eager[node.phase];
-                let children = node.streaming.iter().chain(node.children.iter().filter(|_| own))
-                    .filter(|&&c| !self.procs[c as usize].has(DONE))
+                let mut children: Vec<_> = node.streaming.iter().filter(|&&c| !self.procs[c as usize].has(DONE))
                     .map(|&c| self.who(c)).collect();
+                if own {
+                    children.extend(self.unfinished_sends(p.node as usize, run as usize).map(|m| (1, run, m)));
+                }
                 out.push((who, "allof".to_string(), vec![run, node.phase as i64, pending as i64], children));
             } else if node.state == BARRIER_WAIT {
                 let flight = self.flights[run as usize].as_ref().unwrap();
@@ -525,11 +529,32 @@ impl Core {
                 out.push((who, "barrier".to_string(), vec![run, node.phase as i64, group as i64], arrived));
             }
         }
+        // the sends waiting without a record (Waiting)
+        for group in self.waiting.iter().filter(|g| !g.is_empty()) {
+            let run = self.items[self.nodes[group.node as usize].item].run as i64;
+            let holders: Vec<_> = self.holders(group.res as usize).into_iter().map(|h| self.who(h)).collect();
+            for msg in group.lo..group.hi {
+                out.push(((1, run, msg as i64), "resource".to_string(), vec![group.res as i64], holders.clone()));
+            }
+        }
         out
     }
 }
 
 impl Core {
+    /// The sends of node n's phase in run `run` (a phase it waits for) not ended, in message
+    /// order: those not started, those waiting without a record (Waiting), those whose record
+    /// is not DONE (a send's record is freed once its end is processed).
+    fn unfinished_sends(&self, n: usize, run: usize) -> impl Iterator<Item = i64> + '_ {
+        let (lo, hi) = (self.nodes[n].sends_start, self.nodes[n].sends_end);
+        let next_send = self.nodes[n].next_send;
+        let mut unfinished: std::collections::HashSet<u32> = self.procs.iter()
+            .filter(|p| p.msg != NONE && !p.has(DONE) && p.node == n as u32 && p.run == run as u32)
+            .map(|p| p.msg).collect();
+        unfinished.extend(self.waiting.iter().filter(|g| g.node == n as u32).flat_map(|g| g.lo..g.hi));
+        (lo..hi).filter(move |&m| m >= next_send || unfinished.contains(&m)).map(|m| m as i64)
+    }
+
     /// Every op of program `program` for a message from src to dst, op by op as a message
     /// takes them (walkers.rs op_at).
     fn ops_of(&mut self, program: usize, src: u32, dst: u32) -> PyResult<Vec<Op>> {

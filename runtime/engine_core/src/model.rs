@@ -15,6 +15,7 @@ pub(crate) const ACT_INBOX_DONE: u8 = 2; // a node's inbox of a phase is complet
 pub(crate) const ACT_ALLOF_DONE: u8 = 3; // a node's phase wait is over: the node goes on
 pub(crate) const ACT_BARRIER: u8 = 4; // a barrier ends: its nodes go on, in the order they arrived
 pub(crate) const PENDING_ONE_DONE: u8 = 5; // (callback only) one child of a node's all-of is done
+pub(crate) const ACT_SEND_NEXT: u8 = 6; // a node's next send of its phase starts (walkers.rs send_next)
 
 // Node walker states.
 pub(crate) const AT_ITEM: u8 = 0;
@@ -47,6 +48,9 @@ pub(crate) const LOG_FULL: u8 = 6; // the log holds log_limit entries: take them
 
 pub(crate) const WALL_CLOCK_EVERY: u64 = 4096; // runtime/engine.py WALL_CLOCK_EVERY
 pub(crate) const NONE: u32 = u32::MAX;
+// In a resource's queue, this bit and an index of Core::waiting: a group of a node's sends waiting
+// there without records (Waiting); other entries are process ids, below it.
+pub(crate) const WAITING_GROUP: u32 = 1 << 31;
 
 #[derive(Clone, Copy)]
 pub(crate) enum Op {
@@ -195,11 +199,38 @@ pub(crate) struct Node {
     pub(crate) remaining: u32,
     pub(crate) barrier: u32,
     pub(crate) finish_s: f64,
+    // A phase the node waits for (not eager) starts its sends sends_start..sends_end from a
+    // cursor, not as a record and a queue entry each: those not started yet are
+    // next_send..sends_end (walkers.rs send_next).
+    pub(crate) sends_start: u32,
+    pub(crate) next_send: u32,
+    pub(crate) sends_end: u32,
+}
+
+/// Sends lo..hi of node `node`'s phase (not eager), started at the phase's start, that wait one
+/// after the other in the queue of `res`, at op `pc`, holding nothing: one entry of that queue
+/// (WAITING_GROUP | its index in Core::waiting, followed by `next`) instead of a record each; the
+/// first gets its record back when it comes to the queue's head (walkers.rs take_waiting).
+#[derive(Clone, Copy)]
+pub(crate) struct Waiting {
+    pub(crate) node: u32,
+    pub(crate) lo: u32,
+    pub(crate) hi: u32,
+    pub(crate) res: u32,
+    pub(crate) next: u32,
+    pub(crate) pc: u16,
+}
+
+impl Waiting {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.hi == self.lo
+    }
 }
 
 /// A node walker or a message process. A message's ends and program are copied here from its
 /// schedule when it starts (`src`, its slot's node, `dst`, `program`), so that each of its ops reads this one
 /// record, not three arrays of 16.8M entries (a cache miss each) besides it.
+#[derive(Clone, Copy)]
 pub(crate) struct Proc {
     pub(crate) node: u32,
     pub(crate) run: u32,
@@ -222,6 +253,9 @@ pub(crate) const DONE: u8 = 2; // it ended (its end event is due)
 // for a phase's sends, a phase on for an eager phase's (the next phase's or the last wait).
 pub(crate) const WAITED: u8 = 4;
 pub(crate) const PROCESSED: u8 = 8; // its end event was processed: a wait made later skips it
+// In no node's list (a send of a phase its node waits for, Node::next_send): its record is free
+// for reuse once its end is processed.
+pub(crate) const UNLISTED: u8 = 16;
 
 /// The most ops a program may have (`Proc::pc` counts them in 16 bits: 48-byte records).
 pub(crate) const MAX_PROGRAM_OPS: usize = u16::MAX as usize;
@@ -276,6 +310,8 @@ pub(crate) struct Core {
     // message processes ended, processed and out of their node's waits: their records are
     // reused (walkers.rs free_procs), so that `procs` holds the messages in flight, not all
     pub(crate) free_procs: Vec<u32>,
+    pub(crate) waiting: Vec<Waiting>, // groups of sends waiting without records
+    pub(crate) free_waiting: Vec<u32>, // empty groups of `waiting`, for reuse
     pub(crate) live: usize,
     pub(crate) barriers: Vec<Barrier>,
     pub(crate) timing_start: Vec<f64>,
@@ -308,7 +344,7 @@ impl Core {
 
     pub(crate) fn schedule(&mut self, delay_s: f64, act: u8, id: u32) {
         let at = self.now + delay_s;
-        self.events_due.push(Entry { at_bits: at.to_bits(), seq: self.seq, id, act }, delay_s);
+        self.events_due.push(Entry { at_bits: at.to_bits(), seq: self.seq, id, act, count: 1 }, delay_s);
         self.seq += 1;
     }
 

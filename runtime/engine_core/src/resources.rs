@@ -66,24 +66,44 @@ impl Core {
         res.since_s = now;
     }
 
-    fn enqueue(&mut self, r: usize, pid: u32) {
-        self.procs[pid as usize].next_waiter = NONE;
-        let res = &mut self.resources[r];
-        match res.queue_tail {
-            NONE => res.queue_head = pid,
-            tail => self.procs[tail as usize].next_waiter = pid,
+    /// The entry after `entry` in its queue: a process's `next_waiter`, or, for a group of a
+    /// node's waiting sends (WAITING_GROUP | its index), the group's `next`.
+    fn next_of(&mut self, entry: u32) -> &mut u32 {
+        if entry & WAITING_GROUP != 0 {
+            &mut self.waiting[(entry & !WAITING_GROUP) as usize].next
+        } else {
+            &mut self.procs[entry as usize].next_waiter
         }
-        res.queue_tail = pid;
     }
 
-    /// The first process waiting for `r`, taken off its queue.
+    /// `entry` (a process, or a node's group of waiting sends) last in the queue of `r`.
+    pub(crate) fn enqueue(&mut self, r: usize, entry: u32) {
+        *self.next_of(entry) = NONE;
+        match self.resources[r].queue_tail {
+            NONE => self.resources[r].queue_head = entry,
+            tail => *self.next_of(tail) = entry,
+        }
+        self.resources[r].queue_tail = entry;
+    }
+
+    /// Would a request for `r` be granted now (it is free and no one queues for it)?
+    pub(crate) fn grants_now(&self, r: usize) -> bool {
+        self.resources[r].held < self.kinds[r].capacity && self.resources[r].queue_head == NONE
+    }
+
+    /// The first process waiting for `r`, taken off its queue (of a node's group of waiting
+    /// sends the first, given its record: walkers.rs take_waiting).
     fn dequeue(&mut self, r: usize) -> Option<u32> {
-        let res = &mut self.resources[r];
-        let head = res.queue_head;
+        let head = self.resources[r].queue_head;
         if head == NONE {
             return None;
         }
-        res.queue_head = self.procs[head as usize].next_waiter;
+        if head & WAITING_GROUP != 0 {
+            return Some(self.take_waiting(r, (head & !WAITING_GROUP) as usize));
+        }
+        let next = self.procs[head as usize].next_waiter;
+        let res = &mut self.resources[r];
+        res.queue_head = next;
         if res.queue_head == NONE {
             res.queue_tail = NONE;
         }

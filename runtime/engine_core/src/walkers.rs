@@ -1,6 +1,7 @@
 //! The node walkers and message processes of runtime/interpreter.py, event for event.
 
 use crate::model::*;
+use crate::events::Entry;
 use crate::shapes::{Program, ShapedOp};
 use std::collections::HashMap;
 
@@ -14,7 +15,11 @@ impl Core {
                 if p.has(WAITED) {
                     self.pending.push_back((PENDING_ONE_DONE, p.node));
                 }
+                if p.has(UNLISTED) {
+                    self.free_procs.push(id);
+                }
             }
+            ACT_SEND_NEXT => self.pending.push_back((ACT_SEND_NEXT, id)),
             ACT_INBOX_DONE => self.pending.push_back((PENDING_ONE_DONE, id)),
             ACT_ALLOF_DONE => self.pending.push_back((ACT_RESUME, id)),
             _ => {
@@ -34,6 +39,9 @@ impl Core {
                 self.schedule(0.0, ACT_ALLOF_DONE, id);
             }
             return Ok(());
+        }
+        if act == ACT_SEND_NEXT {
+            return self.send_next(id as usize);
         }
         if self.procs[id as usize].msg == NONE {
             self.resume_node(id as usize)
@@ -222,24 +230,29 @@ impl Core {
         self.nodes[n].start_s = self.now;
         let slot = k * nprocs + n;
         let (lo, hi) = self.scheds[s].msgs_of(slot);
-        for msg in lo..hi {
-            let sched = &self.scheds[s];
-            let (dst, program) = (sched.msg_dst[msg], sched.msg_program[msg]);
-            let proc = Proc { node: n as u32, run: run as u32, msg: msg as u32, src: n as u32, dst, program,
-                              waits_for: NONE, route: NONE, next_waiter: NONE, start_s: 0.0, pc: 0, flags: 0 };
-            let pid = match self.free_procs.pop() {
-                Some(pid) => {
-                    self.procs[pid as usize] = proc;
-                    pid
-                }
-                None => {
-                    self.procs.push(proc);
-                    self.procs.len() as u32 - 1
-                }
-            };
-            self.live += 1;
-            self.schedule(0.0, ACT_RESUME, pid);
-            children.push(pid);
+        let eager = self.scheds[s].phase_eager[k];
+        if eager {
+            for msg in lo..hi {
+                let proc = self.send_proc(s, run, n, msg as u32, 0);
+                let pid = self.new_proc(proc);
+                self.live += 1;
+                self.schedule(0.0, ACT_RESUME, pid);
+                children.push(pid);
+            }
+        } else {
+            // the sends start one by one from the node's cursor (send_next), as the resumes of
+            // records made here would, from one entry of the no-delay queue per 64K sends
+            self.live += hi - lo;
+            let node = &mut self.nodes[n];
+            (node.sends_start, node.next_send, node.sends_end) = (lo as u32, lo as u32, hi as u32);
+            let mut left = hi - lo;
+            while left > 0 {
+                let count = left.min(u16::MAX as usize);
+                self.events_due.push_now(Entry { at_bits: self.now.to_bits(), seq: self.seq, id: n as u32,
+                                                 act: ACT_SEND_NEXT, count: count as u16 });
+                self.seq += count as u64;
+                left -= count;
+            }
         }
         let (inbox_lo, inbox_hi) = self.scheds[s].inbox_of(slot);
         let inbox = inbox_hi > inbox_lo;
@@ -256,8 +269,8 @@ impl Core {
             }
         }
         let mut remaining = self.wait_for(&streaming) + inbox as u32;
-        if !self.scheds[s].phase_eager[k] {
-            remaining += self.wait_for(&children);
+        if !eager {
+            remaining += (hi - lo) as u32; // none started yet (send_next marks them WAITED)
         }
         let node = &mut self.nodes[n];
         (node.children, node.streaming) = (children, streaming);
@@ -268,6 +281,124 @@ impl Core {
             self.schedule(0.0, ACT_ALLOF_DONE, n as u32);
         }
         false
+    }
+
+    /// The record of message `msg` of schedule `s`, run `run`, sent by node n, with `flags`.
+    fn send_proc(&self, s: usize, run: usize, n: usize, msg: u32, flags: u8) -> Proc {
+        let sched = &self.scheds[s];
+        let (dst, program) = (sched.msg_dst[msg as usize], sched.msg_program[msg as usize]);
+        Proc { node: n as u32, run: run as u32, msg, src: n as u32, dst, program, waits_for: NONE, route: NONE,
+               next_waiter: NONE, start_s: 0.0, pc: 0, flags }
+    }
+
+    /// A process record for `proc`, a free one reused where there is one; returns its id.
+    fn new_proc(&mut self, proc: Proc) -> u32 {
+        match self.free_procs.pop() {
+            Some(pid) => {
+                self.procs[pid as usize] = proc;
+                pid
+            }
+            None => {
+                assert!(self.procs.len() < WAITING_GROUP as usize, "more process records than the core's ids");
+                self.procs.push(proc);
+                self.procs.len() as u32 - 1
+            }
+        }
+    }
+
+    /// Node n's next send of its phase starts: its record, resumed (`resume_send`; a send that
+    /// queues gives it up again, `join_waiting`).
+    fn send_next(&mut self, n: usize) -> Result<(), Halt> {
+        let msg = self.nodes[n].next_send;
+        self.nodes[n].next_send += 1;
+        let run = self.items[self.nodes[n].item].run as usize;
+        let s = self.flights[run].as_ref().unwrap().sched;
+        let pid = self.new_proc(self.send_proc(s, run, n, msg, WAITED | UNLISTED));
+        self.resume_send(pid)
+    }
+
+    /// Process p (a send of a phase its node waits for, UNLISTED) queues for `r` (the acquire
+    /// its last op): where it holds nothing, it joins its node's sends before it that wait there
+    /// last in the queue at the same op, or else starts a group of waiting sends there
+    /// (Waiting), and its record is freed: true. A phase's thousands of sends queue at their
+    /// node's processor, then at its send slot: their records were 48 bytes each.
+    fn join_waiting(&mut self, p: usize, r: u32) -> bool {
+        let proc = self.procs[p];
+        if proc.route != NONE || !self.holds_nothing(proc) {
+            return false;
+        }
+        let tail = self.resources[r as usize].queue_tail;
+        let last = (tail != NONE && tail & WAITING_GROUP != 0).then_some((tail & !WAITING_GROUP) as usize);
+        match last.filter(|&g| {
+            let w = &self.waiting[g];
+            w.node == proc.node && w.pc == proc.pc && w.hi == proc.msg
+        }) {
+            Some(g) => self.waiting[g].hi += 1,
+            None => {
+                let group = Waiting { node: proc.node, lo: proc.msg, hi: proc.msg + 1, res: r, next: NONE, pc: proc.pc };
+                let at = match self.free_waiting.pop() {
+                    Some(at) => {
+                        self.waiting[at as usize] = group;
+                        at
+                    }
+                    None => {
+                        assert!(self.waiting.len() < WAITING_GROUP as usize, "more waiting groups than the core's ids");
+                        self.waiting.push(group);
+                        self.waiting.len() as u32 - 1
+                    }
+                };
+                self.enqueue(r as usize, WAITING_GROUP | at);
+            }
+        }
+        self.procs[p].flags |= DONE; // a free record (live_waits skips it)
+        self.free_procs.push(p as u32);
+        true
+    }
+
+    /// Process p's ops before its last (the acquire it queues for) leave it holding nothing: as
+    /// many acquires as releases (a waiting send gives up its record, so no resource may name it
+    /// as a holder); false where an op needs the route.
+    fn holds_nothing(&self, p: Proc) -> bool {
+        let program = self.programs[p.program as usize];
+        let mut held = 0i32;
+        for pc in 0..p.pc as usize - 1 {
+            let op = match program {
+                Program::Ops { first, .. } => self.ops[first as usize + pc],
+                shaped => match self.shaped_op(shaped, pc, p.src, p.dst, None) {
+                    ShapedOp::Op(op) => op,
+                    _ => return false,
+                },
+            };
+            match op {
+                Op::Acquire(_) => held += 1,
+                Op::Release(_) => held -= 1,
+                _ => {}
+            }
+        }
+        held == 0
+    }
+
+    /// The first send of group `at` of waiting sends (at the head of the queue of `r`) is
+    /// granted `r`: it gets its record back, as it was when it queued (started at its phase's
+    /// start, at the group's op); the group leaves the queue after its last send. Returns the
+    /// record's id.
+    pub(crate) fn take_waiting(&mut self, r: usize, at: usize) -> u32 {
+        let w = self.waiting[at];
+        self.waiting[at].lo += 1;
+        if w.lo + 1 == w.hi {
+            let res = &mut self.resources[r];
+            res.queue_head = w.next;
+            if w.next == NONE {
+                res.queue_tail = NONE;
+            }
+            self.free_waiting.push(at as u32);
+        }
+        let n = w.node as usize;
+        let run = self.items[self.nodes[n].item].run as usize;
+        let s = self.flights[run].as_ref().unwrap().sched;
+        let mut proc = self.send_proc(s, run, n, w.lo, STARTED | WAITED | UNLISTED);
+        (proc.start_s, proc.pc, proc.waits_for) = (self.nodes[n].start_s, w.pc, r as u32);
+        self.new_proc(proc)
     }
 
     pub(crate) fn resume_send(&mut self, pid: u32) -> Result<(), Halt> {
@@ -283,6 +414,10 @@ impl Core {
             self.procs[p].pc += 1;
             match op {
                 Op::Acquire(r) => {
+                    let unlisted = self.procs[p].has(UNLISTED);
+                    if unlisted && !self.grants_now(r as usize) && self.join_waiting(p, r) {
+                        return Ok(());
+                    }
                     if !self.request(r as usize, pid) {
                         self.procs[p].waits_for = r;
                         return Ok(());
