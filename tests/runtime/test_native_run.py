@@ -432,12 +432,8 @@ def test_a_block_sent_twice_is_caught_in_a_log_replayed_in_parts(monkeypatch):
         f"of block {extra.origin}->{extra.final} is sent twice"
 
 
-def test_message_records_are_reused_once_their_node_is_past_them(monkeypatch):
-    """ideal:16's direct all-to-all sends 256 messages over 15 phases; the core holds records
-    for the node walkers and the messages of a node's phase and the one before, not one per
-    message (16.8M records of 48 bytes at 4096 nodes)."""
-    compiled = compile_text(kind_program("alltoall", 16, 64), target="ideal:16", algorithm="direct",
-                            cost="closed-form")
+def records_when_run_ends(compiled, monkeypatch) -> int:
+    """The core's message records when its run ends (read as the spans are made), the run verified."""
     held = []
     spans = NativeRun._spans
 
@@ -447,7 +443,17 @@ def test_message_records_are_reused_once_their_node_is_past_them(monkeypatch):
 
     monkeypatch.setattr(NativeRun, "_spans", counted)
     assert simulate(compiled, engine_choice="native").verified
-    assert 16 < held[0] <= 16 + 2 * 16
+    return held[0]
+
+
+def test_message_records_are_reused_once_their_node_is_past_them(monkeypatch):
+    """ideal:16's direct all-to-all sends 256 messages over 15 phases; the core holds records
+    for the node walkers and the messages of a node's phase and the one before, not one per
+    message (16.8M records of 48 bytes at 4096 nodes)."""
+    compiled = compile_text(kind_program("alltoall", 16, 64), target="ideal:16", algorithm="direct",
+                            cost="closed-form")
+    held = records_when_run_ends(compiled, monkeypatch)
+    assert 16 < held <= 16 + 2 * 16
 
 
 def test_a_phase_s_queued_sends_wait_without_records(monkeypatch):
@@ -457,16 +463,8 @@ def test_a_phase_s_queued_sends_wait_without_records(monkeypatch):
     for each of the 4096 (1M records of 48 bytes at torus:32x32)."""
     compiled = compile_text(kind_program("alltoall", 64, 8), target="torus:8x8", algorithm="message-passing",
                             cost="closed-form")
-    held = []
-    spans = NativeRun._spans
-
-    def counted(self):
-        held.append(self.core.proc_records)
-        return spans(self)
-
-    monkeypatch.setattr(NativeRun, "_spans", counted)
-    assert simulate(compiled, engine_choice="native").verified
-    assert 64 < held[0] < 4096 // 8
+    held = records_when_run_ends(compiled, monkeypatch)
+    assert 64 < held < 4096 // 8
 
 
 def test_the_core_holds_a_schedule_s_arrays_only_read_only():
