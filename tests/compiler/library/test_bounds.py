@@ -30,7 +30,6 @@ from phalanx.compiler.library.offer import diagonal_weightings, entry_cuts, grid
 from phalanx.compiler.library.registry import PortModel
 from phalanx.compiler.recognize import Collective, recognize
 from phalanx.compiler.target import Target, resolve
-from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.sweep import SWEEP_KINDS, kind_program
 from phalanx.runtime.synthetic import varied_matrix
 from phalanx.runtime.timing import simulated_time_s
@@ -45,10 +44,10 @@ MACHINES = {"ideal:6": (8, 4096, 65536), "ideal:8": (8, 4096, 65536), "torus:3x4
 
 
 def collective(machine: Target, kind: str, size: int) -> Collective | None:
-    """The sweep's `kind` program of `size`-byte blocks on the whole machine, compiled with the
-    first algorithm that can lower it (no `auto` search), or a byte matrix for the kinds no
-    sweep program makes: `sparse` (each node to the next and the third next) and `alltoallv`
-    (Fig. 9's varied sizes)."""
+    """The sweep's `kind` program of `size`-byte blocks on the whole machine, as recognized
+    (no candidate's schedule generated), or None where no algorithm's preconditions hold for
+    it; or a byte matrix for the kinds no sweep program makes: `sparse` (each node to the next
+    and the third next) and `alltoallv` (Fig. 9's varied sizes)."""
     n = machine.nnodes
     if kind in ("sparse", "alltoallv"):
         if kind == "sparse":
@@ -58,14 +57,10 @@ def collective(machine: Target, kind: str, size: int) -> Collective | None:
         else:
             m = varied_matrix(n, size, variance=0.5)
         return recognize(0, m, "A", "B", 1)
-    source = kind_program(kind, n, size)
-    for algorithm in machine.algorithms(kind):
-        try:
-            return compile_program(source, target=machine.spec,
-                                   algorithm=f"{kind}={algorithm}").collectives[0]
-        except PhalanxError:
-            continue
-    return None
+    (coll,) = recognized_collectives(kind_program(kind, n, size), target=machine.spec)
+    if all(unmet is not None for _, unmet in machine.candidates(coll)):
+        return None
+    return coll
 
 
 @pytest.mark.parametrize("spec", sorted(MACHINES))
