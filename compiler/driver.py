@@ -110,20 +110,25 @@ def _resolve_target(program: CheckedProgram, spec: str | None) -> tuple[str, Tar
         raise error_at(program.target_loc, d.message, program.source, d.hint) from None
 
 
-def compile_program(source_or_path: str | Path, target: str | None = None,
-                    algorithm: str = "auto", file: str | None = None,
-                    parser: str = "lark", cost: str = "target",
-                    checked: Callable[[CheckedProgram, str], None] | None = None) -> Compiled:
-    """Compile a program; `algorithm` is `auto`, one name, or `KIND=ALG,...`;
-    `parser` is the front end, `lark` or `antlr`; `cost` the cost model `auto` minimises
-    (`target`, or one a backend registered, e.g. `simgrid`). `checked(program, spec)` is
-    called once the program is checked and its target resolved, before communication sets
-    and schedules are worked out (the expensive part): `phalanx run` refuses there a program
-    too big to simulate (runtime/limits.py)."""
-    parse_algorithm_option(algorithm)  # a bad --algorithm is refused before any work
+@dataclass
+class _Recognized:
+    """The front end's work, which compile_program and recognized_collectives share."""
+
+    module: ast.Module
+    program: CheckedProgram
+    spec: str
+    machine: Target
+    ctx: Context
+    stages: dict[str, ModuleOp]  # "dist", "coll"
+    commsets: list[CommSet | None]
+    collectives: list[Collective]  # by index
+
+
+def _recognize(source_or_path: str | Path, target: str | None, file: str | None, parser: str,
+               checked: Callable[[CheckedProgram, str], None] | None = None) -> _Recognized:
+    """Parse, check and resolve the target; the dist IR and the coll IR with its collectives."""
     module = load(source_or_path, file, parser)
     program = check(module)
-    check_cost_model(cost)
     spec, machine = _resolve_target(program, target)
     for procs in program.processors.values():
         if procs.count > machine.nnodes:
@@ -147,10 +152,37 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
     # run's data check (Compiled.commsets; runtime/data_facts.py)
     commsets = [CommSet(s) if isinstance(s, AssignStmt) else None for s in program.communications()]
     RecognizeCollectives(commsets=tuple(commsets)).apply(ctx, stages["coll"])
-    stages["sched"] = _lower(ctx, stages["coll"], spec, machine, algorithm, cost)
     # by index: each coll op carries its statement's (recognize-collectives checks 0..n-1)
     collectives = sorted((collective_from_op(op) for op in stages["coll"].ops
                           if isinstance(op, coll.CollectiveOp)), key=lambda c: c.index)
+    return _Recognized(module, program, spec, machine, ctx, stages, commsets, collectives)
+
+
+def recognized_collectives(source_or_path: str | Path, target: str | None = None,
+                           file: str | None = None, parser: str = "lark") -> list[Collective]:
+    """The program's collectives as recognition finds them, by index, nothing lowered: what a
+    lower bound or a precondition is worked out from. compile_program's are the same, after
+    it has lowered them and listed every candidate (each candidate's closed form generates
+    its schedule: seconds on a 64-node machine)."""
+    return _recognize(source_or_path, target, file, parser).collectives
+
+
+def compile_program(source_or_path: str | Path, target: str | None = None,
+                    algorithm: str = "auto", file: str | None = None,
+                    parser: str = "lark", cost: str = "target",
+                    checked: Callable[[CheckedProgram, str], None] | None = None) -> Compiled:
+    """Compile a program; `algorithm` is `auto`, one name, or `KIND=ALG,...`;
+    `parser` is the front end, `lark` or `antlr`; `cost` the cost model `auto` minimises
+    (`target`, or one a backend registered, e.g. `simgrid`). `checked(program, spec)` is
+    called once the program is checked and its target resolved, before communication sets
+    and schedules are worked out (the expensive part): `phalanx run` refuses there a program
+    too big to simulate (runtime/limits.py)."""
+    parse_algorithm_option(algorithm)  # a bad --algorithm or --cost is refused before any work
+    check_cost_model(cost)
+    found = _recognize(source_or_path, target, file, parser, checked)
+    module, program, spec, machine, ctx = found.module, found.program, found.spec, found.machine, found.ctx
+    stages, commsets, collectives = found.stages, found.commsets, found.collectives
+    stages["sched"] = _lower(ctx, stages["coll"], spec, machine, algorithm, cost)
     listed = [machine.candidates(c) for c in collectives]
     # A statement whose algorithm is forced ranks nothing: its alternatives are listed by the
     # closed forms (their source says so), not simulated, so `--algorithm X` costs no candidate runs.

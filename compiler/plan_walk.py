@@ -134,10 +134,10 @@ def _pipeline(step: PipelineStep, runs: Callable[[Step], bool], consumer: NodeCo
 def messages(sends: list[Transfer]) -> list[tuple[Transfer, ...]]:
     """Group one node's sends of a phase into network messages (see Transfer.message)."""
     groups: dict[tuple[int, int, int], list[Transfer]] = {}
-    out: list[list[Transfer]] = []
+    out: list[tuple[Transfer, ...] | list[Transfer]] = []
     for t in sends:
         if t.message == 0:
-            out.append([t])
+            out.append((t,))  # a message of its own, final (tuple() below returns it as is)
         else:
             key = (t.src, t.dst, t.message)
             if key not in groups:

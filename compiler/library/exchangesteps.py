@@ -74,15 +74,25 @@ Step = tuple[tuple[Pair, ...], tuple[Pair, ...]]  # (first messages, replies), a
 def exchange_steps(blocks: tuple[tuple[Pair, int, int], ...], nprocs: int, route: Route,
                    startup_s: float, s_per_byte: float) -> tuple[Step, ...]:
     """The unordered pairs (p, q, bytes p -> q, bytes q -> p) in steps: of the greedy search's
-    steps under each of WEIGHTS (module docstring; the first alone where every exchange takes
-    one time), those that `estimated_s` ends first (the first of WEIGHTS among equals)."""
+    steps under each of its weights (searched_steps), those that `estimated_s` ends first (the
+    first of WEIGHTS among equals)."""
     sizes = {(p, q): pq for (p, q), pq, _ in blocks} | {(q, p): qp for (p, q), _, qp in blocks}
+    return min(searched_steps(blocks, nprocs, route, startup_s, s_per_byte).values(),
+               key=lambda steps: estimated_s(steps, sizes, nprocs, route, startup_s, s_per_byte))
+
+
+@functools.lru_cache(maxsize=16)
+def searched_steps(blocks: tuple[tuple[Pair, int, int], ...], nprocs: int, route: Route,
+                   startup_s: float, s_per_byte: float) -> dict[tuple[float, float], tuple[Step, ...]]:
+    """The greedy search's steps under each of WEIGHTS (module docstring), in WEIGHTS' order;
+    under the first alone where every exchange takes one time. Remembered: exchange_steps
+    chooses among them, and its test checks the choice against each."""
     weights = WEIGHTS
     if len({pq + qp for _, pq, qp in blocks}) <= 1:  # exchanges of one time: the first weights,
         weights = WEIGHTS[:1]  # (the link weights did not better it on paragon:8x8, 8 B-1 MB)
-    return min((_greedy_steps(blocks, nprocs, route, startup_s, s_per_byte, size_weight, link_weight)
-                for size_weight, link_weight in weights),
-               key=lambda steps: estimated_s(steps, sizes, nprocs, route, startup_s, s_per_byte))
+    return {(size_weight, link_weight): _greedy_steps(blocks, nprocs, route, startup_s, s_per_byte,
+                                                      size_weight, link_weight)
+            for size_weight, link_weight in weights}
 
 
 def estimated_s(steps: tuple[Step, ...], sizes: dict[Pair, int], nprocs: int, route: Route,
@@ -120,10 +130,15 @@ def _greedy_steps(blocks: tuple[tuple[Pair, int, int], ...], nprocs: int, route:
         load.update(links[p, q])
         load.update(links[q, p])
 
-    both_ways = {pair: links[pair] | links[pair[1], pair[0]] for pair in pairs}
+    # a pair's links either way, under either orientation: busiest runs for every pair left at
+    # every step of every weights' search (2M times on paragon:8x8), so it only looks them up
+    both_ways: dict[Pair, tuple[Hashable, ...]] = {}
+    for p, q in pairs:
+        both_ways[p, q] = both_ways[q, p] = tuple(links[p, q] | links[q, p])
+    count = load.__getitem__  # every link of a route is in load (0 once its messages are taken)
 
     def busiest(pair: Pair) -> int:
-        return max(load[x] for x in both_ways[min(pair), max(pair)])
+        return max(map(count, both_ways[pair]))
 
     # when each node is expected to end its exchanges so far: the later of a pair sends first
     # (its partner is free), and a pair both of whose nodes end half an exchange or more before

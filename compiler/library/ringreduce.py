@@ -357,17 +357,20 @@ def split_step_phases(g: Grid, steps: list[list[Transfer]], axis: int) -> list[P
 
 def split_by_direction(steps: list[list[Transfer]], axis: int, rows: int, cols: int) -> list[Phase]:
     """split_step_phases on a rows x cols grid (axis 1: rings along the rows, 0: the columns)."""
+    size = cols if axis else rows
+    place = [divmod(v, cols)[axis] for v in range(rows * cols)]  # each node's place on its ring
+
     def forward(t: Transfer) -> bool:
-        here, there = divmod(t.src, cols), divmod(t.dst, cols)
-        size = cols if axis else rows
-        return t.src == t.dst or (there[axis] - here[axis]) % size == 1
+        return t.src == t.dst or (place[t.dst] - place[t.src]) % size == 1
 
     out: list[Phase] = []
     late: list[Transfer] = []
     for k, step in enumerate(steps):
         step = sorted(step, key=lambda t: t.message)
-        ahead = [t for t in step if forward(t)]
-        back = [t for t in step if not forward(t)]
+        ahead: list[Transfer] = []
+        back: list[Transfer] = []
+        for t in step:
+            (ahead if forward(t) else back).append(t)
         last = k == len(steps) - 1
         out.append(Phase(tuple(ahead), tuple(late), SyncMode.EAGER))
         out.append(Phase(tuple(back), tuple(ahead + back if last else ahead), SyncMode.EAGER))

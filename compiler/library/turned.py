@@ -26,6 +26,8 @@ import dataclasses
 from collections.abc import Callable
 from itertools import zip_longest
 
+import numpy as np
+
 from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.members import GROUP, group_order, rooted_order
 from phalanx.compiler.library.registry import Generator, Machine, Requirement
@@ -66,6 +68,12 @@ def turns(machine: Machine, centre: int, copies: int = COPIES) -> list[Turn]:
             lambda v: node(rel(v)[0], -rel(v)[1]), half_turn]
 
 
+def turn_tables(machine: Machine, centre: int, copies: int, nnodes: int) -> list[list[int]]:
+    """Each turn of `turns` as a table, turn[v] for nodes v < `nnodes`: a schedule's millions
+    of node ids are turned by indexing rather than by a call each."""
+    return [[turn(v) for v in range(nnodes)] for turn in turns(machine, centre, copies)]
+
+
 def centre_of(coll: Collective) -> int:
     """The node every turn fixes: the root, or a group kind's first member."""
     return group_order(coll)[0] if coll.kind in GROUP else rooted_order(coll)[0]
@@ -96,13 +104,14 @@ def symmetric(coll: Collective, machine: Machine) -> str | None:
     the half turn is one of the four, so this holds for two copies too."""
     if coll.block_bytes is None:
         return "the blocks are not all of one size"
-    m, n = coll.byte_matrix, coll.nprocs
-    for turn in turns(machine, centre_of(coll)):
-        for p in range(n):
-            for q in range(n):
-                if bool(m[p][q]) != bool(m[turn(p)][turn(q)]):
-                    return (f"turning the grid about node {centre_of(coll)} does not map the "
-                            f"pattern onto itself (block {p}->{q})")
+    pattern = coll.matrix > 0
+    for table in turn_tables(machine, centre_of(coll), COPIES, coll.nprocs):
+        moved = np.asarray(table)
+        broken = np.argwhere(pattern != pattern[np.ix_(moved, moved)])  # row-major: the first p, q
+        if len(broken):
+            p, q = broken[0]
+            return (f"turning the grid about node {centre_of(coll)} does not map the "
+                    f"pattern onto itself (block {p}->{q})")
     return None
 
 
@@ -146,14 +155,14 @@ def turned(base: Generator, alternate: bool = False, copies: int = COPIES) -> Ge
     def phases(coll: Collective, machine: Machine) -> list[Phase]:
         runs: list[list[list[Transfer]]] = []
         slower = dearer(machine, copies)
-        for turn, (start, nbytes) in zip(turns(machine, centre_of(coll), copies),
+        for turn, (start, nbytes) in zip(turn_tables(machine, centre_of(coll), copies, machine.nnodes),
                                          quarters(coll, copies)):
             copy = []
             for phase in base(part(coll, nbytes), slower):
                 if phase.sync != "local":  # a barrier would hold the other copies too
                     raise ValueError(f"turned copies need local phases, not {phase.sync}")
-                copy.append([Transfer(turn(t.src), turn(t.dst), t.nbytes, turn(t.origin),
-                                      turn(t.final), t.message,
+                copy.append([Transfer(turn[t.src], turn[t.dst], t.nbytes, turn[t.origin],
+                                      turn[t.final], t.message,
                                       start + (0 if t.offset == WHOLE else t.offset))
                              for t in phase.sends])
             runs.append(copy)

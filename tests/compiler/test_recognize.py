@@ -137,3 +137,20 @@ def test_classify_and_block_bytes_on_small_matrices(n):
             assert kind == ("alltoall" if (off == off[0]).all() else "alltoallv"), m
         else:
             assert kind in ("sparse", "permutation"), m
+
+
+def test_recognized_collectives_are_the_compile_s_without_lowering():
+    """driver.recognized_collectives: the collectives compile_program recognizes, by index (no
+    candidate listed nor lowered), and the front end's errors alike."""
+    from phalanx.compiler.driver import compile_program, recognized_collectives
+    from phalanx.grammar.diagnostics import PhalanxError
+
+    source = HEADER + "B = A\nA = B\n"
+    assert recognized_collectives(source) == compile_text(source).collectives
+    assert [c.index for c in recognized_collectives(source)] == [0, 1]
+    too_many = source.replace("target ideal:16", "target ideal:8")
+    for front in (recognized_collectives, compile_program):
+        with pytest.raises(PhalanxError) as info:
+            front(too_many)
+        assert ("processor arrangement 'P' has 16 processors but target 'ideal:8' has 8 nodes"
+                in str(info.value))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from conftest import runnable_times
-from phalanx.compiler.driver import compile_program
+from phalanx.compiler.driver import compile_program, recognized_collectives
 from phalanx.compiler.library.bounds import (
     Weighting,
     bounds,
@@ -30,7 +30,6 @@ from phalanx.compiler.library.offer import diagonal_weightings, entry_cuts, grid
 from phalanx.compiler.library.registry import PortModel
 from phalanx.compiler.recognize import Collective, recognize
 from phalanx.compiler.target import Target, resolve
-from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.sweep import SWEEP_KINDS, kind_program
 from phalanx.runtime.synthetic import varied_matrix
 from phalanx.runtime.timing import simulated_time_s
@@ -45,10 +44,10 @@ MACHINES = {"ideal:6": (8, 4096, 65536), "ideal:8": (8, 4096, 65536), "torus:3x4
 
 
 def collective(machine: Target, kind: str, size: int) -> Collective | None:
-    """The sweep's `kind` program of `size`-byte blocks on the whole machine, compiled with the
-    first algorithm that can lower it (no `auto` search), or a byte matrix for the kinds no
-    sweep program makes: `sparse` (each node to the next and the third next) and `alltoallv`
-    (Fig. 9's varied sizes)."""
+    """The sweep's `kind` program of `size`-byte blocks on the whole machine, as recognized
+    (no candidate's schedule generated), or None where no algorithm's preconditions hold for
+    it; or a byte matrix for the kinds no sweep program makes: `sparse` (each node to the next
+    and the third next) and `alltoallv` (Fig. 9's varied sizes)."""
     n = machine.nnodes
     if kind in ("sparse", "alltoallv"):
         if kind == "sparse":
@@ -58,14 +57,10 @@ def collective(machine: Target, kind: str, size: int) -> Collective | None:
         else:
             m = varied_matrix(n, size, variance=0.5)
         return recognize(0, m, "A", "B", 1)
-    source = kind_program(kind, n, size)
-    for algorithm in machine.algorithms(kind):
-        try:
-            return compile_program(source, target=machine.spec,
-                                   algorithm=f"{kind}={algorithm}").collectives[0]
-        except PhalanxError:
-            continue
-    return None
+    (coll,) = recognized_collectives(kind_program(kind, n, size), target=machine.spec)
+    if all(unmet is not None for _, unmet in machine.candidates(coll)):
+        return None
+    return coll
 
 
 @pytest.mark.parametrize("spec", sorted(MACHINES))
@@ -122,17 +117,17 @@ def test_a_broadcast_pays_each_piece_twice_and_its_start_up_before_the_rounds():
     pieces_s = 655.36e-6 / 11 + 10 * 10e-6 / 2
     for spec, rounds in (("ideal:8", 3), ("ideal:16", 4)):
         machine = resolve(spec)
-        coll = compile_program(kind_program("broadcast", machine.nnodes, 65536),
-                               target=spec).collectives[0]
+        coll = recognized_collectives(kind_program("broadcast", machine.nnodes, 65536),
+                                      target=spec)[0]
         assert pipeline_bound_s(coll, machine.library.machine.port) == pytest.approx(
             (2 + rounds - 2) * 10e-6 + 655.36e-6 + pieces_s)
     machine = resolve("ideal:3")
-    coll = compile_program(kind_program("broadcast", 3, 8), target="ideal:3").collectives[0]
+    coll = recognized_collectives(kind_program("broadcast", 3, 8), target="ideal:3")[0]
     assert machine.binding_bound(coll) == (pytest.approx(2 * (10e-6 + 8 * 0.01e-6)), "pipeline")
     assert simulated_time_s(machine, coll, "direct") == pytest.approx(2 * (10e-6 + 8 * 0.01e-6))
     for spec in ("torus:4x4", "paragon:4x4"):
         machine = resolve(spec)
-        coll = compile_program(kind_program("broadcast", 16, 65536), target=spec).collectives[0]
+        coll = recognized_collectives(kind_program("broadcast", 16, 65536), target=spec)[0]
         assert pipeline_bound_s(coll, machine.library.machine.port) == 0.0
 
 
@@ -168,8 +163,7 @@ def test_shared_engines_carry_every_byte_on_the_wire_twice_between_them():
     port = machine.library.machine.port
     for kind, size, blocks in (("broadcast", 65536, 14 / 8), ("allgather", 4096, 14),
                                ("reduce", 65536, 14 / 8)):
-        coll = compile_program(kind_program(kind, 8, size), target="sp2:8",
-                               cost="closed-form").collectives[0]  # the collective, not auto's choice
+        coll = recognized_collectives(kind_program(kind, 8, size), target="sp2:8")[0]
         found = bounds(coll, port, machine.library.cuts, machine.library.links)
         engines_s = port.startup_s + blocks * size * port.s_per_byte
         assert found["shared engines"] == pytest.approx(engines_s), kind
@@ -181,7 +175,7 @@ def test_shared_engines_carry_every_byte_on_the_wire_twice_between_them():
             assert machine.binding_bound(coll)[1] == "relay start-ups", kind
             assert found["relay start-ups"] > found["root drain"], kind
     ideal = resolve("ideal:8")  # separate send and receive ports: no such bound
-    coll = compile_program(kind_program("broadcast", 8, 65536), target="ideal:8").collectives[0]
+    coll = recognized_collectives(kind_program("broadcast", 8, 65536), target="ideal:8")[0]
     assert "shared engines" not in bounds(coll, ideal.library.machine.port)
 
 
@@ -194,20 +188,18 @@ def test_a_broadcast_s_engines_wait_for_the_rounds_then_carry_every_byte_twice()
     alpha + 1.75 B beta."""
     machine = resolve("paragon:2x4")
     port = machine.library.machine.port
-    coll = compile_program(kind_program("broadcast", 8, 65536), target="paragon:2x4",
-                           cost="closed-form").collectives[0]
+    coll = recognized_collectives(kind_program("broadcast", 8, 65536), target="paragon:2x4")[0]
     block_s = 65536 * port.s_per_byte
     assert machine.binding_bound(coll) == (pytest.approx(3 * port.startup_s + 1.75 * block_s), "engine fill")
     # on two nodes it is one message's time, which the one message meets
     pair = resolve("sp2:2")
-    coll = compile_program(kind_program("broadcast", 2, 65536), target="sp2:2",
-                           cost="closed-form").collectives[0]
+    coll = recognized_collectives(kind_program("broadcast", 2, 65536), target="sp2:2")[0]
     fill_s = engine_fill_bound_s(coll, pair.library.machine.port)
     assert fill_s == pytest.approx(simulated_time_s(pair, coll, "direct"), rel=ROUNDING)
     # separate send and receive engines (ideal, the hypercube), or another kind: no such bound
     for spec, kind in (("ideal:8", "broadcast"), ("hypercube:3", "broadcast"), ("paragon:2x4", "reduce")):
         other = resolve(spec)
-        coll = compile_program(kind_program(kind, 8, 65536), target=spec, cost="closed-form").collectives[0]
+        coll = recognized_collectives(kind_program(kind, 8, 65536), target=spec)[0]
         assert engine_fill_bound_s(coll, other.library.machine.port) == 0.0, (spec, kind)
 
 
@@ -220,20 +212,18 @@ def test_a_gossip_s_engines_run_its_start_ups_and_carry_every_byte_twice():
     machine = resolve("sp2:8")
     port = machine.library.machine.port
     for kind, size, parts in (("allgather", 4096, 14), ("allreduce", 65536, 14 / 8 * 2)):
-        coll = compile_program(kind_program(kind, 8, size), target="sp2:8",
-                               cost="closed-form").collectives[0]
+        coll = recognized_collectives(kind_program(kind, 8, size), target="sp2:8")[0]
         assert gossip_messages(coll) == 14
         expected_s = 1.75 * port.startup_s + parts * size * port.s_per_byte
         assert machine.binding_bound(coll) == (pytest.approx(expected_s), "engine start-ups"), kind
     pair = resolve("sp2:2")
-    coll = compile_program(kind_program("allgather", 2, 4096), target="sp2:2",
-                           cost="closed-form").collectives[0]
+    coll = recognized_collectives(kind_program("allgather", 2, 4096), target="sp2:2")[0]
     assert engine_startups_bound_s(coll, pair.library.machine.port) == pytest.approx(
         simulated_time_s(pair, coll, "recursive-doubling"), rel=ROUNDING)
     # separate send and receive engines, or a kind that is no gossip: no such bound
     for spec, kind in (("ideal:8", "allgather"), ("hypercube:3", "allreduce"), ("sp2:8", "broadcast")):
         other = resolve(spec)
-        coll = compile_program(kind_program(kind, 8, 4096), target=spec, cost="closed-form").collectives[0]
+        coll = recognized_collectives(kind_program(kind, 8, 4096), target=spec)[0]
         assert engine_startups_bound_s(coll, other.library.machine.port) == 0.0, (spec, kind)
 
 
@@ -246,8 +236,7 @@ def test_iwarp_memory_streams_carry_a_node_s_sends_and_receives_together():
     port = machine.library.machine.port
     assert (port.streams, port.shared_streams, port.engine_streams) == (4, 4, 4)
     for kind, size, blocks in (("broadcast", 65536, 30 / 16), ("allgather", 4096, 30)):
-        coll = compile_program(kind_program(kind, 16, size), target="iwarp:4x4",
-                               cost="closed-form").collectives[0]
+        coll = recognized_collectives(kind_program(kind, 16, size), target="iwarp:4x4")[0]
         found = bounds(coll, port, machine.library.cuts, machine.library.links)
         engines_s = port.startup_s + blocks * size * port.s_per_byte / 4
         assert found["shared engines"] == pytest.approx(engines_s), kind
@@ -255,7 +244,7 @@ def test_iwarp_memory_streams_carry_a_node_s_sends_and_receives_together():
             assert machine.binding_bound(coll)[1] == "shared engines", kind
     wide = resolve("torus:4x4,memory_streams=8")
     assert wide.library.machine.port.engine_streams == 0
-    coll = compile_program(kind_program("broadcast", 16, 65536), target="torus:4x4").collectives[0]
+    coll = recognized_collectives(kind_program("broadcast", 16, 65536), target="torus:4x4")[0]
     assert "shared engines" not in bounds(coll, wide.library.machine.port)
 
 
@@ -269,8 +258,7 @@ def test_a_broadcast_s_memories_wait_for_the_rounds_then_carry_every_byte_twice(
     machine whose directions are apart, nor for another kind."""
     machine = resolve("iwarp:4x4")
     port = machine.library.machine.port
-    coll = compile_program(kind_program("broadcast", 16, 65536), target="iwarp:4x4",
-                           cost="closed-form").collectives[0]
+    coll = recognized_collectives(kind_program("broadcast", 16, 65536), target="iwarp:4x4")[0]
     fill_s = port.startup_s + 34 * port.hold_s / 16 + 30 * 65536 * port.s_per_byte / 64
     assert memory_fill_bound_s(coll, port) == pytest.approx(fill_s)
     # the memory ramp (below) adds the messages' count to the same argument and binds here
@@ -282,8 +270,7 @@ def test_a_broadcast_s_memories_wait_for_the_rounds_then_carry_every_byte_twice(
     assert memory_fill_bound_s(coll, wide.library.machine.port) == 0.0
     for spec, kind in (("iwarp:4x4", "reduce"), ("paragon:2x4", "broadcast")):
         other = resolve(spec)
-        coll = compile_program(kind_program(kind, other.nnodes, 65536), target=spec,
-                               cost="closed-form").collectives[0]
+        coll = recognized_collectives(kind_program(kind, other.nnodes, 65536), target=spec)[0]
         assert memory_fill_bound_s(coll, other.library.machine.port) == 0.0, (spec, kind)
 
 
@@ -301,16 +288,14 @@ def test_a_broadcast_s_memories_carry_it_on_no_more_streams_than_its_messages_ho
     machine = resolve("torus:2x2")
     port = machine.library.machine.port
     hold, alpha = port.hold_s, port.startup_s
-    coll = compile_program(kind_program("broadcast", 4, 65536), target="torus:2x2",
-                           cost="closed-form").collectives[0]
+    coll = recognized_collectives(kind_program("broadcast", 4, 65536), target="torus:2x2")[0]
     ramp_s = alpha + 3 * hold + (6 * 65536 * port.s_per_byte - 30 * hold + 8 * alpha) / 16
     assert memory_ramp_bound_s(coll, port) == pytest.approx(ramp_s)
     assert ramp_s == pytest.approx(memory_fill_bound_s(coll, port) + 0.625 * hold + 0.5 * alpha)
     assert machine.binding_bound(coll) == (pytest.approx(ramp_s), "memory ramp")
     for spec, size in (("torus:2x2", 65536), ("torus:8x8", 16384)):
         other = resolve(spec)
-        other_coll = compile_program(kind_program("broadcast", other.nnodes, size), target=spec,
-                                     cost="closed-form").collectives[0]
+        other_coll = recognized_collectives(kind_program("broadcast", other.nnodes, size), target=spec)[0]
         bound_s = memory_ramp_bound_s(other_coll, other.library.machine.port)
         assert bound_s > memory_fill_bound_s(other_coll, other.library.machine.port)
         for algorithm, unmet in other.candidates(other_coll):
@@ -320,8 +305,7 @@ def test_a_broadcast_s_memories_carry_it_on_no_more_streams_than_its_messages_ho
     assert memory_ramp_bound_s(coll, wide.library.machine.port) == 0.0
     for spec, kind in (("iwarp:4x4", "reduce"), ("paragon:2x4", "broadcast")):
         other = resolve(spec)
-        other_coll = compile_program(kind_program(kind, other.nnodes, 65536), target=spec,
-                                     cost="closed-form").collectives[0]
+        other_coll = recognized_collectives(kind_program(kind, other.nnodes, 65536), target=spec)[0]
         assert memory_ramp_bound_s(other_coll, other.library.machine.port) == 0.0, (spec, kind)
 
 
@@ -340,8 +324,7 @@ def test_a_broadcast_s_late_nodes_take_their_block_from_few_start_ups(spec, size
     machine = resolve(spec)
     port = machine.library.machine.port
     n = machine.nnodes
-    coll = compile_program(kind_program("broadcast", n, size), target=spec,
-                           cost="closed-form").collectives[0]
+    coll = recognized_collectives(kind_program("broadcast", n, size), target=spec)[0]
     bound_s = late_nodes_bound_s(coll, port)
     rounds = int(np.ceil(np.log2(n)))
     if n == 2 ** rounds and size == 2048:
@@ -357,9 +340,10 @@ def test_a_broadcast_s_late_nodes_take_their_block_from_few_start_ups(spec, size
     for other_spec, kind in (("paragon:2x4", "broadcast"), ("ideal:8", "broadcast"),
                              ("iwarp:4x4", "allgather")):
         other = resolve(other_spec)
-        other_coll = compile_program(kind_program(kind, other.nnodes, size), target=other_spec,
-                                     cost="closed-form").collectives[0]
+        other_coll = recognized_collectives(kind_program(kind, other.nnodes, size), target=other_spec)[0]
         assert late_nodes_bound_s(other_coll, other.library.machine.port) == 0.0, (other_spec, kind)
+
+
 @pytest.mark.parametrize("spec", ["torus:8x8", "iwarp:4x4", "torus:3x4"])
 def test_an_allreduce_s_late_nodes_take_one_input_s_partial_from_few_start_ups(spec):
     """An allreduce of one group: every element of each other member's result depends on any
@@ -372,11 +356,9 @@ def test_an_allreduce_s_late_nodes_take_one_input_s_partial_from_few_start_ups(s
     port = machine.library.machine.port
     n = machine.nnodes
     for size in (128, 2048, 16384):
-        coll = compile_program(kind_program("allreduce", n, size), target=spec,
-                               cost="closed-form").collectives[0]
+        coll = recognized_collectives(kind_program("allreduce", n, size), target=spec)[0]
         bound_s = late_nodes_bound_s(coll, port)
-        broadcast = compile_program(kind_program("broadcast", n, size), target=spec,
-                                    cost="closed-form").collectives[0]
+        broadcast = recognized_collectives(kind_program("broadcast", n, size), target=spec)[0]
         assert bound_s == pytest.approx(late_nodes_bound_s(broadcast, port)) and bound_s > 0
         if spec == "torus:8x8":
             if size == 2048:
@@ -394,8 +376,7 @@ def test_an_allreduce_s_late_nodes_take_one_input_s_partial_from_few_start_ups(s
     assert two_groups.kind == "allreduce"
     assert late_nodes_bound_s(two_groups, resolve("iwarp:4x4").library.machine.port) == 0.0
     one_stream = resolve("paragon:2x4")
-    coll = compile_program(kind_program("allreduce", 8, 2048), target="paragon:2x4",
-                           cost="closed-form").collectives[0]
+    coll = recognized_collectives(kind_program("allreduce", 8, 2048), target="paragon:2x4")[0]
     assert late_nodes_bound_s(coll, one_stream.library.machine.port) == 0.0
 
 
@@ -412,8 +393,7 @@ def test_an_allreduce_s_memories_are_half_idle_for_the_first_hold(spec):
     port = machine.library.machine.port
     n = machine.nnodes
     for size in (2048, 16384):
-        coll = compile_program(kind_program("allreduce", n, size), target=spec,
-                               cost="closed-form").collectives[0]
+        coll = recognized_collectives(kind_program("allreduce", n, size), target=spec)[0]
         bound_s = memory_start_bound_s(coll, port)
         assert bound_s == pytest.approx(port.startup_s + port.hold_s / 2
                                         + 4 * (n - 1) * size * port.s_per_byte / (4 * n))
@@ -426,8 +406,7 @@ def test_an_allreduce_s_memories_are_half_idle_for_the_first_hold(spec):
                 assert simulated_time_s(machine, coll, algorithm) >= bound_s * (1 - ROUNDING), algorithm
     for other_spec, kind in (("paragon:2x4", "allreduce"), ("iwarp:4x4", "allgather")):
         other = resolve(other_spec)
-        other_coll = compile_program(kind_program(kind, other.nnodes, 16384), target=other_spec,
-                                     cost="closed-form").collectives[0]
+        other_coll = recognized_collectives(kind_program(kind, other.nnodes, 16384), target=other_spec)[0]
         assert memory_start_bound_s(other_coll, other.library.machine.port) == 0.0, (other_spec, kind)
 
 
@@ -445,8 +424,7 @@ def test_the_memories_carry_what_the_start_up_rounds_left_undelivered():
     assert (port.startup_s, port.hold_s, port.s_per_byte) == pytest.approx((20.15e-6, 20e-6, 25e-9))
     for kind in ("allgather", "alltoall"):
         for size, j in ((128, 4), (8, 5)):
-            coll = compile_program(kind_program(kind, 64, size), target="torus:8x8",
-                                   cost="closed-form").collectives[0]
+            coll = recognized_collectives(kind_program(kind, 64, size), target="torus:8x8")[0]
             rounds_s = port.startup_s + j * port.hold_s + 2 * (64 - 2 ** j) * size * port.s_per_byte / 4
             assert memory_rounds_bound_s(coll, port) == pytest.approx(rounds_s), (kind, size)
             assert machine.binding_bound(coll)[0] >= rounds_s * (1 - ROUNDING)
@@ -466,9 +444,9 @@ def test_the_memories_carry_what_the_start_up_rounds_left_undelivered():
                    for j in (1, 2, 3))
     assert memory_rounds_bound_s(coll, small.library.machine.port) == pytest.approx(expected)
     wide = resolve("torus:8x8,memory_streams=8")
-    allgather = compile_program(kind_program("allgather", 64, 128), target="torus:8x8").collectives[0]
+    allgather = recognized_collectives(kind_program("allgather", 64, 128), target="torus:8x8")[0]
     assert memory_rounds_bound_s(allgather, wide.library.machine.port) == 0.0
-    reduce = compile_program(kind_program("allreduce", 64, 128), target="torus:8x8").collectives[0]
+    reduce = recognized_collectives(kind_program("allreduce", 64, 128), target="torus:8x8")[0]
     assert memory_rounds_bound_s(reduce, port) == 0.0
 
 
@@ -479,15 +457,15 @@ def test_a_reduce_root_takes_every_partial_or_waits_two_start_ups_for_a_relay():
     the relay's second start-up cross (the contributor pipeline binds there now)."""
     machine = resolve("ideal:8")
     port = machine.library.machine.port
-    short = compile_program(kind_program("reduce", 8, 8), target="ideal:8").collectives[0]
+    short = recognized_collectives(kind_program("reduce", 8, 8), target="ideal:8")[0]
     assert machine.binding_bound(short) == (pytest.approx(10e-6 + 7 * 8 * 0.01e-6), "fan-in")
     assert simulated_time_s(machine, short, "direct") == pytest.approx(10.56e-6, rel=0.01)
-    long = compile_program(kind_program("reduce", 8, 4096), target="ideal:8").collectives[0]
+    long = recognized_collectives(kind_program("reduce", 8, 4096), target="ideal:8")[0]
     assert fan_in_bound_s(long, port) == pytest.approx(20e-6 + 4096 * 0.01e-6 - 10e-6 / 7)
     # a contributor's relayed pieces pay a store-and-forward each (reducepipeline.py): above it
     assert machine.binding_bound(long)[1] == "contributor pipeline"
     assert machine.binding_bound(long)[0] > fan_in_bound_s(long, port)
-    gather = compile_program(kind_program("gather", 8, 8), target="ideal:8").collectives[0]
+    gather = recognized_collectives(kind_program("gather", 8, 8), target="ideal:8")[0]
     assert fan_in_bound_s(gather, port) == 0.0  # no combining: the port bound counts every block
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from phalanx.compiler.driver import compile_program
+from phalanx.compiler.driver import compile_program, recognized_collectives
 from phalanx.compiler.library.crossedhalving import (
     CrossedGrid,
     dimension_steps,
@@ -105,12 +105,12 @@ def test_preconditions_refuse_with_the_reason():
 def test_each_step_sends_one_message_across_and_one_down():
     """On a square grid every step's two halvings go in different dimensions: a node drives
     one link of its row and one of its column, and takes one from each."""
-    compiled = compile_program(kind_program("allreduce", 64, 16384), target="torus:8x8",
-                               algorithm="allreduce=crossed-halving")
-    g = CrossedGrid(compiled.collectives[0], compiled.target.library.machine)
+    machine = resolve("torus:8x8")
+    (coll,) = recognized_collectives(kind_program("allreduce", 64, 16384), target="torus:8x8")
+    g = CrossedGrid(coll, machine.library.machine)
     assert [{a[1], b[1]} for a, b in halving_steps(g)] == [{0, 1}] * 6
     sizes = []
-    for phase in compiled.schedules[0].phases[:12]:
+    for phase in machine.schedule_for(coll, "crossed-halving").phases[:12]:
         out = {}
         for t in phase.sends:
             if t.src != t.dst:
@@ -127,8 +127,7 @@ def test_the_16_kb_allreduce_and_reduce_on_the_8x8_torus():
     machine = resolve("torus:8x8")
     times = {}
     for kind in ("allreduce", "reduce"):
-        coll = compile_program(kind_program(kind, 64, 16384), target="torus:8x8",
-                               algorithm=f"{kind}=crossed-halving").collectives[0]
+        (coll,) = recognized_collectives(kind_program(kind, 64, 16384), target="torus:8x8")
         times[kind] = simulated_time_s(machine, coll, "crossed-halving")
     assert times["allreduce"] == pytest.approx(798.6e-6, rel=1e-6)
     assert times["reduce"] == pytest.approx(553.55e-6, rel=1e-6)

@@ -9,8 +9,7 @@ from collections import Counter
 import pytest
 
 from phalanx.compiler.driver import compile_program
-from phalanx.compiler.library import exchangesteps
-from phalanx.compiler.library.exchangesteps import SEED, WEIGHTS, estimated_s, exchange_steps
+from phalanx.compiler.library.exchangesteps import SEED, WEIGHTS, estimated_s, exchange_steps, searched_steps
 from phalanx.compiler.recognize import recognize
 from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import PhalanxError
@@ -110,8 +109,9 @@ def test_uneven_blocks_take_the_weights_whose_steps_the_estimate_ends_first():
     sizes = {(p, q): int(m[p][q]) for p in range(64) for q in range(64) if p != q}
     args = (blocks, 64, machine.route, machine.port.startup_s, machine.port.s_per_byte)
     chosen = exchange_steps(*args)
-    estimates = {w: estimated_s(exchangesteps._greedy_steps(*args, *w), sizes, *args[1:])
-                 for w in WEIGHTS}
+    searched = searched_steps(*args)  # the search's steps under each weights (remembered)
+    assert list(searched) == list(WEIGHTS)
+    estimates = {w: estimated_s(steps, sizes, *args[1:]) for w, steps in searched.items()}
     assert estimated_s(chosen, sizes, *args[1:]) == min(estimates.values())
     assert min(estimates, key=estimates.get) == (100.0, 1.0) and len(chosen) == 106
     assert simulated_time_s(target, coll, "exchange-steps") == pytest.approx(55.529815e-3, rel=1e-6)

@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from phalanx.compiler.driver import compile_program
+from phalanx.compiler.driver import compile_program, recognized_collectives
 from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.ringreduce import gather_steps, reduce_steps
 from phalanx.compiler.target import resolve
@@ -108,9 +108,10 @@ def test_the_reduce_brings_the_pieces_in_by_all_four_links_of_the_root():
     then 24 relayed, by the row links; 32 by the column links). Before, four whole rows were
     relayed: 15 and 20 by the row links, 10 and 18 by the column links."""
     machine = resolve("torus:8x8")
-    compiled = compile_program(kind_program("reduce", 64, 64 * 4 * ELEMENT), target="torus:8x8",
-                               algorithm="reduce=bidirectional-rings")
-    gather = compiled.schedules[0].phases[-2:]  # to the relays and the root, then the relays on
+    (coll,) = recognized_collectives(kind_program("reduce", 64, 64 * 4 * ELEMENT),
+                                     target="torus:8x8")
+    # to the relays and the root, then the relays on
+    gather = machine.schedule_for(coll, "bidirectional-rings").phases[-2:]
     into_root = {(t.src, t.offset) for p in gather for t in p.sends if t.dst == 0 and t.src}
     pieces = Counter(machine.library.machine.route(src, 0)[-1] for src, _ in into_root)
     assert sorted(count // 4 for count in pieces.values()) == [15, 16, 16, 16]  # 4 units a piece
@@ -172,9 +173,9 @@ def test_short_column_pieces_go_by_halving_to_partners_across_bits(kind: str):
     back by doubling): three steps of one message a node, to (r XOR m, c) for m = 1, 2, 4, a
     node's messages 1 KB, 512 B, 256 B; the data arrives (checked on torus:8x2 alike). On
     torus:4x4 the rings stay (two steps either way)."""
-    compiled = compile_program(kind_program(kind, 64, 16384), target="torus:8x8",
-                               algorithm=f"{kind}=bidirectional-rings")
-    column_steps = [p for p in compiled.schedules[0].phases
+    machine = resolve("torus:8x8")
+    (coll,) = recognized_collectives(kind_program(kind, 64, 16384), target="torus:8x8")
+    column_steps = [p for p in machine.schedule_for(coll, "bidirectional-rings").phases
                     if p.sends and all(t.src % 8 == t.dst % 8 and t.src != t.dst for t in p.sends)]
     masks = [{(t.src // 8) ^ (t.dst // 8) for t in p.sends} for p in column_steps]
     assert masks[:3] == [{1}, {2}, {4}]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from phalanx.compiler.driver import compile_program
+from phalanx.compiler.driver import recognized_collectives
 from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.streamflow import Timeline, streamflow_s
 from phalanx.compiler.recognize import recognize
@@ -27,9 +27,9 @@ BELOW, ABOVE = 0.8, 1.1
 
 def collective(spec: str, kind: Kind, size: int):
     target = resolve(spec)
-    compiled = compile_program(kind_program(kind, target.nnodes, size), target=spec,
-                               file="<streamflow>", cost="closed-form")
-    return compiled.target, compiled.collectives[0]
+    (coll,) = recognized_collectives(kind_program(kind, target.nnodes, size), target=spec,
+                                     file="<streamflow>")
+    return target, coll
 
 
 def test_a_node_streams_its_sends_and_receives_through_its_four_memory_streams():
