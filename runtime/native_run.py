@@ -147,6 +147,15 @@ def _i32(values: np.ndarray) -> np.ndarray:
     return _as_core(values, np.int32)
 
 
+def _narrow(values: np.ndarray) -> np.ndarray:
+    """Ints as int32 where they fit (a span label's fields: 3 MB less at 65,280 messages), else
+    as they are; read back as Python ints, so the texts are the same."""
+    limits = np.iinfo(np.int32)
+    if len(values) and (values.min() < limits.min or values.max() > limits.max):
+        return values
+    return values.astype(np.int32)
+
+
 def _message_ends(cols: ScheduleColumns, nprocs: int) -> tuple[np.ndarray, np.ndarray]:
     """Each message's sender and receiver as int32 (a node of the schedule; the core refuses
     others), filled a chunk of messages at a time: no int64 column of them (134 MB each at
@@ -478,6 +487,8 @@ class NativeRun:
         parts = 0  # the log's parts replayed
         while True:
             status, run = core.run()
+            if status == core_module.FINISHED:  # the run's queue and records, freed by the core
+                give_back()  # (Core::release_run_state), not kept under the last replay
             replayed = False
             while log := core.take_log(LOG_CHUNK):
                 self.replay.replay(np.frombuffer(log, "<u4").reshape(-1, 3))
@@ -904,10 +915,11 @@ class NativeRun:
         return self.prepared.indexes[self.run_schedules[run].collective].columns()
 
     def _spans(self) -> NativeSpans:
-        columns = self.core.spans()
+        columns = self.core.take_spans()
         kinds = np.frombuffer(columns[1], np.uint8)
         labels = np.frombuffer(columns[4], "<u4")
-        return NativeSpans(columns, self._span_labels(np.unique(labels[kinds != PHASE]).astype(np.int64)))
+        # by sorting, as uint32 (np.unique's hash table: 4.7 MB at torus:16x16's 65,536 spans)
+        return NativeSpans(columns, self._span_labels(distinct(labels[kinds != PHASE])))
 
     def _span_labels(self, ids: np.ndarray) -> SpanLabels:
         """What the labels of these label ids are made of: compute steps' labels and pieces'
@@ -925,10 +937,13 @@ class NativeRun:
             for m in mine[piece].tolist():  # a piece of a block
                 fixed[first + m] = message_label(cols.group(m), int(nbytes[m]))
             mine, rows, count = mine[~piece], rows[~piece], count[~piece]
-            parts.append((first + mine, count, cols.table[rows, ORIGIN], cols.table[rows, FINAL],
-                          cols.table[rows, DST], nbytes[mine]))
+            parts.append((first + mine, *(_narrow(values) for values in (
+                count, cols.table[rows, ORIGIN], cols.table[rows, FINAL], cols.table[rows, DST],
+                nbytes[mine]))))
         if not parts:
             parts.append(tuple(np.zeros(0, np.int64) for _ in range(6)))
+        if len(parts) == 1:  # one schedule's messages: no concatenated copy beside them
+            return SpanLabels(fixed, *parts[0])
         return SpanLabels(fixed, *(np.concatenate(column) for column in zip(*parts)))
 
     def _name(self, who: tuple[int, int, int]) -> str:

@@ -61,7 +61,7 @@ impl Core {
             barriers: Vec::new(), timing_start: vec![f64::INFINITY; run_count],
             timing_end: vec![0.0; run_count], span_node: Vec::new(), span_kind: Vec::new(),
             span_start: Vec::new(), span_end: Vec::new(), span_label: Vec::new(),
-            span_peer: Vec::new(), max_spans, spans_left_out: 0, log: Vec::new(), log_taken: 0,
+            span_peer: Vec::new(), max_spans, spans_left_out: 0, records_at_finish: 0, log: Vec::new(), log_taken: 0,
             log_limit: log_limit.map_or(usize::MAX, |l| l.max(1).saturating_mul(3)), events: 0,
             max_events, time_limit_s, deadline: None,
         }
@@ -408,6 +408,7 @@ impl Core {
         if self.live > 0 {
             (DEADLOCK, 0)
         } else {
+            self.release_run_state();
             (FINISHED, 0)
         }
     }
@@ -449,10 +450,11 @@ impl Core {
     }
 
     /// The process records the core holds (node walkers and message processes, reused once a
-    /// message's node is past it: Core.free_procs), for tests.
+    /// message's node is past it: Core.free_procs), or held as its run finished (they are
+    /// given back then: Core::release_run_state), for tests.
     #[getter]
     fn proc_records(&self) -> usize {
-        self.procs.len()
+        self.procs.len().max(self.records_at_finish)
     }
 
     #[getter]
@@ -474,13 +476,19 @@ impl Core {
 
     /// The spans kept, as little-endian columns (node u32, kind u8, start f64, end f64, label
     /// u32, peer i64) that Python reads in place (np.frombuffer): no Python int or float per
-    /// value (100,000 spans made six lists of about 10 MB beside them).
+    /// value (100,000 spans made six lists of about 10 MB beside them). Taken at the run's end:
+    /// each vector is freed once its bytes are made, not kept beside them (2.2 MB at 65,536).
     #[allow(clippy::type_complexity)]
-    fn spans<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>,
+    fn take_spans<'py>(&mut self, py: Python<'py>) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>,
             Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
-        Ok((le_bytes(py, &self.span_node, u32::to_le_bytes)?, le_bytes(py, &self.span_kind, u8::to_le_bytes)?,
-            le_bytes(py, &self.span_start, f64::to_le_bytes)?, le_bytes(py, &self.span_end, f64::to_le_bytes)?,
-            le_bytes(py, &self.span_label, u32::to_le_bytes)?, le_bytes(py, &self.span_peer, i64::to_le_bytes)?))
+        // one statement each, so that each vector is dropped before the next column is made
+        let node = le_bytes(py, &std::mem::take(&mut self.span_node), u32::to_le_bytes)?;
+        let kind = le_bytes(py, &std::mem::take(&mut self.span_kind), u8::to_le_bytes)?;
+        let start = le_bytes(py, &std::mem::take(&mut self.span_start), f64::to_le_bytes)?;
+        let end = le_bytes(py, &std::mem::take(&mut self.span_end), f64::to_le_bytes)?;
+        let label = le_bytes(py, &std::mem::take(&mut self.span_label), u32::to_le_bytes)?;
+        let peer = le_bytes(py, &std::mem::take(&mut self.span_peer), i64::to_le_bytes)?;
+        Ok((node, kind, start, end, label, peer))
     }
 
     /// What each live process waits for, for a deadlock report: (who, "allof" | "barrier" | "gate" |
