@@ -10,6 +10,7 @@ from phalanx.compiler.columns import PhaseColumns, known_columns, table
 from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.cost import combined_bytes
 from phalanx.compiler.schedule import Phase, Schedule, Transfer
+from phalanx.runtime import plan_columns
 from phalanx.runtime.plan_columns import ScheduleColumns, _dense_ids, slot_index, slot_range
 from phalanx.runtime.schedule_index import ScheduleIndex, transfer_key
 
@@ -163,3 +164,39 @@ def test_combined_messages_in_walk_order_keep_the_compiler_s_table_in_place():
         assert (cols.rows is None) == in_place
         assert [cols.group(m) for m in range(cols.nmessages)] == \
             [group for node in range(3) for group in index.messages(0, node)]
+
+
+def test_messages_found_together_by_receiver_are_in_walk_order_as_the_grouping_finds(monkeypatch):
+    """`_message_order` takes rows by sender whose receivers and message ids ascend (each
+    message's transfers adjacent) as in walk order without grouping every transfer by message
+    (`_messages_together`, a chunk at a time: here 5 rows); on seeded tables, some so ordered
+    and some not, its answer is the grouping's, and a message's transfers apart are regrouped."""
+    rng = np.random.default_rng(3)
+    monkeypatch.setattr(plan_columns, "CHUNK", 5)
+    found = []
+    for trial in range(60):
+        n = int(rng.integers(2, 40))
+        rows = np.zeros((n, plan_columns.NFIELDS), np.int64)
+        rows[:, plan_columns.SRC] = np.sort(rng.integers(0, 3, n))
+        rows[:, plan_columns.DST] = rng.integers(0, 3, n)
+        rows[:, plan_columns.MESSAGE] = rng.choice([0, 7, 9], n)
+        if trial % 3 == 1:  # by receiver and message id within a sender
+            rows = rows[np.lexsort((rows[:, plan_columns.MESSAGE], rows[:, plan_columns.DST],
+                                    rows[:, plan_columns.SRC]))]
+        elif trial % 3 == 2:  # by receiver only
+            rows = rows[np.lexsort((rows[:, plan_columns.DST], rows[:, plan_columns.SRC]))]
+        phase = np.zeros(n, np.int64)
+        together = plan_columns._messages_together(rows, phase)
+        answer = plan_columns._message_order(rows, phase)
+        with monkeypatch.context() as m:
+            m.setattr(plan_columns, "_messages_together", lambda table, phase: False)
+            grouped = plan_columns._message_order(rows, phase)
+        assert (answer is None and grouped is None) or np.array_equal(answer, grouped)
+        assert not together or grouped is None
+        found.append(together)
+    assert any(found) and not all(found)
+    apart = np.zeros((3, plan_columns.NFIELDS), np.int64)
+    for dst in ([1, 2, 1], [1, 1, 1]):  # message 7's transfers apart: another receiver, message 0
+        apart[:, plan_columns.DST], apart[:, plan_columns.MESSAGE] = dst, [7, 0, 7]
+        assert not plan_columns._messages_together(apart, np.zeros(3, np.int64))
+        assert plan_columns._message_order(apart, np.zeros(3, np.int64)).tolist() == [0, 2, 1]
