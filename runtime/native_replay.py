@@ -126,8 +126,8 @@ class Replay:
         for run, at in _groups(runs).items():
             c = codes[at]
             moving = c != LEAVE
-            if moving.any() and not (self._can_bulk(run) and
-                                     self._bulk_run(run, c[moving], msgs[at][moving])):
+            if moving.any() and not (self._can_bulk(run) and  # (its leaving entries read as
+                                     self._bulk_run(run, c, msgs[at])):  # neither start nor end)
                 continue  # a schedule that forwards, a reduction, a block sent twice...
             taken[at] = True
             if not moving.all():
@@ -136,8 +136,8 @@ class Replay:
         return taken
 
     def _bulk_run(self, run: int, codes: np.ndarray, msgs: np.ndarray) -> bool:
-        """Check a run's starts and ends in the chunk, then apply them; False (nothing changed)
-        where they cannot move in bulk. A run whose every message starts and ends once in the
+        """Check a run's starts and ends in the chunk (`codes` may hold its leaving too), then
+        apply them; False (nothing changed) where they cannot move in bulk. A run whose every message starts and ends once in the
         chunk, untouched before, with distinct transfer keys, moves all its transfers: the run's
         bulk check (`_can_bulk`) was of exactly those."""
         state, data = self.runs[run], self.data[run]

@@ -487,10 +487,13 @@ class NativeRun:
         parts = 0  # the log's parts replayed
         while True:
             status, run = core.run()
-            if status == core_module.FINISHED:  # the run's queue and records, freed by the core
-                give_back()  # (Core::release_run_state), not kept under the last replay
+            finished = status == core_module.FINISHED
+            if finished:  # the run's queue and records, freed by the core (Core::release_run_state),
+                give_back()  # not kept under the last replay
             replayed = False
             while log := core.take_log(LOG_CHUNK):
+                if finished:  # nor the log's vector, freed as its last bytes are taken (1.6 MB at
+                    give_back()  # torus:16x16 message-passing; once a run, not once a part)
                 self.replay.replay(np.frombuffer(log, "<u4").reshape(-1, 3))
                 replayed = True
             if replayed:  # the replay's temporaries (a part's transfer rows copied, 30 MB at
