@@ -137,9 +137,9 @@ class Replay:
 
     def _bulk_run(self, run: int, codes: np.ndarray, msgs: np.ndarray) -> bool:
         """Check a run's starts and ends in the chunk (`codes` may hold its leaving too), then
-        apply them; False (nothing changed) where they cannot move in bulk. A run whose every message starts and ends once in the
-        chunk, untouched before, with distinct transfer keys, moves all its transfers: the run's
-        bulk check (`_can_bulk`) was of exactly those."""
+        apply them; False (nothing changed) where they cannot move in bulk. A run whose every
+        message starts and ends once in the chunk, untouched before, with distinct transfer
+        keys, moves all its transfers: the run's bulk check (`_can_bulk`) was of exactly those."""
         state, data = self.runs[run], self.data[run]
         cols = state.columns
         started, ended = msgs[codes == START], msgs[codes == END]
