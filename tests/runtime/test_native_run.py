@@ -482,3 +482,23 @@ def test_the_core_holds_a_schedule_s_arrays_only_read_only():
         core.add_schedule(2, 1, np.zeros(1, np.uint8), np.array([1], np.uint32), held([0]), 0, held([0, 1]),
                           held([0]), held([0]), held([1]), held([0]), held([1], np.int32),
                           held([], np.int32), held([]), np.zeros(0))
+
+
+@pytest.mark.parametrize("kind, algorithm", [("alltoall", "direct"), ("broadcast", "binomial")])
+def test_message_offsets_counted_by_chunk_are_the_slot_index_of_the_messages_slots(monkeypatch, kind, algorithm):
+    """Where a schedule has as many messages as slots (ideal:16's direct all-to-all) the core's
+    offsets are counted a chunk of messages at a time; with fewer (a binomial broadcast) it gets
+    each message's slot: either way plan_columns.slot_index of the messages' slots."""
+    from phalanx.runtime import native_run
+    from phalanx.runtime.plan_columns import slot_index
+
+    monkeypatch.setattr(native_run, "COLUMN_CHUNK", 7)  # chunks that split slots
+    compiled = compile_text(kind_program(kind, 16, 64), target="ideal:16", algorithm=algorithm,
+                            cost="closed-form")
+    schedule = compiled.plan.schedules()[0]
+    cols = ScheduleColumns.of(schedule)
+    nslots = len(schedule.phases) * 16
+    src, _ = native_run._message_ends(cols, 16)
+    index = native_run._message_slot_index(cols, src, 16, nslots)
+    assert (len(index) == nslots + 1) == (len(src) >= nslots)
+    assert index.tolist() == slot_index(native_run._message_slots(cols, src, 16), nslots, np.uint32).tolist()
