@@ -31,7 +31,7 @@ Otherwise runtime/simulate.py runs the Python interpreter, as before.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -180,31 +180,35 @@ def _message_slot_index(cols: ScheduleColumns, src: np.ndarray, nprocs: int, nsl
     if len(src) < nslots:
         return slot_index(_message_slots(cols, src, nprocs), nslots, np.uint32)
     offsets = np.zeros(nslots + 1, np.uint32)  # counts shifted by one, then summed in place
-    last = 0  # the slot of the chunk before's last message
-    for lo in range(0, len(src), COLUMN_CHUNK):
-        slot = cols.phases(cols.first[lo:lo + COLUMN_CHUNK]) * nprocs + src[lo:lo + COLUMN_CHUNK]
-        if slot[0] < last or (slot[1:] < slot[:-1]).any():
-            raise AssertionError("the schedule's messages are not in slot order (by phase and sender)")
+    for _, slot in _message_slot_chunks(cols, src, nprocs):
         first, last = int(slot[0]), int(slot[-1])
         offsets[first + 1:last + 2] += np.bincount(slot - first).astype(np.uint32)
     return np.cumsum(offsets, out=offsets)
 
 
 def _message_slots(cols: ScheduleColumns, src: np.ndarray, nprocs: int) -> np.ndarray:
-    """Each message's slot (phase * nprocs + sender) as uint32, from the messages' phases and
-    senders, which come in slot order (the walk's: by phase and sender), a chunk of messages
-    at a time (no int64 slot per message: 134 MB at 4096 nodes); the core gets the smaller of
-    them and offsets per slot (plan_columns.slot_index: torus:64x64's phased all-to-all has 8
-    slots a message, 537 MB of offsets)."""
+    """Each message's slot (phase * nprocs + sender) as uint32 (no int64 slot per message: 134
+    MB at 4096 nodes); the core gets the smaller of them and offsets per slot
+    (plan_columns.slot_index: torus:64x64's phased all-to-all has 8 slots a message, 537 MB of
+    offsets)."""
     out = np.empty(len(src), np.uint32)
+    for lo, slot in _message_slot_chunks(cols, src, nprocs):
+        out[lo:lo + len(slot)] = slot
+    return out
+
+
+def _message_slot_chunks(cols: ScheduleColumns, src: np.ndarray,
+                         nprocs: int) -> Iterator[tuple[int, np.ndarray]]:
+    """The messages' slots (phase * nprocs + sender) a chunk at a time, with the chunk's first
+    message: from the messages' phases and senders, which come in slot order (the walk's: by
+    phase and sender), checked."""
     last = 0  # the slot of the chunk before's last message
     for lo in range(0, len(src), COLUMN_CHUNK):
         slot = cols.phases(cols.first[lo:lo + COLUMN_CHUNK]) * nprocs + src[lo:lo + COLUMN_CHUNK]
         if slot[0] < last or (slot[1:] < slot[:-1]).any():
             raise AssertionError("the schedule's messages are not in slot order (by phase and sender)")
-        out[lo:lo + len(slot)] = slot
         last = int(slot[-1])
-    return out
+        yield lo, slot
 
 
 def _one_value(values: np.ndarray, where: np.ndarray) -> bool:
