@@ -485,7 +485,8 @@ def test_the_core_holds_a_schedule_s_arrays_only_read_only():
 
 
 @pytest.mark.parametrize("kind, algorithm", [("alltoall", "direct"), ("broadcast", "binomial")])
-def test_message_offsets_counted_by_chunk_are_the_slot_index_of_the_messages_slots(monkeypatch, kind, algorithm):
+def test_message_offsets_counted_by_chunk_are_the_slot_index_of_the_messages_slots(monkeypatch, kind,
+                                                                                   algorithm):
     """Where a schedule has as many messages as slots (ideal:16's direct all-to-all) the core's
     offsets are counted a chunk of messages at a time; with fewer (a binomial broadcast) it gets
     each message's slot: either way plan_columns.slot_index of the messages' slots."""
