@@ -67,7 +67,8 @@ def power_of_two_grid(coll: Collective, machine: Machine) -> str | None:
     return grid_units(coll, machine)
 
 
-def ring_halving(positions: list[int], segments: list[int]) -> list[tuple[dict[int, int], dict[int, frozenset[int]]]]:
+def ring_halving(positions: list[int],
+                 segments: list[int]) -> list[tuple[dict[int, int], dict[int, frozenset[int]]]]:
     """A reduce-scatter by halving round a ring of 2^k `positions` (in ring order) of the
     `segments` (as many): each step's partners and the segments each position keeps after it.
     The first two steps pair neighbours, (0, 1), (2, 3), ... then (1, 2), (3, 4), ...: after
@@ -187,7 +188,8 @@ def halving(g: Grid, step: Step, later: list[Step]) -> list[Transfer]:
         moves.append((v, p, [(u, sorted(held[v].pop(u))) for u in units]))
         out += g.own(v, [u for u in half if keeps(g, u, p, step) and all(keeps(g, u, v, s) for s in done)])
     for v, p, units in moves:
-        out += carried(g, v, p, units, lambda u: g.root if g.root is not None else holder(g, u, p, later))
+        out += carried(g, v, p, units,
+                       lambda u, p=p: g.root if g.root is not None else holder(g, u, p, later))
         if p != g.root:
             for u, origins in units:
                 held[p].setdefault(u, set()).update(origins)

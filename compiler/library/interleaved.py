@@ -29,8 +29,12 @@ as for the four turned copies of it (`turned-cut-scatter-doubling`, catalog.py).
 
 from __future__ import annotations
 
-from phalanx.compiler.library.allreduce import (halved_rounds, halving_doubling, member_halving_doubling,
-                                                radix_halving_doubling)
+from phalanx.compiler.library.allreduce import (
+    halved_rounds,
+    halving_doubling,
+    member_halving_doubling,
+    radix_halving_doubling,
+)
 from phalanx.compiler.library.group import recursive_doubling_over, reversed_bits
 from phalanx.compiler.library.knomial import cut_bits, cut_scatter_doubling_over
 from phalanx.compiler.library.members import group_order, root_of

@@ -619,7 +619,8 @@ class Routes:
             path = self.paths.get(pair)
             if path is None:
                 path = self.paths[pair] = np.array(
-                    [self.number.setdefault(link, len(self.number)) for link in self.route(*pair)], dtype=np.int64)
+                    [self.number.setdefault(link, len(self.number)) for link in self.route(*pair)],
+                    dtype=np.int64)
             paths.append(path)
         lengths = np.array([len(path) for path in paths], dtype=np.int64)
         return (np.concatenate(paths) if paths else np.zeros(0, dtype=np.int64)), lengths

@@ -103,7 +103,8 @@ CHECKERBOARD_RECORDS = [
 ]
 
 
-@pytest.mark.parametrize("spec", ["torus:4x4", "torus:8x8", "torus:4x8", "torus:16x2", "torus:8x16", "iwarp:8x8"])
+@pytest.mark.parametrize("spec", ["torus:4x4", "torus:8x8", "torus:4x8", "torus:16x2", "torus:8x16",
+                                  "iwarp:8x8"])
 def test_checkerboard_messages_from_sums_are_their_columns_messages(spec):
     """checkerboard-bruck, its signed form and rows-bruck-columns-direct list their candidates'
     messages from sums per holder and step, as their columns group them (the columns' rows

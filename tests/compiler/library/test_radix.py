@@ -57,7 +57,7 @@ def test_radix_bruck_meets_its_closed_form_on_ideal(spec, size, radix):
     coll = compile_program(alltoall_program(machine.nnodes, size), target=spec,
                            algorithm="alltoall=radix-bruck").collectives[0]
     port = machine.library.machine.port
-    assert best_plan(coll, machine.library.machine) == Plan(radix, 0)  # copies cost nothing: no top bits apart
+    assert best_plan(coll, machine.library.machine) == Plan(radix, 0)  # copies free: no top bits apart
     closed_s = radix_bruck_s(coll.nprocs, size, Plan(radix, 0), port)
     assert simulated_time_s(machine, coll, "radix-bruck") == pytest.approx(closed_s, rel=0.02)
     assert machine.predict_time_s(coll, "radix-bruck") == pytest.approx(closed_s, rel=1e-9)
