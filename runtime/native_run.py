@@ -224,12 +224,19 @@ def _distinct_of_small(key: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarr
     n = len(key)
     first_row = np.full(span, n, np.int64)
     np.minimum.at(first_row, key, np.arange(n))
+    first, rank = _ranked_first_rows(first_row, n, np.int64)
+    return first, rank[key]
+
+
+def _ranked_first_rows(first_row: np.ndarray, n: int, rank_type: type) -> tuple[np.ndarray, np.ndarray]:
+    """From each key value's first row (`n` where no row has it): the present values' first
+    rows in the order they come, and each value's rank among them (`rank_type`)."""
     present = np.flatnonzero(first_row < n)
     first = first_row[present]
     order = np.argsort(first, kind="stable")
-    rank = np.empty(span, np.int64)
+    rank = np.zeros(len(first_row), rank_type)
     rank[present[order]] = np.arange(len(order))
-    return first[order], rank[key]
+    return first[order], rank
 
 
 def _distinct(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -393,7 +400,7 @@ def _distinct_in_chunks(columns_of: Callable[[np.ndarray], list[np.ndarray]],
         which[picked] = of
         return picked[first], which
     span = int(np.prod(spans))
-    key = np.zeros(n, np.uint16 if span <= 1 << 16 else np.uint32)  # a chosen row's value, mixed radix
+    key = np.zeros(n, np.uint16)  # a chosen row's value, mixed radix (below SMALL_SPAN: 16 bits)
     first_row = np.full(span, n, np.int64)
     for rows in _chunks(n):
         picked = rows[chosen[rows]]
@@ -406,14 +413,10 @@ def _distinct_in_chunks(columns_of: Callable[[np.ndarray], list[np.ndarray]],
             value += columns[c] - low[c]
         key[picked] = value
         np.minimum.at(first_row, value, picked)
-    present = np.flatnonzero(first_row < n)
-    first = first_row[present]
-    order = np.argsort(first, kind="stable")
-    rank = np.zeros(span, np.uint32)
-    rank[present[order]] = np.arange(len(order))
+    first, rank = _ranked_first_rows(first_row, n, np.uint32)
     for rows in _chunks(n):
         which[rows] = rank[key[rows]]
-    return first[order], which
+    return first, which
 
 
 def _busy(cpu: Resource, time_s: float) -> TransferProgram:
