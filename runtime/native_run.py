@@ -179,6 +179,8 @@ def _message_slot_index(cols: ScheduleColumns, src: np.ndarray, nprocs: int, nsl
     67 MB at ideal:4096's 16.8M messages, at the run's peak)."""
     if len(src) < nslots:
         return slot_index(_message_slots(cols, src, nprocs), nslots, np.uint32)
+    if len(src) > np.iinfo(np.uint32).max:  # (the offsets are summed in uint32)
+        raise ValueError("an index of the core's arrays lies outside uint32")
     offsets = np.zeros(nslots + 1, np.uint32)  # counts shifted by one, then summed in place
     for _, slot in _message_slot_chunks(cols, src, nprocs):
         first, last = int(slot[0]), int(slot[-1])
