@@ -28,7 +28,7 @@ from phalanx.runtime.data_values import (
 from phalanx.runtime.direct_moves import DirectMoves
 from phalanx.runtime.plan_columns import DST, FINAL, NBYTES, OFFSET, ORIGIN, SRC, ScheduleColumns
 
-BULK_CHECK_ROWS = 1 << 16  # transfer rows checked and moved in bulk at a time (3.5 MB of table)
+BULK_CHECK_ROWS = 1 << 13  # transfer rows checked and moved in bulk at a time (448 KB of table)
 
 
 def _flat(matrix: np.ndarray) -> np.ndarray:

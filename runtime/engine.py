@@ -96,13 +96,20 @@ class Process(Event):
 
 
 class Resource:
-    """A unit-capacity resource (a port, a link) with a FIFO queue of requests."""
+    """A unit-capacity resource (a port, a link) with a FIFO queue of requests.
+
+    A machine has thousands (torus:16x16: 6,146 links, pools and processors), most never
+    waited for on a given run, and a native run (runtime/native_run.py) waits in the core's
+    own queues: so slots, not a dict, and the queue made at the first wait (an empty deque is
+    624 bytes: with the dicts, 4.4 MB of torus:16x16's run)."""
+
+    __slots__ = ("engine", "name", "holder", "queue", "busy_s", "_since")
 
     def __init__(self, engine: Engine, name: str):
         self.engine = engine
         self.name = name
         self.holder: Process | None = None
-        self.queue: deque[tuple[Event, Process | None]] = deque()
+        self.queue: deque[tuple[Event, Process | None]] | None = None  # none until a request waits
         self.busy_s = 0.0
         self._since = 0.0
 
@@ -113,7 +120,7 @@ class Resource:
         if self.holder is None and not self.queue:
             self._grant(event, owner, now=owner is not None)
         else:
-            self.queue.append((event, owner))
+            _waiting(self).append((event, owner))
         return event
 
     def _grant(self, event: Event, owner: Process | None, now: bool = False) -> None:
@@ -138,6 +145,13 @@ class Resource:
         return () if self.holder is None else (self.holder,)
 
 
+def _waiting(resource: Resource | Pool) -> deque[tuple[Event, Process | None]]:
+    """The resource's queue of waiting requests, made at its first wait."""
+    if resource.queue is None:
+        resource.queue = deque()
+    return resource.queue
+
+
 class Pool:
     """`capacity` identical units (ring slots, memory streams, injection channels), FIFO.
 
@@ -150,13 +164,15 @@ class Pool:
     KSR-1 ring's slots are granted so; its published numbers were computed that way).
     """
 
+    __slots__ = ("engine", "name", "capacity", "grant_now", "holders", "queue", "busy_s", "_since")
+
     def __init__(self, engine: Engine, name: str, capacity: int, grant_now: bool = True):
         if capacity < 1:
             raise ValueError(f"pool {name!r} needs at least one unit, not {capacity}")
         self.engine, self.name, self.capacity = engine, name, capacity
         self.grant_now = grant_now
         self.holders: list[Process | None] = []
-        self.queue: deque[tuple[Event, Process | None]] = deque()
+        self.queue: deque[tuple[Event, Process | None]] | None = None  # as Resource's
         self.busy_s = 0.0
         self._since = 0.0
 
@@ -177,7 +193,7 @@ class Pool:
             else:
                 event.succeed(self)
         else:
-            self.queue.append((event, owner))
+            _waiting(self).append((event, owner))
         return event
 
     def release(self) -> None:

@@ -39,7 +39,6 @@ import numpy as np
 from phalanx.compiler.layout import GATHERED, SCATTERED
 from phalanx.compiler.plan_walk import AgentStart, ScheduleRun, walk_all
 from phalanx.compiler.schedule import (
-    WHOLE,
     ComputeStep,
     PipelineStep,
     Plan,
@@ -55,7 +54,7 @@ from phalanx.runtime.engine import Deadlock, Engine, Pool, Resource, Stopped, de
 from phalanx.runtime.freed_memory import give_back
 from phalanx.runtime.interpreter import Execution, StepTiming
 from phalanx.runtime.native_replay import END, LEAVE, START, Replay
-from phalanx.runtime.native_spans import PHASE, NativeSpans, SpanLabels
+from phalanx.runtime.native_spans import MessageLabels, NativeSpans, SpanLabels
 from phalanx.runtime.network import (
     OP_KINDS,
     Acquire,
@@ -74,7 +73,6 @@ from phalanx.runtime.plan_columns import (
     FINAL,
     MESSAGE,
     NBYTES,
-    OFFSET,
     ORIGIN,
     SRC,
     ScheduleColumns,
@@ -83,7 +81,7 @@ from phalanx.runtime.plan_columns import (
     slot_index,
 )
 from phalanx.runtime.round_robin import RunTurns
-from phalanx.runtime.schedule_index import ScheduleIndex, message_label, send_name
+from phalanx.runtime.schedule_index import ScheduleIndex, send_name
 
 try:  # built by `make setup` (pip install runtime/engine_core); without it runs stay in Python
     import phalanx_engine_core as core_module
@@ -106,7 +104,7 @@ CORE_CODES = np.array([OP_CODES[kind] for kind in OP_KINDS], np.uint8)  # Progra
 LOG_CHUNK = 1 << 22
 LOG_PART = 1 << 18
 SMALL_SPAN = 1 << 16  # _distinct: keys of at most this many values go by a table, not a sort
-GIVE_BACK_MESSAGES = 1 << 16  # a schedule of this many messages gives its temporaries back (_add_schedule)
+GIVE_BACK_MESSAGES = 1 << 14  # a schedule of this many messages gives its temporaries back (_add_schedule)
 PREOPEN_RUNS = 512  # runs opened ahead of the core at most (NativeRun._open)
 PREOPEN_BYTES = 1 << 22  # and the bytes their schedules move at most
 PROGRAM_CHUNK = 1 << 20  # programs built from a network's columns at once (NativeRun._add_program_chunk)
@@ -118,7 +116,7 @@ FIRST_PROGRAMS = 1 << 12  # the first chunk's programs, before the ops per progr
 # messages whose per-message int64 temporaries are made at once (_message_ends, _message_slots,
 # _sent_ids, the wormhole programs' keys): 2 MB each, where a million messages' were 8 MB each,
 # freed but kept resident by glibc under the core's run
-COLUMN_CHUNK = 1 << 18
+COLUMN_CHUNK = 1 << 14
 
 
 def _as_core(values: np.ndarray, dtype: type) -> np.ndarray:
@@ -145,15 +143,6 @@ def _i32(values: np.ndarray) -> np.ndarray:
     if len(values) and (values.min() < -1 or values.max() > np.iinfo(np.int32).max):
         raise ValueError("an index of the core's arrays lies outside int32")
     return _as_core(values, np.int32)
-
-
-def _narrow(values: np.ndarray) -> np.ndarray:
-    """Ints as int32 where they fit (a span label's fields: 3 MB less at 65,280 messages), else
-    as they are; read back as Python ints, so the texts are the same."""
-    limits = np.iinfo(np.int32)
-    if len(values) and (values.min() < limits.min or values.max() > limits.max):
-        return values
-    return values.astype(np.int32)
 
 
 def _message_ends(cols: ScheduleColumns, nprocs: int) -> tuple[np.ndarray, np.ndarray]:
@@ -487,8 +476,8 @@ class NativeRun:
         self.schedule_ids: dict[tuple[int, bytes], int] = {}
         robin = network.round_robin()
         self.turns = None if robin is None else RunTurns(robin, self.plan.nprocs)
-        # Message labels, made when a span needs one: (first label id, columns, wire bytes) per schedule
-        self.message_labels: list[tuple[int, ScheduleColumns, np.ndarray]] = []
+        # what each schedule's message labels are made of, when a span is read (native_spans.py)
+        self.message_labels: list[MessageLabels] = []
         self.next_label = 0  # the next message label id (after the compute steps' labels)
         self.run_schedules = self.plan.run_schedules()
         self.replay = Replay(data, self._columns)
@@ -518,9 +507,9 @@ class NativeRun:
                 give_back()  # not kept under the last replay
             replayed = False
             while log := core.take_log(LOG_CHUNK):
-                if finished:  # nor the log's vector, freed as its last bytes are taken (1.6 MB at
-                    give_back()  # torus:16x16 message-passing; once a run, not once a part)
-                self.replay.replay(np.frombuffer(log, "<u4").reshape(-1, 3))
+                if finished:  # nor the log's vector, handed over whole (1.6 MB at torus:16x16
+                    give_back()  # message-passing; once a run, not once a part)
+                self.replay.replay(np.asarray(log).reshape(-1, 3))
                 replayed = True
             if replayed:  # the replay's temporaries (a part's transfer rows copied, 30 MB at
                 give_back()  # torus:32x32), not kept resident under the core's run and after
@@ -664,7 +653,7 @@ class NativeRun:
         # the wire bytes for the labels of the spans kept, in the least type they fit (8-byte
         # blocks: one byte a message, not 8)
         label_bytes = nbytes.astype(np.min_scalar_type(nbytes.max(initial=0)))
-        self.message_labels.append((self.next_label, cols, label_bytes))
+        self.message_labels.append(MessageLabels(self.next_label, cols, label_bytes))
         label_base = self.next_label  # message m's span label: label_base + m
         self.next_label += nmsg
         u32 = _u32
@@ -944,36 +933,10 @@ class NativeRun:
         return self.prepared.indexes[self.run_schedules[run].collective].columns()
 
     def _spans(self) -> NativeSpans:
-        columns = self.core.take_spans()
-        kinds = np.frombuffer(columns[1], np.uint8)
-        labels = np.frombuffer(columns[4], "<u4")
-        # by sorting, as uint32 (np.unique's hash table: 4.7 MB at torus:16x16's 65,536 spans)
-        return NativeSpans(columns, self._span_labels(distinct(labels[kinds != PHASE])))
-
-    def _span_labels(self, ids: np.ndarray) -> SpanLabels:
-        """What the labels of these label ids are made of: compute steps' labels and pieces'
-        (message_label) as text, a single whole block's and a message of several blocks'
-        fields from the columns (runtime/native_spans.py makes their texts when read)."""
-        fixed = {i: self.labels[i] for i in ids[ids < len(self.labels)].tolist()}
-        parts: list[tuple[np.ndarray, ...]] = []
-        for first, cols, nbytes in self.message_labels:
-            mine = ids[(ids >= first) & (ids < first + cols.nmessages)] - first
-            if not len(mine):
-                continue
-            rows = cols.msg_start[mine]
-            count = cols.msg_start[mine + 1] - rows
-            piece = (count == 1) & (cols.table[rows, OFFSET] != WHOLE)
-            for m in mine[piece].tolist():  # a piece of a block
-                fixed[first + m] = message_label(cols.group(m), int(nbytes[m]))
-            mine, rows, count = mine[~piece], rows[~piece], count[~piece]
-            parts.append((first + mine, *(_narrow(values) for values in (
-                count, cols.table[rows, ORIGIN], cols.table[rows, FINAL], cols.table[rows, DST],
-                nbytes[mine]))))
-        if not parts:
-            parts.append(tuple(np.zeros(0, np.int64) for _ in range(6)))
-        if len(parts) == 1:  # one schedule's messages: no concatenated copy beside them
-            return SpanLabels(fixed, *parts[0])
-        return SpanLabels(fixed, *(np.concatenate(column) for column in zip(*parts)))
+        """The core's span columns, read in place, and what their labels are made of: no
+        label's fields copied out of the schedules' columns (they were 3 MB of the 4.9 MB
+        torus:16x16's message-passing all-to-all's run added; docs/engine.md)."""
+        return NativeSpans(self.core.take_spans(), SpanLabels(self.labels, self.message_labels))
 
     def _name(self, who: tuple[int, int, int]) -> str:
         kind, a, b = who

@@ -1,9 +1,9 @@
 """A native run's timeline (Execution.spans): the core's span columns, a Span made when read.
 
 The Python engine keeps up to MAX_SPANS Span objects (runtime/interpreter.py). A native run
-keeps the core's columns (33 bytes a span) and, for the messages whose spans are kept, the few
-values their labels are made of; a Span, with its label's text, is made when it is read (in
-chunks when iterated). 100,000 spans made at once as objects with their texts, and the lists
+keeps the core's columns (33 bytes a span, read in place) and its schedules' columns, from which
+a message's label is made; a Span, with its label's text, is made when it is read (in chunks
+when iterated). 100,000 spans made at once as objects with their texts, and the lists
 and dict that made them, took about 20 MB: most of what a small run added (ideal:256's
 all-to-all, 65,280 messages: 30 of the 60 MB its run added). The spans read are the ones the
 Python engine keeps, span for span (tests/runtime/test_native_run.py).
@@ -17,57 +17,85 @@ from typing import overload
 
 import numpy as np
 
+from phalanx.compiler.schedule import WHOLE
 from phalanx.runtime.interpreter import Span
+from phalanx.runtime.plan_columns import DST, FINAL, OFFSET, ORIGIN, ScheduleColumns
+from phalanx.runtime.schedule_index import message_label
 
 SPAN_KINDS = ("compute", "send", "copy", "phase")  # the core's SPAN_* codes, in order
 PHASE = SPAN_KINDS.index("phase")
 CHUNK = 1 << 12  # spans made at a time when iterated
-# the core's span columns (Core.spans, little-endian bytes each), in order
-COLUMN_TYPES = ("<u4", "u1", "<f8", "<f8", "<u4", "<i8")
+# the core's span columns (Core.take_spans: buffers of these types), in order
+COLUMN_TYPES = (np.uint32, np.uint8, np.float64, np.float64, np.uint32, np.int64)
+
+
+@dataclass(frozen=True)
+class MessageLabels:
+    """The span labels of one schedule's messages, made from its columns when read: message m's
+    label id is `first + m`; a piece of a block is labelled as schedule_index.message_label
+    says, a whole block `{origin}->{final} to {dst}, {nbytes} B`, several `{blocks} blocks to
+    {dst}, {nbytes} B`, `nbytes` the message's wire bytes."""
+
+    first: int
+    columns: ScheduleColumns
+    nbytes: np.ndarray
+
+    def texts(self, messages: np.ndarray) -> list[str]:
+        """The labels of these messages (ids within the schedule)."""
+        cols = self.columns
+        rows = cols.msg_start[messages]
+        count = cols.msg_start[messages + 1] - rows
+        piece = (count == 1) & (cols.table[rows, OFFSET] != WHOLE)
+        fields = (count, cols.table[rows, ORIGIN], cols.table[rows, FINAL], cols.table[rows, DST],
+                  self.nbytes[messages], piece)
+        return [message_label(cols.group(m), nbytes) if is_piece else
+                f"{origin}->{final} to {dst}, {nbytes} B" if blocks == 1 else
+                f"{blocks} blocks to {dst}, {nbytes} B"
+                for m, (blocks, origin, final, dst, nbytes, is_piece) in
+                zip(messages.tolist(), zip(*(f.tolist() for f in fields)))]
 
 
 @dataclass(frozen=True)
 class SpanLabels:
-    """What the labels of a run's kept spans are made of. A phase span's label id is its phase
-    (`phase {k}`); `fixed` holds the other texts known as text (compute steps' labels, a piece
-    of a block's message_label); a message of whole blocks is `ids[i]`: one block,
-    `{origin}->{final} to {dst}, {nbytes} B`, several, `{blocks} blocks to {dst}, {nbytes} B`."""
+    """What the labels of a run's spans are made of: a phase span's label id is its phase
+    (`phase {k}`), a compute step's is its index in `steps` (their texts), a message's lies in
+    one of `messages` (ascending by first id, each after the steps'), its text made when read."""
 
-    fixed: dict[int, str]
-    ids: np.ndarray  # sorted label ids
-    blocks: np.ndarray
-    origin: np.ndarray
-    final: np.ndarray
-    dst: np.ndarray
-    nbytes: np.ndarray
+    steps: Sequence[str]
+    messages: Sequence[MessageLabels]
 
     def texts(self, kinds: np.ndarray, labels: np.ndarray) -> list[str]:
         """The texts of spans of these kinds and label ids."""
-        at = np.searchsorted(self.ids, labels)
-        found = (kinds != PHASE) & (at < len(self.ids))
-        found[found] = self.ids[at[found]] == labels[found]
-        hits = at[found]
-        fields = (self.blocks, self.origin, self.final, self.dst, self.nbytes)
-        messages = zip(*(field[hits].tolist() for field in fields))
-        out = []
-        for kind, label, hit in zip(kinds.tolist(), labels.tolist(), found.tolist()):
-            if kind == PHASE:
-                out.append(f"phase {label}")
-            elif not hit:
-                out.append(self.fixed[label])
-            else:
-                blocks, origin, final, dst, nbytes = next(messages)
-                out.append(f"{origin}->{final} to {dst}, {nbytes} B" if blocks == 1 else
-                           f"{blocks} blocks to {dst}, {nbytes} B")
+        out = [f"phase {label}" if kind == PHASE else ""
+               for kind, label in zip(kinds.tolist(), labels.tolist())]
+        message = (kinds != PHASE) & (labels >= len(self.steps))
+        for at in np.flatnonzero((kinds != PHASE) & ~message).tolist():
+            out[int(at)] = self.steps[int(labels[at])]
+        at = np.flatnonzero(message)
+        which = np.searchsorted([m.first for m in self.messages], labels[at], side="right") - 1
+        for k in np.unique(which).tolist():  # (a chunk of spans: CHUNK at most)
+            mine = at[which == k]
+            schedule = self.messages[k]
+            for i, text in zip(mine.tolist(), schedule.texts(labels[mine].astype(np.int64) - schedule.first)):
+                out[i] = text
         return out
+
+
+def _typed(column: object, dtype: type) -> np.ndarray:
+    """A column of the core as a read-only array over its memory, of the type it must have."""
+    values = np.asarray(column)
+    if values.dtype != dtype or values.ndim != 1:
+        raise TypeError(f"a span column of the core is {values.dtype}[{values.ndim}], not {np.dtype(dtype)}")
+    return values
 
 
 class NativeSpans(Sequence[Span]):
     """The spans of a native run, in the core's order; equal to any sequence of the same spans."""
 
-    def __init__(self, columns: tuple[bytes, ...], labels: SpanLabels):
+    def __init__(self, columns: tuple[object, ...], labels: SpanLabels):
+        """`columns`: the core's (Core.take_spans), read in place, each of its COLUMN_TYPES."""
         self.node, self.kind, self.start_s, self.end_s, self.label, self.peer = (
-            np.frombuffer(c, t) for c, t in zip(columns, COLUMN_TYPES, strict=True))
+            _typed(c, t) for c, t in zip(columns, COLUMN_TYPES, strict=True))
         self.labels = labels
 
     def __len__(self) -> int:

@@ -34,6 +34,7 @@ NOT_SHIPPED = {  # files beside the code that a user of the package does not nee
     "runtime/engine_core/src/events.rs": "the native core's source, compiled into phalanx_engine_core",
     "runtime/engine_core/src/gates.rs": "the native core's source, compiled into phalanx_engine_core",
     "runtime/engine_core/src/wormhole.rs": "the native core's source, compiled into phalanx_engine_core",
+    "runtime/engine_core/src/owned.rs": "the native core's source, compiled into phalanx_engine_core",
 }
 
 SETUPTOOLS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pickle
 
+import numpy as np
 import pytest
 
 from conftest import compile_text
@@ -60,3 +61,31 @@ def test_whole_blocks_and_messages_of_several_blocks_are_labelled_as_the_python_
     native = simulate(compiled, engine_choice="native").execution.spans
     assert list(native) == python
     assert "4 blocks to 1, 256 B" in {s.label for s in native}  # (Bruck's combined messages)
+
+
+def test_the_span_columns_are_the_cores_memory_read_in_place(runs):
+    """Core.take_spans hands its vectors over (runtime/engine_core/src/owned.rs), not copies:
+    each column is a read-only array over an OwnedColumn, of the type NativeSpans reads."""
+    import phalanx_engine_core as core_module
+
+    _, native = runs
+    columns = (native.node, native.kind, native.start_s, native.end_s, native.label, native.peer)
+    for column, dtype in zip(columns, (np.uint32, np.uint8, np.float64, np.float64, np.uint32, np.int64)):
+        assert column.dtype == dtype and len(column) == len(native)
+        assert isinstance(column.base.obj, core_module.OwnedColumn) and not column.flags.writeable
+        with pytest.raises(ValueError, match="read-only"):
+            column[0] = 1
+
+
+def test_an_owned_column_refuses_a_writable_view_and_gives_its_format():
+    import ctypes
+
+    import phalanx_engine_core as core_module
+
+    core = core_module.Core(2, 1, 0)
+    log = core.take_log(8)  # nothing logged yet: an empty column
+    assert isinstance(log, core_module.OwnedColumn) and len(log) == 0 and not log
+    view = memoryview(log)
+    assert view.format == "I" and view.itemsize == 4 and view.readonly and view.shape == (0,)
+    with pytest.raises(TypeError, match="not writable"):
+        (ctypes.c_char * 0).from_buffer(log)

@@ -1,12 +1,12 @@
 //! The Python interface of the core (runtime/native_run.py).
 
 use crate::model::*;
+use crate::owned::OwnedColumn;
 use crate::shapes::{Program, Shape, ShapedOp, TorusRoute};
 use crate::wormhole::{Kind, Switched, Wormhole};
 use pyo3::buffer::{Element, PyBuffer};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
 use crate::events::EventQueue;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -23,15 +23,15 @@ fn flags(py: Python<'_>, buffer: PyBuffer<u8>) -> PyResult<Vec<bool>> {
     Ok(buffer.to_vec(py)?.into_iter().map(|b| b != 0).collect())
 }
 
-/// `values` written into one bytes object, each as its `N` little-endian bytes.
-fn le_bytes<'py, T: Copy, const N: usize>(py: Python<'py>, values: &[T], to_le: fn(T) -> [u8; N])
-        -> PyResult<Bound<'py, PyBytes>> {
-    PyBytes::new_with(py, N * values.len(), |bytes| {
-        for (at, &v) in bytes.chunks_exact_mut(N).zip(values) {
-            at.copy_from_slice(&to_le(v));
-        }
-        Ok(())
-    })
+/// The most entries a span column or the log is given room for at once (`reserved`).
+const RESERVED_MAX: usize = 1 << 20;
+
+/// An empty vector with room for `n` entries (RESERVED_MAX at most): a vector grown by doubling
+/// is copied each time it grows, and the old copies stayed resident under the run (the spans
+/// and the log at torus:16x16's message-passing all-to-all: 1.5 MB); room not written to yet is
+/// not resident.
+fn reserved<T>(n: usize) -> Vec<T> {
+    Vec::with_capacity(n.min(RESERVED_MAX))
 }
 
 #[pymethods]
@@ -42,6 +42,7 @@ impl Core {
     #[pyo3(signature = (nprocs, run_count, max_spans, max_events=None, time_limit_s=None, log_limit=None))]
     fn new(nprocs: usize, run_count: usize, max_spans: usize, max_events: Option<u64>,
            time_limit_s: Option<f64>, log_limit: Option<usize>) -> Self {
+        let log_limit = log_limit.map_or(usize::MAX, |l| l.max(1).saturating_mul(3));
         let nodes = (0..nprocs)
             .map(|_| Node { item: 0, phase: 0, state: AT_ITEM, start_s: 0.0, children: Vec::new(),
                             streaming: Vec::new(), inbox: false, remaining: 0, barrier: NONE, finish_s: 0.0,
@@ -59,10 +60,10 @@ impl Core {
             waiting: Vec::new(), free_waiting: Vec::new(),
             live: 0,
             barriers: Vec::new(), timing_start: vec![f64::INFINITY; run_count],
-            timing_end: vec![0.0; run_count], span_node: Vec::new(), span_kind: Vec::new(),
-            span_start: Vec::new(), span_end: Vec::new(), span_label: Vec::new(),
-            span_peer: Vec::new(), max_spans, spans_left_out: 0, records_at_finish: 0, log: Vec::new(), log_taken: 0,
-            log_limit: log_limit.map_or(usize::MAX, |l| l.max(1).saturating_mul(3)), events: 0,
+            timing_end: vec![0.0; run_count], span_node: reserved(max_spans), span_kind: reserved(max_spans),
+            span_start: reserved(max_spans), span_end: reserved(max_spans), span_label: reserved(max_spans),
+            span_peer: reserved(max_spans), max_spans, spans_left_out: 0, records_at_finish: 0,
+            log: reserved(log_limit), log_taken: 0, log_limit, events: 0,
             max_events, time_limit_s, deadline: None,
         }
     }
@@ -413,30 +414,25 @@ impl Core {
         }
     }
 
-    /// The oldest `limit` entries of the log not yet taken, (code, run, message) triples as
-    /// little-endian uint32 bytes: 0 a message starts, 1 it ends, 2 a run's last node left it.
-    /// Empty: none left.
-    fn take_log<'py>(&mut self, py: Python<'py>, limit: usize) -> PyResult<Bound<'py, PyBytes>> {
+    /// The oldest `limit` entries of the log not yet taken, (code, run, message) triples of
+    /// uint32: 0 a message starts, 1 it ends, 2 a run's last node left it. Empty: none left.
+    /// The whole log when that is what is left, moved to Python, not copied (owned.rs).
+    fn take_log(&mut self, limit: usize) -> OwnedColumn {
         let end = (self.log_taken + 3 * limit).min(self.log.len());
-        let taken = &self.log[self.log_taken..end];
-        // written into the bytes object itself: no second copy of the chunk beside it
-        let out = PyBytes::new_with(py, 4 * taken.len(), |bytes| {
-            for (at, v) in bytes.chunks_exact_mut(4).zip(taken) {
-                at.copy_from_slice(&v.to_le_bytes());
-            }
-            Ok(())
-        })?;
+        if self.log_taken == 0 && end == self.log.len() {
+            // its memory goes with the column: nothing of it is kept for the next part
+            return OwnedColumn::new(std::mem::replace(&mut self.log, reserved(self.log_limit)));
+        }
+        let taken = self.log[self.log_taken..end].to_vec();
         self.log_taken = end;
         if self.log_taken == self.log.len() {
-            // its memory given back, not kept for the next part: the chunk's replay comes
-            // next (a small run's whole log: 1.6 MB of 65,280 messages' entries under it)
             self.log = Vec::new();
             self.log_taken = 0;
         } else if self.log_taken >= self.log.len() / 2 {  // keep the log to what is not taken
             self.log.drain(..self.log_taken);
             self.log_taken = 0;
         }
-        Ok(out)
+        OwnedColumn::new(taken)
     }
 
     #[getter]
@@ -474,21 +470,14 @@ impl Core {
         (self.timing_start.clone(), self.timing_end.clone())
     }
 
-    /// The spans kept, as little-endian columns (node u32, kind u8, start f64, end f64, label
-    /// u32, peer i64) that Python reads in place (np.frombuffer): no Python int or float per
-    /// value (100,000 spans made six lists of about 10 MB beside them). Taken at the run's end:
-    /// each vector is freed once its bytes are made, not kept beside them (2.2 MB at 65,536).
-    #[allow(clippy::type_complexity)]
-    fn take_spans<'py>(&mut self, py: Python<'py>) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>,
-            Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
-        // one statement each, so that each vector is dropped before the next column is made
-        let node = le_bytes(py, &std::mem::take(&mut self.span_node), u32::to_le_bytes)?;
-        let kind = le_bytes(py, &std::mem::take(&mut self.span_kind), u8::to_le_bytes)?;
-        let start = le_bytes(py, &std::mem::take(&mut self.span_start), f64::to_le_bytes)?;
-        let end = le_bytes(py, &std::mem::take(&mut self.span_end), f64::to_le_bytes)?;
-        let label = le_bytes(py, &std::mem::take(&mut self.span_label), u32::to_le_bytes)?;
-        let peer = le_bytes(py, &std::mem::take(&mut self.span_peer), i64::to_le_bytes)?;
-        Ok((node, kind, start, end, label, peer))
+    /// The spans kept, as columns (node u32, kind u8, start f64, end f64, label u32, peer i64)
+    /// that Python reads in place (np.asarray): no Python int or float per value (100,000
+    /// spans made six lists of about 10 MB beside them), and no copy (owned.rs).
+    fn take_spans(&mut self) -> (OwnedColumn, OwnedColumn, OwnedColumn, OwnedColumn, OwnedColumn, OwnedColumn) {
+        use std::mem::take;
+        (OwnedColumn::new(take(&mut self.span_node)), OwnedColumn::new(take(&mut self.span_kind)),
+         OwnedColumn::new(take(&mut self.span_start)), OwnedColumn::new(take(&mut self.span_end)),
+         OwnedColumn::new(take(&mut self.span_label)), OwnedColumn::new(take(&mut self.span_peer)))
     }
 
     /// What each live process waits for, for a deadlock report: (who, "allof" | "barrier" | "gate" |

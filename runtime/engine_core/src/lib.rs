@@ -21,6 +21,7 @@ mod data;
 mod events;
 mod gates;
 mod model;
+mod owned;
 mod resources;
 mod shapes;
 mod walkers;
@@ -32,6 +33,7 @@ use pyo3::prelude::*;
 #[pymodule]
 fn phalanx_engine_core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Core>()?;
+    m.add_class::<owned::OwnedColumn>()?;
     m.add_function(wrap_pyfunction!(data::fill_payload_words, m)?)?;
     m.add_function(wrap_pyfunction!(data::same_bytes, m)?)?;
     m.add("FINISHED", FINISHED)?;
