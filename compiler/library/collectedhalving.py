@@ -1,27 +1,28 @@
 """Reduce on a 2^a x 2^b torus: grouped-halving whose last step is collected, not halved
 (issue 27, branch tred7).
 
-grouped-halving (groupedhalving.py) halves each half to its end and then sends every node's
-reduced units to the root, some through the node of the root's row in their column (the only
-messages that enter the root by its row links on routes along the row first): near the end a
-node starts two messages a half (the last step's and the gather's) and a relay a third, and the
-root's four in-links wait for the relays. Here each half's last group (a step's pair of nodes,
-or a group's 2 x 2 block, which hold the same units) is not halved: its members send all they
-hold of the half to one *collector* (`collectors`), which merges them, so that the units are
-reduced there, and every collector then sends them to the root in one phase. A node starts one
-message a half after its last halving step, a collector (one node of a pair) one more. The
-collector of a block holding the root is the root; else a member in the root's row (its message
-enters by a row link); else one in the root's column; else the member nearest the root or the
-node of the root's row in that member's column (a relay that collects the block straight from
-its members, so that its forward is the only second start-up on the way), whichever's last link
-into the root carries fewer bytes so far, blocks nearest the root first. The four in-links then
-carry the gather evenly (torus:8x8, 16 KB: 14, 16, 16 and 16 pieces of 256 B) from the end of
-the halving, one start-up after it. The last message doubles (a member sends its whole piece,
-not half of it), which pays where the root's intake is what the halving waits for: torus:8x8,
-16 KB, 521.15 us (grouped-halving) -> 494.55; torus:8x4 502.95 -> 478.8; at 2 KB 386.3 ->
-331.15 on 8x8; slower where pieces are large or the last step goes along the rows (torus:4x4 16
-KB 425.85 -> 480.35, 4x8 464.6 -> 508.85, 8x8 128 KB 3.146 -> 3.192 ms; docs/efficiency.md,
-branch tred7).
+grouped-halving (groupedhalving.py) halves each half to its end, then sends every node's reduced
+units to the root, some through the node of the root's row in their column (on routes along the
+row first only the root's row's messages enter the root by its row links): near the end a node
+starts two messages a half (the last step's and the gather's), a relay its forwards too, and the
+root's row links wait for the relays. Here each half's last group (a step's pairs of nodes, or a
+group's 2 x 2 blocks: nodes that hold the same units) is not halved: the members of each block
+send all they hold of the half to one *collector*, which merges them and so holds the block's
+units reduced, and every collector sends them to the root in one phase. After its last halving
+step every node starts one message a half: a member to its collector, a collector to the root.
+
+The collector (`collectors`) of a block holding the root is the root; else a member in the
+root's row (its message enters by a row link); else, where a member is in the root's column, the
+member nearest the root; else, blocks nearest the root first, the nearest member or the node of
+the root's row in that member's column (a relay, which takes the block straight from its
+members, so that its forward is the block's second message as a member's would be), whichever's
+last link into the root carries fewer bytes so far. The root's four in-links then carry even
+loads (torus:8x8, 16 KB: 14, 16, 16 and 16 pieces of 256 B) from one start-up after the halving.
+The last message doubles (a member sends its whole piece, not half of it); that pays where the
+root's intake is what the end waits for: torus:8x8, 16 KB, 521.15 us (grouped-halving) ->
+494.55; torus:8x4 502.95 -> 478.8; 8x8 2 KB 386.3 -> 331.15. It is slower where the last pieces
+are large or the last step goes along the rows (torus:4x4 16 KB 425.85 -> 480.35, 4x8 464.6 ->
+508.85, 8x8 128 KB 3.146 -> 3.192 ms): docs/efficiency.md, branch tred7.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ def test_the_collectors_keep_the_roots_in_links_even_and_the_root_row_collects_i
     route = g.machine.route
     loads = Counter(route(v, 0)[-1] for v in chosen.values() if v != 0)
     assert sorted(loads.values()) == [14, 16, 16, 16]
-    for (half, block), v in chosen.items():
+    for (_, block), v in chosen.items():
         if 0 in block:
             assert v == 0
         elif any(w < 8 for w in block):
