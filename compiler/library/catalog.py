@@ -12,6 +12,7 @@ from phalanx.compiler.library import (
     allreduce,
     bothways,
     checkerboard,
+    collectedhalving,
     colouring,
     corner,
     crossedhalving,
@@ -560,6 +561,14 @@ GRID: tuple[Algorithm, ...] = (
               "steps and next two, the first half's second and third); each half's units to the "
               "root on their own (2^a x 2^b tori whose nodes stream several)",
               groupedhalving.grouped_reduce_phases,
+              ROOTED_OK + (on_grid, several_streams, crossedhalving.power_of_two_grid)),
+    Algorithm("collected-halving", (Kind.REDUCE,),
+              "grouped-halving whose halves' last step is not halved: each pair (or 2 x 2 block) "
+              "sends its units to one collector (the root; a node of the root's row or column; "
+              "else the nearer member or the root's-row node of its column, whichever keeps the "
+              "root's in-links even), which sends them to the root (2^a x 2^b tori whose nodes "
+              "stream several)",
+              collectedhalving.collected_reduce_phases,
               ROOTED_OK + (on_grid, several_streams, crossedhalving.power_of_two_grid)),
     Algorithm("bidirectional-rings", (Kind.REDUCE,),
               "the bidirectional-rings allreduce's reduce-scatter (round every row, then every "

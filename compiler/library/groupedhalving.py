@@ -168,13 +168,27 @@ def alternating_phases(chains: list[list[list[Transfer]]]) -> list[Phase]:
             for sends, recvs in phases]
 
 
+def hold_partials(g: Grid) -> None:
+    """Every contributor but the root holds its own partial of every unit, to pass on (the
+    root's own is copied into its result, root_kept and sent_step, never sent)."""
+    for o in g.origins:
+        for u in g.units(list(range(g.cols)), list(range(g.rows))):
+            if o != g.root and g.coll.byte_matrix[o][g.final(u)]:
+                g.held[o][u] = {o}
+
+
+def root_kept(g: Grid, steps: list[Step]) -> list[Transfer]:
+    """The root's own partial of the units it holds after the halving `steps` (of either
+    half), copied into its result."""
+    return [t for v in range(g.rows * g.cols)
+            for t in g.own(v, [u for u in g.units(list(range(g.cols)), list(range(g.rows)))
+                               if all(keeps(g, u, v, s) for s in steps if s[0] == u[2])])]
+
+
 def grouped_reduce_phases(coll: Collective, machine: Machine) -> list[Phase]:
     """The two halves' steps and groups, then each half's gather (module docstring)."""
     g = GroupedGrid(coll, machine)
-    for o in g.origins:
-        for u in g.units(list(range(g.cols)), list(range(g.rows))):
-            if o != g.root and coll.byte_matrix[o][g.final(u)]:
-                g.held[o][u] = {o}
+    hold_partials(g)
     chains = []
     for half in (0, 1):
         chain, done = [], []
@@ -182,11 +196,7 @@ def grouped_reduce_phases(coll: Collective, machine: Machine) -> list[Phase]:
             chain.append(sent_step(g, group, done))
             done += group
         chains.append(chain)
-    steps = ordered_steps(g, 0) + ordered_steps(g, 1)
-    kept = [t for v in range(g.rows * g.cols)
-            for t in g.own(v, [u for u in g.units(list(range(g.cols)), list(range(g.rows)))
-                               if all(keeps(g, u, v, s) for s in steps if s[0] == u[2])])]
-    chains[0][0] = kept + chains[0][0]
+    chains[0][0] = root_kept(g, ordered_steps(g, 0) + ordered_steps(g, 1)) + chains[0][0]
     for half in (0, 1):
         chains[half] += list(half_gather(g, half))
     return alternating_phases(chains)

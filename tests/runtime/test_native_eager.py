@@ -30,7 +30,7 @@ EAGER = [(Kind.BROADCAST, "eager-interleaved-cut-scatter-doubling"), (Kind.BROAD
          (Kind.BROADCAST, "eager-turned-cut-scatter-doubling"), (Kind.SCATTER, "neighbour-scatter"),
          (Kind.GATHER, "neighbour-gather"), (Kind.REDUCE, "eager-halving-fan-in"),
          (Kind.REDUCE, "crossed-halving"), (Kind.REDUCE, "grouped-halving"),
-         (Kind.REDUCE, "bidirectional-rings"),
+         (Kind.REDUCE, "collected-halving"), (Kind.REDUCE, "bidirectional-rings"),
          (Kind.ALLREDUCE, "eager-cut-halving"), (Kind.ALLREDUCE, "eager-interleaved-cut-halving"),
          (Kind.ALLREDUCE, "eager-quad-cut-halving"), (Kind.ALLREDUCE, "eager-classed-quad-cut-halving"),
          (Kind.ALLREDUCE, "bidirectional-rings"), (Kind.ALLREDUCE, "crossed-halving")]
