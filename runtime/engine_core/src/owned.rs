@@ -23,33 +23,22 @@ pub(crate) trait ColumnElement: Sized {
     fn values(column: Vec<Self>) -> Values;
 }
 
-impl ColumnElement for u8 {
-    const FORMAT: &'static CStr = c"B";
-    fn values(column: Vec<Self>) -> Values {
-        Values::U8(column)
-    }
+/// `ColumnElement` for a type: its buffer format and its variant of `Values`.
+macro_rules! column_element {
+    ($t:ty, $format:expr, $variant:ident) => {
+        impl ColumnElement for $t {
+            const FORMAT: &'static CStr = $format;
+            fn values(column: Vec<Self>) -> Values {
+                Values::$variant(column)
+            }
+        }
+    };
 }
 
-impl ColumnElement for u32 {
-    const FORMAT: &'static CStr = c"I";
-    fn values(column: Vec<Self>) -> Values {
-        Values::U32(column)
-    }
-}
-
-impl ColumnElement for i64 {
-    const FORMAT: &'static CStr = c"q";
-    fn values(column: Vec<Self>) -> Values {
-        Values::I64(column)
-    }
-}
-
-impl ColumnElement for f64 {
-    const FORMAT: &'static CStr = c"d";
-    fn values(column: Vec<Self>) -> Values {
-        Values::F64(column)
-    }
-}
+column_element!(u8, c"B", U8);
+column_element!(u32, c"I", U32);
+column_element!(i64, c"q", I64);
+column_element!(f64, c"d", F64);
 
 /// One read-only column of values; Python sees it as a one-dimensional buffer of its type.
 #[pyclass(module = "phalanx_engine_core", frozen)]

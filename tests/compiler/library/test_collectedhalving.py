@@ -11,7 +11,6 @@ from phalanx.compiler.driver import compile_program
 from phalanx.compiler.library.collectedhalving import blocks, collectors
 from phalanx.compiler.library.groupedhalving import GroupedGrid, groups
 from phalanx.compiler.target import resolve
-from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.simulate import simulate
 from phalanx.runtime.sweep import kind_program
 from phalanx.runtime.timing import simulated_time_s
@@ -56,27 +55,7 @@ def test_the_collectors_keep_the_roots_in_links_even_and_the_root_row_collects_i
             assert v in block or v == block[0] % 8
 
 
-@pytest.mark.parametrize("spec, n, root", [("torus:2x2", 4, 0), ("torus:2x4", 8, 5), ("torus:4x2", 8, 3),
-                                           ("torus:4x4", 16, 6), ("iwarp:4x4", 16, 9), ("torus:4x8", 32, 0),
-                                           ("torus:8x4", 32, 13)])
-def test_the_data_arrives(spec: str, n: int, root: int):
-    source = kind_program("reduce", n, 4 * n * ELEMENT * 3).replace("on P(0)", f"on P({root})")
-    compiled = compile_program(source, target=spec, algorithm="reduce=collected-halving")
-    result = simulate(compiled).collectives[0]
-    assert result.verified, result.problems
-    assert result.time_s >= result.lower_bound_s
-
-
-def test_preconditions_refuse_with_the_reason():
-    with pytest.raises(PhalanxError) as err:
-        compile_program(kind_program("reduce", 12, 12 * 4 * ELEMENT), target="torus:3x4",
-                        algorithm="reduce=collected-halving")
-    assert ("algorithm 'collected-halving' cannot lower the reduce of line 4 on torus:3x4: the "
-            "grid's sides must be powers of two of at least 2, not 3 x 4") in str(err.value)
-    with pytest.raises(PhalanxError) as err:
-        compile_program(kind_program("reduce", 16, 4096), target="paragon:4x4",
-                        algorithm="reduce=collected-halving")
-    assert "streams one message at a time" in str(err.value)
+# the data on every size, and the preconditions: tests/compiler/library/test_groupedhalving.py
 
 
 def test_the_16_kb_reduce_on_the_8x8_torus():

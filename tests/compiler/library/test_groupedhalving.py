@@ -52,25 +52,31 @@ def test_half_1_pairs_the_neighbours_half_0_does_not():
         assert len(block) == 4
 
 
+HALVINGS = ("grouped-halving", "collected-halving")  # (collected-halving: its last step collected)
+
+
+@pytest.mark.parametrize("algorithm", HALVINGS)
 @pytest.mark.parametrize("spec, n, root", [("torus:2x2", 4, 0), ("torus:2x4", 8, 5), ("torus:4x2", 8, 3),
-                                           ("torus:4x4", 16, 6), ("iwarp:4x4", 16, 9), ("torus:4x8", 32, 0)])
-def test_the_data_arrives(spec: str, n: int, root: int):
+                                           ("torus:4x4", 16, 6), ("iwarp:4x4", 16, 9), ("torus:4x8", 32, 0),
+                                           ("torus:8x4", 32, 13)])
+def test_the_data_arrives(spec: str, n: int, root: int, algorithm: str):
     source = kind_program("reduce", n, 4 * n * ELEMENT * 3).replace("on P(0)", f"on P({root})")
-    compiled = compile_program(source, target=spec, algorithm="reduce=grouped-halving")
+    compiled = compile_program(source, target=spec, algorithm=f"reduce={algorithm}")
     result = simulate(compiled).collectives[0]
     assert result.verified, result.problems
     assert result.time_s >= result.lower_bound_s
 
 
-def test_preconditions_refuse_with_the_reason():
+@pytest.mark.parametrize("algorithm", HALVINGS)
+def test_preconditions_refuse_with_the_reason(algorithm: str):
     with pytest.raises(PhalanxError) as err:
         compile_program(kind_program("reduce", 12, 12 * 4 * ELEMENT), target="torus:3x4",
-                        algorithm="reduce=grouped-halving")
-    assert ("algorithm 'grouped-halving' cannot lower the reduce of line 4 on torus:3x4: the "
+                        algorithm=f"reduce={algorithm}")
+    assert (f"algorithm '{algorithm}' cannot lower the reduce of line 4 on torus:3x4: the "
             "grid's sides must be powers of two of at least 2, not 3 x 4") in str(err.value)
     with pytest.raises(PhalanxError) as err:
         compile_program(kind_program("reduce", 16, 4096), target="paragon:4x4",
-                        algorithm="reduce=grouped-halving")
+                        algorithm=f"reduce={algorithm}")
     assert "streams one message at a time" in str(err.value)
 
 
