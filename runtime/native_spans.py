@@ -1,9 +1,9 @@
 """A native run's timeline (Execution.spans): the core's span columns, a Span made when read.
 
 The Python engine keeps up to MAX_SPANS Span objects (runtime/interpreter.py). A native run
-keeps the core's columns (33 bytes a span, read in place) and its schedules' columns, from which
-a message's label is made; a Span, with its label's text, is made when it is read (in chunks
-when iterated). 100,000 spans made at once as objects with their texts, and the lists
+keeps the core's columns (25 bytes a span, read in place) and its schedules' columns, from which
+a message's label and peer (its receiver) are made; a Span, with its label's text, is made when
+it is read (in chunks when iterated). 100,000 spans made at once as objects with their texts, and the lists
 and dict that made them, took about 20 MB: most of what a small run added (ideal:256's
 all-to-all, 65,280 messages: 30 of the 60 MB its run added). The spans read are the ones the
 Python engine keeps, span for span (tests/runtime/test_native_run.py).
@@ -26,7 +26,7 @@ SPAN_KINDS = ("compute", "send", "copy", "phase")  # the core's SPAN_* codes, in
 PHASE = SPAN_KINDS.index("phase")
 CHUNK = 1 << 12  # spans made at a time when iterated
 # the core's span columns (Core.take_spans: buffers of these types), in order
-COLUMN_TYPES = (np.uint32, np.uint8, np.float64, np.float64, np.uint32, np.int64)
+COLUMN_TYPES = (np.uint32, np.uint8, np.float64, np.float64, np.uint32)
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,10 @@ class MessageLabels:
     first: int
     columns: ScheduleColumns
     nbytes: np.ndarray
+
+    def receivers(self, messages: np.ndarray) -> list[int]:
+        """The receivers of these messages (ids within the schedule): their spans' peers."""
+        return self.columns.table[self.columns.msg_start[messages], DST].tolist()
 
     def texts(self, messages: np.ndarray) -> list[str]:
         """The labels of these messages (ids within the schedule)."""
@@ -64,21 +68,24 @@ class SpanLabels:
     steps: Sequence[str]
     messages: Sequence[MessageLabels]
 
-    def texts(self, kinds: np.ndarray, labels: np.ndarray) -> list[str]:
-        """The texts of spans of these kinds and label ids."""
-        out = [f"phase {label}" if kind == PHASE else ""
-               for kind, label in zip(kinds.tolist(), labels.tolist())]
+    def made(self, kinds: np.ndarray, labels: np.ndarray) -> tuple[list[str], list[int | None]]:
+        """The texts and peers of spans of these kinds and label ids (a message's peer is its
+        receiver, the others' none)."""
+        texts = [f"phase {label}" if kind == PHASE else ""
+                 for kind, label in zip(kinds.tolist(), labels.tolist())]
+        peers: list[int | None] = [None] * len(texts)
         message = (kinds != PHASE) & (labels >= len(self.steps))
         for at in np.flatnonzero((kinds != PHASE) & ~message).tolist():
-            out[int(at)] = self.steps[int(labels[at])]
+            texts[at] = self.steps[int(labels[at])]
         at = np.flatnonzero(message)
         which = np.searchsorted([m.first for m in self.messages], labels[at], side="right") - 1
         for k in np.unique(which).tolist():  # (a chunk of spans: CHUNK at most)
             mine = at[which == k]
             schedule = self.messages[k]
-            for i, text in zip(mine.tolist(), schedule.texts(labels[mine].astype(np.int64) - schedule.first)):
-                out[i] = text
-        return out
+            ids = labels[mine].astype(np.int64) - schedule.first
+            for i, text, peer in zip(mine.tolist(), schedule.texts(ids), schedule.receivers(ids)):
+                texts[i], peers[i] = text, peer
+        return texts, peers
 
 
 def _typed(column: object, dtype: type) -> np.ndarray:
@@ -94,7 +101,7 @@ class NativeSpans(Sequence[Span]):
 
     def __init__(self, columns: tuple[object, ...], labels: SpanLabels):
         """`columns`: the core's (Core.take_spans), read in place, each of its COLUMN_TYPES."""
-        self.node, self.kind, self.start_s, self.end_s, self.label, self.peer = (
+        self.node, self.kind, self.start_s, self.end_s, self.label = (
             _typed(c, t) for c, t in zip(columns, COLUMN_TYPES, strict=True))
         self.labels = labels
 
@@ -124,8 +131,8 @@ class NativeSpans(Sequence[Span]):
         return f"NativeSpans({len(self)} spans)"
 
     def _made(self, at: slice) -> list[Span]:
-        kinds, labels = self.kind[at], self.label[at]
-        return [Span(node, SPAN_KINDS[kind], start_s, end_s, text, None if peer < 0 else peer)
+        texts, peers = self.labels.made(self.kind[at], self.label[at])
+        return [Span(node, SPAN_KINDS[kind], start_s, end_s, text, peer)
                 for node, kind, start_s, end_s, text, peer in zip(
-                    self.node[at].tolist(), kinds.tolist(), self.start_s[at].tolist(),
-                    self.end_s[at].tolist(), self.labels.texts(kinds, labels), self.peer[at].tolist())]
+                    self.node[at].tolist(), self.kind[at].tolist(), self.start_s[at].tolist(),
+                    self.end_s[at].tolist(), texts, peers)]

@@ -69,8 +69,8 @@ def test_the_span_columns_are_the_cores_memory_read_in_place(runs):
     import phalanx_engine_core as core_module
 
     _, native = runs
-    columns = (native.node, native.kind, native.start_s, native.end_s, native.label, native.peer)
-    for column, dtype in zip(columns, (np.uint32, np.uint8, np.float64, np.float64, np.uint32, np.int64)):
+    columns = (native.node, native.kind, native.start_s, native.end_s, native.label)
+    for column, dtype in zip(columns, (np.uint32, np.uint8, np.float64, np.float64, np.uint32)):
         assert column.dtype == dtype and len(column) == len(native)
         assert isinstance(column.base.obj, core_module.OwnedColumn) and not column.flags.writeable
         with pytest.raises(ValueError, match="read-only"):

@@ -62,7 +62,7 @@ impl Core {
             barriers: Vec::new(), timing_start: vec![f64::INFINITY; run_count],
             timing_end: vec![0.0; run_count], span_node: reserved(max_spans), span_kind: reserved(max_spans),
             span_start: reserved(max_spans), span_end: reserved(max_spans), span_label: reserved(max_spans),
-            span_peer: reserved(max_spans), max_spans, spans_left_out: 0, records_at_finish: 0,
+            max_spans, spans_left_out: 0, records_at_finish: 0,
             log: reserved(log_limit), log_taken: 0, log_limit, events: 0,
             max_events, time_limit_s, deadline: None,
         }
@@ -470,14 +470,15 @@ impl Core {
         (self.timing_start.clone(), self.timing_end.clone())
     }
 
-    /// The spans kept, as columns (node u32, kind u8, start f64, end f64, label u32, peer i64)
-    /// that Python reads in place (np.asarray): no Python int or float per value (100,000
-    /// spans made six lists of about 10 MB beside them), and no copy (owned.rs).
-    fn take_spans(&mut self) -> (OwnedColumn, OwnedColumn, OwnedColumn, OwnedColumn, OwnedColumn, OwnedColumn) {
+    /// The spans kept, as columns (node u32, kind u8, start f64, end f64, label u32) that Python
+    /// reads in place (np.asarray): no Python int or float per value (100,000 spans made six
+    /// lists of about 10 MB beside them), and no copy (owned.rs). A message's peer (its receiver)
+    /// is not kept: its label names the message, whose receiver its schedule holds.
+    fn take_spans(&mut self) -> (OwnedColumn, OwnedColumn, OwnedColumn, OwnedColumn, OwnedColumn) {
         use std::mem::take;
         (OwnedColumn::new(take(&mut self.span_node)), OwnedColumn::new(take(&mut self.span_kind)),
          OwnedColumn::new(take(&mut self.span_start)), OwnedColumn::new(take(&mut self.span_end)),
-         OwnedColumn::new(take(&mut self.span_label)), OwnedColumn::new(take(&mut self.span_peer)))
+         OwnedColumn::new(take(&mut self.span_label)))
     }
 
     /// What each live process waits for, for a deadlock report: (who, "allof" | "barrier" | "gate" |

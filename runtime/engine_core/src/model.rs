@@ -322,7 +322,6 @@ pub(crate) struct Core {
     pub(crate) span_start: Vec<f64>,
     pub(crate) span_end: Vec<f64>,
     pub(crate) span_label: Vec<u32>,
-    pub(crate) span_peer: Vec<i64>,
     pub(crate) max_spans: usize,
     pub(crate) spans_left_out: u64,
     pub(crate) log: Vec<u32>,
@@ -363,7 +362,7 @@ impl Core {
         self.seq += 1;
     }
 
-    pub(crate) fn span(&mut self, node: u32, kind: u8, start_s: f64, label: u32, peer: i64) {
+    pub(crate) fn span(&mut self, node: u32, kind: u8, start_s: f64, label: u32) {
         if self.span_node.len() >= self.max_spans {
             self.spans_left_out += 1;
             return;
@@ -373,7 +372,6 @@ impl Core {
         self.span_start.push(start_s);
         self.span_end.push(self.now);
         self.span_label.push(label);
-        self.span_peer.push(peer);
     }
 
     /// (kind, a, b) naming a process for Python: (0, node, 0) a node walker, (1, run, message).

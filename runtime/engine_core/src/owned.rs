@@ -13,7 +13,6 @@ use std::ptr;
 pub(crate) enum Values {
     U8(Vec<u8>),
     U32(Vec<u32>),
-    I64(Vec<i64>),
     F64(Vec<f64>),
 }
 
@@ -37,7 +36,6 @@ macro_rules! column_element {
 
 column_element!(u8, c"B", U8);
 column_element!(u32, c"I", U32);
-column_element!(i64, c"q", I64);
 column_element!(f64, c"d", F64);
 
 /// One read-only column of values; Python sees it as a one-dimensional buffer of its type.
@@ -61,7 +59,6 @@ impl OwnedColumn {
         match &self.values {
             Values::U8(v) => v.as_ptr() as *const c_void,
             Values::U32(v) => v.as_ptr() as *const c_void,
-            Values::I64(v) => v.as_ptr() as *const c_void,
             Values::F64(v) => v.as_ptr() as *const c_void,
         }
     }

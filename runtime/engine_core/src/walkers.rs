@@ -98,7 +98,7 @@ impl Core {
                 COMPUTE_WAIT => {
                     let it = self.items[self.nodes[n].item];
                     let start_s = self.nodes[n].start_s;
-                    self.span(n as u32, SPAN_COMPUTE, start_s, it.label, -1);
+                    self.span(n as u32, SPAN_COMPUTE, start_s, it.label);
                     self.nodes[n].item += 1;
                     self.nodes[n].state = AT_ITEM;
                 }
@@ -150,7 +150,7 @@ impl Core {
 
     pub(crate) fn end_phase(&mut self, n: usize) {
         let (start_s, phase) = (self.nodes[n].start_s, self.nodes[n].phase);
-        self.span(n as u32, SPAN_PHASE, start_s, phase as u32, -1);
+        self.span(n as u32, SPAN_PHASE, start_s, phase as u32);
         self.nodes[n].phase += 1;
         self.nodes[n].state = ENTER_PHASE;
     }
@@ -473,7 +473,8 @@ impl Core {
             self.schedule(0.0, ACT_INBOX_DONE, node);
         }
         let start_s = self.procs[p].start_s;
-        self.span(src, kind, start_s, label, dst as i64);
+        // (its peer, the receiver, is read from the schedule by its label: runtime/native_spans.py)
+        self.span(src, kind, start_s, label);
         self.procs[p].flags |= DONE;
         self.live -= 1;
         self.schedule(0.0, ACT_PROC_DONE, pid);
