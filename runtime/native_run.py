@@ -114,8 +114,9 @@ PROGRAM_CHUNK = 1 << 20  # programs built from a network's columns at once (Nati
 PROGRAM_OPS = 1 << 20
 FIRST_PROGRAMS = 1 << 12  # the first chunk's programs, before the ops per program are known
 # messages whose per-message int64 temporaries are made at once (_message_ends, _message_slots,
-# _sent_ids, the wormhole programs' keys): 2 MB each, where a million messages' were 8 MB each,
-# freed but kept resident by glibc under the core's run
+# _sent_ids, the wormhole programs' keys): 128 KB each, freed but kept resident by glibc under the
+# core's run (a million messages' were 8 MB each; at 2^18, seven of 2 MB set torus:16x16's
+# message-passing peak while its programs were made: docs/engine.md)
 COLUMN_CHUNK = 1 << 14
 
 
