@@ -84,6 +84,7 @@ def solve(phases: int, klass: Callable[[int, int], Klass], seconds: float, with_
             model.Add(when[c, mv] == sum(p * sends[c, mv, p] for p in range(phases)))
         for p in range(phases):
             model.AddAtMostOne(sends[c, mv, p] for mv in MOVES)
+        model.AddAllDifferent([when[c, mv] for mv in MOVES])  # implied; it helps the search prove
     seen = set()
     for ox in range(RING):
         for oy in range(RING):
