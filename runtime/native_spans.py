@@ -40,23 +40,21 @@ class MessageLabels:
     columns: ScheduleColumns
     nbytes: np.ndarray
 
-    def receivers(self, messages: np.ndarray) -> list[int]:
-        """The receivers of these messages (ids within the schedule): their spans' peers."""
-        return self.columns.table[self.columns.msg_start[messages], DST].tolist()
-
-    def texts(self, messages: np.ndarray) -> list[str]:
-        """The labels of these messages (ids within the schedule)."""
+    def made(self, messages: np.ndarray) -> tuple[list[str], list[int]]:
+        """The labels and the receivers (their spans' peers) of these messages (ids within the
+        schedule), from their first rows, read once."""
         cols = self.columns
         rows = cols.msg_start[messages]
         count = cols.msg_start[messages + 1] - rows
         piece = (count == 1) & (cols.table[rows, OFFSET] != WHOLE)
-        fields = (count, cols.table[rows, ORIGIN], cols.table[rows, FINAL], cols.table[rows, DST],
-                  self.nbytes[messages], piece)
-        return [message_label(cols.group(m), nbytes) if is_piece else
-                f"{origin}->{final} to {dst}, {nbytes} B" if blocks == 1 else
-                f"{blocks} blocks to {dst}, {nbytes} B"
-                for m, (blocks, origin, final, dst, nbytes, is_piece) in
-                zip(messages.tolist(), zip(*(f.tolist() for f in fields)))]
+        dst = cols.table[rows, DST].tolist()
+        fields = (count, cols.table[rows, ORIGIN], cols.table[rows, FINAL], self.nbytes[messages], piece)
+        texts = [message_label(cols.group(m), nbytes) if is_piece else
+                 f"{origin}->{final} to {to}, {nbytes} B" if blocks == 1 else
+                 f"{blocks} blocks to {to}, {nbytes} B"
+                 for m, to, (blocks, origin, final, nbytes, is_piece) in
+                 zip(messages.tolist(), dst, zip(*(f.tolist() for f in fields)))]
+        return texts, dst
 
 
 @dataclass(frozen=True)
@@ -83,7 +81,7 @@ class SpanLabels:
             mine = at[which == k]
             schedule = self.messages[k]
             ids = labels[mine].astype(np.int64) - schedule.first
-            for i, text, peer in zip(mine.tolist(), schedule.texts(ids), schedule.receivers(ids)):
+            for i, text, peer in zip(mine.tolist(), *schedule.made(ids)):
                 texts[i], peers[i] = text, peer
         return texts, peers
 

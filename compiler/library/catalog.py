@@ -75,6 +75,8 @@ from phalanx.compiler.recognize import KINDS
 
 ROOTED_OK = (one_sender_or_receiver,)
 GROUP_OK = (complete_group, every_member_receives, uniform_parts)
+# the crossed-, grouped- and collected-halving family: 2^a x 2^b tori whose nodes stream several
+HALVING_GRID = (on_grid, several_streams, crossedhalving.power_of_two_grid)
 
 GENERIC: tuple[Algorithm, ...] = (
     Algorithm("direct", KINDS, "pairwise steps: in step s node r sends to r XOR s (2^d nodes) "
@@ -547,13 +549,13 @@ GRID: tuple[Algorithm, ...] = (
               "are short; the doubling back: a node sends two messages a step and takes two, "
               "its memory's four streams (2^a x 2^b tori whose nodes stream several)",
               crossedhalving.crossed_allreduce_phases,
-              GROUP_OK + (on_grid, several_streams, crossedhalving.power_of_two_grid)),
+              GROUP_OK + HALVING_GRID),
     Algorithm("crossed-halving", (Kind.REDUCE,),
               "crossed-halving's reduce-scatter (two halves of the partial halved at once, one "
               "across the rows first, the other down the columns first), then every node's "
               "reduced units to the root by its four links (2^a x 2^b tori whose nodes stream "
               "several)", crossedhalving.crossed_reduce_phases,
-              ROOTED_OK + (on_grid, several_streams, crossedhalving.power_of_two_grid)),
+              ROOTED_OK + HALVING_GRID),
     Algorithm("grouped-halving", (Kind.REDUCE,),
               "crossed-halving's two halves, both across the rows first, the second on rings "
               "rotated by one position; some pairs of a half's steps at once, each node sending "
@@ -561,7 +563,7 @@ GRID: tuple[Algorithm, ...] = (
               "steps and next two, the first half's second and third); each half's units to the "
               "root on their own (2^a x 2^b tori whose nodes stream several)",
               groupedhalving.grouped_reduce_phases,
-              ROOTED_OK + (on_grid, several_streams, crossedhalving.power_of_two_grid)),
+              ROOTED_OK + HALVING_GRID),
     Algorithm("collected-halving", (Kind.REDUCE,),
               "grouped-halving whose halves' last step is not halved: each pair (or 2 x 2 block) "
               "sends its units to one collector (the root; a node of the root's row or column; "
@@ -569,7 +571,7 @@ GRID: tuple[Algorithm, ...] = (
               "root's in-links even), which sends them to the root (2^a x 2^b tori whose nodes "
               "stream several)",
               collectedhalving.collected_reduce_phases,
-              ROOTED_OK + (on_grid, several_streams, crossedhalving.power_of_two_grid)),
+              ROOTED_OK + HALVING_GRID),
     Algorithm("bidirectional-rings", (Kind.REDUCE,),
               "the bidirectional-rings allreduce's reduce-scatter (round every row, then every "
               "column, each ring both ways at once), then every node's reduced piece straight "
