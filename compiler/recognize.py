@@ -44,6 +44,11 @@ class Collective:
     # (bit 2) because it is not one run of its local array (compiler/layout.py); empty when no
     # block is (a reduction's partials, a byte matrix given as such, whole rows).
     strided: tuple[tuple[int, ...], ...] = ()
+    # Whether every origin's blocks lie back to back in its local array in the order of their
+    # finals' ranks, each one run (MPI_Alltoall's send buffer; compiler/layout.py): the blocks
+    # an origin sends to consecutive finals are then one run, a message of them needs no pack.
+    # False where not proven (a byte matrix given as such: its blocks are buffers of their own).
+    sends_in_rank_order: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.kind, Kind):  # a kind is compared by identity: text would never match

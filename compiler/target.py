@@ -120,7 +120,7 @@ def _pattern_of(coll: Collective) -> tuple[Any, ...]:
     """What a collective moves, without the statement it comes from (index, arrays, line):
     what its schedules and closed forms depend on."""
     return (coll.kind, coll.nprocs, coll.byte_matrix, coll.root, coll.groups, coll.element_bytes,
-            coll.strided)
+            coll.strided, coll.sends_in_rank_order)
 
 
 class Target(ABC):
