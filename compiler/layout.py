@@ -216,14 +216,14 @@ def sends_in_rank_order(stmt: AssignStmt) -> bool:
     final, the finals' ranks never decreasing (Collective.sends_in_rank_order); False unless
     proven: only a plain copy of a whole distributed array onto a distributed one qualifies.
 
-    An element's final is the destination node owning it: the arrangement's base plus the sum
-    over dims d of r_d(i_d), its owner coordinate along d times that arrangement dim's row-major
-    stride (0 for `*`). Over a product of ascending local index sets, such a sum never decreases
-    in row-major order iff each step of r_d within a set is >= the sum over inner dims e > d of
-    (max - min) of r_e on theirs (the last element of i_d against the first of its successor).
-    Dims are spread over distinct arrangement dims, so every combination of per-dim sets is an
-    origin's: the least step and the largest spans over the coordinates decide for all origins,
-    in O(extent) per dim (no loop over origins, blocks or elements).
+    An element's final is its destination owner: the arrangement's base plus a sum over dims d
+    of r_d(i_d), the owner coordinate along d times that arrangement dim's row-major stride (0
+    for `*`). Over a product of ascending index sets such a sum never decreases in row-major
+    order iff every step of r_d in its set is >= the sum over inner dims e > d of (max - min) of
+    r_e on theirs (the last element with i_d against the first with its successor). The dims
+    use distinct arrangement dims, so every combination of per-dim sets is some origin's: the
+    least steps and the largest spans over the owner coordinates decide for all origins, in
+    O(extent) per dim (no loop over origins, blocks or elements).
     """
     src, dst = stmt.src, stmt.dst
     rank = len(dst.shape)
@@ -247,7 +247,7 @@ def sends_in_rank_order(stmt: AssignStmt) -> bool:
 
 def _spread_over_every_proc_dim(array: DistArray) -> bool:
     """A distributed array whose dims use every dim of its arrangement: each element has one
-    owner (the checker requires it; an array rebuilt from the IR is held to it here)."""
+    owner (the checker requires it of a program's arrays; this holds any other to it)."""
     used = [p for p in array.proc_dims if p is not None]
     return array.mapping == "distributed" and len(used) == len(array.onto.shape)
 
