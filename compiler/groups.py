@@ -31,7 +31,9 @@ def _strided_sub(coll: Collective, members: tuple[int, ...]) -> tuple[tuple[int,
 
 
 def local(coll: Collective, members: tuple[int, ...]) -> Collective:
-    """The group's collective on its own, members renumbered 0..n-1 in ascending order."""
+    """The group's collective on its own, members renumbered 0..n-1 in ascending order.
+    It keeps sends_in_rank_order False, as `embedded` does: the fact is proven of the whole
+    statement's local arrays, not of a group's (compiler/layout.py)."""
     rows = tuple(tuple(int(x) for x in row) for row in _sub(coll, members))
     group = Collective(coll.index, coll.kind, len(members), rows, coll.src, coll.dst, coll.line,
                        element_bytes=coll.element_bytes, strided=_strided_sub(coll, members))
@@ -46,7 +48,7 @@ def locals_of(coll: Collective) -> list[Collective]:
 def as_pattern(coll: Collective) -> Collective:
     """The statement as the sparse exchange it also is: the whole byte matrix, no groups."""
     return Collective(coll.index, Kind.SPARSE, coll.nprocs, coll.byte_matrix, coll.src, coll.dst,
-                      coll.line, strided=coll.strided)
+                      coll.line, strided=coll.strided, sends_in_rank_order=coll.sends_in_rank_order)
 
 
 def embedded(coll: Collective, members: tuple[int, ...]) -> Collective:

@@ -18,9 +18,9 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from phalanx.compiler.commsets import CommSet
-from phalanx.compiler.distribution import dim_local_map, local_shapes, owned_indices
+from phalanx.compiler.distribution import dim_local_map, dim_owner_map, local_shapes, owned_indices
 from phalanx.compiler.schedule import Transfer
-from phalanx.compiler.semantics import AssignStmt, DistArray
+from phalanx.compiler.semantics import AssignStmt, DistArray, Triplet
 
 # Bits of a block's entry in Collective.strided.
 GATHERED = 1  # not one run of the origin's array: the sender's code gathers it
@@ -209,6 +209,64 @@ class BlockLayout:
             out.append((np.array([e for e, _ in runs], dtype=np.int64),
                         np.array([r for _, r in runs], dtype=bool)))
         return out
+
+
+def sends_in_rank_order(stmt: AssignStmt) -> bool:
+    """Whether every origin's local array, read in row-major order, sends each element to one
+    final, the finals' ranks never decreasing (Collective.sends_in_rank_order); False unless
+    proven: only a plain copy of a whole distributed array onto a distributed one qualifies.
+
+    An element's final is its destination owner: the arrangement's base plus a sum over dims d
+    of r_d(i_d), the owner coordinate along d times that arrangement dim's row-major stride (0
+    for `*`). Over a product of ascending index sets such a sum never decreases in row-major
+    order iff every step of r_d in its set is >= the sum over inner dims e > d of (max - min) of
+    r_e on theirs (the last element with i_d against the first with its successor). The dims
+    use distinct arrangement dims, so every combination of per-dim sets is some origin's: the
+    least steps and the largest spans over the owner coordinates decide for all origins, in
+    O(extent) per dim (no loop over origins, blocks or elements).
+    """
+    src, dst = stmt.src, stmt.dst
+    rank = len(dst.shape)
+    whole = tuple(Triplet.whole(e) for e in dst.shape)
+    plain = (stmt.op == "copy" and stmt.perm == tuple(range(rank)) and not any(stmt.shift)
+             and stmt.window is None and src.shape == dst.shape
+             and stmt.src_triplets == whole and stmt.dst_triplets == whole)
+    if not plain or not all(_spread_over_every_proc_dim(a) for a in (src, dst)):
+        return False  # a replicated or single-owner end, an index map, a section, a stage
+    strides = np.cumprod((dst.onto.shape[1:] + (1,))[::-1])[::-1]  # Processors.rank's row-major
+    inner_span = 0  # sum over the dims inside d of the largest (max - min) of their terms
+    for d in reversed(range(rank)):
+        owner, proc_dim = dim_owner_map(dst, d), dst.proc_dims[d]
+        term = np.zeros(dst.shape[d], dtype=np.int64) if owner is None else owner * strides[proc_dim]
+        least_step, span = _steps_and_span(src, d, term)
+        if least_step < inner_span:
+            return False
+        inner_span += span
+    return True
+
+
+def _spread_over_every_proc_dim(array: DistArray) -> bool:
+    """A distributed array whose dims use every dim of its arrangement: each element has one
+    owner (the checker requires it of a program's arrays; this holds any other to it)."""
+    used = [p for p in array.proc_dims if p is not None]
+    return array.mapping == "distributed" and len(used) == len(array.onto.shape)
+
+
+def _steps_and_span(src: DistArray, d: int, term: np.ndarray) -> tuple[float, int]:
+    """Over the source's owner coordinates along dim d, the least step of `term` (per global
+    index) between consecutive local indices of one coordinate (inf where none holds two), and
+    the largest max - min of `term` over one coordinate's local indices. A coordinate's local
+    indices are its global ones ascending (compiler/distribution.py: local maps increase on
+    each owner), so a stable sort by owner lists every coordinate's in local order."""
+    owner = dim_owner_map(src, d)
+    if owner is None:  # `*`: every origin holds the whole dim
+        owner = np.zeros(len(term), dtype=np.int64)
+    order = np.argsort(owner, kind="stable")
+    by_owner, values = owner[order], term[order]
+    steps = np.diff(values)[by_owner[1:] == by_owner[:-1]]
+    starts = np.flatnonzero(np.r_[True, by_owner[1:] != by_owner[:-1]])
+    spans = np.maximum.reduceat(values, starts) - np.minimum.reduceat(values, starts)
+    return (int(steps.min()) if steps.size else np.inf), int(spans.max())
 
 
 def _consecutive(local: np.ndarray, lengths: np.ndarray) -> np.ndarray:

@@ -193,12 +193,15 @@ def recognize(index: int, byte_matrix: np.ndarray, src: str, dst: str, line: int
               op: str = "copy", src_mapping: str = "distributed",
               dst_mapping: str = "distributed", nreceivers: int = 1,
               root: int | None = None, element_bytes: int | None = None,
-              strided: tuple[tuple[int, ...], ...] = ()) -> Collective:
+              strided: tuple[tuple[int, ...], ...] = (),
+              sends_in_rank_order: bool = False) -> Collective:
     """The statement's collective. Where its byte matrix splits into two or more independent
     groups (connected components of who sends to whom) that are each the same known collective,
     it is that collective in groups (a shift or a permutation stays what it is); so is a sparse
     exchange among some of the processors that is a known collective on them (one group).
-    `element_bytes`: a reduction's partials are blocks of such elements (Collective)."""
+    `element_bytes`: a reduction's partials are blocks of such elements (Collective);
+    `sends_in_rank_order`: the statement's layout fact (Collective), kept by a collective in
+    groups, whose ranks are the machine's."""
     n = byte_matrix.shape[0]
     rows = tuple(map(tuple, np.asarray(byte_matrix, dtype=np.int64).tolist()))
     kind = classify(byte_matrix, op, src_mapping, dst_mapping, nreceivers)
@@ -213,11 +216,12 @@ def recognize(index: int, byte_matrix: np.ndarray, src: str, dst: str, line: int
         if in_groups is not None:
             return with_matrix(Collective(index, in_groups, n, rows, src, dst, line, None,
                                           tuple(groups), _element_bytes(in_groups, element_bytes),
-                                          strided), byte_matrix)
+                                          strided, sends_in_rank_order), byte_matrix)
     keeps_root = kind in (Kind.BROADCAST, Kind.SCATTER, Kind.GATHER, Kind.REDUCE)
     return with_matrix(Collective(index, kind, n, rows, src, dst, line,
                                   root if keeps_root else None, (),
-                                  _element_bytes(kind, element_bytes), strided), byte_matrix)
+                                  _element_bytes(kind, element_bytes), strided,
+                                  sends_in_rank_order), byte_matrix)
 
 
 def with_matrix(coll: Collective, byte_matrix: np.ndarray) -> Collective:

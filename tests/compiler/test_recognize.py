@@ -109,6 +109,8 @@ def test_the_collective_remembered_at_recognition_is_the_one_its_op_gives_back(e
         seen += afresh
     kinds = {c.kind for c in seen}
     assert any(c.strided for c in seen) and any(c.groups for c in seen) and len(kinds) >= 4, kinds
+    # cyclic_to_block.phx's CYCLIC(k) to BLOCK sends in rank order, transpose.phx's does not
+    assert {c.sends_in_rank_order for c in seen} == {True, False}
 
 
 def small_matrices(n: int) -> list[np.ndarray]:

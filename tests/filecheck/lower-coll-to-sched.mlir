@@ -17,13 +17,13 @@
   "dist.array"() {sym_name = "S", shape = array<i64: 8>, elem_type = "float32", distribution = [], onto = "P", mapping = "single", owner = 0 : i64, line = 5 : i64} : () -> ()
   "dist.array"() {sym_name = "R", shape = array<i64: 8>, elem_type = "float32", distribution = [], onto = "P", mapping = "replicated", owner = -1 : i64, line = 6 : i64} : () -> ()
   "dist.compute"() {label = "rows", onto = "P", cost_s = 1.000000e-03 : f64, stage = -1 : i64, line = 10 : i64} : () -> ()
-  "coll.alltoall"() {collective = 0 : i64, src = "A", dst = "B", nprocs = 4 : i64, byte_matrix = array<i64: 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32>, line = 11 : i64, root = -1 : i64, stage = -1 : i64, group_sizes = array<i64>, group_members = array<i64>, strided = array<i64>, block_bytes = 32 : i64} : () -> ()
-  "coll.broadcast"() {collective = 1 : i64, src = "S", dst = "R", nprocs = 4 : i64, byte_matrix = array<i64: 32, 32, 32, 32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, line = 12 : i64, root = 0 : i64, stage = -1 : i64, group_sizes = array<i64>, group_members = array<i64>, strided = array<i64>} : () -> ()
+  "coll.alltoall"() {collective = 0 : i64, src = "A", dst = "B", nprocs = 4 : i64, byte_matrix = array<i64: 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32>, line = 11 : i64, root = -1 : i64, stage = -1 : i64, group_sizes = array<i64>, group_members = array<i64>, strided = array<i64>, sends_in_rank_order = false, block_bytes = 32 : i64} : () -> ()
+  "coll.broadcast"() {collective = 1 : i64, src = "S", dst = "R", nprocs = 4 : i64, byte_matrix = array<i64: 32, 32, 32, 32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, line = 12 : i64, root = 0 : i64, stage = -1 : i64, group_sizes = array<i64>, group_members = array<i64>, strided = array<i64>, sends_in_rank_order = false} : () -> ()
   "dist.pipeline"() {stages = 2 : i64, line = 19 : i64} : () -> ()
   "dist.compute"() {label = "k", onto = "P", cost_s = 1.000000e-03 : f64, stage = 0 : i64, line = 20 : i64} : () -> ()
-  "coll.sparse"() {collective = 2 : i64, src = "A", dst = "B", nprocs = 4 : i64, byte_matrix = array<i64: 32, 32, 32, 32, 32, 32, 32, 32, 0, 0, 0, 0, 0, 0, 0, 0>, line = 21 : i64, root = -1 : i64, stage = 0 : i64, group_sizes = array<i64>, group_members = array<i64>, strided = array<i64>} : () -> ()
+  "coll.sparse"() {collective = 2 : i64, src = "A", dst = "B", nprocs = 4 : i64, byte_matrix = array<i64: 32, 32, 32, 32, 32, 32, 32, 32, 0, 0, 0, 0, 0, 0, 0, 0>, line = 21 : i64, root = -1 : i64, stage = 0 : i64, group_sizes = array<i64>, group_members = array<i64>, strided = array<i64>, sends_in_rank_order = false} : () -> ()
   "dist.compute"() {label = "k", onto = "P", cost_s = 1.000000e-03 : f64, stage = 1 : i64, line = 20 : i64} : () -> ()
-  "coll.sparse"() {collective = 3 : i64, src = "A", dst = "B", nprocs = 4 : i64, byte_matrix = array<i64: 0, 0, 0, 0, 0, 0, 0, 0, 32, 32, 32, 32, 32, 32, 32, 32>, line = 21 : i64, root = -1 : i64, stage = 1 : i64, group_sizes = array<i64>, group_members = array<i64>, strided = array<i64>} : () -> ()
+  "coll.sparse"() {collective = 3 : i64, src = "A", dst = "B", nprocs = 4 : i64, byte_matrix = array<i64: 0, 0, 0, 0, 0, 0, 0, 0, 32, 32, 32, 32, 32, 32, 32, 32>, line = 21 : i64, root = -1 : i64, stage = 1 : i64, group_sizes = array<i64>, group_members = array<i64>, strided = array<i64>, sends_in_rank_order = false} : () -> ()
 }) : () -> ()
 
 // CHECK:      "dist.array"() {sym_name = "R"

@@ -36,8 +36,9 @@
 // CHECK:      "dist.compute"() {label = "rows"
 // 8x8 float64 rows to columns on 4: every pair exchanges a 2x2 block of 8-byte elements,
 // two pieces of rows of the sender's 2 x 8 array (gathered: 1), whole rows of the
-// receiver's 8 x 2 (one run: not scattered).
-// CHECK-NEXT: "coll.alltoall"() {collective = 0 : i64, src = "A", dst = "B", nprocs = 4 : i64, byte_matrix = array<i64: 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32>, line = 11 : i64, root = -1 : i64, stage = -1 : i64, group_sizes = array<i64>, group_members = array<i64>, strided = array<i64: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1>, block_bytes = 32 : i64}
+// receiver's 8 x 2 (one run: not scattered). Each of the sender's two rows runs through
+// the finals 0..3 again: its blocks are not in the finals' order (sends_in_rank_order false).
+// CHECK-NEXT: "coll.alltoall"() {collective = 0 : i64, src = "A", dst = "B", nprocs = 4 : i64, byte_matrix = array<i64: 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32, 32>, line = 11 : i64, root = -1 : i64, stage = -1 : i64, group_sizes = array<i64>, group_members = array<i64>, strided = array<i64: 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1>, sends_in_rank_order = false, block_bytes = 32 : i64}
 // The single owner's 8 float32 to every processor.
 // CHECK-NEXT: "coll.broadcast"() {collective = 1 : i64, src = "S", dst = "R", nprocs = 4 : i64, byte_matrix = array<i64: 32, 32, 32, 32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, line = 12 : i64, root = 0 : i64
 // Two cyclic elements of each processor concatenated on the owner, and back.
@@ -53,11 +54,11 @@
 // CHECK-NEXT: "dist.compute"() {label = "k", {{.*}} stage = 0 : i64
 // Stage 0 moves rows 0, 2, 4 and 6 of B (split_dim 0): one of each processor's two rows of
 // A, so every processor still sends to every other one, half a block each.
-// CHECK-NEXT: "coll.alltoall"() {collective = 8 : i64, {{.*}} byte_matrix = array<i64: 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16>, line = 21 : i64, root = -1 : i64, stage = 0 : i64, group_sizes = array<i64>, group_members = array<i64>, strided = array<i64>, block_bytes = 16 : i64}
+// CHECK-NEXT: "coll.alltoall"() {collective = 8 : i64, {{.*}} byte_matrix = array<i64: 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16>, line = 21 : i64, root = -1 : i64, stage = 0 : i64, group_sizes = array<i64>, group_members = array<i64>, strided = array<i64>, sends_in_rank_order = false, block_bytes = 16 : i64}
 // CHECK-NEXT: "dist.compute"() {label = "k", {{.*}} stage = 1 : i64
 // A window along dimension 1 (split_dim 1): columns [4, 8) of B, which processors 2 and 3
 // hold in B: only they receive.
-// CHECK-NEXT: "coll.sparse"() {collective = 9 : i64, {{.*}} byte_matrix = array<i64: 0, 0, 32, 32, 0, 0, 32, 32, 0, 0, 32, 32, 0, 0, 32, 32>, {{.*}} stage = 1 : i64, group_sizes = array<i64>, group_members = array<i64>, strided = array<i64: 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1>}
+// CHECK-NEXT: "coll.sparse"() {collective = 9 : i64, {{.*}} byte_matrix = array<i64: 0, 0, 32, 32, 0, 0, 32, 32, 0, 0, 32, 32, 0, 0, 32, 32>, {{.*}} stage = 1 : i64, group_sizes = array<i64>, group_members = array<i64>, strided = array<i64: 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1>, sends_in_rank_order = false}
 // CHECK-NOT:  "dist.assign"
 // CHECK-NOT:  "dist.reduce"
 

@@ -19,5 +19,8 @@
 // Each 2 x 2 x 4 block is one run of its sender's 8 x 2 x 4 array but two runs of its
 // receiver's 2 x 8 x 4: scattered (2).
 // CHECK-SAME: strided = array<i64: 2, 0, 2, 0, 2, 0, 2, 0, 0, 2,
-// CHECK-SAME: block_bytes = 64 : i64}
+// The sender (c0, c1) holds X(:, 2c0:2c0+1, 4c1:4c1+3), whose element (i, j, k) goes to
+// rank 2 (i / 2) + c1: the finals never decrease along its array, so its blocks lie in
+// the finals' order, each one run (compiler/layout.py).
+// CHECK-SAME: sends_in_rank_order = true, block_bytes = 64 : i64}
 // CHECK-NOT:  "dist.assign"

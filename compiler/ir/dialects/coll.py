@@ -12,7 +12,7 @@ from abc import ABC
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import I64, BytesAttr, DenseArrayBase, IntegerAttr, StringAttr, i64
+from xdsl.dialects.builtin import I64, BoolAttr, BytesAttr, DenseArrayBase, IntegerAttr, StringAttr, i1, i64
 from xdsl.ir import Attribute, Dialect
 from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition
 from xdsl.utils.exceptions import VerifyException
@@ -51,19 +51,23 @@ class CollectiveOp(IRDLOperation, ABC):
     # gathers the block; bit 2, the receiver scatters it), row-major like byte_matrix; empty
     # when none is.
     strided = attr_def(DenseArrayBase[I64])
+    # Whether every origin's blocks lie back to back in its local array in the order of their
+    # finals' ranks (Collective.sends_in_rank_order, compiler/layout.py); false where not proven.
+    sends_in_rank_order = attr_def(BoolAttr)
 
     def __init__(self, collective: int, src: str, dst: str, byte_matrix: Sequence[Sequence[int]],
                  line: int = 0, root: int = -1, stage: int = -1,
                  groups: Sequence[Sequence[int]] = (),
-                 strided: Sequence[Sequence[int]] = ()) -> None:
+                 strided: Sequence[Sequence[int]] = (), sends_in_rank_order: bool = False) -> None:
         super().__init__(attributes=self._common_attrs(collective, src, dst, byte_matrix, line,
-                                                       root, stage, groups, strided))
+                                                       root, stage, groups, strided,
+                                                       sends_in_rank_order))
 
     @staticmethod
     def _common_attrs(
         collective: int, src: str, dst: str, byte_matrix: Sequence[Sequence[int]], line: int,
         root: int = -1, stage: int = -1, groups: Sequence[Sequence[int]] = (),
-        strided: Sequence[Sequence[int]] = (),
+        strided: Sequence[Sequence[int]] = (), sends_in_rank_order: bool = False,
     ) -> dict[str, Attribute]:
         flat = _flatten(byte_matrix)
         return {
@@ -78,6 +82,7 @@ class CollectiveOp(IRDLOperation, ABC):
             "group_sizes": DenseArrayBase.from_list(i64, [len(g) for g in groups]),
             "group_members": DenseArrayBase.from_list(i64, [int(m) for g in groups for m in g]),
             "strided": DenseArrayBase(i64, BytesAttr(_flatten(strided).tobytes() if len(strided) else b"")),
+            "sends_in_rank_order": IntegerAttr(int(sends_in_rank_order), i1),
         }
 
     def groups_value(self) -> tuple[tuple[int, ...], ...]:
@@ -91,6 +96,9 @@ class CollectiveOp(IRDLOperation, ABC):
         flat = list(self.strided.get_values())
         n = self.nprocs_value
         return tuple(tuple(flat[i * n:(i + 1) * n]) for i in range(n)) if flat else ()
+
+    def sends_in_rank_order_value(self) -> bool:
+        return bool(self.sends_in_rank_order.value.data)
 
     @property
     def kind(self) -> Kind:
@@ -125,6 +133,7 @@ class CollectiveOp(IRDLOperation, ABC):
             "line": self.line.value.data,
             "groups": [list(g) for g in self.groups_value()],
             "strided": [list(row) for row in self.strided_value()],
+            "sends_in_rank_order": self.sends_in_rank_order_value(),
         }
 
     def verify_(self) -> None:
@@ -170,9 +179,10 @@ class AlltoallOp(CollectiveOp):
         stage: int = -1,
         groups: Sequence[Sequence[int]] = (),
         strided: Sequence[Sequence[int]] = (),
+        sends_in_rank_order: bool = False,
     ) -> None:
         attrs = self._common_attrs(collective, src, dst, byte_matrix, line, -1, stage, groups,
-                                   strided)
+                                   strided, sends_in_rank_order)
         attrs["block_bytes"] = IntegerAttr(block_bytes, i64)
         IRDLOperation.__init__(self, attributes=attrs)
 
@@ -217,9 +227,9 @@ class ReductionOp(CollectiveOp, ABC):
     def __init__(self, collective: int, src: str, dst: str, byte_matrix: Sequence[Sequence[int]],
                  line: int = 0, root: int = -1, stage: int = -1,
                  groups: Sequence[Sequence[int]] = (), element_bytes: int = 0,
-                 strided: Sequence[Sequence[int]] = ()) -> None:
+                 strided: Sequence[Sequence[int]] = (), sends_in_rank_order: bool = False) -> None:
         attrs = self._common_attrs(collective, src, dst, byte_matrix, line, root, stage, groups,
-                                   strided)
+                                   strided, sends_in_rank_order)
         attrs["element_bytes"] = IntegerAttr(element_bytes, i64)
         IRDLOperation.__init__(self, attributes=attrs)
 

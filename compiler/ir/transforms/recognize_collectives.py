@@ -24,7 +24,7 @@ from phalanx.compiler.commsets import CommSet, ReduceSet
 from phalanx.compiler.ir.build import arrays_from_module, assign_from_op, reduce_from_op
 from phalanx.compiler.ir.dialects import coll, dist
 from phalanx.compiler.kind import Kind
-from phalanx.compiler.layout import BlockLayout
+from phalanx.compiler.layout import BlockLayout, sends_in_rank_order
 from phalanx.compiler.recognize import Collective, connected_groups, recognize, with_matrix
 from phalanx.compiler.semantics import SPREAD, ReduceStmt
 
@@ -33,12 +33,13 @@ def collective_op(c: Collective, stage: int = -1) -> coll.CollectiveOp:
     root = -1 if c.root is None else c.root
     if c.kind is Kind.ALLTOALL:
         return coll.AlltoallOp(c.index, c.src, c.dst, c.matrix, c.block_bytes or 0, c.line,
-                               stage, c.groups, c.strided)
+                               stage, c.groups, c.strided, c.sends_in_rank_order)
     if c.kind in (Kind.REDUCE, Kind.ALLREDUCE):
         return coll.KIND_OPS[c.kind](c.index, c.src, c.dst, c.matrix, c.line, root, stage,
-                                     c.groups, c.element_bytes or 0, c.strided)
+                                     c.groups, c.element_bytes or 0, c.strided,
+                                     c.sends_in_rank_order)
     return coll.KIND_OPS[c.kind](c.index, c.src, c.dst, c.matrix, c.line, root, stage,
-                                 c.groups, c.strided)
+                                 c.groups, c.strided, c.sends_in_rank_order)
 
 
 def collective_from_op(op: coll.CollectiveOp) -> Collective:
@@ -56,7 +57,7 @@ def collective_from_op(op: coll.CollectiveOp) -> Collective:
     return _remember(key, op, with_matrix(Collective(
         op.collective.value.data, op.kind, op.nprocs_value, rows, op.src.data, op.dst.data,
         op.line.value.data, root if root >= 0 else None, op.groups_value(), element_bytes,
-        op.strided_value()), matrix))
+        op.strided_value(), op.sends_in_rank_order_value()), matrix))
 
 
 def _op_key(op: coll.CollectiveOp) -> tuple:
@@ -64,7 +65,7 @@ def _op_key(op: coll.CollectiveOp) -> tuple:
     element_bytes = op.element_bytes_value() if isinstance(op, coll.ReductionOp) else None
     return (id(op.byte_matrix.data.data), op.collective.value.data, op.kind, op.src.data,
             op.dst.data, op.line.value.data, op.root.value.data, op.groups_value(), element_bytes,
-            op.strided_value())
+            op.strided_value(), op.sends_in_rank_order_value())
 
 
 def _remember(key: tuple, op: coll.CollectiveOp, found: Collective) -> Collective:
@@ -122,7 +123,8 @@ def recognize_statement(index: int, stmt, cset: CommSet | None = None) -> Collec
         root = roots[0] if len(roots) == 1 else None
     return recognize(index, cset.byte_matrix, stmt.src.name, stmt.dst.name, stmt.loc.line,
                      op, src_mapping, dst_mapping, len(cset.receivers()), root,
-                     strided=BlockLayout(stmt, cset).matrix())
+                     strided=BlockLayout(stmt, cset).matrix(),
+                     sends_in_rank_order=sends_in_rank_order(stmt))
 
 
 def _one_end_per_group(m: np.ndarray, sends: bool) -> list[tuple[tuple[int, ...], int]] | None:

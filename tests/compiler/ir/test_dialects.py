@@ -202,7 +202,7 @@ def test_coll_rejects_wrong_byte_matrix_length() -> None:
         '"coll.alltoall"() {collective = 0 : i64, src = "A", dst = "B", nprocs = 2 : i64, '
         "byte_matrix = array<i64: 0, 1, 1, 0, 5>, line = 1 : i64, root = -1 : i64, stage = -1 : i64, "
         "group_sizes = array<i64>, group_members = array<i64>, strided = array<i64>, "
-        "block_bytes = 1 : i64} : () -> ()"
+        "sends_in_rank_order = false, block_bytes = 1 : i64} : () -> ()"
     )
     with pytest.raises(VerifyException, match="byte_matrix has 5 entries"):
         parse_module(text)
@@ -220,6 +220,19 @@ def test_coll_strided_round_trips_and_rejects_bad_entries() -> None:
     op.attributes["strided"] = DenseArrayBase.from_list(i64, [0, 4, 0, 0])
     with pytest.raises(VerifyException, match="strided must be empty or nprocs"):
         op.verify()
+
+
+def test_coll_sends_in_rank_order_round_trips_through_text() -> None:
+    """An i1 attribute on every coll op: false unless given, true printed and parsed back."""
+    for flag in (False, True):
+        op = coll.AlltoallOp(0, "A", "B", [[0, 8], [8, 0]], 8, sends_in_rank_order=flag)
+        op.verify()
+        assert op.sends_in_rank_order_value() is flag
+        assert op.python_attrs()["sends_in_rank_order"] is flag
+        assert f"sends_in_rank_order = {str(flag).lower()}" in str(op)
+        (back,) = parse_module(str(op)).ops
+        assert back.sends_in_rank_order_value() is flag
+    assert coll.ReduceOp(0, "A", "s", [[4, 4], [0, 0]], root=0).sends_in_rank_order_value() is False
 
 
 def test_dist_ops() -> None:
