@@ -14,45 +14,36 @@ nodes on one ring are 4 apart, so a move of up to 4 hops keeps them apart).
 
     python bench/torus_a2a_orders.py PHASES [CLASSES] [SECONDS] [--no-wires]
 
-prints the solver's answer and, where it found orders, the schedule's simulated time on
-torus:8x8 (alltoall of 128 B: the own blocks packed first, in a local phase, then the eager phases)
-with its data checked. The builder alone (`schedule_phases`, `timed_and_checked`) needs no solver.
+prints the solver's answer and, where it found orders, their rows in the form of the record that
+stores one (compiler/library/pipelined2d.py ORDERS, `pipelined-2dmesh`) and the schedule's simulated
+time on torus:8x8 (alltoall of 128 B, built and packed as the record builds it: its local phase, then
+the eager phases) with its data checked. The builder alone (`timed_and_checked`) needs no solver.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Callable
 
 import numpy as np
 
 import phalanx
 from phalanx.compiler.driver import compile_program
-from phalanx.compiler.schedule import COMBINED, Phase, SyncMode, Transfer
+from phalanx.compiler.library import pipelined2d
+from phalanx.compiler.library.pipelined2d import MOVES, RING, SHIFTS, Orders
 from phalanx.runtime.data import Payloads, build_data
 from phalanx.runtime.simulate import run_plan
 from phalanx.runtime.sweep import alltoall_program
 from phalanx.runtime.timing import schedule_time_s
 
-RING = 8  # torus:8x8
-SHIFTS = (1, 2, 3, -1, -2, -3, 4)  # every ring distance -3..4 in one move, its fewest hops
-MOVES = tuple((dim, shift) for dim in (0, 1) for shift in SHIFTS)  # dim 0: along x (the row)
-Move = tuple[int, int]
-Klass = tuple[int, ...]
-CLASSES: dict[str, Callable[[int, int], Klass]] = {
+Move = pipelined2d.Move
+CLASSES: dict[str, pipelined2d.Klass] = {
     "diagonal": lambda x, y: ((x + y) % 4,),
     "antidiagonal": lambda x, y: ((x + 3 * y) % 4,),
     "grid": lambda x, y: (x % 4, y % 4),
 }
 USAGE = ("usage: python bench/torus_a2a_orders.py PHASES [CLASSES] [SECONDS] [--no-wires] "
          f"(PHASES >= 14, CLASSES one of {', '.join(CLASSES)})")
-
-
-def ring_distance(d: int) -> int:
-    """A ring distance the shorter way, -3..4 on a ring of 8."""
-    d %= RING
-    return d - RING if 2 * d > RING else d
 
 
 def forward_half_ring(coord: int) -> bool:
@@ -66,7 +57,7 @@ def wires(coord: int, shift: int) -> list[tuple[int, int]]:
     return [((coord + sign * j) % RING, sign) for j in range(abs(shift))]
 
 
-def solve(phases: int, klass: Callable[[int, int], Klass], seconds: float, with_wires: bool):
+def solve(phases: int, klass: pipelined2d.Klass, seconds: float, with_wires: bool):
     """The CP-SAT model of the module docstring: (status name, per class its moves by phase or
     None) ."""
     try:
@@ -116,69 +107,22 @@ def solve(phases: int, klass: Callable[[int, int], Klass], seconds: float, with_
     status = solver.Solve(model)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return solver.StatusName(status), None
-    orders: dict[Klass, list[Move | None]] = {c: [None] * phases for c in classes}
+    orders: dict = {c: [None] * phases for c in classes}
     for c in classes:
         for mv in MOVES:
             orders[c][solver.Value(when[c, mv])] = mv
     return solver.StatusName(status), orders
 
 
-def legs(orders: dict[Klass, list[Move | None]], klass: Callable[[int, int], Klass],
-         origin: int, final: int) -> list[tuple[int, Move, int]]:
-    """A block's moves as (holder, move, phase): x then y where the second move comes two
-    phases after the first, else y then x; a ValueError where neither order does."""
-    ox, oy, fx, fy = origin % RING, origin // RING, final % RING, final // RING
-    dx, dy = ring_distance(fx - ox), ring_distance(fy - oy)
-    wanted = [(0, dx)] if dy == 0 else [(1, dy)] if dx == 0 else None
-    for route in ([wanted] if wanted else [[(0, dx), (1, dy)], [(1, dy), (0, dx)]]):
-        x, y, last, out = ox, oy, -2, []
-        for dim, shift in route:
-            phase = orders[klass(x, y)].index((dim, shift))
-            out.append((y * RING + x, (dim, shift), phase))
-            x, y = ((x + shift) % RING, y) if dim == 0 else (x, (y + shift) % RING)
-            if phase < last + 2:
-                break
-            last = phase
-        else:
-            return out
-    raise ValueError(f"block {origin}->{final} moves in two consecutive phases either way")
-
-
-def schedule_phases(orders: dict[Klass, list[Move | None]], klass: Callable[[int, int], Klass],
-                    block: int) -> list[Phase]:
-    """A local phase (each node keeps its own block and packs those it sends, as
-    checkerboard.py's record packs them), then one eager phase per phase of the orders, each
-    transfer received in the phase after the one that sends it (the last phase's in it)."""
-    nodes = RING * RING
-    phases = len(next(iter(orders.values())))
-    sends: list[list[Transfer]] = [[] for _ in range(phases)]
-    first = [Transfer(n, n, block, n, n) for n in range(nodes)]
-    for origin in range(nodes):
-        for final in range(nodes):
-            if final == origin:
-                continue
-            for holder, (dim, shift), phase in legs(orders, klass, origin, final):
-                x, y = holder % RING, holder // RING
-                x, y = ((x + shift) % RING, y) if dim == 0 else (x, (y + shift) % RING)
-                if holder == origin:
-                    first.append(Transfer(origin, origin, block, origin, final, COMBINED))
-                sends[phase].append(Transfer(holder, y * RING + x, block, origin, final, COMBINED))
-    first.sort(key=lambda t: (t.src, t.final))
-    out = [Phase(tuple(first), tuple(first), SyncMode.LOCAL)]
-    for p, sent in enumerate(sends):
-        sent.sort(key=lambda t: (t.src, t.origin, t.final))
-        due = (sends[p - 1] if p else []) + (sent if p == phases - 1 else [])
-        out.append(Phase(tuple(sent), tuple(due), SyncMode.EAGER))
-    return out
-
-
-def timed_and_checked(phases: list[Phase], block: int = 128) -> tuple[float, dict[int, list[str]]]:
-    """The schedule's simulated time on torus:8x8 (an alltoall of `block` bytes) and what its
-    data got wrong (runtime/data.py: every destination element checked)."""
+def timed_and_checked(orders: Orders, block: int = 128) -> tuple[float, dict[int, list[str]]]:
+    """The orders' schedule (pipelined2d.eager_phases, packed as the record packs) on torus:8x8,
+    an alltoall of `block` bytes: its simulated time and what its data got wrong (runtime/data.py:
+    every destination element checked)."""
     phalanx.register_all()
     compiled = compile_program(alltoall_program(RING * RING, block), target=f"torus:{RING}x{RING}",
-                               algorithm="alltoall=signed-checkerboard-bruck", file="<alltoall>")
+                               algorithm="alltoall=pipelined-2dmesh", file="<alltoall>")
     record = compiled.plan.schedules()[0]
+    phases = pipelined2d.eager_phases(compiled.collectives[0], orders)
     mine = dataclasses.replace(record, phases=tuple(phases), algorithm="solver orders")
     plan = dataclasses.replace(compiled.plan, steps=(mine,))
     rng, sources = np.random.default_rng(0), {}
@@ -206,9 +150,9 @@ def main(argv: list[str]) -> None:
     print(f"{phases} phases, classes {name}, wires {'apart' if with_wires else 'free'}: {status}")
     if orders is None:
         return
-    for c, row in orders.items():
-        print(c, " ".join("--" if mv is None else f"{'xy'[mv[0]]}{mv[1]:+d}" for mv in row))
-    time_s, problems = timed_and_checked(schedule_phases(orders, CLASSES[name], 128))
+    for c, row in orders.items():  # pipelined2d.ORDERS's form
+        print(f"{c}: \"{' '.join('-- ' if mv is None else f'{chr(120 + mv[0])}{mv[1]:+d}' for mv in row)}\",")
+    time_s, problems = timed_and_checked(Orders(orders, CLASSES[name]))
     wrong = sum(len(p) for p in problems.values())
     print(f"torus:8x8 alltoall 128 B: {time_s * 1e6:.1f} us, data {'checked' if not wrong else 'WRONG'}")
 

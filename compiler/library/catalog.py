@@ -36,6 +36,7 @@ from phalanx.compiler.library import (
     neighbourscatter,
     openshop,
     pairedring,
+    pipelined2d,
     postaltree,
     radix,
     relayrounds,
@@ -514,6 +515,12 @@ GRID: tuple[Algorithm, ...] = (
               checkerboard.signed_checkerboard_bruck_phases, (checkerboard.torus_rings,),
               checkerboard.signed_checkerboard_bruck_columns,
               messages=checkerboard.signed_checkerboard_bruck_messages),
+    Algorithm("pipelined-2dmesh", (Kind.ALLTOALL, Kind.ALLTOALLV),
+              "on an 8x8 torus, each block along its column to its final row, then along that "
+              "row (every ring distance in one message, 14 a node), one message a node an eager "
+              "phase in a solver's order in which no wire carries two worms and no block moves "
+              "in consecutive phases; a node's rows sent from its array where they are runs",
+              pipelined2d.pipelined_2dmesh_phases, (pipelined2d.torus_8x8,)),
     Algorithm("rows-bruck-columns-direct", (Kind.ALLTOALL, Kind.ALLTOALLV, Kind.SPARSE),
               "Bruck along the rows of a torus of power-of-two rings (each block to its final "
               "column, log2 cols rounds), then a node's blocks for each row straight down its "
