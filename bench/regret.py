@@ -260,6 +260,17 @@ def run_programs(out: Path, table: str, options: ParallelOptions) -> int:
     return 0
 
 
+def measured_kinds(text: str) -> list[Kind]:
+    """The kinds `--kinds` names, each one this benchmark has a program of (`program`), or an
+    exit naming the one it has none of (alltoallv is a byte matrix, not a program)."""
+    kinds = [parse_kind(k, "--kinds") for k in filter(None, text.split(","))]
+    for kind in kinds:
+        if kind not in KINDS:
+            raise SystemExit(f"regret: --kinds {kind} is not measured here (no program of it); "
+                             f"the kinds: {', '.join(KINDS)}")
+    return kinds
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--targets", default=",".join(TARGETS))
@@ -288,8 +299,9 @@ def main(argv: list[str] | None = None) -> int:
         return run_programs(out, args.table, ParallelOptions(workers=args.workers or 1,
                                                              scheduler=args.scheduler))
     sizes = parse_sizes(args.sizes)
+    kinds = measured_kinds(args.kinds)
     cases = [(target, kind, size) for target in filter(None, args.targets.split(","))
-             for kind in [parse_kind(k, "--kinds") for k in filter(None, args.kinds.split(","))]
+             for kind in kinds
              for size in [s for s in sizes if s <= MAX_BYTES.get(target.partition(":")[0], s)]]
     workers = args.workers if args.workers is not None else default_workers()
     if args.speedup:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT, load_bench_script
 
 load_bench_script("bench/regret_programs.py", "regret_programs")  # bench/regret.py imports it
@@ -30,3 +32,11 @@ def test_a_run_of_one_kind_keeps_the_other_kinds_of_its_targets(tmp_path: Path):
     assert all(by_case[regret.case_key(r)] == r for r in kept)
     assert report["rows"] == sorted(report["rows"], key=regret.case_order)
     assert report["summary_target"]["max"] == 1.5
+
+
+def test_a_kind_without_a_program_is_refused_by_name():
+    assert regret.measured_kinds("alltoall, broadcast") == [regret.Kind.ALLTOALL, regret.Kind.BROADCAST]
+    with pytest.raises(SystemExit) as err:
+        regret.measured_kinds("alltoall,alltoallv")
+    assert str(err.value) == ("regret: --kinds alltoallv is not measured here (no program of it); "
+                              "the kinds: " + ", ".join(regret.KINDS))
