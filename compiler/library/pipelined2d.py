@@ -1,7 +1,7 @@
 """`pipelined-2dmesh`: the two-dimensional all-to-all (each block along its column to its final
 row, then along that row to its final node: MPICH's and SimGrid's `2dmesh`) on a torus of 8 x 8,
 every ring distance -3..4 in one message, one message a node an eager phase (issue 27,
-docs/efficiency.md "the moves of a solver's order").
+docs/efficiency.md "the 2-D all-to-all in a solver's order").
 
 Each node sends 14 messages: its 7 moves along its column (y by +-1, +-2, +-3 and 4) and its 7
 along its row. Node (x, y) is of class (x + y) mod 4 and sends its moves in that class's order of
@@ -11,7 +11,8 @@ phase's sends are received in the next phase (compiler/schedule.py SyncMode.EAGE
 is never forwarded in the phase after the one that brings it. In each phase no directed wire
 carries two worms: the order was found by a constraint solver (bench/torus_a2a_orders.py, which
 checks this for the torus's routes, topology.ring_step; the 4-hop worms go forward from
-coordinates 0 and 2 mod 4) and is stored here, checked again by `check_orders` and the tests.
+coordinates 0 and 2 mod 4) and is stored here; tests/compiler/library/test_pipelined2d.py checks
+both again on the targets' own routes (`check_orders`: every class sends each move once).
 
 Packs. A message's blocks that are still at their origin are copied into the message's buffer
 first (a local copy at the machine's copy rate, all in one local phase before the eager ones),
