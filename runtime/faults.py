@@ -34,7 +34,7 @@ import numpy as np
 
 from phalanx.compiler.schedule import Schedule, Transfer
 from phalanx.grammar.diagnostics import Diagnostic, PhalanxError, usage_error
-from phalanx.runtime.network import Layout, Network, NoRoute
+from phalanx.runtime.network import Layout, Network, NoRoute, TransferProgram
 
 DEFAULT_ATTEMPTS = 16
 SPEC_HELP = "write e.g. --faults 'link-fail=3:E;error-rate=0.01;corrupt-rate=0.001;seed=1'"
@@ -117,6 +117,9 @@ class FaultyNetwork(Network):
 
     def copy_time_s(self, nbytes: int) -> float:
         return self.inner.copy_time_s(nbytes)
+
+    def copy_program(self, node: int, nbytes: int) -> TransferProgram:
+        return self.inner.copy_program(node, nbytes)
 
     def barrier_time_s(self, nnodes: int) -> float:
         return self.inner.barrier_time_s(nnodes)

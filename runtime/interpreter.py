@@ -44,7 +44,7 @@ from phalanx.runtime.data import Payloads, move
 from phalanx.runtime.data_store import ScheduleError
 from phalanx.runtime.engine import Engine, Event, Resource, Stopped
 from phalanx.runtime.fastpath import FastPlan, move_data, run_fast
-from phalanx.runtime.network import Network
+from phalanx.runtime.network import Network, play
 from phalanx.runtime.schedule_index import ScheduleIndex, transfer_key
 
 MAX_SPANS = 100_000  # spans a run keeps (~150 B each); later ones are counted, not kept
@@ -291,7 +291,7 @@ class Interpreter:
         if gather:  # the sender's code packs strided blocks into the message
             yield from self.network.pack(message, gather)
         if first.src == first.dst:
-            yield self.engine.timeout(self.network.copy_time_s(nbytes), "copy")
+            yield from play(self.engine, self.network.copy_program(first.src, nbytes))
             kind = "copy"
         elif sees_payloads:
             payloads = yield from self.network.deliver(message, payloads, where)

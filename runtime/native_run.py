@@ -765,15 +765,14 @@ class NativeRun:
             size, merges, kind, _, _, gather, scatter = alike(copies)
             kept, program_of = _distinct([size, merges, dst[copies], gather, scatter])
             at = copies[kept]
-            copy_s = self._times(nbytes[at], self.network.copy_time_s)
             combine_s = self._times(operations[at], self.network.combine_time_s)
             cpus = shape.route.cpus
             first = self._add_program_tuples(
-                (*_busy(cpus[node], pack), Hold(copy), *_busy(cpus[node], unpack),
-                 *(_combine(self._arithmetic(node), combine) if ops else ()))
-                for pack, unpack, node, copy, ops, combine in zip(
+                (*_busy(cpus[node], pack), *self.network.copy_program(node, size),
+                 *_busy(cpus[node], unpack), *(_combine(self._arithmetic(node), combine) if ops else ()))
+                for pack, unpack, node, size, ops, combine in zip(
                     packing(kind[kept], gather[kept]).tolist(), packing(kind[kept], scatter[kept]).tolist(),
-                    dst[at].tolist(), copy_s.tolist(), operations[at].tolist(), combine_s.tolist()))
+                    dst[at].tolist(), nbytes[at].tolist(), operations[at].tolist(), combine_s.tolist()))
             program[copies] = first + program_of
         return program
 
@@ -844,7 +843,11 @@ class NativeRun:
         if columns is None:  # programs_as_columns said it gives them
             raise AssertionError(f"{type(self.network).__name__} gave no program columns for messages "
                                  "it said it gives them for")
-        net_length = np.ones(len(src), np.int64)  # a local copy: one hold
+        copies = np.flatnonzero(src == dst)
+        copy_programs = [self.network.copy_program(node, size)  # a local copy's own ops
+                         for node, size in zip(dst[copies].tolist(), nbytes[copies].tolist())]
+        net_length = np.zeros(len(src), np.int64)
+        net_length[copies] = [len(program) for program in copy_programs]
         net_length[sent] = np.diff(columns.offsets)
         combine = operations > 0
         offsets = np.zeros(len(src) + 1, np.int64)
@@ -859,9 +862,12 @@ class NativeRun:
         args[net] = ids[columns.resource]  # a hold's is ids[0], which the core does not read
         holds[net] = columns.hold_s
         del net, columns  # before the core copies the ops
-        copies = np.flatnonzero(src == dst)
-        codes[offsets[copies]] = HOLD
-        holds[offsets[copies]] = self._times(nbytes[copies], self.network.copy_time_s)
+        for at, program in zip(offsets[copies].tolist(), copy_programs):
+            for j, op in enumerate(program):
+                if type(op) is Hold:
+                    codes[at + j], holds[at + j] = HOLD, op.time_s
+                else:
+                    codes[at + j], args[at + j] = OP_CODES[type(op)], self._resource(op.resource)
         merges = np.flatnonzero(combine)
         if len(merges):
             at = offsets[merges] + net_length[merges]
@@ -915,7 +921,7 @@ class NativeRun:
         """What the message's process does (Interpreter._send): the local copy or the network's
         transfer, then the receiver combining reduction partials."""
         if first.src == first.dst:
-            program: TransferProgram = (Hold(self.network.copy_time_s(nbytes)),)
+            program: TransferProgram = self.network.copy_program(first.src, nbytes)
         else:
             found = self.network.transfer_program(message)
             if found is None:  # native_plan found one for `first`: only the byte count differs

@@ -347,6 +347,12 @@ class Network(ABC):
         yield from self.transfer(t)
         return payloads
 
+    def copy_program(self, node: int, nbytes: int) -> TransferProgram:
+        """A local copy of `nbytes` on `node` as the resources it holds: by default its copy
+        time alone (a network that models no memory the copy would share). Both engines run
+        it (Interpreter._send plays it, runtime/native_run.py gives it to the core)."""
+        return (Hold(self.copy_time_s(nbytes)),)
+
     def pack(self, t: Transfer, nbytes: int) -> Generator[Event, Any, None]:
         """Process body of the sender's code gathering `nbytes` of `t` from strided memory into
         the message (application buffering). A network that does not model that code: no time."""

@@ -16,10 +16,14 @@ from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.data import Payloads, build_data
 from phalanx.runtime.engine import Engine
 from phalanx.runtime.native_run import NativeRun, native_available, native_plan
+from phalanx.runtime.network import Acquire, Hold, Release
 from phalanx.runtime.plan_columns import ScheduleColumns
 from phalanx.runtime.simulate import RunLimits, RunResult, run_plan, simulate
 from phalanx.runtime.sweep import kind_program
 from phalanx.runtime.timing import TimingData
+from phalanx.targets.bokhari.network import RoutedNetwork
+from phalanx.targets.ideal import IdealNetwork
+from phalanx.targets.iwarp.wormhole import WormholeNetwork
 
 
 def test_the_extension_is_installed():
@@ -124,6 +128,42 @@ def test_timeouts_of_many_delays_run_alike():
     assert native.verified and len({round((s.end_s - s.start_s) * 1e6) for s in native.execution.spans
                                     if s.kind == "compute"}) == 13  # us
     assert_same_run(python, native)
+
+
+def held_copy(network, node: int, nbytes: int):
+    """A copy on the node's processor, in two halves (a program of several ops)."""
+    half = network.copy_time_s(nbytes) / 2
+    return Acquire(network.cpus[node]), Hold(half), Hold(half), Release(network.cpus[node])
+
+
+def halved_copy(network, node: int, nbytes: int):
+    half = network.copy_time_s(nbytes) / 2
+    return Hold(half), Hold(half)
+
+
+@pytest.mark.parametrize("target, network_class, program", [
+    ("torus:4x4", WormholeNetwork, held_copy),  # programs by the wormhole's shape
+    ("ideal:16", IdealNetwork, halved_copy),  # by the ports' shape, copies as columns
+    ("paragon:4x4", RoutedNetwork, halved_copy),  # programs as columns
+])
+def test_a_local_copy_runs_the_networks_copy_program_on_both_engines(target, network_class, program,
+                                                                     monkeypatch):
+    """Network.copy_program is what a local copy holds: both engines play it (the own block's
+    copy of an all-to-all), and a copy that holds the processor shows in its busy time."""
+    compiled = compile_text(kind_program("alltoall", 16, 1000), target=target, algorithm="direct",
+                            cost="closed-form")
+    default = simulate(compiled, engine_choice="python")
+    monkeypatch.setattr(network_class, "copy_program", program)
+    python, native = both(compiled)
+    assert python.verified and native.verified
+    assert_same_run(python, native)
+    if program is held_copy:
+        busy = {r.name: r.busy_s for r in python.network.resources()}
+        before = {r.name: r.busy_s for r in default.network.resources()}
+        copy_s = python.network.copy_time_s(1000)
+        assert busy["node 0 processor"] == pytest.approx(before["node 0 processor"] + copy_s, rel=1e-9)
+    else:
+        assert python.total_time_s == default.total_time_s
 
 
 def test_a_network_without_programs_for_every_message_runs_in_python():
