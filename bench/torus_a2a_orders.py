@@ -12,7 +12,7 @@ two phases after the first (an eager phase's sends are received a phase later, c
 SyncMode.EAGER). Per phase and directed wire of a ring, at most one class's worms use it (a class's
 nodes on one ring are 4 apart, so a move of up to 4 hops keeps them apart).
 
-    python bench/torus_a2a_orders.py PHASES [CLASSES] [SECONDS] [--no-wires]
+    python bench/torus_a2a_orders.py PHASES [CLASSES] [SECONDS] [--no-wires] [--stages-apart=Y,X]
 
 prints the solver's answer and, where it found orders, their rows in the form of the record that
 stores one (compiler/library/pipelined2d.py ORDERS, `pipelined-2dmesh`) and the schedule's simulated
@@ -23,6 +23,7 @@ the eager phases) with its data checked. The builder alone (`timed_and_checked`)
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 
 import numpy as np
@@ -43,7 +44,19 @@ CLASSES: dict[str, pipelined2d.Klass] = {
     "grid": lambda x, y: (x % 4, y % 4),
 }
 USAGE = ("usage: python bench/torus_a2a_orders.py PHASES [CLASSES] [SECONDS] [--no-wires] "
-         f"(PHASES >= 14, CLASSES one of {', '.join(CLASSES)})")
+         f"[--stages-apart=Y,X] (PHASES >= 14, CLASSES one of {', '.join(CLASSES)}; Y,X: every move "
+         "along y in phases 0..Y, every move along x in phases X..PHASES-1)")
+
+
+@dataclasses.dataclass(frozen=True)
+class Search:
+    """What the command line asks the solver."""
+
+    phases: int
+    classes: str = "diagonal"
+    seconds: float = 120.0
+    with_wires: bool = True
+    stages_apart: tuple[int, int] | None = None  # (last phase of a y move, first of an x move)
 
 
 def forward_half_ring(coord: int) -> bool:
@@ -57,9 +70,11 @@ def wires(coord: int, shift: int) -> list[tuple[int, int]]:
     return [((coord + sign * j) % RING, sign) for j in range(abs(shift))]
 
 
-def solve(phases: int, klass: pipelined2d.Klass, seconds: float, with_wires: bool):
+def solve(phases: int, klass: pipelined2d.Klass, seconds: float, with_wires: bool,
+          stages_apart: tuple[int, int] | None = None):
     """The CP-SAT model of the module docstring: (status name, per class its moves by phase or
-    None) ."""
+    None). `stages_apart` (Y, X): every move along y in phases 0..Y and every move along x in
+    phases X.. (pipelined2d's record keeps the stages so: its rows go unpacked)."""
     try:
         from ortools.sat.python import cp_model  # type: ignore[import-not-found]
     except ImportError:
@@ -76,6 +91,12 @@ def solve(phases: int, klass: pipelined2d.Klass, seconds: float, with_wires: boo
         for p in range(phases):
             model.AddAtMostOne(sends[c, mv, p] for mv in MOVES)
         model.AddAllDifferent([when[c, mv] for mv in MOVES])  # implied; it helps the search prove
+        if stages_apart is not None:
+            for dim, shift in MOVES:
+                if dim == 1:
+                    model.Add(when[c, (dim, shift)] <= stages_apart[0])
+                else:
+                    model.Add(when[c, (dim, shift)] >= stages_apart[1])
     seen = set()
     for ox in range(RING):
         for oy in range(RING):
@@ -131,23 +152,40 @@ def timed_and_checked(orders: Orders, block: int = 128) -> tuple[float, dict[int
     return schedule_time_s(compiled.target, mine), data.checked()
 
 
-def arguments(argv: list[str]) -> tuple[int, str, float, bool]:
-    with_wires = "--no-wires" not in argv
-    rest = [a for a in argv if a != "--no-wires"]
+def arguments(argv: list[str]) -> Search:
+    def refuse() -> None:
+        sys.exit(f"{USAGE}; got {' '.join(argv)}")
+
+    flags = [a for a in argv if a.startswith("--")]
+    rest = [a for a in argv if not a.startswith("--")]
+    stages = None
+    for flag in flags:
+        name, _, value = flag.partition("=")
+        if flag == "--no-wires":
+            continue
+        if name != "--stages-apart" or not re.fullmatch(r"\d+,\d+", value):
+            refuse()
+        y_last, x_first = map(int, value.split(","))
+        stages = (y_last, x_first)
     if not 1 <= len(rest) <= 3 or not rest[0].isdigit() or int(rest[0]) < len(MOVES) \
             or (len(rest) > 1 and rest[1] not in CLASSES):
-        sys.exit(f"{USAGE}; got {' '.join(argv)}")
+        refuse()
     try:
         seconds = float(rest[2]) if len(rest) > 2 else 120.0
     except ValueError:
-        sys.exit(f"{USAGE}; got {' '.join(argv)}")
-    return int(rest[0]), rest[1] if len(rest) > 1 else "diagonal", seconds, with_wires
+        refuse()
+    return Search(int(rest[0]), rest[1] if len(rest) > 1 else "diagonal", seconds,
+                  "--no-wires" not in flags, stages)
 
 
 def main(argv: list[str]) -> None:
-    phases, name, seconds, with_wires = arguments(argv)
-    status, orders = solve(phases, CLASSES[name], seconds, with_wires)
-    print(f"{phases} phases, classes {name}, wires {'apart' if with_wires else 'free'}: {status}")
+    search = arguments(argv)
+    phases, name = search.phases, search.classes
+    status, orders = solve(phases, CLASSES[name], search.seconds, search.with_wires, search.stages_apart)
+    wires = "apart" if search.with_wires else "free"
+    stages = "" if search.stages_apart is None else \
+        ", stages apart (y to phase {}, x from phase {})".format(*search.stages_apart)
+    print(f"{phases} phases, classes {name}, wires {wires}{stages}: {status}")
     if orders is None:
         return
     for c, row in orders.items():  # pipelined2d.ORDERS's form

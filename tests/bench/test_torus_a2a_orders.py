@@ -29,10 +29,12 @@ def test_every_node_along_x_then_along_y_is_timed_with_its_data_checked():
     assert time_s == pytest.approx(1422.8e-6, rel=1e-6)  # one dimension at a time, worms sharing wires
 
 
-def test_the_command_line_takes_phases_classes_and_seconds():
-    assert orders.arguments(["16"]) == (16, "diagonal", 120.0, True)
-    assert orders.arguments(["15", "grid", "30", "--no-wires"]) == (15, "grid", 30.0, False)
-    for bad in (["13"], ["16", "rows"], ["16", "grid", "soon"], []):
+def test_the_command_line_takes_phases_classes_seconds_and_the_stages():
+    assert orders.arguments(["16"]) == orders.Search(16, "diagonal", 120.0, True, None)
+    assert orders.arguments(["15", "grid", "30", "--no-wires"]) == orders.Search(15, "grid", 30.0, False)
+    assert orders.arguments(["15", "--stages-apart=8,6"]) == orders.Search(15, stages_apart=(8, 6))
+    for bad in (["13"], ["16", "rows"], ["16", "grid", "soon"], [], ["15", "--stages-apart=7"],
+                ["15", "--stages"], ["15", "--wires"]):
         with pytest.raises(SystemExit) as err:
             orders.arguments(bad)
         assert str(err.value) == f"{orders.USAGE}; got {' '.join(bad)}"
@@ -43,3 +45,11 @@ def test_without_ortools_the_search_says_how_to_install_it():
     with pytest.raises(SystemExit) as err:
         orders.solve(16, one_class, 1.0, True)
     assert str(err.value) == "bench/torus_a2a_orders.py needs OR-Tools for its search: pip install ortools"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ortools") is None, reason="the search needs OR-Tools")
+def test_fifteen_phases_with_the_stages_apart_are_infeasible():
+    """docs/efficiency.md (branch a2a2d): the diagonal classes cannot keep the column moves in
+    phases 0..7 and the row moves in 7..14."""
+    status, found = orders.solve(15, orders.CLASSES["diagonal"], 120.0, True, (7, 7))
+    assert (status, found) == ("INFEASIBLE", None)
