@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
-from phalanx.compiler.library.checkerboard import torus_rings
+from phalanx.compiler.library.checkerboard import ring_distances, torus_rings
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import COMBINED, Phase, SyncMode, Transfer
@@ -91,17 +91,11 @@ def moved(node: int, move: Move) -> int:
     return (y + shift) % RING * RING + x
 
 
-def ring_distance(d: int) -> int:
-    """A ring distance the shorter way, -3..4 on a ring of 8."""
-    d %= RING
-    return d - RING if 2 * d > RING else d
-
-
 def legs(orders: Orders, origin: int, final: int) -> list[tuple[int, Move, int]]:
     """Block (origin, final)'s moves as (holder, move, phase): y then x where the second move
     comes two phases after the first, else x then y (a ValueError where neither does)."""
-    dx = ring_distance(final % RING - origin % RING)
-    dy = ring_distance(final // RING - origin // RING)
+    dx = int(ring_distances(origin % RING, final % RING, RING, signed=True))  # -3..4
+    dy = int(ring_distances(origin // RING, final // RING, RING, signed=True))
     if dx == 0 or dy == 0:
         move = (1, dy) if dx == 0 else (0, dx)
         return [(origin, move, orders.slot(origin, move))]
