@@ -132,7 +132,8 @@ def _pipeline(step: PipelineStep, runs: Callable[[Step], bool], consumer: NodeCo
 
 
 def messages(sends: list[Transfer]) -> list[tuple[Transfer, ...]]:
-    """Group one node's sends of a phase into network messages (see Transfer.message)."""
+    """Group one node's sends of a phase into network messages (see Transfer.message), its
+    local copies after them."""
     groups: dict[tuple[int, int, int], list[Transfer]] = {}
     out: list[tuple[Transfer, ...] | list[Transfer]] = []
     for t in sends:
@@ -144,7 +145,10 @@ def messages(sends: list[Transfer]) -> list[tuple[Transfer, ...]]:
                 groups[key] = []
                 out.append(groups[key])
             groups[key].append(t)
-    return [tuple(g) for g in out]
+    grouped = [tuple(g) for g in out]
+    # A node starts its messages before its local copies: a copy may hold the processor the
+    # start-ups need (the tori's, WormholeNetwork.copy_program), and no message waits for one.
+    return [g for g in grouped if g[0].src != g[0].dst] + [g for g in grouped if g[0].src == g[0].dst]
 
 
 class PhaseIndex:

@@ -139,6 +139,21 @@ def _message_order(table: np.ndarray, phase: np.ndarray) -> np.ndarray | None:
     return by_sender[np.argsort(group, kind="stable")]
 
 
+def _copies_last(table: np.ndarray, phase: np.ndarray, rows: np.ndarray | None) -> np.ndarray | None:
+    """`rows` (None: as they are) with each sender's local copies of a phase after its network
+    messages, both in their order (compiler/plan_walk.py `messages`); None where that is so
+    already."""
+    order = np.arange(len(table)) if rows is None else rows
+    copy = table[order, SRC] == table[order, DST]
+    if not copy.any():
+        return rows
+    p, src = phase[order], table[order, SRC]
+    same = (p[1:] == p[:-1]) & (src[1:] == src[:-1])
+    if not (same & copy[:-1] & ~copy[1:]).any():  # no copy before a message of its sender's phase
+        return rows
+    return order[np.lexsort((copy, src, p))]  # stable: by phase, sender, then copies last
+
+
 def _messages_together(table: np.ndarray, phase: np.ndarray) -> bool:
     """Rows by phase and sender (given) are also by receiver and message id within a phase
     and sender, so rows of the same message are adjacent: they are in walk order as they are
@@ -225,9 +240,10 @@ class ScheduleColumns:
             all_sends = _table([t for phase in phases for t in phase.sends])
         walked = (all_sends[:, SRC] >= 0) & (all_sends[:, SRC] < nprocs)  # the interpreter's nodes only
         if walked.all():
-            rows = _message_order(all_sends, send_phase)
+            rows = _copies_last(all_sends, send_phase, _message_order(all_sends, send_phase))
         else:
-            order = _message_order(all_sends[walked], send_phase[walked])
+            order = _copies_last(all_sends[walked], send_phase[walked],
+                                 _message_order(all_sends[walked], send_phase[walked]))
             rows = np.flatnonzero(walked) if order is None else np.flatnonzero(walked)[order]
         del walked
         give_back()  # the walk order's temporaries, before the sends' table is copied in that order

@@ -48,7 +48,7 @@ class IWarpParams:
     # the library without this code (footnote 5). Fit data: those 801,000 cycles, by
     # bench/calibrate_iwarp_packing.py. Validation: Sec. 4.4's phased estimate (which pays none,
     # see WormholeNetwork.pack) and Table 1, unchanged.
-    pack_cycles_per_word: float = 9.93
+    pack_cycles_per_word: float = 10.18
     # 001_569dde0e56ec3e6f.txt Sec. 2.2.2: the global barrier takes O(n) steps; the cost of a step
     # is not given: 50 cycles per step over 2(R + C) steps (a reduce and a broadcast) is assumed.
     barrier_step_cycles: float = 50.0

@@ -237,6 +237,8 @@ class WormholeNetwork(Network):
             np.add.at(memory, ph.src[net], data_s / self.memory[0].capacity)
             np.add.at(memory, ph.dst[net], data_s / self.memory[0].capacity)
             np.add.at(inject, ph.src[net], (used.sum(axis=1) * plan.hop_s + data_s) / self.inject[0].capacity)
+            copies = ~net & (ph.nbytes > 0)  # a copy holds its processor (copy_program)
+            np.add.at(cpu, ph.src[copies], plan.copy_s(ph.nbytes[copies].astype(np.float64)))
         for resources, busy in ((self.wires, wire), (self.cpus, cpu), (self.memory, memory),
                                 (self.inject, inject)):
             for r, b in zip(resources, busy.tolist()):
@@ -275,6 +277,16 @@ class WormholeNetwork(Network):
 
     def copy_time_s(self, nbytes: int) -> float:
         return self.params.copy_s(nbytes)
+
+    def copy_program(self, node: int, nbytes: int) -> TransferProgram:
+        """A local copy is a load/store loop of the node's processor (the computation agent's
+        memory moves at 160 MB/s, Greer and Webb 1992; params.copy_s): it holds the processor,
+        so that it waits for (and delays) the start-ups and packs of the node's messages. It
+        leaves the memory streams to the spools: with the streams held too, Fig. 7's
+        store-and-forward (001 Sec. 4.1, about 800 MB/s) falls to 562 MB/s (docs/efficiency.md,
+        "The tori's copies on the processor")."""
+        cpu = self.cpus[node]
+        return Acquire(cpu), Hold(self.params.copy_s(nbytes)), Release(cpu)
 
     def barrier_time_s(self, nnodes: int) -> float:
         return self.params.barrier_s(self.torus.rows, self.torus.cols)

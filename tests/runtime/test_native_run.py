@@ -157,13 +157,13 @@ def test_a_local_copy_runs_the_networks_copy_program_on_both_engines(target, net
     python, native = both(compiled)
     assert python.verified and native.verified
     assert_same_run(python, native)
+    # The tori's own copy holds the processor in one piece (WormholeNetwork.copy_program): the
+    # same time and the same busy processor; elsewhere a copy is its copy time alone.
+    assert python.total_time_s == pytest.approx(default.total_time_s, rel=1e-12)
     if program is held_copy:
         busy = {r.name: r.busy_s for r in python.network.resources()}
         before = {r.name: r.busy_s for r in default.network.resources()}
-        copy_s = python.network.copy_time_s(1000)
-        assert busy["node 0 processor"] == pytest.approx(before["node 0 processor"] + copy_s, rel=1e-9)
-    else:
-        assert python.total_time_s == default.total_time_s
+        assert busy["node 0 processor"] == pytest.approx(before["node 0 processor"], rel=1e-9)
 
 
 def test_a_network_without_programs_for_every_message_runs_in_python():

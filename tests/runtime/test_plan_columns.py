@@ -152,12 +152,14 @@ def test_slot_index_is_the_smaller_form_and_finds_every_slot_s_entries():
 
 def test_combined_messages_in_walk_order_keep_the_compiler_s_table_in_place():
     """A table whose messages (ids shared by several transfers) come by sender, each message's
-    transfers together (message-passing's one phase), is in walk order already: the columns
+    transfers together and its local copies after its messages (message-passing's one phase),
+    is in walk order already: the columns
     take it as it is (`rows` None, no copy); the same messages interleaved are sorted. Both walk
     the interpreter's messages."""
     s = schedule()
     sends = [t for t in s.phases[0].sends if t.src < 3]  # drop `outside`
-    walk = sorted(sends, key=lambda t: (t.src, (t.dst, t.message) if t.message else (-1, 0)))
+    walk = sorted(sends, key=lambda t: (t.src, t.src == t.dst,  # a sender's copies last
+                                        (t.dst, t.message) if t.message else (-1, 0)))
     for order, in_place in ((walk, True), (sends, False)):
         built = Schedule(0, Kind.ALLTOALL, "test", 3, PhaseColumns.of([table(order)]).phases())
         cols, index = ScheduleColumns.of(built), ScheduleIndex(built)

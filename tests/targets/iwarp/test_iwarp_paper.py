@@ -90,7 +90,7 @@ def test_sec44_fft_frames_per_second_with_phased(examples):
 
 
 def test_sec44_fft_frames_per_second_with_message_passing(examples):
-    # Sec. 4.4: about 13 frames/s with message passing, tolerance 15%. Measured 13.16 (18.42
+    # Sec. 4.4: about 13 frames/s with message passing, tolerance 15%. Measured 13.04 (18.35
     # before the packing of the Fx compiler's code was modelled). Not independent of the fit:
     # pack_cycles_per_word is fitted to the 801,000 cycles, and the example's compute time comes
     # from them and the 52%, so this checks the bookkeeping (docs/targets.md).
