@@ -176,8 +176,9 @@ def carried(g: Grid, src: int, dst: int, units: list[tuple[Unit, list[int]]],
 def halving(g: Grid, step: Step, later: list[Step]) -> list[Transfer]:
     """One halving step of one half: every node sends its partner the units of the half the
     partner keeps, with every origin it holds of them, bound for the node that holds them
-    after the `later` halving steps (a reduce's root; what reaches it stays there). Each node
-    copies its own partial of the units it gives away into its result beside the message."""
+    after the `later` halving steps (a reduce's root; what reaches it stays there). A reduce's
+    root copies its own partial of the units it gives away into its result beside the message
+    (an allreduce's nodes get theirs back in the reduced units, Grid.reduced)."""
     held, moves, out = g.held, [], []
     steps = [s for pair in halving_steps(g) for s in pair if s[0] == step[0]]
     done = steps[:steps.index(step)]  # the half's steps before this one
@@ -186,7 +187,8 @@ def halving(g: Grid, step: Step, later: list[Step]) -> list[Transfer]:
         p = partner(g, v, step)
         units = sorted(u for u in held[v] if u[2] == step[0] and keeps(g, u, p, step))
         moves.append((v, p, [(u, sorted(held[v].pop(u))) for u in units]))
-        out += g.own(v, [u for u in half if keeps(g, u, p, step) and all(keeps(g, u, v, s) for s in done)])
+        if g.root is not None:  # a reduce's root keeps its partial (an allreduce's comes back: reduced)
+            out += g.own(v, [u for u in half if keeps(g, u, p, step) and all(keeps(g, u, v, s) for s in done)])
     for v, p, units in moves:
         out += carried(g, v, p, units,
                        lambda u, p=p: g.root if g.root is not None else holder(g, u, p, later))

@@ -183,12 +183,16 @@ class Grid:
         return [w / sum(weights) for w in weights]
 
     def reduced(self, src: int, dst: int, units: list[Unit]) -> list[Transfer]:
-        """src's reduced units to dst, for dst: every origin's partial of them but dst's own."""
+        """src's reduced units to dst, for dst: every origin's partial of them. In an allreduce
+        dst's own among them: dst gave these units away in the reduce-scatter, its partial with
+        them, and the sum brings it back, so a node copies its partial only of the units it
+        keeps (a copy holds the tori's processor, WormholeNetwork.copy_program). A reduce's
+        root keeps its partial: not dst's own there."""
         m, out = self.coll.byte_matrix, []
         for u, part in zip(units, self.split(units)):
             offset, nbytes = self.pieces[self.index(u)]
             out += [Transfer(src, dst, nbytes, o, dst, part, offset)
-                    for o in self.origins if o != dst and m[o][dst]]
+                    for o in self.origins if (o != dst or self.root is None) and m[o][dst]]
         return out
 
     def own(self, v: int, units: list[Unit]) -> list[Transfer]:
@@ -238,15 +242,27 @@ def reduce_scatter(g: Grid) -> list[list[list[Transfer]]]:
                     for u, origins in carried:
                         held[dst].setdefault(u, set()).update(origins)
             if stage == 0:
-                last = k == len(steps) - 1
-                phase += [t for r in range(R) for i in range(C) for t in g.own(g.node(r, i), g.units(
-                    sorted({o for x, _, o, _, _ in sends if x == i} | ({i} if last else set())),
-                    list(range(R))))]
+                phase += own_copies(g, sends, k == len(steps) - 1)
             phases.append(phase)
         if stage == 0 and not steps:
-            phases.append([t for r in range(R) for t in g.own(g.node(r, 0), g.units([0], list(range(R))))])
+            phases.append(own_copies(g, [], True))
         stages_steps.append(phases)
     return stages_steps
+
+
+def own_copies(g: Grid, sends: list, last: bool) -> list[Transfer]:
+    """The copies of each node's own partial into its result in a row step of the
+    reduce-scatter (`sends`: its ring sends, `last`: the stage's last step). A reduce's root
+    copies its partial of the units it sends away beside the message that sends them, and of
+    its column's in the last step. An allreduce's node copies only the units it keeps (its
+    own column's, its own row's), in the last step: the others come back reduced
+    (Grid.reduced)."""
+    R, C = g.rows, g.cols
+    if g.root is None:
+        return [t for r in range(R) for i in range(C) for t in g.own(g.node(r, i), g.units([i], [r]))] \
+            if last else []
+    return [t for r in range(R) for i in range(C) for t in g.own(g.node(r, i), g.units(
+        sorted({o for x, _, o, _, _ in sends if x == i} | ({i} if last else set())), list(range(R))))]
 
 
 def halves_columns(g: Grid) -> bool:

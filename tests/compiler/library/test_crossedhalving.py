@@ -122,12 +122,13 @@ def test_each_step_sends_one_message_across_and_one_down():
 
 
 def test_the_16_kb_allreduce_and_reduce_on_the_8x8_torus():
-    """The figures of docs/efficiency.md (branch tallred): below bidirectional-rings' 928.4 and
-    596.15 us."""
+    """The figures of docs/efficiency.md (branch tallred; the allreduce 798.6 us while copies
+    held no processor, 927.1 with each node's whole partial copied, 805.0 with only its kept
+    units'): below bidirectional-rings' 899.6 and 596.15 us."""
     machine = resolve("torus:8x8")
     times = {}
     for kind in ("allreduce", "reduce"):
         (coll,) = recognized_collectives(kind_program(kind, 64, 16384), target="torus:8x8")
         times[kind] = simulated_time_s(machine, coll, "crossed-halving")
-    assert times["allreduce"] == pytest.approx(798.6e-6, rel=1e-6)
+    assert times["allreduce"] == pytest.approx(805.0e-6, rel=1e-6)
     assert times["reduce"] == pytest.approx(553.55e-6, rel=1e-6)

@@ -65,9 +65,10 @@ def test_what_cannot_run_as_a_neighbour_scatter_is_refused_with_the_reason():
             in str(err.value) and reason in str(err.value), str(err.value)
 
 
-@pytest.mark.parametrize("size, expected_s", [(2048, 0.9717e-3), (16384, 7.0458e-3)])
+@pytest.mark.parametrize("size, expected_s", [(2048, 0.9948e-3), (16384, 7.0458e-3)])
 def test_on_torus_8x8_it_beats_turned_dim_ordered(size, expected_s):
-    """Measured: 2 KB 0.972 ms against 1.434, 16 KB 7.046 against 7.497."""
+    """Measured: 2 KB 0.995 ms against 1.434 (0.972 before the root's copy held its processor),
+    16 KB 7.046 against 7.497."""
     machine = resolve("torus:8x8")
     coll = whole_machine_collective(machine, size, "scatter")
     time_s = simulated_time_s(machine, coll, "neighbour-scatter")
