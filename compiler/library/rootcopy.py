@@ -48,7 +48,7 @@ def copy_beside_sends(phases: list[Phase], root: int) -> list[Phase]:
     weights = [sum(t.nbytes for t in phases[k].sends if t.src == root != t.dst) for k in sending]
     if not sending or whole.nbytes < len(sending):
         return phases
-    cuts = _cuts(whole.nbytes, weights)
+    cuts = proportional_cuts(whole.nbytes, weights)
     pieces = {k: Transfer(root, root, nbytes, whole.origin, whole.final, 0, offset)
               for k, (offset, nbytes) in zip(sending, cuts) if nbytes > 0}
     out = []
@@ -74,7 +74,7 @@ def copy_beside_receives(phases: list[Phase], root: int) -> list[Phase]:
     if not taking or whole.nbytes < len(taking):
         return phases
     pieces = {k: Transfer(root, root, nbytes, whole.origin, whole.final, 0, offset)
-              for k, (offset, nbytes) in zip(taking, _cuts(whole.nbytes, weights)) if nbytes > 0}
+              for k, (offset, nbytes) in zip(taking, proportional_cuts(whole.nbytes, weights)) if nbytes > 0}
     out = []
     for k, p in enumerate(phases):
         extra = (pieces[k],) if k in pieces else ()
@@ -83,7 +83,7 @@ def copy_beside_receives(phases: list[Phase], root: int) -> list[Phase]:
     return out
 
 
-def _cuts(total: int, weights: list[int]) -> list[tuple[int, int]]:
+def proportional_cuts(total: int, weights: list[int]) -> list[tuple[int, int]]:
     """(offset, nbytes) of pieces of `total` bytes in proportion to `weights` (each at least 1 byte)."""
     if sum(weights) <= 0:
         return segments(total, len(weights))

@@ -13,8 +13,8 @@ stage moves (C - 1) / C of the block through each node's memory at the rate the 
 bound charges (docs/bounds.md). Every phase is eager: a node starts the ring's next step once
 its receives are in, while its last messages still stream, and each ring step is split by
 direction (ringreduce.split_by_direction), so a chain waits only for its own side. The root
-takes nothing from the rings (it holds the block) and copies its own block into its result a
-piece a phase (`root_copy_beside`).
+takes nothing from the rings (it holds the block) and copies its own block into its result in
+pieces beside its ring sends (`root_copy_beside`; fan-scatter-rings' a piece a phase).
 
 `fan-scatter-rings` scatters the units down fan-scatter's tree instead (fanscatter.py: a
 holder starts its messages largest subtree first, the subtrees runs of a Hilbert curve; its
@@ -68,6 +68,7 @@ from phalanx.compiler.library.members import rooted_order
 from phalanx.compiler.library.neighbourscatter import chunk_count, regions
 from phalanx.compiler.library.registry import Generator, Machine, PortModel
 from phalanx.compiler.library.ringreduce import gather_steps, split_by_direction
+from phalanx.compiler.library.rootcopy import proportional_cuts
 from phalanx.compiler.library.rooted import segments
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import COMBINED, Phase, SyncMode, Transfer
@@ -210,8 +211,8 @@ def scatter_rings_phases(coll: Collective, machine: Machine) -> list[Phase]:
     """neighbour-scatter's regions and chunks, the columns' rings, the rows' rings (module
     docstring), every phase eager."""
     u = Units(coll, machine)
-    phases = eager_phases(scatter(u, coll, machine)) + column_rings(u) + row_rings(u)
-    return root_copy_beside(coll, u.root, phases)
+    scattering = eager_phases(scatter(u, coll, machine))
+    return root_copy_beside(coll, u.root, scattering + column_rings(u) + row_rings(u), len(scattering))
 
 
 def fan_scatter_rings_phases(coll: Collective, machine: Machine) -> list[Phase]:
@@ -223,19 +224,29 @@ def fan_scatter_rings_phases(coll: Collective, machine: Machine) -> list[Phase]:
     return root_copy_beside(coll, u.root, phases)
 
 
-def root_copy_beside(coll: Collective, root: int, phases: list[Phase]) -> list[Phase]:
-    """The root's copy of its block into its result in a piece a phase beside `phases`: whole
-    at the end it would follow the root's last send (a 64 KB copy takes 0.82 ms on iWarp, two
-    bytes a byte at the memory's four streams), and in one phase hold up the root's next.
-    torus:8x8, 64 KB: 2.162 ms whole in the last phase, 1.728 a piece a ring phase, 1.619 a
-    piece a phase."""
+def root_copy_beside(coll: Collective, root: int, phases: list[Phase], scattering: int | None = None) -> list[Phase]:
+    """The root's copy of its block into its result in pieces beside `phases`: with
+    `scattering` None, an equal piece a phase; else beside its sends after its scatter (the
+    first `scattering` phases), each piece in proportion to the bytes the root sends in its
+    phase. The copy holds the root's processor (the tori's, WormholeNetwork.copy_program) and
+    runs after the phase's start-ups, so it holds up the root's next start-up unless a long worm
+    of its own streams beside it; in a scatter phase that start-up is one every ring waits for.
+    Whole at the end it would follow the root's last send (a 64 KB copy takes 0.82 ms on iWarp,
+    two bytes a byte at the memory's four streams). torus:8x8, scatter-rings, 64 KB: 1.868 ms a
+    piece a phase, 1.689 after the scatter by bytes sent (1.619 while a copy held no
+    processor); 128 KB: 3.514 and 3.017 ms. fan-scatter-rings' root idles in the phases after
+    its fan's first: at 16 KB 0.640 ms a piece a phase, 0.661 after the scatter by bytes."""
     nbytes = coll.byte_matrix[root][root]
     if not nbytes:
         return phases
-    out = []
-    for phase, (offset, size) in zip(phases, segments(nbytes, len(phases))):
-        copy = (Transfer(root, root, size, root, root, 0, offset),) if size else ()
-        out.append(Phase(phase.sends + copy, phase.recvs + copy, phase.sync))
+    first = 0 if scattering is None or scattering >= len(phases) else scattering
+    weights = [1 if scattering is None else sum(t.nbytes for t in p.sends if t.src == root != t.dst)
+               for p in phases[first:]]
+    out = list(phases)
+    for k, (offset, size) in enumerate(proportional_cuts(nbytes, weights), start=first):
+        if size:
+            copy = (Transfer(root, root, size, root, root, 0, offset),)
+            out[k] = Phase(out[k].sends + copy, out[k].recvs + copy, out[k].sync)
     return out
 
 
