@@ -188,7 +188,8 @@ def halving(g: Grid, step: Step, later: list[Step]) -> list[Transfer]:
         units = sorted(u for u in held[v] if u[2] == step[0] and keeps(g, u, p, step))
         moves.append((v, p, [(u, sorted(held[v].pop(u))) for u in units]))
         if g.root is not None:  # a reduce's root keeps its partial (an allreduce's comes back: reduced)
-            out += g.own(v, [u for u in half if keeps(g, u, p, step) and all(keeps(g, u, v, s) for s in done)])
+            out += g.own(v, [u for u in half
+                             if keeps(g, u, p, step) and all(keeps(g, u, v, s) for s in done)])
     for v, p, units in moves:
         out += carried(g, v, p, units,
                        lambda u, p=p: g.root if g.root is not None else holder(g, u, p, later))

@@ -224,7 +224,8 @@ def fan_scatter_rings_phases(coll: Collective, machine: Machine) -> list[Phase]:
     return root_copy_beside(coll, u.root, phases)
 
 
-def root_copy_beside(coll: Collective, root: int, phases: list[Phase], scattering: int | None = None) -> list[Phase]:
+def root_copy_beside(coll: Collective, root: int, phases: list[Phase],
+                     scattering: int | None = None) -> list[Phase]:
     """The root's copy of its block into its result in pieces beside `phases`: with
     `scattering` None, an equal piece a phase; else beside its sends after its scatter (the
     first `scattering` phases), each piece in proportion to the bytes the root sends in its
