@@ -41,8 +41,10 @@ def combine_operations(nbytes: int, finals: int, element_bytes: int | None) -> i
 
 
 def messages(transfers: tuple[Transfer, ...], reduction: bool) -> list[tuple[int, int, int, int]]:
-    """(src, dst, wire bytes, finals) of each network message or local copy of a phase, in
-    order. Partials travelling together to one destination combine (combined_bytes). A
+    """(src, dst, wire bytes, finals) of each network message of a phase in order, then each
+    local copy in order: a node starts its messages before its copies, as the simulators do
+    (compiler/plan_walk.py `messages`). Partials travelling together to one destination
+    combine (combined_bytes). A
     transfer of message 0 is a message of its own, sized on the spot: most of a big
     schedule's are, and grouping them first took most of the estimate's time."""
     sizes: list[tuple[int, int, int, int]] = []
@@ -65,7 +67,7 @@ def messages(transfers: tuple[Transfer, ...], reduction: bool) -> list[tuple[int
     for place, group in zip(places, members):
         nbytes = combined_bytes(group) if reduction else sum(t.nbytes for t in group)
         sizes[place] = (group[0].src, group[0].dst, nbytes, len({t.final for t in group}))
-    return sizes
+    return [m for m in sizes if m[0] != m[1]] + [m for m in sizes if m[0] == m[1]]
 
 
 def estimate_s(schedule: Schedule, port: PortModel, element_bytes: int | None = None) -> float:

@@ -8,7 +8,7 @@ float for float:
 - a phase's network messages are its rows grouped by (src, dst, message id) where the id is
   not 0 (cost.messages), in numpy;
 - a phase in which no node sends or receives more than one network message, nor makes more
-  than one local copy, its copy before its send (direct's steps, Bruck's rounds, any
+  than one local copy, its copy after its send's start-up (direct's steps, Bruck's rounds, any
   permutation), on a port per node with its own send and receive engines, is followed for all
   nodes at once: every operation of estimate_s on such a phase touches one message's two
   nodes, with the same float operations in the same order (the port's stream heaps give 0.0 to
@@ -32,9 +32,16 @@ from phalanx.compiler.schedule import Schedule
 
 
 def message_sizes(phase_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(src, dst, bytes) of each message of a phase's rows, in the order of their first
-    transfer: rows with one (src, dst, message id > 0) travel together, bytes summed
-    (cost.messages, for kinds that do not combine partials)."""
+    """(src, dst, bytes) of each message of a phase's rows, the network messages in the order
+    of their first transfer, then the local copies so: rows with one (src, dst, message id > 0)
+    travel together, bytes summed (cost.messages, for kinds that do not combine partials)."""
+    src, dst, nbytes = _grouped(phase_rows)
+    last = np.argsort(src == dst, kind="stable")  # a node's copies after its messages
+    return src[last], dst[last], nbytes[last]
+
+
+def _grouped(phase_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """message_sizes in the order of the messages' first transfers."""
     src, dst, nbytes, message = (phase_rows[:, c] for c in (0, 1, 2, 5))
     if not message.any():
         return src, dst, nbytes
@@ -58,12 +65,7 @@ def followed_at_once(src: np.ndarray, dst: np.ndarray, port: PortModel) -> bool:
         return False
     local = src == dst
     net_src, net_dst, own = src[~local], dst[~local], src[local]
-    if any(len(nodes) and np.bincount(nodes).max() > 1 for nodes in (net_src, net_dst, own)):
-        return False
-    position = np.full(int(max(src.max(initial=-1), dst.max(initial=-1))) + 1, -1)
-    position[own] = np.flatnonzero(local)
-    sends_first = position[net_src] > np.flatnonzero(~local)
-    return not sends_first.any()
+    return not any(len(nodes) and np.bincount(nodes).max() > 1 for nodes in (net_src, net_dst, own))
 
 
 def _phase_at_once(src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray, ready: np.ndarray,
@@ -71,14 +73,15 @@ def _phase_at_once(src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray, ready: 
     """estimate_s's ends of a phase that followed_at_once admits (before its barriers)."""
     local = src == dst
     cpu, ends = ready.copy(), ready.copy()
-    own = src[local]
-    cpu[own] = ready[own] + port.copy_s_per_byte * nbytes[local]
-    ends[own] = np.maximum(ends[own], cpu[own])
     s, d = src[~local], dst[~local]
-    begin = np.maximum(np.maximum(0.0, cpu[s] + port.startup_s), ready[d])
+    cpu[s] = cpu[s] + port.startup_s
+    begin = np.maximum(np.maximum(0.0, cpu[s]), ready[d])
     done = begin + port.s_per_byte * nbytes[~local]
     ends[s] = np.maximum(ends[s], done)
     ends[d] = np.maximum(ends[d], done)
+    own = src[local]  # its copy after its start-up (cost.messages)
+    cpu[own] = cpu[own] + port.copy_s_per_byte * nbytes[local]
+    ends[own] = np.maximum(ends[own], cpu[own])
     return ends
 
 

@@ -19,7 +19,7 @@ from phalanx.compiler.library.estimate import (
 )
 from phalanx.compiler.library.registry import PortModel
 from phalanx.compiler.recognize import recognize
-from phalanx.compiler.schedule import Schedule
+from phalanx.compiler.schedule import Phase, Schedule, Transfer
 from phalanx.compiler.target import resolve
 
 PORTS = {
@@ -55,7 +55,9 @@ def test_phases_with_one_message_each_way_arefollowed_at_once():
     assert all(followed_at_once(p.src, p.dst, port) for p in column_messages(direct_columns(coll)))
     two_sends = np.array([0, 0]), np.array([1, 2])
     assert not followed_at_once(*two_sends, port)
-    assert not followed_at_once(np.array([0, 0]), np.array([1, 0]), port)  # copy after send
+    # a copy listed after or before its node's send: either way the copy follows the start-up
+    assert followed_at_once(np.array([0, 0]), np.array([1, 0]), port)
+    assert not followed_at_once(np.array([0, 0, 0]), np.array([1, 0, 0]), port)  # two copies
     assert not followed_at_once(np.array([0]), np.array([1]), PORTS["shared engine"])
 
 
@@ -125,3 +127,15 @@ def test_checkerboard_messages_from_sums_are_their_columns_messages(spec):
                     (b.src.tolist(), b.dst.tolist(), b.nbytes.tolist(), b.sync), name
             assert messages_estimate_s(counted, n, machine.port) == columns_estimate_s(
                 columns, n, Kind.ALLTOALL, machine.port), name
+
+
+@pytest.mark.parametrize("copy_first", [True, False])
+def test_a_nodes_copy_follows_its_start_up_however_listed(copy_first):
+    """As the simulators walk a phase (compiler/plan_walk.py `messages`): node 0's 1000 B copy
+    runs after its send's start-up, beside the streaming: the phase ends at the later of the
+    message (10 us + 1000 B at 10 ns) and the start-up and copy (10 us + 1000 B at 20 ns)."""
+    port = PortModel(10e-6, 1e-8, 1e-8, copy_s_per_byte=2e-8)
+    send, copy = Transfer(0, 1, 1000, 0, 1), Transfer(0, 0, 1000, 0, 0)
+    phase = Phase.of([copy, send] if copy_first else [send, copy])
+    assert estimate_s(Schedule(0, Kind.ALLTOALL, "x", 2, (phase,)), port) == \
+        pytest.approx(10e-6 + 1000 * 2e-8, rel=1e-12)

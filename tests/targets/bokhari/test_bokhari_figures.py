@@ -56,11 +56,14 @@ def test_contention_free_hypercube_matches_the_theory():
             continue  # below
         assert simulated_s("hypercube:5", algorithm, 512) == pytest.approx(
             predicted_s("hypercube:5", algorithm, 512), rel=1e-9)
-    # The library's port model (its declared gap on these machines, closed_form_gap) makes a
-    # node's copy of its own block before its first send; the simulator copies it beside.
+    # The library's port model (its declared gap on these machines, closed_form_gap) runs a
+    # node's copy of its own block on its processor after its first start-up, beside that
+    # message's data, so the part of the copy that outlasts the data (14 against 11 ns a byte)
+    # delays the next start-up; the simulator copies it beside, holding nothing.
     copy_s = 512 * target.params.copy_us_per_byte * 1e-6
+    data_s = 512 * target.params.us_per_byte * 1e-6
     assert simulated_s("hypercube:5", "direct-copy-beside", 512) == pytest.approx(
-        predicted_s("hypercube:5", "direct-copy-beside", 512) - copy_s, rel=1e-9)
+        predicted_s("hypercube:5", "direct-copy-beside", 512) - (copy_s - data_s), rel=1e-9)
 
 
 CARDINALITY_TWO = {32: "multiphase:2,3", 64: "multiphase:3,3"}
