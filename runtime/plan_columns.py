@@ -141,17 +141,18 @@ def _message_order(table: np.ndarray, phase: np.ndarray) -> np.ndarray | None:
 
 def _copies_last(table: np.ndarray, phase: np.ndarray, rows: np.ndarray | None) -> np.ndarray | None:
     """`rows` (None: as they are) with each sender's local copies of a phase after its network
-    messages, both in their order (compiler/plan_walk.py `messages`); None where that is so
-    already."""
-    order = np.arange(len(table)) if rows is None else rows
-    copy = table[order, SRC] == table[order, DST]
+    messages, both in their order (compiler/plan_walk.py `messages`); `rows` itself where that
+    is so already (a phased schedule's one transfer a sender: no index array made)."""
+    src = table[:, SRC] if rows is None else table[rows, SRC]
+    copy = src == (table[:, DST] if rows is None else table[rows, DST])
     if not copy.any():
         return rows
-    p, src = phase[order], table[order, SRC]
+    p = phase if rows is None else phase[rows]
     same = (p[1:] == p[:-1]) & (src[1:] == src[:-1])
     if not (same & copy[:-1] & ~copy[1:]).any():  # no copy before a message of its sender's phase
         return rows
-    return order[np.lexsort((copy, src, p))]  # stable: by phase, sender, then copies last
+    order = np.lexsort((copy, src, p))  # stable: by phase, sender, then copies last
+    return order if rows is None else rows[order]
 
 
 def _messages_together(table: np.ndarray, phase: np.ndarray) -> bool:
