@@ -36,7 +36,10 @@ def message_sizes(phase_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     of their first transfer, then the local copies so: rows with one (src, dst, message id > 0)
     travel together, bytes summed (cost.messages, for kinds that do not combine partials)."""
     src, dst, nbytes = _grouped(phase_rows)
-    last = np.argsort(src == dst, kind="stable")  # a node's copies after its messages
+    copy = src == dst
+    if not (copy[:-1] & ~copy[1:]).any():  # no copy before a message: in order already
+        return src, dst, nbytes
+    last = np.argsort(copy, kind="stable")  # a node's copies after its messages
     return src[last], dst[last], nbytes[last]
 
 

@@ -48,15 +48,7 @@ def copy_beside_sends(phases: list[Phase], root: int) -> list[Phase]:
     weights = [sum(t.nbytes for t in phases[k].sends if t.src == root != t.dst) for k in sending]
     if not sending or whole.nbytes < len(sending):
         return phases
-    cuts = proportional_cuts(whole.nbytes, weights)
-    pieces = {k: Transfer(root, root, nbytes, whole.origin, whole.final, 0, offset)
-              for k, (offset, nbytes) in zip(sending, cuts) if nbytes > 0}
-    out = []
-    for k, p in enumerate(phases):
-        sends = tuple(t for t in p.sends if t != whole) + ((pieces[k],) if k in pieces else ())
-        recvs = tuple(t for t in p.recvs if t != whole) + ((pieces[k],) if k in pieces else ())
-        out.append(Phase(sends, recvs, p.sync, p.barrier_groups))
-    return out
+    return copy_in_pieces(phases, whole, sending, weights)
 
 
 def copy_beside_receives(phases: list[Phase], root: int) -> list[Phase]:
@@ -73,8 +65,15 @@ def copy_beside_receives(phases: list[Phase], root: int) -> list[Phase]:
                                                if t.dst == root != t.src}) for k in taking]
     if not taking or whole.nbytes < len(taking):
         return phases
-    pieces = {k: Transfer(root, root, nbytes, whole.origin, whole.final, 0, offset)
-              for k, (offset, nbytes) in zip(taking, proportional_cuts(whole.nbytes, weights)) if nbytes > 0}
+    return copy_in_pieces(phases, whole, taking, weights)
+
+
+def copy_in_pieces(phases: list[Phase], whole: Transfer, at: list[int], weights: list[int]) -> list[Phase]:
+    """`phases` without the local copy `whole` (where it is one of their transfers) and with it
+    in pieces, one in each phase of `at` in proportion to its weight (proportional_cuts), each
+    sent and received last in its phase."""
+    pieces = {k: Transfer(whole.src, whole.src, nbytes, whole.origin, whole.final, 0, offset)
+              for k, (offset, nbytes) in zip(at, proportional_cuts(whole.nbytes, weights)) if nbytes > 0}
     out = []
     for k, p in enumerate(phases):
         extra = (pieces[k],) if k in pieces else ()

@@ -68,7 +68,7 @@ from phalanx.compiler.library.members import rooted_order
 from phalanx.compiler.library.neighbourscatter import chunk_count, regions
 from phalanx.compiler.library.registry import Generator, Machine, PortModel
 from phalanx.compiler.library.ringreduce import gather_steps, split_by_direction
-from phalanx.compiler.library.rootcopy import proportional_cuts
+from phalanx.compiler.library.rootcopy import copy_in_pieces
 from phalanx.compiler.library.rooted import segments
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import COMBINED, Phase, SyncMode, Transfer
@@ -243,12 +243,8 @@ def root_copy_beside(coll: Collective, root: int, phases: list[Phase],
     first = 0 if scattering is None or scattering >= len(phases) else scattering
     weights = [1 if scattering is None else sum(t.nbytes for t in p.sends if t.src == root != t.dst)
                for p in phases[first:]]
-    out = list(phases)
-    for k, (offset, size) in enumerate(proportional_cuts(nbytes, weights), start=first):
-        if size:
-            copy = (Transfer(root, root, size, root, root, 0, offset),)
-            out[k] = Phase(out[k].sends + copy, out[k].recvs + copy, out[k].sync)
-    return out
+    return copy_in_pieces(phases, Transfer(root, root, nbytes, root, root), list(range(first, len(phases))),
+                          weights)
 
 
 def ring_stage_s(port: PortModel, length: int, bundle_bytes: float) -> float:

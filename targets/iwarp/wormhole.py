@@ -334,5 +334,5 @@ def fast_plan(network: WormholeNetwork, schedule: Schedule) -> FastPlan | None:
         phases.append(FastPhase(construction[:, 0], construction[:, 1], nbytes, links[k], True))
     barrier = network.barrier_time_s(torus.nnodes) if algorithm == "phased-global" else None
     return FastPlan(torus.nnodes, torus.nlinks, phases, p.overhead_s + p.phase_software_s, p.hop_s,
-                    lambda b: b / p.link_Bps, lambda b: 2 * b / (p.memory_streams * p.link_Bps),
+                    lambda b: b / p.link_Bps, p.copy_s,
                     barrier)
