@@ -53,6 +53,7 @@ from phalanx.targets.bokhari import buffers, network, routing
 from phalanx.targets.bokhari.params import (
     CS2,
     SP2,
+    BokhariParams,
     HypercubeParams,
     MultistageParams,
     ParagonParams,
@@ -63,12 +64,12 @@ from phalanx.targets.bokhari.params import (
 class BokhariTarget(Target):
     """A machine of seed 003: its parameters, a routing function and the exchange family."""
 
-    def __init__(self, name: str, nnodes: int, params: Any, size_text: str,
+    def __init__(self, name: str, nnodes: int, params: BokhariParams, size_text: str,
                  route: routing.Routing,
                  mesh: tuple[int, int] | None = None, cube: bool = False):
         self.name, self.nnodes, self.params = name, nnodes, params
         self.size_text, self.route, self.mesh, self.cube = size_text, route, mesh, cube
-        link_MBps = getattr(params, "link_MBps", 0.0)
+        link_MBps = params.link_MBps
         # A worm moves at the slower of Table 1's rate and the link rate and holds every link of
         # its route for its whole wire time (network.RoutedNetwork), so a link carries at most one
         # byte per worm byte time: the rate of the cut and link-load bounds (docs/bounds.md).
@@ -173,7 +174,7 @@ class BokhariTarget(Target):
         fewest pieces whose rounds can (buffers.py), else as it is (`fits` then keeps `auto`
         from it)."""
         schedule = self.library.schedule(coll, algorithm, self.spec)
-        limit = getattr(self.params, "recv_buffer_bytes", 0.0)
+        limit = self.params.recv_buffer_bytes
         if not limit or coll.kind not in (Kind.ALLTOALL, Kind.ALLTOALLV):
             return schedule
         fitted = buffers.rounds_within(schedule, limit) or buffers.in_fewest_pieces(schedule, limit)
@@ -192,7 +193,7 @@ class BokhariTarget(Target):
 
         Receives are posted for everything a node gets between two barriers it takes part in.
         """
-        limit = getattr(self.params, "recv_buffer_bytes", 0.0)
+        limit = self.params.recv_buffer_bytes
         if not limit:
             return
         worst = buffers.posted_bytes(schedule)
@@ -208,7 +209,7 @@ class BokhariTarget(Target):
         """Into how many pieces `generate` cuts every block of an exchange of the family so that
         it stays within the receive buffers: 1 where it fits whole (or the machine has no limit,
         or the collective is not the family's), None where not even one-byte pieces fit."""
-        limit = getattr(self.params, "recv_buffer_bytes", 0.0)
+        limit = self.params.recv_buffer_bytes
         d = hypercube.log2_exact(coll.nprocs)
         if not limit or d is None or coll.kind is not Kind.ALLTOALL or not self._by_family(coll, algorithm):
             return 1
@@ -218,7 +219,7 @@ class BokhariTarget(Target):
     def fits(self, coll: Collective, algorithm: str) -> bool:
         """Whether `algorithm` stays within the receive buffers with its blocks whole (Fig. 12:
         the largest block the seed's direct exchange ran with; cheap for uniform blocks)."""
-        limit = getattr(self.params, "recv_buffer_bytes", 0.0)
+        limit = self.params.recv_buffer_bytes
         d = hypercube.log2_exact(coll.nprocs)
         exchange = coll.kind is Kind.ALLTOALLV or (coll.kind is Kind.ALLTOALL and d is not None)
         if not limit or not exchange:
@@ -359,7 +360,7 @@ class BokhariTarget(Target):
     def link_MBps(self) -> float | None:
         """The mesh link rate (Paragon, seed 000 Sec. 6); None where only the end points'
         rate limits a message (the multistage networks and the hypercube)."""
-        return self.params.link_MBps if isinstance(self.params, ParagonParams) else None
+        return self.params.link_MBps or None
 
     def simgrid_platform(self, pairs: list[tuple[int, int]], routing: str) -> Platform:
         only_target_routing(self.name, routing)

@@ -43,7 +43,7 @@ from phalanx.runtime.network import (
     play,
 )
 from phalanx.targets.bokhari import route_columns
-from phalanx.targets.bokhari.params import barrier_us
+from phalanx.targets.bokhari.params import BokhariParams, ParagonParams, barrier_us
 from phalanx.targets.bokhari.route_columns import Hop
 from phalanx.targets.bokhari.routing import MeshRoute, Routing
 
@@ -62,13 +62,12 @@ class RoutedNetwork(Network):
     use the others. With one route (or one packet) a message is one piece, as before.
     """
 
-    def __init__(self, engine: Engine, params: Any, nnodes: int, route: Routing,
+    def __init__(self, engine: Engine, params: BokhariParams, nnodes: int, route: Routing,
                  link_MBps: float | None = None):
         self.engine, self.params, self.hops = engine, params, route
         self.routing = route
-        self.alternatives: Callable[[int, int], list[list[Hop]]] | None = getattr(route, "all", None)
-        self.packet_bytes = float(getattr(params, "packet_bytes", 0.0) or 0.0)
-        self.shared = bool(getattr(params, "shared_engine", 0))
+        self.packet_bytes = float(params.packet_bytes)
+        self.shared = bool(params.shared_engine)
         if self.shared:
             self.send_ports = [Resource(engine, f"node {i} communication processor")
                                for i in range(nnodes)]
@@ -99,12 +98,12 @@ class RoutedNetwork(Network):
 
     def paths(self, src: int, dst: int) -> list[list[Resource]]:
         """Every alternative route of the pair, the first route first."""
-        if self.alternatives is None:
+        if self.routing.most_routes() == 1:
             return [self.path(src, dst)]
         key = (src, dst)
         if key not in self.route_sets:
             self.route_sets[key] = [[self._link(hop) for hop in hops]
-                                    for hops in self.alternatives(src, dst)]
+                                    for hops in self.routing.all(src, dst)]
         return self.route_sets[key]
 
     def route(self, src: int, dst: int) -> list[str]:
@@ -343,7 +342,7 @@ def link_name(hop: Hop) -> str:
 class MeshNetwork(RoutedNetwork):
     """The Paragon mesh: a RoutedNetwork whose every link is known, so reports can draw it."""
 
-    def __init__(self, engine: Engine, params: Any, rows: int, cols: int):
+    def __init__(self, engine: Engine, params: ParagonParams, rows: int, cols: int):
         super().__init__(engine, params, rows * cols, MeshRoute(cols), params.link_MBps)
         self.rows, self.cols = rows, cols
         self.avoiding: MeshDetour | None = None  # routes around failed links (--faults)

@@ -28,6 +28,11 @@ class ParagonParams:
     # both directions: sends and receives share it (1).
     shared_engine: float = 1.0
 
+    @property
+    def packet_bytes(self) -> float:
+        """One route per pair (row-column routing): the adapter never splits a message (0)."""
+        return 0.0
+
 
 @dataclass(frozen=True)
 class MultistageParams:
@@ -55,6 +60,16 @@ class MultistageParams:
     # Bytes per switch packet (the unit the adapter puts on one route); only used when
     # routes_per_pair > 1. See SP2 below.
     packet_bytes: float = 255.0
+
+    @property
+    def link_MBps(self) -> float:
+        """No link rate below Table 1's: only the end points' rate limits a message (0)."""
+        return 0.0
+
+    @property
+    def recv_buffer_bytes(self) -> float:
+        """No receive-buffer limit: seed 003 Sec. 5 reports one for the Paragon only (0)."""
+        return 0.0
 
 
 SP2 = MultistageParams(
@@ -121,8 +136,27 @@ class HypercubeParams:
     # node send and receive at once: separate send and receive engines (0).
     shared_engine: float = 0.0
 
+    @property
+    def link_MBps(self) -> float:
+        """The theory's circuits run at Table 1's end-to-end rate: no link rate of their own (0)."""
+        return 0.0
 
-def barrier_us(params: ParagonParams | MultistageParams | HypercubeParams, nnodes: int) -> float:
+    @property
+    def recv_buffer_bytes(self) -> float:
+        """The theory posts every receive it needs: no receive-buffer limit (0)."""
+        return 0.0
+
+    @property
+    def packet_bytes(self) -> float:
+        """One route per pair (e-cube): the adapter never splits a message (0)."""
+        return 0.0
+
+
+# Every machine's parameters declare the same names (0 where the machine has no such limit).
+BokhariParams = ParagonParams | MultistageParams | HypercubeParams
+
+
+def barrier_us(params: BokhariParams, nnodes: int) -> float:
     """Table 1's a d - b on 2^d nodes (d rounded up for other counts), never negative."""
     d = math.ceil(math.log2(nnodes)) if nnodes > 1 else 0
     return max(params.barrier_us_per_dim * d - params.barrier_offset_us, 0.0)

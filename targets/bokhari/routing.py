@@ -25,6 +25,11 @@ class Routing(ABC):
     def __call__(self, src: int, dst: int) -> list[Hop]:
         """The hops from src to dst, in path order."""
 
+    def all(self, src: int, dst: int) -> list[list[Hop]]:
+        """The pair's alternative routes, route 0 first: the one route, unless the routing
+        offers several (FatTreeRoutes)."""
+        return [self(src, dst)]
+
     def gives_columns(self) -> bool:
         """Whether `columns` gives the routes of any messages (never None)."""
         return False
