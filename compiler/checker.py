@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 from phalanx.compiler.semantics import (
     CYCLES,
-    DIST_KINDS,
     ELEMENT_BYTES,
     FUNCTIONS,
     MAX_RANK,
@@ -20,6 +19,7 @@ from phalanx.compiler.semantics import (
     ComputeStmt,
     DimDist,
     DistArray,
+    Format,
     PipelineStmt,
     Processors,
     ReduceStmt,
@@ -28,6 +28,7 @@ from phalanx.compiler.semantics import (
     Triplet,
 )
 from phalanx.grammar import ast
+from phalanx.grammar.ast import Mapping
 from phalanx.grammar.diagnostics import SourceLoc, error_at
 
 MAX_STATEMENT_RUNS = 100_000_000  # statement runs of a program; beyond this it is a mistake
@@ -163,9 +164,9 @@ class Checker:
                       "every extent must be at least 1")
         procs = self._processors(stmt.onto, stmt.onto_loc)
         dist, owner = (), None
-        if stmt.mapping == "distributed":
+        if stmt.mapping is Mapping.DISTRIBUTED:
             dist = self._distribution(stmt, procs)
-        elif stmt.mapping == "single":
+        elif stmt.mapping is Mapping.SINGLE:
             if len(stmt.owner) != len(procs.shape) or any(
                     not 0 <= c < e for c, e in zip(stmt.owner, procs.shape)):
                 self.fail(stmt.onto_loc, f"owner {stmt.onto}{_shape(stmt.owner)} is not a processor "
@@ -180,31 +181,32 @@ class Checker:
             self.fail(stmt.dist[0].loc, f"distribution has {len(stmt.dist)} entries but array "
                       f"'{stmt.name}' has {len(stmt.shape)} dimensions",
                       "give one of BLOCK, CYCLIC, CYCLIC(k) or * per dimension")
-        spread = [d for d in stmt.dist if d.kind != "*"]
+        spread = [d for d in stmt.dist if d.kind != Format.COLLAPSED]
         if len(spread) != len(procs.shape):
             self.fail(stmt.dist[0].loc, f"array '{stmt.name}' distributes {len(spread)} "
                       f"dimension(s) onto the {len(procs.shape)}-D arrangement '{procs.name}'",
                       "distribute one array dimension per arrangement dimension; use * for the rest")
         out, proc_dim = [], 0
         for d, extent in zip(stmt.dist, stmt.shape):
-            nprocs = procs.shape[proc_dim] if d.kind != "*" else 1
+            nprocs = procs.shape[proc_dim] if d.kind != Format.COLLAPSED else 1
             out.append(self._dim_dist(d, extent, nprocs))
-            proc_dim += d.kind != "*"
+            proc_dim += d.kind != Format.COLLAPSED
         return tuple(out)
 
     def _dim_dist(self, d: ast.DimDist, extent: int, nprocs: int) -> DimDist:
-        if d.kind not in DIST_KINDS:
+        if d.kind not in tuple(Format):
             self.fail(d.loc, f"unknown distribution '{d.kind}'",
                       "use BLOCK, BLOCK(k), CYCLIC, CYCLIC(k) or *")
         if d.block is not None and d.block < 1:
             self.fail(d.loc, f"block size {d.block} in {d} is less than 1",
                       "use a block size of at least 1")
-        if d.kind == "BLOCK" and d.block is not None and d.block * nprocs < extent:
+        kind = Format(d.kind)  # the source's word, known from here on
+        if kind is Format.BLOCK and d.block is not None and d.block * nprocs < extent:
             self.fail(d.loc, f"{d} over {nprocs} processors covers only {d.block * nprocs} of "
                       f"{extent} elements",
                       f"use a block size of at least {-(-extent // nprocs)}, or CYCLIC({d.block})")
-        block = 1 if d.kind == "CYCLIC" and d.block is None else d.block
-        return DimDist(d.kind, block)
+        block = 1 if kind is Format.CYCLIC and d.block is None else d.block
+        return DimDist(kind, block)
 
     # Statements
 

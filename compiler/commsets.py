@@ -27,6 +27,7 @@ import numpy as np
 
 from phalanx.compiler.distribution import dim_owner_map, owned_indices
 from phalanx.compiler.semantics import AssignStmt, DistArray, ReduceStmt, Triplet
+from phalanx.grammar.ast import Mapping
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ def _group_by(keys: np.ndarray, nkeys: int, positions: np.ndarray) -> list[np.nd
 
 
 def _ranks(array: DistArray) -> int:
-    return array.onto.count if array.mapping == "distributed" else 1
+    return array.onto.count if array.mapping is Mapping.DISTRIBUTED else 1
 
 
 def _owns_any(array: DistArray, dim: int, indices: np.ndarray) -> np.ndarray | None:
@@ -206,25 +207,25 @@ class CommSet:
             if holds is not None:
                 operands.append(holds)
                 subscripts.append(src_axes[spd])
-        out_s = ("".join(src_axes) if src.mapping == "distributed" else "") + \
-                ("".join(dst_axes) if dst.mapping == "distributed" else "")
+        out_s = ("".join(src_axes) if src.mapping is Mapping.DISTRIBUTED else "") + \
+                ("".join(dst_axes) if dst.mapping is Mapping.DISTRIBUTED else "")
         tensor = np.einsum(",".join(subscripts) + "->" + out_s, *operands)
         return np.asarray(tensor, dtype=np.int64).reshape(_ranks(src), _ranks(dst))
 
     def senders(self, receiver: int) -> range:
         """Ranks that may send to `receiver` (a range: membership tests are O(1))."""
         src = self.stmt.src
-        if src.mapping == "replicated":
+        if src.mapping is Mapping.REPLICATED:
             first = replica_for(src, receiver)
             return range(first, first + 1)
-        if src.mapping == "single":
+        if src.mapping is Mapping.SINGLE:
             return range(src.owner, src.owner + 1)
         return src.onto.nodes
 
     @cached_property
     def _receivers(self) -> range:
         dst = self.stmt.dst
-        if dst.mapping == "single":
+        if dst.mapping is Mapping.SINGLE:
             return range(dst.owner, dst.owner + 1)
         return dst.onto.nodes
 
@@ -238,13 +239,13 @@ class CommSet:
         counts = self._rank_counts
         src, dst = self.stmt.src, self.stmt.dst
         receivers = self.receivers()
-        if src.mapping == "distributed":  # every node of the source sends to every receiver
+        if src.mapping is Mapping.DISTRIBUTED:  # every node of the source sends to every receiver
             # counts' columns are the receivers' ranks, or its one column for all of them
             m[src.onto.nodes.start:src.onto.nodes.stop, receivers.start:receivers.stop] = counts
         else:
             to = np.arange(receivers.start, receivers.stop)
-            cols = to - dst.onto.base if dst.mapping == "distributed" else np.zeros_like(to)
-            if src.mapping == "single":
+            cols = to - dst.onto.base if dst.mapping is Mapping.DISTRIBUTED else np.zeros_like(to)
+            if src.mapping is Mapping.SINGLE:
                 senders = np.full_like(to, src.owner)
             else:  # replica_for, for every receiver
                 nodes = src.onto.nodes
@@ -290,7 +291,7 @@ class CommSet:
         """Arrangement coordinates of every source and destination rank (distributed sides)."""
         s_arr, d_arr = self.stmt.src, self.stmt.dst
         return tuple([a.onto.coords(r) for r in range(a.onto.count)]
-                     if a.mapping == "distributed" else None for a in (s_arr, d_arr))
+                     if a.mapping is Mapping.DISTRIBUTED else None for a in (s_arr, d_arr))
 
     def section_arrays(self, src: int, dst: int) -> tuple[np.ndarray, ...]:
         """`section(src, dst).indices` for a block known to exist, without the checks. The
@@ -366,15 +367,15 @@ class ReduceSet:
     def contributors(self) -> list[int]:
         """Processors holding elements of the source (a BLOCK(k) may leave some empty)."""
         src = self.stmt.src
-        if src.mapping == "distributed":
+        if src.mapping is Mapping.DISTRIBUTED:
             return [p for p in src.onto.nodes if all(len(ix) for ix in owned_indices(src, p))]
-        return [src.owner if src.mapping == "single" else 0]
+        return [src.owner if src.mapping is Mapping.SINGLE else 0]
 
     def receivers(self) -> list[int]:
         dst = self.stmt.dst
-        if dst.mapping == "single":
+        if dst.mapping is Mapping.SINGLE:
             return [dst.owner]
-        if dst.mapping == "replicated":
+        if dst.mapping is Mapping.REPLICATED:
             return list(dst.onto.nodes)
         return [dst.onto.base]  # a one-element distributed array lives on its first processor
 
@@ -383,6 +384,6 @@ class ReduceSet:
         m = np.zeros((self.nprocs, self.nprocs), dtype=np.int64)
         src = self.stmt.src
         for q in self.receivers():
-            for p in ([replica_for(src, q)] if src.mapping == "replicated" else self.contributors()):
+            for p in ([replica_for(src, q)] if src.mapping is Mapping.REPLICATED else self.contributors()):
                 m[p, q] = self.stmt.dst.itemsize
         return m

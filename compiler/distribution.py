@@ -14,11 +14,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from phalanx.compiler.semantics import DimDist, DistArray
+from phalanx.compiler.semantics import DimDist, DistArray, Format
+from phalanx.grammar.ast import Mapping
 
 
 def block_size(dd: DimDist, extent: int, nprocs: int) -> int:
-    if dd.kind == "BLOCK":
+    if dd.kind is Format.BLOCK:
         return dd.block if dd.block is not None else -(-extent // nprocs)
     return dd.block or 1
 
@@ -27,12 +28,12 @@ def block_size(dd: DimDist, extent: int, nprocs: int) -> int:
 def owner_map(dd: DimDist, extent: int, nprocs: int) -> np.ndarray | None:
     """Owner of each global index along the dimension, or None for `*` (read-only, remembered:
     the compile's communication sets and the run's data check ask for the same maps)."""
-    if dd.kind == "*":
+    if dd.kind is Format.COLLAPSED:
         return None
     b = block_size(dd, extent, nprocs)
     blocks = -(-extent // b) if b else 0  # blocks of b indices the dimension holds
-    owners = np.repeat(np.arange(nprocs if dd.kind == "CYCLIC" else blocks, dtype=np.int64), b)
-    if dd.kind == "CYCLIC":  # runs of b indices dealt round the processors
+    owners = np.repeat(np.arange(nprocs if dd.kind is Format.CYCLIC else blocks, dtype=np.int64), b)
+    if dd.kind is Format.CYCLIC:  # runs of b indices dealt round the processors
         owners = np.tile(owners, -(-blocks // nprocs))
     out = owners[:extent].copy() if len(owners) > extent else owners
     out.setflags(write=False)
@@ -42,10 +43,10 @@ def owner_map(dd: DimDist, extent: int, nprocs: int) -> np.ndarray | None:
 def local_index_map(dd: DimDist, extent: int, nprocs: int) -> np.ndarray:
     """Local index of each global index on its owner."""
     i = np.arange(extent, dtype=np.int64)
-    if dd.kind == "*":
+    if dd.kind is Format.COLLAPSED:
         return i
     b = block_size(dd, extent, nprocs)
-    if dd.kind == "BLOCK":
+    if dd.kind is Format.BLOCK:
         return i % b
     return (i // (b * nprocs)) * b + i % b
 
@@ -69,9 +70,9 @@ def dim_local_map(array: DistArray, dim: int) -> np.ndarray:
 def owned_sections(array: DistArray, node: int) -> tuple[slice | np.ndarray, ...]:
     """What machine node `node` holds, per dimension, as a slice where it is a (strided) run,
     else as ascending global indices; computed from the owner's coordinate, in O(local size)."""
-    if node not in array.onto.nodes or (array.mapping == "single" and node != array.owner):
+    if node not in array.onto.nodes or (array.mapping is Mapping.SINGLE and node != array.owner):
         return tuple(slice(0, 0) for _ in array.shape)
-    if array.mapping in ("replicated", "single"):
+    if array.mapping in (Mapping.REPLICATED, Mapping.SINGLE):
         return tuple(slice(0, e) for e in array.shape)
     coords = array.onto.coords(node - array.onto.base)
     out: list[slice | np.ndarray] = []
@@ -82,7 +83,7 @@ def owned_sections(array: DistArray, node: int) -> tuple[slice | np.ndarray, ...
             continue
         dd, nprocs, c = array.dist[dim], array.onto.shape[proc_dim], coords[proc_dim]
         b = block_size(dd, extent, nprocs)
-        if dd.kind == "BLOCK":
+        if dd.kind is Format.BLOCK:
             out.append(slice(min(c * b, extent), min((c + 1) * b, extent)))
         elif b == 1:
             out.append(slice(min(c, extent), extent, nprocs))
@@ -104,11 +105,11 @@ def local_shapes(array: DistArray, nnodes: int) -> np.ndarray:
     for a node holding none): per dimension, how many indices each arrangement coordinate owns."""
     out = np.zeros((nnodes, len(array.shape)), dtype=np.int64)
     nodes = array.onto.nodes
-    if array.mapping == "single":
+    if array.mapping is Mapping.SINGLE:
         out[array.owner] = array.shape
         return out
     out[nodes.start:nodes.stop] = array.shape
-    if array.mapping == "replicated":
+    if array.mapping is Mapping.REPLICATED:
         return out
     coords = np.unravel_index(np.arange(array.onto.count), array.onto.shape)
     for dim, proc_dim in enumerate(array.proc_dims):

@@ -21,6 +21,7 @@ from phalanx.compiler.commsets import CommSet
 from phalanx.compiler.distribution import dim_local_map, dim_owner_map, local_shapes, owned_indices
 from phalanx.compiler.schedule import Transfer
 from phalanx.compiler.semantics import AssignStmt, DistArray, Triplet
+from phalanx.grammar.ast import Mapping
 
 # Bits of a block's entry in Collective.strided.
 GATHERED = 1  # not one run of the origin's array: the sender's code gathers it
@@ -249,7 +250,7 @@ def _spread_over_every_proc_dim(array: DistArray) -> bool:
     """A distributed array whose dims use every dim of its arrangement: each element has one
     owner (the checker requires it of a program's arrays; this holds any other to it)."""
     used = [p for p in array.proc_dims if p is not None]
-    return array.mapping == "distributed" and len(used) == len(array.onto.shape)
+    return array.mapping is Mapping.DISTRIBUTED and len(used) == len(array.onto.shape)
 
 
 def _steps_and_span(src: DistArray, d: int, term: np.ndarray) -> tuple[float, int]:

@@ -14,6 +14,7 @@ from functools import cached_property
 import numpy as np
 
 from phalanx.compiler.kind import Kind
+from phalanx.grammar.ast import Mapping
 
 KINDS = tuple(Kind)
 # Kinds a statement may be `in groups`: a shift or a permutation splits into pairs and rings
@@ -137,8 +138,8 @@ def connected_groups(m: np.ndarray) -> list[tuple[int, ...]]:
     return [tuple(members) for _, members in sorted(out.items())]
 
 
-def group_kind(m: np.ndarray, groups: list[tuple[int, ...]], op: str, src_mapping: str,
-               dst_mapping: str) -> Kind | None:
+def group_kind(m: np.ndarray, groups: list[tuple[int, ...]], op: str, src_mapping: Mapping,
+               dst_mapping: Mapping) -> Kind | None:
     """The one kind every group is on its own (the statement's mappings read per group: `single`
     one owner in each group, `replicated` a copy on each member), or None. Groups of uniform and
     of varying all-to-alls together are an alltoallv."""
@@ -155,8 +156,8 @@ def group_kind(m: np.ndarray, groups: list[tuple[int, ...]], op: str, src_mappin
     return kind if kind in GROUPABLE else None
 
 
-def classify(m: np.ndarray, op: str = "copy", src_mapping: str = "distributed",
-             dst_mapping: str = "distributed", nreceivers: int = 1) -> Kind:
+def classify(m: np.ndarray, op: str = "copy", src_mapping: Mapping = Mapping.DISTRIBUTED,
+             dst_mapping: Mapping = Mapping.DISTRIBUTED, nreceivers: int = 1) -> Kind:
     """The collective kind of a statement from what it computes, its mappings and matrix."""
     net = m.copy()
     np.fill_diagonal(net, 0)
@@ -165,19 +166,19 @@ def classify(m: np.ndarray, op: str = "copy", src_mapping: str = "distributed",
     senders = np.flatnonzero(net.sum(axis=1))
     receivers = np.flatnonzero(net.sum(axis=0))
     if op in ("sum", "max", "min", "prod"):
-        if len(senders) == 1 and src_mapping == "single":
+        if len(senders) == 1 and src_mapping is Mapping.SINGLE:
             return Kind.BROADCAST if nreceivers > 1 else Kind.PERMUTATION
         return Kind.ALLREDUCE if nreceivers > 1 else Kind.REDUCE
     if op == "cshift":
         return Kind.CSHIFT
-    if src_mapping == "single" and len(senders) == 1:
-        if dst_mapping == "replicated":
+    if src_mapping is Mapping.SINGLE and len(senders) == 1:
+        if dst_mapping is Mapping.REPLICATED:
             return Kind.BROADCAST
-        if dst_mapping == "distributed" and len(receivers) > 1:
+        if dst_mapping is Mapping.DISTRIBUTED and len(receivers) > 1:
             return Kind.SCATTER
-    if dst_mapping == "single" and len(receivers) == 1 and len(senders) > 1:
+    if dst_mapping is Mapping.SINGLE and len(receivers) == 1 and len(senders) > 1:
         return Kind.GATHER
-    if src_mapping == "distributed" and dst_mapping == "replicated":
+    if src_mapping is Mapping.DISTRIBUTED and dst_mapping is Mapping.REPLICATED:
         return Kind.ALLGATHER
     n = m.shape[0]
     pairs = n * (n - 1)
@@ -190,8 +191,8 @@ def classify(m: np.ndarray, op: str = "copy", src_mapping: str = "distributed",
 
 
 def recognize(index: int, byte_matrix: np.ndarray, src: str, dst: str, line: int,
-              op: str = "copy", src_mapping: str = "distributed",
-              dst_mapping: str = "distributed", nreceivers: int = 1,
+              op: str = "copy", src_mapping: Mapping = Mapping.DISTRIBUTED,
+              dst_mapping: Mapping = Mapping.DISTRIBUTED, nreceivers: int = 1,
               root: int | None = None, element_bytes: int | None = None,
               strided: tuple[tuple[int, ...], ...] = (),
               sends_in_rank_order: bool = False) -> Collective:

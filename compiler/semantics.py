@@ -8,16 +8,17 @@ body's statements are checked, and later compiled, once each, however many times
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 
 from phalanx.grammar import ast
+from phalanx.grammar.ast import Mapping
 from phalanx.grammar.diagnostics import SourceLoc
 
 # Bytes per element of each element type.
 ELEMENT_BYTES = {"byte": 1, "int32": 4, "int64": 8, "float32": 4, "float64": 8,
                  "complex64": 8, "complex128": 16}
-DIST_KINDS = ("BLOCK", "CYCLIC", "*")
 TIME_UNITS_S = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
 CYCLES = "cycles"
 REDUCTIONS = ("sum", "max", "min", "prod")
@@ -62,31 +63,47 @@ class Processors:
         return r
 
 
+class Format(StrEnum):
+    """A dimension's distribution format; its value is the source's (upper-cased) and the IR's text."""
+
+    BLOCK = "BLOCK"  # contiguous blocks, one a processor
+    CYCLIC = "CYCLIC"  # blocks dealt round the processors
+    COLLAPSED = "*"  # not spread: every processor of the arrangement holds the whole extent
+
+
 @dataclass(frozen=True)
 class DimDist:
     """BLOCK (block None: ceil(n/P)), BLOCK(k), CYCLIC (block 1), CYCLIC(k), or `*`."""
 
-    kind: str
+    kind: Format
     block: int | None = None
 
+    def __post_init__(self) -> None:
+        if type(self.kind) is not Format:  # text from the IR: one typed value
+            object.__setattr__(self, "kind", Format(self.kind))
+
     def __str__(self) -> str:
-        if self.kind == "CYCLIC" and self.block == 1:
+        if self.kind is Format.CYCLIC and self.block == 1:
             return "CYCLIC"
         return self.kind if self.block is None else f"{self.kind}({self.block})"
 
 
 @dataclass(frozen=True)
 class DistArray:
-    """An array and its mapping: "distributed" (dist per dim), "replicated", or "single"."""
+    """An array and its mapping (`dist` per dimension where DISTRIBUTED, `owner` where SINGLE)."""
 
     name: str
     shape: tuple[int, ...]
     elem_type: str
-    mapping: str
+    mapping: Mapping
     dist: tuple[DimDist, ...]
     onto: Processors
     owner: int | None  # machine node of the single owner
     loc: SourceLoc
+
+    def __post_init__(self) -> None:
+        if type(self.mapping) is not Mapping:  # text from the IR: one typed value
+            object.__setattr__(self, "mapping", Mapping(self.mapping))
 
     @property
     def itemsize(self) -> int:
@@ -104,17 +121,17 @@ class DistArray:
         """For each array dim, the arrangement dim it is spread over (None for `*`)."""
         out, next_dim = [], 0
         for dd in self.dist:
-            if dd.kind == "*":
+            if dd.kind is Format.COLLAPSED:
                 out.append(None)
             else:
                 out.append(next_dim)
                 next_dim += 1
-        return tuple(out) if self.mapping == "distributed" else (None,) * len(self.shape)
+        return tuple(out) if self.mapping is Mapping.DISTRIBUTED else (None,) * len(self.shape)
 
     def describe(self) -> str:
-        if self.mapping == "replicated":
+        if self.mapping is Mapping.REPLICATED:
             return f"replicated onto {self.onto.name}"
-        if self.mapping == "single":
+        if self.mapping is Mapping.SINGLE:
             coords = self.onto.coords(self.owner - self.onto.base)
             return f"on {self.onto.name}({', '.join(map(str, coords))})"
         return f"distribute ({', '.join(map(str, self.dist))}) onto {self.onto.name}"

@@ -155,13 +155,13 @@ class _AstBuilder(PhalanxVisitor):
                              self._loc(onto))
 
     def visitDistributed(self, ctx: P.DistributedContext):
-        return ("distributed", self.visit(ctx.distSpec()), ctx.name(), ())
+        return (ast.Mapping.DISTRIBUTED, self.visit(ctx.distSpec()), ctx.name(), ())
 
     def visitReplicated(self, ctx: P.ReplicatedContext):
-        return ("replicated", (), ctx.name(), ())
+        return (ast.Mapping.REPLICATED, (), ctx.name(), ())
 
     def visitSingleOwner(self, ctx: P.SingleOwnerContext):
-        return ("single", (), ctx.name(), self.visit(ctx.intList()))
+        return (ast.Mapping.SINGLE, (), ctx.name(), self.visit(ctx.intList()))
 
     def visitDistList(self, ctx: P.DistListContext):
         return tuple(self.visit(d) for d in ctx.dimDist())

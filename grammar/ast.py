@@ -6,6 +6,7 @@ No semantic checks happen here; compiler/semantics.py does them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from phalanx.grammar.diagnostics import SourceLoc
 
@@ -39,14 +40,23 @@ class DimDist:
         return self.kind if self.block is None else f"{self.kind}({self.block})"
 
 
+class Mapping(StrEnum):
+    """How an array lies on its arrangement; its value is the source's and the IR's text."""
+
+    DISTRIBUTED = "distributed"  # `distribute (...) onto P`: a distribution format per dimension
+    REPLICATED = "replicated"  # `replicated onto P`: a whole copy on every processor of P
+    SINGLE = "single"  # `on P(i)`: the whole array on one processor
+
+
 @dataclass(frozen=True)
 class ArrayDecl:
-    """`mapping` is "distributed" (dist per dimension), "replicated" or "single" (`on P(i)`)."""
+    """An array declaration; `dist` only where the mapping is DISTRIBUTED, `owner` only where
+    it is SINGLE."""
 
     name: str
     shape: tuple[int, ...]
     elem_type: str
-    mapping: str
+    mapping: Mapping
     dist: tuple[DimDist, ...]
     onto: str
     owner: tuple[int, ...]  # coordinates of the single owner, else ()

@@ -116,14 +116,14 @@ class _ToAst(Transformer):
 
     def distributed(self, meta, children):
         dist, onto = children
-        return ("distributed", dist, onto, ())
+        return (ast.Mapping.DISTRIBUTED, dist, onto, ())
 
     def replicated(self, meta, children):
-        return ("replicated", (), children[0], ())
+        return (ast.Mapping.REPLICATED, (), children[0], ())
 
     def single_owner(self, meta, children):
         onto, owner = children
-        return ("single", (), onto, owner)
+        return (ast.Mapping.SINGLE, (), onto, owner)
 
     def dist_list(self, meta, children):
         return tuple(children)

@@ -13,6 +13,7 @@ from phalanx.compiler.commsets import CommSet
 from phalanx.compiler.distribution import local_shapes, owned_sections
 from phalanx.compiler.layout import BlockLayout
 from phalanx.compiler.semantics import SPREAD, AssignStmt, DistArray
+from phalanx.grammar.ast import Mapping
 from phalanx.runtime.block_indexes import BlockIndexes
 from phalanx.runtime.data_values import reference_array, reference_due
 from phalanx.runtime.direct_moves import DirectMoves
@@ -166,7 +167,7 @@ class StatementFacts:
         # Blocks with the same source elements carry the same bytes (a replicated destination;
         # a spread's copies of one section), so a node may forward the copy it received.
         content = None
-        if stmt.dst.mapping == "replicated":
+        if stmt.dst.mapping is Mapping.REPLICATED:
             content = _whole_source
         elif stmt.op == SPREAD or (stmt.reduces and any(
                 p < 0 and t.count > 1 for p, t in zip(stmt.perm, stmt.dst_triplets))):

@@ -26,6 +26,7 @@ import numpy as np
 from phalanx.compiler.commsets import CommSet
 from phalanx.compiler.distribution import dim_owner_map
 from phalanx.compiler.semantics import AssignStmt
+from phalanx.grammar.ast import Mapping
 
 
 def _along(values: np.ndarray, d: int, ndim: int) -> np.ndarray:
@@ -64,7 +65,7 @@ class DirectMoves:
         src, dst = stmt.src, stmt.dst
         ndim = len(dst.shape)
         if stmt.reduces or stmt.collapsed or len(src.shape) != ndim or min(stmt.perm, default=0) < 0 \
-                or src.mapping != "distributed" or dst.mapping != "distributed":
+                or src.mapping is not Mapping.DISTRIBUTED or dst.mapping is not Mapping.DISTRIBUTED:
             return None
         shape = src.onto.shape
         strides = [int(np.prod(shape[k + 1:])) for k in range(len(shape))]

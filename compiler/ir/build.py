@@ -18,6 +18,7 @@ from phalanx.compiler.semantics import (
     ComputeStmt,
     DimDist,
     DistArray,
+    Format,
     PipelineStmt,
     Processors,
     ReduceStmt,
@@ -25,6 +26,7 @@ from phalanx.compiler.semantics import (
     StageWindow,
     Triplet,
 )
+from phalanx.grammar.ast import Mapping
 from phalanx.grammar.diagnostics import SourceLoc, error_at
 
 _DIM = re.compile(r"^(BLOCK|CYCLIC|\*)(?:\((\d+)\))?$")
@@ -100,7 +102,7 @@ def _dim_dist(text: str) -> DimDist:
     if match is None:
         raise ValueError(f"bad distribution entry {text!r} in dist.array")
     kind, block = match.group(1), match.group(2)
-    return DimDist(kind, int(block) if block else (1 if kind == "CYCLIC" else None))
+    return DimDist(Format(kind), int(block) if block else (1 if kind == Format.CYCLIC else None))
 
 
 def processors_from_module(module: ModuleOp, file: str = "<ir>") -> dict[str, Processors]:
@@ -114,8 +116,8 @@ def arrays_from_module(module: ModuleOp, file: str = "<ir>") -> dict[str, DistAr
     out = {}
     for op in module.ops:
         if isinstance(op, dist.ArrayOp):
-            mapping = op.mapping.data
-            dims = tuple(_dim_dist(d) for d in op.dist_formats) if mapping == "distributed" else ()
+            mapping = Mapping(op.mapping.data)
+            dims = tuple(_dim_dist(d) for d in op.dist_formats) if mapping is Mapping.DISTRIBUTED else ()
             owner = op.owner.value.data
             out[op.sym_name.data] = DistArray(op.sym_name.data, op.dims, op.elem_type.data, mapping,
                                               dims, procs[op.onto.data],

@@ -18,6 +18,7 @@ from phalanx.compiler.recognize import Collective, connected_groups, recognize
 from phalanx.compiler.schedule import WHOLE, Plan
 from phalanx.compiler.target import resolve
 from phalanx.compiler.verify import schedule_problems
+from phalanx.grammar.ast import Mapping
 from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.data import Payloads
 from phalanx.runtime.data_store import BlockStore
@@ -64,14 +65,14 @@ def test_pencil_fft_transposes_are_alltoall_in_columns_then_rows():
 def test_broadcast_and_reduce_in_rows():
     """With the statement's hints read per group: `single` one owner in each group, `replicated`
     a copy on each member (what spread and sum(dim=) give the recognizer)."""
-    b = recognize(0, broadcast_in_rows(), "A", "B", 3, "copy", "single", "replicated")
+    b = recognize(0, broadcast_in_rows(), "A", "B", 3, "copy", Mapping.SINGLE, Mapping.REPLICATED)
     assert (b.kind, b.groups, b.root) == ("broadcast", tuple(ROWS), None)
     assert groups.roots(b) == [9 * r for r in range(8)]  # the diagonal processors
-    r = recognize(1, reduce_in_rows(), "A", "s", 4, "sum", "distributed", "distributed")
+    r = recognize(1, reduce_in_rows(), "A", "s", 4, "sum", Mapping.DISTRIBUTED, Mapping.DISTRIBUTED)
     assert (r.kind, r.groups) == ("reduce", tuple(ROWS))
     assert groups.roots(r) == [row[0] for row in ROWS]
     everyone = in_rows(8, lambda row: [(p, q) for p in row for q in row if p != q])
-    a = recognize(2, everyone, "A", "s", 5, "sum", "distributed", "replicated", 64)
+    a = recognize(2, everyone, "A", "s", 5, "sum", Mapping.DISTRIBUTED, Mapping.REPLICATED, 64)
     assert (a.kind, a.groups) == ("allreduce", tuple(ROWS))
 
 
@@ -324,7 +325,7 @@ def test_broadcast_in_rows_runs_every_tree_in_every_row(spec: str):
     machine = resolve(spec)
     m = broadcast_in_rows(4096)
     np.fill_diagonal(m, 0)
-    c = recognize(0, m, "A", "B", 1, "copy", "single", "replicated")
+    c = recognize(0, m, "A", "B", 1, "copy", Mapping.SINGLE, Mapping.REPLICATED)
     bound, binds = machine.binding_bound(c)
     for name, why in machine.candidates(c):
         if why is not None:
@@ -339,14 +340,14 @@ def test_broadcast_in_rows_runs_every_tree_in_every_row(spec: str):
 
 def test_start_up_bound_counts_the_largest_group_not_the_machine():
     machine = resolve("ideal:64")
-    c = recognize(0, broadcast_in_rows(8), "A", "B", 1, "copy", "single", "replicated")
+    c = recognize(0, broadcast_in_rows(8), "A", "B", 1, "copy", Mapping.SINGLE, Mapping.REPLICATED)
     # ceil(log2 8) start-ups, not 6, then the 8-byte block through the last receiver's port
     assert machine.binding_bound(c) == (pytest.approx(3 * 10e-6 + 8 * 0.01e-6), "start-up")
 
 
 def test_reduce_in_rows_schedules_combine_in_every_row():
     machine = resolve("paragon:8x8")
-    c = recognize(0, reduce_in_rows(), "A", "s", 1, "sum", "distributed", "distributed")
+    c = recognize(0, reduce_in_rows(), "A", "s", 1, "sum", Mapping.DISTRIBUTED, Mapping.DISTRIBUTED)
     for name, why in machine.candidates(c):
         if why is None:
             s = machine.schedule_for(c, name)
@@ -414,7 +415,7 @@ def test_json_and_report_show_the_groups(tmp_path):
     assert result.verified
     assert result.to_json()["collectives"][1]["groups"]["members"] == [list(r) for r in ROWS]
     assert "alltoall in 8 groups of 8 by" in summary_lines(result.collectives)[0]
-    b = recognize(0, broadcast_in_rows(), "A", "B", 3, "copy", "single", "replicated")
+    b = recognize(0, broadcast_in_rows(), "A", "B", 3, "copy", Mapping.SINGLE, Mapping.REPLICATED)
     assert groups.describe(b)["roots"] == [0, 9, 18, 27, 36, 45, 54, 63]
 
 
@@ -638,7 +639,7 @@ def test_rabenseifner_wins_for_large_partials_and_needs_blocks_to_split():
     assert simulate(compiled, seed=2).verified
     small = compile_program(ROW_REDUCE, target="ideal:64", file="r.phx")
     assert small.target.choose(small.collectives[0]) != "reduce-scatter-gather"
-    one = recognize(0, reduce_in_rows(), "A", "s", 4, "sum", "distributed", "distributed")
+    one = recognize(0, reduce_in_rows(), "A", "s", 4, "sum", Mapping.DISTRIBUTED, Mapping.DISTRIBUTED)
     assert dict(machine.candidates(one))["reduce-scatter-gather"].endswith(
         "each partial is one element, which cannot be split")
     six_source = (ONE_GROUP.format(mapping="on P(0)").replace("P(8)", "P(6)")

@@ -49,6 +49,7 @@ from phalanx.compiler.plan_walk import (
     walk_phases,
 )
 from phalanx.compiler.schedule import WHOLE, ComputeStep, Schedule, Transfer
+from phalanx.grammar.ast import Mapping
 from phalanx.grammar.diagnostics import usage_error
 
 SEND, RECV, COPY, FILL, CHECK, BARRIER, COMPUTE, BEGIN, END, WAIT = range(10)
@@ -416,7 +417,7 @@ def plan_native(module: ModuleOp) -> NativePlan:
     except ValueError as err:
         raise VerifyException(f"lower-sched-to-mpi: {err}") from None
     replicated = {op.sym_name.data for op in module.walk()
-                  if isinstance(op, dist.ArrayOp) and op.mapping.data == "replicated"}
+                  if isinstance(op, dist.ArrayOp) and Mapping(op.mapping.data) is Mapping.REPLICATED}
     program = _Program(world, replicated)
     for node in range(world):
         for _ in walk_node(plan.steps, node, _NodeRows(program, node)):

@@ -27,6 +27,8 @@ from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition, traits_def
 from xdsl.traits import SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from phalanx.grammar.ast import Mapping
+
 
 def _positive_dims(op: IRDLOperation, dims: tuple[int, ...]) -> None:
     if not dims or any(d < 1 for d in dims):
@@ -86,7 +88,7 @@ class ArrayOp(IRDLOperation):
     # One entry per dimension: "BLOCK", "CYCLIC", "CYCLIC(4)", "*".
     distribution = attr_def(ArrayAttr[StringAttr])
     onto = attr_def(StringAttr)
-    mapping = attr_def(StringAttr)  # "distributed", "replicated" or "single"
+    mapping = attr_def(StringAttr)  # a grammar.ast.Mapping's text
     owner = attr_def(IntegerAttr[I64])  # linear rank of the single owner, else -1
     line = attr_def(IntegerAttr[I64])
 
@@ -100,7 +102,7 @@ class ArrayOp(IRDLOperation):
         distribution: Sequence[str],
         onto: str,
         line: int = 0,
-        mapping: str = "distributed",
+        mapping: Mapping = Mapping.DISTRIBUTED,
         owner: int = -1,
     ) -> None:
         super().__init__(
@@ -126,10 +128,10 @@ class ArrayOp(IRDLOperation):
 
     def verify_(self) -> None:
         _positive_dims(self, self.dims)
-        if self.mapping.data not in ("distributed", "replicated", "single"):
+        if self.mapping.data not in tuple(Mapping):
             raise VerifyException(f"'{self.name}' mapping '{self.mapping.data}' is not one of "
                                   "distributed, replicated, single")
-        if self.mapping.data == "distributed" and len(self.dist_formats) != len(self.dims):
+        if self.mapping.data == Mapping.DISTRIBUTED and len(self.dist_formats) != len(self.dims):
             raise VerifyException(
                 f"'{self.name}' @{self.sym_name.data}: {len(self.dist_formats)} distribution "
                 f"entries for {len(self.dims)} dimensions"

@@ -27,6 +27,7 @@ from phalanx.compiler.kind import Kind
 from phalanx.compiler.layout import BlockLayout, sends_in_rank_order
 from phalanx.compiler.recognize import Collective, connected_groups, recognize, with_matrix
 from phalanx.compiler.semantics import SPREAD, ReduceStmt
+from phalanx.grammar.ast import Mapping
 
 
 def collective_op(c: Collective, stage: int = -1) -> coll.CollectiveOp:
@@ -92,34 +93,34 @@ def recognize_statement(index: int, stmt, cset: CommSet | None = None) -> Collec
                          stmt.op, stmt.src.mapping, stmt.dst.mapping, len(receivers),
                          receivers[0] if len(receivers) == 1 else stmt.src.owner)
     cset = cset if cset is not None else CommSet(stmt)
-    if stmt.reduces and stmt.src.mapping == "distributed":
+    if stmt.reduces and stmt.src.mapping is Mapping.DISTRIBUTED:
         roots = reduce_roots(cset)
         if roots is not None:
             # A reduce in every group (one group: a plain reduce), of partial blocks.
             return recognize(index, cset.byte_matrix, stmt.src.name, stmt.dst.name,
-                             stmt.loc.line, stmt.op, "distributed", "distributed", len(roots),
+                             stmt.loc.line, stmt.op, Mapping.DISTRIBUTED, Mapping.DISTRIBUTED, len(roots),
                              roots[0] if len(roots) == 1 else None, stmt.dst.itemsize,
                              strided=BlockLayout(stmt, cset).matrix())
         groups = allreduce_groups(cset)
         if groups is not None:
             # An allreduce in every group (one group: a plain allreduce), of partial blocks.
             return recognize(index, cset.byte_matrix, stmt.src.name, stmt.dst.name,
-                             stmt.loc.line, stmt.op, "distributed", "distributed",
+                             stmt.loc.line, stmt.op, Mapping.DISTRIBUTED, Mapping.DISTRIBUTED,
                              max(len(g) for g in groups), None, stmt.dst.itemsize,
                              strided=BlockLayout(stmt, cset).matrix())
-    root = stmt.src.owner if stmt.src.mapping == "single" else stmt.dst.owner
+    root = stmt.src.owner if stmt.src.mapping is Mapping.SINGLE else stmt.dst.owner
     # Any other reduction along a dimension moves blocks of partial results, each to its own
     # destination: recognized from its byte matrix like a copy.
     op = "copy" if stmt.reduces else stmt.op
     src_mapping, dst_mapping = stmt.src.mapping, stmt.dst.mapping
     one_holder = stmt.op in ("copy", "transpose") and (src_mapping, dst_mapping) == (
-        "distributed", "replicated")
+        Mapping.DISTRIBUTED, Mapping.REPLICATED)
     roots = spread_roots(cset) if stmt.op == SPREAD or one_holder else None
     if roots is not None:
         # Read per group: one owner of the section, a copy of it on every member. A replicated
         # copy of a distributed array that only one processor holds (`x(1)` in BLOCKs onto 64)
         # is that holder's broadcast, not an allgather.
-        src_mapping, dst_mapping = "single", "replicated"
+        src_mapping, dst_mapping = Mapping.SINGLE, Mapping.REPLICATED
         root = roots[0] if len(roots) == 1 else None
     return recognize(index, cset.byte_matrix, stmt.src.name, stmt.dst.name, stmt.loc.line,
                      op, src_mapping, dst_mapping, len(cset.receivers()), root,
