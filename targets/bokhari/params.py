@@ -34,8 +34,22 @@ class ParagonParams:
         return 0.0
 
 
+class EndPointsOnly:
+    """What limits a message on the multistage networks and the hypercube: its end points alone.
+    Seed 003 gives no link rate below Table 1's end-to-end rate (0: none) and reports a
+    receive-buffer limit for the Paragon only (Sec. 5; 0: none)."""
+
+    @property
+    def link_MBps(self) -> float:
+        return 0.0
+
+    @property
+    def recv_buffer_bytes(self) -> float:
+        return 0.0
+
+
 @dataclass(frozen=True)
-class MultistageParams:
+class MultistageParams(EndPointsOnly):
     """SP2 and CS-2: both a multistage network of bidirectional 4x4 crossbars (Fig. 8)."""
 
     startup_us: float
@@ -60,16 +74,6 @@ class MultistageParams:
     # Bytes per switch packet (the unit the adapter puts on one route); only used when
     # routes_per_pair > 1. See SP2 below.
     packet_bytes: float = 255.0
-
-    @property
-    def link_MBps(self) -> float:
-        """No link rate below Table 1's: only the end points' rate limits a message (0)."""
-        return 0.0
-
-    @property
-    def recv_buffer_bytes(self) -> float:
-        """No receive-buffer limit: seed 003 Sec. 5 reports one for the Paragon only (0)."""
-        return 0.0
 
 
 SP2 = MultistageParams(
@@ -122,7 +126,7 @@ CS2 = MultistageParams(
 
 
 @dataclass(frozen=True)
-class HypercubeParams:
+class HypercubeParams(EndPointsOnly):
     """The circuit-switched hypercube the theory assumes (003 Sec. 2); defaults: the Paragon's
     Table 1 figures, so `hypercube:d` is the "predicted" machine of Figs. 10 and 11."""
 
@@ -135,16 +139,6 @@ class HypercubeParams:
     # The theory's t = lambda + tau m per step (003_f18cb429ce0a4177.txt Sec. 2) has every
     # node send and receive at once: separate send and receive engines (0).
     shared_engine: float = 0.0
-
-    @property
-    def link_MBps(self) -> float:
-        """The theory's circuits run at Table 1's end-to-end rate: no link rate of their own (0)."""
-        return 0.0
-
-    @property
-    def recv_buffer_bytes(self) -> float:
-        """The theory posts every receive it needs: no receive-buffer limit (0)."""
-        return 0.0
 
     @property
     def packet_bytes(self) -> float:

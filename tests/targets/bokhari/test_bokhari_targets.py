@@ -21,6 +21,18 @@ def alltoall(n: int, block: int):
     return recognize(0, np.full((n, n), block, dtype=np.int64), "A", "B", 1)
 
 
+def test_every_machine_declares_its_limits_and_routes():
+    """The limits the network and the target read are declared by every machine's parameters
+    (0 where the machine has none), and every routing gives its alternative routes."""
+    limits = {spec: (t.params.link_MBps, t.params.recv_buffer_bytes, t.params.packet_bytes)
+              for spec in ("paragon:4x4", "sp2:16", "cs2:16", "hypercube:4") for t in [resolve(spec)]}
+    assert limits == {"paragon:4x4": (175.0, 255 * 1728.0, 0.0), "sp2:16": (0.0, 0.0, 255.0),
+                      "cs2:16": (0.0, 0.0, 255.0), "hypercube:4": (0.0, 0.0, 0.0)}
+    assert resolve("paragon:4x4").route.all(0, 5) == [resolve("paragon:4x4").route(0, 5)]
+    assert len(resolve("sp2:16").route.all(0, 15)) == 4  # four routes between the board's halves
+    with pytest.raises(UsageError, match="link_MBps"):
+        resolve("sp2:16,link_MBps=100")  # a declared limit, not a parameter of the SP2
+
 def test_specs_and_table1_parameters():
     p = resolve("paragon:4x8")
     assert p.nnodes == 32 and p.spec == "paragon:4x8"
