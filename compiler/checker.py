@@ -12,7 +12,6 @@ from phalanx.compiler.semantics import (
     MAX_RANK,
     REDUCTIONS,
     SHIFTS,
-    SPREAD,
     TIME_UNITS_S,
     AssignStmt,
     CheckedProgram,
@@ -20,6 +19,7 @@ from phalanx.compiler.semantics import (
     DimDist,
     DistArray,
     Format,
+    Op,
     PipelineStmt,
     Processors,
     ReduceStmt,
@@ -75,7 +75,7 @@ class _Value:
     Per value dim: its extent, the array dim it reads (-1: added by spread) and the shift of
     positions along it."""
 
-    op: str
+    op: Op
     array: DistArray
     triplets: tuple[Triplet, ...]
     shape: list[int]
@@ -238,7 +238,7 @@ class Checker:
             if call.func in REDUCTIONS and not any(
                     isinstance(a, ast.KeywordArg) and a.name == "dim" for a in call.args):
                 return self._reduction(stmt, dst, call)
-            builders = {"transpose": self._value_transpose, SPREAD: self._value_spread,
+            builders = {Op.TRANSPOSE: self._value_transpose, Op.SPREAD: self._value_spread,
                         **{f: self._shifted for f in SHIFTS}}
             value = builders.get(call.func, self._value_reduce)(call)
         else:
@@ -302,7 +302,7 @@ class Checker:
 
     def _value_ref(self, ref) -> _Value:
         array, triplets, kept = self._section(ref)
-        return _Value("copy", array, triplets, [triplets[d].count for d in kept], kept,
+        return _Value(Op.COPY, array, triplets, [triplets[d].count for d in kept], kept,
                       [0] * len(kept))
 
     def _is_reduction(self, arg) -> bool:
@@ -354,7 +354,7 @@ class Checker:
         if len(v.shape) != 2:
             self.fail(args[0].loc, f"transpose needs a 2-D array; '{_ref_name(args[0]).name}' has "
                       f"{len(v.shape)} dimension(s)")
-        return v.replace(op="transpose", shape=v.shape[::-1], perm=v.perm[::-1])
+        return v.replace(op=Op.TRANSPOSE, shape=v.shape[::-1], perm=v.perm[::-1])
 
     def _shifted(self, call: ast.Call) -> _Value:
         """cshift(A, k, dim=d) and eoshift(A, k, dim=d): circular and end-off (boundary 0)."""
@@ -363,8 +363,9 @@ class Checker:
         if not isinstance(amount, ast.IntArg):
             self.fail(amount.loc, f"the shift of {call.func} must be an integer")
         d = self._dim(call, keywords.get("dim"), len(v.shape), _describe(ref, v))
-        k = amount.value % v.shape[d] if call.func == "cshift" else amount.value
-        return v.replace(op=call.func, shift=[k if i == d else 0 for i in range(len(v.shape))])
+        op = Op(call.func)
+        k = amount.value % v.shape[d] if op is Op.CSHIFT else amount.value
+        return v.replace(op=op, shift=[k if i == d else 0 for i in range(len(v.shape))])
 
     def _value_spread(self, call: ast.Call) -> _Value:
         """spread(A, dim=d, ncopies=n): a new dim d (1 to rank+1) of n copies. A may be a
@@ -387,7 +388,7 @@ class Checker:
             self.fail(keywords["dim"].loc, f"spread dim={d + 1} is out of range: spreading the "
                       f"{len(v.shape)}-D {what} makes {len(v.shape) + 1} dimensions",
                       f"use dim=1 to dim={len(v.shape) + 1}")
-        op = v.op if v.op in REDUCTIONS else SPREAD  # a spread reduction keeps its operator
+        op = v.op if v.op in REDUCTIONS else Op.SPREAD  # a spread reduction keeps its operator
         return v.replace(op=op, shape=v.shape[:d] + [ncopies.value] + v.shape[d:],
                          perm=v.perm[:d] + [-1] + v.perm[d:], shift=v.shift[:d] + [0] + v.shift[d:])
 
@@ -397,7 +398,7 @@ class Checker:
         (ref,), keywords = self._argument(call, 1, ("dim",))
         v = self._value_ref(ref)
         d = self._dim(call, keywords["dim"], len(v.shape), _describe(ref, v))
-        return v.replace(op=call.func, shape=v.shape[:d] + v.shape[d + 1:],
+        return v.replace(op=Op(call.func), shape=v.shape[:d] + v.shape[d + 1:],
                          perm=v.perm[:d] + v.perm[d + 1:], shift=v.shift[:d] + v.shift[d + 1:])
 
     def _assign(self, stmt: ast.Assign, dst: DistArray, value: _Value) -> AssignStmt:
@@ -416,7 +417,7 @@ class Checker:
             self.fail(stmt.loc, f"shape mismatch: '{dst_text}' is {_shape(dst_shape)} but the "
                       f"right-hand side is {_shape(tuple(value.shape))}", what)
         self._same_type(stmt, dst, value.array)
-        if value.array is dst and value.op == "copy" and value.triplets == dst_triplets:
+        if value.array is dst and value.op is Op.COPY and value.triplets == dst_triplets:
             self.fail(stmt.loc, f"'{dst_text} = {dst_text}' moves nothing",
                       "assign between two different arrays")
         perm, shift = [-1] * len(dst.shape), [0] * len(dst.shape)

@@ -26,7 +26,7 @@ from functools import cached_property
 import numpy as np
 
 from phalanx.compiler.distribution import dim_owner_map, owned_indices
-from phalanx.compiler.semantics import AssignStmt, DistArray, ReduceStmt, Triplet
+from phalanx.compiler.semantics import AssignStmt, DistArray, Op, ReduceStmt, Triplet
 from phalanx.grammar.ast import Mapping
 
 
@@ -117,12 +117,12 @@ def section_index_maps(stmt: AssignStmt) -> list[tuple[np.ndarray, np.ndarray | 
         src_idx = None
         if sd >= 0:
             strip, shift = src_triplets[sd], stmt.shift[d]
-            if stmt.op != "eoshift" and 0 <= shift and shift + trip.count <= strip.count:
+            if stmt.op is not Op.EOSHIFT and 0 <= shift and shift + trip.count <= strip.count:
                 # positions shift.. read in order: no wrap, nothing left out
                 src_idx = Triplet(strip.lo + strip.stride * shift, strip.stride, trip.count).indices()
             else:
                 pos = np.arange(shift, shift + trip.count, dtype=np.int64)
-                if stmt.op == "eoshift":
+                if stmt.op is Op.EOSHIFT:
                     inside = (pos >= 0) & (pos < strip.count)
                     keep = inside if keep is None else keep & inside
                 else:

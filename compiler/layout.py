@@ -20,7 +20,7 @@ import numpy as np
 from phalanx.compiler.commsets import CommSet
 from phalanx.compiler.distribution import dim_local_map, dim_owner_map, local_shapes, owned_indices
 from phalanx.compiler.schedule import Transfer
-from phalanx.compiler.semantics import AssignStmt, DistArray, Triplet
+from phalanx.compiler.semantics import AssignStmt, DistArray, Op, Triplet
 from phalanx.grammar.ast import Mapping
 
 # Bits of a block's entry in Collective.strided.
@@ -229,7 +229,7 @@ def sends_in_rank_order(stmt: AssignStmt) -> bool:
     src, dst = stmt.src, stmt.dst
     rank = len(dst.shape)
     whole = tuple(Triplet.whole(e) for e in dst.shape)
-    plain = (stmt.op == "copy" and stmt.perm == tuple(range(rank)) and not any(stmt.shift)
+    plain = (stmt.op is Op.COPY and stmt.perm == tuple(range(rank)) and not any(stmt.shift)
              and stmt.window is None and src.shape == dst.shape
              and stmt.src_triplets == whole and stmt.dst_triplets == whole)
     if not plain or not all(_spread_over_every_proc_dim(a) for a in (src, dst)):

@@ -14,6 +14,7 @@ from functools import cached_property
 import numpy as np
 
 from phalanx.compiler.kind import Kind
+from phalanx.compiler.semantics import REDUCTIONS, Op
 from phalanx.grammar.ast import Mapping
 
 KINDS = tuple(Kind)
@@ -138,7 +139,7 @@ def connected_groups(m: np.ndarray) -> list[tuple[int, ...]]:
     return [tuple(members) for _, members in sorted(out.items())]
 
 
-def group_kind(m: np.ndarray, groups: list[tuple[int, ...]], op: str, src_mapping: Mapping,
+def group_kind(m: np.ndarray, groups: list[tuple[int, ...]], op: Op, src_mapping: Mapping,
                dst_mapping: Mapping) -> Kind | None:
     """The one kind every group is on its own (the statement's mappings read per group: `single`
     one owner in each group, `replicated` a copy on each member), or None. Groups of uniform and
@@ -156,7 +157,7 @@ def group_kind(m: np.ndarray, groups: list[tuple[int, ...]], op: str, src_mappin
     return kind if kind in GROUPABLE else None
 
 
-def classify(m: np.ndarray, op: str = "copy", src_mapping: Mapping = Mapping.DISTRIBUTED,
+def classify(m: np.ndarray, op: Op = Op.COPY, src_mapping: Mapping = Mapping.DISTRIBUTED,
              dst_mapping: Mapping = Mapping.DISTRIBUTED, nreceivers: int = 1) -> Kind:
     """The collective kind of a statement from what it computes, its mappings and matrix."""
     net = m.copy()
@@ -165,11 +166,11 @@ def classify(m: np.ndarray, op: str = "copy", src_mapping: Mapping = Mapping.DIS
         return Kind.SPARSE  # everything stays local
     senders = np.flatnonzero(net.sum(axis=1))
     receivers = np.flatnonzero(net.sum(axis=0))
-    if op in ("sum", "max", "min", "prod"):
+    if op in REDUCTIONS:
         if len(senders) == 1 and src_mapping is Mapping.SINGLE:
             return Kind.BROADCAST if nreceivers > 1 else Kind.PERMUTATION
         return Kind.ALLREDUCE if nreceivers > 1 else Kind.REDUCE
-    if op == "cshift":
+    if op is Op.CSHIFT:
         return Kind.CSHIFT
     if src_mapping is Mapping.SINGLE and len(senders) == 1:
         if dst_mapping is Mapping.REPLICATED:
@@ -191,7 +192,7 @@ def classify(m: np.ndarray, op: str = "copy", src_mapping: Mapping = Mapping.DIS
 
 
 def recognize(index: int, byte_matrix: np.ndarray, src: str, dst: str, line: int,
-              op: str = "copy", src_mapping: Mapping = Mapping.DISTRIBUTED,
+              op: Op = Op.COPY, src_mapping: Mapping = Mapping.DISTRIBUTED,
               dst_mapping: Mapping = Mapping.DISTRIBUTED, nreceivers: int = 1,
               root: int | None = None, element_bytes: int | None = None,
               strided: tuple[tuple[int, ...], ...] = (),

@@ -21,8 +21,6 @@ ELEMENT_BYTES = {"byte": 1, "int32": 4, "int64": 8, "float32": 4, "float64": 8,
                  "complex64": 8, "complex128": 16}
 TIME_UNITS_S = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
 CYCLES = "cycles"
-REDUCTIONS = ("sum", "max", "min", "prod")
-FUNCTIONS = ("transpose", "cshift", "eoshift", "spread", *REDUCTIONS)
 MAX_RANK = 3
 
 
@@ -154,8 +152,24 @@ class Triplet:
         return np.arange(self.lo, self.lo + self.stride * self.count, self.stride, dtype=np.int64)
 
 
-SHIFTS = ("cshift", "eoshift")
-SPREAD = "spread"
+class Op(StrEnum):
+    """What a statement computes from its source; its value is the source's function name (and
+    the IR's text): a copy, a transpose, a shift, a spread or a reduction along dimensions."""
+
+    COPY = "copy"
+    TRANSPOSE = "transpose"
+    CSHIFT = "cshift"  # circular: positions wrap round the dimension
+    EOSHIFT = "eoshift"  # end-off: positions past the ends get the boundary 0
+    SPREAD = "spread"
+    SUM = "sum"
+    MAX = "max"
+    MIN = "min"
+    PROD = "prod"
+
+
+REDUCTIONS = (Op.SUM, Op.MAX, Op.MIN, Op.PROD)
+SHIFTS = (Op.CSHIFT, Op.EOSHIFT)
+FUNCTIONS = (Op.TRANSPOSE, *SHIFTS, Op.SPREAD, *REDUCTIONS)  # what a right-hand side may call
 
 
 @dataclass(frozen=True)
@@ -192,11 +206,15 @@ class AssignStmt:
     perm: tuple[int, ...]
     shift: tuple[int, ...]
     loc: SourceLoc
-    op: str = "copy"  # copy, transpose, cshift, eoshift, spread, sum, max, min, prod
+    op: Op = Op.COPY
     window: StageWindow | None = None
     stage: int | None = None
     dst_section: tuple[Triplet, ...] = ()
     src_section: tuple[Triplet, ...] = ()
+
+    def __post_init__(self) -> None:
+        if type(self.op) is not Op:  # text from the IR: one typed value
+            object.__setattr__(self, "op", Op(self.op))
 
     @property
     def dst_triplets(self) -> tuple[Triplet, ...]:
@@ -223,8 +241,12 @@ class ReduceStmt:
 
     dst: DistArray
     src: DistArray
-    op: str
+    op: Op
     loc: SourceLoc
+
+    def __post_init__(self) -> None:
+        if type(self.op) is not Op:  # text from the IR: one typed value
+            object.__setattr__(self, "op", Op(self.op))
 
 
 @dataclass(frozen=True)

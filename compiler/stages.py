@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from phalanx.compiler.distribution import dim_owner_map
-from phalanx.compiler.semantics import AssignStmt, ComputeStmt, StageWindow
+from phalanx.compiler.semantics import AssignStmt, ComputeStmt, Op, StageWindow
 
 
 def stage_windows(rows: int, stages: int) -> list[tuple[int, int]]:
@@ -58,7 +58,7 @@ def _owner_keys(stmt: AssignStmt, dim: int) -> tuple[np.ndarray, np.ndarray]:
     if src_owner is not None:
         strip = stmt.src_triplets[sd]
         pos = np.arange(trip.count, dtype=np.int64) + stmt.shift[dim]
-        reads = (pos >= 0) & (pos < strip.count) if stmt.op == "eoshift" else np.ones(trip.count, bool)
+        reads = (pos >= 0) & (pos < strip.count) if stmt.op is Op.EOSHIFT else np.ones(trip.count, bool)
         pos %= strip.count
         src_key = np.where(reads, src_owner[strip.lo + strip.stride * pos], int(src_owner.max()) + 1)
     return idx, src_key.astype(np.int64) * (int(dst_key.max()) + 1) + dst_key

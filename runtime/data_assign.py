@@ -12,7 +12,7 @@ from phalanx.compiler.commsets import CommSet
 from phalanx.compiler.layout import BlockLayout, strided_bytes
 from phalanx.compiler.library.cost import combine_operations, combined_bytes
 from phalanx.compiler.schedule import WHOLE, Transfer
-from phalanx.compiler.semantics import AssignStmt
+from phalanx.compiler.semantics import AssignStmt, Op
 from phalanx.runtime.block_indexes import BlockIndexes
 from phalanx.runtime.data_check import assignment_problems, covers_exactly
 from phalanx.runtime.data_facts import BULK_CHECKS_KEPT, StatementFacts, as_index
@@ -101,7 +101,7 @@ class AssignmentData:
         elif key is None and stmt.src.elem_type == "byte" and reads_source_in_place(stmt):
             a, draw = byte_payload(stmt.src, rng)  # (the reference is a view: no value read)
         else:
-            a = random_global(stmt.src, rng, near_one=stmt.op == "prod")
+            a = random_global(stmt.src, rng, near_one=stmt.op is Op.PROD)
             if sources is not None and key is not None:
                 sources[key] = a
         b = facts.reference(stmt, a)

@@ -12,7 +12,7 @@ import numpy as np
 from phalanx.compiler.commsets import CommSet
 from phalanx.compiler.distribution import local_shapes, owned_sections
 from phalanx.compiler.layout import BlockLayout
-from phalanx.compiler.semantics import SPREAD, AssignStmt, DistArray
+from phalanx.compiler.semantics import AssignStmt, DistArray, Op
 from phalanx.grammar.ast import Mapping
 from phalanx.runtime.block_indexes import BlockIndexes
 from phalanx.runtime.data_values import reference_array, reference_due
@@ -152,7 +152,7 @@ class StatementFacts:
         np.cumsum(sizes, out=offsets[1:])
         slots = list(zip(offsets[:-1].tolist(), offsets[1:].tolist(), shapes))
         initial_flat = initial = None
-        if stmt.op == "eoshift":  # (others start with no element written: nothing kept)
+        if stmt.op is Op.EOSHIFT:  # (others start with no element written: nothing kept)
             # The boundary positions: due, but no source element reaches them; the owner writes
             # the boundary value 0 itself (its array starts zeroed), without communication.
             sent = []
@@ -169,7 +169,7 @@ class StatementFacts:
         content = None
         if stmt.dst.mapping is Mapping.REPLICATED:
             content = _whole_source
-        elif stmt.op == SPREAD or (stmt.reduces and any(
+        elif stmt.op is Op.SPREAD or (stmt.reduces and any(
                 p < 0 and t.count > 1 for p, t in zip(stmt.perm, stmt.dst_triplets))):
             # (a reduction spread along a dim: each partial's copies for the group's members)
             content = commset.content

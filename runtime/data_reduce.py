@@ -9,7 +9,7 @@ import numpy as np
 from phalanx.compiler.commsets import ReduceSet
 from phalanx.compiler.distribution import owned_indices
 from phalanx.compiler.schedule import WHOLE, Transfer
-from phalanx.compiler.semantics import ReduceStmt
+from phalanx.compiler.semantics import Op, ReduceStmt
 from phalanx.runtime.data_store import BlockStore, MovesOneByOne, ScheduleError
 from phalanx.runtime.data_values import REDUCE_FUNCTIONS, random_global
 from phalanx.runtime.plan_columns import ScheduleColumns
@@ -30,7 +30,7 @@ class ReductionData(MovesOneByOne):
     @classmethod
     def build(cls, stmt: ReduceStmt, rng: np.random.Generator) -> ReductionData:
         rset = ReduceSet(stmt)
-        a = random_global(stmt.src, rng, near_one=stmt.op == "prod")
+        a = random_global(stmt.src, rng, near_one=stmt.op is Op.PROD)
         combine = REDUCE_FUNCTIONS[stmt.op]
         partials = {}
         for p in range(rset.nprocs):

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from phalanx.compiler.semantics import AssignStmt, DistArray
+from phalanx.compiler.semantics import AssignStmt, DistArray, Op
 
 try:  # the native core writes byte arrays' payload words (runtime/engine_core/src/data.rs)
     from phalanx_engine_core import fill_payload_words
@@ -17,8 +17,8 @@ except ImportError:  # (without it numpy computes the same words, slower: payloa
 
 NUMPY_TYPES = {"byte": np.uint8, "int32": np.int32, "int64": np.int64, "float32": np.float32,
                "float64": np.float64, "complex64": np.complex64, "complex128": np.complex128}
-REDUCE_FUNCTIONS = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}
-COMBINE = {"sum": np.add, "max": np.maximum, "min": np.minimum, "prod": np.multiply}
+REDUCE_FUNCTIONS = {Op.SUM: np.sum, Op.MAX: np.max, Op.MIN: np.min, Op.PROD: np.prod}
+COMBINE = {Op.SUM: np.add, Op.MAX: np.maximum, Op.MIN: np.minimum, Op.PROD: np.multiply}
 
 # Simulated runs allocate and first touch gigabytes of arrays (16x16 at 16 KB: 1 GB of
 # payload, its copy and write counts). NumPy asks the kernel for transparent huge pages on
@@ -99,7 +99,7 @@ def reads_source_in_place(stmt: AssignStmt) -> bool:
     array copied or transposed (no section, no collapsed, reduced or spread dimension, no
     shift); reference_array then reads no value of `a`."""
     return not (stmt.src_section or stmt.dst_section or stmt.collapsed or stmt.reduces) and \
-        stmt.op in ("copy", "transpose") and min(stmt.perm, default=0) >= 0
+        stmt.op in (Op.COPY, Op.TRANSPOSE) and min(stmt.perm, default=0) >= 0
 
 
 def reference_result(stmt: AssignStmt, a: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -125,9 +125,9 @@ def reference_array(stmt: AssignStmt, a: np.ndarray) -> np.ndarray:
     for p, k in zip(stmt.perm, stmt.shift):
         if p < 0:
             continue
-        if stmt.op == "cshift":
+        if stmt.op is Op.CSHIFT:
             value = np.roll(value, -k, axis=axis)
-        elif stmt.op == "eoshift" and k:  # end-off: position j gets j + k, or 0 past the ends
+        elif stmt.op is Op.EOSHIFT and k:  # end-off: position j gets j + k, or 0 past the ends
             shifted = np.zeros_like(value)
             n = value.shape[axis]
             if abs(k) < n:  # else every position is past the end: all boundary

@@ -16,6 +16,7 @@ from phalanx.compiler.driver import compile_program
 from phalanx.compiler.ir.dialects import coll as coll_dialect
 from phalanx.compiler.recognize import Collective, connected_groups, recognize
 from phalanx.compiler.schedule import WHOLE, Plan
+from phalanx.compiler.semantics import Op
 from phalanx.compiler.target import resolve
 from phalanx.compiler.verify import schedule_problems
 from phalanx.grammar.ast import Mapping
@@ -65,20 +66,20 @@ def test_pencil_fft_transposes_are_alltoall_in_columns_then_rows():
 def test_broadcast_and_reduce_in_rows():
     """With the statement's hints read per group: `single` one owner in each group, `replicated`
     a copy on each member (what spread and sum(dim=) give the recognizer)."""
-    b = recognize(0, broadcast_in_rows(), "A", "B", 3, "copy", Mapping.SINGLE, Mapping.REPLICATED)
+    b = recognize(0, broadcast_in_rows(), "A", "B", 3, Op.COPY, Mapping.SINGLE, Mapping.REPLICATED)
     assert (b.kind, b.groups, b.root) == ("broadcast", tuple(ROWS), None)
     assert groups.roots(b) == [9 * r for r in range(8)]  # the diagonal processors
-    r = recognize(1, reduce_in_rows(), "A", "s", 4, "sum", Mapping.DISTRIBUTED, Mapping.DISTRIBUTED)
+    r = recognize(1, reduce_in_rows(), "A", "s", 4, Op.SUM, Mapping.DISTRIBUTED, Mapping.DISTRIBUTED)
     assert (r.kind, r.groups) == ("reduce", tuple(ROWS))
     assert groups.roots(r) == [row[0] for row in ROWS]
     everyone = in_rows(8, lambda row: [(p, q) for p in row for q in row if p != q])
-    a = recognize(2, everyone, "A", "s", 5, "sum", Mapping.DISTRIBUTED, Mapping.REPLICATED, 64)
+    a = recognize(2, everyone, "A", "s", 5, Op.SUM, Mapping.DISTRIBUTED, Mapping.REPLICATED, 64)
     assert (a.kind, a.groups) == ("allreduce", tuple(ROWS))
 
 
 def test_what_is_not_in_groups():
     ring = np.roll(np.eye(8, dtype=np.int64) * 4, 1, axis=1)  # a shift stays a shift
-    assert recognize(0, ring, "A", "A", 1, "cshift").groups == ()
+    assert recognize(0, ring, "A", "A", 1, Op.CSHIFT).groups == ()
     pairs = np.kron(np.eye(4, dtype=np.int64), np.array([[0, 4], [4, 0]]))
     assert recognize(0, pairs, "A", "B", 1).kind == "permutation"  # pairs: a permutation
     mixed = np.zeros((6, 6), dtype=np.int64)
@@ -325,7 +326,7 @@ def test_broadcast_in_rows_runs_every_tree_in_every_row(spec: str):
     machine = resolve(spec)
     m = broadcast_in_rows(4096)
     np.fill_diagonal(m, 0)
-    c = recognize(0, m, "A", "B", 1, "copy", Mapping.SINGLE, Mapping.REPLICATED)
+    c = recognize(0, m, "A", "B", 1, Op.COPY, Mapping.SINGLE, Mapping.REPLICATED)
     bound, binds = machine.binding_bound(c)
     for name, why in machine.candidates(c):
         if why is not None:
@@ -340,14 +341,14 @@ def test_broadcast_in_rows_runs_every_tree_in_every_row(spec: str):
 
 def test_start_up_bound_counts_the_largest_group_not_the_machine():
     machine = resolve("ideal:64")
-    c = recognize(0, broadcast_in_rows(8), "A", "B", 1, "copy", Mapping.SINGLE, Mapping.REPLICATED)
+    c = recognize(0, broadcast_in_rows(8), "A", "B", 1, Op.COPY, Mapping.SINGLE, Mapping.REPLICATED)
     # ceil(log2 8) start-ups, not 6, then the 8-byte block through the last receiver's port
     assert machine.binding_bound(c) == (pytest.approx(3 * 10e-6 + 8 * 0.01e-6), "start-up")
 
 
 def test_reduce_in_rows_schedules_combine_in_every_row():
     machine = resolve("paragon:8x8")
-    c = recognize(0, reduce_in_rows(), "A", "s", 1, "sum", Mapping.DISTRIBUTED, Mapping.DISTRIBUTED)
+    c = recognize(0, reduce_in_rows(), "A", "s", 1, Op.SUM, Mapping.DISTRIBUTED, Mapping.DISTRIBUTED)
     for name, why in machine.candidates(c):
         if why is None:
             s = machine.schedule_for(c, name)
@@ -415,7 +416,7 @@ def test_json_and_report_show_the_groups(tmp_path):
     assert result.verified
     assert result.to_json()["collectives"][1]["groups"]["members"] == [list(r) for r in ROWS]
     assert "alltoall in 8 groups of 8 by" in summary_lines(result.collectives)[0]
-    b = recognize(0, broadcast_in_rows(), "A", "B", 3, "copy", Mapping.SINGLE, Mapping.REPLICATED)
+    b = recognize(0, broadcast_in_rows(), "A", "B", 3, Op.COPY, Mapping.SINGLE, Mapping.REPLICATED)
     assert groups.describe(b)["roots"] == [0, 9, 18, 27, 36, 45, 54, 63]
 
 
@@ -639,7 +640,7 @@ def test_rabenseifner_wins_for_large_partials_and_needs_blocks_to_split():
     assert simulate(compiled, seed=2).verified
     small = compile_program(ROW_REDUCE, target="ideal:64", file="r.phx")
     assert small.target.choose(small.collectives[0]) != "reduce-scatter-gather"
-    one = recognize(0, reduce_in_rows(), "A", "s", 4, "sum", Mapping.DISTRIBUTED, Mapping.DISTRIBUTED)
+    one = recognize(0, reduce_in_rows(), "A", "s", 4, Op.SUM, Mapping.DISTRIBUTED, Mapping.DISTRIBUTED)
     assert dict(machine.candidates(one))["reduce-scatter-gather"].endswith(
         "each partial is one element, which cannot be split")
     six_source = (ONE_GROUP.format(mapping="on P(0)").replace("P(8)", "P(6)")

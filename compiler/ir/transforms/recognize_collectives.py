@@ -26,7 +26,7 @@ from phalanx.compiler.ir.dialects import coll, dist
 from phalanx.compiler.kind import Kind
 from phalanx.compiler.layout import BlockLayout, sends_in_rank_order
 from phalanx.compiler.recognize import Collective, connected_groups, recognize, with_matrix
-from phalanx.compiler.semantics import SPREAD, ReduceStmt
+from phalanx.compiler.semantics import Op, ReduceStmt
 from phalanx.grammar.ast import Mapping
 
 
@@ -111,11 +111,11 @@ def recognize_statement(index: int, stmt, cset: CommSet | None = None) -> Collec
     root = stmt.src.owner if stmt.src.mapping is Mapping.SINGLE else stmt.dst.owner
     # Any other reduction along a dimension moves blocks of partial results, each to its own
     # destination: recognized from its byte matrix like a copy.
-    op = "copy" if stmt.reduces else stmt.op
+    op = Op.COPY if stmt.reduces else stmt.op
     src_mapping, dst_mapping = stmt.src.mapping, stmt.dst.mapping
-    one_holder = stmt.op in ("copy", "transpose") and (src_mapping, dst_mapping) == (
+    one_holder = stmt.op in (Op.COPY, Op.TRANSPOSE) and (src_mapping, dst_mapping) == (
         Mapping.DISTRIBUTED, Mapping.REPLICATED)
-    roots = spread_roots(cset) if stmt.op == SPREAD or one_holder else None
+    roots = spread_roots(cset) if stmt.op is Op.SPREAD or one_holder else None
     if roots is not None:
         # Read per group: one owner of the section, a copy of it on every member. A replicated
         # copy of a distributed array that only one processor holds (`x(1)` in BLOCKs onto 64)

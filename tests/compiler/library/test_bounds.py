@@ -29,6 +29,7 @@ from phalanx.compiler.library.enginerelays import engine_relays_bound_s
 from phalanx.compiler.library.offer import diagonal_weightings, entry_cuts, grid_links, ring_weightings
 from phalanx.compiler.library.registry import PortModel
 from phalanx.compiler.recognize import Collective, recognize
+from phalanx.compiler.semantics import Op
 from phalanx.compiler.target import Target, resolve
 from phalanx.grammar.ast import Mapping
 from phalanx.runtime.sweep import SWEEP_KINDS, kind_program
@@ -102,7 +103,7 @@ def test_a_shift_needs_one_start_up_and_a_broadcast_its_depth_then_the_whole_blo
     assert startup_bound_s(shift, port) == pytest.approx(10e-6 + 4096 * 0.01e-6)
     m = np.zeros((8, 8), dtype=np.int64)
     m[0, 1:] = 65536
-    broadcast = recognize(0, m, "A", "B", 1, "copy", Mapping.SINGLE, Mapping.REPLICATED)
+    broadcast = recognize(0, m, "A", "B", 1, Op.COPY, Mapping.SINGLE, Mapping.REPLICATED)
     assert broadcast.kind == "broadcast"
     # ceil(log2 8) = 3 start-ups, then every byte through the last receiver's port
     assert startup_bound_s(broadcast, port) == pytest.approx(3 * 10e-6 + 65536 * 0.01e-6)
@@ -495,7 +496,7 @@ def test_link_load_counts_every_byte_over_its_fewest_hops():
     assert (torus.directions, torus.hops(np.array([0]), np.array([11])).tolist()) == (48, [2])
     m = np.zeros((8, 8), dtype=np.int64)
     m[0, 1:] = b
-    broadcast = recognize(0, m, "A", "B", 1, "copy", Mapping.SINGLE, Mapping.REPLICATED)
+    broadcast = recognize(0, m, "A", "B", 1, Op.COPY, Mapping.SINGLE, Mapping.REPLICATED)
     assert "link load" not in bounds(broadcast, port, machine.library.cuts, machine.library.links)
 
 
