@@ -22,13 +22,12 @@ from collections import defaultdict
 
 from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.cost import combined_bytes
+from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Schedule, Transfer
 from phalanx.targets.ksr1.params import KsrParams
 from phalanx.targets.ksr1.ring import RingGeometry
 from phalanx.targets.ksr1.tags import Read, ReadMode
-
-REDUCTIONS = (Kind.REDUCE, Kind.ALLREDUCE)
 
 
 def subpages(nbytes: int, params: KsrParams) -> int:
