@@ -261,16 +261,19 @@ class Library:
 
     @staticmethod
     def of(machine: Machine, cuts: tuple[Cut, ...] = (), leave_out: tuple[str, ...] = (),
-           links: Links | None = None, exchange_family: bool = False) -> Library:
-        """Every generic algorithm, the grid ones on a torus or mesh, the dimensional ones on a
-        torus, mesh or hypercube, the one-engine ones where a node's one engine sends and
-        receives one message at a time, the generic direct exchange under its own name where
-        the target's exchange family takes the name `direct` (`exchange_family`), less
-        `leave_out` names; `cuts` and `links` of the network for the bounds."""
+           links: Links | None = None, exchange_family: bool = False,
+           own: tuple[Algorithm, ...] = ()) -> Library:
+        """The target's `own` algorithms first (a name of the catalog's among them takes that
+        record's place for their kinds), then every generic algorithm, the grid ones on a torus
+        or mesh, the dimensional ones on a torus, mesh or hypercube, the one-engine ones where a
+        node's one engine sends and receives one message at a time, the generic direct exchange
+        under its own name where the target's exchange family takes the name `direct`
+        (`exchange_family`), less `leave_out` names; `cuts` and `links` of the network for the
+        bounds."""
         one_engine = machine.port.shared_engine and machine.port.streams == 1
         chosen = GENERIC + (GRID if machine.grid else ()) + (DIMENSIONAL if machine.dimensions else ()) \
             + (ONE_ENGINE if one_engine else ()) + (BESIDE_EXCHANGE_FAMILY if exchange_family else ())
-        return Library(machine, tuple(a for a in chosen if a.name not in leave_out), cuts, links)
+        return Library(machine, own + tuple(a for a in chosen if a.name not in leave_out), cuts, links)
 
     def names(self, kind: Kind) -> tuple[str, ...]:
         return tuple(dict.fromkeys(a.name for a in self.algorithms if kind in a.kinds))

@@ -135,6 +135,16 @@ class Algorithm:
     # Its phases' messages from counts (no phase without one), where the cost model need not
     # see the transfers (Bruck's packed messages): what `auto` ranks it by.
     messages: MessageGenerator | None = None
+    # A target's own algorithm (iWarp's exchanges, offer.Library.of `own`): the machine's
+    # closed form of its time (None: the library's port model estimates it), why that form
+    # cannot follow the machine's simulator on a collective (None: it can; Target.closed_form_gap),
+    # and the proofs its schedules must pass (Target.schedule_problems).
+    closed_form: Callable[[Collective, Machine], float] | None = None
+    closed_form_gap: Callable[[Collective], str | None] | None = None
+    problems: Callable[[Schedule], list[str]] | None = None
+    # Its empty phases belong to the schedule (the phased AAPC's n^3/8, which the switch steps
+    # through whatever they carry); other algorithms' are left out.
+    keeps_empty_phases: bool = False
 
     def unmet(self, coll: Collective, machine: Machine) -> str | None:
         """The first precondition that fails, or None when the algorithm can run."""
@@ -145,13 +155,16 @@ class Algorithm:
         return None
 
     def phase_columns(self, coll: Collective, machine: Machine) -> PhaseColumns | None:
-        """The schedule's phases as columns (the empty ones left out), where the algorithm
-        builds them so."""
-        return None if self.columns is None else self.columns(coll, machine).nonempty()
+        """The schedule's phases as columns (the empty ones left out unless it keeps them),
+        where the algorithm builds them so."""
+        if self.columns is None:
+            return None
+        columns = self.columns(coll, machine)
+        return columns if self.keeps_empty_phases else columns.nonempty()
 
     def schedule(self, coll: Collective, machine: Machine) -> Schedule:
         columns = self.phase_columns(coll, machine)
         phases = columns.phases() if columns is not None else \
-            tuple(p for p in self.phases(coll, machine) if p.sends)
+            tuple(p for p in self.phases(coll, machine) if p.sends or self.keeps_empty_phases)
         return Schedule(coll.index, coll.kind, self.name, coll.nprocs, phases, coll.src,
                         coll.dst, coll.line)

@@ -17,8 +17,7 @@ import re
 
 import numpy as np
 
-from phalanx.compiler.algorithms import direct_columns, direct_schedule
-from phalanx.compiler.columns import PhaseColumns, send_rows
+from phalanx.compiler.columns import PhaseColumns
 from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.bounds import (
     ONE_DESTINATION_KINDS,
@@ -29,7 +28,7 @@ from phalanx.compiler.library.bounds import (
 from phalanx.compiler.library.directrelay import direct_or_relayed_bound_s
 from phalanx.compiler.library.members import GROUP, ROOTED
 from phalanx.compiler.library.offer import PORT_MODEL_GAP, Library, bisection_cuts, grid_links
-from phalanx.compiler.library.registry import Machine, PortModel
+from phalanx.compiler.library.registry import Algorithm, Machine, PortModel
 from phalanx.compiler.library.streamflow import streamflow_s
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Schedule
@@ -37,46 +36,12 @@ from phalanx.compiler.target import Target, TargetEntry, with_overrides
 from phalanx.grammar.diagnostics import usage_error
 from phalanx.runtime.backends.platforms import Platform
 from phalanx.runtime.engine import Engine
-from phalanx.targets.iwarp import cost, schedules
+from phalanx.targets.iwarp import cost
+from phalanx.targets.iwarp.algorithms import PHASED, own_algorithms, phased_torus
 from phalanx.targets.iwarp.params import IWarpParams
-from phalanx.targets.iwarp.phases import construction_problems, construction_subset_problems
 from phalanx.targets.iwarp.platform import torus_platform
 from phalanx.targets.iwarp.topology import Torus
 from phalanx.targets.iwarp.wormhole import WormholeNetwork
-
-PHASED = ("phased", "phased-global", "phased-unswitched", "two-stage")
-ALGORITHMS = ("phased", "phased-global", "phased-unswitched", "message-passing",
-              "message-passing-random", "store-forward", "two-stage", "direct")
-# Any byte matrix; alltoallv: Fig. 9's random sizes; a shift or permutation is a sparse pattern.
-KINDS = (Kind.ALLTOALL, Kind.ALLTOALLV, Kind.SPARSE, Kind.CSHIFT, Kind.PERMUTATION)
-RANDOM_ORDER_SEED = 1
-DESCRIPTIONS = {
-    "phased": "Hinrichs et al.'s n^3/8 contention-free phases with the synchronizing switch "
-              "(001 Sec. 2)",
-    "phased-global": "the same phases with a global barrier between them (001 Sec. 2.2.2)",
-    "phased-unswitched": "the same phases as plain messages without the switch's per-phase "
-                         "software, in step while every block has one size",
-    "message-passing": "every send posted at once through the deposit library; the router "
-                       "arbitrates (001 Fig. 6)",
-    "message-passing-random": "message passing in a seeded random posting order (001 Sec. 1)",
-    "store-forward": "blocks forwarded hop by hop through node memory (001 Sec. 4.1)",
-    "two-stage": "two stages of combined messages via an intermediate node (001 Sec. 4.1)",
-    "direct": "pairwise steps: r sends to r XOR s (2^d nodes) or r + s mod P",
-}  # the seeded-random posting order of message-passing-random
-# Why cost.predict_time_s cannot follow the wormhole simulator (bench/regret.py measures the
-# closed forms at 0.2x to 57x of the simulated times on the exchange kinds).
-GAPS = {
-    "message-passing": "worms blocked at busy receivers hold their routes (head-of-line "
-                       "blocking through the router), which no load formula follows",
-    "message-passing-random": "worms blocked at busy receivers hold their routes (head-of-line "
-                              "blocking through the router), which no load formula follows",
-    "store-forward": "each hop's messages wait for memory streams at both ends and for the "
-                     "wires in one global order, so phases finish unevenly",
-    "two-stage": "its combined messages queue on the rings' links and memory streams, and one "
-                 "stage's stragglers hold back the next",
-    "direct": "pairwise steps overlap where nodes have nothing to send, and the e-cube routes "
-              "of a step share links",
-}
 
 
 class IWarpTarget(Target):
@@ -94,93 +59,43 @@ class IWarpTarget(Target):
         self.library = Library.of(Machine(self.nnodes, port, (torus.rows, torus.cols),
                                           route=torus.links),
                                   bisection_cuts(torus.rows, torus.cols, wrap=True),
-                                  links=grid_links(torus.rows, torus.cols, wrap=True))
+                                  links=grid_links(torus.rows, torus.cols, wrap=True),
+                                  own=own_algorithms(torus, params))
 
     @property
     def spec(self) -> str:
         return f"{self.name}:{self.torus.rows}x{self.torus.cols}"
 
-    @property
-    def phased_ok(self) -> bool:
-        return self.torus.rows == self.torus.cols and self.torus.cols % 8 == 0
-
     def algorithms(self, kind: Kind) -> tuple[str, ...]:
-        """The machine's own exchanges, then the library's (Bruck's, the edge colouring)."""
-        if kind not in KINDS:
-            return self.library.names(kind)
-        own = tuple(a for a in ALGORITHMS if self.phased_ok or a not in PHASED)
-        return tuple(dict.fromkeys(own + self.library.names(kind)))
+        """The machine's own exchanges (algorithms.py, the phased ones on n x n tori, n a
+        multiple of 8), then the library's (Bruck's, the edge colouring)."""
+        names = self.library.names(kind)
+        return names if phased_torus(self.torus) else tuple(a for a in names if a not in PHASED)
 
-    def _own(self, coll: Collective, algorithm: str) -> bool:
-        return coll.kind in KINDS and algorithm in ALGORITHMS
+    def _record(self, kind: Kind, algorithm: str) -> Algorithm | None:
+        return self.library.find(kind, algorithm)
 
     def unmet(self, coll: Collective, algorithm: str) -> str | None:
-        if not self._own(coll, algorithm):
-            return self.library.unmet(coll, algorithm)
-        if algorithm == "direct":
-            return None
-        if algorithm in PHASED and not self.phased_ok:
-            return f"phased AAPC needs an n x n torus with n a multiple of 8, not {self.spec}"
-        if algorithm == "phased-unswitched" and coll.complete_block_bytes is None:
-            return ("unswitched phases need every block of one size: with uneven blocks nodes run "
-                    "ahead into links a late phase still holds")
-        if coll.nprocs != self.nnodes:
-            return (f"it needs all {self.nnodes} nodes, but the collective has {coll.nprocs} "
-                    "processors")
-        return None
+        return self.library.unmet(coll, algorithm)
 
     def describe_algorithm(self, kind: Kind, algorithm: str) -> str:
-        if kind in KINDS and algorithm in ALGORITHMS:
-            return DESCRIPTIONS[algorithm]
         return self.library.describe(kind, algorithm)
 
-    def _check(self, coll: Collective, algorithm: str) -> None:
-        reason = self.unmet(coll, algorithm)
-        if reason is not None:
-            raise usage_error(f"algorithm '{algorithm}' on {self.spec}: {reason}",
-                              f"declare processors P({self.nnodes}) or use --algorithm direct")
-
     def generate(self, coll: Collective, algorithm: str) -> Schedule:
-        if not self._own(coll, algorithm):
-            return self.library.schedule(coll, algorithm, self.spec)
-        if algorithm == "direct":
-            return direct_schedule(coll)
-        self._check(coll, algorithm)
-        if algorithm in ("phased", "phased-global"):
-            return schedules.phased_schedule(coll, self.torus, "local" if algorithm == "phased"
-                                             else "barrier")
-        if algorithm == "phased-unswitched":
-            return schedules.unswitched_phased_schedule(coll, self.torus)
-        if algorithm == "message-passing":
-            return schedules.message_passing_schedule(coll)
-        if algorithm == "message-passing-random":
-            return schedules.message_passing_schedule(coll, RANDOM_ORDER_SEED)
-        if algorithm == "store-forward":
-            return schedules.store_forward_schedule(coll, self.torus)
-        if algorithm == "two-stage":
-            return schedules.two_stage_schedule(coll, self.torus)
-        raise usage_error(f"unknown algorithm '{algorithm}' for {self.spec}",
-                          "choose one of: " + ", ".join(self.algorithms(coll.kind)))
+        return self.library.schedule(coll, algorithm, self.spec)
 
     def schedule_problems(self, schedule: Schedule) -> list[str]:
-        """The proof of Sec. 2.1 for phased schedules (empty when it holds): the construction
-        uses every directed link once per phase and every pair once (proven once per n), and
-        every transfer of phase k is a message of the construction's phase k, so any subset
-        (a sparse pattern; its missing messages are Fig. 5's empty ones) is contention-free."""
-        if schedule.algorithm not in ("phased", "phased-global", "phased-unswitched"):
-            return []
-        n = self.torus.cols
-        if not self.phased_ok or len(schedule.phases) != n ** 3 // 8:
-            return [f"a phased schedule on {self.spec} has n^3/8 = {n ** 3 // 8} phases, "
-                    f"not {len(schedule.phases)}"]
-        problems = list(construction_problems(n))
-        return (problems + construction_subset_problems(n, *send_rows(schedule.phases),
-                                                        10 - len(problems)))[:10]
+        """The proofs the algorithm's record asks of its schedules (the phased construction's)."""
+        found = self._record(schedule.kind, schedule.algorithm)
+        return [] if found is None or found.problems is None else found.problems(schedule)
 
     def predict_time_s(self, coll: Collective, algorithm: str) -> float:
-        if not self._own(coll, algorithm):
-            return self.library.estimate_s(coll, algorithm, lambda: self.schedule_for(coll, algorithm))
-        return cost.predict_time_s(self.params, self.torus, coll, algorithm)
+        """The machine's closed form where the algorithm has one (its own exchanges,
+        targets/iwarp/cost.py), else the library's port model."""
+        found = self._record(coll.kind, algorithm)
+        if found is not None and found.closed_form is not None:
+            return found.closed_form(coll, self.library.machine)
+        return self.library.estimate_s(coll, algorithm, lambda: self.schedule_for(coll, algorithm))
 
     def busiest_link_s(self, matrix: np.ndarray) -> float:
         """The torus's busiest directed link under e-cube routing, at link rate (001 Sec. 3.1)."""
@@ -189,26 +104,22 @@ class IWarpTarget(Target):
         return self.params.data_s(float(self.torus.link_loads(m).max()))
 
     def closed_form_gap(self, coll: Collective, algorithm: str) -> str | None:
-        """Only the phased closed forms follow the wormhole simulator (within 2% on complete
-        all-to-alls, bench/results_regret.json; phased-unswitched within 3% on 8x8 at 128 B -
-        16 KB); the others, and the library's algorithms, are simulated by `--cost target`."""
-        if not self._own(coll, algorithm):
+        """The own exchanges' closed forms follow the wormhole simulator where their records say
+        (the phased ones within 2% on complete all-to-alls, bench/results_regret.json;
+        phased-unswitched within 3% on 8x8 at 128 B - 16 KB); the others, and the library's
+        algorithms, are simulated by `--cost target`."""
+        found = self._record(coll.kind, algorithm)
+        if found is None or found.closed_form is None:
             return PORT_MODEL_GAP
-        if algorithm == "phased-unswitched":  # blocks of one size (unmet): within 3%, 128 B-16 KB
-            return None
-        if algorithm in ("phased", "phased-global"):
-            if bool((coll.matrix > 0).all()):
-                return None
-            return ("the phases of an incomplete pattern are not switched and overlap, "
-                    "which n^3/8 full phases do not describe")
-        return GAPS[algorithm]
+        return None if found.closed_form_gap is None else found.closed_form_gap(coll)
 
     def contention_estimate_s(self, coll: Collective, algorithm: str) -> float | None:
         """The library's algorithms (whose port model leaves out the links and that a node's
         memory streams carry its sends and receives together): each message followed through
         the node's streams and its route's links (compiler/library/streamflow.py); None for
         this machine's own algorithms (their closed forms stand in) and collectives in groups."""
-        if coll.groups or self._own(coll, algorithm):
+        found = self._record(coll.kind, algorithm)
+        if coll.groups or (found is not None and found.closed_form is not None):
             return None
         memo = self.__dict__.setdefault("_contention_estimates", {})  # asked for time and source
         if (coll, algorithm) not in memo:
@@ -251,22 +162,9 @@ class IWarpTarget(Target):
         return int((self.torus.hop_matrix[src, dst] + 1).sum())
 
     def schedule_columns(self, coll: Collective, algorithm: str) -> PhaseColumns | None:
-        """The columns of direct, phased and message-passing (the library's where it has them)."""
-        if not self._own(coll, algorithm):
-            return self.library.columns(coll, algorithm)
-        if self.unmet(coll, algorithm) is not None:
-            return None
-        if algorithm == "direct":
-            return direct_columns(coll)
-        if algorithm in ("phased", "phased-global"):
-            return schedules.phased_columns(coll, self.torus, "local" if algorithm == "phased"
-                                            else "barrier")
-        if algorithm == "phased-unswitched":
-            return schedules.phased_columns(coll, self.torus, switched=False)
-        if algorithm in ("message-passing", "message-passing-random"):
-            return schedules.message_passing_columns(
-                coll, None if algorithm == "message-passing" else RANDOM_ORDER_SEED)
-        return None
+        """The columns of the algorithms whose records build them (direct, phased,
+        message-passing, the library's all-to-all family)."""
+        return self.library.columns(coll, algorithm)
 
     def build_network(self, engine: Engine) -> WormholeNetwork:
         return WormholeNetwork(engine, self.params, self.torus)
