@@ -10,44 +10,20 @@ cost.py, which times any schedule.
 
 from __future__ import annotations
 
-from phalanx.compiler.algorithms import direct_schedule
 from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.offer import Library
 from phalanx.compiler.library.registry import Machine, PortModel
-from phalanx.compiler.library.requirements import complete_group, every_member_receives
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Schedule
 from phalanx.compiler.target import Target, TargetEntry, with_overrides
 from phalanx.grammar.diagnostics import usage_error
 from phalanx.runtime.engine import Engine
 from phalanx.targets.ksr1 import cost
+from phalanx.targets.ksr1.algorithms import own_algorithms
 from phalanx.targets.ksr1.network import KsrNetwork
 from phalanx.targets.ksr1.params import KsrParams
-from phalanx.targets.ksr1.schedules import phases_of
-from phalanx.targets.ksr1.tags import ReadMode
 
-BASE_ALGORITHMS = {
-    Kind.BROADCAST: ("broadcast",),
-    Kind.CSHIFT: ("cshift",),
-    Kind.PERMUTATION: ("reads",),
-    Kind.GATHER: ("gather-seq", "gather-tree"),
-    Kind.REDUCE: ("gather-seq", "gather-tree"),
-    Kind.ALLREDUCE: ("gather-seq-bcast", "gather-tree-bcast"),
-    Kind.ALLGATHER: ("allgather-seq-bcast", "allgather-tree-bcast", "allgather-cshift"),
-    Kind.ALLTOALL: ("reads",),
-    Kind.ALLTOALLV: ("reads",),
-    Kind.SCATTER: ("reads",),
-    Kind.SPARSE: ("reads",),
-}
 MAX_CELLS = 1088  # 002_1e1cb805508c9dd7.txt Sec. 2: two ring levels support up to 1088 processors
-
-
-def split_mode(algorithm: str) -> tuple[str, ReadMode]:
-    """`gather-seq-prefetch` -> ("gather-seq", ReadMode.PREFETCH)."""
-    for mode in (ReadMode.PREFETCH, ReadMode.POSTSTORE):
-        if algorithm.endswith("-" + mode):
-            return algorithm[: -len(mode) - 1], mode
-    return algorithm, ReadMode.READ
 
 
 class Ksr1Target(Target):
@@ -61,44 +37,20 @@ class Ksr1Target(Target):
         per_subpage_s = max(params.slot_s, params.read_loop_s)
         port = PortModel(params.access_s + params.hop_s, per_subpage_s / params.subpage_bytes,
                          1 / (params.arith_MFLOPS * 1e6))
-        self.library = Library.of(Machine(nnodes, port))
-
-    def own_algorithms(self, kind: Kind) -> tuple[str, ...]:
-        base = BASE_ALGORITHMS.get(kind, ())
-        names = list(base) + [f"{a}-{ReadMode.PREFETCH}" for a in base]
-        if kind == Kind.BROADCAST:
-            names.append(f"broadcast-{ReadMode.POSTSTORE}")
-        return tuple(names) + ("direct",) if kind in BASE_ALGORITHMS else ()
+        self.library = Library.of(Machine(nnodes, port), own=own_algorithms())
 
     def algorithms(self, kind: Kind) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(self.own_algorithms(kind) + self.library.names(kind)))
+        """Sec. 5's collectives in their read modes (algorithms.py), then the library's."""
+        return self.library.names(kind)
 
     def unmet(self, coll: Collective, algorithm: str) -> str | None:
-        if algorithm in self.own_algorithms(coll.kind):
-            if algorithm in ("direct", "reads") or split_mode(algorithm)[0] == "reads":
-                return None
-            # Sec. 5's collectives forward parts through every cell: each must receive.
-            return complete_group(coll, self.library.machine) or every_member_receives(
-                coll, self.library.machine)
         return self.library.unmet(coll, algorithm)
 
     def describe_algorithm(self, kind: Kind, algorithm: str) -> str:
-        if algorithm in self.own_algorithms(kind) and algorithm != "direct":
-            base, mode = split_mode(algorithm)
-            return f"seed 002 Sec. 5's {base}" + (f", {mode} (Sec. 3.4)" if mode != ReadMode.READ else "")
         return self.library.describe(kind, algorithm)
 
     def generate(self, coll: Collective, algorithm: str) -> Schedule:
-        if algorithm == "direct":
-            return direct_schedule(coll)
-        if algorithm not in self.own_algorithms(coll.kind) and algorithm in self.algorithms(coll.kind):
-            return self.library.schedule(coll, algorithm, self.spec)
-        if algorithm not in self.algorithms(coll.kind):
-            raise usage_error(f"algorithm '{algorithm}' cannot lower a {coll.kind} on {self.spec}",
-                              "choose one of: " + ", ".join(self.algorithms(coll.kind)))
-        base, mode = split_mode(algorithm)
-        return Schedule(coll.index, coll.kind, algorithm, coll.nprocs, phases_of(coll, base, mode),
-                        coll.src, coll.dst, coll.line)
+        return self.library.schedule(coll, algorithm, self.spec)
 
     def predict_time_s(self, coll: Collective, algorithm: str) -> float:
         schedule = self.schedule_for(coll, algorithm)

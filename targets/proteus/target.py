@@ -11,23 +11,20 @@ with the 4 PPs of a cluster sharing its link (Sec. 2.2) and talking in shared me
 from __future__ import annotations
 
 from phalanx.compiler import hypercube
-from phalanx.compiler.algorithms import direct_schedule
 from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.members import GROUP, ROOTED
 from phalanx.compiler.library.offer import PORT_MODEL_GAP, Library
-from phalanx.compiler.library.registry import Machine, PortModel
+from phalanx.compiler.library.registry import Algorithm, Machine, PortModel
 from phalanx.compiler.recognize import KINDS, Collective
 from phalanx.compiler.schedule import Schedule
 from phalanx.compiler.target import Target, TargetEntry, with_overrides
 from phalanx.grammar.diagnostics import PhalanxError, usage_error
 from phalanx.runtime.engine import Engine
 from phalanx.targets.proteus import cost
-from phalanx.targets.proteus.exchange import group_slots, proteus_group_schedule, slot_problems
+from phalanx.targets.proteus.algorithms import own_algorithms
 from phalanx.targets.proteus.network import ProteusNetwork
 from phalanx.targets.proteus.params import SEED, ProteusParams
 from phalanx.targets.proteus.topology import Topology, build_topology
-
-EXCHANGES = (Kind.ALLTOALL, Kind.ALLTOALLV, Kind.SPARSE)
 
 
 class ProteusTarget(Target):
@@ -43,7 +40,8 @@ class ProteusTarget(Target):
         port = PortModel(params.overhead_s, 1 / params.link_Bps, 1 / (params.arith_MFLOPS * 1e6),
                          copy_s_per_byte=1 / params.flush_Bps,
                          port_of=tuple(r // int(params.pps) for r in range(topo.nnodes)))
-        self.library = Library.of(Machine(topo.nnodes, port))
+        self.own = own_algorithms(topo, params)
+        self.library = Library.of(Machine(topo.nnodes, port), own=self.own)
 
     @property
     def spec(self) -> str:
@@ -58,19 +56,26 @@ class ProteusTarget(Target):
         return tuple(dict.fromkeys(names))
 
     def algorithms(self, kind: Kind) -> tuple[str, ...]:
+        """The own records (algorithms.py), Bokhari's family on 2^d PPs, then the library's."""
         if kind not in KINDS:
             return ()
-        group = ("proteus-group",) if kind in EXCHANGES else ()
-        return tuple(dict.fromkeys(group + ("direct",) + self._family(kind=kind)
-                                   + self.library.names(kind)))
+        own = tuple(a.name for a in self.own if kind in a.kinds)
+        return tuple(dict.fromkeys(own + self._family(kind=kind) + self.library.names(kind)))
 
-    def _library(self, coll: Collective, algorithm: str) -> bool:
-        return algorithm != "direct" and algorithm in self.library.names(coll.kind)
+    def _record(self, kind: Kind, algorithm: str) -> Algorithm | None:
+        """The algorithm's record (Proteus's own or the library's); None for Bokhari's family."""
+        return self.library.find(kind, algorithm)
 
     def closed_form_gap(self, coll: Collective, algorithm: str) -> str | None:
         """The library's algorithms are timed by the port model, which does not see the GCI's
-        synchronous cycles; Proteus's own closed forms follow its simulator."""
-        return PORT_MODEL_GAP if self._library(coll, algorithm) else None
+        synchronous cycles; Proteus's own closed forms (its records', Bokhari's family's) follow
+        its simulator."""
+        found = self._record(coll.kind, algorithm)
+        if found is None:
+            return None
+        if found.closed_form is None:
+            return PORT_MODEL_GAP
+        return None if found.closed_form_gap is None else found.closed_form_gap(coll)
 
     def grouped_gap(self, coll: Collective, algorithm: str) -> str | None:
         """The closed forms time an exchange that owns the GCI; groups share its cycles and the
@@ -79,10 +84,8 @@ class ProteusTarget(Target):
                 "running at once share the cycles and the group links")
 
     def unmet(self, coll: Collective, algorithm: str) -> str | None:
-        if self._library(coll, algorithm):
+        if self._record(coll.kind, algorithm) is not None:
             return self.library.unmet(coll, algorithm)
-        if algorithm in ("proteus-group", "direct"):
-            return None
         d = hypercube.log2_exact(coll.nprocs)
         if coll.kind is not Kind.ALLTOALL or d is None or coll.block_bytes is None:
             return f"Bokhari's exchanges need a uniform all-to-all on 2^d PPs, not {coll.nprocs}"
@@ -93,20 +96,13 @@ class ProteusTarget(Target):
         return None
 
     def describe_algorithm(self, kind: Kind, algorithm: str) -> str:
-        if algorithm == "proteus-group":
-            return ("Sec. 5: messages combined per cluster, e-cube permutation schedule over "
-                    "the groups, pairs of permutations merged")
-        if algorithm == "direct" or algorithm in self.library.names(kind):
+        if self._record(kind, algorithm) is not None:
             return self.library.describe(kind, algorithm)
         return "Bokhari's exchange family on 2^d PPs (003 Sec. 2.3), for comparison (Sec. 5)"
 
     def generate(self, coll: Collective, algorithm: str) -> Schedule:
-        if self._library(coll, algorithm):
+        if self._record(coll.kind, algorithm) is not None:
             return self.library.schedule(coll, algorithm, self.spec)
-        if algorithm == "proteus-group":
-            return proteus_group_schedule(coll, self.topo)
-        if algorithm == "direct":
-            return direct_schedule(coll)
         if coll.kind is not Kind.ALLTOALL or hypercube.log2_exact(coll.nprocs) is None:
             raise usage_error(f"'{algorithm}' cannot lower this {coll.kind} on {coll.nprocs} "
                               "processors", "Bokhari's exchanges need an all-to-all on 2^d "
@@ -121,18 +117,17 @@ class ProteusTarget(Target):
         return super().choose(coll, algorithm, cost)
 
     def schedule_problems(self, schedule: Schedule) -> list[str]:
-        """proteus-group's plan must be conflict-free (Table 2 pairs, l links, Latin shifts)."""
-        if schedule.algorithm != "proteus-group":
-            return []
-        return slot_problems(group_slots(self.topo), self.topo)
+        """The proofs the algorithm's record asks of its schedules (proteus-group's plan:
+        conflict-free, Table 2 pairs, l links, Latin shifts)."""
+        found = self._record(schedule.kind, schedule.algorithm)
+        return [] if found is None or found.problems is None else found.problems(schedule)
 
     def predict_time_s(self, coll: Collective, algorithm: str) -> float:
-        if self._library(coll, algorithm):
+        found = self._record(coll.kind, algorithm)
+        if found is not None and found.closed_form is not None:
+            return found.closed_form(coll, self.library.machine)
+        if found is not None:
             return self.library.estimate_s(coll, algorithm, lambda: self.schedule_for(coll, algorithm))
-        if algorithm == "proteus-group":
-            return float(cost.proteus_group_time_s(coll, self.topo, self.params))
-        if algorithm == "direct":
-            return float(cost.direct_time_s(coll, self.topo, self.params))
         d, block = hypercube.log2_exact(coll.nprocs), coll.block_bytes
         if coll.kind is not Kind.ALLTOALL or d is None or block is None:
             return float("inf")  # Bokhari's family needs a uniform exchange on 2^d PPs

@@ -1,0 +1,38 @@
+"""Proteus's own algorithms as records of the algorithm catalog (compiler/library/registry.py
+Algorithm; issue 27), offered before the library's (offer.Library.of `own`): Sec. 5's group
+exchange and the direct exchange, each with its closed form (cost.py, which follows the
+simulator) and, for the group exchange, the proof of its plan. Bokhari's exchange family on 2^d
+PPs, whose names are its partitions (`multiphase:3,3`), stays a family of the target
+(target.py `_family`): its members are not a fixed list of records.
+"""
+
+from __future__ import annotations
+
+from phalanx.compiler.algorithms import direct_columns, direct_phases
+from phalanx.compiler.kind import Kind
+from phalanx.compiler.library.registry import Algorithm
+from phalanx.compiler.recognize import KINDS
+from phalanx.targets.proteus import cost
+from phalanx.targets.proteus.exchange import group_slots, proteus_group_schedule, slot_problems
+from phalanx.targets.proteus.params import ProteusParams
+from phalanx.targets.proteus.topology import Topology
+
+EXCHANGES = (Kind.ALLTOALL, Kind.ALLTOALLV, Kind.SPARSE)
+
+
+def own_algorithms(topo: Topology, params: ProteusParams) -> tuple[Algorithm, ...]:
+    """The group exchange for the exchange kinds, then direct for every kind, on `topo`."""
+    return (
+        Algorithm("proteus-group", EXCHANGES, "Sec. 5: messages combined per cluster, e-cube "
+                  "permutation schedule over the groups, pairs of permutations merged",
+                  lambda coll, machine: list(proteus_group_schedule(coll, topo).phases),
+                  closed_form=lambda coll, machine: float(cost.proteus_group_time_s(coll, topo, params)),
+                  closed_form_gap=lambda coll: None,
+                  problems=lambda schedule: slot_problems(group_slots(topo), topo)),
+        Algorithm("direct", KINDS, "pairwise steps: in step s node r sends to r XOR s (2^d nodes) "
+                  "or r + s mod P; the generic exchange, for a rooted kind the linear messages",
+                  lambda coll, machine: list(direct_phases(coll)),
+                  columns=lambda coll, machine: direct_columns(coll),
+                  closed_form=lambda coll, machine: float(cost.direct_time_s(coll, topo, params)),
+                  closed_form_gap=lambda coll: None),
+    )
