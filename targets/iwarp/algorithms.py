@@ -26,7 +26,7 @@ KINDS = (Kind.ALLTOALL, Kind.ALLTOALLV, Kind.SPARSE, Kind.CSHIFT, Kind.PERMUTATI
 # Offered only on an n x n torus, n a multiple of 8 (the phased construction's; two-stage's rings)
 PHASED = ("phased", "phased-global", "phased-unswitched", "two-stage")
 RANDOM_ORDER_SEED = 1  # the seeded-random posting order of message-passing-random
-# Why cost.predict_time_s cannot follow the wormhole simulator (bench/regret.py measures the
+# Why the closed forms (cost.py) cannot follow the wormhole simulator (bench/regret.py measures the
 # closed forms at 0.2x to 57x of the simulated times on the exchange kinds).
 BLOCKING = ("worms blocked at busy receivers hold their routes (head-of-line blocking through "
             "the router), which no load formula follows")
@@ -70,8 +70,8 @@ def own_algorithms(torus: Torus, params: IWarpParams) -> tuple[Algorithm, ...]:
         return (problems + construction_subset_problems(n, *send_rows(schedule.phases),
                                                         10 - len(problems)))[:10]
 
-    def closed_form(name: str):
-        return lambda coll, machine: cost.predict_time_s(params, torus, coll, name)
+    def closed_form(time_s, **options):
+        return lambda coll, machine: time_s(params, torus, coll, **options)
 
     def gap(text: str | None):
         return lambda coll: text
@@ -83,11 +83,13 @@ def own_algorithms(torus: Torus, params: IWarpParams) -> tuple[Algorithm, ...]:
                 "which n^3/8 full phases do not describe")
 
     def phased(name: str, sync: str, description: str) -> Algorithm:
+        barrier = sync == "barrier"
         return Algorithm(name, KINDS, description,
                          lambda coll, machine: list(schedules.phased_schedule(coll, torus, sync).phases),
                          (phased_shape, every_node),
                          columns=lambda coll, machine: schedules.phased_columns(coll, torus, sync),
-                         closed_form=closed_form(name), closed_form_gap=switched_gap,
+                         closed_form=closed_form(cost.phased_time_s, global_barrier=barrier),
+                         closed_form_gap=switched_gap,
                          problems=phased_problems, keeps_empty_phases=True)
 
     def message_passing(name: str, seed: int | None, description: str) -> Algorithm:
@@ -95,7 +97,7 @@ def own_algorithms(torus: Torus, params: IWarpParams) -> tuple[Algorithm, ...]:
                          lambda coll, machine: list(schedules.message_passing_schedule(coll, seed).phases),
                          (every_node,),
                          columns=lambda coll, machine: schedules.message_passing_columns(coll, seed),
-                         closed_form=closed_form(name), closed_form_gap=gap(BLOCKING))
+                         closed_form=closed_form(cost.message_passing_time_s), closed_form_gap=gap(BLOCKING))
 
     requires: tuple[Requirement, ...] = (every_node,)
     return (
@@ -108,7 +110,7 @@ def own_algorithms(torus: Torus, params: IWarpParams) -> tuple[Algorithm, ...]:
                   lambda coll, machine: list(schedules.unswitched_phased_schedule(coll, torus).phases),
                   (phased_shape, one_block_size, every_node),
                   columns=lambda coll, machine: schedules.phased_columns(coll, torus, switched=False),
-                  closed_form=closed_form("phased-unswitched"), closed_form_gap=gap(None),
+                  closed_form=closed_form(cost.unswitched_time_s), closed_form_gap=gap(None),
                   problems=phased_problems, keeps_empty_phases=True),
         message_passing("message-passing", None, "every send posted at once through the deposit "
                         "library; the router arbitrates (001 Fig. 6)"),
@@ -117,19 +119,20 @@ def own_algorithms(torus: Torus, params: IWarpParams) -> tuple[Algorithm, ...]:
         Algorithm("store-forward", KINDS, "blocks forwarded hop by hop through node memory (001 "
                   "Sec. 4.1)",
                   lambda coll, machine: list(schedules.store_forward_schedule(coll, torus).phases),
-                  requires, closed_form=closed_form("store-forward"), closed_form_gap=gap(
+                  requires, closed_form=closed_form(cost.store_forward_time_s), closed_form_gap=gap(
                       "each hop's messages wait for memory streams at both ends and for the wires "
                       "in one global order, so phases finish unevenly")),
         Algorithm("two-stage", KINDS, "two stages of combined messages via an intermediate node "
                   "(001 Sec. 4.1)",
                   lambda coll, machine: list(schedules.two_stage_schedule(coll, torus).phases),
-                  (phased_shape, every_node), closed_form=closed_form("two-stage"), closed_form_gap=gap(
+                  (phased_shape, every_node), closed_form=closed_form(cost.two_stage_time_s),
+                  closed_form_gap=gap(
                       "its combined messages queue on the rings' links and memory streams, and one "
                       "stage's stragglers hold back the next")),
         Algorithm("direct", KINDS, "pairwise steps: r sends to r XOR s (2^d nodes) or r + s mod P",
                   lambda coll, machine: list(direct_phases(coll)),
                   columns=lambda coll, machine: direct_columns(coll),
-                  closed_form=closed_form("direct"), closed_form_gap=gap(
+                  closed_form=closed_form(cost.direct_time_s), closed_form_gap=gap(
                       "pairwise steps overlap where nodes have nothing to send, and the e-cube "
                       "routes of a step share links")),
     )

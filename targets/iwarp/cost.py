@@ -64,30 +64,57 @@ def _bisection_bytes(torus: Torus, m: np.ndarray) -> float:
 HOL_SATURATION = 2 - math.sqrt(2)  # FIFO input queueing, uniform traffic, many ports
 
 
-def predict_time_s(p: IWarpParams, torus: Torus, coll: Collective, algorithm: str) -> float:
+def _start_s(p: IWarpParams, torus: Torus) -> float:
+    """A message's overhead and its header across the torus's diameter."""
+    return p.overhead_s + (torus.rows // 2 + torus.cols // 2) * p.hop_s
+
+
+def _largest_block(coll: Collective) -> float:
     m = coll.network_matrix
-    block = float(m.max()) if m.size else 0.0
-    n, diameter = torus.cols, torus.rows // 2 + torus.cols // 2
-    start = p.overhead_s + diameter * p.hop_s
-    if algorithm in ("phased", "phased-global"):
-        per_phase = start + p.phase_software_s + p.data_s(block)
-        if algorithm == "phased-global":
-            per_phase += p.barrier_s(torus.rows, torus.cols)
-        return n ** 3 / 8 * per_phase
-    if algorithm == "phased-unswitched":  # phased without the switch's per-phase software
-        return n ** 3 / 8 * (start + p.data_s(block))
-    if algorithm == "two-stage":
-        return 2 * (n * n / 8) * (start + p.data_s(n * block))
-    if algorithm == "store-forward":
-        # n hops per block; each node sources and sinks 4 streams on memory for memory_streams.
-        share = max(1.0, 8.0 / p.memory_streams)
-        per_link = m.sum() / torus.nlinks * torus.hop_matrix.mean()
-        return diameter * (p.overhead_s + p.hop_s) + share * p.data_s(per_link)
+    return float(m.max()) if m.size else 0.0
+
+
+def phased_time_s(p: IWarpParams, torus: Torus, coll: Collective, global_barrier: bool = False) -> float:
+    """n^3/8 phases, each a start-up, the switch's per-phase software and the largest block
+    (a global barrier between phases for phased-global)."""
+    per_phase = _start_s(p, torus) + p.phase_software_s + p.data_s(_largest_block(coll))
+    if global_barrier:
+        per_phase += p.barrier_s(torus.rows, torus.cols)
+    return torus.cols ** 3 / 8 * per_phase
+
+
+def unswitched_time_s(p: IWarpParams, torus: Torus, coll: Collective) -> float:
+    """The phases without the switch's per-phase software."""
+    return torus.cols ** 3 / 8 * (_start_s(p, torus) + p.data_s(_largest_block(coll)))
+
+
+def two_stage_time_s(p: IWarpParams, torus: Torus, coll: Collective) -> float:
+    """Two stages of n^2/8 phases of n combined blocks."""
+    n = torus.cols
+    return 2 * (n * n / 8) * (_start_s(p, torus) + p.data_s(n * _largest_block(coll)))
+
+
+def store_forward_time_s(p: IWarpParams, torus: Torus, coll: Collective) -> float:
+    """n hops per block; each node sources and sinks 4 streams on memory for memory_streams."""
+    m = coll.network_matrix
+    share = max(1.0, 8.0 / p.memory_streams)
+    per_link = m.sum() / torus.nlinks * torus.hop_matrix.mean()
+    diameter = torus.rows // 2 + torus.cols // 2
+    return diameter * (p.overhead_s + p.hop_s) + share * p.data_s(per_link)
+
+
+def direct_time_s(p: IWarpParams, torus: Torus, coll: Collective) -> float:
+    """P - 1 pairwise steps, and the busiest link twice."""
+    loads = torus.link_loads(coll.network_matrix)
+    return (coll.nprocs - 1) * _start_s(p, torus) + p.data_s(loads.max()) * 2
+
+
+def message_passing_time_s(p: IWarpParams, torus: Torus, coll: Collective) -> float:
+    """Every send posted at once through the deposit library (Fig. 6)."""
+    m = coll.network_matrix
     loads = torus.link_loads(m)
-    if algorithm == "direct":
-        return (coll.nprocs - 1) * start + p.data_s(loads.max()) * 2
-    # message passing: worms hold their whole route while streaming, so a link is busy only while
-    # every other link of each route through it is free: about mean-hops/2 of the time lost.
+    # worms hold their whole route while streaming, so a link is busy only while every other
+    # link of each route through it is free: about mean-hops/2 of the time lost.
     blocking = max(1.0, torus.hop_matrix.mean() / 2)
     # The deposit library (Sec. 3.1): both processors pay an overhead per message, and a node
     # moves library_streams messages each way at a time, each for its receive overhead + data.
@@ -102,4 +129,4 @@ def predict_time_s(p: IWarpParams, torus: Torus, coll: Collective, algorithm: st
         # Morgan, IEEE Trans. Commun. 1987); the simulator, whose blocked headers also hold
         # links, does worse still (bench: 3-4x the unblocked node time on 8x8).
         node /= HOL_SATURATION
-    return max(cpu, node, p.data_s(loads.max()) * blocking) + start
+    return max(cpu, node, p.data_s(loads.max()) * blocking) + _start_s(p, torus)
