@@ -74,7 +74,7 @@ def unswitched_phased_schedule(coll: Collective, torus: Torus) -> Schedule:
     back from a link that a late worm of phase k holds. With blocks of one size a node leaves a
     phase when its message is delivered and its partner's has arrived, so the phases stay in
     step and (nearly) contention-free; uneven blocks let nodes run ahead into busy links
-    (IWarpTarget.unmet refuses them)."""
+    (its record's precondition refuses them, algorithms.py)."""
     return _schedule(coll, "phased-unswitched", phased_columns(coll, torus, "local", switched=False).phases())
 
 
