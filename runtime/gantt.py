@@ -24,7 +24,7 @@ import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.patches import Patch
 
-from phalanx.runtime.interpreter import Span
+from phalanx.runtime.interpreter import Span, SpanKind
 from phalanx.runtime.plots import RASTER_ABOVE, empty_svg, new_figure, svg_of
 
 # kind -> (colour, y from, y to) within a node's row of height 1; the node axis points down
@@ -90,19 +90,19 @@ def timeline_bars(spans: Sequence[Span]) -> list[Bar]:
     bars: list[Bar] = []
     active: dict[int, list[tuple[float, float]]] = defaultdict(list)
     for s in spans:
-        if s.kind in ("send", "copy"):
+        if s.kind in (SpanKind.SEND, SpanKind.COPY):
             bars.append(Bar(s.node, s.kind, s.start_s, s.end_s))
             active[s.node].append((s.start_s, s.end_s))
             peer = _peer(s)
-            if s.kind == "send" and peer is not None:
+            if s.kind is SpanKind.SEND and peer is not None:
                 bars.append(Bar(peer, "receive", s.start_s, s.end_s))
                 active[peer].append((s.start_s, s.end_s))
-        elif s.kind == "compute":
-            bars.append(Bar(s.node, "compute", s.start_s, s.end_s))
+        elif s.kind is SpanKind.COMPUTE:
+            bars.append(Bar(s.node, SpanKind.COMPUTE, s.start_s, s.end_s))
     merged = {node: _merge(busy) for node, busy in active.items()}
     ends = {node: [b1 for _, b1 in busy] for node, busy in merged.items()}
     for s in spans:
-        if s.kind in ("phase", "barrier"):
+        if s.kind in (SpanKind.PHASE, SpanKind.BARRIER):
             for a, b in _subtract((s.start_s, s.end_s), merged.get(s.node, []), ends.get(s.node, [])):
                 bars.append(Bar(s.node, "wait", a, b))
     return [b for b in bars if b.end_s > b.start_s]

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import numpy as np
 
@@ -50,12 +51,22 @@ from phalanx.runtime.schedule_index import ScheduleIndex, transfer_key
 MAX_SPANS = 100_000  # spans a run keeps (~150 B each); later ones are counted, not kept
 
 
+class SpanKind(StrEnum):
+    """What a span of a node's timeline is; its value is the trace's and the workers' text."""
+
+    COMPUTE = "compute"
+    SEND = "send"
+    COPY = "copy"  # a local copy (a node's own block, a pack)
+    PHASE = "phase"
+    BARRIER = "barrier"
+
+
 @dataclass(slots=True)
 class Span:
     """One interval of a node's timeline (for Gantt charts and traces)."""
 
     node: int
-    kind: str  # compute, send, copy, phase, barrier
+    kind: SpanKind
     start_s: float
     end_s: float
     label: str
@@ -173,7 +184,7 @@ class Interpreter:
                          self.engine.events_processed, self.fast_messages,
                          spans_left_out=self.spans_left_out)
 
-    def _span(self, node: int, kind: str, start_s: float, end_s: float, label: str,
+    def _span(self, node: int, kind: SpanKind, start_s: float, end_s: float, label: str,
               peer: int | None = None) -> None:
         """Keep a span of the timeline, within the MAX_SPANS budget."""
         if len(self.spans) >= MAX_SPANS:
@@ -190,7 +201,7 @@ class Interpreter:
     def _compute(self, node: int, step: ComputeStep):
         start = self.engine.now
         yield self.engine.timeout(step.cost_s, "compute")
-        self._span(node, "compute", start, self.engine.now, step.label)
+        self._span(node, SpanKind.COMPUTE, start, self.engine.now, step.label)
 
     def _communicate(self, node: int, run: ScheduleRun):
         timing = self.timings[run.run]
@@ -250,7 +261,7 @@ class Interpreter:
             move_data(schedule, self.data[i])
             self.fast_messages += count
             for n, end in enumerate(ends.tolist()):
-                self._span(n, "phase", starts[n], end, f"{len(schedule.phases)} phases (fast path)")
+                self._span(n, SpanKind.PHASE, starts[n], end, f"{len(schedule.phases)} phases (fast path)")
                 self.engine.at(end, events[n].what).callbacks.append(
                     lambda _, e=events[n]: e.succeed())
         return event
@@ -292,13 +303,13 @@ class Interpreter:
             yield from self.network.pack(message, gather)
         if first.src == first.dst:
             yield from play(self.engine, self.network.copy_program(first.src, nbytes))
-            kind = "copy"
+            kind = SpanKind.COPY
         elif sees_payloads:
             payloads = yield from self.network.deliver(message, payloads, where)
-            kind = "send"
+            kind = SpanKind.SEND
         else:
             yield from self.network.transfer(message)
-            kind = "send"
+            kind = SpanKind.SEND
         if scatter:  # the receiver's code unpacks them into its strided array
             yield from self.network.unpack(message, scatter)
         operations = facts.operations
@@ -388,5 +399,5 @@ class _Phases:
         return self.interpreter._barrier(self.flight, visit.k, self.node, nodes)
 
     def done(self, visit: PhaseVisit) -> None:
-        self.interpreter._span(self.node, "phase", self.start_s, self.interpreter.engine.now,
+        self.interpreter._span(self.node, SpanKind.PHASE, self.start_s, self.interpreter.engine.now,
                                f"phase {visit.k}")

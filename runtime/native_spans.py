@@ -18,12 +18,13 @@ from typing import overload
 import numpy as np
 
 from phalanx.compiler.schedule import WHOLE
-from phalanx.runtime.interpreter import Span
+from phalanx.runtime.interpreter import Span, SpanKind
 from phalanx.runtime.plan_columns import DST, FINAL, OFFSET, ORIGIN, ScheduleColumns
 from phalanx.runtime.schedule_index import message_label
 
-SPAN_KINDS = ("compute", "send", "copy", "phase")  # the core's SPAN_* codes, in order
-PHASE = SPAN_KINDS.index("phase")
+# the core's SPAN_* codes, in order
+SPAN_KINDS = (SpanKind.COMPUTE, SpanKind.SEND, SpanKind.COPY, SpanKind.PHASE)
+PHASE = SPAN_KINDS.index(SpanKind.PHASE)
 CHUNK = 1 << 12  # spans made at a time when iterated
 # the core's span columns (Core.take_spans: buffers of these types), in order
 COLUMN_TYPES = (np.uint32, np.uint8, np.float64, np.float64, np.uint32)

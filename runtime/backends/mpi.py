@@ -27,7 +27,7 @@ from typing import Any
 from phalanx.compiler import groups
 from phalanx.compiler.driver import Compiled, unrolled
 from phalanx.grammar.diagnostics import usage_error
-from phalanx.runtime.interpreter import Execution, Span, StepTiming
+from phalanx.runtime.interpreter import Execution, Span, SpanKind, StepTiming
 from phalanx.runtime.simulate import RunResult, collective_result, iterations
 
 ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
@@ -144,6 +144,6 @@ def run_mpi(compiled: Compiled, nprocs: int | None = None, seed: int = 0,
         timings[s.collective] = StepTiming(m["start_s"], m["end_s"])
         results.append(collective_result(compiled, s, m["time_s"], m["problems"], runs[s.collective],
                                          m["start_s"], m["end_s"]))
-    spans = [Span(rank, kind, a, b, label) for rank, kind, a, b, label in measured["spans"]]
+    spans = [Span(rank, SpanKind(kind), a, b, label) for rank, kind, a, b, label in measured["spans"]]
     execution = Execution(measured["total_time_s"], timings, spans)
     return MpiRun(RunResult(compiled, execution, results, seed, None, backend="mpi"), measured)

@@ -49,7 +49,7 @@ from phalanx.runtime.backends.platforms import UNGATED, Platform, platform_for
 from phalanx.runtime.data import build_data
 from phalanx.runtime.data_store import ScheduleError
 from phalanx.runtime.fastpath import move_data
-from phalanx.runtime.interpreter import Execution, Span, StepTiming
+from phalanx.runtime.interpreter import Execution, Span, SpanKind, StepTiming
 from phalanx.runtime.simulate import CollectiveResult, RunResult, simulate
 
 SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's interpreter, the one python3-simgrid is built for
@@ -309,7 +309,7 @@ def run_simgrid(compiled: Compiled, seed: int = 0, routing: str = "target",
     builtin = simulate(compiled, seed)
     problems = _verify(compiled, seed, worker)
     timings = {int(k): StepTiming(*v) for k, v in worker["collectives"].items()}
-    spans = [Span(n, kind, a, b, label) for n, kind, a, b, label in worker["spans"]]
+    spans = [Span(n, SpanKind(kind), a, b, label) for n, kind, a, b, label in worker["spans"]]
     execution = Execution(worker["total_time_s"], timings, spans, worker["messages"])
     results = [CollectiveResult(**{**vars(c), "time_s": timings[i].time_s, "start_s": timings[i].start_s,
                                    "end_s": timings[i].end_s,

@@ -13,7 +13,7 @@ from phalanx.compiler.kind import Kind
 from phalanx.compiler.schedule import Phase, Schedule, Transfer
 from phalanx.runtime.engine import Engine, Resource
 from phalanx.runtime.gantt import Bar, gantt_svg, link_label, merged_lane, timeline_bars
-from phalanx.runtime.interpreter import Span
+from phalanx.runtime.interpreter import Span, SpanKind
 from phalanx.runtime.network import Layout, Network
 from phalanx.runtime.plots import sweep_bandwidth_svg, sweep_time_svg
 from phalanx.runtime.routes import (
@@ -27,9 +27,9 @@ from phalanx.runtime.routes import (
 )
 from phalanx.runtime.utilisation import utilisation, utilisation_svg
 
-SPANS = [Span(0, "compute", 0.0, 1e-3, "row pass"), Span(1, "compute", 0.0, 1e-3, "row pass"),
-         Span(0, "send", 1e-3, 1.5e-3, "0->1 to 1, 100 B"), Span(0, "phase", 1e-3, 2e-3, "phase 0"),
-         Span(1, "phase", 1e-3, 2e-3, "phase 0")]
+SPANS = [Span(0, SpanKind.COMPUTE, 0.0, 1e-3, "row pass"), Span(1, SpanKind.COMPUTE, 0.0, 1e-3, "row pass"),
+         Span(0, SpanKind.SEND, 1e-3, 1.5e-3, "0->1 to 1, 100 B"),
+         Span(0, SpanKind.PHASE, 1e-3, 2e-3, "phase 0"), Span(1, SpanKind.PHASE, 1e-3, 2e-3, "phase 0")]
 
 
 def test_timeline_derives_receives_and_waits():
@@ -49,8 +49,8 @@ def test_gantt_has_title_axes_and_legend():
 def test_gantt_draws_sends_in_the_upper_half_of_a_row():
     """Node 0 computes, then sends to node 1: in the SVG (y grows downwards) the send's box
     is the upper half of the compute's row, the receive's the lower half of row 1."""
-    svg = gantt_svg([Span(0, "compute", 0.0, 1e-3, "work"),
-                     Span(0, "send", 1e-3, 2e-3, "0->1 to 1, 8 B", 1)], 2, "t")
+    svg = gantt_svg([Span(0, SpanKind.COMPUTE, 0.0, 1e-3, "work"),
+                     Span(0, SpanKind.SEND, 1e-3, 2e-3, "0->1 to 1, 8 B", 1)], 2, "t")
     boxes = {colour: [float(y) for y in re.findall(r"L [\d.]+ ([\d.]+)", d)]
              for d, colour in re.findall(r'<path d="([^"]*)"[^>]*style="fill: (#[0-9a-f]+)"', svg)}
     compute, send, receive = boxes["#31a354"], boxes["#3182bd"], boxes["#fd8d3c"]
