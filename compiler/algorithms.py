@@ -8,7 +8,7 @@ import numpy as np
 
 from phalanx.compiler.columns import PhaseColumns, rows, stored
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import Phase, Schedule
+from phalanx.compiler.schedule import Phase, Schedule, SyncMode
 
 
 def direct_partner(rank: int, step: int, nprocs: int, to: bool = True) -> int:
@@ -64,7 +64,7 @@ def direct_columns(coll: Collective) -> PhaseColumns:
 
     data = stored(tables())
     per_step = np.concatenate(counts)
-    return PhaseColumns.of_stored(data, per_step, ("local",) * len(per_step))
+    return PhaseColumns.of_stored(data, per_step, (SyncMode.LOCAL,) * len(per_step))
 
 
 def direct_phases(coll: Collective) -> tuple[Phase, ...]:

@@ -27,7 +27,7 @@ from itertools import chain
 
 import numpy as np
 
-from phalanx.compiler.schedule import TRANSFER_FIELDS, WHOLE, Phase, Transfer
+from phalanx.compiler.schedule import TRANSFER_FIELDS, WHOLE, Phase, SyncMode, Transfer
 
 FIELDS = len(TRANSFER_FIELDS)
 # The last few phase tuples built from columns, by id (the entry holds the tuple, so the id
@@ -180,7 +180,7 @@ class PhaseColumns:
 
     rows: np.ndarray  # (n, 7) int64, TRANSFER_FIELDS
     offsets: np.ndarray  # (phases + 1,) int64, from 0 to n
-    syncs: tuple[str, ...]
+    syncs: tuple[SyncMode, ...]
     stored: bytes | None = None  # the rows' bytes (stored()), when the rows are a view of them
 
     def __post_init__(self) -> None:
@@ -188,13 +188,14 @@ class PhaseColumns:
             raise ValueError(f"stored holds {len(self.stored)} bytes, the rows {self.rows.size * 8}")
 
     @staticmethod
-    def of(tables: Iterable[np.ndarray], sync: str = "local") -> PhaseColumns:
+    def of(tables: Iterable[np.ndarray], sync: SyncMode = SyncMode.LOCAL) -> PhaseColumns:
         """Phases of the given tables, in order, all entered with `sync`."""
         tables = list(tables)
         return PhaseColumns.of_stored(stored(tables), [len(t) for t in tables], (sync,) * len(tables))
 
     @staticmethod
-    def of_stored(data: bytes, counts: Sequence[int] | np.ndarray, syncs: tuple[str, ...]) -> PhaseColumns:
+    def of_stored(data: bytes, counts: Sequence[int] | np.ndarray,
+                  syncs: tuple[SyncMode, ...]) -> PhaseColumns:
         """Phases of `counts[k]` rows each of a table stored() (a generator that writes its
         table a part at a time), entered with `syncs`."""
         return PhaseColumns(np.frombuffer(data, dtype="<i8").reshape(-1, FIELDS),
@@ -250,7 +251,7 @@ def send_rows(phases: tuple[Phase, ...]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def phases_of_rows(sends: bytes, send_offsets: bytes, recvs: bytes, recv_offsets: bytes,
-                   syncs: tuple[str, ...]) -> tuple[Phase, ...] | None:
+                   syncs: tuple[SyncMode, ...]) -> tuple[Phase, ...] | None:
     """The phases built from these IR tables by PhaseColumns.phases, if they are still known
     (equal tables give equal phases: the IR form is lossless), else None."""
     for phases, rows_bytes, offsets_bytes in reversed(_KNOWN.values()):
@@ -270,4 +271,4 @@ class MessagePhase:
     src: np.ndarray
     dst: np.ndarray
     nbytes: np.ndarray
-    sync: str = "local"
+    sync: SyncMode = SyncMode.LOCAL

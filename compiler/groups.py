@@ -19,7 +19,7 @@ import numpy as np
 from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.members import ROOTED, root_of
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import Phase, Schedule, Transfer
+from phalanx.compiler.schedule import Phase, Schedule, SyncMode, Transfer
 
 
 def _sub(coll: Collective, members: tuple[int, ...]) -> np.ndarray:
@@ -93,7 +93,7 @@ def merge(coll: Collective, algorithm: str, schedules: list[Schedule]) -> Schedu
             sends += [_to_global(t, members) for t in phase.sends]
             recvs += [_to_global(t, members) for t in phase.recvs]
             scoped += [tuple(members[i] for i in nodes) for nodes in phase.barriers(s.nprocs)]
-        phases.append(Phase(tuple(sends), tuple(recvs), "barrier" if scoped else "local",
+        phases.append(Phase(tuple(sends), tuple(recvs), SyncMode.BARRIER if scoped else SyncMode.LOCAL,
                             tuple(scoped)))
     return Schedule(coll.index, coll.kind, algorithm, coll.nprocs, tuple(phases), coll.src,
                     coll.dst, coll.line)

@@ -28,7 +28,7 @@ import numpy as np
 
 from phalanx.compiler.algorithms import direct_partner
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import COMBINED, WHOLE, Phase, Schedule, Transfer
+from phalanx.compiler.schedule import COMBINED, WHOLE, Phase, Schedule, SyncMode, Transfer
 from phalanx.grammar.diagnostics import usage_error
 
 
@@ -137,7 +137,7 @@ def _shuffle_phase(m: list[list[int]], n: int, done_mask: int, before_mask: int 
         copies += [Transfer(r, r, m[o][f], o, f, COMBINED)
                    for o, f in _held_blocks(r, done_mask, n)
                    if f != r and m[o][f] > 0 and (o, f) not in seen]
-    return Phase.of(copies, "barrier")
+    return Phase.of(copies, SyncMode.BARRIER)
 
 
 def _exchange_steps(m: list[list[int]], n: int, done_mask: int, shift: int,
@@ -169,7 +169,7 @@ def _moves(n: int, parts: tuple[int, ...]) -> tuple[tuple[str, int, np.ndarray],
     sizes builds it once."""
     ones = [[1] * n for _ in range(n)]
     local = [Transfer(p, p, 1, p, p) for p in range(n)]
-    phases: list[Phase] = [Phase.of(local, "barrier")]
+    phases: list[Phase] = [Phase.of(local, SyncMode.BARRIER)]
     done_mask, before_mask = 0, None
     for g, (shift, width) in enumerate(_bit_groups(parts, sum(parts))):
         if g > 0:

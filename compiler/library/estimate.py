@@ -28,7 +28,7 @@ from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.cost import estimate_s, phase_ends
 from phalanx.compiler.library.members import REDUCTIONS
 from phalanx.compiler.library.registry import PortModel
-from phalanx.compiler.schedule import Schedule
+from phalanx.compiler.schedule import Schedule, SyncMode
 
 
 def message_sizes(phase_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -103,11 +103,11 @@ def messages_estimate_s(phases: Iterable[MessagePhase], nprocs: int, port: PortM
         src, dst, nbytes = phase.src, phase.dst, phase.nbytes
         if followed_at_once(src, dst, port):
             ends = _phase_at_once(src, dst, nbytes, ready, port)
-            if phase.sync == "barrier":
+            if phase.sync is SyncMode.BARRIER:
                 ends[:] = ends.max(initial=0.0) + port.barrier_s
         else:
             sizes = list(zip(src.tolist(), dst.tolist(), nbytes.tolist(), [0] * len(src)))
-            ends = np.array(phase_ends(sizes, everyone if phase.sync == "barrier" else (),
+            ends = np.array(phase_ends(sizes, everyone if phase.sync is SyncMode.BARRIER else (),
                                        ready.tolist(), port, False, None))
         ready = ends
     return float(ready.max(initial=0.0))

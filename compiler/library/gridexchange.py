@@ -34,7 +34,7 @@ import numpy as np
 from phalanx.compiler.columns import PhaseColumns, rows
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import Phase
+from phalanx.compiler.schedule import Phase, SyncMode
 
 Square = tuple[tuple[int, ...], ...]  # square[k][i]: node i's partner in permutation k
 SEARCH_STEPS_PER_NODE = 2_000  # Kempe swaps per line node before L grows (line of 8: 62 needed)
@@ -166,7 +166,7 @@ def grid_direct_columns(coll: Collective, machine: Machine) -> PhaseColumns:
     s, d = np.concatenate((own, src[sent])), np.concatenate((own, dst[sent]))
     table = rows(s, d, np.concatenate((m[own, own], nbytes[sent])), s, d)
     offsets = np.concatenate(([0], len(own) + np.cumsum(sent.sum(axis=1))))
-    return PhaseColumns(table, offsets, ("local",) * (len(offsets) - 1))
+    return PhaseColumns(table, offsets, (SyncMode.LOCAL,) * (len(offsets) - 1))
 
 
 def grid_direct_phases(coll: Collective, machine: Machine) -> list[Phase]:

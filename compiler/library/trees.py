@@ -21,7 +21,7 @@ from phalanx.compiler.library.members import rooted_order
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.library.rooted import _with_copies, element_pieces, segments
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import COMBINED, WHOLE, Phase, Transfer
+from phalanx.compiler.schedule import COMBINED, WHOLE, Phase, SyncMode, Transfer
 
 MAX_SEGMENTS = 4096
 
@@ -175,6 +175,6 @@ def split_binary_phases(coll: Collective, machine: Machine) -> list[Phase]:
     if partners:  # partners meet before they swap (a rendezvous): no half may queue at a
         # receive port still taking its tree's segments and hold them up
         last = out[-2]
-        out[-2] = Phase(last.sends, last.recvs, "barrier",
+        out[-2] = Phase(last.sends, last.recvs, SyncMode.BARRIER,
                         tuple((order[a], order[b]) for a, b in partners))
     return out

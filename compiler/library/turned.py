@@ -34,7 +34,7 @@ from phalanx.compiler.library.registry import Generator, Machine, Requirement
 from phalanx.compiler.library.requirements import on_grid
 from phalanx.compiler.library.rooted import element_pieces, segments
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import WHOLE, Phase, Transfer
+from phalanx.compiler.schedule import WHOLE, Phase, SyncMode, Transfer
 
 COPIES = 4
 Turn = Callable[[int], int]
@@ -159,7 +159,7 @@ def turned(base: Generator, alternate: bool = False, copies: int = COPIES) -> Ge
                                          quarters(coll, copies)):
             copy = []
             for phase in base(part(coll, nbytes), slower):
-                if phase.sync != "local":  # a barrier would hold the other copies too
+                if phase.sync is not SyncMode.LOCAL:  # a barrier would hold the other copies too
                     raise ValueError(f"turned copies need local phases, not {phase.sync}")
                 copy.append([Transfer(turn[t.src], turn[t.dst], t.nbytes, turn[t.origin],
                                       turn[t.final], t.message,

@@ -51,7 +51,7 @@ def rounds_within(schedule: Schedule, limit_bytes: float) -> Schedule | None:
     if own:
         if fits_within(schedule, limit_bytes):
             return schedule
-        local = [dataclasses.replace(p, sync="local", barrier_groups=()) for p in phases]
+        local = [dataclasses.replace(p, sync=SyncMode.LOCAL, barrier_groups=()) for p in phases]
         fitted = rounds_within(dataclasses.replace(schedule, phases=tuple(local)), limit_bytes)
         if fitted is None:
             return None

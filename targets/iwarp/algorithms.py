@@ -15,7 +15,7 @@ from phalanx.compiler.columns import send_rows
 from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.registry import Algorithm, Machine, Requirement
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import Schedule
+from phalanx.compiler.schedule import Schedule, SyncMode
 from phalanx.targets.iwarp import cost, schedules
 from phalanx.targets.iwarp.params import IWarpParams
 from phalanx.targets.iwarp.phases import construction_problems, construction_subset_problems
@@ -82,8 +82,8 @@ def own_algorithms(torus: Torus, params: IWarpParams) -> tuple[Algorithm, ...]:
         return ("the phases of an incomplete pattern are not switched and overlap, "
                 "which n^3/8 full phases do not describe")
 
-    def phased(name: str, sync: str, description: str) -> Algorithm:
-        barrier = sync == "barrier"
+    def phased(name: str, sync: SyncMode, description: str) -> Algorithm:
+        barrier = sync is SyncMode.BARRIER
         return Algorithm(name, KINDS, description,
                          lambda coll, machine: list(schedules.phased_schedule(coll, torus, sync).phases),
                          (phased_shape, every_node),
@@ -101,9 +101,9 @@ def own_algorithms(torus: Torus, params: IWarpParams) -> tuple[Algorithm, ...]:
 
     requires: tuple[Requirement, ...] = (every_node,)
     return (
-        phased("phased", "local", "Hinrichs et al.'s n^3/8 contention-free phases with the "
+        phased("phased", SyncMode.LOCAL, "Hinrichs et al.'s n^3/8 contention-free phases with the "
                "synchronizing switch (001 Sec. 2)"),
-        phased("phased-global", "barrier", "the same phases with a global barrier between them "
+        phased("phased-global", SyncMode.BARRIER, "the same phases with a global barrier between them "
                "(001 Sec. 2.2.2)"),
         Algorithm("phased-unswitched", KINDS, "the same phases as plain messages without the "
                   "switch's per-phase software, in step while every block has one size",

@@ -12,7 +12,7 @@ import numpy as np
 
 from phalanx.compiler.columns import PhaseColumns, rows, stored
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import Phase, Schedule, Transfer
+from phalanx.compiler.schedule import Phase, Schedule, SyncMode, Transfer
 from phalanx.targets.iwarp.phases import phased_torus_phases, ring_tuples
 from phalanx.targets.iwarp.topology import Torus, ring_step
 from phalanx.targets.iwarp.wormhole import LIBRARY_MESSAGE, SwitchTag
@@ -25,7 +25,7 @@ def _schedule(coll: Collective, algorithm: str, phases: list[Phase] | tuple[Phas
                     coll.dst, coll.line)
 
 
-def phased_columns(coll: Collective, torus: Torus, sync: str = "local",
+def phased_columns(coll: Collective, torus: Torus, sync: SyncMode = SyncMode.LOCAL,
                    empty_messages: bool = False, switched: bool = True) -> PhaseColumns:
     """The n^3/8 phases of Sec. 2.1 as columns (phased_schedule), each message carrying its
     phase for the switch unless not `switched` (unswitched_phased_schedule)."""
@@ -54,7 +54,7 @@ def phased_columns(coll: Collective, torus: Torus, sync: str = "local",
     return PhaseColumns.of_stored(data, counts, (sync,) * len(table))
 
 
-def phased_schedule(coll: Collective, torus: Torus, sync: str = "local",
+def phased_schedule(coll: Collective, torus: Torus, sync: SyncMode = SyncMode.LOCAL,
                     empty_messages: bool = False) -> Schedule:
     """The n^3/8 phases of Sec. 2.1; every message carries its phase for the switch.
 
@@ -63,7 +63,7 @@ def phased_schedule(coll: Collective, torus: Torus, sync: str = "local",
     carry empty blocks, runtime/synthetic.py); without, the compiler's IR allows no 0-byte
     transfer, so an incomplete pattern's messages go untagged (phases in order, unswitched) and
     only the fast path (wormhole.fast_plan, the default for phased) adds the empty messages."""
-    name = "phased" if sync == "local" else "phased-global"
+    name = "phased" if sync is SyncMode.LOCAL else "phased-global"
     return _schedule(coll, name, phased_columns(coll, torus, sync, empty_messages).phases())
 
 
@@ -75,7 +75,8 @@ def unswitched_phased_schedule(coll: Collective, torus: Torus) -> Schedule:
     phase when its message is delivered and its partner's has arrived, so the phases stay in
     step and (nearly) contention-free; uneven blocks let nodes run ahead into busy links
     (its record's precondition refuses them, algorithms.py)."""
-    return _schedule(coll, "phased-unswitched", phased_columns(coll, torus, "local", switched=False).phases())
+    return _schedule(coll, "phased-unswitched",
+                     phased_columns(coll, torus, SyncMode.LOCAL, switched=False).phases())
 
 
 def posting_order(src: int, nprocs: int, seed: int | None) -> list[int]:

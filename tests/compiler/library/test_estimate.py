@@ -19,7 +19,7 @@ from phalanx.compiler.library.estimate import (
 )
 from phalanx.compiler.library.registry import PortModel
 from phalanx.compiler.recognize import recognize
-from phalanx.compiler.schedule import Phase, Schedule, Transfer
+from phalanx.compiler.schedule import Phase, Schedule, SyncMode, Transfer
 from phalanx.compiler.target import resolve
 
 PORTS = {
@@ -38,7 +38,7 @@ def patterns(n: int) -> list[np.ndarray]:
 
 
 @pytest.mark.parametrize("port", PORTS.values(), ids=PORTS.keys())
-@pytest.mark.parametrize("sync", ["local", "barrier"])
+@pytest.mark.parametrize("sync", [SyncMode.LOCAL, SyncMode.BARRIER])
 def test_the_columns_give_estimate_s_s_time(port, sync):
     for m in patterns(8):
         coll = recognize(0, m, "A", "B", 1)

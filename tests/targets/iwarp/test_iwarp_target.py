@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from phalanx.compiler.driver import compile_program
+from phalanx.compiler.schedule import SyncMode
 from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.simulate import simulate
@@ -143,7 +144,7 @@ def test_phased_columns_are_the_construction_phase_by_phase(monkeypatch):
     m[0] = 8  # some blocks empty, not all
     coll = recognize(0, m, "A", "B", 1)
     for empty_messages in (False, True):
-        cols = schedules.phased_columns(coll, Torus(n, n), "local", empty_messages=empty_messages)
+        cols = schedules.phased_columns(coll, Torus(n, n), SyncMode.LOCAL, empty_messages=empty_messages)
         for k, phase in enumerate(phased_torus_phases(n)):
             assert len(np.unique(phase[:, 0])) == len(phase)
             phase = phase[np.argsort(phase[:, 0])]

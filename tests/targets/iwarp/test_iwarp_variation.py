@@ -12,6 +12,7 @@ from functools import cache
 import numpy as np
 import pytest
 
+from phalanx.compiler.schedule import SyncMode
 from phalanx.compiler.target import resolve
 from phalanx.runtime.sweep import Variation, sweep
 from phalanx.runtime.synthetic import execute, lower, run_matrix, varied_matrix
@@ -104,7 +105,7 @@ def test_empty_messages_keep_the_switch_on_the_event_path_and_match_the_fast_pat
     machine = resolve(TARGET)
     coll, schedule = lower(machine, varied_matrix(64, 1024, 0.0, 0.5, seed=3), "phased")
     fast = execute(machine, coll, schedule, fast=True)
-    switched = phased_schedule(coll, machine.torus, "local", empty_messages=True)
+    switched = phased_schedule(coll, machine.torus, SyncMode.LOCAL, empty_messages=True)
     slow = execute(machine, coll, switched, fast=False)
     assert fast.verified and slow.verified and fast.execution.fast_messages == 64 * 63
     assert slow.time_s == fast.time_s  # exactly
