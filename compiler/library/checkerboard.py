@@ -32,7 +32,11 @@ the second stage, so log2 cols + 1 start-ups in all, against the checkerboard's 
 
 Before a round a node packs the blocks of its own array that leave in it (they lie strided
 in its array) into the round's buffer, a local copy at the machine's copy rate, as `bruck`
-(index.py) packs. A block it received is not copied again: the deposit model puts incoming
+(index.py) packs. It packs them in the round before, after that round's messages
+(`packs_ahead`): the tori's copy holds the node's processor (WormholeNetwork.copy_program),
+which is idle while the round's worms stream, and a node starts its messages before its copies
+(compiler/plan_walk.py `messages`); the first round's packs go with the node's own block's copy.
+A block it received is not copied again: the deposit model puts incoming
 data where it is used (001_569dde0e56ec3e6f.txt Sec. 3.1, "direct deposit of incoming data to
 its final destination"), which at a relay is the buffer of the round that forwards it (the
 intermediate nodes' "buffer allocation and address calculation" Sec. 1 names for Bokhari and
@@ -218,14 +222,52 @@ def _first(blocks: ForwardedBlocks, move: Round) -> np.ndarray:
 Moves = Callable[[ForwardedBlocks], Iterator[Round]]  # a record's rounds over its blocks
 
 
+def packs_ahead(tables: list[np.ndarray]) -> list[np.ndarray]:
+    """The phases with each phase of local copies only (a round's packs) joined to the phase
+    before it (module docstring): the copies of its own blocks a node can make early ride in
+    the previous round, after its messages. Empty tables are left out."""
+    out: list[np.ndarray] = []
+    for table in tables:
+        if not len(table):
+            continue
+        copies_only = bool((table[:, 0] == table[:, 1]).all())
+        if copies_only and out:
+            out[-1] = np.concatenate([out[-1], table])
+        else:
+            out.append(table)
+    return out
+
+
 def _tables(coll: Collective, machine: Machine, moves: Moves) -> PhaseColumns:
     blocks = ForwardedBlocks(coll.matrix)
-    return joined([local_copy_rows(coll.matrix),
-                   *(t for move in moves(blocks) for t in _round_tables(blocks, move, machine.grid))])
+    rounds = [t for move in moves(blocks) for t in _round_tables(blocks, move, machine.grid)]
+    own = local_copy_rows(coll.matrix)
+    return joined(packs_ahead([own, *rounds]) or [own])
 
 
 def _messages(coll: Collective, machine: Machine, moves: Moves,
-              uniform: Callable[[tuple[int, int], int], Iterator[MessagePhase]]) -> Iterator[MessagePhase]:
+              uniform: Uniform) -> Iterator[MessagePhase]:
+    """_phase_messages with each phase of copies only joined to the one before, as _tables
+    joins them (packs_ahead)."""
+    before: MessagePhase | None = None
+    for phase in _phase_messages(coll, machine, moves, uniform):
+        if before is not None and bool((phase.src == phase.dst).all()):
+            before = MessagePhase(np.concatenate([before.src, phase.src]),
+                                  np.concatenate([before.dst, phase.dst]),
+                                  np.concatenate([before.nbytes, phase.nbytes]), before.sync)
+            continue
+        if before is not None:
+            yield before
+        before = phase
+    if before is not None:
+        yield before
+
+
+Uniform = Callable[[tuple[int, int], int], Iterator[MessagePhase]]  # a complete exchange's phases
+
+
+def _phase_messages(coll: Collective, machine: Machine, moves: Moves,
+                    uniform: Uniform) -> Iterator[MessagePhase]:
     """The local copies, then each round's phases: from counts where the exchange is complete
     and of one block size (`uniform`), else block by block (16.8M blocks at 64x64: 2 GB and
     20 s a record)."""
@@ -330,8 +372,9 @@ def _two_messages(nodes: np.ndarray, forward: np.ndarray, forward_bytes: np.ndar
 
 
 def checkerboard_rounds(coll: Collective, machine: Machine, signed: bool) -> PhaseColumns:
-    """The rounds of checkerboard_moves: per round a pack phase and a send phase (the local
-    copies first); a signed round's messages forward first, then back."""
+    """The rounds of checkerboard_moves: per round a send phase, the next round's packs after
+    its messages (packs_ahead; the local copies and the first round's packs first); a signed
+    round's messages forward first, then back."""
     return _tables(coll, machine, lambda blocks: checkerboard_moves(blocks, machine.grid, signed))
 
 
