@@ -15,7 +15,9 @@ coordinates 0 and 2 mod 4) and is stored here; tests/compiler/library/test_pipel
 both again on the targets' own routes (`check_orders`: every class sends each move once).
 
 Packs. A message's blocks that are still at their origin are copied into the message's buffer
-first (a local copy at the machine's copy rate, all in one local phase before the eager ones),
+first (a local copy at the machine's copy rate, in the eager phase before the message's, after
+that phase's message: the tori's copy holds the processor while the worm streams; the first
+message's in the local phase before the eager ones),
 as the Bruck family packs them (index.py), unless the message carries only such blocks and they
 are one run of the origin's array: blocks for consecutive final ranks where the collective's
 layout lays an origin's blocks out in rank order (Collective.sends_in_rank_order, as an
@@ -142,9 +144,9 @@ def pipelined_2dmesh_phases(coll: Collective, machine: Machine) -> list[Phase]:
 
 
 def eager_phases(coll: Collective, orders: Orders) -> list[Phase]:
-    """The local phase (each node keeps its own block and packs what it must), then one eager
-    phase per phase of the orders, each phase's sends received in the next (the last one's in
-    it)."""
+    """The local phase (each node keeps its own block and packs its first message), then one
+    eager phase per phase of the orders, each phase's sends received in the next (the last
+    one's in it) and each followed by the packs of the sender's next message."""
     m, nodes = coll.matrix, coll.nprocs
     messages: dict[tuple[int, int], list[Transfer]] = {}
     for origin in range(nodes):
@@ -155,16 +157,17 @@ def eager_phases(coll: Collective, orders: Orders) -> list[Phase]:
             for holder, move, phase in legs(orders, origin, final):
                 t = Transfer(holder, moved(holder, move), nbytes, origin, final, COMBINED)
                 messages.setdefault((phase, holder), []).append(t)
-    local = [Transfer(n, n, int(m[n, n]), n, n) for n in range(nodes) if m[n, n] > 0]
-    for message in messages.values():
-        local += [t._replace(dst=t.src) for t in _packed(coll, message)]
-    local.sort(key=lambda t: (t.src, t.final))
     count = orders.phases
+    local = [Transfer(n, n, int(m[n, n]), n, n) for n in range(nodes) if m[n, n] > 0]
+    packs: list[list[Transfer]] = [[] for _ in range(count)]  # packed in the phase before the send
+    for (phase, _), message in messages.items():
+        (packs[phase - 1] if phase else local).extend(t._replace(dst=t.src) for t in _packed(coll, message))
+    local.sort(key=lambda t: (t.src, t.final))
     sends: list[list[Transfer]] = [[] for _ in range(count)]
     for (phase, _), message in sorted(messages.items()):
         sends[phase] += message
     phases = [Phase(tuple(local), tuple(local), SyncMode.LOCAL)]
     for p, sent in enumerate(sends):
         due = (sends[p - 1] if p else []) + (sent if p == count - 1 else [])
-        phases.append(Phase(tuple(sent), tuple(due), SyncMode.EAGER))
+        phases.append(Phase(tuple(sent) + tuple(packs[p]), tuple(due) + tuple(packs[p]), SyncMode.EAGER))
     return phases
