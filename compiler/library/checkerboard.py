@@ -46,8 +46,9 @@ every block reaches its destination once and is checked there.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -220,41 +221,21 @@ def _first(blocks: ForwardedBlocks, move: Round) -> np.ndarray:
 
 
 Moves = Callable[[ForwardedBlocks], Iterator[Round]]  # a record's rounds over its blocks
+Uniform = Callable[[tuple[int, int], int], Iterator[MessagePhase]]  # a complete exchange's phases
 
 
-def packs_ahead(tables: list[np.ndarray]) -> list[np.ndarray]:
-    """The phases with each phase of local copies only (a round's packs) joined to the phase
-    before it (module docstring): the copies of its own blocks a node can make early ride in
-    the previous round, after its messages. Empty tables are left out."""
-    out: list[np.ndarray] = []
-    for table in tables:
-        if not len(table):
-            continue
-        copies_only = bool((table[:, 0] == table[:, 1]).all())
-        if copies_only and out:
-            out[-1] = np.concatenate([out[-1], table])
-        else:
-            out.append(table)
-    return out
+Joinable = TypeVar("Joinable", np.ndarray, MessagePhase)
 
 
-def _tables(coll: Collective, machine: Machine, moves: Moves) -> PhaseColumns:
-    blocks = ForwardedBlocks(coll.matrix)
-    rounds = [t for move in moves(blocks) for t in _round_tables(blocks, move, machine.grid)]
-    own = local_copy_rows(coll.matrix)
-    return joined(packs_ahead([own, *rounds]) or [own])
-
-
-def _messages(coll: Collective, machine: Machine, moves: Moves,
-              uniform: Uniform) -> Iterator[MessagePhase]:
-    """_phase_messages with each phase of copies only joined to the one before, as _tables
-    joins them (packs_ahead)."""
-    before: MessagePhase | None = None
-    for phase in _phase_messages(coll, machine, moves, uniform):
-        if before is not None and bool((phase.src == phase.dst).all()):
-            before = MessagePhase(np.concatenate([before.src, phase.src]),
-                                  np.concatenate([before.dst, phase.dst]),
-                                  np.concatenate([before.nbytes, phase.nbytes]), before.sync)
+def packs_ahead(phases: Iterable[Joinable], copies_only: Callable[[Joinable], bool],
+                join: Callable[[Joinable, Joinable], Joinable]) -> Iterator[Joinable]:
+    """The phases (row tables, or the cost model's message phases) with each phase of local
+    copies only (a round's packs) joined to the phase before it (module docstring): the copies
+    of its own blocks a node can make early ride in the previous round, after its messages."""
+    before = None
+    for phase in phases:
+        if before is not None and copies_only(phase):
+            before = join(before, phase)
             continue
         if before is not None:
             yield before
@@ -263,7 +244,32 @@ def _messages(coll: Collective, machine: Machine, moves: Moves,
         yield before
 
 
-Uniform = Callable[[tuple[int, int], int], Iterator[MessagePhase]]  # a complete exchange's phases
+def _copy_rows(table: np.ndarray) -> bool:
+    return bool((table[:, 0] == table[:, 1]).all())
+
+
+def _copy_messages(phase: MessagePhase) -> bool:
+    return bool((phase.src == phase.dst).all())
+
+
+def _joined_messages(a: MessagePhase, b: MessagePhase) -> MessagePhase:
+    return MessagePhase(np.concatenate([a.src, b.src]), np.concatenate([a.dst, b.dst]),
+                        np.concatenate([a.nbytes, b.nbytes]), a.sync)
+
+
+def _tables(coll: Collective, machine: Machine, moves: Moves) -> PhaseColumns:
+    blocks = ForwardedBlocks(coll.matrix)
+    rounds = [t for move in moves(blocks) for t in _round_tables(blocks, move, machine.grid)]
+    own = local_copy_rows(coll.matrix)
+    tables = [t for t in (own, *rounds) if len(t)]
+    return joined(list(packs_ahead(tables, _copy_rows, lambda a, b: np.concatenate([a, b]))) or [own])
+
+
+def _messages(coll: Collective, machine: Machine, moves: Moves,
+              uniform: Uniform) -> Iterator[MessagePhase]:
+    """_phase_messages with each phase of copies only joined to the one before, as _tables
+    joins them (packs_ahead)."""
+    return packs_ahead(_phase_messages(coll, machine, moves, uniform), _copy_messages, _joined_messages)
 
 
 def _phase_messages(coll: Collective, machine: Machine, moves: Moves,

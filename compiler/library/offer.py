@@ -318,6 +318,31 @@ class Library:
                 return columns_estimate_s(columns, coll.nprocs, coll.kind, port, coll.element_bytes)
         return self.predict_s(schedule(), coll.element_bytes)
 
+    def time_s(self, coll: Collective, name: str, schedule: Callable[[], Schedule]) -> float:
+        """The record's closed form where it has one (a machine's own algorithm), else
+        estimate_s (the port model)."""
+        found = self.find(coll.kind, name)
+        if found is not None and found.closed_form is not None:
+            return found.closed_form(coll, self.machine)
+        return self.estimate_s(coll, name, schedule)
+
+    def closed_form_gap(self, coll: Collective, name: str) -> str | None:
+        """Why `time_s` cannot follow the machine's simulator for `name` on `coll`: the record's
+        own reason where it has a closed form (None: it follows), else the port model's."""
+        found = self.find(coll.kind, name)
+        if found is None or found.closed_form is None:
+            return PORT_MODEL_GAP
+        return None if found.closed_form_gap is None else found.closed_form_gap(coll)
+
+    def has_closed_form(self, coll: Collective, name: str) -> bool:
+        found = self.find(coll.kind, name)
+        return found is not None and found.closed_form is not None
+
+    def problems(self, schedule: Schedule) -> list[str]:
+        """The proofs the schedule's algorithm's record asks of it (none where it asks none)."""
+        found = self.find(schedule.kind, schedule.algorithm)
+        return [] if found is None or found.problems is None else found.problems(schedule)
+
     def columns(self, coll: Collective, name: str) -> PhaseColumns | None:
         """The algorithm's phases for `coll` as columns (the empty ones left out), where it
         builds them so and can run."""

@@ -27,8 +27,8 @@ from phalanx.compiler.library.bounds import (
 )
 from phalanx.compiler.library.directrelay import direct_or_relayed_bound_s
 from phalanx.compiler.library.members import GROUP, ROOTED
-from phalanx.compiler.library.offer import PORT_MODEL_GAP, Library, bisection_cuts, grid_links
-from phalanx.compiler.library.registry import Algorithm, Machine, PortModel
+from phalanx.compiler.library.offer import Library, bisection_cuts, grid_links
+from phalanx.compiler.library.registry import Machine, PortModel
 from phalanx.compiler.library.streamflow import streamflow_s
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Schedule
@@ -72,9 +72,6 @@ class IWarpTarget(Target):
         names = self.library.names(kind)
         return names if phased_torus(self.torus) else tuple(a for a in names if a not in PHASED)
 
-    def _record(self, kind: Kind, algorithm: str) -> Algorithm | None:
-        return self.library.find(kind, algorithm)
-
     def unmet(self, coll: Collective, algorithm: str) -> str | None:
         return self.library.unmet(coll, algorithm)
 
@@ -86,16 +83,12 @@ class IWarpTarget(Target):
 
     def schedule_problems(self, schedule: Schedule) -> list[str]:
         """The proofs the algorithm's record asks of its schedules (the phased construction's)."""
-        found = self._record(schedule.kind, schedule.algorithm)
-        return [] if found is None or found.problems is None else found.problems(schedule)
+        return self.library.problems(schedule)
 
     def predict_time_s(self, coll: Collective, algorithm: str) -> float:
         """The machine's closed form where the algorithm has one (its own exchanges,
         targets/iwarp/cost.py), else the library's port model."""
-        found = self._record(coll.kind, algorithm)
-        if found is not None and found.closed_form is not None:
-            return found.closed_form(coll, self.library.machine)
-        return self.library.estimate_s(coll, algorithm, lambda: self.schedule_for(coll, algorithm))
+        return self.library.time_s(coll, algorithm, lambda: self.schedule_for(coll, algorithm))
 
     def busiest_link_s(self, matrix: np.ndarray) -> float:
         """The torus's busiest directed link under e-cube routing, at link rate (001 Sec. 3.1)."""
@@ -108,18 +101,14 @@ class IWarpTarget(Target):
         (the phased ones within 2% on complete all-to-alls, bench/results_regret.json;
         phased-unswitched within 3% on 8x8 at 128 B - 16 KB); the others, and the library's
         algorithms, are simulated by `--cost target`."""
-        found = self._record(coll.kind, algorithm)
-        if found is None or found.closed_form is None:
-            return PORT_MODEL_GAP
-        return None if found.closed_form_gap is None else found.closed_form_gap(coll)
+        return self.library.closed_form_gap(coll, algorithm)
 
     def contention_estimate_s(self, coll: Collective, algorithm: str) -> float | None:
         """The library's algorithms (whose port model leaves out the links and that a node's
         memory streams carry its sends and receives together): each message followed through
         the node's streams and its route's links (compiler/library/streamflow.py); None for
         this machine's own algorithms (their closed forms stand in) and collectives in groups."""
-        found = self._record(coll.kind, algorithm)
-        if coll.groups or (found is not None and found.closed_form is not None):
+        if coll.groups or self.library.has_closed_form(coll, algorithm):
             return None
         memo = self.__dict__.setdefault("_contention_estimates", {})  # asked for time and source
         if (coll, algorithm) not in memo:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from phalanx.compiler import hypercube
 from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.members import GROUP, ROOTED
-from phalanx.compiler.library.offer import PORT_MODEL_GAP, Library
-from phalanx.compiler.library.registry import Algorithm, Machine, PortModel
+from phalanx.compiler.library.offer import Library
+from phalanx.compiler.library.registry import Machine, PortModel
 from phalanx.compiler.recognize import KINDS, Collective
 from phalanx.compiler.schedule import Schedule
 from phalanx.compiler.target import Target, TargetEntry, with_overrides
@@ -62,20 +62,17 @@ class ProteusTarget(Target):
         own = tuple(a.name for a in self.own if kind in a.kinds)
         return tuple(dict.fromkeys(own + self._family(kind=kind) + self.library.names(kind)))
 
-    def _record(self, kind: Kind, algorithm: str) -> Algorithm | None:
-        """The algorithm's record (Proteus's own or the library's); None for Bokhari's family."""
-        return self.library.find(kind, algorithm)
+    def _family_member(self, kind: Kind, algorithm: str) -> bool:
+        """Whether `algorithm` is of Bokhari's family (no record: its names are partitions)."""
+        return self.library.find(kind, algorithm) is None
 
     def closed_form_gap(self, coll: Collective, algorithm: str) -> str | None:
         """The library's algorithms are timed by the port model, which does not see the GCI's
         synchronous cycles; Proteus's own closed forms (its records', Bokhari's family's) follow
         its simulator."""
-        found = self._record(coll.kind, algorithm)
-        if found is None:
+        if self._family_member(coll.kind, algorithm):
             return None
-        if found.closed_form is None:
-            return PORT_MODEL_GAP
-        return None if found.closed_form_gap is None else found.closed_form_gap(coll)
+        return self.library.closed_form_gap(coll, algorithm)
 
     def grouped_gap(self, coll: Collective, algorithm: str) -> str | None:
         """The closed forms time an exchange that owns the GCI; groups share its cycles and the
@@ -84,7 +81,7 @@ class ProteusTarget(Target):
                 "running at once share the cycles and the group links")
 
     def unmet(self, coll: Collective, algorithm: str) -> str | None:
-        if self._record(coll.kind, algorithm) is not None:
+        if not self._family_member(coll.kind, algorithm):
             return self.library.unmet(coll, algorithm)
         d = hypercube.log2_exact(coll.nprocs)
         if coll.kind is not Kind.ALLTOALL or d is None or coll.block_bytes is None:
@@ -96,12 +93,12 @@ class ProteusTarget(Target):
         return None
 
     def describe_algorithm(self, kind: Kind, algorithm: str) -> str:
-        if self._record(kind, algorithm) is not None:
+        if not self._family_member(kind, algorithm):
             return self.library.describe(kind, algorithm)
         return "Bokhari's exchange family on 2^d PPs (003 Sec. 2.3), for comparison (Sec. 5)"
 
     def generate(self, coll: Collective, algorithm: str) -> Schedule:
-        if self._record(coll.kind, algorithm) is not None:
+        if not self._family_member(coll.kind, algorithm):
             return self.library.schedule(coll, algorithm, self.spec)
         if coll.kind is not Kind.ALLTOALL or hypercube.log2_exact(coll.nprocs) is None:
             raise usage_error(f"'{algorithm}' cannot lower this {coll.kind} on {coll.nprocs} "
@@ -119,15 +116,11 @@ class ProteusTarget(Target):
     def schedule_problems(self, schedule: Schedule) -> list[str]:
         """The proofs the algorithm's record asks of its schedules (proteus-group's plan:
         conflict-free, Table 2 pairs, l links, Latin shifts)."""
-        found = self._record(schedule.kind, schedule.algorithm)
-        return [] if found is None or found.problems is None else found.problems(schedule)
+        return self.library.problems(schedule)
 
     def predict_time_s(self, coll: Collective, algorithm: str) -> float:
-        found = self._record(coll.kind, algorithm)
-        if found is not None and found.closed_form is not None:
-            return found.closed_form(coll, self.library.machine)
-        if found is not None:
-            return self.library.estimate_s(coll, algorithm, lambda: self.schedule_for(coll, algorithm))
+        if not self._family_member(coll.kind, algorithm):
+            return self.library.time_s(coll, algorithm, lambda: self.schedule_for(coll, algorithm))
         d, block = hypercube.log2_exact(coll.nprocs), coll.block_bytes
         if coll.kind is not Kind.ALLTOALL or d is None or block is None:
             return float("inf")  # Bokhari's family needs a uniform exchange on 2^d PPs
