@@ -96,6 +96,9 @@
   bytes are fixed by their start-up slots, so few slots force long chains: the least over the
   slots of the larger of the last slot's start and the ports' average busy time for the
   chains' bytes and start-ups (chainbound.py);
+- sender ramp: an allgather's busiest sender sends at least the average of what the nodes
+  need, but starts with its own block only and can forward only what has reached it, so few
+  messages wait and many pay start-ups (senderramp.py);
 - engines and relays: start-ups or relays with each shared engine held to the schedule's time
   on its own: its start-ups, its own blocks' and its receives' bytes, and the relays that the
   others' blocks beyond their messages need poured into the engines' room left
@@ -127,6 +130,7 @@ from phalanx.compiler.library.reducestraight import straight_startups_bound_s
 from phalanx.compiler.library.registry import PortModel, Route
 from phalanx.compiler.library.relaybound import relay_or_direct_bound_s, relay_ports_bound_s
 from phalanx.compiler.library.scatterroot import scatter_relays_bound_s
+from phalanx.compiler.library.senderramp import sender_ramp_bound_s
 from phalanx.compiler.recognize import Collective, connected_groups
 
 DISTINCT_KINDS = (Kind.BROADCAST, Kind.SCATTER, Kind.GATHER, Kind.REDUCE, Kind.ALLGATHER, Kind.ALLREDUCE)
@@ -744,6 +748,9 @@ def bounds(coll: Collective, port: PortModel, cuts: tuple[Cut, ...] = (),
         value_s = bound_s(coll, port)
         if value_s > 0:  # 0: the bound does not apply to this kind or machine
             out[name] = value_s
+    ramp_s = sender_ramp_bound_s(coll, port, float(recv.sum()))
+    if ramp_s > 0:  # an allgather on one-stream ports
+        out["sender ramp"] = ramp_s
     if "start-ups or relays" in out:  # a one-destination kind on single-stream ports
         out["rounds and relays"] = rounds_relays_bound_s(coll, port, out["start-ups or relays"])
         engines_s = engine_relays_bound_s(coll, port)
