@@ -93,6 +93,34 @@ def lower_bound_s(coll: Collective, params: KsrParams) -> float:
     return params.access_s + params.hop_s + most * max(params.slot_s, params.read_loop_s)
 
 
+def reading_rounds_bound_s(coll: Collective, params: KsrParams) -> float:
+    """Reading-loop rounds (docs/bounds.md, "The KSR-1's reading rounds"): a cell takes in data
+    only by transfers its read engine runs one at a time, a turn of the reading loop
+    (read_loop_us) per subpage (a plain, prefetched or writing read runs it before the subpage
+    moves, a poststored one after the push passes), and a transfer brings what its source held
+    when it was posted, before those turns. So the cells whose data (a reduction: whose inputs,
+    byte by byte) any cell holds by j turns are at most 2^j, and a cell that needs the
+    data of n - 1 others is not done before ceil(log2 n) turns. A reduction's cell needs that
+    for every byte of its partial, and its i-th turn from the last brings at most a subpage of
+    bytes, each with at most min(2^(i-1), n - 1) inputs: it needs the least N turns whose bytes
+    times inputs cover its partial's bytes times n - 1."""
+    needs = coll.network_matrix > 0
+    others = int(needs.sum(axis=0).max(initial=0))
+    if others == 0:
+        return 0.0
+    if coll.kind not in REDUCTIONS:
+        return math.ceil(math.log2(others + 1)) * params.read_loop_s
+    # every byte of the partial depends on every input; a turn brings at most a subpage of them
+    partial = int(coll.network_matrix.max())
+    per_turn = min(int(params.subpage_bytes), partial)
+    missing = partial * others  # (byte, input) pairs the busiest cell lacks
+    turns = 0
+    while missing > 0:
+        missing -= per_turn * min(2 ** turns, others)
+        turns += 1
+    return turns * params.read_loop_s
+
+
 # -- the seed's fitted formulas (Sec. 5), T in ms, size in subpages (see module doc) -----
 
 def paper_fit_ms(algorithm: str, nprocs: int, subpages: float) -> float | None:

@@ -57,10 +57,16 @@ class Ksr1Target(Target):
         return cost.predict_time_s(schedule, coll.kind, self.params, self.nnodes)
 
     def lower_bound_s(self, coll: Collective) -> float:
-        return cost.lower_bound_s(coll, self.params)
+        return self.binding_bound(coll)[0]
 
     def binding_bound(self, coll: Collective) -> tuple[float, str]:
-        return self.lower_bound_s(coll), "reader bandwidth (a subpage per slot or per reading-loop turn)"
+        """The busiest reader's subpages or the reading-loop rounds its data needs (cost.py),
+        the larger."""
+        bandwidth_s = cost.lower_bound_s(coll, self.params)
+        rounds_s = cost.reading_rounds_bound_s(coll, self.params)
+        if rounds_s > bandwidth_s:
+            return rounds_s, "reading rounds"
+        return bandwidth_s, "reader bandwidth (a subpage per slot or per reading-loop turn)"
 
     def message_events(self, src: int, dst: int, nbytes: int) -> int:
         """The ring simulator moves a message subpage by subpage, each through a slot."""

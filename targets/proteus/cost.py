@@ -130,3 +130,49 @@ def lower_bound_s(coll: Collective, topo: Topology, p: ProteusParams) -> float:
     links = topo.groups * topo.dims * topo.links
     group_s = float((c * hamming).sum()) / (links * p.link_Bps) if links else 0.0
     return max(link_s, dp_s, group_s) + p.overhead_s
+
+
+def clusters_reached(boundaries: int) -> int:
+    """The most clusters that can hold some of one cluster's data by the `boundaries`-th cycle
+    boundary, that cluster included; also the most clusters whose data one cluster can hold by
+    then (docs/bounds.md, "Proteus's cycles"). A cluster's controller forwards one packet a
+    boundary, a packet forwarded at boundary j is released at j + 2 at the earliest, and what is
+    released at j can be forwarded from j + 1 on: r_k = 1 + (r_0 + ... + r_(k-3)), r_0 = 1."""
+    reached = [1]
+    for k in range(1, boundaries + 1):
+        reached.append(1 + sum(reached[:max(k - 2, 0)]))
+    return reached[boundaries]
+
+
+def boundaries_to_reach(clusters: int) -> int:
+    """The fewest cycle boundaries after which `clusters` clusters can be reached (0 for one)."""
+    k = 0
+    while clusters_reached(k) < clusters:
+        k += 1
+    return k
+
+
+def cycles_bound_s(coll: Collective, topo: Topology, p: ProteusParams, cluster_out: np.ndarray,
+                   cluster_in: np.ndarray) -> float:
+    """Communication cycles (docs/bounds.md, "Proteus's cycles"): the data of a cluster that
+    n - 1 other clusters need, or the data of n - 1 other clusters that one cluster needs, is
+    all there no sooner than the boundary k = `boundaries_to_reach(n)`. The first boundary is
+    at the first post at the earliest, and each cycle lasts its control part and then its
+    longest transmission (at least the fixed cycle, where there is one), a cluster sending one
+    packet and receiving one a cycle at no more than the link rate: so the k - 1 cycles also
+    carry the busiest cluster's bytes out or in (`cluster_out`, `cluster_in`: what each must
+    send and receive at least), T >= (k - 1) control parts + those bytes at the link rate. PPs
+    of one cluster share data in memory (no cycle)."""
+    needs = coll.network_matrix > 0
+    cluster = np.arange(coll.nprocs) // topo.pps
+    pattern = np.zeros((topo.nclusters, topo.nclusters), dtype=bool)
+    src, dst = np.nonzero(needs)
+    pattern[cluster[src], cluster[dst]] = True
+    np.fill_diagonal(pattern, False)
+    widest = 1 + int(max(pattern.sum(axis=1).max(), pattern.sum(axis=0).max()))
+    if widest < 2:
+        return 0.0
+    cycles = boundaries_to_reach(widest) - 1
+    busiest = float(max(cluster_out.max(initial=0), cluster_in.max(initial=0)))
+    carried_s = cycles * p.overhead_s + busiest / p.link_Bps
+    return max(carried_s, cycles * p.fixed_cycle_s) if p.fixed_cycle_s else carried_s

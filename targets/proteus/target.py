@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from phalanx.compiler import hypercube
 from phalanx.compiler.kind import Kind
+from phalanx.compiler.library.bounds import needs
 from phalanx.compiler.library.members import GROUP, ROOTED
 from phalanx.compiler.library.offer import Library
 from phalanx.compiler.library.registry import Machine, PortModel
@@ -134,9 +135,16 @@ class ProteusTarget(Target):
         return self.binding_bound(coll)[0]
 
     def binding_bound(self, coll: Collective) -> tuple[float, str]:
+        """The library's bounds (rooted and group kinds) or the links' and DPs' (the exchanges),
+        and the communication cycles a cluster's data needs to spread or to gather (cost.py
+        `cycles_bound_s`): the larger."""
         if coll.kind in ROOTED + GROUP:
-            return self.library.bound(coll)
-        return float(cost.lower_bound_s(coll, self.topo, self.params)), "link, DP and group links"
+            found = self.library.bound(coll)
+        else:
+            found = float(cost.lower_bound_s(coll, self.topo, self.params)), "link, DP and group links"
+        cluster_out, cluster_in = needs(coll, self.library.machine.port)
+        cycles_s = cost.cycles_bound_s(coll, self.topo, self.params, cluster_out, cluster_in)
+        return (cycles_s, "communication cycles") if cycles_s > found[0] else found
 
     def build_network(self, engine: Engine) -> ProteusNetwork:
         return ProteusNetwork(engine, self.topo, self.params)
