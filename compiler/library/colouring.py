@@ -132,10 +132,14 @@ def colour_messages(edges: list[Edge], routes: list[Sequence[Hashable]]) -> list
 
 
 def colouring_phases(coll: Collective, machine: Machine) -> list[Phase]:
-    """ceil(D / streams) phases of the messages by their colour; local copies in the first."""
+    """ceil(D / streams) phases of the messages by their colour; local copies and the messages
+    between nodes of one port (which do not pass it) in the first."""
     m, n, port = coll.byte_matrix, coll.nprocs, machine.port
-    sends = [Transfer(p, q, m[p][q], p, q) for p in range(n) for q in range(n)
-             if p != q and m[p][q]]
+    messages = [Transfer(p, q, m[p][q], p, q) for p in range(n) for q in range(n)
+                if p != q and m[p][q]]
+    # nodes of one port (Proteus's cluster) exchange data in its memory, not through the port
+    in_memory = [t for t in messages if port.port(t.src) == port.port(t.dst)]
+    sends = [t for t in messages if port.port(t.src) != port.port(t.dst)]
     route = machine.route
     routes = [tuple(route(t.src, t.dst)) if route else () for t in sends]
     colours = colour_messages([(port.port(t.src), port.port(t.dst)) for t in sends], routes)
@@ -143,5 +147,5 @@ def colouring_phases(coll: Collective, machine: Machine) -> list[Phase]:
                                                        // port.streams))]
     for t, colour in zip(sends, colours):
         phases[colour // port.streams].append(t)
-    phases[0] = local_copies(coll) + phases[0]
+    phases[0] = local_copies(coll) + phases[0] + in_memory
     return [Phase.of(p) for p in phases]

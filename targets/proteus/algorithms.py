@@ -1,7 +1,8 @@
 """Proteus's own algorithms as records of the algorithm catalog (compiler/library/registry.py
 Algorithm; issue 27), offered before the library's (offer.Library.of `own`): Sec. 5's group
 exchange and the direct exchange, each with its closed form (cost.py, which follows the
-simulator) and, for the group exchange, the proof of its plan. Bokhari's exchange family on 2^d
+simulator) and, for the group exchange, the proof of its plan; and the queued messages of a
+sparse pattern, without one (`auto` simulates it, as the library's). Bokhari's exchange family on 2^d
 PPs, whose names are its partitions (`multiphase:3,3`), stays a family of the target
 (target.py `_family`): its members are not a fixed list of records.
 """
@@ -13,15 +14,18 @@ from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.registry import Algorithm
 from phalanx.compiler.recognize import KINDS
 from phalanx.targets.proteus import cost
-from phalanx.targets.proteus.exchange import group_slots, proteus_group_schedule, slot_problems
+from phalanx.targets.proteus.exchange import group_slots, proteus_group_schedule, queued_phase, slot_problems
 from phalanx.targets.proteus.params import ProteusParams
 from phalanx.targets.proteus.topology import Topology
 
 EXCHANGES = (Kind.ALLTOALL, Kind.ALLTOALLV, Kind.SPARSE)
+# Patterns where a cluster sends few messages: the machine's own arbitration can order them.
+SPARSE_PATTERNS = (Kind.CSHIFT, Kind.PERMUTATION, Kind.SPARSE)
 
 
 def own_algorithms(topo: Topology, params: ProteusParams) -> tuple[Algorithm, ...]:
-    """The group exchange for the exchange kinds, then direct for every kind, on `topo`."""
+    """The group exchange for the exchange kinds, the queued messages for sparse patterns, then
+    direct for every kind, on `topo`."""
     return (
         Algorithm("proteus-group", EXCHANGES, "Sec. 5: messages combined per cluster, e-cube "
                   "permutation schedule over the groups, pairs of permutations merged",
@@ -29,6 +33,11 @@ def own_algorithms(topo: Topology, params: ProteusParams) -> tuple[Algorithm, ..
                   closed_form=lambda coll, machine: float(cost.proteus_group_time_s(coll, topo, params)),
                   closed_form_gap=lambda coll: None,
                   problems=lambda schedule: slot_problems(group_slots(topo), topo)),
+        Algorithm("queued", SPARSE_PATTERNS, "every message posted at once in one phase: "
+                  "each cluster controller forwards one a cycle in its PPs' round robin and the "
+                  "GCI grants them without conflicts (Sec. 3.2-3.3), where colour phases wait "
+                  "for each other's cycles",
+                  lambda coll, machine: [queued_phase(coll, topo)]),
         Algorithm("direct", KINDS, "pairwise steps: in step s node r sends to r XOR s (2^d nodes) "
                   "or r + s mod P; the generic exchange, for a rooted kind the linear messages",
                   lambda coll, machine: list(direct_phases(coll)),

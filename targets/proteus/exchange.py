@@ -94,14 +94,36 @@ def slot_problems(slots: list[Slot], topo: Topology) -> list[str]:
     return problems
 
 
+def cluster_message(src_cluster: int, dst_cluster: int, topo: Topology) -> int:
+    """The message id that makes the CC pack a cluster's blocks for one cluster in one packet."""
+    return src_cluster * topo.nclusters + dst_cluster + 1
+
+
+def in_memory(coll: Collective, topo: Topology) -> list[Transfer]:
+    """The blocks that stay in a cluster (its PPs share memory), own blocks included."""
+    m, n, pps = coll.byte_matrix, coll.nprocs, topo.pps
+    return [Transfer(a, b, m[a][b], a, b) for a in range(n) for b in range(n)
+            if m[a][b] > 0 and a // pps == b // pps]
+
+
+def queued_phase(coll: Collective, topo: Topology) -> Phase:
+    """`queued`: every block posted at once, each PP's its own packet (packing a cluster's
+    blocks into one, as proteus-group does, holds back the PPs that finish first in a
+    pipeline: Fig. 10's pieces); the CCs forward one a cycle in their PPs' round robin and the
+    GCI orders them (Sec. 3.2-3.3)."""
+    m, n, pps = coll.byte_matrix, coll.nprocs, topo.pps
+    crossing = [Transfer(a, b, m[a][b], a, b) for a in range(n) for b in range(n)
+                if m[a][b] > 0 and a // pps != b // pps]
+    return Phase.of(in_memory(coll, topo) + crossing)
+
+
 def proteus_group_schedule(coll: Collective, topo: Topology) -> Schedule:
     """One phase: shared-memory blocks first, then the cluster messages in plan order."""
     m, n, pps = coll.byte_matrix, coll.nprocs, topo.pps
-    sends = [Transfer(a, b, m[a][b], a, b) for a in range(n) for b in range(n)
-             if m[a][b] > 0 and a // pps == b // pps]
+    sends = in_memory(coll, topo)
     for slot in group_slots(topo):
         for src, dst in slot:
-            message = src * topo.nclusters + dst + 1
+            message = cluster_message(src, dst, topo)
             sends += [Transfer(a, b, m[a][b], a, b, message)
                       for a in range(src * pps, min((src + 1) * pps, n))
                       for b in range(dst * pps, min((dst + 1) * pps, n)) if m[a][b] > 0]

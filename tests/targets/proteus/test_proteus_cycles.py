@@ -60,3 +60,32 @@ def test_a_fixed_cycle_counts_its_whole_length():
     machine = resolve("proteus:cycle_ms=4.1")
     (coll,) = recognized_collectives(kind_program("broadcast", 32, 8), target=machine.spec)
     assert machine.binding_bound(coll) == (pytest.approx(6 * 4.1e-3), "communication cycles")
+
+
+def test_a_shift_s_messages_inside_clusters_take_no_colour():
+    """The sweep's cshift (PP r to r - 1): 8 messages cross clusters, one out of and one into
+    each, and 24 stay in a cluster's memory. Coloured by the cluster ports they do not pass,
+    the latter made 4 phases and posted the crossing messages after the first boundary
+    (300.4 us); in one phase with them (compiler/library/colouring.py) the shift meets its two
+    cycles."""
+    machine = resolve("proteus")
+    (coll,) = recognized_collectives(kind_program("cshift", 32, 8), target=machine.spec)
+    schedule = machine.schedule_for(coll, "colouring")
+    assert len([p for p in schedule.phases if p.sends]) == 1
+    bound_s, binds = machine.binding_bound(coll)
+    assert binds == "communication cycles"
+    assert simulated_time_s(machine, coll, "colouring") == pytest.approx(bound_s, rel=ROUNDING)
+
+
+def test_queued_messages_let_the_controllers_order_a_permutation():
+    """The sweep's permutation (a transpose of 32 PPs): `queued` posts every block at once; the
+    CCs' one-a-cycle forwarding and the GCI's grants order them, in fewer cycles than the
+    colour phases, which wait for each other; `auto` (which simulates the record) takes it."""
+    machine = resolve("proteus")
+    (coll,) = recognized_collectives(kind_program("permutation", 32, 8), target=machine.spec)
+    schedule = machine.schedule_for(coll, "queued")
+    assert len(schedule.phases) == 1
+    queued_s = simulated_time_s(machine, coll, "queued")
+    assert queued_s < simulated_time_s(machine, coll, "colouring")
+    assert queued_s >= machine.binding_bound(coll)[0]
+    assert machine.choose(coll, "auto") == "queued"
