@@ -137,8 +137,8 @@ def test_row_sums_are_a_reduce_in_every_grid_row():
 # the same algorithms, in groups or not, with strided blocks or not (`paths`; checked by
 # test_the_ksr1_runs_left_out_take_the_paths_of_one_that_runs). {example: the one that covers it}
 KSR1 = SIXTY_FOUR["ksr1"]
-KSR1_SAME_PATHS = {"adi.phx": "transpose.phx", "fft2d_iwarp.phx": "transpose.phx",
-                   "proteus_complete_exchange.phx": "transpose.phx",
+KSR1_SAME_PATHS = {"adi.phx": "transpose.phx",
+                   "proteus_complete_exchange.phx": "fft2d_iwarp.phx",
                    "proteus_fft2d.phx": "proteus_exchange.phx", "nbody.phx": "matvec.phx"}
 
 

@@ -3,8 +3,9 @@
 or a machine's), offered before the library's (offer.Library.of `own`).
 
 Each Sec. 5 algorithm is a record per read mode (Sec. 3.4): plain reads, `-prefetch` (several
-reads in flight) and, for the broadcast, `-poststore`. The generic `direct` is the catalog's.
-The records carry no closed form: the target's analytic model (cost.py) times any schedule.
+reads in flight) and, for the broadcast, the shift and the one phase of reads, `-poststore`.
+The generic `direct` is the catalog's. The records carry no closed form: the target's analytic
+model (cost.py) times any schedule.
 """
 
 from __future__ import annotations
@@ -33,10 +34,16 @@ BASE_ALGORITHMS = {
 FORWARDING: tuple[Requirement, ...] = (complete_group, every_member_receives)
 
 
+# Bases whose reads all start at once from their holders: the holder can push instead.
+POSTSTORED = ("broadcast", "cshift", "reads")
+
+
 def modes(base: str) -> tuple[ReadMode, ...]:
-    """The read modes a base algorithm comes in: every one plain and prefetching (Sec. 3.4),
-    the broadcast also by poststore (the owner writes to every cell's copy)."""
-    return (ReadMode.READ, ReadMode.PREFETCH) + ((ReadMode.POSTSTORE,) if base == "broadcast" else ())
+    """The read modes a base algorithm comes in: every one plain and prefetching (Sec. 3.4); the
+    one-phase ones also by poststore (the owner pushes the subpages round the ring, the reader
+    takes them from its cache: every cell's copy of a broadcast, one reader's block of a shift
+    or an exchange)."""
+    return (ReadMode.READ, ReadMode.PREFETCH) + ((ReadMode.POSTSTORE,) if base in POSTSTORED else ())
 
 
 def name_of(base: str, mode: ReadMode) -> str:
@@ -46,7 +53,7 @@ def name_of(base: str, mode: ReadMode) -> str:
 
 def own_algorithms() -> tuple[Algorithm, ...]:
     """Every base algorithm in every mode: the plain ones first, then the prefetching ones, then
-    the poststore broadcast (the order `phalanx algorithms` lists a kind's in)."""
+    the poststored ones (the order `phalanx algorithms` lists a kind's in)."""
     kinds: dict[str, list[Kind]] = {}
     for kind, bases in BASE_ALGORITHMS.items():
         for base in bases:

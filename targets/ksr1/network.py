@@ -29,7 +29,7 @@ itself is a fixed transit (the seed gives no ring:1 bandwidth). An unloaded read
 exactly the loop's turn and Table 1's 175 (ring:0) or 600 (ring:1) cycles plus slot
 alignment; everything else is contention.
 Poststore (Sec. 3.4): the owner pushes each subpage once round every ring:0, readers then
-read their local cache.
+read their local cache; private data (one reader's block) is pushed for that reader alone.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ class KsrNetwork(Network):
         key = ("shared", content) if content else ("private", next(self.serial))
         reader = self.readers[t.dst]
         yield reader.request()
-        if mode == ReadMode.POSTSTORE and content:
+        if mode == ReadMode.POSTSTORE:  # shared content, or one reader's own (a fresh key)
             yield from self._poststored(t, key, nsub)
         elif mode == ReadMode.WRITE:
             yield from self._stream(t, key, range(nsub), write=True)
