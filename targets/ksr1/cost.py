@@ -104,14 +104,14 @@ def reading_rounds_bound_s(coll: Collective, params: KsrParams) -> float:
     for every byte of its partial, and its i-th turn from the last brings at most a subpage of
     bytes, each with at most min(2^(i-1), n - 1) inputs: it needs the least N turns whose bytes
     times inputs cover its partial's bytes times n - 1."""
-    needs = coll.network_matrix > 0
-    others = int(needs.sum(axis=0).max(initial=0))
+    m = coll.network_matrix
+    others = int((m > 0).sum(axis=0).max(initial=0))
     if others == 0:
         return 0.0
     if coll.kind not in REDUCTIONS:
         return math.ceil(math.log2(others + 1)) * params.read_loop_s
     # every byte of the partial depends on every input; a turn brings at most a subpage of them
-    partial = int(coll.network_matrix.max())
+    partial = int(m.max())
     per_turn = min(int(params.subpage_bytes), partial)
     missing = partial * others  # (byte, input) pairs the busiest cell lacks
     turns = 0

@@ -10,7 +10,9 @@ its packets pays two control-only cycles of latency on top of its busy cycles.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from functools import lru_cache
+from itertools import islice
 
 import numpy as np
 
@@ -132,24 +134,27 @@ def lower_bound_s(coll: Collective, topo: Topology, p: ProteusParams) -> float:
     return max(link_s, dp_s, group_s) + p.overhead_s
 
 
+def _reached() -> Iterator[int]:
+    """r_0, r_1, ...: the most clusters holding some of one cluster's data by each cycle
+    boundary (clusters_reached)."""
+    reached: list[int] = []
+    while True:
+        reached.append(1 + sum(reached[:max(len(reached) - 2, 0)]))
+        yield reached[-1]
+
+
 def clusters_reached(boundaries: int) -> int:
     """The most clusters that can hold some of one cluster's data by the `boundaries`-th cycle
     boundary, that cluster included; also the most clusters whose data one cluster can hold by
     then (docs/bounds.md, "Proteus's cycles"). A cluster's controller forwards one packet a
     boundary, a packet forwarded at boundary j is released at j + 2 at the earliest, and what is
     released at j can be forwarded from j + 1 on: r_k = 1 + (r_0 + ... + r_(k-3)), r_0 = 1."""
-    reached = [1]
-    for k in range(1, boundaries + 1):
-        reached.append(1 + sum(reached[:max(k - 2, 0)]))
-    return reached[boundaries]
+    return next(islice(_reached(), boundaries, None))
 
 
 def boundaries_to_reach(clusters: int) -> int:
     """The fewest cycle boundaries after which `clusters` clusters can be reached (0 for one)."""
-    k = 0
-    while clusters_reached(k) < clusters:
-        k += 1
-    return k
+    return next(k for k, reached in enumerate(_reached()) if reached >= clusters)
 
 
 def cycles_bound_s(coll: Collective, topo: Topology, p: ProteusParams, cluster_out: np.ndarray,
@@ -163,13 +168,8 @@ def cycles_bound_s(coll: Collective, topo: Topology, p: ProteusParams, cluster_o
     carry the busiest cluster's bytes out or in (`cluster_out`, `cluster_in`: what each must
     send and receive at least), T >= (k - 1) control parts + those bytes at the link rate. PPs
     of one cluster share data in memory (no cycle)."""
-    needs = coll.network_matrix > 0
-    cluster = np.arange(coll.nprocs) // topo.pps
-    pattern = np.zeros((topo.nclusters, topo.nclusters), dtype=bool)
-    src, dst = np.nonzero(needs)
-    pattern[cluster[src], cluster[dst]] = True
-    np.fill_diagonal(pattern, False)
-    widest = 1 + int(max(pattern.sum(axis=1).max(), pattern.sum(axis=0).max()))
+    pattern = cluster_matrix(coll, topo) > 0
+    widest = 1 + int(max(pattern.sum(axis=1).max(initial=0), pattern.sum(axis=0).max(initial=0)))
     if widest < 2:
         return 0.0
     cycles = boundaries_to_reach(widest) - 1
