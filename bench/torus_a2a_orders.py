@@ -10,9 +10,13 @@ x or y by +-1, +-2, +-3 or 4, each ring distance -3..4 in one move) once, in a p
 of PHASES. A block at distance (dx, dy) moves along x then y or y then x, the second move at least
 two phases after the first (an eager phase's sends are received a phase later, compiler/schedule.py
 SyncMode.EAGER). Per phase and directed wire of a ring, at most one class's worms use it (a class's
-nodes on one ring are 4 apart, so a move of up to 4 hops keeps them apart).
+nodes on one ring are 4 apart, so a move of up to 4 hops keeps them apart). `--wire-window=W,K`
+also keeps a wire to at most K worms in any W consecutive phases: a worm of an eager phase streams
+while its sender starts the next, so a wire used in two consecutive phases holds the second worm
+back (docs/efficiency.md, session 20: with W,K = 2,1 no 16-phase order exists).
 
     python bench/torus_a2a_orders.py PHASES [CLASSES] [SECONDS] [--no-wires] [--stages-apart=Y,X]
+        [--wire-window=W,K]
 
 prints the solver's answer and, where it found orders, their rows in the form of the record that
 stores one (compiler/library/pipelined2d.py ORDERS, `pipelined-2dmesh`) and the schedule's simulated
@@ -44,8 +48,9 @@ CLASSES: dict[str, pipelined2d.Klass] = {
     "grid": lambda x, y: (x % 4, y % 4),
 }
 USAGE = ("usage: python bench/torus_a2a_orders.py PHASES [CLASSES] [SECONDS] [--no-wires] "
-         f"[--stages-apart=Y,X] (PHASES >= 14, CLASSES one of {', '.join(CLASSES)}; Y,X: every move "
-         "along y in phases 0..Y, every move along x in phases X..PHASES-1)")
+         f"[--stages-apart=Y,X] [--wire-window=W,K] (PHASES >= 14, CLASSES one of {', '.join(CLASSES)}; "
+         "Y,X: every move along y in phases 0..Y, every move along x in phases X..PHASES-1; W,K: at "
+         "most K worms on a wire in any W consecutive phases, 1 <= K <= W)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,6 +62,7 @@ class Search:
     seconds: float = 120.0
     with_wires: bool = True
     stages_apart: tuple[int, int] | None = None  # (last phase of a y move, first of an x move)
+    wire_window: tuple[int, int] = (1, 1)  # (W, K): a wire carries at most K worms in W consecutive phases
 
 
 def forward_half_ring(coord: int) -> bool:
@@ -70,8 +76,24 @@ def wires(coord: int, shift: int) -> list[tuple[int, int]]:
     return [((coord + sign * j) % RING, sign) for j in range(abs(shift))]
 
 
+def wire_loads(klass: pipelined2d.Klass, sends: dict, window: range) -> list[list]:
+    """Per directed wire of every ring, the send variables of the worms on it in `window`'s phases."""
+    loads = []
+    for dim in (0, 1):
+        for other in range(RING):
+            load: dict[tuple[int, int], list] = {}
+            for pos in range(RING):
+                c = klass(pos, other) if dim == 0 else klass(other, pos)
+                for shift in SHIFTS:
+                    for wire in wires(pos, shift):
+                        load.setdefault(wire, []).extend(sends[c, (dim, shift), q] for q in window)
+            loads.extend(load.values())
+    return loads
+
+
 def solve(phases: int, klass: pipelined2d.Klass, seconds: float, with_wires: bool,
-          stages_apart: tuple[int, int] | None = None):
+          stages_apart: tuple[int, int] | None = None,
+          wire_window: tuple[int, int] = (1, 1)):
     """The CP-SAT model of the module docstring: (status name, per class its moves by phase or
     None). `stages_apart` (Y, X): every move along y in phases 0..Y and every move along x in
     phases X.. (pipelined2d's record keeps the stages so: its rows go unpacked)."""
@@ -110,17 +132,11 @@ def solve(phases: int, klass: pipelined2d.Klass, seconds: float, with_wires: boo
                     model.Add(when[key[0], (0, dx)] + 2 <= when[key[1], (1, dy)]).OnlyEnforceIf(x_first)
                     model.Add(when[key[0], (1, dy)] + 2 <= when[key[2], (0, dx)]).OnlyEnforceIf(x_first.Not())
     if with_wires:
-        for p in range(phases):
-            for dim in (0, 1):
-                for other in range(RING):
-                    load: dict[tuple[int, int], list] = {}
-                    for pos in range(RING):
-                        c = klass(pos, other) if dim == 0 else klass(other, pos)
-                        for shift in SHIFTS:
-                            for wire in wires(pos, shift):
-                                load.setdefault(wire, []).append(sends[c, (dim, shift), p])
-                    for on_wire in load.values():
-                        model.Add(sum(on_wire) <= 1)
+        windows = {(1, 1), wire_window}  # (W, K): at most K worms a wire in W consecutive phases
+        for span, most in windows:
+            for p in range(phases - span + 1):
+                for on_wire in wire_loads(klass, sends, range(p, p + span)):
+                    model.Add(sum(on_wire) <= most)
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = seconds
     solver.parameters.num_workers = 2
@@ -158,10 +174,16 @@ def arguments(argv: list[str]) -> Search:
 
     flags = [a for a in argv if a.startswith("--")]
     rest = [a for a in argv if not a.startswith("--")]
-    stages = None
+    stages, window = None, (1, 1)
     for flag in flags:
         name, _, value = flag.partition("=")
         if flag == "--no-wires":
+            continue
+        if name == "--wire-window":
+            span, most = map(int, value.split(",")) if re.fullmatch(r"\d+,\d+", value) else (0, 0)
+            if not 1 <= most <= span:
+                refuse()
+            window = (span, most)
             continue
         if name != "--stages-apart" or not re.fullmatch(r"\d+,\d+", value):
             refuse()
@@ -175,16 +197,19 @@ def arguments(argv: list[str]) -> Search:
     except ValueError:
         refuse()
     return Search(int(rest[0]), rest[1] if len(rest) > 1 else "diagonal", seconds,
-                  "--no-wires" not in flags, stages)
+                  "--no-wires" not in flags, stages, window)
 
 
 def main(argv: list[str]) -> None:
     search = arguments(argv)
     phases, name = search.phases, search.classes
-    status, orders = solve(phases, CLASSES[name], search.seconds, search.with_wires, search.stages_apart)
+    status, orders = solve(phases, CLASSES[name], search.seconds, search.with_wires, search.stages_apart,
+                           search.wire_window)
     wires = "apart" if search.with_wires else "free"
     stages = "" if search.stages_apart is None else \
         ", stages apart (y to phase {}, x from phase {})".format(*search.stages_apart)
+    if search.wire_window != (1, 1):
+        stages += ", at most {1} worms a wire in {0} phases".format(*search.wire_window)
     print(f"{phases} phases, classes {name}, wires {wires}{stages}: {status}")
     if orders is None:
         return

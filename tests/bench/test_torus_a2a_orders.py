@@ -34,8 +34,10 @@ def test_the_command_line_takes_phases_classes_seconds_and_the_stages():
     assert orders.arguments(["16"]) == orders.Search(16, "diagonal", 120.0, True, None)
     assert orders.arguments(["15", "grid", "30", "--no-wires"]) == orders.Search(15, "grid", 30.0, False)
     assert orders.arguments(["15", "--stages-apart=8,6"]) == orders.Search(15, stages_apart=(8, 6))
+    assert orders.arguments(["18", "--wire-window=3,2"]) == orders.Search(18, wire_window=(3, 2))
     for bad in (["13"], ["16", "rows"], ["16", "grid", "soon"], [], ["15", "--stages-apart=7"],
-                ["15", "--stages"], ["15", "--wires"]):
+                ["15", "--stages"], ["15", "--wires"], ["16", "--wire-window=2"],
+                ["16", "--wire-window=2,3"], ["16", "--wire-window=2,0"]):
         with pytest.raises(SystemExit) as err:
             orders.arguments(bad)
         assert str(err.value) == f"{orders.USAGE}; got {' '.join(bad)}"
@@ -53,4 +55,12 @@ def test_fifteen_phases_with_the_stages_apart_are_infeasible():
     """docs/efficiency.md (branch a2a2d): the diagonal classes cannot keep the column moves in
     phases 0..7 and the row moves in 7..14."""
     status, found = orders.solve(15, orders.CLASSES["diagonal"], 120.0, True, (7, 7))
+    assert (status, found) == ("INFEASIBLE", None)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ortools") is None, reason="the search needs OR-Tools")
+def test_sixteen_phases_with_no_wire_in_two_consecutive_phases_are_infeasible():
+    """docs/efficiency.md (session 20): every wire carries 8 worms, so in 16 phases with none in
+    two consecutive ones each wire would be used every other phase; the diagonal classes cannot."""
+    status, found = orders.solve(16, orders.CLASSES["diagonal"], 120.0, True, wire_window=(2, 1))
     assert (status, found) == ("INFEASIBLE", None)
