@@ -134,6 +134,21 @@ def lower_bound_s(coll: Collective, topo: Topology, p: ProteusParams) -> float:
     return max(link_s, dp_s, group_s) + p.overhead_s
 
 
+def memories_bound_s(p: ProteusParams, cluster_out: np.ndarray, cluster_in: np.ndarray) -> float:
+    """Dual-port memories (docs/bounds.md, "Proteus's dual-port memories"): every byte that
+    crosses between clusters passes its sender's DP twice (staging, then the DMA out) and its
+    receiver's twice (the DMA in, then release), relayed or not, and a DP moves at most dp_Bps
+    among all its streams (memory.py); no stream runs before the first cycle's control part.
+    `cluster_out`, `cluster_in`: what each cluster must send and receive at least (distinct
+    data once, one partial of a reduction): the busiest cluster's DP carries at least twice its
+    own, and the DPs together four times what must cross, max(sum out, sum in), so
+    T >= control part + max(2 max(out + in), 4 max(sum out, sum in) / clusters) / dp_Bps."""
+    own = 2.0 * float((cluster_out + cluster_in).max(initial=0))
+    crossing = 4.0 * float(max(cluster_out.sum(), cluster_in.sum())) / max(len(cluster_out), 1)
+    busiest = max(own, crossing)
+    return p.overhead_s + busiest / p.dp_Bps if busiest > 0 else 0.0
+
+
 def _reached() -> Iterator[int]:
     """r_0, r_1, ...: the most clusters holding some of one cluster's data by each cycle
     boundary (clusters_reached)."""

@@ -136,15 +136,19 @@ class ProteusTarget(Target):
 
     def binding_bound(self, coll: Collective) -> tuple[float, str]:
         """The library's bounds (rooted and group kinds) or the links' and DPs' (the exchanges),
-        and the communication cycles a cluster's data needs to spread or to gather (cost.py
-        `cycles_bound_s`): the larger."""
+        the communication cycles a cluster's data needs to spread or to gather (cost.py
+        `cycles_bound_s`) and the dual-port memories every crossing byte passes four times
+        (`memories_bound_s`): the largest."""
         if coll.kind in ROOTED + GROUP:
             found = self.library.bound(coll)
         else:
             found = float(cost.lower_bound_s(coll, self.topo, self.params)), "link, DP and group links"
         cluster_out, cluster_in = needs(coll, self.library.machine.port)
-        cycles_s = cost.cycles_bound_s(coll, self.topo, self.params, cluster_out, cluster_in)
-        return (cycles_s, "communication cycles") if cycles_s > found[0] else found
+        bounds = [found,
+                  (cost.cycles_bound_s(coll, self.topo, self.params, cluster_out, cluster_in),
+                   "communication cycles"),
+                  (cost.memories_bound_s(self.params, cluster_out, cluster_in), "dual-port memories")]
+        return max(bounds, key=lambda bound: bound[0])
 
     def build_network(self, engine: Engine) -> ProteusNetwork:
         return ProteusNetwork(engine, self.topo, self.params)
