@@ -143,7 +143,8 @@ class Algorithm:
     closed_form_gap: Callable[[Collective], str | None] | None = None
     problems: Callable[[Schedule], list[str]] | None = None
     # Its empty phases belong to the schedule (the phased AAPC's n^3/8, which the switch steps
-    # through whatever they carry); other algorithms' are left out.
+    # through whatever they carry); other algorithms' are left out (a phase that only receives,
+    # as an eager chain's between two sends, is not empty: it is where the node waits).
     keeps_empty_phases: bool = False
 
     def unmet(self, coll: Collective, machine: Machine) -> str | None:
@@ -165,6 +166,6 @@ class Algorithm:
     def schedule(self, coll: Collective, machine: Machine) -> Schedule:
         columns = self.phase_columns(coll, machine)
         phases = columns.phases() if columns is not None else \
-            tuple(p for p in self.phases(coll, machine) if p.sends or self.keeps_empty_phases)
+            tuple(p for p in self.phases(coll, machine) if p.sends or p.recvs or self.keeps_empty_phases)
         return Schedule(coll.index, coll.kind, self.name, coll.nprocs, phases, coll.src,
                         coll.dst, coll.line)

@@ -16,6 +16,7 @@ from phalanx.compiler.recognize import KINDS
 from phalanx.targets.proteus import cost
 from phalanx.targets.proteus.exchange import group_slots, proteus_group_schedule, queued_phase, slot_problems
 from phalanx.targets.proteus.params import ProteusParams
+from phalanx.targets.proteus.pipeline import cluster_chain_phases, whole_machine
 from phalanx.targets.proteus.topology import Topology
 
 EXCHANGES = (Kind.ALLTOALL, Kind.ALLTOALLV, Kind.SPARSE)
@@ -24,8 +25,8 @@ SPARSE_PATTERNS = (Kind.CSHIFT, Kind.PERMUTATION, Kind.SPARSE)
 
 
 def own_algorithms(topo: Topology, params: ProteusParams) -> tuple[Algorithm, ...]:
-    """The group exchange for the exchange kinds, the queued messages for sparse patterns, then
-    direct for every kind, on `topo`."""
+    """The group exchange for the exchange kinds, the queued messages for sparse patterns, the
+    cluster chain for a broadcast or reduce, then direct for every kind, on `topo`."""
     return (
         Algorithm("proteus-group", EXCHANGES, "Sec. 5: messages combined per cluster, e-cube "
                   "permutation schedule over the groups, pairs of permutations merged",
@@ -38,6 +39,12 @@ def own_algorithms(topo: Topology, params: ProteusParams) -> tuple[Algorithm, ..
                   "GCI grants them without conflicts (Sec. 3.2-3.3), where colour phases wait "
                   "for each other's cycles",
                   lambda coll, machine: [queued_phase(coll, topo)]),
+        Algorithm("cluster-chain", (Kind.BROADCAST, Kind.REDUCE), "the block in pieces along a "
+                  "chain of one PP a cluster, each forwarding a piece two eager phases after it came: "
+                  "a broadcast's copied to its cluster's PPs over the bus, a reduce's combined with "
+                  "its cluster's; short cycles, one piece per cluster and direction (pipeline.py)",
+                  lambda coll, machine: cluster_chain_phases(coll, topo, params),
+                  requires=(lambda coll, machine: whole_machine(coll, topo),)),
         Algorithm("direct", KINDS, "pairwise steps: in step s node r sends to r XOR s (2^d nodes) "
                   "or r + s mod P; the generic exchange, for a rooted kind the linear messages",
                   lambda coll, machine: list(direct_phases(coll)),
