@@ -34,7 +34,6 @@ from phalanx.compiler.schedule import COMBINED, Phase, SyncMode, Transfer
 from phalanx.targets.proteus.params import ProteusParams
 from phalanx.targets.proteus.topology import Topology
 
-
 GAP = 2  # phases from a batch's send to its forwarding (received in the next, sent the one after)
 MANY_PIECES = 64  # from here a head sends three pieces a phase, below one
 
@@ -138,7 +137,8 @@ def reduce_chain_phases(coll: Collective, topo: Topology, p: ProteusParams) -> l
                 sends[GAP * j + b] += [Transfer(x, head, nbytes, x, root, 0, offset)
                                        for x in members if x != head]
                 if h:
-                    sends[GAP + GAP * j + b] += [Transfer(head, heads[h - 1], nbytes, o, root, COMBINED, offset)
+                    onward = heads[h - 1]
+                    sends[GAP + GAP * j + b] += [Transfer(head, onward, nbytes, o, root, COMBINED, offset)
                                                  for o in beyond if m[o][root]]
     sends[0] = local_copies(coll) + sends[0]
     return eager(sends)

@@ -29,8 +29,9 @@ def reduce(size: int, spec: str = "proteus", algorithm: str = "cluster-chain"):
     return compile_program(source, target=spec, algorithm=f"reduce={algorithm}", file="<reduce>")
 
 
-@pytest.mark.parametrize("spec, size, root", [("proteus", 1 << 20, 0), ("proteus", 70000, 13), ("proteus", 8, 0),
-                                              ("proteus:64", 65536, 40), ("proteus:groups=1,pps=2", 5000, 3)])
+@pytest.mark.parametrize("spec, size, root", [("proteus", 1 << 20, 0), ("proteus", 70000, 13),
+                                              ("proteus", 8, 0), ("proteus:64", 65536, 40),
+                                              ("proteus:groups=1,pps=2", 5000, 3)])
 def test_every_pp_gets_the_root_s_block(spec, size, root):
     compiled = broadcast(size, root, spec)
     run = checked_run(compiled)

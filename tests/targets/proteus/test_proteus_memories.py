@@ -10,8 +10,8 @@ import pytest
 
 from phalanx.compiler.driver import compile_program, recognized_collectives
 from phalanx.compiler.target import resolve
-from phalanx.runtime.sweep import kind_program
 from phalanx.runtime.simulate import checked_run
+from phalanx.runtime.sweep import kind_program
 from phalanx.runtime.timing import simulated_time_s
 from phalanx.targets.proteus.cost import memories_bound_s
 
