@@ -49,6 +49,8 @@ def whole_machine(coll: Collective, topo: Topology) -> str | None:
     more than one cluster."""
     if coll.kind not in (Kind.BROADCAST, Kind.REDUCE) or coll.groups:
         return f"the {coll.kind} is not a broadcast or reduce of the whole machine"
+    if coll.nprocs != topo.nnodes:  # a group's own collective, numbered within the group
+        return f"the {coll.kind} spans {coll.nprocs} of the machine's {topo.nnodes} PPs"
     root, m = root_of(coll), coll.byte_matrix
     broadcast = coll.kind is Kind.BROADCAST
     others = receivers(coll) if broadcast else senders(coll)

@@ -75,3 +75,19 @@ def test_a_broadcast_to_some_pps_is_refused_with_the_reason():
         compile_program(source, target="proteus", algorithm="broadcast=cluster-chain", file="<b>")
     assert "cannot lower the broadcast of line 5" in str(err.value)
     assert "7 of the 31 other PPs receive the root's block" in str(err.value)
+
+
+def test_broadcasts_in_groups_are_left_to_the_library():
+    """A broadcast along each row of a 4 x 4 grid of PPs: each group's own collective numbers its
+    4 PPs from 0, which the chain over the machine's clusters cannot serve; auto lowers it and
+    asking for the chain says why."""
+    source = ("processors Q(4, 4)\narray A(64, 64) of float64 distribute (BLOCK, BLOCK) onto Q\n"
+              "array AK(64, 4, 16) of float64 distribute (BLOCK, BLOCK, *) onto Q\n"
+              "AK = spread(A(:, 0:15), dim=2, ncopies=4)\n")
+    compiled = compile_program(source, target="proteus:groups=1", file="<spread>")
+    assert compiled.schedules[0].algorithm != "cluster-chain"
+    with pytest.raises(PhalanxError) as err:
+        compile_program(source, target="proteus:groups=1", algorithm="broadcast=cluster-chain",
+                        file="<spread>")
+    assert "broadcast of line 4 on proteus:groups=1,links=1: the broadcast spans 4 of the machine's 32 PPs" \
+        in str(err.value)
