@@ -38,7 +38,7 @@ GAP = 2  # phases from a batch's send to its forwarding (received in the next, s
 MANY_PIECES = 64  # from here a head sends three pieces a phase, below one
 
 
-def batch(pieces: int) -> int:
+def pieces_a_phase(pieces: int) -> int:
     """Pieces a head sends a phase: one, or three where there are many (module docstring)."""
     return 3 if pieces >= MANY_PIECES else 1
 
@@ -83,7 +83,7 @@ def cluster_chain_phases(coll: Collective, topo: Topology, p: ProteusParams) -> 
 def chain_of_heads(coll: Collective, topo: Topology, p: ProteusParams
                    ) -> tuple[list[int], list[int], list[list[tuple[int, int]]]]:
     """The clusters from the root's on, their heads (the PP with the root's place in its
-    cluster) and the block's pieces in batches (`batch`)."""
+    cluster) and the block's pieces in batches (`pieces_a_phase`)."""
     root, pps = root_of(coll), topo.pps
     m = coll.byte_matrix
     other = (receivers(coll) if coll.kind is Kind.BROADCAST else senders(coll))[0]
@@ -91,7 +91,7 @@ def chain_of_heads(coll: Collective, topo: Topology, p: ProteusParams
     clusters = [(root // pps + h) % topo.nclusters for h in range(topo.nclusters)]
     heads = [c * pps + root % pps for c in clusters]
     pieces = segments(block, -(-block // piece_bytes(block, topo, p)))
-    size = batch(len(pieces))
+    size = pieces_a_phase(len(pieces))
     return clusters, heads, [pieces[i:i + size] for i in range(0, len(pieces), size)]
 
 
