@@ -42,6 +42,7 @@ the receives).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 from phalanx.compiler.library.members import rooted_order
 from phalanx.compiler.library.registry import Generator, Machine
@@ -111,6 +112,15 @@ def tallest_first(sends: list[Transfer], tall: list[dict[int, int]],
         return next(i for i, (start, length) in enumerate(quarters)
                     if start <= t.offset < start + length)
     return sorted(sends, key=lambda t: (t.src, -tall[tree_of(t)][t.dst]))
+
+
+def due_next(sends: Sequence[Sequence[Transfer]]) -> list[tuple[Transfer, ...]]:
+    """Per eager phase, the receives due in it: the phase before's sends, and the last phase's
+    own (an eager phase's sends are received in the next, so a node forwards a block two
+    phases after the one that brings it)."""
+    last = len(sends) - 1
+    return [tuple(sends[k - 1] if k else ()) + (tuple(sent) if k == last else ())
+            for k, sent in enumerate(sends)]
 
 
 def eager_of(phases: list[Phase]) -> list[Phase]:

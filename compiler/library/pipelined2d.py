@@ -37,6 +37,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 from phalanx.compiler.library.checkerboard import ring_distances, torus_rings
+from phalanx.compiler.library.eager import due_next
 from phalanx.compiler.library.registry import Machine
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import COMBINED, Phase, SyncMode, Transfer
@@ -167,7 +168,6 @@ def eager_phases(coll: Collective, orders: Orders) -> list[Phase]:
     for (phase, _), message in sorted(messages.items()):
         sends[phase] += message
     phases = [Phase(tuple(local), tuple(local), SyncMode.LOCAL)]
-    for p, sent in enumerate(sends):
-        due = (sends[p - 1] if p else []) + (sent if p == count - 1 else [])
-        phases.append(Phase(tuple(sent) + tuple(packs[p]), tuple(due) + tuple(packs[p]), SyncMode.EAGER))
+    for sent, due, packed in zip(sends, due_next(sends), packs):
+        phases.append(Phase(tuple(sent) + tuple(packed), due + tuple(packed), SyncMode.EAGER))
     return phases

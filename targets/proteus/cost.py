@@ -23,10 +23,15 @@ from phalanx.targets.proteus.params import ProteusParams
 from phalanx.targets.proteus.topology import Topology
 
 
+def dma_Bps(p: ProteusParams, streams: float = 4.0) -> float:
+    """The DMA's rate while `streams` share the DP equally, capped by the link."""
+    return min(p.link_Bps, p.dp_Bps / max(streams, 1.0))
+
+
 def cycle_s(p: ProteusParams, packet_bytes: float, streams: float = 4.0) -> float:
     """A cycle carrying `packet_bytes` while `streams` share the DP (Sec. 5: four streams,
     4.0+0.1 ms for 64 KB; two streams: the link's 3.125 ms)."""
-    busy = p.overhead_s + packet_bytes / min(p.link_Bps, p.dp_Bps / max(streams, 1.0))
+    busy = p.overhead_s + packet_bytes / dma_Bps(p, streams)
     return max(busy, p.fixed_cycle_s) if p.fixed_cycle_s else busy
 
 

@@ -27,10 +27,12 @@ from __future__ import annotations
 import math
 
 from phalanx.compiler.kind import Kind
+from phalanx.compiler.library.eager import due_next
 from phalanx.compiler.library.members import local_copies, receivers, root_of, senders
 from phalanx.compiler.library.rooted import segments
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import COMBINED, Phase, SyncMode, Transfer
+from phalanx.targets.proteus.cost import dma_Bps
 from phalanx.targets.proteus.params import ProteusParams
 from phalanx.targets.proteus.topology import Topology
 
@@ -67,8 +69,7 @@ def whole_machine(coll: Collective, topo: Topology) -> str | None:
 def piece_bytes(block: int, topo: Topology, p: ProteusParams) -> int:
     """The piece size of the module docstring: sqrt(B control rate / (3 (C - 1))), a power of two
     from 1 KB to a packet, and no more than the block."""
-    rate = min(p.link_Bps, p.dp_Bps / 4.0)
-    best = math.sqrt(block * p.overhead_s * rate / (3.0 * (topo.nclusters - 1)))
+    best = math.sqrt(block * p.overhead_s * dma_Bps(p) / (3.0 * (topo.nclusters - 1)))
     power = 1 << max(10, min(round(math.log2(max(best, 1.0))), int(p.packet_bytes).bit_length() - 1))
     return max(1, min(power, block))
 
@@ -97,8 +98,7 @@ def chain_of_heads(coll: Collective, topo: Topology, p: ProteusParams
 
 def eager(sends: list[list[Transfer]]) -> list[Phase]:
     """Eager phases of the sends, each phase's due in the next (the last one's in it)."""
-    return [Phase(tuple(sent), tuple((sends[k - 1] if k else []) + (sent if k == len(sends) - 1 else [])),
-                  SyncMode.EAGER) for k, sent in enumerate(sends)]
+    return [Phase(tuple(sent), due, SyncMode.EAGER) for sent, due in zip(sends, due_next(sends))]
 
 
 def broadcast_chain_phases(coll: Collective, topo: Topology, p: ProteusParams) -> list[Phase]:
