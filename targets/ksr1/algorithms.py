@@ -6,15 +6,24 @@ Each Sec. 5 algorithm is a record per read mode (Sec. 3.4): plain reads, `-prefe
 reads in flight) and, for the broadcast, the shift and the one phase of reads, `-poststore`.
 The generic `direct` is the catalog's. The records carry no closed form: the target's analytic
 model (cost.py) times any schedule.
+
+The library's algorithms come in the same read modes (`in_read_modes`): `binomial-poststore`,
+`cut-halving-prefetch`. A library schedule's transfer is a plain read; its variant reads the
+same blocks in the same phases and loops, prefetched or pushed by their holders (Sec. 3.4).
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections import Counter
+
 from phalanx.compiler.kind import Kind
-from phalanx.compiler.library.registry import Algorithm, Requirement
+from phalanx.compiler.library.registry import Algorithm, Machine, Requirement
 from phalanx.compiler.library.requirements import complete_group, every_member_receives
+from phalanx.compiler.recognize import Collective
+from phalanx.compiler.schedule import Phase, Transfer
 from phalanx.targets.ksr1.schedules import phases_of
-from phalanx.targets.ksr1.tags import ReadMode
+from phalanx.targets.ksr1.tags import Read, ReadMode
 
 BASE_ALGORITHMS = {
     Kind.BROADCAST: ("broadcast",),
@@ -70,3 +79,52 @@ def own_algorithms() -> tuple[Algorithm, ...]:
                 lambda coll, machine, base=base, mode=mode: list(phases_of(coll, base, mode)),
                 () if base in ("reads", "cshift") else FORWARDING))
     return tuple(records)
+
+
+# The modes a library algorithm's reads also come in (its plain reads are the record itself).
+LIBRARY_MODES = (ReadMode.PREFETCH, ReadMode.POSTSTORE)
+
+
+def _loop_pairs(phase: Phase) -> Counter[tuple[int, int]]:
+    """Read loops per (holder, reader) pair of a phase: each combined message one, each single
+    transfer one."""
+    loops: set[tuple[int, int, int]] = set()
+    for i, t in enumerate(phase.sends):
+        if t.src != t.dst:
+            loops.add((t.src, t.dst, t.message if t.message > 0 else -1 - i))
+    return Counter((src, dst) for src, dst, _ in loops)
+
+
+def one_loop_a_pair(record: Algorithm) -> Requirement:
+    """A read mode numbers one private loop per holder and reader (tags.py `Read`): a schedule
+    whose phase has two loops between one pair would have them merged into one."""
+    def requirement(coll: Collective, machine: Machine) -> str | None:
+        for k, phase in enumerate(record.schedule(coll, machine).phases):
+            pair = next((p for p, n in _loop_pairs(phase).items() if n > 1), None)
+            if pair is not None:
+                return (f"its phase {k} has two read loops of cell {pair[1]} from cell {pair[0]}, "
+                        "which a read mode would merge into one")
+        return None
+    return requirement
+
+
+def _read_in(transfer: Transfer, mode: ReadMode) -> Transfer:
+    if transfer.src == transfer.dst:  # a local copy reads no ring
+        return transfer
+    return transfer._replace(message=Read(0, mode).message)
+
+
+def in_mode(phases: tuple[Phase, ...], mode: ReadMode) -> list[Phase]:
+    """The phases with every remote transfer a private read in `mode`, its loops kept."""
+    return [dataclasses.replace(p, sends=tuple(_read_in(t, mode) for t in p.sends),
+                                recvs=tuple(_read_in(t, mode) for t in p.recvs)) for p in phases]
+
+
+def in_read_modes(records: tuple[Algorithm, ...]) -> tuple[Algorithm, ...]:
+    """Each library record in each of LIBRARY_MODES: `name-prefetch`, `name-poststore`."""
+    return tuple(
+        Algorithm(name_of(a.name, mode), a.kinds, f"{a.description}; each read by {mode} (seed 002 "
+                  "Sec. 3.4)",
+                  lambda coll, machine, a=a, mode=mode: in_mode(a.schedule(coll, machine).phases, mode),
+                  a.requires + (one_loop_a_pair(a),))
+        for mode in LIBRARY_MODES for a in records)

@@ -4,11 +4,13 @@ Algorithms per kind (docs/targets_ksr1.md): the Sec. 5 collectives by their numb
 also with `-prefetch` (Sec. 3.4: several reads in flight), a poststore broadcast, and the
 generic `direct` (and `reads`: one phase of remote reads) for every pattern, and the
 algorithm library's trees, rings and pipelines (compiler/library: a transfer is a read by
-its destination from its source). `auto` picks the least time of the analytic model in
-cost.py, which times any schedule.
+its destination from its source), each also `-prefetch` and `-poststore`. `auto` picks the
+least time of the analytic model in cost.py, which times any schedule.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.offer import Library
@@ -19,7 +21,7 @@ from phalanx.compiler.target import Target, TargetEntry, with_overrides
 from phalanx.grammar.diagnostics import usage_error
 from phalanx.runtime.engine import Engine
 from phalanx.targets.ksr1 import cost
-from phalanx.targets.ksr1.algorithms import own_algorithms
+from phalanx.targets.ksr1.algorithms import in_read_modes, own_algorithms
 from phalanx.targets.ksr1.network import KsrNetwork
 from phalanx.targets.ksr1.params import KsrParams
 
@@ -37,7 +39,10 @@ class Ksr1Target(Target):
         per_subpage_s = max(params.slot_s, params.read_loop_s)
         port = PortModel(params.access_s + params.hop_s, per_subpage_s / params.subpage_bytes,
                          1 / (params.arith_MFLOPS * 1e6))
-        self.library = Library.of(Machine(nnodes, port), own=own_algorithms())
+        own = own_algorithms()
+        offered = Library.of(Machine(nnodes, port), own=own)
+        generic = tuple(a for a in offered.algorithms if a not in own)
+        self.library = dataclasses.replace(offered, algorithms=offered.algorithms + in_read_modes(generic))
 
     def algorithms(self, kind: Kind) -> tuple[str, ...]:
         """Sec. 5's collectives in their read modes (algorithms.py), then the library's."""

@@ -76,7 +76,8 @@ def test_every_algorithm_of_every_collective_verifies(n, extra):
     the allreduce's reduce-scatter-allgather and cut-halving, the broadcast's scatter-doubling,
     cut-scatter-doubling, gray-two-tree and dimension-pipeline, the allgather's
     far-first-doubling; and the shift's staggered and staggered-halves, which need an adapter
-    that spreads a message over routes (the SP2's)."""
+    that spreads a message over routes (the SP2's). Each in its read modes too (`-prefetch`,
+    `-poststore`)."""
     source = PROGRAM.format(n=n, extra=extra, e=16 * n * 3)
     compiled = compile_text(source, cost="closed-form")  # what runs is checked, not auto's choice
     for coll in compiled.collectives:
@@ -88,7 +89,8 @@ def test_every_algorithm_of_every_collective_verifies(n, extra):
                                   "dimension-pipeline"},
                     "allgather": {"far-first-doubling"},
                     "cshift": {"staggered", "staggered-halves"}}
-        assert set(refused) == expected.get(coll.kind, set())
+        modes = ("", "-prefetch", "-poststore")
+        assert set(refused) == {f"{base}{mode}" for base in expected.get(coll.kind, ()) for mode in modes}
         # Each algorithm runs in the program cut to the collective's statement: the same arrays
         # on the same machine, and its own time (time_s, a replay alone) is the same; the other
         # statements are not simulated once per algorithm of this one.
