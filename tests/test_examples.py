@@ -139,7 +139,7 @@ def test_row_sums_are_a_reduce_in_every_grid_row():
 KSR1 = SIXTY_FOUR["ksr1"]
 KSR1_SAME_PATHS = {"adi.phx": "transpose.phx",
                    "proteus_complete_exchange.phx": "fft2d_iwarp.phx",
-                   "proteus_fft2d.phx": "proteus_exchange.phx", "nbody.phx": "matvec.phx"}
+                   "proteus_fft2d.phx": "proteus_exchange.phx"}
 
 
 def paths(compiled) -> set[tuple[str, str, bool, bool]]:

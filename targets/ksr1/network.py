@@ -71,6 +71,8 @@ class KsrNetwork(Network):
         self.pushed: set[Any] = set()
         self.answering: dict[tuple[Sub, int], list[tuple[int, int]]] = {}
         self.writer: dict[Sub, int] = {}  # subpages whose owner is the cell that last wrote them
+        # where a content's subpages start in its holder's memory (shared contents: 0, one array)
+        self.first_subpage: dict[Any, int] = {}
         self.serial = itertools.count()
         self.counters: dict[str, int] = {"reads": 0, "requests": 0, "dropped": 0, "crossings": 0,
                                          "pushes": 0, "writes": 0, "invalidated": 0}
@@ -80,6 +82,8 @@ class KsrNetwork(Network):
         content, mode = Read.of(t.message)
         nsub = max(math.ceil(t.nbytes / self.p.subpage_bytes), 1)
         key = ("shared", content) if content else ("private", next(self.serial))
+        if not content:  # a holder keeps what it gives in a buffer by reader: block q from subpage q nsub
+            self.first_subpage[key] = t.final * nsub
         reader = self.readers[t.dst]
         yield reader.request()
         if mode == ReadMode.POSTSTORE:  # shared content, or one reader's own (a fresh key)
@@ -277,7 +281,7 @@ class KsrNetwork(Network):
     def _access(self, holder: int, sub: Sub):
         """The holder's CIU (one of four, by subpage address) reads its local cache."""
         cius = self.cius[holder]
-        ciu = cius[sub[1] % len(cius)]
+        ciu = cius[(self.first_subpage.get(sub[0], 0) + sub[1]) % len(cius)]
         yield ciu.request()
         yield self.engine.timeout(self.p.access_s, "local cache read")
         ciu.release()

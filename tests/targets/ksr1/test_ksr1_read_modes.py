@@ -76,3 +76,19 @@ def test_two_loops_between_one_pair_are_refused():
     one = Algorithm("one-loop", (Kind.ALLTOALL,), "one combined read",
                     lambda c, m: [Phase.of([Transfer(0, 1, 8, 0, 1, 1), Transfer(0, 1, 8, 0, 2, 1)])])
     assert one_loop_a_pair(one)(coll, machine.library.machine) is None
+
+
+def test_a_holders_blocks_for_different_readers_use_its_four_cius():
+    """The root's 31 blocks of a scatter sit at 31 subpage addresses (a buffer by reader), so
+    its four CIUs (Sec. 2.1, by subpage address) push them four at a time: 8 accesses of 0.9 us,
+    a ring:0 ride, then the reader's loop reads its cache (0.9 + 21.41 us). One CIU for all
+    (every block at subpage 0, as the model had it) took 51.7 us: 31 accesses in a row."""
+    machine, coll = collective(Kind.SCATTER, 8)
+    compiled = compile_program(kind_program(Kind.SCATTER, 32, 8), target="ksr1",
+                               algorithm="scatter=reads-poststore", file="scatter.phx")
+    run = checked_run(compiled)
+    assert run.problems == {0: []}
+    params = machine.params
+    floor_s = 8 * params.access_s + params.access_s + params.read_loop_s
+    assert floor_s <= run.execution.collectives[0].time_s <= floor_s + 2 * params.rotation_s
+    assert run.execution.collectives[0].time_s * 1e6 == pytest.approx(31.4, abs=0.1)
