@@ -56,14 +56,22 @@ def phase_time_s(phase: Phase, kind: Kind, params: KsrParams, geo: RingGeometry)
         if mode == ReadMode.POSTSTORE:
             rate_s = max(params.slot_s, params.access_s / params.cius_per_cell)
             lift_s = 2 * params.slot_s + params.ring1_transit_s if geo.nrings > 1 else 0.0
-            push_s = max(push_s, params.access_s + n * rate_s + params.rotation_s + lift_s)
-            readers[q] += n * (params.access_s + params.read_loop_s)
+            read_s = n * (params.access_s + params.read_loop_s)
+            if Read.of(message).content:  # shared: one push for every reader, before their reads
+                push_s = max(push_s, params.access_s + n * rate_s + params.rotation_s + lift_s)
+                readers[q] += read_s
+            else:  # private: pushed when its reader's engine comes to it (network.py), then read
+                ride_s = geo.hops(geo.station(h), geo.station(q)) * params.hop_s if not cross \
+                    else params.rotation_s + lift_s
+                readers[q] += params.access_s + n * rate_s + ride_s + read_s
             continue
         # a write (ReadMode.WRITE) costs a read: one ownership request round the ring
         latency = params.ring1_read_s if cross else params.ring0_read_s
         depth = min(params.prefetch_outstanding, n) if mode == ReadMode.PREFETCH else 1.0  # within a loop
         step_s = params.read_loop_s + latency  # the loop's own time, then the read
-        readers[q] += n * max(step_s / depth, params.read_loop_s, params.slot_s)
+        # prefetched, the reads overlap the loop's turns but the last one's latency
+        tail_s = latency if depth > 1 else 0.0
+        readers[q] += n * max(step_s / depth, params.read_loop_s, params.slot_s) + tail_s
         if cross:
             ard[geo.ring(q)] += n
             ard[geo.ring(h)] += n

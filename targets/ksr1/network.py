@@ -338,7 +338,7 @@ class KsrNetwork(Network):
     # -- poststore -----------------------------------------------------------------------
     def _poststored(self, t: Transfer, key: Any, nsub: int):
         """The owner pushes the data once (the first reader of a generation starts it);
-        readers wait for it to pass and then read their local cache."""
+        a reader's loop reads each subpage from its local cache once the push has passed."""
         first = (key, 0)
         if key not in self.pushed or t.dst in self.copies.get(first, ()):
             self.pushed.add(key)
@@ -354,9 +354,9 @@ class KsrNetwork(Network):
             if not passing and self._went_by(t.dst, sub):  # the push passed before this reader came: a miss
                 self.engine.process(self._request(t.dst, t.src, sub, done), f"cell {t.dst} request")
             waits.append(done)
-        yield self.engine.all_of(waits, f"poststored data at cell {t.dst}")
-        yield self.engine.timeout(nsub * (self.p.access_s + self.p.read_loop_s), "local cache read")
-        for j in range(nsub):
+        for j, done in enumerate(waits):  # the reading loop takes each subpage once it is in
+            yield done
+            yield self.engine.timeout(self.p.access_s + self.p.read_loop_s, "local cache read")
             self.copies[(key, j)].add(t.dst)
 
     def _push(self, owner: int, sub: Sub):
