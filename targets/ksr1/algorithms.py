@@ -22,7 +22,9 @@ from phalanx.compiler.library.registry import Algorithm, Machine, Requirement
 from phalanx.compiler.library.requirements import complete_group, every_member_receives
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Transfer
+from phalanx.targets.ksr1.params import KsrParams
 from phalanx.targets.ksr1.schedules import phases_of
+from phalanx.targets.ksr1.subpages import small_machine, subpage_bruck_columns
 from phalanx.targets.ksr1.tags import Read, ReadMode
 
 BASE_ALGORITHMS = {
@@ -60,9 +62,10 @@ def name_of(base: str, mode: ReadMode) -> str:
     return base if mode is ReadMode.READ else f"{base}-{mode}"
 
 
-def own_algorithms() -> tuple[Algorithm, ...]:
+def own_algorithms(params: KsrParams) -> tuple[Algorithm, ...]:
     """Every base algorithm in every mode: the plain ones first, then the prefetching ones, then
-    the poststored ones (the order `phalanx algorithms` lists a kind's in)."""
+    the poststored ones (the order `phalanx algorithms` lists a kind's in); then `subpage-bruck`
+    in each mode (subpages.py)."""
     kinds: dict[str, list[Kind]] = {}
     for kind, bases in BASE_ALGORITHMS.items():
         for base in bases:
@@ -78,6 +81,16 @@ def own_algorithms() -> tuple[Algorithm, ...]:
                 name_of(base, mode), tuple(of), description,
                 lambda coll, machine, base=base, mode=mode: list(phases_of(coll, base, mode)),
                 () if base in ("reads", "cshift") else FORWARDING))
+    subpage = int(params.subpage_bytes)
+    for mode in (ReadMode.READ, ReadMode.PREFETCH, ReadMode.POSTSTORE):
+        records.append(Algorithm(
+            name_of("subpage-bruck", mode), (Kind.ALLTOALL, Kind.ALLTOALLV, Kind.SPARSE),
+            "Bruck's index algorithm with extra rounds (distances 3, 5, 6) and each block's rounds "
+            "chosen so that no cell's round goes over a subpage (subpages.py)"
+            + (f", {mode} (Sec. 3.4)" if mode is not ReadMode.READ else ""),
+            lambda coll, machine, mode=mode: in_mode(
+                tuple(subpage_bruck_columns(coll, subpage).phases()), mode),
+            (lambda coll, machine: small_machine(coll),)))
     return tuple(records)
 
 

@@ -39,7 +39,7 @@ class Ksr1Target(Target):
         per_subpage_s = max(params.slot_s, params.read_loop_s)
         port = PortModel(params.access_s + params.hop_s, per_subpage_s / params.subpage_bytes,
                          1 / (params.arith_MFLOPS * 1e6))
-        own = own_algorithms()
+        own = own_algorithms(params)
         offered = Library.of(Machine(nnodes, port), own=own)
         generic = tuple(a for a in offered.algorithms if a not in own)
         self.library = dataclasses.replace(offered, algorithms=offered.algorithms + in_read_modes(generic))
