@@ -15,6 +15,7 @@ from phalanx.compiler.library.registry import Algorithm
 from phalanx.compiler.recognize import KINDS
 from phalanx.targets.proteus import cost
 from phalanx.targets.proteus.allgather import cluster_allgather_phases, whole_allgather
+from phalanx.targets.proteus.allreduce import cluster_allreduce_phases, whole_allreduce
 from phalanx.targets.proteus.exchange import group_slots, proteus_group_schedule, queued_phase, slot_problems
 from phalanx.targets.proteus.params import ProteusParams
 from phalanx.targets.proteus.pipeline import cluster_chain_phases, whole_machine
@@ -27,8 +28,8 @@ SPARSE_PATTERNS = (Kind.CSHIFT, Kind.PERMUTATION, Kind.SPARSE)
 
 def own_algorithms(topo: Topology, params: ProteusParams) -> tuple[Algorithm, ...]:
     """The group exchange for the exchange kinds, the queued messages for sparse patterns, the
-    cluster chain for a broadcast or reduce, the cluster allgather, then direct for every kind,
-    on `topo`."""
+    cluster chain for a broadcast or reduce, the cluster allgather and allreduce, then direct for
+    every kind, on `topo`."""
     return (
         Algorithm("proteus-group", EXCHANGES, "Sec. 5: messages combined per cluster, e-cube "
                   "permutation schedule over the groups, pairs of permutations merged",
@@ -53,6 +54,12 @@ def own_algorithms(topo: Topology, params: ProteusParams) -> tuple[Algorithm, ..
                   "bus two eager phases later (allgather.py)",
                   lambda coll, machine: cluster_allgather_phases(coll, topo),
                   requires=(lambda coll, machine: whole_allgather(coll, topo),)),
+        Algorithm("cluster-allreduce", (Kind.ALLREDUCE,), "a reduce-scatter over each cluster's "
+                  "bus, recursive doubling between the PPs of one place in the clusters (a cluster's "
+                  "messages to one cluster one packet), an allgather over the bus; partials under an "
+                  "element a PP through the cluster heads (allreduce.py)",
+                  lambda coll, machine: cluster_allreduce_phases(coll, topo, params),
+                  requires=(lambda coll, machine: whole_allreduce(coll, topo),)),
         Algorithm("direct", KINDS, "pairwise steps: in step s node r sends to r XOR s (2^d nodes) "
                   "or r + s mod P; the generic exchange, for a rooted kind the linear messages",
                   lambda coll, machine: list(direct_phases(coll)),
