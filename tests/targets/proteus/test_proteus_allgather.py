@@ -61,10 +61,13 @@ def test_it_is_faster_than_the_library_s_best(size, ours_ms, library, library_ms
     assert ours_s > machine.binding_bound(coll)[0]
 
 
-def test_an_allgather_of_some_pps_is_refused_with_the_reason():
+@pytest.mark.parametrize("kind, statement", [("allgather", "R = S"), ("allreduce", "s = sum(S)")])
+def test_a_collective_of_some_pps_is_refused_with_the_reason(kind, statement):
+    """cluster-allgather and cluster-allreduce serve the whole machine only."""
     source = ("processors P(32)\nprocessors Q(8)\narray S(64) of float64 distribute (BLOCK) onto Q\n"
-              "array R(64) of float64 replicated onto Q\nR = S\n")
+              "array R(64) of float64 replicated onto Q\narray s(1) of float64 replicated onto Q\n"
+              f"{statement}\n")
     with pytest.raises(PhalanxError) as err:
-        compile_program(source, target="proteus", algorithm="allgather=cluster-allgather", file="<g>")
-    assert "cannot lower the allgather of line 5 on proteus:groups=1,links=1: the allgather spans " \
+        compile_program(source, target="proteus", algorithm=f"{kind}=cluster-{kind}", file="<g>")
+    assert f"cannot lower the {kind} of line 6 on proteus:groups=1,links=1: the {kind} spans " \
         "8 of the machine's 32 PPs" in str(err.value)

@@ -1,7 +1,7 @@
 """`cluster-allreduce` (targets/proteus/allreduce.py): a reduce-scatter over each cluster's bus,
 recursive doubling between clusters one packet a cluster, an allgather over the bus (partials
 under an element a PP through the cluster heads); its data checked, its time against the
-library's best, its doubling steps and its refusal."""
+library's best, its doubling steps (its refusal: test_proteus_allgather.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import pytest
 from phalanx.compiler.driver import compile_program
 from phalanx.compiler.kind import Kind
 from phalanx.compiler.target import resolve
-from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.simulate import checked_run
 from phalanx.runtime.sweep import kind_program
 from phalanx.runtime.timing import simulated_time_s
@@ -52,11 +51,3 @@ def test_small_packets_double_in_radix_4_first():
     assert doubling_steps(8, 2048, params) == [[1], [2], [4]]
     assert doubling_steps(2, 8, params) == [[1]]
 
-
-def test_an_allreduce_of_some_pps_is_refused_with_the_reason():
-    source = ("processors P(32)\nprocessors Q(8)\narray A(64) of float64 distribute (BLOCK) onto Q\n"
-              "array s(1) of float64 replicated onto Q\ns = sum(A)\n")
-    with pytest.raises(PhalanxError) as err:
-        compile_program(source, target="proteus", algorithm="allreduce=cluster-allreduce", file="<r>")
-    assert "cannot lower the allreduce of line 5 on proteus:groups=1,links=1: the allreduce spans " \
-        "8 of the machine's 32 PPs" in str(err.value)
