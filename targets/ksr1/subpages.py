@@ -47,11 +47,15 @@ class Routing:
 
 
 def round_sets(distances: tuple[int, ...], nprocs: int) -> dict[int, list[tuple[int, ...]]]:
-    """Every set of rounds (ascending), by the distance its rounds add up to mod nprocs."""
+    """Every set of rounds (ascending), by the distance its rounds add up to mod nprocs, of
+    those that visit a cell at most once and never their origin again (a block is delivered
+    where it first reaches its cell, and one back at its origin would be its own again)."""
     sets: dict[int, list[tuple[int, ...]]] = {}
-    for mask in range(1 << len(distances)):
+    for mask in range(1, 1 << len(distances)):
         chosen = tuple(k for k in range(len(distances)) if mask >> k & 1)
-        sets.setdefault(sum(distances[k] for k in chosen) % nprocs, []).append(chosen)
+        reached = [sum(distances[k] for k in chosen[:j]) % nprocs for j in range(1, len(chosen) + 1)]
+        if 0 not in reached and len(set(reached)) == len(reached):
+            sets.setdefault(reached[-1], []).append(chosen)
     return sets
 
 

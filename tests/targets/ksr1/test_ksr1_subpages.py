@@ -15,7 +15,7 @@ from phalanx.runtime.simulate import checked_run
 from phalanx.runtime.sweep import kind_program
 from phalanx.runtime.synthetic import execute, varied_matrix
 from phalanx.runtime.timing import simulated_time_s
-from phalanx.targets.ksr1.subpages import best_routing, route_blocks
+from phalanx.targets.ksr1.subpages import best_routing, round_sets, route_blocks
 
 SUBPAGE = 128
 
@@ -75,3 +75,19 @@ def test_more_than_64_cells_are_refused_with_the_reason():
     (coll,) = recognized_collectives(kind_program(Kind.ALLTOALL, 96, 8), target=machine.spec)
     assert machine.unmet(coll, "subpage-bruck") == \
         "its routes are searched block by block, offered up to 64 cells, not 96"
+
+
+def test_no_block_visits_a_cell_twice():
+    """On 15 cells rounds of 1, 6 and 8 add up to 15: a block on them would come back to its
+    origin, and one on 2, 1, 6, 8 would reach its cell after 2 and leave it again, which the
+    runtime refuses (a block is delivered where it first arrives)."""
+    distances = (1, 2, 4, 8, 3, 5, 6)
+    for total, chosen_sets in round_sets(distances, 15).items():
+        for chosen in chosen_sets:
+            reached = [sum(distances[k] for k in chosen[:j]) % 15 for j in range(1, len(chosen) + 1)]
+            assert reached[-1] == total and 0 not in reached and len(set(reached)) == len(reached)
+    source = ("processors P(15)\nprocessors P2(7)\narray C(420) of float64 distribute CYCLIC(3) onto P\n"
+              "array D(420) of float64 distribute BLOCK onto P2\nD = C\n")
+    run = checked_run(compile_program(source, target="ksr1:16", algorithm="sparse=subpage-bruck-poststore",
+                                      file="odd.phx"))
+    assert run.problems == {0: []}
