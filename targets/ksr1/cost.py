@@ -34,22 +34,31 @@ def subpages(nbytes: int, params: KsrParams) -> int:
     return max(math.ceil(nbytes / params.subpage_bytes), 1)
 
 
-def _loops(phase: Phase, kind: Kind, params: KsrParams) -> dict[tuple[int, int, int], int]:
-    """Subpages per read loop (reader, holder, message) of a phase."""
+def _loop_bytes(phase: Phase, kind: Kind) -> dict[tuple[int, int, int], int]:
+    """Bytes per read loop (reader, holder, message) of a phase."""
     loops: dict[tuple[int, int, int], list[Transfer]] = defaultdict(list)
     for i, t in enumerate(phase.sends):
         if t.src != t.dst:
             loops[(t.dst, t.src, t.message if t.message > 0 else -1 - i)].append(t)
     # partials fetched in one loop travel combined (one element, or a block or piece of a
     # reduction along dims, per destination); other blocks add up
-    return {k: subpages(combined_bytes(ts) if kind in REDUCTIONS
-                        else sum(t.nbytes for t in ts), params) for k, ts in loops.items()}
+    return {k: combined_bytes(ts) if kind in REDUCTIONS else sum(t.nbytes for t in ts)
+            for k, ts in loops.items()}
 
 
-def phase_time_s(phase: Phase, kind: Kind, params: KsrParams, geo: RingGeometry) -> float:
+def _loops(phase: Phase, kind: Kind, params: KsrParams) -> dict[tuple[int, int, int], int]:
+    """Subpages per read loop (reader, holder, message) of a phase."""
+    return {k: subpages(nbytes, params) for k, nbytes in _loop_bytes(phase, kind).items()}
+
+
+def phase_time_s(phase: Phase, kind: Kind, params: KsrParams, geo: RingGeometry,
+                 element_bytes: int = 8) -> float:
     readers: dict[int, float] = defaultdict(float)
     ard: dict[int, int] = defaultdict(int)
     push_s = 0.0
+    if kind in REDUCTIONS:  # the reader's processor merges what each loop brings, an element at a time
+        for (q, _, _), nbytes in _loop_bytes(phase, kind).items():
+            readers[q] += nbytes / element_bytes / (params.arith_MFLOPS * 1e6)
     for (q, h, message), n in _loops(phase, kind, params).items():
         mode = Read.of(message).mode
         cross = geo.ring(q) != geo.ring(h)
@@ -81,9 +90,10 @@ def phase_time_s(phase: Phase, kind: Kind, params: KsrParams, geo: RingGeometry)
     return max(max(readers.values(), default=0.0) + push_s, busiest_ard_s, copies)
 
 
-def predict_time_s(schedule: Schedule, kind: Kind, params: KsrParams, nnodes: int) -> float:
+def predict_time_s(schedule: Schedule, kind: Kind, params: KsrParams, nnodes: int,
+                   element_bytes: int = 8) -> float:
     geo = RingGeometry(params, nnodes)
-    return sum(phase_time_s(p, kind, params, geo) for p in schedule.phases)
+    return sum(phase_time_s(p, kind, params, geo, element_bytes) for p in schedule.phases)
 
 
 def lower_bound_s(coll: Collective, params: KsrParams) -> float:

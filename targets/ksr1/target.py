@@ -59,7 +59,7 @@ class Ksr1Target(Target):
 
     def predict_time_s(self, coll: Collective, algorithm: str) -> float:
         schedule = self.schedule_for(coll, algorithm)
-        return cost.predict_time_s(schedule, coll.kind, self.params, self.nnodes)
+        return cost.predict_time_s(schedule, coll.kind, self.params, self.nnodes, coll.element_bytes or 8)
 
     def lower_bound_s(self, coll: Collective) -> float:
         return self.binding_bound(coll)[0]
