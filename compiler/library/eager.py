@@ -114,13 +114,21 @@ def tallest_first(sends: list[Transfer], tall: list[dict[int, int]],
     return sorted(sends, key=lambda t: (t.src, -tall[tree_of(t)][t.dst]))
 
 
+FORWARD_GAP = 2  # phases from a block's send to its forwarding, with due_next's receives
+
+
 def due_next(sends: Sequence[Sequence[Transfer]]) -> list[tuple[Transfer, ...]]:
     """Per eager phase, the receives due in it: the phase before's sends, and the last phase's
-    own (an eager phase's sends are received in the next, so a node forwards a block two
-    phases after the one that brings it)."""
+    own (an eager phase's sends are received in the next, so a node forwards a block
+    FORWARD_GAP phases after the one that brings it)."""
     last = len(sends) - 1
     return [tuple(sends[k - 1] if k else ()) + (tuple(sent) if k == last else ())
             for k, sent in enumerate(sends)]
+
+
+def eager_due_next(sends: Sequence[Sequence[Transfer]]) -> list[Phase]:
+    """Eager phases of the sends, each phase's received in the next (the last one's in it)."""
+    return [Phase(tuple(sent), due, SyncMode.EAGER) for sent, due in zip(sends, due_next(sends))]
 
 
 def eager_of(phases: list[Phase]) -> list[Phase]:

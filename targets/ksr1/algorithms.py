@@ -7,21 +7,24 @@ reads in flight) and, for the broadcast, the shift and the one phase of reads, `
 The generic `direct` is the catalog's. The records carry no closed form: the target's analytic
 model (cost.py) times any schedule.
 
-The library's algorithms come in the same read modes (`in_read_modes`): `binomial-poststore`,
-`cut-halving-prefetch`. A library schedule's transfer is a plain read; its variant reads the
-same blocks in the same phases and loops, prefetched or pushed by their holders (Sec. 3.4).
+The library's algorithms and `subpage-bruck` come in the same read modes (`in_read_modes`):
+`binomial-poststore`, `cut-halving-prefetch`. Such a schedule's transfer is a plain read; its
+variant reads the same blocks in the same phases and loops, prefetched or pushed by their
+holders (Sec. 3.4).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Callable, Sequence
 
 from phalanx.compiler.kind import Kind
 from phalanx.compiler.library.registry import Algorithm, Machine, Requirement
 from phalanx.compiler.library.requirements import complete_group, every_member_receives
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import Phase, Transfer
+from phalanx.targets.ksr1.cost import read_loops
 from phalanx.targets.ksr1.params import KsrParams
 from phalanx.targets.ksr1.schedules import phases_of
 from phalanx.targets.ksr1.subpages import small_machine, subpage_bruck_columns
@@ -62,10 +65,9 @@ def name_of(base: str, mode: ReadMode) -> str:
     return base if mode is ReadMode.READ else f"{base}-{mode}"
 
 
-def own_algorithms(params: KsrParams) -> tuple[Algorithm, ...]:
+def own_algorithms() -> tuple[Algorithm, ...]:
     """Every base algorithm in every mode: the plain ones first, then the prefetching ones, then
-    the poststored ones (the order `phalanx algorithms` lists a kind's in); then `subpage-bruck`
-    in each mode (subpages.py)."""
+    the poststored ones (the order `phalanx algorithms` lists a kind's in)."""
     kinds: dict[str, list[Kind]] = {}
     for kind, bases in BASE_ALGORITHMS.items():
         for base in bases:
@@ -81,41 +83,37 @@ def own_algorithms(params: KsrParams) -> tuple[Algorithm, ...]:
                 name_of(base, mode), tuple(of), description,
                 lambda coll, machine, base=base, mode=mode: list(phases_of(coll, base, mode)),
                 () if base in ("reads", "cshift") else FORWARDING))
-    subpage = int(params.subpage_bytes)
-    for mode in (ReadMode.READ, ReadMode.PREFETCH, ReadMode.POSTSTORE):
-        records.append(Algorithm(
-            name_of("subpage-bruck", mode), (Kind.ALLTOALL, Kind.ALLTOALLV, Kind.SPARSE),
-            "Bruck's index algorithm with extra rounds (distances 3, 5, 6) and each block's rounds "
-            "chosen so that no cell's round goes over a subpage (subpages.py)"
-            + (f", {mode} (Sec. 3.4)" if mode is not ReadMode.READ else ""),
-            lambda coll, machine, mode=mode: in_mode(
-                tuple(subpage_bruck_columns(coll, subpage).phases()), mode),
-            (lambda coll, machine: small_machine(coll),)))
     return tuple(records)
 
 
-# The modes a library algorithm's reads also come in (its plain reads are the record itself).
+def subpage_bruck(params: KsrParams) -> Algorithm:
+    """`subpage-bruck` in plain reads (subpages.py); its other read modes come as the library's
+    do (`in_read_modes`)."""
+    subpage = int(params.subpage_bytes)
+    return Algorithm(
+        "subpage-bruck", (Kind.ALLTOALL, Kind.ALLTOALLV, Kind.SPARSE),
+        "Bruck's index algorithm with extra rounds (distances 3, 5, 6) and each block's rounds "
+        "chosen so that no cell's round goes over a subpage (subpages.py)",
+        lambda coll, machine: list(subpage_bruck_columns(coll, subpage).phases()),
+        (lambda coll, machine: small_machine(coll),))
+
+
+# The modes a plainly reading record also comes in (its plain reads are the record itself).
 LIBRARY_MODES = (ReadMode.PREFETCH, ReadMode.POSTSTORE)
+# A plain record's phases for a collective: the target's remembered ones (Target.schedule_for),
+# so that a record's variants and their requirement build them once.
+BasePhases = Callable[[Collective, Algorithm], Sequence[Phase]]
 
 
-def _loop_pairs(phase: Phase) -> Counter[tuple[int, int]]:
-    """Read loops per (holder, reader) pair of a phase: each combined message one, each single
-    transfer one."""
-    loops: set[tuple[int, int, int]] = set()
-    for i, t in enumerate(phase.sends):
-        if t.src != t.dst:
-            loops.add((t.src, t.dst, t.message if t.message > 0 else -1 - i))
-    return Counter((src, dst) for src, dst, _ in loops)
-
-
-def one_loop_a_pair(record: Algorithm) -> Requirement:
+def one_loop_a_pair(record: Algorithm, base_phases: BasePhases) -> Requirement:
     """A read mode numbers one private loop per holder and reader (tags.py `Read`): a schedule
     whose phase has two loops between one pair would have them merged into one."""
     def requirement(coll: Collective, machine: Machine) -> str | None:
-        for k, phase in enumerate(record.schedule(coll, machine).phases):
-            pair = next((p for p, n in _loop_pairs(phase).items() if n > 1), None)
+        for k, phase in enumerate(base_phases(coll, record)):
+            pairs = Counter((reader, holder) for reader, holder, _ in read_loops(phase))
+            pair = next((p for p, n in pairs.items() if n > 1), None)
             if pair is not None:
-                return (f"its phase {k} has two read loops of cell {pair[1]} from cell {pair[0]}, "
+                return (f"its phase {k} has two read loops of cell {pair[0]} from cell {pair[1]}, "
                         "which a read mode would merge into one")
         return None
     return requirement
@@ -127,17 +125,18 @@ def _read_in(transfer: Transfer, mode: ReadMode) -> Transfer:
     return transfer._replace(message=Read(0, mode).message)
 
 
-def in_mode(phases: tuple[Phase, ...], mode: ReadMode) -> list[Phase]:
+def in_mode(phases: Sequence[Phase], mode: ReadMode) -> list[Phase]:
     """The phases with every remote transfer a private read in `mode`, its loops kept."""
     return [dataclasses.replace(p, sends=tuple(_read_in(t, mode) for t in p.sends),
                                 recvs=tuple(_read_in(t, mode) for t in p.recvs)) for p in phases]
 
 
-def in_read_modes(records: tuple[Algorithm, ...]) -> tuple[Algorithm, ...]:
-    """Each library record in each of LIBRARY_MODES: `name-prefetch`, `name-poststore`."""
+def in_read_modes(records: tuple[Algorithm, ...], base_phases: BasePhases) -> tuple[Algorithm, ...]:
+    """Each plainly reading record in each of LIBRARY_MODES: `name-prefetch`, `name-poststore`,
+    the record's phases (`base_phases`) read in that mode."""
     return tuple(
         Algorithm(name_of(a.name, mode), a.kinds, f"{a.description}; each read by {mode} (seed 002 "
                   "Sec. 3.4)",
-                  lambda coll, machine, a=a, mode=mode: in_mode(a.schedule(coll, machine).phases, mode),
-                  a.requires + (one_loop_a_pair(a),))
+                  lambda coll, machine, a=a, mode=mode: in_mode(base_phases(coll, a), mode),
+                  a.requires + (one_loop_a_pair(a, base_phases),))
         for mode in LIBRARY_MODES for a in records)

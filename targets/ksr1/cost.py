@@ -34,21 +34,25 @@ def subpages(nbytes: int, params: KsrParams) -> int:
     return max(math.ceil(nbytes / params.subpage_bytes), 1)
 
 
-def _loop_bytes(phase: Phase, kind: Kind) -> dict[tuple[int, int, int], int]:
-    """Bytes per read loop (reader, holder, message) of a phase."""
-    loops: dict[tuple[int, int, int], list[Transfer]] = defaultdict(list)
+Loop = tuple[int, int, int]  # a read loop: (reader, holder, message id or -1 - a single's index)
+
+
+def read_loops(phase: Phase) -> dict[Loop, list[Transfer]]:
+    """The remote transfers of a phase by read loop: a combined message's one loop, each single
+    transfer its own."""
+    loops: dict[Loop, list[Transfer]] = defaultdict(list)
     for i, t in enumerate(phase.sends):
         if t.src != t.dst:
             loops[(t.dst, t.src, t.message if t.message > 0 else -1 - i)].append(t)
-    # partials fetched in one loop travel combined (one element, or a block or piece of a
-    # reduction along dims, per destination); other blocks add up
+    return loops
+
+
+def _loop_bytes(phase: Phase, kind: Kind) -> dict[Loop, int]:
+    """Bytes per read loop of a phase: partials fetched in one loop travel combined (one
+    element, or a block or piece of a reduction along dims, per destination); other blocks add
+    up."""
     return {k: combined_bytes(ts) if kind in REDUCTIONS else sum(t.nbytes for t in ts)
-            for k, ts in loops.items()}
-
-
-def _loops(phase: Phase, kind: Kind, params: KsrParams) -> dict[tuple[int, int, int], int]:
-    """Subpages per read loop (reader, holder, message) of a phase."""
-    return {k: subpages(nbytes, params) for k, nbytes in _loop_bytes(phase, kind).items()}
+            for k, ts in read_loops(phase).items()}
 
 
 def phase_time_s(phase: Phase, kind: Kind, params: KsrParams, geo: RingGeometry,
@@ -56,10 +60,10 @@ def phase_time_s(phase: Phase, kind: Kind, params: KsrParams, geo: RingGeometry,
     readers: dict[int, float] = defaultdict(float)
     ard: dict[int, int] = defaultdict(int)
     push_s = 0.0
-    if kind in REDUCTIONS:  # the reader's processor merges what each loop brings, an element at a time
-        for (q, _, _), nbytes in _loop_bytes(phase, kind).items():
+    for (q, h, message), nbytes in _loop_bytes(phase, kind).items():
+        if kind in REDUCTIONS:  # the reader's processor merges what the loop brings, an element at a time
             readers[q] += nbytes / element_bytes / (params.arith_MFLOPS * 1e6)
-    for (q, h, message), n in _loops(phase, kind, params).items():
+        n = subpages(nbytes, params)
         mode = Read.of(message).mode
         cross = geo.ring(q) != geo.ring(h)
         if mode == ReadMode.POSTSTORE:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Generator
-from typing import Any
+from typing import Any, NamedTuple
 
 from phalanx.compiler.schedule import Transfer
 from phalanx.runtime.engine import Engine, Event, Pool, Resource
@@ -46,7 +46,19 @@ from phalanx.targets.ksr1.params import KsrParams
 from phalanx.targets.ksr1.ring import RingGeometry
 from phalanx.targets.ksr1.tags import Read, ReadMode
 
-Sub = tuple[Any, int]  # (content key, subpage index)
+
+class Content(NamedTuple):
+    """What a subpage belongs to: a shared content (the same data for every reader, numbered as
+    tags.Read numbers it) or one transfer's private data (numbered by the network), and the
+    subpage address its data starts at in the holder's memory, which picks the CIU that serves
+    it (a holder keeps what it gives in a buffer by reader: block q from subpage q nsub)."""
+
+    shared: bool
+    number: int
+    first_subpage: int = 0
+
+
+Sub = tuple[Content, int]  # (content, subpage index)
 Pass = tuple[int, int, int, float]  # a response's ride: ring, entry station, hops, entry time
 
 
@@ -68,11 +80,9 @@ class KsrNetwork(Network):
         self.copies: dict[Sub, set[int]] = {}
         self.pending: dict[Sub, list[tuple[int, Event]]] = {}
         self.passes: dict[Sub, list[Pass]] = {}
-        self.pushed: set[Any] = set()
+        self.pushed: set[Content] = set()
         self.answering: dict[tuple[Sub, int], list[tuple[int, int]]] = {}
         self.writer: dict[Sub, int] = {}  # subpages whose owner is the cell that last wrote them
-        # where a content's subpages start in its holder's memory (shared contents: 0, one array)
-        self.first_subpage: dict[Any, int] = {}
         self.serial = itertools.count()
         self.counters: dict[str, int] = {"reads": 0, "requests": 0, "dropped": 0, "crossings": 0,
                                          "pushes": 0, "writes": 0, "invalidated": 0}
@@ -81,9 +91,7 @@ class KsrNetwork(Network):
     def transfer(self, t: Transfer) -> Generator[Event, Any, None]:
         content, mode = Read.of(t.message)
         nsub = max(math.ceil(t.nbytes / self.p.subpage_bytes), 1)
-        key = ("shared", content) if content else ("private", next(self.serial))
-        if not content:  # a holder keeps what it gives in a buffer by reader: block q from subpage q nsub
-            self.first_subpage[key] = t.final * nsub
+        key = Content(True, content) if content else Content(False, next(self.serial), t.final * nsub)
         reader = self.readers[t.dst]
         yield reader.request()
         if mode == ReadMode.POSTSTORE:  # shared content, or one reader's own (a fresh key)
@@ -120,7 +128,7 @@ class KsrNetwork(Network):
         return self.readers + self.loops + cius + self.slots + self.ard_up + self.ard_down
 
     # -- reads ---------------------------------------------------------------------------
-    def _stream(self, t: Transfer, key: Any, subpages: range, write: bool = False):
+    def _stream(self, t: Transfer, key: Content, subpages: range, write: bool = False):
         loop = self.loops[t.dst]
         for j in subpages:
             yield from self._loop_step(loop)
@@ -132,7 +140,7 @@ class KsrNetwork(Network):
 
     def _read(self, q: int, src: int, sub: Sub):
         self.counters["reads"] += 1
-        shared = sub[0][0] == "shared"
+        shared = sub[0].shared
         if shared:
             self._fresh(sub, q, src)
         done, passing = self._register(q, sub)
@@ -281,7 +289,7 @@ class KsrNetwork(Network):
     def _access(self, holder: int, sub: Sub):
         """The holder's CIU (one of four, by subpage address) reads its local cache."""
         cius = self.cius[holder]
-        ciu = cius[(self.first_subpage.get(sub[0], 0) + sub[1]) % len(cius)]
+        ciu = cius[(sub[0].first_subpage + sub[1]) % len(cius)]
         yield ciu.request()
         yield self.engine.timeout(self.p.access_s, "local cache read")
         ciu.release()
@@ -336,7 +344,7 @@ class KsrNetwork(Network):
         ard.release()
 
     # -- poststore -----------------------------------------------------------------------
-    def _poststored(self, t: Transfer, key: Any, nsub: int):
+    def _poststored(self, t: Transfer, key: Content, nsub: int):
         """The owner pushes the data once (the first reader of a generation starts it);
         a reader's loop reads each subpage from its local cache once the push has passed."""
         first = (key, 0)

@@ -121,19 +121,7 @@ def route_blocks(m: np.ndarray, distances: tuple[int, ...], subpage: int, seed: 
 
 def best_routing(m: np.ndarray, subpage: int) -> Routing:
     """Of Bruck's rounds alone and with each prefix of EXTRA (distances below P), the routing
-    of fewest turns, then fewest rounds (kept per matrix: the three read modes search once)."""
-    key = (m.shape, m.dtype.str, m.tobytes(), subpage)
-    if key not in _ROUTINGS:
-        if len(_ROUTINGS) >= 16:
-            _ROUTINGS.pop(next(iter(_ROUTINGS)))
-        _ROUTINGS[key] = _best_routing(m, subpage)
-    return _ROUTINGS[key]
-
-
-_ROUTINGS: dict[tuple, Routing] = {}
-
-
-def _best_routing(m: np.ndarray, subpage: int) -> Routing:
+    of fewest turns, then fewest rounds."""
     n = len(m)
     bruck = tuple(1 << k for k in range((n - 1).bit_length()))
     extras = [d for d in EXTRA if d < n and d not in bruck]

@@ -21,7 +21,7 @@ from phalanx.compiler.target import Target, TargetEntry, with_overrides
 from phalanx.grammar.diagnostics import usage_error
 from phalanx.runtime.engine import Engine
 from phalanx.targets.ksr1 import cost
-from phalanx.targets.ksr1.algorithms import in_read_modes, own_algorithms
+from phalanx.targets.ksr1.algorithms import in_read_modes, own_algorithms, subpage_bruck
 from phalanx.targets.ksr1.network import KsrNetwork
 from phalanx.targets.ksr1.params import KsrParams
 
@@ -39,10 +39,11 @@ class Ksr1Target(Target):
         per_subpage_s = max(params.slot_s, params.read_loop_s)
         port = PortModel(params.access_s + params.hop_s, per_subpage_s / params.subpage_bytes,
                          1 / (params.arith_MFLOPS * 1e6))
-        own = own_algorithms(params)
-        offered = Library.of(Machine(nnodes, port), own=own)
-        generic = tuple(a for a in offered.algorithms if a not in own)
-        self.library = dataclasses.replace(offered, algorithms=offered.algorithms + in_read_modes(generic))
+        sec5 = own_algorithms()
+        offered = Library.of(Machine(nnodes, port), own=sec5 + (subpage_bruck(params),))
+        plain = tuple(a for a in offered.algorithms if a not in sec5)  # subpage-bruck and the catalog's
+        variants = in_read_modes(plain, lambda coll, record: self.schedule_for(coll, record.name).phases)
+        self.library = dataclasses.replace(offered, algorithms=offered.algorithms + variants)
 
     def algorithms(self, kind: Kind) -> tuple[str, ...]:
         """Sec. 5's collectives in their read modes (algorithms.py), then the library's."""

@@ -18,22 +18,20 @@ left to the simulator, which `auto` runs, as for the cluster chain.
 from __future__ import annotations
 
 from phalanx.compiler.kind import Kind
-from phalanx.compiler.library.eager import due_next
+from phalanx.compiler.library.eager import FORWARD_GAP, eager_due_next
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import Phase, SyncMode, Transfer
-from phalanx.targets.proteus.exchange import cluster_message, group_slots
-from phalanx.targets.proteus.topology import Topology
+from phalanx.compiler.schedule import Phase, Transfer
+from phalanx.targets.proteus.exchange import cluster_message, group_slots, in_memory
+from phalanx.targets.proteus.topology import Topology, spans_machine
 
-GAP = 2  # phases from a packet's send to the copies of its blocks (received in the next)
+GAP = FORWARD_GAP  # phases from a packet's send to the copies of its blocks (received in the next)
 
 
 def whole_allgather(coll: Collective, topo: Topology) -> str | None:
     """Why `cluster-allgather` cannot serve `coll` (None: it can): an allgather of every PP of
     the machine over more than one cluster."""
-    if coll.kind is not Kind.ALLGATHER or coll.groups:
-        return f"the {coll.kind} is not an allgather of the whole machine"
-    if coll.nprocs != topo.nnodes:  # a group's own collective, numbered within the group
-        return f"the allgather spans {coll.nprocs} of the machine's {topo.nnodes} PPs"
+    if (why := spans_machine(coll, topo, (Kind.ALLGATHER,), "an allgather")) is not None:
+        return why
     if topo.nclusters < 2:
         return "the machine has one cluster: there is nothing to send between clusters"
     m = coll.byte_matrix
@@ -46,11 +44,10 @@ def whole_allgather(coll: Collective, topo: Topology) -> str | None:
 def cluster_allgather_phases(coll: Collective, topo: Topology) -> list[Phase]:
     """Eager phases: plan cycle k's packets in phase k, their blocks' copies in phase k + GAP;
     the blocks within a cluster (own ones included) in the first phase."""
-    m, pps, n = coll.byte_matrix, topo.pps, coll.nprocs
+    m, pps = coll.byte_matrix, topo.pps
     slots = group_slots(topo)
     sends: list[list[Transfer]] = [[] for _ in range(len(slots) + GAP)]
-    sends[0] += [Transfer(a, b, int(m[a][b]), a, b) for a in range(n) for b in range(n)
-                 if m[a][b] > 0 and a // pps == b // pps]
+    sends[0] += in_memory(coll, topo)
     for k, slot in enumerate(slots):
         for src, dst in slot:
             message = cluster_message(src, dst, topo)
@@ -61,4 +58,4 @@ def cluster_allgather_phases(coll: Collective, topo: Topology) -> list[Phase]:
                 sends[k + GAP] += [Transfer(head, mate, int(m[origin][mate]), origin, mate)
                                    for mate in range(dst * pps, (dst + 1) * pps)
                                    if mate != head and m[origin][mate] > 0]
-    return [Phase(tuple(sent), due, SyncMode.EAGER) for sent, due in zip(sends, due_next(sends))]
+    return eager_due_next(sends)

@@ -26,21 +26,20 @@ No closed form (`auto` simulates it).
 from __future__ import annotations
 
 from phalanx.compiler.kind import Kind
+from phalanx.compiler.library import group
 from phalanx.compiler.library.rooted import element_pieces
 from phalanx.compiler.recognize import Collective
 from phalanx.compiler.schedule import COMBINED, Phase, Transfer
 from phalanx.targets.proteus.cost import dma_Bps
 from phalanx.targets.proteus.params import ProteusParams
-from phalanx.targets.proteus.topology import Topology
+from phalanx.targets.proteus.topology import Topology, spans_machine
 
 
 def whole_allreduce(coll: Collective, topo: Topology) -> str | None:
     """Why `cluster-allreduce` cannot serve `coll` (None: it can): an allreduce of every PP of
     the machine, partials of one size, on 2^k clusters of more than one."""
-    if coll.kind is not Kind.ALLREDUCE or coll.groups:
-        return f"the {coll.kind} is not an allreduce of the whole machine"
-    if coll.nprocs != topo.nnodes:  # a group's own collective, numbered within the group
-        return f"the allreduce spans {coll.nprocs} of the machine's {topo.nnodes} PPs"
+    if (why := spans_machine(coll, topo, (Kind.ALLREDUCE,), "an allreduce")) is not None:
+        return why
     if coll.block_bytes is None:
         return "the partials are not all of one size"
     clusters = topo.nclusters
@@ -98,7 +97,7 @@ def _heads(coll: Collective, topo: Topology, p: ProteusParams) -> list[Phase]:
     n, pps, m = coll.nprocs, topo.pps, coll.byte_matrix
 
     def carry(src: int, dst: int, origins: set[int]) -> list[Transfer]:
-        return [Transfer(src, dst, int(m[o][dst]), o, dst, COMBINED) for o in sorted(origins) if o != dst]
+        return group.carry(coll, src, dst, sorted(origins))
 
     heads = range(0, n, pps)
     phases = [[t for a in range(n) if a % pps for t in carry(a, a - a % pps, {a})]]

@@ -27,16 +27,16 @@ from __future__ import annotations
 import math
 
 from phalanx.compiler.kind import Kind
-from phalanx.compiler.library.eager import due_next
+from phalanx.compiler.library.eager import FORWARD_GAP, eager_due_next
 from phalanx.compiler.library.members import local_copies, receivers, root_of, senders
 from phalanx.compiler.library.rooted import segments
 from phalanx.compiler.recognize import Collective
-from phalanx.compiler.schedule import COMBINED, Phase, SyncMode, Transfer
+from phalanx.compiler.schedule import COMBINED, Phase, Transfer
 from phalanx.targets.proteus.cost import dma_Bps
 from phalanx.targets.proteus.params import ProteusParams
-from phalanx.targets.proteus.topology import Topology
+from phalanx.targets.proteus.topology import Topology, spans_machine
 
-GAP = 2  # phases from a batch's send to its forwarding (received in the next, sent the one after)
+GAP = FORWARD_GAP  # phases from a batch's send to its forwarding (received in the next, sent the one after)
 MANY_PIECES = 64  # from here a head sends three pieces a phase, below one
 
 
@@ -49,10 +49,8 @@ def whole_machine(coll: Collective, topo: Topology) -> str | None:
     """Why the chain cannot serve `coll` (None: it can): a broadcast of one block from its root
     to every other PP, or a reduce of every other PP's partial of one size to its root, over
     more than one cluster."""
-    if coll.kind not in (Kind.BROADCAST, Kind.REDUCE) or coll.groups:
-        return f"the {coll.kind} is not a broadcast or reduce of the whole machine"
-    if coll.nprocs != topo.nnodes:  # a group's own collective, numbered within the group
-        return f"the {coll.kind} spans {coll.nprocs} of the machine's {topo.nnodes} PPs"
+    if (why := spans_machine(coll, topo, (Kind.BROADCAST, Kind.REDUCE), "a broadcast or reduce")) is not None:
+        return why
     root, m = root_of(coll), coll.byte_matrix
     broadcast = coll.kind is Kind.BROADCAST
     others = receivers(coll) if broadcast else senders(coll)
@@ -96,11 +94,6 @@ def chain_of_heads(coll: Collective, topo: Topology, p: ProteusParams
     return clusters, heads, [pieces[i:i + size] for i in range(0, len(pieces), size)]
 
 
-def eager(sends: list[list[Transfer]]) -> list[Phase]:
-    """Eager phases of the sends, each phase's due in the next (the last one's in it)."""
-    return [Phase(tuple(sent), due, SyncMode.EAGER) for sent, due in zip(sends, due_next(sends))]
-
-
 def broadcast_chain_phases(coll: Collective, topo: Topology, p: ProteusParams) -> list[Phase]:
     """Eager phases: head h sends batch b in phase GAP h + b to the next head and to its
     cluster's other PPs (module docstring); the root's own copy after its last piece."""
@@ -116,7 +109,7 @@ def broadcast_chain_phases(coll: Collective, topo: Topology, p: ProteusParams) -
             sends[GAP * h + b] += [Transfer(head, dst, nbytes, root, dst, 0, offset)
                                    for offset, nbytes in batch for dst in targets]
     sends[len(batches) - 1] += local_copies(coll)
-    return eager(sends)
+    return eager_due_next(sends)
 
 
 def reduce_chain_phases(coll: Collective, topo: Topology, p: ProteusParams) -> list[Phase]:
@@ -143,4 +136,4 @@ def reduce_chain_phases(coll: Collective, topo: Topology, p: ProteusParams) -> l
                     sends[GAP + GAP * j + b] += [Transfer(head, onward, nbytes, o, root, COMBINED, offset)
                                                  for o in beyond if m[o][root]]
     sends[0] = local_copies(coll) + sends[0]
-    return eager(sends)
+    return eager_due_next(sends)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from phalanx.compiler.kind import Kind
+from phalanx.compiler.recognize import Collective
 from phalanx.grammar.diagnostics import usage_error
 from phalanx.targets.proteus.params import SEED, ProteusParams
 
@@ -50,6 +52,17 @@ class Topology:
 
     def group_hops(self) -> list[GroupHop]:
         return [(g, g ^ (1 << b)) for g in range(self.groups) for b in range(self.dims)]
+
+
+def spans_machine(coll: Collective, topo: Topology, kinds: tuple[Kind, ...], what: str) -> str | None:
+    """Why `coll` is not `what` (one of `kinds`) over every PP of the machine, or None: the
+    cluster-level records (cluster-chain, cluster-allgather, cluster-allreduce) number PPs by
+    the machine's clusters, which a group's own collective (numbered within it) does not."""
+    if coll.kind not in kinds or coll.groups:
+        return f"the {coll.kind} is not {what} of the whole machine"
+    if coll.nprocs != topo.nnodes:
+        return f"the {coll.kind} spans {coll.nprocs} of the machine's {topo.nnodes} PPs"
+    return None
 
 
 def _whole(name: str, value: float, low: int, high: int, why: str) -> int:

@@ -12,6 +12,7 @@ from phalanx.compiler.target import resolve
 from phalanx.grammar.diagnostics import PhalanxError
 from phalanx.runtime.engine import Engine
 from phalanx.runtime.simulate import simulate
+from phalanx.targets.ksr1.network import Content
 from phalanx.targets.ksr1.params import KsrParams
 from phalanx.targets.ksr1.tags import Read, ReadMode
 
@@ -187,7 +188,7 @@ def test_reading_again_means_a_rewrite_and_the_owner_answers():
     assert net.cius[0][0].busy_s == pytest.approx(owner_busy + P.access_s)
 
 
-SUB = (("shared", 1), 0)  # subpage 0 of shared content 1 (tags.Read(1))
+SUB = (Content(True, 1), 0)  # subpage 0 of shared content 1 (tags.Read(1))
 
 
 def test_a_write_invalidates_the_copies_and_moves_exclusive_ownership():
