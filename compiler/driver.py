@@ -182,7 +182,7 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
     found = _recognize(source_or_path, target, file, parser, checked)
     module, program, spec, machine, ctx = found.module, found.program, found.spec, found.machine, found.ctx
     stages, commsets, collectives = found.stages, found.commsets, found.collectives
-    stages["sched"] = _lower(ctx, stages["coll"], spec, machine, algorithm, cost)
+    stages["sched"] = _lower(ctx, stages["coll"], spec, machine, algorithm, cost, program=program)
     listed = [machine.candidates(c) for c in collectives]
     # A statement whose algorithm is forced ranks nothing: its alternatives are listed by the
     # closed forms (their source says so), not simulated, so `--algorithm X` costs no candidate runs.
@@ -196,7 +196,7 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
     choice = _choose_for_program(machine, plan, collectives, candidates, algorithm, cost)
     if choice.algorithms != {s.line: s.algorithm for s in plan.schedules()}:
         stages["sched"] = _lower(ctx, stages["coll"], spec, machine, algorithm, cost,
-                                 tuple(choice.algorithms.items()))
+                                 tuple(choice.algorithms.items()), program)
         plan = plan_from_module(stages["sched"], max(program.nprocs, 1))
     pipelines = predict_pipelines(program.statements, plan.steps, collectives, machine, algorithm, cost)
     return Compiled(module, program, spec, machine, collectives, program.communications(),
@@ -204,11 +204,13 @@ def compile_program(source_or_path: str | Path, target: str | None = None,
 
 
 def _lower(ctx: Context, coll_module: ModuleOp, spec: str, machine: Target, algorithm: str, cost: str,
-           per_line: tuple[tuple[int, str], ...] = ()) -> ModuleOp:
-    """The sched IR of the coll IR, verified (per_line: algorithms chosen for the program)."""
+           per_line: tuple[tuple[int, str], ...] = (), program: CheckedProgram | None = None) -> ModuleOp:
+    """The sched IR of the coll IR, verified (per_line: algorithms chosen for the program;
+    `program`: where a refused algorithm is reported)."""
     module = coll_module.clone()
-    LowerCollToSched(target=spec, algorithm=algorithm, cost=cost, machine=machine,
-                     per_line=per_line).apply(ctx, module)
+    LowerCollToSched(target=spec, algorithm=algorithm, cost=cost, machine=machine, per_line=per_line,
+                     file=program.file if program else None,
+                     source=program.source if program else None).apply(ctx, module)
     VerifySchedule(target=spec, machine=machine).apply(ctx, module)
     module.verify()
     return module

@@ -19,13 +19,22 @@ from phalanx.compiler.columns import PhaseColumns, paused_gc, table
 from phalanx.compiler.kind import Kind
 from phalanx.compiler.recognize import KINDS, Collective
 from phalanx.compiler.schedule import Phase, Schedule
-from phalanx.grammar.diagnostics import usage_error
+from phalanx.grammar.diagnostics import Diagnostic, UsageError, usage_error
 
 # A cost model other than the target's own: (target, collective, algorithm) -> seconds.
 CostTime = Callable[["Target", Collective, str], float]
 # A collective in groups may also run as the sparse exchange it is: `sparse:direct` is the
 # target's `direct` for a sparse pattern, once on the whole byte matrix.
 AS_PATTERN = "sparse:"
+
+
+class AlgorithmRefused(UsageError):
+    """The algorithm asked for a statement cannot lower it (Target.choose): an unknown name, a
+    precondition that fails, or none that can; the compiler reports it at the statement."""
+
+
+def refused(message: str, hint: str | None = None) -> AlgorithmRefused:
+    return AlgorithmRefused(Diagnostic(message, None, None, hint))
 
 
 def _predicted(target: Target, coll: Collective, algorithm: str) -> str:
@@ -432,22 +441,22 @@ class Target(ABC):
         article = "an" if coll.kind[0] in "aeiou" else "a"
         if not known:
             kinds = [k for k in KINDS if self.algorithms(k)]
-            raise usage_error(f"target '{self.name}' has no algorithm for {article} {coll.kind} "
+            raise refused(f"target '{self.name}' has no algorithm for {article} {coll.kind} "
                               f"(line {coll.line})", "it can lower: " + ", ".join(kinds))
         if algorithm == "auto":
             able = [a for a, reason in self.candidates(coll) if reason is None]
             if not able:
                 why = "; ".join(f"{a}: {r}" for a, r in self.candidates(coll))
-                raise usage_error(f"no algorithm of target '{self.spec}' can lower the {coll.kind} "
+                raise refused(f"no algorithm of target '{self.spec}' can lower the {coll.kind} "
                                   f"of line {coll.line}", why)
             order = [a for a, _ in self.candidates(coll)]
             return min(able, key=lambda a: (self.predict(coll, a, cost), order.index(a)))
         if algorithm not in known:
-            raise usage_error(f"unknown algorithm '{algorithm}' for {article} {coll.kind} on "
+            raise refused(f"unknown algorithm '{algorithm}' for {article} {coll.kind} on "
                               f"target '{self.spec}'", "choose one of: auto, " + ", ".join(known))
         reason = self.unmet(coll, algorithm)
         if reason is not None:
-            raise usage_error(f"algorithm '{algorithm}' cannot lower the {coll.kind} of line "
+            raise refused(f"algorithm '{algorithm}' cannot lower the {coll.kind} of line "
                               f"{coll.line} on {self.spec}: {reason}",
                               "use algorithm auto, which only picks algorithms that can run")
         return algorithm

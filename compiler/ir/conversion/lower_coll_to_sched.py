@@ -25,8 +25,8 @@ from phalanx.compiler.ir.dialects import coll, dist, sched
 from phalanx.compiler.ir.transforms.recognize_collectives import collective_from_op
 from phalanx.compiler.kind import Kind, parse_kind
 from phalanx.compiler.schedule import ComputeStep
-from phalanx.compiler.target import Target, check_cost_model, resolve
-from phalanx.grammar.diagnostics import usage_error
+from phalanx.compiler.target import AlgorithmRefused, Target, check_cost_model, resolve
+from phalanx.grammar.diagnostics import SourceLoc, usage_error
 
 
 def parse_algorithm_option(text: str) -> dict[Kind | str, str]:
@@ -64,6 +64,10 @@ class LowerCollToSched(ModulePass):
     # (line, algorithm): statements whose algorithm was chosen for the whole program
     # (runtime/progchoice.py), which `algorithm` does not override
     per_line: tuple[tuple[int, str], ...] = ()
+    # the program's file and text, when the caller has them: a statement's algorithm refused
+    # (target.AlgorithmRefused) is reported at the statement
+    file: str | None = None
+    source: str | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = self.machine or resolve(self.target)
@@ -75,7 +79,10 @@ class LowerCollToSched(ModulePass):
             if isinstance(child, coll.CollectiveOp):
                 c = collective_from_op(child)
                 requested = requested_algorithm(choices, c.kind)
-                algorithm = chosen.get(c.line) or target.choose(c, requested, self.cost)
+                try:
+                    algorithm = chosen.get(c.line) or target.choose(c, requested, self.cost)
+                except AlgorithmRefused as refused:
+                    raise self._at_statement(refused, c.line) from None
                 schedule = dataclasses.replace(target.schedule_for(c, algorithm),
                                                stage=child.stage.value.data)
                 new = sched.schedule_to_ir(schedule)
@@ -94,3 +101,15 @@ class LowerCollToSched(ModulePass):
             child.parent_block().insert_op_before(new, child)
             child.detach()
             child.erase()
+
+    def _at_statement(self, refused: AlgorithmRefused, line: int) -> AlgorithmRefused:
+        """`refused` located at the statement of `line` (its first character), where the
+        caller gave the program's file."""
+        if self.file is None:
+            return refused
+        lines = (self.source or "").splitlines()
+        text = lines[line - 1] if 1 <= line <= len(lines) else None
+        col = len(text) - len(text.lstrip()) + 1 if text is not None else 1
+        located = dataclasses.replace(refused.diagnostic, loc=SourceLoc(self.file, line, col),
+                                      source_line=text)
+        return AlgorithmRefused(located)
